@@ -1,0 +1,35 @@
+# The README's two commands are `make demo` and `make test`; everything else is for developers.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+
+.PHONY: setup demo stop test test-fast lint fmt lock clean
+
+setup:            ## install system packages and the pinned virtualenv (idempotent)
+	scripts/bootstrap.sh
+
+demo: setup       ## run the local-quick campaign end to end and print the leaderboard
+	$(PY) -m sizing.cli demo
+
+stop:             ## stop everything `make demo` started
+	$(PY) -m sizing.cli demo --stop
+
+test: setup       ## the whole suite, as CI runs it
+	$(PY) -m pytest
+
+test-fast:        ## pure unit tests only (no RabbitMQ, Spark, Airflow or browser)
+	$(PY) -m pytest -m "not cluster and not spark and not airflow and not browser"
+
+lint:
+	$(VENV)/bin/ruff check .
+	terraform fmt -check -recursive terraform
+
+fmt:
+	$(VENV)/bin/ruff check --fix .
+	terraform fmt -recursive terraform
+
+lock:             ## re-pin requirements/lock.txt from requirements/base.in
+	uv pip compile requirements/base.in -o requirements/lock.txt --python-version 3.11
+
+clean:
+	rm -rf .state build artifacts

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs everything rabbit-sizing needs on a fresh Debian 12 machine. Idempotent: a rerun only
+# does what is missing. System packages via apt-get, Python packages via uv from requirements/lock.txt.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(rabbitmq-server erlang-base postgresql chromium chromium-driver curl procps)
+VENV=${SIZING_VENV:-.venv}
+log() { printf '[bootstrap] %s\n' "$*"; }
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  log "apt-get install ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# Debian's package would start a broker as a service where systemd runs; every node here is ours.
+command -v terraform >/dev/null || { log "terraform is not on PATH (it ships with this machine kind)"; exit 1; }
+
+command -v uv >/dev/null || { log "pip install uv"; python3 -m pip install -q uv; }
+stamp="$VENV/.lock-$(sha256sum requirements/lock.txt | cut -c1-16)"
+if [ ! -e "$stamp" ]; then
+  log "creating $VENV from requirements/lock.txt"
+  [ -x "$VENV/bin/python" ] || uv venv -q "$VENV" --python 3.11
+  VIRTUAL_ENV="$VENV" uv pip install -q -r requirements/lock.txt
+  # The Spark provider pulls pyspark-client, which overwrites files of pyspark: put pyspark's back.
+  VIRTUAL_ENV="$VENV" uv pip install -q --reinstall --no-deps "$(grep -E '^pyspark==' requirements/lock.txt)"
+  rm -f "$VENV"/.lock-* && touch "$stamp"
+fi
+log "ready: $("$VENV/bin/python" --version), $(terraform version | head -1), rabbitmq-server $(dpkg-query -W -f='${Version}' rabbitmq-server)"

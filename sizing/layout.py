@@ -1,0 +1,81 @@
+"""Where everything lives in the object store. Keys only; no I/O.
+
+Partitions are keyed by campaign, config, scenario, run and repeat, never by wall-clock "latest".
+Derived tables are partitioned by campaign and config so that re-running one config overwrites exactly
+that config's partitions.
+
+    raw/campaign=C/config=K/scenario=S/run=R/repeat=N/
+        manifest.json                           run metadata (versions, spec hash, config, times, status)
+        phases/part-0.parquet                   the timeline as run (records.PHASES)
+        client_seconds/phase=PP/worker=W.parquet per-second per-worker records, uploaded phase by phase
+        broker_samples/phase=PP/part-0.parquet  management-API samples
+        events/phase=PP/part-0.parquet          events of that phase (faults, blocks, ...)
+        accounting/part-0.parquet               loss / duplicate / reorder accounting, after the drain
+    tables/<table>/campaign=C/config=K/part-*.parquet   per-config tables (phase_summary, ...)
+    tables/<table>/campaign=C/part-*.parquet            campaign-wide tables (leaderboards, ...)
+    validation/<batch>/campaign=C/config=K/run=R/result.json   Great Expectations results
+    reports/campaign=C/run=R/report.html
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEFAULT_BUCKET = "rabbit-sizing"
+
+
+@dataclass(frozen=True)
+class RunKey:
+    campaign: str
+    config_id: str
+    scenario: str
+    run_id: str
+    repeat: int = 1
+
+    def as_dict(self) -> dict[str, object]:
+        return {"campaign": self.campaign, "config_id": self.config_id, "scenario": self.scenario,
+                "run_id": self.run_id, "repeat": self.repeat}
+
+
+def _check(part: str, value: str) -> str:
+    if not value or "/" in value or "=" in value:
+        raise ValueError(f"{part} {value!r} cannot name an object-store partition (empty, '/' or '=')")
+    return value
+
+
+def raw_config_prefix(campaign: str, config_id: str) -> str:
+    return f"raw/campaign={_check('campaign', campaign)}/config={_check('config', config_id)}/"
+
+
+def raw_run_prefix(key: RunKey) -> str:
+    return (raw_config_prefix(key.campaign, key.config_id)
+            + f"scenario={_check('scenario', key.scenario)}/run={_check('run', key.run_id)}/repeat={key.repeat}/")
+
+
+def manifest_key(key: RunKey) -> str:
+    return raw_run_prefix(key) + "manifest.json"
+
+
+def raw_part_key(key: RunKey, record_type: str, phase: int | None = None, worker: int | None = None) -> str:
+    base = raw_run_prefix(key) + f"{record_type}/"
+    if phase is not None:
+        base += f"phase={phase:02d}/"
+    return base + (f"worker={worker}.parquet" if worker is not None else "part-0.parquet")
+
+
+def table_prefix(table: str, campaign: str, config_id: str | None = None) -> str:
+    prefix = f"tables/{_check('table', table)}/campaign={_check('campaign', campaign)}/"
+    return prefix + (f"config={_check('config', config_id)}/" if config_id else "")
+
+
+def validation_key(batch: str, campaign: str, config_id: str, run_id: str) -> str:
+    return (f"validation/{_check('batch', batch)}/campaign={_check('campaign', campaign)}/"
+            f"config={_check('config', config_id)}/run={_check('run', run_id)}/result.json")
+
+
+def report_key(campaign: str, run_id: str) -> str:
+    return f"reports/campaign={_check('campaign', campaign)}/run={_check('run', run_id)}/report.html"
+
+
+def s3_uri(bucket: str, key: str) -> str:
+    return f"s3://{bucket}/{key}"

@@ -1,0 +1,553 @@
+"""Campaign spec: the YAML a user writes, parsed into frozen dataclasses and validated up front.
+
+`load_campaign(path)` either returns a fully valid `Campaign` or raises `SpecError` listing every
+problem with its field path; nothing is provisioned before this succeeds. Field reference: README,
+section "Campaign spec".
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from sizing.catalog import Catalog, load_catalog
+from sizing.cost import Volume
+from sizing.fields import Fields, Problem, SpecError, join
+
+QUEUE_TYPES = ("classic", "quorum", "mirrored", "stream")
+DEPLOYMENTS = ("local", "aws")
+FAULT_KINDS = (
+    "kill_node",  # SIGKILL the node's Erlang VM; heal = start it again
+    "stop_node",  # graceful stop; heal = start
+    "rolling_restart",  # graceful restart of every node, one by one
+    "memory_alarm",  # raise the memory alarm (publishers blocked); heal = clear it
+    "disk_alarm",  # raise the disk alarm; heal = clear it
+    "network_delay",  # tc netem delay (aws target only)
+    "network_loss",  # tc netem loss (aws target only)
+)
+NETWORK_FAULTS = ("network_delay", "network_loss")
+# Every local node is an Erlang VM on the same 2-core machine as the load generator.
+MAX_LOCAL_NODES = 5
+
+
+@dataclass(frozen=True)
+class QueueSpec:
+    count: int
+    name_pattern: str  # "{n}" is replaced by 1..count, e.g. "perf-test-{n}"
+    type: str
+    durable: bool
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    policy: Mapping[str, Any] | None = None  # mirrored queues: ha-mode / ha-params / ha-sync-mode
+
+    def names(self) -> list[str]:
+        return [self.name_pattern.format(n=n) for n in range(1, self.count + 1)]
+
+
+@dataclass(frozen=True)
+class MessageSpec:
+    size_bytes: int
+    persistent: bool
+
+
+@dataclass(frozen=True)
+class PublisherSpec:
+    count: int
+    confirms_in_flight: int  # 0 disables publisher confirms
+    random_start_delay_s: float
+    mandatory: bool = False  # publish with mandatory flag so unroutable messages come back as returns
+
+
+@dataclass(frozen=True)
+class ConsumerSpec:
+    count: int
+    prefetch: int
+    multi_ack_every: int  # ack with multiple=True every N deliveries (1 = ack each)
+    processing_ms: float  # simulated processing time per message (a profile may vary it)
+    auto_ack: bool = False
+
+
+@dataclass(frozen=True)
+class Workload:
+    queues: QueueSpec
+    message: MessageSpec
+    publishers: PublisherSpec
+    consumers: ConsumerSpec
+
+
+@dataclass(frozen=True)
+class ClusterShape:
+    nodes: int
+    instance_type: str
+    volume: Volume
+
+    @property
+    def config_id(self) -> str:
+        """Stable, path-safe id, e.g. `n3-c5.4xlarge-gp2` (S3 partitions, Terraform state, task labels)."""
+        parts = [f"n{self.nodes}", self.instance_type, self.volume.type]
+        if self.volume.size_gb:
+            parts.append(f"{self.volume.size_gb}gb")
+        if self.volume.iops:
+            parts.append(f"{self.volume.iops}iops")
+        if self.volume.throughput_mbps:
+            parts.append(f"{self.volume.throughput_mbps}mbps")
+        return "-".join(parts)
+
+
+@dataclass(frozen=True)
+class Target:
+    rate: float  # msg/s the cluster must sustain
+    p99_latency_ms: float  # end-to-end p99 SLO
+
+
+@dataclass(frozen=True)
+class ProfileSegment:
+    """A hold (start == end) or a linear ramp of a value over `duration_s` seconds."""
+
+    start: float
+    end: float
+    duration_s: float
+
+
+@dataclass(frozen=True)
+class FaultSpec:
+    kind: str
+    phases: tuple[int, ...] | None  # 1-based phase numbers; None = every phase
+    at_fraction: float | None  # offset into the phase as a fraction of its length ...
+    at_s: float | None  # ... or in seconds (exactly one of the two)
+    target: str  # "random" | "node" | "leader" | "all"
+    node: int | None = None  # 1-based node number when target == "node"
+    queue: str | None = None  # queue whose leader is hit when target == "leader"
+    heal_after_s: float | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    # Exactly one of: increasing-intensity steps, or a publish-rate profile.
+    step_rates: tuple[float, ...] | None
+    step_duration_s: float | None
+    publish_rate: tuple[ProfileSegment, ...] | None
+    processing_ms: tuple[ProfileSegment, ...] | None  # None: workload.consumers.processing_ms throughout
+    warmup_s: float
+    faults: tuple[FaultSpec, ...]
+    workload: Workload  # the campaign workload with this scenario's overrides applied
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Campaign:
+    name: str
+    description: str
+    deployment: str
+    catalog_name: str
+    catalog: Catalog
+    target: Target
+    workload: Workload
+    clusters: tuple[ClusterShape, ...]
+    scenarios: tuple[Scenario, ...]
+    repeats: int
+    seed: int
+    broker_config: Mapping[str, Any]  # extra rabbitmq.conf settings for every node
+    raw: Mapping[str, Any]  # the spec as resolved (after `extends`), for the run manifest
+
+    @property
+    def spec_hash(self) -> str:
+        canonical = json.dumps(self.raw, sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+    def scenario(self, name: str) -> Scenario:
+        for scenario in self.scenarios:
+            if scenario.name == name:
+                return scenario
+        raise KeyError(f"campaign {self.name!r} has no scenario {name!r}")
+
+    def cluster(self, config_id: str) -> ClusterShape:
+        for shape in self.clusters:
+            if shape.config_id == config_id:
+                return shape
+        known = ", ".join(s.config_id for s in self.clusters)
+        raise KeyError(f"campaign {self.name!r} has no config {config_id!r} (known: {known})")
+
+
+# --------------------------------------------------------------------------------------------- parsing
+
+
+def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    merged = copy.deepcopy(dict(base))
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def _parse_workload(f: Fields) -> Workload | None:
+    start = len(f.problems)
+    q = f.sub("queues")
+    qtype = q.str("type", choices=QUEUE_TYPES)
+    pattern = q.str("name_pattern", "queue-{n}")
+    if pattern is not None and "{n}" not in pattern:
+        q.fail("name_pattern", f"must contain '{{n}}' (the queue number), got {pattern!r}")
+    arguments = q.mapping("arguments", {})
+    policy = q.mapping("policy", None)
+    if qtype == "mirrored" and not policy:
+        q.fail("policy", "mirrored queues need an HA policy, e.g. {ha-mode: exactly, ha-params: 2}")
+    if qtype not in (None, "mirrored") and policy and any(k.startswith("ha-") for k in policy):
+        q.fail("policy", f"ha-* policy keys only apply to mirrored queues, not {qtype}")
+    if qtype == "stream" and arguments and "x-max-length" in arguments:
+        q.fail("arguments.x-max-length", "stream queues take x-max-length-bytes, not x-max-length")
+    queues = QueueSpec(
+        count=q.int("count", minimum=1) or 0,
+        name_pattern=pattern or "",
+        type=qtype or "",
+        durable=bool(q.bool("durable", True)),
+        arguments=arguments or {},
+        policy=policy,
+    )
+    q.done()
+    m = f.sub("message")
+    message = MessageSpec(size_bytes=m.int("size_bytes", minimum=64) or 0, persistent=bool(m.bool("persistent", True)))
+    m.done()
+    p = f.sub("publishers")
+    publishers = PublisherSpec(
+        count=p.int("count", minimum=1) or 0,
+        confirms_in_flight=p.int("confirms_in_flight", minimum=0) or 0,
+        random_start_delay_s=p.number("random_start_delay_s", 0.0, minimum=0) or 0.0,
+        mandatory=bool(p.bool("mandatory", False)),
+    )
+    p.done()
+    c = f.sub("consumers")
+    consumers = ConsumerSpec(
+        count=c.int("count", minimum=1) or 0,
+        prefetch=c.int("prefetch", minimum=1) or 0,
+        multi_ack_every=c.int("multi_ack_every", 1, minimum=1) or 1,
+        processing_ms=c.number("processing_ms", 0.0, minimum=0) or 0.0,
+        auto_ack=bool(c.bool("auto_ack", False)),
+    )
+    if consumers.prefetch and consumers.multi_ack_every > consumers.prefetch:
+        c.fail("multi_ack_every", f"must be <= prefetch ({consumers.prefetch}), or consumers stall waiting "
+                                  f"for deliveries that never come")
+    c.done()
+    f.done()
+    if qtype == "stream" and message.persistent is False:
+        f.fail("message.persistent", "stream queues always persist; set persistent: true")
+    if len(f.problems) > start:
+        return None
+    return Workload(queues, message, publishers, consumers)
+
+
+def _parse_volume(value: Any, path: str, catalog: Catalog | None, problems: list[Problem]) -> Volume | None:
+    if isinstance(value, str):
+        value = {"type": value}
+    f = Fields(value, path, problems)
+    vtype = f.str("type")
+    volume = Volume(
+        type=vtype or "",
+        size_gb=f.int("size_gb", None, minimum=1),
+        iops=f.int("iops", None, minimum=0),
+        throughput_mbps=f.int("throughput_mbps", None, minimum=0),
+    )
+    f.done()
+    if vtype and catalog is not None and vtype not in catalog.volumes:
+        f.fail("type", f"unknown volume type {vtype!r} in catalog {catalog.name} "
+                       f"(known: {', '.join(sorted(catalog.volumes))})")
+        return None
+    return volume if vtype else None
+
+
+def _check_instance(f: Fields, key: str, name: str | None, catalog: Catalog | None) -> bool:
+    if name is None:
+        return False
+    if catalog is not None and name not in catalog.instances:
+        f.fail(key, f"unknown instance type {name!r} in catalog {catalog.name} "
+                    f"(known: {', '.join(sorted(catalog.instances))})")
+        return False
+    return True
+
+
+def _parse_clusters(f: Fields, catalog: Catalog | None) -> list[ClusterShape]:
+    shapes: list[ClusterShape] = []
+    has_matrix, has_list = f.has("matrix"), f.has("list")
+    if has_matrix == has_list:
+        f.fail("", "give exactly one of `matrix` (nodes x instance_types x volumes) or `list`")
+        f.seen.update({"matrix", "list"})
+        f.done()
+        return shapes
+    if has_matrix:
+        m = f.sub("matrix")
+        nodes = m.list("nodes") or []
+        instances = m.list("instance_types") or []
+        volumes = m.list("volumes") or []
+        m.done()
+        for i, n in enumerate(nodes):
+            if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+                m.fail(f"nodes[{i}]", f"entries must be positive integers, got {n!r}")
+        for i, name in enumerate(instances):
+            if not isinstance(name, str):
+                m.fail("instance_types", f"entries must be strings, got {name!r}")
+            else:
+                _check_instance(m, f"instance_types[{i}]", name, catalog)
+        parsed_volumes = [_parse_volume(v, join(m.path, f"volumes[{i}]"), catalog, f.problems)
+                          for i, v in enumerate(volumes)]
+        for n in nodes:
+            for name in instances:
+                for volume in parsed_volumes:
+                    if isinstance(n, int) and n >= 1 and isinstance(name, str) and volume is not None:
+                        shapes.append(ClusterShape(n, name, volume))
+    else:
+        entries = f.list("list") or []
+        for i, entry in enumerate(entries):
+            e = Fields(entry, join(join(f.path, "list"), i), f.problems)
+            n = e.int("nodes", minimum=1)
+            name = e.str("instance_type")
+            ok = _check_instance(e, "instance_type", name, catalog)
+            volume = _parse_volume(e.raw("volume"), join(e.path, "volume"), catalog, f.problems)
+            e.done()
+            if n and ok and volume is not None and name:
+                shapes.append(ClusterShape(n, name, volume))
+    f.done()
+    ids = [s.config_id for s in shapes]
+    for dup in sorted({i for i in ids if ids.count(i) > 1}):
+        f.fail("", f"config {dup} appears more than once")
+    return shapes
+
+
+def _parse_profile(value: Any, path: str, problems: list[Problem], minimum: float) -> tuple[ProfileSegment, ...]:
+    """`[{hold: 10000, for_s: 300}, {ramp: [10000, 20000], for_s: 1200}, ...]`"""
+    if not isinstance(value, list) or not value:
+        problems.append(Problem(path, f"must be a non-empty list of holds and ramps, got {value!r}"))
+        return ()
+    segments: list[ProfileSegment] = []
+    for i, item in enumerate(value):
+        f = Fields(item, join(path, i), problems)
+        duration = f.number("for_s", minimum=0, exclusive=True)
+        is_hold, is_ramp = f.has("hold"), f.has("ramp")
+        if is_hold == is_ramp:
+            f.fail("", "must be exactly one of `hold: value` or `ramp: [from, to]`")
+            f.seen.update({"hold", "ramp"})
+            f.done()
+            continue
+        if is_hold:
+            start = end = f.number("hold", minimum=minimum)
+        else:
+            ramp = f.list("ramp")
+            start = end = None
+            if ramp is not None:
+                ok = len(ramp) == 2 and all(isinstance(v, int | float) and not isinstance(v, bool) for v in ramp)
+                if not ok:
+                    f.fail("ramp", f"must be [from, to] numbers, got {ramp!r}")
+                elif min(ramp) < minimum:
+                    f.fail("ramp", f"values must be >= {minimum}, got {ramp!r}")
+                else:
+                    start, end = float(ramp[0]), float(ramp[1])
+                    if segments and abs(segments[-1].end - start) > 1e-9:
+                        f.fail("ramp", f"starts at {start:g} but the previous segment ends at "
+                                       f"{segments[-1].end:g}; ramps must continue where the profile is")
+        f.done()
+        if start is not None and end is not None and duration is not None:
+            segments.append(ProfileSegment(float(start), float(end), float(duration)))
+    return tuple(segments)
+
+
+def _parse_fault(value: Any, path: str, problems: list[Problem], deployment: str | None) -> FaultSpec | None:
+    f = Fields(value, path, problems)
+    start = len(problems)
+    kind = f.str("kind", choices=FAULT_KINDS)
+    if kind in NETWORK_FAULTS and deployment == "local":
+        f.fail("kind", f"{kind} needs tc netem on real hosts: use deployment: aws "
+                       f"(the local target runs every node on one loopback interface)")
+    phases_raw = f.raw("phases", "all")
+    phases: tuple[int, ...] | None = None
+    if phases_raw != "all":
+        if isinstance(phases_raw, int) and not isinstance(phases_raw, bool):
+            phases_raw = [phases_raw]
+        if not isinstance(phases_raw, list) or not phases_raw or not all(
+            isinstance(p, int) and not isinstance(p, bool) and p >= 1 for p in phases_raw
+        ):
+            f.fail("phases", f"must be `all` or a list of phase numbers (1-based), got {phases_raw!r}")
+        else:
+            phases = tuple(phases_raw)
+    at_fraction = f.number("at", None, minimum=0)
+    at_s = f.number("at_s", None, minimum=0)
+    if (at_fraction is None) == (at_s is None):
+        f.fail("", "give exactly one of `at` (fraction of the phase, 0..1) or `at_s` (seconds into the phase)")
+    if at_fraction is not None and at_fraction >= 1:
+        f.fail("at", f"is a fraction of the phase and must be < 1, got {at_fraction}")
+    target_raw = f.raw("target", "all" if kind == "rolling_restart" else "random")
+    target, node, queue = "random", None, None
+    if target_raw in ("random", "all"):
+        target = target_raw
+    elif isinstance(target_raw, Mapping) and set(target_raw) == {"node"}:
+        node = target_raw["node"]
+        if not isinstance(node, int) or isinstance(node, bool) or node < 1:
+            f.fail("target.node", f"must be a node number >= 1, got {node!r}")
+        target = "node"
+    elif isinstance(target_raw, Mapping) and set(target_raw) == {"leader_of"}:
+        queue = target_raw["leader_of"]
+        if not isinstance(queue, str) or not queue:
+            f.fail("target.leader_of", f"must be a queue name, got {queue!r}")
+        target = "leader"
+    else:
+        f.fail("target", f"must be `random`, `all`, {{node: N}} or {{leader_of: queue}}; got {target_raw!r}")
+    if kind == "rolling_restart" and target != "all":
+        f.fail("target", "rolling_restart always restarts every node; use target: all")
+    heal = f.number("heal_after_s", None, minimum=0, exclusive=True)
+    if kind == "rolling_restart" and heal is not None:
+        f.fail("heal_after_s", "rolling_restart heals itself node by node; remove heal_after_s")
+    params = f.mapping("params", {}) or {}
+    if kind == "network_delay" and "delay_ms" not in params:
+        f.fail("params.delay_ms", "network_delay needs params.delay_ms")
+    if kind == "network_loss" and "loss_percent" not in params:
+        f.fail("params.loss_percent", "network_loss needs params.loss_percent")
+    f.done()
+    if len(problems) > start or kind is None:
+        return None
+    return FaultSpec(kind, phases, at_fraction, at_s, target, node, queue, heal, params)
+
+
+def _parse_scenario(value: Any, path: str, problems: list[Problem], workload_raw: Mapping[str, Any],
+                    deployment: str | None) -> Scenario | None:
+    f = Fields(value, path, problems)
+    start = len(problems)
+    name = f.str("name")
+    if name is not None and not all(ch.isalnum() or ch in "-_" for ch in name):
+        f.fail("name", f"may only contain letters, digits, '-' and '_' (it names S3 partitions), got {name!r}")
+    description = f.str("description", "") or ""
+    overrides = f.mapping("workload", {}) or {}
+    workload = _parse_workload(Fields(deep_merge(workload_raw, overrides), join(path, "workload"), problems))
+    warmup = f.number("warmup_s", 0.0, minimum=0) or 0.0
+    has_steps, has_profile = f.has("steps"), f.has("publish_rate")
+    step_rates: tuple[float, ...] | None = None
+    step_duration: float | None = None
+    publish_rate: tuple[ProfileSegment, ...] | None = None
+    processing: tuple[ProfileSegment, ...] | None = None
+    if has_steps == has_profile:
+        f.fail("", "give exactly one of `steps` (increasing intensities) or `publish_rate` (a profile)")
+        f.seen.update({"steps", "publish_rate"})
+    elif has_steps:
+        s = f.sub("steps")
+        rates = s.list("rates") or []
+        if not all(isinstance(r, int | float) and not isinstance(r, bool) and r > 0 for r in rates):
+            s.fail("rates", f"must be positive msg/s totals, got {rates!r}")
+        else:
+            step_rates = tuple(float(r) for r in rates)
+        step_duration = s.number("duration_s", minimum=0, exclusive=True)
+        s.done()
+        if step_duration is not None and warmup >= step_duration:
+            f.fail("warmup_s", f"({warmup:g}s) must be shorter than each step ({step_duration:g}s)")
+    else:
+        publish_rate = _parse_profile(f.raw("publish_rate"), join(path, "publish_rate"), problems, 0.0)
+    if f.has("consumer_processing_ms"):
+        processing = _parse_profile(f.raw("consumer_processing_ms"), join(path, "consumer_processing_ms"),
+                                    problems, 0.0)
+        total = step_duration * len(step_rates) if step_rates and step_duration else (
+            sum(s.duration_s for s in publish_rate) if publish_rate else None)
+        if total is not None and processing and abs(sum(s.duration_s for s in processing) - total) > 1e-6:
+            f.fail("consumer_processing_ms",
+                   f"lasts {sum(s.duration_s for s in processing):g}s but the publish schedule lasts {total:g}s; "
+                   f"the two profiles must add up to the same duration")
+    if publish_rate and warmup >= sum(s.duration_s for s in publish_rate):
+        f.fail("warmup_s", "must be shorter than the whole profile")
+    faults_raw = f.list("faults", [], non_empty=False) or []
+    faults = [_parse_fault(item, join(join(path, "faults"), i), problems, deployment)
+              for i, item in enumerate(faults_raw)]
+    n_phases = len(step_rates) if step_rates else None
+    for i, fault in enumerate(faults):
+        if fault and fault.phases and n_phases and max(fault.phases) > n_phases:
+            problems.append(Problem(join(join(path, "faults"), i) + ".phases",
+                                    f"names phase {max(fault.phases)} but the scenario has {n_phases} phases"))
+    f.done()
+    if len(problems) > start or workload is None or name is None:
+        return None
+    return Scenario(name, step_rates, step_duration, publish_rate, processing, warmup,
+                    tuple(x for x in faults if x is not None), workload, description)
+
+
+def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None = None) -> Campaign:
+    """Validate a campaign mapping. Raises SpecError with every problem found."""
+    problems: list[Problem] = []
+    root = Fields(data, "", problems)
+    name = root.str("name")
+    if name is not None and not all(ch.isalnum() or ch in "-_" for ch in name):
+        root.fail("name", f"may only contain letters, digits, '-' and '_' (it names S3 partitions), got {name!r}")
+    description = root.str("description", "") or ""
+    deployment = root.str("deployment", "local", choices=DEPLOYMENTS)
+    catalog_name = root.str("catalog")
+    if catalog is None and catalog_name is not None:
+        try:
+            catalog = load_catalog(catalog_name)
+        except SpecError as err:
+            problems.extend(Problem("catalog", p.reason) for p in err.problems)
+    t = root.sub("target")
+    target = Target(rate=t.number("rate", minimum=0, exclusive=True) or 0.0,
+                    p99_latency_ms=t.number("p99_latency_ms", minimum=0, exclusive=True) or 0.0)
+    t.done()
+    workload_raw = root.mapping("workload") or {}
+    workload = _parse_workload(Fields(workload_raw, "workload", problems))
+    clusters = _parse_clusters(root.sub("clusters"), catalog)
+    if deployment == "local":
+        for shape in clusters:
+            if shape.nodes > MAX_LOCAL_NODES:
+                problems.append(Problem("clusters", f"config {shape.config_id} asks for {shape.nodes} nodes; the "
+                                                    f"local target runs at most {MAX_LOCAL_NODES} on one machine"))
+    repeats = root.int("repeats", 1, minimum=1) or 1
+    broker_config = root.mapping("broker_config", {}) or {}
+    for key, value in broker_config.items():
+        if not isinstance(value, str | int | float | bool):
+            problems.append(Problem(f"broker_config.{key}", f"must be a scalar rabbitmq.conf value, got {value!r}"))
+    seed = root.int("seed", 2020) or 2020
+    scenarios_raw = root.list("scenarios") or []
+    scenarios = [_parse_scenario(item, join("scenarios", i), problems, workload_raw, deployment)
+                 for i, item in enumerate(scenarios_raw)]
+    names = [s.name for s in scenarios if s]
+    for dup in sorted({n for n in names if names.count(n) > 1}):
+        problems.append(Problem("scenarios", f"scenario name {dup!r} is used more than once"))
+    min_nodes = min((s.nodes for s in clusters), default=0)
+    for i, scenario in enumerate(scenarios):
+        for j, fault in enumerate(scenario.faults if scenario else ()):
+            if fault.target == "node" and fault.node and fault.node > min_nodes:
+                problems.append(Problem(
+                    f"scenarios[{i}].faults[{j}].target.node",
+                    f"node {fault.node} does not exist in the smallest cluster ({min_nodes} nodes)"))
+    root.done()
+    if problems or workload is None or catalog is None:
+        raise SpecError(problems or [Problem("", "invalid")], source)
+    return Campaign(
+        name=name or "", description=description, deployment=deployment or "local",
+        catalog_name=catalog_name or "", catalog=catalog, target=target, workload=workload,
+        clusters=tuple(clusters), scenarios=tuple(s for s in scenarios if s is not None),
+        repeats=repeats, seed=seed, broker_config=broker_config, raw=copy.deepcopy(dict(data)),
+    )
+
+
+def read_campaign_yaml(path: str | Path, _chain: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """Read a campaign file, resolving `extends: other.yaml` (deep merge; lists are replaced whole)."""
+    path = Path(path).resolve()
+    if not path.exists():
+        raise SpecError([Problem("", f"campaign file {str(path)!r} does not exist")], str(path))
+    if path in _chain:
+        raise SpecError([Problem("extends", f"cycle: {' -> '.join(p.name for p in (*_chain, path))}")], str(path))
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as err:
+        raise SpecError([Problem("", f"is not valid YAML: {err}")], str(path)) from err
+    if isinstance(data, Mapping) and "extends" in data:
+        parent = data["extends"]
+        if not isinstance(parent, str):
+            raise SpecError([Problem("extends", f"must be a file name, got {parent!r}")], str(path))
+        base = read_campaign_yaml(path.parent / parent, (*_chain, path))
+        data = deep_merge(base, {k: v for k, v in data.items() if k != "extends"})
+    return data
+
+
+def load_campaign(path: str | Path) -> Campaign:
+    return parse_campaign(read_campaign_yaml(path), source=str(path))
