@@ -21,7 +21,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from sizing import layout, records
-from spark_jobs import histmerge
+from spark_jobs import histmerge, tables
 from spark_jobs.recovery import fault_impact
 from spark_jobs.s3source import read_objects, write_table
 from spark_jobs.store import StoreSpec
@@ -251,20 +251,10 @@ def summarise(phases: DataFrame, client_seconds: DataFrame, accounting: DataFram
                & F.col("e2e_p99_ms").isNotNull() & (F.col("e2e_p99_ms") <= rules.slo_p99_ms))
     return (with_validity.withColumn("matched_target", F.coalesce(matched, F.lit(False)))
             .withColumn("slo_p99_ms", F.lit(float(rules.slo_p99_ms)))
-            .select(*OUTPUT_COLUMNS))
+            .select(*[F.col(name).cast(kind).alias(name) for name, kind in OUTPUT_COLUMNS]))
 
 
-OUTPUT_COLUMNS = [
-    *PHASE_KEY, "phase_name", "start_s", "duration_s", "warmup_s", "steady_s", "target_rate",
-    "processing_ms_start", "processing_ms_end", "workers", "steady_seconds_observed",
-    *SUM_COLS, "publish_rate", "confirm_rate", "consume_rate", "matched_target", "slo_p99_ms", "valid",
-    "invalid_reason", "e2e_samples", *[f"e2e_{q}_ms" for q in LAT_NAMES], *[f"confirm_{q}_ms" for q in LAT_NAMES],
-    "publish_delay_p99_ms", "publish_delay_max_ms", "blocked_share", "worker_cpu_max", "worker_behind_events",
-    "connection_blocked_events", "backlog_max", "backlog_max_client", "broker_queue_max", "broker_mem_max_bytes",
-    "broker_mem_max_fraction", "broker_alarm", "broker_node_down_seen", "broker_disk_free_min_bytes",
-    "lost", "duplicates", "reordered", "consumed_unique", "redelivered_accounted", "faults", "fault_kinds",
-    "fault_errors", "pre_fault_rate", "time_to_recover_s", "recovered", "unavailable_s", "worst_dip_ratio",
-]
+OUTPUT_COLUMNS = [(name, kind) for name, kind, _ in tables.PHASE_SUMMARY]
 
 
 # --------------------------------------------------------------------------------------------- I/O

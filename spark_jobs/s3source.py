@@ -170,7 +170,8 @@ def register(spark: SparkSession) -> None:
 # ------------------------------------------------------------------------------ what the jobs call
 
 
-def list_objects(spec: StoreSpec, prefixes: Sequence[str], key_filter: Callable[[str], bool] | None = None) -> list[str]:
+def list_objects(spec: StoreSpec, prefixes: Sequence[str],
+                 key_filter: Callable[[str], bool] | None = None) -> list[str]:
     store = spec.open()
     keys = {k for p in prefixes for k in store.list(p) if k.endswith(".parquet")}
     return sorted(k for k in keys if key_filter is None or key_filter(k))
