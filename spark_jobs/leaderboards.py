@@ -177,7 +177,7 @@ def run(spark: SparkSession, spec: StoreSpec, campaign) -> dict[str, DataFrame]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from sizing.spec import load_campaign
+    from spark_jobs.campaigns import load as load_campaign
     from spark_jobs.session import get_session
 
     parser = argparse.ArgumentParser(prog="leaderboards", description=__doc__.splitlines()[0])
@@ -195,4 +195,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run the importable module's main, so that functions shipped to Python workers come from
+    # spark_jobs.leaderboards (in the --py-files zip), not from a second copy loaded as __main__.
+    from spark_jobs.leaderboards import main as _main
+
+    sys.exit(_main())

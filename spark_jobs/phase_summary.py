@@ -61,30 +61,29 @@ CLIENT_DDL = (RUN_KEY_DDL + ", phase INT, workers INT, steady_seconds_observed I
 
 
 def _partial_client(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """Combiner: per Spark partition, fold rows into one row per (run, phase, worker) before the shuffle.
+    """Combiner: fold each incoming batch into one row per (run, phase, worker) before the shuffle.
 
     Raw objects hold one worker's phase, so this turns ~600 rows into 1 and the shuffle carries merged
-    histograms, not per-second ones.
+    histograms, not per-second ones. Batches are folded one at a time (bounded memory); a group split
+    over two batches just yields two partial rows, which the final stage adds up.
     """
     out_schema = ddl_to_arrow(PARTIAL_DDL)
-    batch_list = [b for b in batches if b.num_rows]
-    if not batch_list:
-        return
-    table = pa.Table.from_batches(batch_list)
     keys = [*PHASE_KEY, "worker"]
-    frame = table.drop_columns(list(HIST_COLS)).to_pandas()
-    gid = frame.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
-    grouped = frame.groupby(gid)
-    agg = grouped.agg(**{k: (k, "first") for k in keys}, rows=("second", "size"),
-                      first_second=("second", "min"), last_second=("second", "max"),
-                      **{c: (c, "sum") for c in SUM_COLS}, blocked_ms=("blocked_ms", "sum"),
-                      cpu_s=("cpu_s", "sum"), publish_delay_max_us=("publish_delay_max_us", "max"))
-    n_groups = len(agg)
-    for col in HIST_COLS:
-        dense = histmerge.dense_counts(table.column(col), gid, n_groups)
-        agg[col] = [histmerge.to_wire(row) for row in dense]
-    yield from pa.Table.from_pandas(agg.reset_index(drop=True), schema=out_schema,
-                                    preserve_index=False).to_batches()
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        table = pa.Table.from_batches([batch])
+        frame = table.drop_columns(list(HIST_COLS)).to_pandas()
+        gid = frame.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
+        agg = frame.groupby(gid).agg(**{k: (k, "first") for k in keys}, rows=("second", "size"),
+                                     first_second=("second", "min"), last_second=("second", "max"),
+                                     **{c: (c, "sum") for c in SUM_COLS}, blocked_ms=("blocked_ms", "sum"),
+                                     cpu_s=("cpu_s", "sum"), publish_delay_max_us=("publish_delay_max_us", "max"))
+        for col in HIST_COLS:
+            dense = histmerge.dense_counts(table.column(col), gid, len(agg))
+            agg[col] = [histmerge.to_wire(row) for row in dense]
+        yield from pa.Table.from_pandas(agg.reset_index(drop=True), schema=out_schema,
+                                        preserve_index=False).to_batches()
 
 
 def _final_client(table: pa.Table) -> pa.Table:
@@ -223,12 +222,17 @@ def accounting_stats(accounting: DataFrame) -> DataFrame:
 
 
 def summarise(phases: DataFrame, client_seconds: DataFrame, accounting: DataFrame, events: DataFrame,
-              broker_samples: DataFrame, rules: Rules) -> DataFrame:
-    """The phase_summary table from the five raw record types (pure DataFrame transform)."""
+              broker_samples: DataFrame, rules: Rules, client_series: DataFrame | None = None) -> DataFrame:
+    """The phase_summary table from the five raw record types (pure DataFrame transform).
+
+    `client_series` may be a narrow read of client_seconds (SERIES_DDL) for the per-second dynamics,
+    so that the wide histogram columns are decoded once.
+    """
     base = phases.select(*PHASE_KEY, "phase_name", "start_s", "duration_s", "warmup_s", "target_rate",
                          "processing_ms_start", "processing_ms_end")
     joined = (base.join(client_phase_stats(client_seconds), PHASE_KEY, "left")
-              .join(phase_dynamics(client_seconds, events), PHASE_KEY, "left")
+              .join(phase_dynamics(client_series if client_series is not None else client_seconds, events),
+                    PHASE_KEY, "left")
               .join(accounting_stats(accounting), PHASE_KEY, "left")
               .join(event_phase_stats(events), PHASE_KEY, "left")
               .join(broker_phase_stats(broker_samples), PHASE_KEY, "left"))
@@ -269,17 +273,22 @@ def raw_key_filter(record_type: str, run_ids: Sequence[str]):
     return keep
 
 
+SERIES_DDL = RUN_KEY_DDL + ", second INT, phase INT, confirmed BIGINT, consumed BIGINT"
+
+
 def read_raw(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str],
-             record_type: str) -> DataFrame:
+             record_type: str, schema: str | None = None) -> DataFrame:
     prefixes = [layout.raw_config_prefix(campaign, c) for c in configs]
-    return read_objects(spark, spec, prefixes, records.spark_ddl(record_type), raw_key_filter(record_type, run_ids))
+    return read_objects(spark, spec, prefixes, schema or records.spark_ddl(record_type),
+                        raw_key_filter(record_type, run_ids))
 
 
 def run(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str],
         rules: Rules) -> DataFrame:
     raw = {rt: read_raw(spark, spec, campaign, configs, run_ids, rt) for rt in records.RECORD_TYPES}
+    series = read_raw(spark, spec, campaign, configs, run_ids, "client_seconds", SERIES_DDL)
     table = summarise(raw["phases"], raw["client_seconds"], raw["accounting"], raw["events"],
-                      raw["broker_samples"], rules)
+                      raw["broker_samples"], rules, client_series=series)
     write_table(table, spec, TABLE, ["campaign", "config_id"],
                 replace_prefixes=[layout.table_prefix(TABLE, campaign, c) for c in configs])
     return table
@@ -297,7 +306,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from sizing.spec import load_campaign
+    from spark_jobs.campaigns import load as load_campaign
     from spark_jobs.session import get_session
 
     args = parse_args(sys.argv[1:] if argv is None else argv)
@@ -315,4 +324,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run the importable module's main, so that functions shipped to Python workers come from
+    # spark_jobs.phase_summary (in the --py-files zip), not from a second copy loaded as __main__.
+    from spark_jobs.phase_summary import main as _main
+
+    sys.exit(_main())

@@ -64,10 +64,12 @@ class ObjectStore:
     def delete(self, keys: list[str]) -> None:
         raise NotImplementedError
 
-    def read_parquet(self, key: str):  # -> pyarrow.Table
+    def read_parquet(self, key: str, columns: list[str] | None = None):  # -> pyarrow.Table
         import pyarrow.parquet as pq
 
-        return pq.read_table(io.BytesIO(self.get(key)))
+        source = pq.ParquetFile(io.BytesIO(self.get(key)))
+        present = set(source.schema_arrow.names)
+        return source.read(columns=[c for c in columns if c in present] if columns is not None else None)
 
     def put_parquet(self, key: str, table) -> None:
         import pyarrow.parquet as pq

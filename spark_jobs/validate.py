@@ -103,7 +103,7 @@ def run(spark: SparkSession, spec: StoreSpec, batch: str, campaign, config_id: s
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from sizing.spec import load_campaign
+    from spark_jobs.campaigns import load as load_campaign
     from spark_jobs.session import get_session
 
     parser = argparse.ArgumentParser(prog="validate", description=__doc__.splitlines()[0])
@@ -130,4 +130,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run the importable module's main, so that functions shipped to Python workers come from
+    # spark_jobs.validate (in the --py-files zip), not from a second copy loaded as __main__.
+    from spark_jobs.validate import main as _main
+
+    sys.exit(_main())

@@ -10,7 +10,7 @@ import pytest
 from sizing import layout
 from sizing.layout import RunKey
 from sizing.spec import load_campaign
-from spark_jobs import leaderboards, phase_summary, validate
+from spark_jobs import leaderboards, phase_summary, query, validate
 from spark_jobs.s3source import read_objects
 from spark_jobs.store import StoreSpec
 from spark_jobs.synthetic import PhasePlan, RunModel, run_objects, write_objects
@@ -89,3 +89,13 @@ def test_raw_to_tables_validated_idempotent_and_corruption_fails(spark, s3, tmp_
     assert "expect_column_pair_values_a_to_be_greater_than_b" in text and "run_consumed" in text
     assert "in_client_seconds" in text
     assert json.loads(store.get(layout.validation_key("raw", CAMPAIGN.name, BIG, "BAD")))["success"] is False
+
+    # `sizing query`: the campaign's tables and raw records as Spark SQL views.
+    sql = "SELECT config_id, rank_at_top FROM leaderboards ORDER BY rank_at_top"
+    assert query.views_named(sql) == ["leaderboards"]
+    query.register_views(spark, spec, CAMPAIGN.name, query.views_named(sql))
+    lines = query.render(spark.sql(sql), 10).splitlines()
+    assert lines[0].split() == ["config_id", "rank_at_top"] and lines[1].split() == [SMALL, "1"]
+    raw_sql = "SELECT count(*) AS n FROM phases WHERE run_id = 'R1'"
+    query.register_views(spark, spec, CAMPAIGN.name, query.views_named(raw_sql))
+    assert query.render(spark.sql(raw_sql), 10).splitlines()[1].split() == ["8"]

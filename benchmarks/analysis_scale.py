@@ -1,0 +1,99 @@
+"""Scale benchmark of the analysis: synthetic campaign -> phase_summary + leaderboards via spark-submit, local[2].
+
+    python benchmarks/analysis_scale.py --records 1512000      # seed scale (21 x 15 x 600 s x 8 workers)
+
+Generates `--records` worker-second rows for the 21 configs x 15 intensities of quorum-sizing-2020
+(8 workers per run, phase length = records / 2520 s; see spark_jobs/synthetic.py for the modelling), then
+times both jobs end to end as the orchestrator runs them (spark-submit, JVM start included). Generation is
+not timed. The store is a local directory by default (`--store s3` uses a moto server on 127.0.0.1, which
+holds every object in its own memory). Last line: `analysis_seconds=<s> records=<n>`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from spark_jobs import submit  # noqa: E402
+from spark_jobs.store import StoreSpec  # noqa: E402
+from spark_jobs.synthetic import campaign_models, run_objects, write_objects  # noqa: E402
+
+SPEC = REPO / "campaigns" / "quorum-sizing-2020.yaml"
+WORKERS, PHASES, CONFIGS = 8, 15, 21
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, required=True, help="worker-second rows to generate")
+    parser.add_argument("--store", choices=["file", "s3"], default="file")
+    parser.add_argument("--driver-memory", default="3g")
+    parser.add_argument("--keep", action="store_true", help="keep the generated store")
+    args = parser.parse_args()
+
+    duration = max(10, round(args.records / (CONFIGS * PHASES * WORKERS)))
+    work = Path(tempfile.mkdtemp(prefix="analysis_scale_"))
+    env = dict(os.environ)
+    server = None
+    if args.store == "file":
+        env["SIZING_STORE_ROOT"] = str(work / "store")
+    else:
+        from moto.server import ThreadedMotoServer
+
+        server = ThreadedMotoServer(ip_address="127.0.0.1", port=0)
+        server.start()
+        host, port = server.get_host_and_port()
+        env.update(SIZING_S3_ENDPOINT=f"http://{host}:{port}", SIZING_S3_BUCKET="analysis-scale",
+                   AWS_ACCESS_KEY_ID=env.get("AWS_ACCESS_KEY_ID", "bench"),
+                   AWS_SECRET_ACCESS_KEY=env.get("AWS_SECRET_ACCESS_KEY", "bench"), AWS_DEFAULT_REGION="us-east-1")
+    os.environ.update(env)
+    spec = StoreSpec.from_env(env)
+    if spec.kind == "s3":
+        from sizing.storage import S3Settings
+
+        S3Settings.from_env(env).ensure_bucket()
+    try:
+        t0 = time.monotonic()
+        store = spec.open()
+        records = 0
+        models = campaign_models(str(SPEC), "bench", "increasing-intensity", duration, WORKERS)
+        for model in models:
+            records += write_objects(store, run_objects(model))
+        print(f"generated {records} worker-second rows ({len(models)} configs x {PHASES} phases x {duration} s x "
+              f"{WORKERS} workers) in {time.monotonic() - t0:.1f} s", flush=True)
+
+        py_files = submit.py_files_zip(work / "sizing_jobs.zip")
+        jobs = [
+            ("phase_summary", submit.job_arguments("phase_summary", spec=str(SPEC), campaign=models[0].key.campaign,
+                                                   configs=[m.key.config_id for m in models], run_ids=["bench"])),
+            ("leaderboards", submit.job_arguments("leaderboards", spec=str(SPEC), campaign=models[0].key.campaign)),
+        ]
+        total = 0.0
+        for job, job_args in jobs:
+            argv = submit.command(job, job_args, py_files=py_files, driver_memory=args.driver_memory,
+                                  conf={"spark.sql.shuffle.partitions": "4"})
+            start = time.monotonic()
+            result = submit.run(argv, env)
+            elapsed = time.monotonic() - start
+            total += elapsed
+            print(f"{job}: {elapsed:.1f} s (exit {result.returncode})", flush=True)
+            if result.returncode != 0:
+                return result.returncode
+        print(f"analysis_seconds={total:.1f} records={records}")
+        return 0
+    finally:
+        if server is not None:
+            server.stop()
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

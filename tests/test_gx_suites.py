@@ -1,0 +1,64 @@
+"""The GX suites themselves (pandas frames, no Spark): version-controlled JSON in sync, pass and fail cases."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from spark_jobs import validation
+from spark_jobs.tables import PHASE_SUMMARY
+
+SUITE_DIR = Path(__file__).resolve().parent.parent / "gx" / "suites"
+
+
+def test_exported_suites_match_the_code():
+    names = set(validation.suites())
+    assert {p.stem for p in SUITE_DIR.glob("*.json")} == names
+    for name in names:
+        assert json.loads((SUITE_DIR / f"{name}.json").read_text()) == validation.suite_json(name), (
+            f"gx/suites/{name}.json is stale: run python -m spark_jobs.validation --export gx/suites")
+
+
+def summary_frame(**overrides) -> pd.DataFrame:
+    row = dict.fromkeys(name for name, _, _ in PHASE_SUMMARY)
+    row.update(campaign="c", config_id="k", scenario="s", run_id="R1", repeat=1, phase=1, target_rate=100.0,
+               valid=True, matched_target=True, publish_rate=100.0, confirm_rate=100.0, consume_rate=100.0,
+               lost=0, duplicates=0, reordered=0, backlog_max=0)
+    for i, q in enumerate(validation.LAT_ORDER):
+        row[f"e2e_{q}_ms"] = 5.0 + i
+        row[f"confirm_{q}_ms"] = 2.0 + i
+    second = {**row, "phase": 2}
+    frame = pd.DataFrame([row, second])
+    for column, value in overrides.items():
+        frame.loc[0, column] = value
+    return frame
+
+
+def test_phase_summary_suite_passes_a_good_table_and_names_what_fails(tmp_path):
+    good = validation.validate_frames({"phase_summary": summary_frame()}, tmp_path / "docs")
+    assert good.success, good.message()
+    assert list((tmp_path / "docs").rglob("index.html"))
+    bad = validation.validate_frames({"phase_summary": pd.concat([summary_frame(e2e_p99_ms=1.0, confirm_rate=-3.0),
+                                                                  summary_frame().iloc[[1]]])})
+    assert not bad.success
+    text = bad.message()
+    assert "column_A='e2e_p99_ms', column_B='e2e_p95_ms'" in text  # p99 below p95: percentiles not monotonic
+    assert "column='confirm_rate'" in text  # negative rate
+    assert "expect_compound_columns_to_be_unique" in text  # phase 2 twice: not one row per key
+
+
+@pytest.mark.parametrize("column,value", [("monthly_cost", 0.0), ("cost_per_1k_at_top", -1.0)])
+def test_leaderboard_costs_must_be_positive(column, value):
+    from spark_jobs import leaderboards
+
+    cols = [p.split()[0] for p in leaderboards.LEADERBOARD_DDL.split(", ")]
+    row = dict.fromkeys(cols)
+    row.update(campaign="c", config_id="k", monthly_cost=1000.0, cost_per_1k_at_top=50.0, rank_at_top=1,
+               top_matched_throughput=20000.0, capacity_rank=1)
+    assert validation.validate_frames({"leaderboards": pd.DataFrame([row])}).success
+    row[column] = value
+    outcome = validation.validate_frames({"leaderboards": pd.DataFrame([row])})
+    assert not outcome.success and f"column='{column}'" in outcome.message()

@@ -1,0 +1,61 @@
+"""Pure pieces of the Spark plumbing: spark-submit argv, the --py-files zip, object chunking, schema alignment."""
+
+from __future__ import annotations
+
+import zipfile
+
+import pyarrow as pa
+
+from sizing import records
+from spark_jobs import submit
+from spark_jobs.s3source import align_to_schema, chunk_keys
+from spark_jobs.store import StoreSpec
+
+
+def test_spark_submit_command_for_phase_summary(tmp_path):
+    args = submit.job_arguments("phase_summary", spec="campaigns/local-quick.yaml", campaign="local-quick",
+                                configs=["n1-c5.2xlarge-gp2", "n3-c5.2xlarge-gp2"], run_ids=["R1"])
+    assert args == ["--spec", "campaigns/local-quick.yaml", "--campaign", "local-quick", "--config",
+                    "n1-c5.2xlarge-gp2", "--config", "n3-c5.2xlarge-gp2", "--run-id", "R1"]
+    argv = submit.command("phase_summary", args, master="local[2]", py_files=tmp_path / "z.zip",
+                          spark_submit="/venv/bin/spark-submit")
+    assert argv[:3] == ["/venv/bin/spark-submit", "--master", "local[2]"]
+    assert argv[argv.index("--py-files") + 1] == str(tmp_path / "z.zip")
+    assert argv[-len(args) - 1].endswith("spark_jobs/phase_summary.py") and argv[-len(args):] == args
+    validate = submit.job_arguments("validate", spec="s.yaml", campaign="c", configs=["k"], run_ids=["R1"],
+                                    batch="raw")
+    assert validate[:2] == ["--batch", "raw"] and validate[-4:] == ["--config", "k", "--run-id", "R1"]
+
+
+def test_py_files_zip_holds_both_packages_and_env_points_workers_at_the_venv(tmp_path):
+    path = submit.py_files_zip(tmp_path / "jobs.zip")
+    names = zipfile.ZipFile(path).namelist()
+    assert "sizing/records.py" in names and "spark_jobs/phase_summary.py" in names
+    env = submit.environment({"SIZING_S3_ENDPOINT": "http://127.0.0.1:9"})
+    assert env["PYSPARK_PYTHON"].endswith("python") or "python" in env["PYSPARK_PYTHON"]
+    assert env["SIZING_S3_ENDPOINT"] == "http://127.0.0.1:9" and str(submit.REPO) in env["PYTHONPATH"]
+
+
+def test_chunking_keeps_every_key_once_in_order():
+    keys = [f"k{i:03d}" for i in range(37)]
+    chunks = chunk_keys(keys, 16)
+    assert len(chunks) == 16 and [k for c in chunks for k in c] == keys
+    assert max(map(len, chunks)) - min(map(len, chunks)) <= 1
+    assert chunk_keys(keys[:3], 16) == [["k000"], ["k001"], ["k002"]] and chunk_keys([], 4) == []
+
+
+def test_alignment_casts_adds_missing_columns_as_nulls_and_drops_extras():
+    schema = records.arrow_schema("accounting")
+    table = pa.table({"campaign": ["c"], "lost": pa.array([3], pa.int32()), "extra": [1]})
+    aligned = align_to_schema(table, schema)
+    assert aligned.column_names == schema.names
+    assert aligned.column("lost").type == pa.int64() and aligned.column("lost").to_pylist() == [3]
+    assert aligned.column("config_id").null_count == 1
+
+
+def test_store_spec_from_env_and_round_trip():
+    s3 = StoreSpec.from_env({"SIZING_S3_ENDPOINT": "http://127.0.0.1:5000", "SIZING_S3_BUCKET": "b1"})
+    assert (s3.kind, s3.bucket, s3.endpoint_url) == ("s3", "b1", "http://127.0.0.1:5000")
+    assert StoreSpec.from_json(s3.to_json()) == s3
+    local = StoreSpec.from_env({"SIZING_STORE_ROOT": "/tmp/x"})
+    assert local.kind == "file" and local.uri("tables/t/") == "/tmp/x/tables/t"
