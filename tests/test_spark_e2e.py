@@ -89,6 +89,9 @@ def test_raw_to_tables_validated_idempotent_and_corruption_fails(spark, s3, tmp_
     assert "expect_column_pair_values_a_to_be_greater_than_b" in text and "run_consumed" in text
     assert "in_client_seconds" in text
     assert json.loads(store.get(layout.validation_key("raw", CAMPAIGN.name, BIG, "BAD")))["success"] is False
+    # The CLI (what spark-submit runs) exits 1 on the same batch.
+    assert validate.main(["--batch", "raw", "--spec", str(SPEC), "--campaign", CAMPAIGN.name, "--config", BIG,
+                          "--run-id", "BAD", "--docs-dir", str(tmp_path / "docs2")]) == 1
 
     # `sizing query`: the campaign's tables and raw records as Spark SQL views.
     sql = "SELECT config_id, rank_at_top FROM leaderboards ORDER BY rank_at_top"
