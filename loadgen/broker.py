@@ -83,7 +83,7 @@ def declare_queues(cluster: ClusterInfo, queues: QueueSpec, purge: bool = True) 
                 connection_attempts=2, retry_delay=1, socket_timeout=10, blocked_connection_timeout=60)
             connection = pika.BlockingConnection(params)
             break
-        except Exception as err:  # noqa: BLE001 - try the next node
+        except Exception as err:
             last_error = err
     else:
         raise RuntimeError(f"no node accepted an AMQP connection: {last_error!r}")

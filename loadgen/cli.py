@@ -72,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if missing:
         print(f"missing: {', '.join('--' + m.replace('_', '-') for m in missing)}", file=sys.stderr)
         return 2
-    from loadgen.runner import RunOptions, Runner  # after argument checks: keeps --help fast
+    from loadgen.runner import Runner, RunOptions  # after argument checks: keeps --help fast
 
     try:
         campaign = load_campaign(args.campaign)

@@ -20,6 +20,7 @@ import math
 import os
 import time
 import traceback
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,7 +83,7 @@ class SecondStats:
         self.e2e_us: list[int] = []  # intended send time -> delivery, one int per delivery
         self.confirm_parts: list[np.ndarray] = []  # send -> confirm, seconds, per ack frame
         self.confirm_single: list[float] = []
-        self.delay_parts: list[np.ndarray] = []  # due -> sent, seconds, per publish batch
+        self.delay_parts: list[tuple[float, np.ndarray]] = []  # (send time, intended times) per publish batch
         self.blocked_ms = 0.0
         self.tick_lag_max_s = 0.0
 
@@ -125,6 +126,9 @@ class PublisherState:
         self.tag_base = 0  # delivery tag t on the current channel is sequence number tag_base + t - 1
         self.in_flight = 0
         self.due = np.zeros(0)  # intended send times of [due_base, due_base + len)
+        self.due_list: list[float] = []
+        self.due_us: list[int] = []
+        self.next_due_s = 0.0
         self.due_base = 0
         self.counted_until = 0  # sequence numbers already added to the per-second schedule counts
         self.template: wire.PublishTemplate | None = None
@@ -143,32 +147,40 @@ class PublisherState:
             self.worker.add_scheduled(fresh)
             self.due = np.concatenate([self.due[keep_from:], fresh]) if keep_from < len(self.due) else fresh
             self.due_base = start - (len(self.due) - len(fresh))
+            # Python copies for the per-tick path: bisect and list slices cost far less than numpy calls
+            # on the 1-10 messages a publisher typically has due per tick.
+            self.due_list = self.due.tolist()
+            self.due_us = (self.due * 1e6).astype(np.int64).tolist()
+        self.next_due_s = self.due_list[self.next_seq - self.due_base] if self.next_seq < self.total else math.inf
 
     def publish_due(self, now_s: float, stats: SecondStats) -> None:
-        if not self.ready or self.blocked_since is not None or self.next_seq >= self.total:
+        if now_s < self.next_due_s or not self.ready or self.blocked_since is not None:
             return
         conn = self.conn
         if conn is None or conn.tx_buffered() > MAX_TX_BUFFER:
             return
-        self.ensure_due(now_s)
-        i = self.next_seq - self.due_base
-        j = int(np.searchsorted(self.due, now_s, side="right"))
-        n = min(j - i, MAX_BATCH)
+        if self.due_list[-1] <= now_s:
+            self.ensure_due(now_s)
+        seq = self.next_seq
+        i = seq - self.due_base
+        n = min(bisect_right(self.due_list, now_s, i) - i, MAX_BATCH)
         if self.confirms:
             n = min(n, self.limit - self.in_flight)
         if n <= 0:
             return
-        due = self.due[i:i + n]
-        seq = self.next_seq
-        data = self.template.batch(self.worker.nonce, self.plan.index, seq, (due * 1e6).astype(np.int64).tolist())
-        conn.fast_write(data)
+        conn.fast_write(self.template.batch(self.worker.nonce, self.plan.index, seq, self.due_us[i:i + n]))
         if self.confirms:
-            idx = np.arange(seq, seq + n) & self.mask
-            self.sent_at[idx] = now_s
+            first = seq & self.mask
+            if first + n <= len(self.sent_at):
+                self.sent_at[first:first + n] = now_s
+            else:
+                self.sent_at[(np.arange(seq, seq + n) & self.mask)] = now_s
             self.in_flight += n
         self.next_seq = seq + n
+        self.next_due_s = self.due_list[i + n] if i + n < len(self.due_list) else (
+            math.inf if self.next_seq >= self.total else now_s)
         stats.published += n
-        stats.delay_parts.append(now_s - due)
+        stats.delay_parts.append((now_s, self.due[i:i + n]))  # a view; lateness computed once per second
 
     # -- confirms (called from the connection's frame loop)
     def on_confirm(self, tag: int, multiple: int, positive: bool) -> None:
@@ -320,7 +332,7 @@ class FastConnection(pika.SelectConnection):
             data = bytes(data[sent:])
         transport.write(bytes(data))
 
-    def _on_data_available(self, data_in: bytes) -> None:  # noqa: C901 - the hot loop, kept in one place
+    def _on_data_available(self, data_in: bytes) -> None:
         rx = self._lg_rx
         rx += data_in
         n = len(rx)
@@ -641,7 +653,7 @@ class Worker:
         self._flush_keys()
         cpu = time.process_time()
         cpu_s, self.cpu_mark = cpu - self.cpu_mark, cpu
-        delay_us = _seconds_to_us(stats.delay_parts)
+        delay_us = _seconds_to_us([sent - due for sent, due in stats.delay_parts])
         delay_hist, delay_max = _hist_bytes(delay_us)
         e2e_hist, _ = _hist_bytes(np.asarray(stats.e2e_us, dtype=np.float64))
         confirm_hist, _ = _hist_bytes(_seconds_to_us(stats.confirm_parts, stats.confirm_single))
@@ -712,7 +724,9 @@ class Worker:
             self.close_second(final=True)
         self.stopping = True
         path = self.save_accounting()
-        self.send("done", path)
+        times = os.times()
+        self.send("done", {"path": path, "user_s": times.user, "system_s": times.system,
+                           "published": sum(p.next_seq for p in self.publishers)})
         for conn in list(self.connections):
             if conn.is_open:
                 conn.close()
@@ -746,8 +760,16 @@ class Worker:
 def worker_main(cfg: WorkerConfig, ctl: Any, out: Any) -> None:
     """Entry point of a worker process."""
     logging.basicConfig(level=os.environ.get("LOADGEN_LOG_LEVEL", "WARNING"))
+    profile_dir = os.environ.get("LOADGEN_PROFILE")  # cProfile each worker (benchmarks/loadgen_cpu.py --profile)
     try:
-        Worker(cfg, ctl, out).run()
+        if profile_dir:
+            import cProfile
+
+            profiler = cProfile.Profile(time.process_time)  # CPU, not wall: the host is shared
+            profiler.runcall(Worker(cfg, ctl, out).run)
+            profiler.dump_stats(os.path.join(profile_dir, f"worker-{cfg.worker}.prof"))
+        else:
+            Worker(cfg, ctl, out).run()
     except BaseException:  # report anything to the runner, which records the failure
         out.put(("error", cfg.worker, traceback.format_exc()))
         raise

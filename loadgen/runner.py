@@ -10,6 +10,7 @@ non-zero exit code.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -113,6 +114,7 @@ class Runner:
         self.status = "created"
         self.manifest: dict[str, Any] = {}
         self.accounting: list[dict[str, int]] = []
+        self.worker_cpu: dict[int, dict[str, float]] = {}  # user/system CPU of each worker process, whole run
 
     # ------------------------------------------------------------------ clock and events
     def now_s(self) -> float:
@@ -195,7 +197,7 @@ class Runner:
         except KeyboardInterrupt:
             self.status = "interrupted"
             self.errors.append("interrupted (SIGINT/SIGTERM)")
-        except Exception as err:  # noqa: BLE001 - recorded in the manifest, partial results still uploaded
+        except Exception as err:
             LOG.exception("run failed")
             self.status = "failed"
             self.errors.append(f"{type(err).__name__}: {err}")
@@ -279,7 +281,8 @@ class Runner:
         elif kind == "error":
             raise RunFailed(f"worker {worker}: {payload}")
         elif kind == "done":
-            self.done_paths[worker] = payload
+            self.done_paths[worker] = payload["path"]
+            self.worker_cpu[worker] = {k: v for k, v in payload.items() if k != "path"}
 
     def _pump(self, procs: list[Any], timeout: float) -> None:
         try:
@@ -343,10 +346,8 @@ class Runner:
             return {}
         self.done_paths = getattr(self, "done_paths", {})
         for end in ctl:
-            try:
+            with contextlib.suppress(OSError, BrokenPipeError):
                 end.send(("stop",))
-            except (OSError, BrokenPipeError):
-                pass
         deadline = time.monotonic() + 30
         while len(self.done_paths) < len(procs) and time.monotonic() < deadline:
             if all(not p.is_alive() for p in procs) and not self._queue_has_data():
@@ -417,7 +418,7 @@ class Runner:
                 self.store.write_records("accounting", self.accounting)
             elif self.start_mono:
                 self.errors.append(f"accounting skipped: {len(paths)}/{n_workers} workers returned their books")
-        except Exception as err:  # noqa: BLE001
+        except Exception as err:
             LOG.exception("writing the final records failed")
             self.errors.append(f"final records: {type(err).__name__}: {err}")
             if self.status == "complete":
@@ -430,13 +431,12 @@ class Runner:
             "errors": self.errors, "store_errors": self.store.errors[:20],
             "totals": {k: v for k, v in self.totals.items() if not k.startswith("_")},
             "foreign_deliveries": self.totals.get("_foreign", 0), "accounting": self.accounting,
+            "worker_cpu": self.worker_cpu,
         })
         self.store.write_manifest(self.manifest)
         for path in paths.values():
-            try:
+            with contextlib.suppress(OSError):
                 os.remove(path)
-            except OSError:
-                pass
         self.echo(self.summary_line())
 
     def _rewrite(self, record_type: str, phase: int, n_workers: int) -> None:
