@@ -356,11 +356,12 @@ class FastConnection(pika.SelectConnection):
         redelivered_keys = worker.redelivered_keys
         reordered_keys = worker.reordered_keys
         consumed = redelivered = foreign = 0
-        frames = 0
+        frames = handed = 0
         while n - pos >= 8:
             if rx[pos] == 65:  # "AMQP" protocol header: the broker refused our protocol version
                 chunk = bytes(rx[pos:])
                 pos = n
+                handed += len(chunk)
                 super()._on_data_available(chunk)
                 break
             ftype, channel, size = unpack_hdr(rx, pos)
@@ -429,11 +430,12 @@ class FastConnection(pika.SelectConnection):
                         continue
             chunk = bytes(rx[pos:end])
             pos = end
+            handed += len(chunk)  # pika counts these bytes itself
             super()._on_data_available(chunk)  # pika's own path for everything rare
             if self._lg_rx is not rx:
                 return
         del rx[:pos]
-        self.bytes_received += pos
+        self.bytes_received += pos - handed  # the heartbeat checker watches this counter
         self.frames_received += frames
         stats.consumed += consumed
         stats.redelivered += redelivered
