@@ -27,12 +27,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from loadgen import wire  # noqa: E402
-from loadgen.client import ConsumerState, FastConnection, PublisherState, SecondStats, WorkerConfig, _hist_bytes  # noqa: E402
-from loadgen.schedule import per_second_counts, plan_clients  # noqa: E402
-from sizing.cluster import ClusterInfo, NodeInfo  # noqa: E402
-from sizing.spec import parse_campaign  # noqa: E402
-from sizing.timeline import expand  # noqa: E402
+from loadgen import wire
+from loadgen.client import ConsumerState, FastConnection, PublisherState, SecondStats, WorkerConfig, _hist_bytes
+from loadgen.schedule import per_second_counts, plan_clients
+from sizing.cluster import ClusterInfo, NodeInfo
+from sizing.spec import parse_campaign
+from sizing.timeline import expand
 
 SLOT = 12  # this area's port slots are 10-13; the tests use 11
 SPEC = {
