@@ -195,6 +195,8 @@ def run_once(cluster: ClusterInfo, rate: float, workers: int, duration: float, o
         "rate": rate, "workers": workers, "code": code, "published_per_s": published / max(seconds, 1),
         "consumed_per_s": consumed / max(seconds, 1), "cpu_us_per_msg": cpu / max(published, 1) * 1e6,
         "cpu_share": cpu / max(seconds, 1), "system_fraction": system / max(user + system, 1e-9),
+        # whole worker processes, start-up (imports, connections) and drain included: an upper bound
+        "run_us_per_msg": (user + system) / max(sum(c["published"] for c in runner.worker_cpu.values()), 1) * 1e6,
         "lost": sum(r["lost"] for r in runner.accounting),
     }
 
@@ -228,7 +230,7 @@ def main() -> int:
         try:
             print(f"load average before: {os.getloadavg()[0]:.2f} (2 cores, shared with the broker nodes)")
             print(f"{'rate':>6} {'workers':>7} {'pub/s':>7} {'cons/s':>7} {'cpu us/msg':>10} {'cpu s/s':>7} "
-                  f"{'sys %':>5} {'lost':>4}")
+                  f"{'sys %':>5} {'lost':>4} {'whole-run us/msg':>16}")
             sustained = []
             for rate in [float(r) for r in args.rates.split(",")]:
                 trials = [run_once(cluster, rate, 1, args.duration, tmp_path / "out", args.tick_ms)
@@ -256,7 +258,8 @@ def main() -> int:
 
 def print_row(r: dict) -> None:
     print(f"{r['rate']:6.0f} {r['workers']:7d} {r['published_per_s']:7.0f} {r['consumed_per_s']:7.0f} "
-          f"{r['cpu_us_per_msg']:10.1f} {r['cpu_share']:7.2f} {r['system_fraction'] * 100:5.0f} {r['lost']:4d}"
+          f"{r['cpu_us_per_msg']:10.1f} {r['cpu_share']:7.2f} {r['system_fraction'] * 100:5.0f} {r['lost']:4d} "
+          f"{r['run_us_per_msg']:16.1f}"
           + ("" if r["code"] == 0 else f"  (exit {r['code']})"), flush=True)
 
 
