@@ -11,14 +11,13 @@ from pathlib import Path
 import pandas as pd
 
 from sizing import layout
-from sizing.cost import cost_per_1000_msgs
 from sizing.plan import plan_configs
 from sizing.report import charts, repeats
 from sizing.report.html import Raw, esc, figure, page, table, tag
 from sizing.report.tables import (
     BOARD_COST_AT_TARGET,
     BOARD_COST_AT_TOP,
-    BOARD_TOP,
+    BOARD_MATCHED_TARGET,
     BOARD_TOP_MATCHED,
     BOARDS,
     ReportData,
@@ -50,6 +49,14 @@ def _ms(v: float) -> str:
     if v is None or not math.isfinite(v):
         return "n/a"
     return f"{v / 1000:,.2f} s" if v >= 1000 else f"{v:,.1f} ms"
+
+
+def _int(v: object) -> str:
+    return "n/a" if v is None or pd.isna(v) else f"{int(v):,}"
+
+
+def _secs(v: float) -> str:
+    return "n/a" if v is None or not math.isfinite(v) else f"{v:,.1f} s"
 
 
 def _ci(row: pd.Series, metric: str, fmt: str, with_ci: bool) -> str:
@@ -86,13 +93,9 @@ class ConfigVerdict:
 
 
 def adverse_outcome(rows: pd.DataFrame) -> bool:
-    """A config passes an adverse scenario when every phase of every repeat matched its target rate and
-    met the p99 SLO (as the analysis flagged them) and every phase is valid."""
-    matched = _all_true(rows["matched"])
-    slo = _all_true(rows["slo_met"])
-    valid = _all_true(rows["valid"])
-    return bool(matched is not False and slo is not False and valid is not False and
-                (matched is not None or slo is not None))
+    """Phase-level outcome: every repeat valid and flagged `matched_target` by the analysis (rate and
+    SLO). No flag from the analysis means no pass."""
+    return bool(_all_true(rows["matched_target"]) and _all_true(rows["valid"]) is not False)
 
 
 def verdicts(campaign: Campaign, data: ReportData, monthly: dict[str, float]) -> list[ConfigVerdict]:
@@ -100,6 +103,10 @@ def verdicts(campaign: Campaign, data: ReportData, monthly: dict[str, float]) ->
     by cost at target (configs off the board last, by monthly cost)."""
     board = data.leaderboards[data.leaderboards["board"] == BOARD_COST_AT_TARGET].sort_values("rank")
     on_board = {row.config_id: row for row in board.itertuples(index=False)}
+    held = {}  # the Spark `adverse` table's verdicts, when present
+    if data.adverse is not None:
+        held = {(r.config_id, r.scenario): bool(r.held_target) for r in data.adverse.itertuples(index=False)
+                if r.held_target is not None and not pd.isna(r.held_target)}
     adverse = [s.name for s in campaign.scenarios if not is_intensity(s)]
     summary = data.phase_summary
     out = []
@@ -108,17 +115,16 @@ def verdicts(campaign: Campaign, data: ReportData, monthly: dict[str, float]) ->
         passed, failed = [], []
         for name in adverse:
             scenario_rows = rows[rows["scenario"] == name]
-            if scenario_rows.empty:
+            if (config_id, name) in held:
+                (passed if held[(config_id, name)] else failed).append(name)
+            elif scenario_rows.empty:
                 failed.append(f"{name} (no data)")
             elif adverse_outcome(scenario_rows):
                 passed.append(name)
             else:
                 failed.append(name)
         entry = on_board.get(config_id)
-        cost = None
-        if entry is not None:
-            cost = float(entry.cost_per_1000) if math.isfinite(float(entry.cost_per_1000)) else \
-                cost_per_1000_msgs(float(entry.monthly_cost), campaign.target.rate)
+        cost = float(entry.value) if entry is not None else None
         invalid = int((~rows["valid"].fillna(True).astype(bool)).sum())
         out.append(ConfigVerdict(config_id, monthly[config_id], cost, int(entry.rank) if entry is not None else None,
                                  passed, failed, invalid))
@@ -140,7 +146,8 @@ class Report:
         self.with_ci = self.repeats_seen > 1
         self.intensity = [s for s in campaign.scenarios if is_intensity(s)]
         self.adverse = [s for s in campaign.scenarios if not is_intensity(s)]
-        self.per_repeat = repeats.per_repeat_top(data.phase_summary, [s.name for s in self.intensity])
+        self.per_repeat = repeats.per_repeat_top(data.phase_summary, [s.name for s in self.intensity],
+                                                 campaign.target.p99_latency_ms)
         self.charts = 0
 
     def fig(self, svg: str, caption: str) -> Raw:
@@ -194,8 +201,9 @@ class Report:
                       + ". Consider larger clusters." if ideal else
                       f"No config reached {target} even under ideal conditions. Consider larger clusters.")
             out.append(tag("div", [tag("p", headline, class_="headline"), tag("p", detail)], class_="verdict none"))
-        top = self.per_repeat.groupby("config_id")[["top_rate", "top_matched_rate"]].mean() if len(
-            self.per_repeat) else pd.DataFrame(columns=["top_rate", "top_matched_rate"])
+        lb = self.data.leaderboards
+        top = {b: dict(zip(lb.loc[lb["board"] == b, "config_id"], lb.loc[lb["board"] == b, "value"], strict=True))
+               for b in (BOARD_TOP_MATCHED, BOARD_MATCHED_TARGET)}
         table_rows = []
         for v in rows:
             status = ("recommended", "ok") if v.passes_all else (
@@ -204,14 +212,14 @@ class Report:
                 f"{len(v.adverse_passed)}/{len(self.adverse)}" + (f" (fails {', '.join(v.adverse_failed)})"
                                                                  if v.adverse_failed else ""))
             table_rows.append([v.config_id, _money(v.monthly_cost), _money(v.cost_at_target) if v.meets_ideal else "—",
-                               _rate(top["top_matched_rate"].get(v.config_id, math.nan)),
-                               _rate(top["top_rate"].get(v.config_id, math.nan)),
+                               _rate(top[BOARD_TOP_MATCHED].get(v.config_id, math.nan)),
+                               _rate(top[BOARD_MATCHED_TARGET].get(v.config_id, math.nan)),
                                (adverse, "ok" if self.adverse and not v.adverse_failed else "bad" if v.adverse_failed
                                 else ""),
                                (str(v.invalid_phases), "bad" if v.invalid_phases else ""),
                                (status[0], status[1])])
         out.append(table(["config", "cluster $/month", "$/1000 msg/s/month at target", "top matched msg/s",
-                          "top msg/s", "adverse passed", "invalid phases", "status"], table_rows,
+                          "highest target met", "adverse passed", "invalid phases", "status"], table_rows,
                          numeric=[1, 2, 3, 4, 6]))
         out.append(tag("p", "Cost per 1000 msg/s per month = cluster monthly cost / (rate / 1000) (seed 000). "
                             "'At target' lists configs the analysis found to match the target rate within the SLO "
@@ -279,10 +287,10 @@ class Report:
                 r = row.iloc[0]
                 src = raw[(raw["config_id"] == config_id) & (raw["scenario"] == r["scenario"]) &
                           (raw["phase"] == r["phase"])]
-                matched, slo = _all_true(src["matched"]), _all_true(src["slo_met"])
+                matched = _all_true(src["matched_target"])
                 css = "badbg" if r.get("valid") is False else (
-                    "okbg" if matched and slo is not False else "warnbg" if matched is False or slo is False else "")
-                cells.append((Raw(f"{esc(_ci(r, 'achieved_rate', '{:,.0f}', self.with_ci))}<br>"
+                    "okbg" if matched else "warnbg" if matched is False else "")
+                cells.append((Raw(f"{esc(_ci(r, 'confirm_rate', '{:,.0f}', self.with_ci))}<br>"
                                   f"<span class=muted>p99 {esc(_ms(r['e2e_p99_ms']))}</span>"), css))
             body.append(cells)
         headers = ["config \\ target msg/s", *[f"{s:,.0f}" for s in steps]]
@@ -296,18 +304,22 @@ class Report:
     def board_intervals(self, board: str) -> dict:
         if not self.with_ci or self.per_repeat.empty:
             return {}
+        per_repeat = self.per_repeat
         if board == BOARD_TOP_MATCHED:
-            return repeats.config_intervals(self.per_repeat.dropna(subset=["top_matched_rate"]), "top_matched_rate")
-        if board == BOARD_TOP:
-            return repeats.config_intervals(self.per_repeat, "top_rate")
+            return repeats.config_intervals(per_repeat.dropna(subset=["top_matched_throughput"]),
+                                            "top_matched_throughput")
+        if board == BOARD_MATCHED_TARGET:
+            return repeats.config_intervals(per_repeat.dropna(subset=["max_matched_target_rate"]),
+                                            "max_matched_target_rate")
         if board == BOARD_COST_AT_TOP:
-            return repeats.config_intervals(self.per_repeat, "top_rate", transform=lambda c, v: [
-                self.monthly[c] / (x / 1000) for x in v if x > 0])
+            return repeats.config_intervals(per_repeat.dropna(subset=["top_matched_throughput"]),
+                                            "top_matched_throughput", transform=lambda c, v: [
+                                                self.monthly[c] / (x / 1000) for x in v if x > 0])
         return {}  # cost at target is cost / target: no trial-to-trial spread
 
     def leaderboards_section(self) -> list[object]:
-        titles = {BOARD_TOP_MATCHED: ("Top matched throughput", "highest target rate matched, msg/s", False),
-                  BOARD_TOP: ("Top throughput", "highest achieved rate, msg/s", False),
+        titles = {BOARD_TOP_MATCHED: ("Top throughput within the SLO", "msg/s", False),
+                  BOARD_MATCHED_TARGET: ("Highest intensity matched", "target rate matched, msg/s", False),
                   BOARD_COST_AT_TOP: ("Cost per 1000 msg/s per month at top throughput", "USD per month", True),
                   BOARD_COST_AT_TARGET: (f"Cost per 1000 msg/s per month at the {self.campaign.target.rate:,.0f} "
                                          "msg/s target", "USD per month", True)}
@@ -320,7 +332,7 @@ class Report:
             if rows.empty:
                 boards.append(tag("div", [tag("h3", title), tag("p", "no entries", class_="muted")], class_="board"))
                 continue
-            value = "cost_per_1000" if money else "rate"
+            value = "value"
             intervals = self.board_intervals(board)
             notes = {n.config_id: n.text() for n in repeats.annotate_adjacent(list(rows["config_id"]), intervals)}
             body = []
@@ -331,7 +343,9 @@ class Report:
                     fmt = _money if money else _rate
                     shown += f" [{fmt(interval.low)}, {fmt(interval.high)}]"
                 extra = f" ({_rate(r.rate)} msg/s)" if money else ""
-                body.append([int(r.rank), r.config_id, shown + extra, (notes.get(r.config_id, ""), "warn")])
+                note = notes.get(r.config_id, "")
+                body.append([int(r.rank), r.config_id, shown + extra, (note, "warn" if note.startswith("not") else
+                                                                       "muted")])
             low = [intervals[c].low if c in intervals else math.nan for c in rows["config_id"]] if intervals else None
             high = [intervals[c].high if c in intervals else math.nan for c in rows["config_id"]] if intervals else None
             svg = charts.leaderboard_bars(rows, value, self.colors, title, unit, money, low, high)
@@ -362,6 +376,15 @@ class Report:
             intro = (scenario.description + " " if scenario.description else "") + (
                 f"Faults: {faults}." if faults else "No injected fault (load/processing profile).")
             out.append(tag("p", intro, class_="muted"))
+            if self.data.adverse is not None:
+                verdict = self.data.adverse[self.data.adverse["scenario"] == scenario.name]
+                out.append(table(["config", "held the target", "phases held", "longest recovery", "worst dip",
+                                  "lost"], [
+                    [r.config_id, ("yes", "ok") if r.held_target else ("no", "bad"),
+                     f"{_int(r.phases_held)}/{_int(r.phases_judged)}", _secs(r.max_time_to_recover_s),
+                     f"{r.worst_dip_ratio:.0%} of pre-fault rate" if pd.notna(r.worst_dip_ratio) else "n/a",
+                     _int(r.lost)] for r in verdict.sort_values("config_id").itertuples(index=False)],
+                    numeric=[2, 3, 4, 5]))
             rows = self.summary_ci[self.summary_ci["scenario"] == scenario.name]
             body = []
             for config_id in self.config_ids:
@@ -372,14 +395,15 @@ class Report:
                               (src["phase"] == r.phase)]
                     ok = adverse_outcome(src)
                     body.append([config_id, r.phase_name, _rate(r.target_rate),
-                                 _ci(s, "achieved_rate", "{:,.0f}", self.with_ci),
+                                 _ci(s, "confirm_rate", "{:,.0f}", self.with_ci),
                                  _ci(s, "consume_rate", "{:,.0f}", self.with_ci),
-                                 _ms(r.e2e_p99_ms), _ci(s, "backlog_max", "{:,.0f}", self.with_ci),
-                                 _ci(s, "recovery_s", "{:,.1f} s", self.with_ci),
+                                 _ci(s, "e2e_p99_ms", "{:,.0f} ms", self.with_ci),
+                                 _ci(s, "backlog_max", "{:,.0f}", self.with_ci),
+                                 _ci(s, "time_to_recover_s", "{:,.1f} s", self.with_ci),
                                  f"{int(src['lost'].fillna(0).sum())}/{int(src['duplicates'].fillna(0).sum())}",
                                  ("pass", "ok") if ok else ("fail", "bad")])
             out.append(table(["config", "phase", "target", "publish rate", "consume rate", "p99", "max backlog",
-                              "recovery", "lost/dup", "outcome"], body, numeric=[2, 3, 4, 5, 6, 7, 8]))
+                              "time to recover", "lost/dup", "phase matched"], body, numeric=[2, 3, 4, 5, 6, 7, 8]))
             for config_id in self.config_ids:
                 for (cid, name, run_id), client in sorted(self.data.client_seconds.items()):
                     if cid != config_id or name != scenario.name or client is None or client.empty:
@@ -397,33 +421,40 @@ class Report:
 
     # -- broker
     def broker_section(self) -> list[object]:
+        """Table: the phase_summary broker_* figures (max over phases and repeats); charts: raw samples."""
         out: list[object] = [tag("h2", "Broker-side metrics", id="broker")]
-        body, figures = [], []
+        summary = self.data.phase_summary
+        body = []
+        for config_id in self.config_ids:
+            for scenario in self.campaign.scenarios:
+                rows = summary[(summary["config_id"] == config_id) & (summary["scenario"] == scenario.name)]
+                if rows.empty:
+                    continue
+                mem, frac = rows["broker_mem_max_bytes"].max(), rows["broker_mem_max_fraction"].max()
+                alarm, down = _any_true(rows["broker_alarm"]), _any_true(rows["broker_node_down_seen"])
+                body.append([config_id, scenario.name,
+                             f"{mem / 2**20:,.0f} MiB" if pd.notna(mem) else "n/a",
+                             f"{frac * 100:,.0f}%" if pd.notna(frac) else "n/a",
+                             _rate(rows["broker_queue_max"].max()),
+                             ("yes", "bad") if alarm else ("no" if alarm is False else "n/a"),
+                             ("yes", "warn") if down else ("no" if down is False else "n/a")])
+        if body:
+            out.append(table(["config", "scenario", "peak memory (any node)", "peak % of watermark",
+                              "peak messages in queues", "memory/disk alarm", "node seen down"], body,
+                             numeric=[2, 3, 4]))
+        figures = []
         for config_id in self.config_ids:
             for (cid, scenario, run_id), broker in sorted(self.data.broker_samples.items()):
-                if cid != config_id or broker is None or broker.empty:
+                if cid != config_id or broker is None or broker.empty or len(figures) >= MAX_BROKER_CHARTS:
                     continue
                 first = broker["repeat"].min()
-                b = broker[broker["repeat"] == first]
-                mem_pct = (b["mem_used_bytes"] / b["mem_limit_bytes"]).max() * 100
-                per_sample = b.groupby("second")["queue_messages"].sum()
-                alarm = b[b["mem_alarm"].fillna(False).astype(bool) | b["disk_alarm"].fillna(False).astype(bool)]
-                down = b[~b["running"].fillna(True).astype(bool)]
-                body.append([config_id, scenario, f"{b['mem_used_bytes'].max() / 2**20:,.0f} MiB",
-                             f"{mem_pct:,.0f}%" if math.isfinite(mem_pct) else "n/a",
-                             _rate(per_sample.max()), (str(alarm["node"].nunique()), "bad" if len(alarm) else ""),
-                             (f"{down['node'].nunique()} node(s)" if len(down) else "none",
-                              "warn" if len(down) else "")])
-                if len(figures) < MAX_BROKER_CHARTS:
-                    events = self.data.events.get((cid, scenario, run_id))
-                    events = None if events is None else events[events["repeat"] == first]
-                    figures.append(self.fig(charts.broker_panels(b, events, f"Broker metrics: {config_id}, {scenario}"),
-                                            f"Broker metrics of {config_id} during {scenario} (run {run_id}, repeat "
-                                            f"{first}), from the management API."))
-        if not body:
+                events = _repeat(self.data.events.get((cid, scenario, run_id)), first)
+                figures.append(self.fig(charts.broker_panels(_repeat(broker, first), events,
+                                                             f"Broker metrics: {config_id}, {scenario}"),
+                                        f"Broker metrics of {config_id} during {scenario} (run {run_id}, repeat "
+                                        f"{first}), sampled from the management API; alarms marked x."))
+        if not body and not figures:
             return [*out, tag("p", "No broker samples were recorded.", class_="muted")]
-        out.append(table(["config", "scenario", "peak memory", "peak % of watermark", "peak messages in queues",
-                          "nodes with alarms", "nodes seen down"], body, numeric=[2, 3, 4, 5]))
         out.extend(figures)
         if len(figures) == MAX_BROKER_CHARTS:
             out.append(tag("p", f"Charts limited to the first {MAX_BROKER_CHARTS}.", class_="note"))
@@ -471,6 +502,11 @@ class Report:
         return page(f"Sizing report {self.campaign.name} / {self.run_id}", body)
 
 
+def _any_true(values: pd.Series) -> bool | None:
+    known = values.dropna()
+    return None if known.empty else bool(known.astype(bool).any())
+
+
 def _repeat(df: pd.DataFrame | None, repeat: int) -> pd.DataFrame | None:
     return None if df is None else df[df["repeat"] == repeat]
 
@@ -497,7 +533,7 @@ def build_report(campaign_spec_path: str, run_id: str, settings: S3Settings | No
     settings = settings or S3Settings.from_env()
     campaign = load_campaign(campaign_spec_path)
     data = load_report_data(settings, campaign.name, [c.config_id for c in plan_configs(campaign)],
-                            [s.name for s in campaign.scenarios if not is_intensity(s)])
+                            [s.name for s in campaign.scenarios if not is_intensity(s)], campaign.target.rate)
     document = render_report(campaign, data, run_id)
     key = layout.report_key(campaign.name, run_id)
     settings.client().put_object(Bucket=settings.bucket, Key=key, Body=document.encode(),

@@ -85,15 +85,16 @@ def intensity_throughput(summary: pd.DataFrame, config_ids: Sequence[str], color
         rows = summary[summary["config_id"] == config_id].sort_values("target_rate")
         if rows.empty:
             continue
-        ax.plot(rows["target_rate"], rows["achieved_rate"], marker="o", markersize=3.5, color=colors[config_id],
+        ax.plot(rows["target_rate"], rows["confirm_rate"], marker="o", markersize=3.5, color=colors[config_id],
                 label=config_id)
         if with_ci:
-            _errorbars(ax, rows["target_rate"], rows["achieved_rate"], rows.get("achieved_rate_low"),
-                       rows.get("achieved_rate_high"), colors[config_id])
+            _errorbars(ax, rows["target_rate"], rows["confirm_rate"], rows.get("confirm_rate_low"),
+                       rows.get("confirm_rate_high"), colors[config_id])
     ax.axvline(target_rate, color="firebrick", linewidth=1, alpha=0.6)
     ax.annotate(f"campaign target {_rate(target_rate)} msg/s", (target_rate, 0.02), xycoords=("data", "axes fraction"),
                 rotation=90, fontsize=7, color="firebrick", ha="right", va="bottom")
-    ax.set(title=title, xlabel="target publish rate (intensity step), msg/s", ylabel="achieved publish rate, msg/s")
+    ax.set(title=title, xlabel="target publish rate (intensity step), msg/s",
+           ylabel="achieved (confirmed) publish rate, msg/s")
     ax.xaxis.set_major_formatter(FuncFormatter(_rate))
     ax.yaxis.set_major_formatter(FuncFormatter(_rate))
     ax.set_xlim(left=0)
@@ -162,7 +163,17 @@ def leaderboard_bars(board: pd.DataFrame, value: str, colors: dict, title: str, 
     return to_svg(fig, title)
 
 
+def _phase_lines(ax, events: pd.DataFrame | None) -> None:
+    """Thin grey lines at phase boundaries (intensity steps, profile segments)."""
+    if events is None or events.empty:
+        return
+    for second in events.loc[events["kind"] == "phase_start", "second"].unique():
+        if second > 0:
+            ax.axvline(second, color="grey", linewidth=0.8, alpha=0.5, linestyle="-.")
+
+
 def _fault_spans(ax, events: pd.DataFrame | None, label: bool) -> None:
+    _phase_lines(ax, events)
     if events is None or events.empty:
         return
     starts = events[events["kind"] == "fault_start"].sort_values("second")

@@ -71,6 +71,7 @@ table.data th { background: #eef1f6; font-weight: 600; font-size: 12px; }
 table.data td:first-child { white-space: nowrap; }
 table.data td.num, table.data th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.ok { color: var(--ok); font-weight: 600; } td.bad { color: var(--bad); font-weight: 600; }
+td.muted { color: var(--muted); }
 td.warn { color: var(--warn); }
 td.okbg { background: var(--okbg); } td.badbg { background: var(--badbg); } td.warnbg { background: var(--warnbg); }
 tr.recommended td { background: var(--okbg); }

@@ -23,9 +23,12 @@ from sizing import layout
 from sizing.storage import S3Settings
 
 # ----------------------------------------------------------------------------------------- contract
+# Followed from the analysis branch (spark_jobs/tables.py PHASE_SUMMARY, spark_jobs/leaderboards.py
+# LEADERBOARD_DDL / ADVERSE_DDL / PARETO_DDL) as of its first phase_summary + leaderboards jobs.
 
 PHASE_SUMMARY = "phase_summary"
 LEADERBOARDS = "leaderboards"
+ADVERSE = "adverse"
 PARETO = "pareto"
 
 RUN_KEYS = ["campaign", "config_id", "scenario", "run_id", "repeat"]
@@ -33,36 +36,49 @@ RUN_KEYS = ["campaign", "config_id", "scenario", "run_id", "repeat"]
 # Columns of phase_summary the report relies on (must be present).
 PHASE_SUMMARY_REQUIRED = [
     *RUN_KEYS, "phase", "phase_name", "target_rate",
-    "achieved_rate",  # confirmed publish rate over the steady (post-warm-up) window, msg/s
+    "confirm_rate",  # confirmed / steady_s: the achieved publish rate, msg/s
+    "consume_rate",  # deliveries / steady_s, msg/s
     "e2e_p50_ms", "e2e_p75_ms", "e2e_p95_ms", "e2e_p99_ms", "e2e_p999_ms",
+    "valid",  # the load generator kept up
 ]
-# Used when present; the report says "n/a" otherwise.
-PHASE_SUMMARY_OPTIONAL = {
-    "consume_rate": float("nan"),  # deliveries per second over the steady window
-    "e2e_max_ms": float("nan"),
-    "matched": None,  # achieved the target rate (the analysis decides the tolerance)
-    "slo_met": None,  # p99 within the campaign SLO
-    "backlog_max": float("nan"),  # largest queue backlog seen in the phase, messages
-    "lost": 0, "duplicates": 0, "reordered": 0,
-    "recovery_s": float("nan"),  # time from the fault healing to the rate being matched again
-    "valid": True,  # False when the load generator itself was the bottleneck (or data was missing)
+# Used when present; the report says "n/a" (or makes no claim) otherwise.
+PHASE_SUMMARY_OPTIONAL: dict[str, object] = {
+    "matched_target": None,  # valid, confirm and consume rate >= 98% of target, p99 <= SLO
+    "slo_p99_ms": float("nan"),
     "invalid_reason": None,
+    "e2e_max_ms": float("nan"),
+    "backlog_max": float("nan"),
+    "lost": 0, "duplicates": 0,
+    "faults": 0,
+    "time_to_recover_s": float("nan"),  # longest time back to within 5% of the pre-fault rate
+    "recovered": None,
+    "worst_dip_ratio": float("nan"),
+    "broker_queue_max": float("nan"), "broker_mem_max_bytes": float("nan"),
+    "broker_mem_max_fraction": float("nan"), "broker_alarm": None, "broker_node_down_seen": None,
 }
 
-# leaderboards: one row per (board, rank). Board names as the Spark job writes them.
-LEADERBOARD_REQUIRED = ["board", "rank", "config_id", "rate", "monthly_cost"]
-LEADERBOARD_OPTIONAL = {"cost_per_1000": float("nan"), "scenario": None}
-BOARD_TOP_MATCHED = "top_matched_throughput"  # highest intensity whose target was matched
-BOARD_TOP = "top_throughput"  # highest achieved rate
-BOARD_COST_AT_TOP = "cost_at_top"  # cost per 1000 msg/s per month at the top throughput
-BOARD_COST_AT_TARGET = "cost_at_target"  # ... at the campaign target (configs that met target and SLO)
-BOARDS = (BOARD_TOP_MATCHED, BOARD_TOP, BOARD_COST_AT_TOP, BOARD_COST_AT_TARGET)
+# leaderboards: one row per config (wide); the report turns it into the seed's four boards.
+LEADERBOARD_REQUIRED = ["config_id", "monthly_cost", "top_matched_throughput", "capacity_rank", "cost_per_1k_at_top",
+                        "rank_at_top", "cost_per_1k_at_target", "rank_at_target"]
+LEADERBOARD_OPTIONAL: dict[str, object] = {"max_matched_target_rate": float("nan"), "met_target": None,
+                                           "campaign_target_rate": float("nan"), "pareto": None}
+# adverse: one row per config x adverse scenario: did it hold the target.
+ADVERSE_REQUIRED = ["config_id", "scenario", "held_target"]
+ADVERSE_OPTIONAL: dict[str, object] = {"phases_judged": None, "phases_held": None, "worst_dip_ratio": float("nan"),
+                                       "max_time_to_recover_s": float("nan"), "lost": 0}
 
-# Renames from names the Spark jobs might use to the names above (applied before the checks).
-RENAMES = {
-    "phase_summary": {"config": "config_id", "p50_ms": "e2e_p50_ms", "p75_ms": "e2e_p75_ms",
-                      "p95_ms": "e2e_p95_ms", "p99_ms": "e2e_p99_ms", "p999_ms": "e2e_p999_ms"},
-    "leaderboards": {"config": "config_id", "cost_per_1000_msgs": "cost_per_1000"},
+BOARD_TOP_MATCHED = "top_matched_throughput"  # highest rate carried within the SLO (seed: "top throughput")
+BOARD_MATCHED_TARGET = "max_matched_target_rate"  # highest intensity whose target was matched
+BOARD_COST_AT_TOP = "cost_at_top"  # cost per 1000 msg/s per month at the top matched throughput
+BOARD_COST_AT_TARGET = "cost_at_target"  # ... at the campaign target (configs that met target and SLO)
+BOARDS = (BOARD_TOP_MATCHED, BOARD_MATCHED_TARGET, BOARD_COST_AT_TOP, BOARD_COST_AT_TARGET)
+BOARD_COLUMNS = ["board", "rank", "config_id", "value", "rate", "monthly_cost"]
+
+# Renames from other spellings to the names above (applied before the checks).
+RENAMES: dict[str, dict[str, str]] = {
+    PHASE_SUMMARY: {"config": "config_id"},
+    LEADERBOARDS: {"config": "config_id"},
+    ADVERSE: {"config": "config_id"},
 }
 
 CLIENT_SECONDS_COLUMNS = ["repeat", "worker", "second", "phase", "target_rate", "published", "confirmed", "consumed"]
@@ -87,6 +103,32 @@ def conform(df: pd.DataFrame, table: str, required: list[str], optional: dict[st
     return df
 
 
+def board_views(wide: pd.DataFrame, target_rate: float) -> pd.DataFrame:
+    """The wide leaderboards table as long rows (board, rank, config_id, value, rate, monthly_cost),
+    keeping the Spark job's ranks; configs without a figure on a board are left off it."""
+    specs = [  # board, value column, rank column (None: rank by value, descending), rate column
+        (BOARD_TOP_MATCHED, "top_matched_throughput", "capacity_rank", "top_matched_throughput"),
+        (BOARD_MATCHED_TARGET, "max_matched_target_rate", None, "max_matched_target_rate"),
+        (BOARD_COST_AT_TOP, "cost_per_1k_at_top", "rank_at_top", "top_matched_throughput"),
+        (BOARD_COST_AT_TARGET, "cost_per_1k_at_target", "rank_at_target", None),
+    ]
+    out = []
+    for board, value, rank, rate in specs:
+        rows = wide[wide[value].notna()].copy()
+        if rank is None:
+            rows = rows.sort_values([value, "config_id"], ascending=[False, True])
+            rows["board_rank"] = range(1, len(rows) + 1)
+        else:
+            rows = rows[rows[rank].notna()]
+            rows["board_rank"] = rows[rank]
+        for r in rows.itertuples(index=False):
+            out.append({"board": board, "rank": int(r.board_rank), "config_id": r.config_id,
+                        "value": float(getattr(r, value)),
+                        "rate": float(getattr(r, rate)) if rate else float(target_rate),
+                        "monthly_cost": float(r.monthly_cost)})
+    return pd.DataFrame(out, columns=BOARD_COLUMNS).sort_values(["board", "rank"]).reset_index(drop=True)
+
+
 # --------------------------------------------------------------------------------------------- data
 
 
@@ -106,7 +148,8 @@ class ValidationResult:
 class ReportData:
     campaign: str
     phase_summary: pd.DataFrame
-    leaderboards: pd.DataFrame
+    leaderboards: pd.DataFrame  # long form: BOARD_COLUMNS (see board_views)
+    adverse: pd.DataFrame | None  # per config x adverse scenario, None when the table is absent
     pareto: pd.DataFrame | None
     # per (config_id, scenario, run_id): raw frames of every repeat, for the time-series charts
     client_seconds: dict[tuple[str, str, str], pd.DataFrame]
@@ -196,7 +239,7 @@ def parse_validation(doc: dict, batch: str, config_id: str, run_id: str, key: st
 
 
 def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
-                     time_series_scenarios: list[str]) -> ReportData:
+                     time_series_scenarios: list[str], target_rate: float) -> ReportData:
     """Everything the report shows, for the configs of the campaign (missing configs simply have no rows)."""
     reader = TableReader(settings)
     frames = [f for c in config_ids if (f := reader.read_table(PHASE_SUMMARY, campaign, c)) is not None]
@@ -205,9 +248,12 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
                                 f"{layout.table_prefix(PHASE_SUMMARY, campaign)} for configs {', '.join(config_ids)}")
     summary = conform(pd.concat(frames, ignore_index=True), PHASE_SUMMARY, PHASE_SUMMARY_REQUIRED,
                       PHASE_SUMMARY_OPTIONAL)
-    boards = reader.read_table(LEADERBOARDS, campaign)
-    boards = conform(boards if boards is not None else pd.DataFrame(columns=LEADERBOARD_REQUIRED), LEADERBOARDS,
-                     LEADERBOARD_REQUIRED, LEADERBOARD_OPTIONAL)
+    wide = reader.read_table(LEADERBOARDS, campaign)
+    wide = conform(wide if wide is not None else pd.DataFrame(columns=LEADERBOARD_REQUIRED), LEADERBOARDS,
+                   LEADERBOARD_REQUIRED, LEADERBOARD_OPTIONAL)
+    adverse = reader.read_table(ADVERSE, campaign)
+    if adverse is not None:
+        adverse = conform(adverse, ADVERSE, ADVERSE_REQUIRED, ADVERSE_OPTIONAL)
     pareto = reader.read_table(PARETO, campaign)
     client, events, broker = {}, {}, {}
     runs = summary[["config_id", "scenario", "run_id"]].drop_duplicates().itertuples(index=False)
@@ -217,4 +263,5 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
             client[key] = reader.raw(campaign, config_id, scenario, run_id, "client_seconds", CLIENT_SECONDS_COLUMNS)
             events[key] = reader.raw(campaign, config_id, scenario, run_id, "events", EVENTS_COLUMNS)
         broker[key] = reader.raw(campaign, config_id, scenario, run_id, "broker_samples", BROKER_COLUMNS)
-    return ReportData(campaign, summary, boards, pareto, client, events, broker, reader.validations(campaign))
+    return ReportData(campaign, summary, board_views(wide, target_rate), adverse, pareto, client, events, broker,
+                      reader.validations(campaign))
