@@ -49,7 +49,9 @@ def test_every_config_phase_and_chart_is_present(one_repeat: str) -> None:
     intensity = section(one_repeat, "intensity")
     for step in ("500", "1,000", "2,000"):
         assert f"<th class=num>{step}</th>" in intensity
-    assert "rate-1000" in section(one_repeat, "adverse")
+    adverse = section(one_repeat, "adverse")
+    assert "rate-1000" in adverse and "held the target" in adverse  # the Spark adverse table's verdicts
+    assert re.search(rf"<td>{N1}</td><td class=\"ok\">|<td>{N1}</td><td class=\"bad\">no</td>", adverse)
     titles = re.findall(r'<svg role="img" aria-label="([^"]+)"', one_repeat)
     assert titles == [
         "increasing-intensity: achieved vs target publish rate",
@@ -98,15 +100,15 @@ def test_three_repeats_show_bootstrap_intervals(s3: S3Settings, tmp_path: Path) 
     document = (tmp_path / "report.html").read_text()
     intensity = section(document, "intensity")
     # achieved rates of n3 at 2000 msg/s over repeats 1985, 1980, 1990: exact bootstrap of the mean
-    assert "1,985 [1,980, 1,990]" in intensity
-    assert "1,617 [1,580, 1,650]" in intensity  # n1 at 2000: 1620, 1580, 1650
+    assert "1,985 [1,980,\u00a01,990]" in intensity
+    assert "1,617 [1,580,\u00a01,650]" in intensity  # n1 at 2000: 1620, 1580, 1650
     assert "Points are means over 3 repeats; bars are 95% bootstrap intervals." in intensity
     boards = section(document, "leaderboards")
     # the Spark figure (pooled over repeats: the best one) with the interval of the per-repeat figures
-    assert "1,988 [1,978, 1,988]" in boards
+    assert "1,988 [1,978,\u00a01,988]" in boards
     assert "vs next" in boards
     adverse = section(document, "adverse")
-    assert "2.0 s [1.5 s, 2.5 s]" in adverse  # n3 recovery over repeats 2.0, 2.5, 1.5
+    assert "2.0 s [1.5 s,\u00a02.5 s]" in adverse  # n3 recovery over repeats 2.0, 2.5, 1.5
 
 
 def test_failed_validation_is_flagged(s3: S3Settings, tmp_path: Path) -> None:

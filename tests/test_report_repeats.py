@@ -59,7 +59,7 @@ def test_a_single_repeat_has_a_degenerate_interval_and_is_shown_without_brackets
     row = repeats.summarize_repeats(rows({("a", 1): [987.0]})).iloc[0]
     assert row["confirm_rate_low"] == row["confirm_rate_high"] == 987.0
     assert repeats.format_interval(987.0, 987.0, 987.0, 1) == "987"
-    assert repeats.format_interval(1985.0, 1980.0, 1990.0, 3) == "1,985 [1,980, 1,990]"
+    assert repeats.format_interval(1985.0, 1980.0, 1990.0, 3) == "1,985 [1,980,\u00a01,990]"
     assert repeats.format_interval(math.nan, math.nan, math.nan, 3) == "n/a"
 
 

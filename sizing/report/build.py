@@ -218,8 +218,8 @@ class Report:
                                 else ""),
                                (str(v.invalid_phases), "bad" if v.invalid_phases else ""),
                                (status[0], status[1])])
-        out.append(table(["config", "cluster $/month", "$/1000 msg/s/month at target", "top matched msg/s",
-                          "highest target met", "adverse passed", "invalid phases", "status"], table_rows,
+        out.append(table(["config", "cluster $/month", "$/1000 msg/s/mo at target", "top msg/s in SLO",
+                          "top target met", "adverse passed", "invalid phases", "status"], table_rows,
                          numeric=[1, 2, 3, 4, 6]))
         out.append(tag("p", "Cost per 1000 msg/s per month = cluster monthly cost / (rate / 1000) (seed 000). "
                             "'At target' lists configs the analysis found to match the target rate within the SLO "
@@ -341,7 +341,7 @@ class Report:
                 shown = _money(getattr(r, value)) if money else _rate(getattr(r, value))
                 if interval is not None and interval.n > 1:
                     fmt = _money if money else _rate
-                    shown += f" [{fmt(interval.low)}, {fmt(interval.high)}]"
+                    shown += f" [{fmt(interval.low)},\u00a0{fmt(interval.high)}]"
                 extra = f" ({_rate(r.rate)} msg/s)" if money else ""
                 note = notes.get(r.config_id, "")
                 body.append([int(r.rank), r.config_id, shown + extra, (note, "warn" if note.startswith("not") else

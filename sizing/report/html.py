@@ -69,7 +69,7 @@ table.data th, table.data td { border-bottom: 1px solid var(--line); padding: 4p
                                vertical-align: top; }
 table.data th { background: #eef1f6; font-weight: 600; font-size: 12px; }
 table.data td:first-child { white-space: nowrap; }
-table.data td.num, table.data th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+table.data td.num, table.data th.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.ok { color: var(--ok); font-weight: 600; } td.bad { color: var(--bad); font-weight: 600; }
 td.muted { color: var(--muted); }
 td.warn { color: var(--warn); }

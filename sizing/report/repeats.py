@@ -116,5 +116,6 @@ def format_interval(estimate: float, low: float, high: float, n: int, fmt: str =
         return "n/a"
     text = fmt.format(estimate)
     if n > 1 and math.isfinite(low) and math.isfinite(high):
-        text += f" [{fmt.format(low)}, {fmt.format(high)}]"
+        # no-break space inside the brackets: a narrow cell wraps before the interval, never inside it
+        text += f" [{fmt.format(low)},\u00a0{fmt.format(high)}]"
     return text
