@@ -40,6 +40,7 @@ def default_executor(cluster: ClusterInfo, broker_config: Mapping[str, Any] | No
         return LocalFaultExecutor(cluster, broker_config)
     if cluster.target == "aws":
         import boto3
+
         from loadgen.faults.ssm import SsmFaultExecutor
 
         return SsmFaultExecutor(cluster, boto3.client("ssm"), broker_config)
