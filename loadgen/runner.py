@@ -43,6 +43,7 @@ from sizing.layout import RunKey
 from sizing.spec import Campaign
 from sizing.timeline import Timeline, expand
 
+NEMESIS_STOP_TIMEOUT_S = 600  # a rolling restart of 5 nodes under load takes minutes
 LOG = logging.getLogger("loadgen.runner")
 
 
@@ -179,16 +180,14 @@ class Runner:
             # One clock for every process: the system-wide monotonic clock, second 0 shortly after this.
             self.start_mono = time.monotonic() + 0.5
             self.start_epoch = time.time() + (self.start_mono - time.monotonic())
+            if self.timeline.faults:
+                # Started before anything slow (uploads) so that no fault fires late; it waits for its times.
+                nemesis = self._fault_injector()
+                nemesis.start()
             for end in ctl:
                 end.send(("start", self.start_mono, self.start_epoch))
             self.store.write_records("phases", phase_rows(self.timeline, self.start_epoch))
             self.runner_event("run_start", self.now_s(), phase=0, workers=len(configs), nonce=self.nonce)
-            if self.timeline.faults:
-                from loadgen.nemesis import FaultInjector  # lazily: only runs with faults need it
-
-                nemesis = FaultInjector(self.cluster, self.timeline.faults, self.emit_event, self.start_mono,
-                                        now=time.monotonic)
-                nemesis.start()
             sampler = broker.BrokerSampler(self.cluster, names, self.emit_sample, self.start_mono, self.start_epoch,
                                            interval_s=self.options.sample_interval_s)
             sampler.start()
@@ -207,13 +206,26 @@ class Runner:
                 if thread is not None:
                     thread.stop()
             paths = self._stop_workers(procs, ctl)
-            for thread in (nemesis, sampler):
-                if thread is not None:
-                    thread.join(timeout=15)
+            if sampler is not None:
+                sampler.join(timeout=15)
+            if nemesis is not None:
+                # Stopping heals what is still broken, and a rolling restart finishes node by node: wait for
+                # it, so that no node is left down and every heal is recorded.
+                nemesis.join(timeout=NEMESIS_STOP_TIMEOUT_S)
             if previous is not None:
                 signal.signal(signal.SIGTERM, previous)
             self._finish(paths, locals().get("books"))
         return 0 if self.status == "complete" else 1
+
+    def _fault_injector(self) -> Any:
+        from loadgen.nemesis import FaultInjector  # lazily: only runs with faults need it
+
+        def phase_at(second: float) -> int:
+            phase = self.timeline.phase_at(second)
+            return phase.number if phase else 0
+
+        return FaultInjector(self.cluster, self.timeline.faults, self.emit_event, self.start_mono,
+                             now=time.monotonic, phase_at=phase_at, broker_config=self.campaign.broker_config)
 
     def _plan(self) -> tuple[list[PublisherBook], list[WorkerConfig]]:
         opts = self.options

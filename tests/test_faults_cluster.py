@@ -13,17 +13,16 @@ from loadgen.faults.local import LocalFaultExecutor, pid_alive, read_pid
 from loadgen.faults.probe import ManagementProbe
 from loadgen.nemesis import FaultInjector
 from sizing.timeline import FaultEvent
-from tests.faults_support import declare_quorum_queue, delete_queue, mgmt, terraform_cluster
+from tests.faults_support import declare_quorum_queue, delete_queue, mgmt
 
 pytestmark = pytest.mark.cluster
 
-PORT_BASE = 22000  # the faults helper's slot 20
+FAULTS_SLOT = 20  # port block 22000; the end-to-end fault tests share this cluster
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    with terraform_cluster(tmp_path_factory.mktemp("faults-cluster"), PORT_BASE) as info:
-        yield info
+def cluster(local_cluster_factory):
+    return local_cluster_factory(slot=FAULTS_SLOT, nodes=3).cluster
 
 
 @pytest.fixture

@@ -13,13 +13,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from sizing.cluster import ClusterInfo
 from sizing.recovery import dense_rates, time_to_recover
-from tests.faults_support import terraform_cluster
+from tests.test_faults_cluster import FAULTS_SLOT
 
 pytestmark = pytest.mark.cluster
 
 REPO = Path(__file__).resolve().parents[1]
-PORT_BASE = 22050  # the faults helper's slot 21
 CONFIG = "n3-c5.2xlarge-gp2"
 RATE = 1000
 CAMPAIGN = f"""
@@ -45,18 +45,16 @@ scenarios:
     faults: [{{kind: memory_alarm, at_s: 8, target: {{node: 1}}, heal_after_s: 6}}]
   - name: rolling
     warmup_s: 2
-    steps: {{rates: [{RATE}], duration_s: 100}}
+    steps: {{rates: [{RATE}], duration_s: 60}}
     faults: [{{kind: rolling_restart, at_s: 5}}]
 """
 
 
 @pytest.fixture(scope="module")
-def cluster_file(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("faults-e2e")
-    with terraform_cluster(tmp, PORT_BASE, name="faults-e2e") as cluster:
-        path = tmp / "cluster.json"
-        path.write_text(cluster.to_json())
-        yield path
+def cluster_file(local_cluster_factory, tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("faults-e2e") / "cluster.json"
+    path.write_text(local_cluster_factory(slot=FAULTS_SLOT, nodes=3).cluster.to_json())
+    return path
 
 
 def run_scenario(cluster_file: Path, tmp_path: Path, scenario: str) -> dict[str, pd.DataFrame]:
@@ -97,7 +95,7 @@ def test_quorum_node_kill_loses_no_confirmed_message_and_recovers(cluster_file, 
     frames = run_scenario(cluster_file, tmp_path, "kill")
     faults = fault_events(frames)
     assert list(faults["kind"]) == ["fault_start", "fault_heal"], faults.to_dict("records")
-    assert set(faults["node"]) == {"rabbit-22050-2@localhost"}
+    assert set(faults["node"]) == {ClusterInfo.from_json(cluster_file.read_text()).node(2).name}
     kill_s = float(faults["second"][0])
     assert json.loads(faults["detail"][0])["signal"] == "SIGKILL"
     assert json.loads(faults["detail"][1])["running_after_s"] > 0
@@ -137,7 +135,8 @@ def test_rolling_restart_completes_with_records_and_no_confirmed_loss(cluster_fi
     faults = fault_events(frames)
     assert list(faults["kind"]) == ["fault_start", "fault_heal"], faults.to_dict("records")
     detail = json.loads(faults["detail"][1])
-    assert [s["node"] for s in detail["nodes"]] == [f"rabbit-22050-{i}@localhost" for i in (1, 2, 3)]
+    cluster = ClusterInfo.from_json(cluster_file.read_text())
+    assert [s["node"] for s in detail["nodes"]] == [node.name for node in cluster.nodes]
     print(f"\nrolling restart under load: {detail['duration_s']}s; per node "
           f"{[s['step_s'] for s in detail['nodes']]}")
     confirmed = per_second(frames, "confirmed")
