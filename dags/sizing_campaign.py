@@ -92,11 +92,19 @@ def sizing_campaign():
         destroy = ClusterDestroyOperator(task_id="terraform_destroy", config=config)
         slot >> apply >> healthy >> load >> uploaded >> destroy.as_teardown(setups=apply)
 
-    @task
+    @task(trigger_rule="all_done")
     def spark_args(job: str, configs: list[dict]) -> list[list[str]]:
+        """Runs once every config's group is done (a failed config does not abandon the others), and
+        analyses the configs whose raw runs all landed; the failed config still fails the DAG run."""
         from rabbit_sizing.spark import per_config_args
+        from rabbit_sizing.uploads import configs_with_complete_raw
 
-        return per_config_args(job, configs)
+        complete = configs_with_complete_raw(configs)
+        if not complete:
+            from airflow.sdk.exceptions import AirflowFailException
+
+            raise AirflowFailException("no config has complete raw results: nothing to analyse")
+        return per_config_args(job, complete)
 
     @task
     def campaign_args(run: dict) -> list[str]:

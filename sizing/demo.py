@@ -7,6 +7,7 @@ is driven over HTTP like a user would. Everything lives under <repo>/.state (SIZ
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -78,6 +79,7 @@ def airflow_env(s: DemoSettings, base: Mapping[str, str] | None = None) -> dict[
         "AIRFLOW__API__HOST": "127.0.0.1",
         "AIRFLOW__API__PORT": str(s.api_port),
         "AIRFLOW__API__BASE_URL": s.api_url,
+        "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(s.api_port + 2),
         "AIRFLOW__API_AUTH__JWT_SECRET": _secret(s),
         "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
         "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "10",
@@ -153,10 +155,8 @@ def _stop_group(pid: int, grace_s: float = 20.0) -> None:
             return
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
-            try:
+            with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                pass
             if not _alive(pid):
                 return
             time.sleep(0.2)
@@ -210,21 +210,13 @@ def stop(s: DemoSettings, say: Callable[[str], None] = print) -> None:
         _pid_file(s, name).unlink(missing_ok=True)
     for pid in _leftover_pids(s):
         _stop_group(pid, grace_s=5)
-        with _suppress():
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
         say(f"stopped leftover process {pid}")
     leases = s.state / "leases"
     if leases.exists():
         for path in leases.rglob("*.lease"):
             path.unlink()
-
-
-class _suppress:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> bool:
-        return exc[0] is not None and issubclass(exc[0], ProcessLookupError | PermissionError)
 
 
 def _leftover_pids(s: DemoSettings) -> list[int]:
@@ -258,10 +250,20 @@ class AirflowClient:
         self.token = response.json()["access_token"]
         self.http.headers["Authorization"] = f"Bearer {self.token}"
 
-    def get(self, path: str, **params) -> Any:
-        response = self.http.get(f"{self.s.api_url}/api/v2{path}", params=params, timeout=10)
-        response.raise_for_status()
-        return response.json()
+    def get(self, path: str, attempts: int = 5, **params) -> Any:
+        """GET with retries: on a busy 2-core machine the single api-server worker can be slow to answer."""
+        import requests
+
+        for attempt in range(attempts):
+            try:
+                response = self.http.get(f"{self.s.api_url}/api/v2{path}", params=params, timeout=30)
+                response.raise_for_status()
+                return response.json()
+            except (requests.ConnectionError, requests.Timeout):
+                if attempt == attempts - 1:
+                    raise
+                time.sleep(2 * (attempt + 1))
+        raise AssertionError("unreachable")
 
     def wait_for_dag(self, dag_id: str, timeout_s: float = 120) -> None:
         deadline = time.monotonic() + timeout_s
@@ -290,7 +292,7 @@ class AirflowClient:
 
 
 def wait_for_run(client: AirflowClient, dag_id: str, run_id: str, timeout_s: float,
-                 say: Callable[[str], None] = print, poll_s: float = 2.0) -> tuple[dict, list[dict]]:
+                 say: Callable[[str], None] = print, poll_s: float = 3.0) -> tuple[dict, list[dict]]:
     """Poll until the run finishes, printing each task as it finishes."""
     seen: set[tuple[str, int]] = set()
     start = time.monotonic()

@@ -19,15 +19,39 @@ def cluster_json_path(config: Mapping[str, Any]) -> Path:
     return state_dir() / "clusters" / f"{config['campaign']}--{config['config_id']}.json"
 
 
-def _hook(config: Mapping[str, Any]):
-    from rabbit_sizing.hooks.terraform import TerraformHook  # branch infra
+def plan_and_campaign(config: Mapping[str, Any]):
+    """The ConfigPlan (with the run's shifted slot) and Campaign a config dict stands for."""
+    from dataclasses import replace
 
-    return TerraformHook.for_config(config)
+    from sizing.plan import plan_configs
+    from sizing.spec import load_campaign
+
+    campaign = load_campaign(config["spec_path"])
+    (plan,) = plan_configs(campaign, [config["config_id"]])
+    return replace(plan, slot=int(config["slot"])), campaign
+
+
+def _stack(config: Mapping[str, Any]):
+    """sizing.terraform's stack for this (campaign, config), state under SIZING_STATE_DIR/terraform."""
+    from sizing import terraform
+
+    root = state_dir() / "terraform"
+    if config["deployment"] == "local":
+        return terraform.LocalClusterStack(config["campaign"], config["config_id"], state_root=root)
+    return terraform.TerraformStack(terraform.workspace("aws", config["campaign"], config["config_id"], root))
 
 
 def provision(config: Mapping[str, Any]) -> ClusterInfo:
     """terraform apply; returns the stack's `cluster` output and writes it where the load generator reads it."""
-    cluster = _hook(config).apply()
+    from sizing import terraform
+
+    plan, campaign = plan_and_campaign(config)
+    stack = _stack(config)
+    if config["deployment"] == "local":
+        cluster = stack.apply(plan, campaign)
+    else:
+        outputs = stack.apply_variables(terraform.aws_stack_variables(plan, campaign))
+        cluster = ClusterInfo.from_terraform_outputs(outputs)
     path = cluster_json_path(config)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(cluster.to_json())
@@ -35,7 +59,7 @@ def provision(config: Mapping[str, Any]) -> ClusterInfo:
 
 
 def deprovision(config: Mapping[str, Any]) -> None:
-    _hook(config).destroy()
+    _stack(config).destroy()
     cluster_json_path(config).unlink(missing_ok=True)
 
 

@@ -42,3 +42,18 @@ def publish_run_logs(config: Mapping[str, Any], runs: list[dict]) -> list[str]:
             hook.load_file(str(path), key, bucket_name=bucket, replace=True)
             uploaded.append(key)
     return uploaded
+
+
+def configs_with_complete_raw(configs: list[dict]) -> list[dict]:
+    """The configs whose every (scenario, repeat) run has its manifest in S3."""
+    from airflow.providers.amazon.aws.hooks.s3 import S3Hook
+
+    from rabbit_sizing.planning import scenario_runs
+    from sizing.layout import RunKey, manifest_key
+    from sizing.storage import S3Settings
+
+    hook = S3Hook(aws_conn_id=AWS_CONN_ID)
+    bucket = S3Settings.from_env().bucket
+    return [c for c in configs
+            if all(hook.check_for_key(manifest_key(RunKey(c["campaign"], c["config_id"], s, c["run_label"], r)),
+                                      bucket_name=bucket) for s, r in scenario_runs(c))]
