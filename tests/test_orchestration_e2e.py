@@ -78,7 +78,7 @@ def _no_broker_left(settings: DemoSettings) -> None:
 
 @pytest.fixture(scope="module")
 def first_run(stack):
-    settings, client = stack
+    _, client = stack
     run, tis = _run(client, {"run_label": "ci"})
     return run, tis
 
