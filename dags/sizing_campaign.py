@@ -2,7 +2,8 @@
 
 validate_spec -> plan_configs -> cluster[config] (mapped group, one per config):
     wait_for_slot -> terraform_apply (setup) -> wait_healthy -> run_scenarios -> upload -> terraform_destroy (teardown)
--> phase_summary[config] -> leaderboards -> validate_tables -> report
+-> analysis_inputs -> validate_raw[config] -> phase_summary[config] -> validate_phase_summary[config]
+-> leaderboards -> validate_leaderboards -> report    (Spark jobs via SparkSubmitOperator; GX in validate)
 
 Backfill one config: trigger with `configs: [<config_id>]` (and the same `run_label`); the raw run
 partitions and the per-config table partitions of that config are replaced, nothing else is touched.
@@ -93,24 +94,24 @@ def sizing_campaign():
         slot >> apply >> healthy >> load >> uploaded >> destroy.as_teardown(setups=apply)
 
     @task(trigger_rule="all_done")
-    def spark_args(job: str, configs: list[dict]) -> list[list[str]]:
-        """Runs once every config's group is done (a failed config does not abandon the others), and
-        analyses the configs whose raw runs all landed; the failed config still fails the DAG run."""
-        from rabbit_sizing.spark import per_config_args
+    def analysis_inputs(run: dict, configs: list[dict]) -> list[dict]:
+        """Runs once every config's group is done (a failed config does not abandon the others) and
+        analyses the configs whose raw runs all landed; a failed config still fails the DAG run."""
+        from airflow.sdk.exceptions import AirflowFailException
+        from rabbit_sizing.spark import analysis_args, build_py_files
         from rabbit_sizing.uploads import configs_with_complete_raw
 
         complete = configs_with_complete_raw(configs)
         if not complete:
-            from airflow.sdk.exceptions import AirflowFailException
-
             raise AirflowFailException("no config has complete raw results: nothing to analyse")
-        return per_config_args(job, complete)
+        print("py-files:", build_py_files())
+        return analysis_args(run, complete)["per_config"]
 
-    @task
-    def campaign_args(run: dict) -> list[str]:
-        from rabbit_sizing.spark import job_args
+    @task(multiple_outputs=True)
+    def campaign_args(run: dict) -> dict:
+        from rabbit_sizing.spark import analysis_args
 
-        return job_args("leaderboards", run["campaign"], run["run_label"])
+        return analysis_args(run, [])
 
     @task(outlets=[REPORT])
     def report(run: dict) -> str:
@@ -123,28 +124,49 @@ def sizing_campaign():
     configs = plan_configs(run)
     clusters = per_config.expand(config=configs)
 
-    summary_args = spark_args.override(task_id="phase_summary_args")("phase_summary", configs)
-    clusters >> summary_args
-    phase_summary = SparkSubmitOperator.partial(
-        task_id="phase_summary", conn_id=SPARK_CONN_ID, application=_app("phase_summary"), conf=SPARK_CONF,
-        name="phase_summary", max_active_tis_per_dagrun=1, outlets=[PHASE_SUMMARY],
-    ).expand(application_args=summary_args)
-    board_args = campaign_args(run)
-    leaderboards = SparkSubmitOperator(
-        task_id="leaderboards", conn_id=SPARK_CONN_ID, application=_app("leaderboards"), conf=SPARK_CONF,
-        name="leaderboards", application_args=board_args, outlets=[LEADERBOARDS],
-    )
-    validate_tables = SparkSubmitOperator(
-        task_id="validate_tables", conn_id=SPARK_CONN_ID, application=_app("validate"), conf=SPARK_CONF,
-        name="validate", application_args=board_args, outlets=[VALIDATION],
-    )
-    phase_summary >> leaderboards >> validate_tables >> report(run)
+    inputs = analysis_inputs(run, configs)
+    clusters >> inputs
+
+    def spark(task_id: str, job: str, args, outlets, per_config: bool):
+        kwargs = dict(task_id=task_id, conn_id=SPARK_CONN_ID, application=_app(job), py_files=_py_files(),
+                      conf=SPARK_CONF, name=task_id, outlets=outlets)
+        if per_config:  # one job per config, one at a time (each spark-submit is ~400 MB and two cores' worth)
+            return SparkSubmitOperator.partial(max_active_tis_per_dagrun=1, **kwargs).expand(application_args=args)
+        return SparkSubmitOperator(application_args=args, **kwargs)
+
+    boards = campaign_args(run)
+    validate_raw = spark("validate_raw", "validate", inputs.map(_validate_raw_args), [VALIDATION], True)
+    phase_summary = spark("phase_summary", "phase_summary", inputs.map(_phase_summary_args), [PHASE_SUMMARY], True)
+    validate_summary = spark("validate_phase_summary", "validate", inputs.map(_validate_summary_args),
+                             [VALIDATION], True)
+    leaderboards = spark("leaderboards", "leaderboards", boards["leaderboards"], [LEADERBOARDS], False)
+    validate_boards = spark("validate_leaderboards", "validate", boards["validate_leaderboards"], [VALIDATION],
+                            False)
+    validate_raw >> phase_summary >> validate_summary >> leaderboards >> validate_boards >> report(run)
 
 
 def _app(job: str) -> str:
     from rabbit_sizing.spark import application
 
     return application(job)
+
+
+def _validate_raw_args(item: dict) -> list[str]:
+    return item["validate_raw"]
+
+
+def _phase_summary_args(item: dict) -> list[str]:
+    return item["phase_summary"]
+
+
+def _validate_summary_args(item: dict) -> list[str]:
+    return item["validate_phase_summary"]
+
+
+def _py_files() -> str:
+    from rabbit_sizing.spark import py_files_path
+
+    return str(py_files_path())
 
 
 DAG = sizing_campaign()

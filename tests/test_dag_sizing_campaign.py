@@ -45,13 +45,14 @@ def test_task_structure(dag):
     ids = set(dag.task_ids)
     assert {"validate_spec", "plan_configs", "cluster.wait_for_slot", "cluster.terraform_apply",
             "cluster.wait_healthy", "cluster.run_scenarios", "cluster.upload", "cluster.terraform_destroy",
-            "phase_summary", "leaderboards", "validate_tables", "report"} <= ids
+            "analysis_inputs", "validate_raw", "phase_summary", "validate_phase_summary", "leaderboards",
+            "validate_leaderboards", "report"} <= ids
     apply, destroy = dag.get_task("cluster.terraform_apply"), dag.get_task("cluster.terraform_destroy")
     assert apply.is_setup and destroy.is_teardown
     assert "cluster.terraform_apply" in destroy.upstream_task_ids
     # The work happens between setup and teardown; nothing depends on the spec being valid except via validate.
     assert dag.get_task("cluster.run_scenarios").upstream_task_ids >= {"cluster.wait_healthy"}
-    assert dag.get_task("cluster.upload").downstream_task_ids == {"cluster.terraform_destroy", "phase_summary_args"}
+    assert dag.get_task("cluster.upload").downstream_task_ids == {"cluster.terraform_destroy", "analysis_inputs"}
     assert dag.get_task("plan_configs").upstream_task_ids == {"validate_spec"}
     # Per-config group is mapped over the planned configs.
     group = dag.task_group_dict["cluster"]
@@ -60,8 +61,15 @@ def test_task_structure(dag):
     summary = dag.get_task("phase_summary")
     assert summary.operator_name == "SparkSubmitOperator" or summary.operator_class.__name__ == "SparkSubmitOperator"
     assert summary.partial_kwargs["max_active_tis_per_dagrun"] == 1
-    assert dag.get_task("leaderboards").upstream_task_ids >= {"phase_summary"}
-    assert dag.get_task("report").upstream_task_ids >= {"validate_tables"}
+    assert dag.get_task("analysis_inputs").trigger_rule == "all_done"  # a failed config does not abandon the rest
+    for task_id in ("validate_raw", "phase_summary", "validate_phase_summary", "leaderboards", "validate_leaderboards"):
+        task = dag.get_task(task_id)
+        kwargs = getattr(task, "partial_kwargs", None) or {}
+        application = kwargs.get("application") or getattr(task, "application", None) or task._application
+        assert application.endswith(".py") and "/spark_jobs/" in application
+    assert dag.get_task("phase_summary").upstream_task_ids == {"validate_raw", "analysis_inputs"}
+    assert dag.get_task("leaderboards").upstream_task_ids >= {"validate_phase_summary"}
+    assert dag.get_task("report").upstream_task_ids >= {"validate_leaderboards"}
 
 
 def test_outlets_are_assets(dag):

@@ -24,10 +24,16 @@ CONFIGS = ("n1-c5.2xlarge-gp2", "n1-c5.4xlarge-gp2")
 DAG_ID = "sizing_campaign"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def _free_port(lo: int = 22900, hi: int = 22999) -> int:
+    """A free port in the orchestration area's block (ports next to its RabbitMQ slots 30-39)."""
+    for port in range(lo, hi):
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {lo}-{hi}")
 
 
 def _listening(port: int) -> bool:
@@ -41,7 +47,7 @@ def stack(tmp_path_factory):
     for module in ("loadgen", "spark_jobs", "sizing.terraform"):
         pytest.importorskip(module, reason=f"{module} is not merged into this checkout yet")
     offset = int(os.environ.get("SIZING_SLOT_OFFSET", "30"))
-    settings = DemoSettings(state=tmp_path_factory.mktemp("demo-state"), api_port=_free_port(), s3_port=_free_port(),
+    settings = DemoSettings(state=tmp_path_factory.mktemp("demo-state"), api_port=_free_port(22900), s3_port=_free_port(22950),
                             slot_offset=offset)
     start(settings)
     try:
