@@ -16,13 +16,19 @@ def lease_board(deployment: str) -> LeaseBoard:
 
 
 class ClusterSlotSensor(BaseSensorOperator):
-    """Waits (in reschedule mode: no worker slot held) until fewer than `max_parallel` clusters are up."""
+    """Waits until fewer than the run's `max_parallel_configs` clusters are up, then holds a slot.
+
+    Poke mode, and one waiting instance per run (max_active_tis_per_dagrun=1): a waiting sensor holds one
+    worker slot, never more, so a lease holder always finds a worker. (Reschedule mode would free that slot,
+    but Airflow 3.3's LocalExecutor raced on it here: a rescheduled instance re-queued before the executor
+    reported the previous try, and the scheduler then failed it.)"""
 
     template_fields: Sequence[str] = ("config",)
 
     def __init__(self, *, config: Any, **kwargs) -> None:
-        kwargs.setdefault("mode", "reschedule")
-        kwargs.setdefault("poke_interval", 5)
+        kwargs.setdefault("mode", "poke")
+        kwargs.setdefault("poke_interval", 3)
+        kwargs.setdefault("max_active_tis_per_dagrun", 1)
         super().__init__(**kwargs)
         self.config = config
 
