@@ -30,6 +30,7 @@ VALIDATION = Asset(uri=f"s3://{BUCKET}/validation/", name="sizing_validation", g
 REPORT = Asset(uri=f"s3://{BUCKET}/reports/", name="sizing_report", group="rabbit-sizing")
 
 SPARK_CONN_ID = "spark_default"
+PY_FILES = "{{ ti.xcom_pull(task_ids='analysis_inputs', key='py_files') }}"
 SPARK_CONF = {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4"}
 
 
@@ -104,7 +105,13 @@ def sizing_campaign():
         complete = configs_with_complete_raw(configs)
         if not complete:
             raise AirflowFailException("no config has complete raw results: nothing to analyse")
-        print("py-files:", build_py_files())
+        from airflow.sdk import BaseHook, get_current_context
+
+        # A local master imports sizing/ and spark_jobs/ from the repo (PYTHONPATH); a remote one needs the zip.
+        master = BaseHook.get_connection(SPARK_CONN_ID).host or ""
+        py_files = "" if master.startswith("local") else str(build_py_files())
+        get_current_context()["ti"].xcom_push(key="py_files", value=py_files)
+        print(f"spark master {master}; py-files: {py_files or '(none: local master, repo on PYTHONPATH)'}")
         return analysis_args(run, complete)["per_config"]
 
     @task(multiple_outputs=True)
@@ -128,8 +135,8 @@ def sizing_campaign():
     clusters >> inputs
 
     def spark(task_id: str, job: str, args, outlets, per_config: bool):
-        kwargs = dict(task_id=task_id, conn_id=SPARK_CONN_ID, application=_app(job), py_files=_py_files(),
-                      conf=SPARK_CONF, name=task_id, outlets=outlets)
+        kwargs = dict(task_id=task_id, conn_id=SPARK_CONN_ID, application=_app(job), py_files=PY_FILES,
+                      conf=SPARK_CONF, env_vars=_spark_env(), name=task_id, outlets=outlets)
         if per_config:  # one job per config, one at a time (each spark-submit is ~400 MB and two cores' worth)
             return SparkSubmitOperator.partial(max_active_tis_per_dagrun=1, **kwargs).expand(application_args=args)
         return SparkSubmitOperator(application_args=args, **kwargs)
@@ -163,10 +170,10 @@ def _validate_summary_args(item: dict) -> list[str]:
     return item["validate_phase_summary"]
 
 
-def _py_files() -> str:
-    from rabbit_sizing.spark import py_files_path
+def _spark_env() -> dict[str, str]:
+    from rabbit_sizing.spark import driver_env
 
-    return str(py_files_path())
+    return driver_env()
 
 
 DAG = sizing_campaign()

@@ -10,6 +10,7 @@ The jobs' Python modules (sizing/, spark_jobs/) reach the executors as one zip g
 from __future__ import annotations
 
 import hashlib
+import os
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -22,6 +23,12 @@ PACKAGES = ("sizing", "spark_jobs")
 
 def application(job: str) -> str:
     return str(REPO_ROOT / "spark_jobs" / f"{job}.py")
+
+
+def driver_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The spark-submit process env additions: the repo on PYTHONPATH (what a local master imports)."""
+    env = os.environ if env is None else env
+    return {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))}
 
 
 def py_files_path() -> Path:
