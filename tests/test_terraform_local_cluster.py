@@ -119,3 +119,26 @@ def test_two_clusters_coexist_on_their_own_ports(local_cluster_factory):
         assert connection.is_open
     # Different cookies: one cluster's CLI cannot talk to the other's nodes.
     assert three.ctl_env["HOME"] != one.ctl_env["HOME"]
+
+
+def test_memory_alarm_through_ctl_cmd(local_cluster_factory):
+    """How the fault injector raises and clears a resource alarm on one local node."""
+    from sizing.terraform import _get_json
+
+    cluster = local_cluster_factory(slot=SLOT_3, nodes=3).cluster
+    node = cluster.node(3)
+
+    def alarmed() -> bool:
+        nodes = _get_json(f"{cluster.node(1).management_url}/api/nodes", cluster.username, cluster.password, 5)
+        return next(n for n in nodes if n["name"] == node.name)["mem_alarm"]
+
+    ctl(cluster, node, "set_vm_memory_high_watermark", "0.0000001")
+    deadline = time.monotonic() + 15
+    while not alarmed() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert alarmed()
+    ctl(cluster, node, "set_vm_memory_high_watermark", "0.4")
+    deadline = time.monotonic() + 15
+    while alarmed() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not alarmed()
