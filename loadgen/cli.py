@@ -41,10 +41,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", default=_env("OUT", "artifacts/loadgen"), help="local record directory")
     run.add_argument("--no-upload", action="store_true", default=_env("NO_UPLOAD") == "1",
                      help="write records locally only")
-    run.add_argument("--tick-ms", type=float, default=2.0, help="publish/ack tick of each worker (ms)")
+    run.add_argument("--tick-ms", type=float, default=5.0, help="publish/ack tick of each worker (ms)")
     run.add_argument("--drain-timeout", type=float, default=30.0, help="longest wait for consumers after the end (s)")
     run.add_argument("--sample-interval", type=float, default=5.0, help="management API sampling period (s)")
     run.add_argument("--progress-interval", type=float, default=5.0, help="progress line period (s)")
+    run.add_argument("--io-mode", choices=("tick", "event"), default=_env("IO_MODE", "tick"),
+                     help="tick: read sockets once per tick (fewer syscalls); event: read on every readable event")
     run.add_argument("--log-level", default=_env("LOG_LEVEL", "WARNING"))
     return parser
 
@@ -86,7 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     workers = args.workers or default_workers(max(workload.publishers.count, workload.consumers.count))
     options = RunOptions(workers=workers, out_dir=Path(args.out), upload=not args.no_upload,
                          tick_s=args.tick_ms / 1000, drain_timeout_s=args.drain_timeout,
-                         sample_interval_s=args.sample_interval, progress_interval_s=args.progress_interval)
+                         sample_interval_s=args.sample_interval, progress_interval_s=args.progress_interval,
+                         io_mode=args.io_mode)
     runner = Runner(campaign, args.config, args.scenario, args.run_id, cluster, repeat=args.repeat,
                     options=options, echo=lambda line: print(line, flush=True))
     return runner.run()

@@ -14,10 +14,12 @@ after the drain.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
 import os
+import select
 import time
 import traceback
 from bisect import bisect_right
@@ -40,7 +42,8 @@ LOG = logging.getLogger("loadgen.worker")
 
 # pika reads 4 KiB per recv() (about three 1 KB deliveries per syscall and per Python callback); larger
 # reads cut the receive path's per-message cost several-fold. Process-local: only worker processes import this.
-io_services_utils._AsyncTransportBase._MAX_RECV_BYTES = 1 << 17
+RECV_BYTES = 1 << 17
+io_services_utils._AsyncTransportBase._MAX_RECV_BYTES = RECV_BYTES
 io_services_utils._AsyncTransportBase._MAX_CONSUME_BYTES = 1 << 20
 
 MAX_TX_BUFFER = 4 << 20  # stop feeding a connection whose socket is not draining (the broker is slow)
@@ -62,8 +65,12 @@ class WorkerConfig:
     offsets: tuple[int, ...]  # flat-array offset of every publisher of the run (len = publishers + 1)
     nonce: int  # run nonce in every body: messages of another run are counted as foreign
     out_dir: str  # where the worker leaves its accounting arrays for the runner
-    tick_s: float = 0.002
+    tick_s: float = 0.005
     stream_offset: str = "next"
+    # "tick": sockets are read once per tick (one epoll call for all of them), so the process wakes up
+    # 1/tick_s times a second whatever the message rate; deliveries and confirms are then seen up to one
+    # tick late (included in the recorded latencies). "event": pika's read watchers, a wake-up per read.
+    io_mode: str = "tick"
 
 
 # ----------------------------------------------------------------------------------------- recorder
@@ -310,6 +317,40 @@ class FastConnection(pika.SelectConnection):
         self.fast_publishers: dict[int, PublisherState] = {}
         super().__init__(parameters, custom_ioloop=worker.ioloop, **kwargs)
 
+    def socket_fd(self) -> int | None:
+        transport = self._transport
+        return transport._sock.fileno() if transport is not None and transport._sock is not None else None
+
+    def polled_reads(self, on: bool) -> None:
+        """Tick mode: take the socket away from the IO loop's read watcher (the worker polls it once per tick),
+        or give it back (for the close handshake)."""
+        transport, fd = self._transport, self.socket_fd()
+        if transport is None or fd is None or fd < 0:
+            return
+        if on:
+            transport._nbio.remove_reader(fd)
+        else:
+            transport._nbio.set_reader(fd, transport._on_socket_readable)
+
+    def pull(self) -> None:
+        """Read what the socket holds now: one recv() (pika's own read path loops until EAGAIN, which is a
+        second syscall and a raised exception per read); EOF and errors go to pika's path, which handles them."""
+        transport = self._transport
+        if transport is None or transport._sock is None:
+            return
+        try:
+            data = transport._sock.recv(RECV_BYTES)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if not data:
+            transport._on_socket_readable()
+            return
+        self._on_data_available(data)
+        if len(data) == RECV_BYTES and self._transport is transport:
+            self.pull()  # more may be waiting
+
     def tx_buffered(self) -> int:
         transport = self._transport
         return transport.get_write_buffer_size() if transport is not None else 0
@@ -486,6 +527,8 @@ class Worker:
         self.last_behind_event = -math.inf
         self.next_tick = 0.0
         self.pending_ready = len(self.publishers) + len(self.consumers)
+        self.read_poller = select.epoll() if cfg.io_mode == "tick" else None
+        self.polled: dict[int, FastConnection] = {}
         self.sent_ready = False
 
     # -- clock
@@ -562,6 +605,8 @@ class Worker:
     def _client_ready(self, client: PublisherState | ConsumerState) -> None:
         recovering = client.ready is None
         client.ready = True
+        if self.start_mono is not None:
+            self._poll_reads(client.conn)
         if recovering:
             self.event("connection_recovered", node=self.cfg.cluster.nodes[client.node].name,
                        client=self._client_name(client))
@@ -570,6 +615,29 @@ class Worker:
         if self.pending_ready == 0 and not self.sent_ready:
             self.sent_ready = True
             self.send("ready", None)
+
+    def _poll_reads(self, conn: FastConnection | None) -> None:
+        if self.read_poller is None or conn is None:
+            return
+        fd = conn.socket_fd()
+        if fd is None or fd < 0:
+            return
+        conn.polled_reads(True)
+        try:
+            self.read_poller.register(fd, select.EPOLLIN)
+        except FileExistsError:  # the fd number of a closed connection, reused
+            self.read_poller.modify(fd, select.EPOLLIN)
+        self.polled[fd] = conn
+
+    def _read_all(self) -> None:
+        for fd, _events in self.read_poller.poll(0):
+            conn = self.polled.get(fd)
+            if conn is None or conn.socket_fd() != fd:
+                with contextlib.suppress(OSError, ValueError):
+                    self.read_poller.unregister(fd)
+                self.polled.pop(fd, None)
+                continue
+            conn.pull()
 
     def _client_name(self, client: PublisherState | ConsumerState) -> str:
         return f"{'publisher' if isinstance(client, PublisherState) else 'consumer'}-{client.plan.index}"
@@ -618,6 +686,9 @@ class Worker:
         self.cpu_mark = time.process_time()
         for pub in self.publishers:
             pub.ensure_due(1.0)
+        for client in [*self.publishers, *self.consumers]:
+            if client.ready:
+                self._poll_reads(client.conn)
         self.next_tick = max(0.0, self.now_s())
         self.ioloop.call_later(max(0.0, start_mono - time.monotonic()), self.tick)
 
@@ -629,6 +700,8 @@ class Worker:
         lag = now - self.next_tick
         if lag > stats.tick_lag_max_s:
             stats.tick_lag_max_s = lag
+        if self.read_poller is not None:
+            self._read_all()
         while now >= self.second + 1:
             self.close_second()
         self.processing_s = self.cfg.timeline.processing_ms_at(now) / 1000.0
@@ -725,6 +798,12 @@ class Worker:
         if self.start_mono is not None:
             self.close_second(final=True)
         self.stopping = True
+        for fd, conn in list(self.polled.items()):  # the close handshake needs pika's own reads again
+            with contextlib.suppress(OSError, ValueError):
+                self.read_poller.unregister(fd)
+            if conn.socket_fd() == fd:
+                conn.polled_reads(False)
+        self.polled.clear()
         path = self.save_accounting()
         times = os.times()
         self.send("done", {"path": path, "user_s": times.user, "system_s": times.system,

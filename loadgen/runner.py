@@ -51,7 +51,7 @@ class RunOptions:
     workers: int = 1
     out_dir: Path = Path("artifacts/loadgen")
     upload: bool = True
-    tick_s: float = 0.002
+    tick_s: float = 0.005
     drain_timeout_s: float = 30.0
     drain_idle_s: float = 5.0  # stop draining once nothing was consumed for this long
     sample_interval_s: float = 5.0
@@ -59,6 +59,7 @@ class RunOptions:
     ready_timeout_s: float = 60.0
     stream_offset: str = "next"
     purge: bool = True
+    io_mode: str = "tick"  # see WorkerConfig.io_mode
 
 
 class RunFailed(RuntimeError):
@@ -231,7 +232,7 @@ class Runner:
                          timeline=self.timeline, publishers=tuple(p for p in publishers if p.worker == w),
                          consumers=tuple(c for c in consumers if c.worker == w), offsets=tuple(offsets),
                          nonce=self.nonce, out_dir=str(work_dir), tick_s=opts.tick_s,
-                         stream_offset=opts.stream_offset)
+                         stream_offset=opts.stream_offset, io_mode=opts.io_mode)
             for w in range(opts.workers)
         ]
         return [], configs
