@@ -38,7 +38,7 @@ def raw_frames(raw: dict[str, DataFrame], expected_phases: dict[str, int]) -> di
     for col in ("e2e_hist", "confirm_hist", "publish_delay_hist"):
         wire_ok = wire_ok & F.coalesce(F.length(col) % 6 == 0, F.lit(True))
     binary = [c.name for c in records.CLIENT_SECONDS if c.type == "binary"]
-    client = cs.drop(*binary).withColumn("hist_wire_ok", wire_ok).toPandas()
+    client = cs.withColumn("hist_wire_ok", wire_ok).drop(*binary).toPandas()
 
     phases = raw["phases"].select(*RUN_COLS, "phase", "start_s", "warmup_s")
     warm = (cs.select(*RUN_COLS, "phase", "second", "warmup").join(phases, [*RUN_COLS, "phase"], "inner")

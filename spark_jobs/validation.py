@@ -10,6 +10,7 @@ context whose checkpoint also updates a local Data Docs site (SITE_NAME, not the
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from dataclasses import dataclass
@@ -42,7 +43,7 @@ def _monotonic(prefix: str) -> list[Expectation]:
     return [("ExpectColumnPairValuesAToBeGreaterThanB",
              {"column_A": f"{prefix}_{hi}_ms", "column_B": f"{prefix}_{lo}_ms", "or_equal": True,
               "ignore_row_if": "either_value_is_missing"})
-            for lo, hi in zip(LAT_ORDER, LAT_ORDER[1:], strict=False)]
+            for lo, hi in itertools.pairwise(LAT_ORDER)]
 
 
 def _raw_client_columns() -> list[str]:
