@@ -31,27 +31,26 @@ def plan_and_campaign(config: Mapping[str, Any]):
     return replace(plan, slot=int(config["slot"])), campaign
 
 
-def _stack(config: Mapping[str, Any]):
-    """sizing.terraform's stack for this (campaign, config), state under SIZING_STATE_DIR/terraform."""
-    from sizing import terraform
+def _hook(config: Mapping[str, Any]):
+    """TerraformHook (plugins/rabbit_sizing/hooks/terraform.py) for the config's target; the connection
+    `terraform_default` (state root, S3 backend for aws) is used when it exists."""
+    from rabbit_sizing.hooks.terraform import TerraformHook
 
-    root = state_dir() / "terraform"
-    if config["deployment"] == "local":
-        return terraform.LocalClusterStack(config["campaign"], config["config_id"], state_root=root)
-    return terraform.TerraformStack(terraform.workspace("aws", config["campaign"], config["config_id"], root))
+    conn_id = "terraform_default" if _has_connection("terraform_default") else None
+    return TerraformHook(target=config["deployment"], terraform_conn_id=conn_id,
+                         state_root=None if conn_id else state_dir() / "terraform")
+
+
+def _has_connection(conn_id: str) -> bool:
+    import os
+
+    return f"AIRFLOW_CONN_{conn_id.upper()}" in os.environ
 
 
 def provision(config: Mapping[str, Any]) -> ClusterInfo:
     """terraform apply; returns the stack's `cluster` output and writes it where the load generator reads it."""
-    from sizing import terraform
-
     plan, campaign = plan_and_campaign(config)
-    stack = _stack(config)
-    if config["deployment"] == "local":
-        cluster = stack.apply(plan, campaign)
-    else:
-        outputs = stack.apply_variables(terraform.aws_stack_variables(plan, campaign))
-        cluster = ClusterInfo.from_terraform_outputs(outputs)
+    cluster = _hook(config).apply(plan, campaign)
     path = cluster_json_path(config)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(cluster.to_json())
@@ -59,7 +58,7 @@ def provision(config: Mapping[str, Any]) -> ClusterInfo:
 
 
 def deprovision(config: Mapping[str, Any]) -> None:
-    _stack(config).destroy()
+    _hook(config).destroy(config["campaign"], config["config_id"])
     cluster_json_path(config).unlink(missing_ok=True)
 
 
