@@ -1,0 +1,318 @@
+"""phase_summary: one row per campaign, config, scenario, run, repeat and phase (schema: spark_jobs/README.md).
+
+    spark-submit --py-files build/sizing_jobs.zip spark_jobs/phase_summary.py \
+        --spec campaigns/local-quick.yaml --campaign local-quick --config n1-c5.2xlarge-gp2 --run-id R1
+
+Reads the raw records of the given configs and runs (never "latest"), and overwrites exactly the
+`tables/phase_summary/campaign=C/config=K/` partitions of those configs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from sizing import layout, records
+from spark_jobs import histmerge, tables
+from spark_jobs.recovery import fault_impact
+from spark_jobs.s3source import read_objects, write_table
+from spark_jobs.store import StoreSpec
+
+TABLE = "phase_summary"
+RUN_COLS = [c.name for c in records.RUN_KEY]
+PHASE_KEY = [*RUN_COLS, "phase"]
+RUN_KEY_DDL = "campaign STRING, config_id STRING, scenario STRING, run_id STRING, repeat INT"
+
+
+@dataclass(frozen=True)
+class Rules:
+    """When a phase counts as valid and as having matched its target (spark_jobs/README.md, "Rules")."""
+
+    slo_p99_ms: float
+    match_fraction: float = 0.98  # achieved confirm and consume rates >= 98 % of the phase target
+    loadgen_delay_p99_ms: float = 200.0  # publish lateness p99 above this while the broker did not block ...
+    broker_blocked_share: float = 0.01  # ... (blocked < 1 % of worker time) means the load generator fell behind
+    cpu_saturation: float = 0.95  # a worker process using >= 95 % of a core in the steady window is saturated
+
+
+# ------------------------------------------------------------------------- client seconds -> per phase
+
+SUM_COLS = ["scheduled", "published", "confirmed", "nacked", "returned", "consumed", "redelivered"]
+HIST_COLS = {"e2e_hist": "e2e", "confirm_hist": "confirm", "publish_delay_hist": "publish_delay"}
+PARTIAL_DDL = (RUN_KEY_DDL + ", phase INT, worker INT, rows BIGINT, first_second INT, last_second INT, "
+               + ", ".join(f"{c} BIGINT" for c in SUM_COLS)
+               + ", blocked_ms DOUBLE, cpu_s DOUBLE, publish_delay_max_us DOUBLE, "
+               + ", ".join(f"{c} BINARY" for c in HIST_COLS))
+LAT_NAMES = [*histmerge.QUANTILES, "max"]
+CLIENT_DDL = (RUN_KEY_DDL + ", phase INT, workers INT, steady_seconds_observed INT, "
+              + ", ".join(f"{c} BIGINT" for c in SUM_COLS)
+              + ", blocked_share DOUBLE, worker_cpu_max DOUBLE, publish_delay_p99_ms DOUBLE, "
+                "publish_delay_max_ms DOUBLE, e2e_samples BIGINT, "
+              + ", ".join(f"e2e_{q}_ms DOUBLE" for q in LAT_NAMES) + ", "
+              + ", ".join(f"confirm_{q}_ms DOUBLE" for q in LAT_NAMES))
+
+
+def _partial_client(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Combiner: per Spark partition, fold rows into one row per (run, phase, worker) before the shuffle.
+
+    Raw objects hold one worker's phase, so this turns ~600 rows into 1 and the shuffle carries merged
+    histograms, not per-second ones.
+    """
+    out_schema = ddl_to_arrow(PARTIAL_DDL)
+    batch_list = [b for b in batches if b.num_rows]
+    if not batch_list:
+        return
+    table = pa.Table.from_batches(batch_list)
+    keys = [*PHASE_KEY, "worker"]
+    frame = table.drop_columns(list(HIST_COLS)).to_pandas()
+    gid = frame.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
+    grouped = frame.groupby(gid)
+    agg = grouped.agg(**{k: (k, "first") for k in keys}, rows=("second", "size"),
+                      first_second=("second", "min"), last_second=("second", "max"),
+                      **{c: (c, "sum") for c in SUM_COLS}, blocked_ms=("blocked_ms", "sum"),
+                      cpu_s=("cpu_s", "sum"), publish_delay_max_us=("publish_delay_max_us", "max"))
+    n_groups = len(agg)
+    for col in HIST_COLS:
+        dense = histmerge.dense_counts(table.column(col), gid, n_groups)
+        agg[col] = [histmerge.to_wire(row) for row in dense]
+    yield from pa.Table.from_pandas(agg.reset_index(drop=True), schema=out_schema,
+                                    preserve_index=False).to_batches()
+
+
+def _final_client(table: pa.Table) -> pa.Table:
+    """One (run, phase): add the per-worker partials, read percentiles from the merged histograms."""
+    frame = table.drop_columns(list(HIST_COLS)).to_pandas()
+    zeros = np.zeros(table.num_rows, dtype=np.int64)
+    row: dict[str, object] = {k: frame[k].iloc[0] for k in PHASE_KEY}
+    per_worker = frame.groupby("worker").agg(rows=("rows", "sum"), cpu=("cpu_s", "sum"))
+    row["workers"] = len(per_worker)
+    row["steady_seconds_observed"] = int(frame["last_second"].max() - frame["first_second"].min() + 1)
+    for col in SUM_COLS:
+        row[col] = int(frame[col].sum())
+    worker_seconds = float(frame["rows"].sum())
+    row["blocked_share"] = float(frame["blocked_ms"].sum()) / (worker_seconds * 1000.0) if worker_seconds else 0.0
+    row["worker_cpu_max"] = float((per_worker["cpu"] / per_worker["rows"]).max())
+    delay = histmerge.dense_counts(table.column("publish_delay_hist"), zeros, 1)[0]
+    row["publish_delay_p99_ms"] = histmerge.quantiles_ms(delay)["p99"]
+    delay_max = frame["publish_delay_max_us"].max()
+    row["publish_delay_max_ms"] = None if pd.isna(delay_max) else float(delay_max) / 1000.0
+    e2e = histmerge.dense_counts(table.column("e2e_hist"), zeros, 1)[0]
+    row["e2e_samples"] = int(e2e.sum())
+    for name, value in histmerge.quantiles_ms(e2e).items():
+        row[f"e2e_{name}_ms"] = value
+    confirm = histmerge.dense_counts(table.column("confirm_hist"), zeros, 1)[0]
+    for name, value in histmerge.quantiles_ms(confirm).items():
+        row[f"confirm_{name}_ms"] = value
+    return pa.Table.from_pylist([row], schema=ddl_to_arrow(CLIENT_DDL))
+
+
+_ARROW_TYPES = {"STRING": pa.string(), "INT": pa.int32(), "BIGINT": pa.int64(), "DOUBLE": pa.float64(),
+                "BOOLEAN": pa.bool_(), "BINARY": pa.binary()}
+
+
+def ddl_to_arrow(ddl: str) -> pa.Schema:
+    """Arrow schema of a flat `name TYPE, ...` DDL (Spark's own parser needs the JVM, which workers lack)."""
+    return pa.schema([pa.field(name, _ARROW_TYPES[kind]) for name, kind in
+                      (part.split() for part in ddl.split(","))])
+
+
+def client_phase_stats(client_seconds: DataFrame) -> DataFrame:
+    """Steady-window (warm-up excluded) totals and merged-histogram percentiles per (run, phase)."""
+    steady = client_seconds.filter(~F.col("warmup"))
+    partial = steady.mapInArrow(_partial_client, PARTIAL_DDL)
+    return partial.groupBy(*PHASE_KEY).applyInArrow(_final_client, CLIENT_DDL)
+
+
+# ------------------------------------------------------------------- faults, recovery, client backlog
+
+DYNAMICS_DDL = (RUN_KEY_DDL + ", phase INT, backlog_max_client BIGINT, faults INT, fault_kinds STRING, "
+                "pre_fault_rate DOUBLE, time_to_recover_s DOUBLE, recovered BOOLEAN, unavailable_s DOUBLE, "
+                "worst_dip_ratio DOUBLE")
+
+
+def run_dynamics(series: pd.DataFrame, faults: pd.DataFrame) -> pd.DataFrame:
+    """Per run: client-side backlog per phase, and the impact of every fault on the per-second throughput.
+
+    `series`: one row per second of the run (all workers summed): second, phase, confirmed, consumed.
+    `faults`: the run's fault_start events: phase, second, fault_kind.
+    """
+    columns = [c.split()[0] for c in DYNAMICS_DDL.split(", ")]
+    if series.empty:
+        return pd.DataFrame(columns=columns)
+    series = series.sort_values("second")
+    key = {k: series[k].iloc[0] for k in RUN_COLS}
+    # Throughput the broker accepted; without publisher confirms there is only the consume side.
+    signal = "confirmed" if series["confirmed"].sum() > 0 else "consumed"
+    backlog = (series["confirmed"] - series["consumed"]).cumsum().clip(lower=0)
+    rows = []
+    for phase, part in series.groupby("phase"):
+        in_phase = faults[faults["phase"] == phase] if not faults.empty else faults
+        impacts = [fault_impact(part["second"].to_numpy(), part[signal].to_numpy(), float(f.second))
+                   for f in in_phase.itertuples()]
+        ttrs = [i.time_to_recover_s for i in impacts]
+        row = {**key, "phase": int(phase), "backlog_max_client": int(backlog.loc[part.index].max()),
+               "faults": len(impacts),
+               "fault_kinds": ",".join(sorted({str(k) for k in in_phase["fault_kind"]})) if impacts else None,
+               "pre_fault_rate": None, "time_to_recover_s": None, "recovered": None, "unavailable_s": None,
+               "worst_dip_ratio": None}
+        if impacts:
+            levels = [i.pre_fault_rate for i in impacts if i.pre_fault_rate is not None]
+            dips = [i.worst_dip_ratio for i in impacts if i.worst_dip_ratio is not None]
+            row.update(pre_fault_rate=min(levels) if levels else None,
+                       recovered=all(t is not None for t in ttrs),
+                       time_to_recover_s=max(t for t in ttrs if t is not None) if any(
+                           t is not None for t in ttrs) else None,
+                       unavailable_s=float(sum(i.unavailable_s for i in impacts)),
+                       worst_dip_ratio=min(dips) if dips else None)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=columns)
+
+
+def phase_dynamics(client_seconds: DataFrame, events: DataFrame) -> DataFrame:
+    series = (client_seconds.groupBy(*RUN_COLS, "second")
+              .agg(F.max("phase").alias("phase"), F.sum("confirmed").alias("confirmed"),
+                   F.sum("consumed").alias("consumed")))
+    faults = (events.filter(F.col("kind") == "fault_start")
+              .select(*RUN_COLS, "phase", "second", "fault_kind"))
+    return (series.groupBy(*RUN_COLS).cogroup(faults.groupBy(*RUN_COLS))
+            .applyInPandas(run_dynamics, DYNAMICS_DDL))
+
+
+# --------------------------------------------------------------------------- broker, events, accounting
+
+
+def broker_phase_stats(samples: DataFrame) -> DataFrame:
+    per_second = (samples.groupBy(*PHASE_KEY, F.floor("second").alias("sample_second"))
+                  .agg(F.sum("queue_messages").alias("queue_messages"),
+                       F.min(F.col("running").cast("int")).alias("all_running")))
+    depth = per_second.groupBy(*PHASE_KEY).agg(
+        F.max("queue_messages").alias("broker_queue_max"),
+        (F.min("all_running") == 0).alias("broker_node_down_seen"))
+    nodes = samples.groupBy(*PHASE_KEY).agg(
+        F.max("mem_used_bytes").alias("broker_mem_max_bytes"),
+        F.max(F.col("mem_used_bytes") / F.col("mem_limit_bytes")).alias("broker_mem_max_fraction"),
+        F.max((F.col("mem_alarm") | F.col("disk_alarm")).cast("int")).cast("boolean").alias("broker_alarm"),
+        F.min("disk_free_bytes").alias("broker_disk_free_min_bytes"))
+    return nodes.join(depth, PHASE_KEY, "outer")
+
+
+def event_phase_stats(events: DataFrame) -> DataFrame:
+    def count(kind: str) -> F.Column:
+        return F.sum((F.col("kind") == kind).cast("int"))
+
+    return events.groupBy(*PHASE_KEY).agg(
+        count("worker_behind").alias("worker_behind_events"),
+        count("connection_blocked").alias("connection_blocked_events"),
+        count("fault_error").alias("fault_errors"))
+
+
+def accounting_stats(accounting: DataFrame) -> DataFrame:
+    return accounting.select(*PHASE_KEY, "lost", "duplicates", "reordered",
+                             F.col("consumed_unique"), F.col("redelivered").alias("redelivered_accounted"))
+
+
+# ------------------------------------------------------------------------------------------ assemble
+
+
+def summarise(phases: DataFrame, client_seconds: DataFrame, accounting: DataFrame, events: DataFrame,
+              broker_samples: DataFrame, rules: Rules) -> DataFrame:
+    """The phase_summary table from the five raw record types (pure DataFrame transform)."""
+    base = phases.select(*PHASE_KEY, "phase_name", "start_s", "duration_s", "warmup_s", "target_rate",
+                         "processing_ms_start", "processing_ms_end")
+    joined = (base.join(client_phase_stats(client_seconds), PHASE_KEY, "left")
+              .join(phase_dynamics(client_seconds, events), PHASE_KEY, "left")
+              .join(accounting_stats(accounting), PHASE_KEY, "left")
+              .join(event_phase_stats(events), PHASE_KEY, "left")
+              .join(broker_phase_stats(broker_samples), PHASE_KEY, "left"))
+    steady = F.col("duration_s") - F.col("warmup_s")
+    with_rates = (joined.withColumn("steady_s", steady)
+                  .withColumn("publish_rate", F.col("published") / steady)
+                  .withColumn("confirm_rate", F.col("confirmed") / steady)
+                  .withColumn("consume_rate", F.col("consumed") / steady)
+                  .withColumn("faults", F.coalesce("faults", F.lit(0)))
+                  .withColumn("backlog_max", F.coalesce("broker_queue_max", "backlog_max_client")))
+    reasons = F.concat_ws(",",
+                          F.when(F.col("workers").isNull(), F.lit("no_client_records")),
+                          F.when(F.col("worker_cpu_max") >= rules.cpu_saturation, F.lit("loadgen_cpu_saturated")),
+                          F.when((F.col("publish_delay_p99_ms") > rules.loadgen_delay_p99_ms)
+                                 & (F.col("blocked_share") < rules.broker_blocked_share), F.lit("loadgen_behind")))
+    with_validity = (with_rates.withColumn("invalid_reason", F.when(reasons == "", None).otherwise(reasons))
+                     .withColumn("valid", F.col("invalid_reason").isNull()))
+    need = F.col("target_rate") * rules.match_fraction
+    matched = (F.col("valid") & (F.col("confirm_rate") >= need) & (F.col("consume_rate") >= need)
+               & F.col("e2e_p99_ms").isNotNull() & (F.col("e2e_p99_ms") <= rules.slo_p99_ms))
+    return (with_validity.withColumn("matched_target", F.coalesce(matched, F.lit(False)))
+            .withColumn("slo_p99_ms", F.lit(float(rules.slo_p99_ms)))
+            .select(*[F.col(name).cast(kind).alias(name) for name, kind in OUTPUT_COLUMNS]))
+
+
+OUTPUT_COLUMNS = [(name, kind) for name, kind, _ in tables.PHASE_SUMMARY]
+
+
+# --------------------------------------------------------------------------------------------- I/O
+
+
+def raw_key_filter(record_type: str, run_ids: Sequence[str]):
+    runs = {f"/run={r}/" for r in run_ids}
+
+    def keep(key: str) -> bool:
+        return f"/{record_type}/" in key and any(r in key for r in runs)
+
+    return keep
+
+
+def read_raw(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str],
+             record_type: str) -> DataFrame:
+    prefixes = [layout.raw_config_prefix(campaign, c) for c in configs]
+    return read_objects(spark, spec, prefixes, records.spark_ddl(record_type), raw_key_filter(record_type, run_ids))
+
+
+def run(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str],
+        rules: Rules) -> DataFrame:
+    raw = {rt: read_raw(spark, spec, campaign, configs, run_ids, rt) for rt in records.RECORD_TYPES}
+    table = summarise(raw["phases"], raw["client_seconds"], raw["accounting"], raw["events"],
+                      raw["broker_samples"], rules)
+    write_table(table, spec, TABLE, ["campaign", "config_id"],
+                replace_prefixes=[layout.table_prefix(TABLE, campaign, c) for c in configs])
+    return table
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="phase_summary", description=__doc__.splitlines()[0])
+    parser.add_argument("--spec", required=True, help="campaign spec YAML (gives the p99 SLO)")
+    parser.add_argument("--campaign", required=True)
+    parser.add_argument("--config", dest="configs", action="append", required=True,
+                        help="config id; repeat for several (each one's partition is replaced)")
+    parser.add_argument("--run-id", dest="run_ids", action="append", required=True,
+                        help="run id(s) to summarise; repeat for several")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from sizing.spec import load_campaign
+    from spark_jobs.session import get_session
+
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    campaign = load_campaign(args.spec)
+    if campaign.name != args.campaign:
+        raise SystemExit(f"--campaign {args.campaign!r} but {args.spec} defines campaign {campaign.name!r}")
+    for config in args.configs:
+        campaign.cluster(config)  # unknown config: fail before reading anything
+    spark = get_session(f"phase_summary {args.campaign}")
+    spec = StoreSpec.from_env()
+    run(spark, spec, args.campaign, args.configs, args.run_ids, Rules(slo_p99_ms=campaign.target.p99_latency_ms))
+    print(f"phase_summary: wrote {', '.join(args.configs)} of {args.campaign} to "
+          f"{spec.uri(layout.table_prefix(TABLE, args.campaign))}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,133 @@
+"""Object-store access used inside Spark tasks and on the driver (edge module: boto3/pyarrow imported lazily).
+
+A `StoreSpec` is a small JSON-able description (passed to executors as a Data Source option), so the
+executors need no environment of their own. Two backends:
+
+- `s3`: any S3 endpoint (AWS, MinIO, the local moto server) through boto3; SIZING_S3_ENDPOINT / SIZING_S3_BUCKET.
+- `file`: a local directory laid out exactly like the bucket (SIZING_STORE_ROOT=/path); used by the scale
+  benchmark so that multi-GB synthetic campaigns do not have to live in the moto server's memory.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from sizing.storage import S3Settings
+
+
+@dataclass(frozen=True)
+class StoreSpec:
+    kind: str  # "s3" | "file"
+    bucket: str
+    endpoint_url: str | None = None
+    region: str = "us-east-1"
+    root: str | None = None  # for kind == "file": the directory standing in for the bucket
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> StoreSpec:
+        env = dict(os.environ if env is None else env)
+        settings = S3Settings.from_env(env)
+        if env.get("SIZING_STORE_ROOT"):
+            return cls("file", settings.bucket, root=env["SIZING_STORE_ROOT"])
+        return cls("s3", settings.bucket, settings.endpoint_url, settings.region)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> StoreSpec:
+        return cls(**json.loads(text))
+
+    def uri(self, key: str) -> str:
+        if self.kind == "file":
+            return str(Path(self.root or ".") / key)
+        return f"s3://{self.bucket}/{key}"
+
+    def open(self) -> ObjectStore:
+        return LocalStore(Path(self.root or ".")) if self.kind == "file" else S3Store(self)
+
+
+class ObjectStore:
+    def list(self, prefix: str) -> list[str]:
+        raise NotImplementedError
+
+    def get(self, key: str) -> bytes:
+        raise NotImplementedError
+
+    def put(self, key: str, data: bytes) -> None:
+        raise NotImplementedError
+
+    def delete(self, keys: list[str]) -> None:
+        raise NotImplementedError
+
+    def read_parquet(self, key: str):  # -> pyarrow.Table
+        import pyarrow.parquet as pq
+
+        return pq.read_table(io.BytesIO(self.get(key)))
+
+    def put_parquet(self, key: str, table) -> None:
+        import pyarrow.parquet as pq
+
+        sink = io.BytesIO()
+        pq.write_table(table, sink, compression="zstd")
+        self.put(key, sink.getvalue())
+
+
+class S3Store(ObjectStore):
+    def __init__(self, spec: StoreSpec) -> None:
+        import boto3
+        from botocore.config import Config
+
+        self.bucket = spec.bucket
+        self.client = boto3.client("s3", endpoint_url=spec.endpoint_url, region_name=spec.region,
+                                   config=Config(retries={"max_attempts": 5, "mode": "standard"}))
+
+    def list(self, prefix: str) -> list[str]:
+        keys: list[str] = []
+        for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=prefix):
+            keys.extend(obj["Key"] for obj in page.get("Contents", []))
+        return sorted(keys)
+
+    def get(self, key: str) -> bytes:
+        return self.client.get_object(Bucket=self.bucket, Key=key)["Body"].read()
+
+    def put(self, key: str, data: bytes) -> None:
+        self.client.put_object(Bucket=self.bucket, Key=key, Body=data)
+
+    def delete(self, keys: list[str]) -> None:
+        for start in range(0, len(keys), 1000):  # DeleteObjects takes at most 1000 keys
+            chunk = keys[start:start + 1000]
+            if chunk:
+                self.client.delete_objects(Bucket=self.bucket,
+                                           Delete={"Objects": [{"Key": k} for k in chunk], "Quiet": True})
+
+
+class LocalStore(ObjectStore):
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def list(self, prefix: str) -> list[str]:
+        # Walk only below the deepest directory the prefix names, as S3 listing would scan only that range.
+        base = self.root / prefix.rsplit("/", 1)[0] if "/" in prefix else self.root
+        if not base.exists():
+            return []
+        keys = (p.relative_to(self.root).as_posix() for p in base.rglob("*") if p.is_file())
+        return sorted(k for k in keys if k.startswith(prefix) and not k.endswith(".tmp"))
+
+    def get(self, key: str) -> bytes:
+        return (self.root / key).read_bytes()
+
+    def put(self, key: str, data: bytes) -> None:
+        path = self.root / key
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_bytes(data)
+        tmp.replace(path)  # atomic, like an S3 PUT
+
+    def delete(self, keys: list[str]) -> None:
+        for key in keys:
+            (self.root / key).unlink(missing_ok=True)

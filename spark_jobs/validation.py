@@ -1,0 +1,182 @@
+"""Great Expectations (1.24) suites for the raw batch and every derived table, and the code that runs them.
+
+The suites are data (`SUITES`: expectation class name + arguments), version-controlled here and exported
+to gx/suites/<name>.json (`python -m spark_jobs.validation --export gx/suites`; a test keeps the two in sync).
+Validation runs on pandas frames that the Spark side prepares (row-level frames without the binary
+histogram columns, plus per-run/phase check frames for the cross-record rules), in an ephemeral GX
+context whose checkpoint also updates a local Data Docs site (SITE_NAME, not the default `local_site`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from sizing import records
+
+SITE_NAME = "sizing_docs"
+RUN_COLS = [c.name for c in records.RUN_KEY]
+PHASE_KEY = [*RUN_COLS, "phase"]
+COUNT_COLS = ["scheduled", "published", "confirmed", "nacked", "returned", "consumed", "redelivered", "acked",
+              "in_flight"]
+LAT_ORDER = ["p50", "p75", "p95", "p99", "p999", "max"]
+
+Expectation = tuple[str, dict[str, Any]]
+
+
+def _not_null(columns: list[str]) -> list[Expectation]:
+    return [("ExpectColumnValuesToNotBeNull", {"column": c}) for c in columns]
+
+
+def _non_negative(columns: list[str]) -> list[Expectation]:
+    return [("ExpectColumnValuesToBeBetween", {"column": c, "min_value": 0}) for c in columns]
+
+
+def _monotonic(prefix: str) -> list[Expectation]:
+    return [("ExpectColumnPairValuesAToBeGreaterThanB",
+             {"column_A": f"{prefix}_{hi}_ms", "column_B": f"{prefix}_{lo}_ms", "or_equal": True,
+              "ignore_row_if": "either_value_is_missing"})
+            for lo, hi in itertools.pairwise(LAT_ORDER)]
+
+
+def _raw_client_columns() -> list[str]:
+    binary = {c.name for c in records.CLIENT_SECONDS if c.type == "binary"}
+    return [c.name for c in records.CLIENT_SECONDS if c.name not in binary] + ["hist_wire_ok"]
+
+
+def _suites() -> dict[str, list[Expectation]]:
+    from spark_jobs import leaderboards, tables
+
+    ps_cols = [n for n, _, _ in tables.PHASE_SUMMARY]
+    lb_cols = [p.split()[0] for p in leaderboards.LEADERBOARD_DDL.split(", ")]
+    adverse_cols = [p.split()[0] for p in leaderboards.ADVERSE_DDL.split(", ")]
+    return {
+        # Row level: one row per worker-second as loaded (histogram blobs replaced by a wire-format check).
+        "raw_client_seconds": [
+            ("ExpectTableColumnsToMatchSet", {"column_set": _raw_client_columns(), "exact_match": True}),
+            ("ExpectTableRowCountToBeBetween", {"min_value": 1}),
+            *_not_null([*RUN_COLS, "worker", "second", "phase", "warmup", "target_rate"]),
+            *_non_negative([*COUNT_COLS, "publish_delay_max_us", "blocked_ms", "cpu_s", "second"]),
+            ("ExpectColumnValuesToBeBetween", {"column": "phase", "min_value": 1}),
+            ("ExpectColumnValuesToBeInSet", {"column": "hist_wire_ok", "value_set": [True]}),
+            ("ExpectCompoundColumnsToBeUnique", {"column_list": [*RUN_COLS, "worker", "second"]}),
+        ],
+        # One row per (run, expected phase): cross-record rules of the raw batch.
+        "raw_run_phase": [
+            ("ExpectColumnValuesToBeInSet", {"column": "in_phases_table", "value_set": [True]}),
+            ("ExpectColumnValuesToBeInSet", {"column": "in_client_seconds", "value_set": [True]}),
+            ("ExpectColumnValuesToBeInSet", {"column": "in_accounting", "value_set": [True]}),
+            ("ExpectColumnValuesToBeBetween", {"column": "warmup_flag_errors", "min_value": 0, "max_value": 0}),
+            # consumed <= published + redelivered, summed per run (repeated on each of the run's rows)
+            ("ExpectColumnPairValuesAToBeGreaterThanB",
+             {"column_A": "run_published_plus_redelivered", "column_B": "run_consumed", "or_equal": True}),
+            *_non_negative(["lost", "duplicates", "reordered"]),
+        ],
+        "phase_summary": [
+            ("ExpectTableColumnsToMatchSet", {"column_set": ps_cols, "exact_match": True}),
+            *_not_null([*PHASE_KEY, "target_rate", "valid", "matched_target"]),
+            ("ExpectCompoundColumnsToBeUnique", {"column_list": PHASE_KEY}),
+            *_monotonic("e2e"), *_monotonic("confirm"),
+            *_non_negative(["target_rate", "publish_rate", "confirm_rate", "consume_rate", "e2e_p50_ms",
+                            "confirm_p50_ms", "lost", "duplicates", "reordered", "backlog_max",
+                            "time_to_recover_s", "unavailable_s"]),
+        ],
+        "leaderboards": [
+            ("ExpectTableColumnsToMatchSet", {"column_set": lb_cols, "exact_match": True}),
+            *_not_null(["campaign", "config_id", "monthly_cost"]),
+            ("ExpectCompoundColumnsToBeUnique", {"column_list": ["campaign", "config_id"]}),
+            *[("ExpectColumnValuesToBeBetween", {"column": c, "min_value": 0, "strict_min": True})
+              for c in ("monthly_cost", "cost_per_1k_at_top", "cost_per_1k_at_target", "top_matched_throughput")],
+            *[("ExpectColumnValuesToBeBetween", {"column": c, "min_value": 1})
+              for c in ("rank_at_top", "rank_at_target", "capacity_rank")],
+        ],
+        "adverse": [
+            ("ExpectTableColumnsToMatchSet", {"column_set": adverse_cols, "exact_match": True}),
+            ("ExpectCompoundColumnsToBeUnique", {"column_list": ["campaign", "config_id", "scenario"]}),
+            *_non_negative(["lost", "duplicates", "unavailable_s", "max_time_to_recover_s"]),
+        ],
+    }
+
+
+SUITES: dict[str, list[Expectation]] = {}
+
+
+def suites() -> dict[str, list[Expectation]]:
+    if not SUITES:
+        SUITES.update(_suites())
+    return SUITES
+
+
+def suite_json(name: str) -> dict[str, Any]:
+    return {"name": f"sizing.{name}", "expectations": [{"type": t, "kwargs": k} for t, k in suites()[name]]}
+
+
+@dataclass
+class Outcome:
+    success: bool
+    results: dict[str, Any]  # suite name -> GX validation result (JSON dict)
+    failures: list[str]  # "suite: ExpectX(column=...)" for every failed expectation
+
+    def message(self) -> str:
+        return "all expectations met" if self.success else "failed expectations:\n  " + "\n  ".join(self.failures)
+
+
+def validate_frames(frames: dict[str, pd.DataFrame], docs_dir: str | Path | None = None) -> Outcome:
+    """Validate each frame against the suite of the same name in one ephemeral GX context."""
+    import great_expectations as gx
+    from great_expectations.checkpoint import UpdateDataDocsAction
+
+    ctx = gx.get_context(mode="ephemeral")
+    actions = []
+    if docs_dir is not None:
+        ctx.add_data_docs_site(SITE_NAME, {
+            "class_name": "SiteBuilder",
+            "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": str(docs_dir)},
+            "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
+        })
+        actions = [UpdateDataDocsAction(name="update_docs", site_names=[SITE_NAME])]
+    source = ctx.data_sources.add_pandas("sizing")
+    results: dict[str, Any] = {}
+    failures: list[str] = []
+    for name, frame in frames.items():
+        suite = ctx.suites.add(gx.ExpectationSuite(name=f"sizing.{name}"))
+        for kind, kwargs in suites()[name]:
+            suite.add_expectation(getattr(gx.expectations, kind)(**kwargs))
+        batch_def = source.add_dataframe_asset(name=name).add_batch_definition_whole_dataframe("whole")
+        definition = ctx.validation_definitions.add(gx.ValidationDefinition(name=f"v.{name}", data=batch_def,
+                                                                            suite=suite))
+        checkpoint = ctx.checkpoints.add(gx.Checkpoint(name=f"c.{name}", validation_definitions=[definition],
+                                                       actions=actions))
+        run = checkpoint.run(batch_parameters={"dataframe": frame})
+        for result in run.run_results.values():
+            results[name] = result.to_json_dict()
+            for r in result.results:
+                if not r.success:
+                    cfg = r.expectation_config
+                    args = ", ".join(f"{k}={v!r}" for k, v in cfg.kwargs.items()
+                                     if k in ("column", "column_A", "column_B", "column_list", "value_set"))
+                    failures.append(f"{name}: {cfg.type}({args})")
+    return Outcome(not failures, results, failures)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="validation", description="export the GX suites as JSON")
+    parser.add_argument("--export", required=True, help="directory for <suite>.json")
+    args = parser.parse_args(argv)
+    out = Path(args.export)
+    out.mkdir(parents=True, exist_ok=True)
+    for name in suites():
+        (out / f"{name}.json").write_text(json.dumps(suite_json(name), indent=2, sort_keys=True) + "\n")
+    print(f"wrote {len(suites())} suites to {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""Builders of raw records for the Spark tests (real record schema, real layout keys)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from sizing import layout, records
+from sizing.histogram import LogHistogram
+from sizing.layout import RunKey
+
+
+def client_rows(key: RunKey, phase: int, worker: int, seconds: range, warmup_until: int, *, target_rate: float,
+                per_second: int, e2e_us: list[np.ndarray] | None = None, cpu_s: float = 0.2,
+                publish_delay_us: float = 500.0, consumed: int | None = None) -> list[dict]:
+    rows = []
+    for i, s in enumerate(seconds):
+        e2e = LogHistogram()
+        if e2e_us is not None:
+            e2e.add_many(e2e_us[i])
+        else:
+            e2e.add(5000.0, per_second)
+        confirm = LogHistogram()
+        confirm.add(2000.0, per_second)
+        delay = LogHistogram()
+        delay.add(publish_delay_us, per_second)
+        rows.append({**key.as_dict(), "worker": worker, "second": s, "ts": 1.6e9 + s, "phase": phase,
+                     "warmup": s < warmup_until, "target_rate": target_rate, "scheduled": per_second,
+                     "processing_ms": 0.0, "published": per_second, "confirmed": per_second, "nacked": 0,
+                     "returned": 0, "consumed": per_second if consumed is None else consumed, "redelivered": 0,
+                     "acked": per_second, "in_flight": 0, "publish_delay_max_us": publish_delay_us,
+                     "publish_delay_hist": delay.to_bytes(), "e2e_hist": e2e.to_bytes(),
+                     "confirm_hist": confirm.to_bytes(), "blocked_ms": 0.0, "cpu_s": cpu_s, "publishers": 1,
+                     "consumers": 1})
+    return rows
+
+
+def phase_row(key: RunKey, phase: int, start_s: float, duration_s: float, warmup_s: float, rate: float) -> dict:
+    return {**key.as_dict(), "phase": phase, "phase_name": f"rate-{rate:g}", "start_s": start_s,
+            "duration_s": duration_s, "warmup_s": warmup_s, "target_rate": rate, "rate_start": rate,
+            "rate_end": rate, "processing_ms_start": 0.0, "processing_ms_end": 0.0, "scenario_start_ts": 1.6e9}
+
+
+def table(record_type: str, rows: list[dict]) -> pa.Table:
+    return pa.Table.from_pylist(rows, schema=records.arrow_schema(record_type))
+
+
+def frames(spark, record_type: str, rows: list[dict]):
+    """A Spark DataFrame in the raw schema (what the reader yields)."""
+    return spark.createDataFrame(table(record_type, rows).to_pandas(), records.spark_ddl(record_type)) if rows \
+        else spark.createDataFrame([], records.spark_ddl(record_type))
+
+
+def put(store, key: RunKey, record_type: str, rows: list[dict], phase: int | None = None,
+        worker: int | None = None) -> None:
+    store.put_parquet(layout.raw_part_key(key, record_type, phase, worker), table(record_type, rows))

@@ -1,0 +1,110 @@
+"""Known-answer tests of the phase_summary transforms on a local SparkSession (hand-built raw records)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from sizing.histogram import RELATIVE_ACCURACY
+from sizing.layout import RunKey
+from spark_jobs import phase_summary as ps
+from spark_jobs.recovery import fault_impact
+from tests.spark_records import client_rows, frames, phase_row
+
+pytestmark = pytest.mark.spark
+
+KEY = RunKey("c", "n3-c5.2xlarge-gp2", "increasing-intensity", "R1")
+
+
+def exact_quantile(values: np.ndarray, q: float) -> float:
+    ordered = np.sort(values)
+    return float(ordered[max(1, math.ceil(q * ordered.size - 1e-9)) - 1])
+
+
+def test_merged_histogram_percentiles_are_within_the_documented_error_of_exact_ones(spark):
+    rng = np.random.default_rng(7)
+    rows, steady = [], []
+    for worker in range(3):
+        samples = [rng.lognormal(math.log(8000), 0.8, size=int(rng.integers(150, 250))) for _ in range(20)]
+        for s in range(5):  # warm-up seconds carry huge latencies: they must not reach the summary
+            samples[s] = samples[s] * 1000
+        steady.extend(samples[5:])
+        rows += client_rows(KEY, 1, worker, range(20), 5, target_rate=600, per_second=200, e2e_us=samples)
+    stats = ps.client_phase_stats(frames(spark, "client_seconds", rows)).collect()
+    assert len(stats) == 1
+    got = stats[0].asDict()
+    exact = np.concatenate(steady)
+    assert got["e2e_samples"] == exact.size
+    for name, q in {"p50": 0.5, "p75": 0.75, "p95": 0.95, "p99": 0.99, "p999": 0.999, "max": 1.0}.items():
+        want_ms = exact_quantile(exact, q) / 1000.0
+        assert abs(got[f"e2e_{name}_ms"] - want_ms) <= RELATIVE_ACCURACY * want_ms * (1 + 1e-9), name
+    assert got["workers"] == 3 and got["steady_seconds_observed"] == 15
+
+
+def test_matched_target_validity_and_recovery_rules(spark):
+    slo = 1000.0
+    phases, rows = [], []
+    cases = [  # (target rate, per-worker msgs/s, e2e us, cpu_s, publish delay us)
+        (100, 50, 5_000, 0.2, 500),         # 1: kept up, fast -> matched
+        (200, 75, 5_000, 0.2, 500),         # 2: carried 150 of 200 (75 %) -> not matched
+        (100, 50, 5_000, 0.99, 500),        # 3: a worker used 99 % of a core -> invalid
+        (100, 50, 2_000_000, 0.2, 500),     # 4: p99 2 s > 1 s SLO -> valid but not matched
+        (100, 50, 5_000, 0.2, 500_000),     # 5: sends 500 ms late, broker never blocked -> loadgen behind
+        (100, 49, 5_000, 0.2, 500),         # 6: 98 % of target exactly -> matched (boundary is inclusive)
+    ]
+    for number, (rate, per_worker, e2e, cpu, delay) in enumerate(cases, start=1):
+        start = (number - 1) * 10
+        phases.append(phase_row(KEY, number, start, 10, 2, rate))
+        for worker in range(2):
+            samples = [np.full(per_worker, float(e2e)) for _ in range(10)]
+            rows += client_rows(KEY, number, worker, range(start, start + 10), start + 2, target_rate=rate,
+                                per_second=per_worker, e2e_us=samples, cpu_s=cpu, publish_delay_us=delay)
+    # A second run with one fault: 100 msg/s, down 10 s at t=60, 5 s catching up at 150, then back to 100.
+    fkey = RunKey("c", "n3-c5.2xlarge-gp2", "broker-kill", "R1")
+    phases.append(phase_row(fkey, 1, 0, 120, 5, 100))
+    rate = [100] * 60 + [0] * 10 + [150] * 5 + [100] * 45
+    for s, r in enumerate(rate):
+        rows += client_rows(fkey, 1, 0, range(s, s + 1), 5, target_rate=100, per_second=r)
+    events = [{**fkey.as_dict(), "ts": 1.6e9 + 60, "second": 60.0, "phase": 1, "kind": "fault_start",
+               "fault_id": "p01-f1", "fault_kind": "kill_node", "node": "rabbit1", "detail": None}]
+    summary = ps.summarise(frames(spark, "phases", phases), frames(spark, "client_seconds", rows),
+                           frames(spark, "accounting", []), frames(spark, "events", events),
+                           frames(spark, "broker_samples", []), ps.Rules(slo_p99_ms=slo))
+    got = {(r["scenario"], r["phase"]): r.asDict() for r in summary.collect()}
+    steady = {k: v for k, v in got.items() if k[0] == "increasing-intensity"}
+    assert [steady[("increasing-intensity", n)]["matched_target"] for n in range(1, 7)] == [
+        True, False, False, False, False, True]
+    assert [steady[("increasing-intensity", n)]["invalid_reason"] for n in range(1, 7)] == [
+        None, None, "loadgen_cpu_saturated", None, "loadgen_behind", None]
+    assert steady[("increasing-intensity", 2)]["confirm_rate"] == pytest.approx(150.0)
+    assert steady[("increasing-intensity", 1)]["publish_rate"] == pytest.approx(100.0)
+    fault = got[("broker-kill", 1)]
+    assert fault["faults"] == 1 and fault["fault_kinds"] == "kill_node"
+    assert fault["time_to_recover_s"] == pytest.approx(15.0)
+    assert fault["recovered"] is True
+    assert fault["unavailable_s"] == pytest.approx(10.0)
+    assert fault["worst_dip_ratio"] == pytest.approx(0.0)
+    assert fault["pre_fault_rate"] == pytest.approx(100.0)
+
+
+def test_fault_impact_rules_on_hand_built_series():
+    seconds = np.arange(120)
+    level = np.full(120, 100.0)
+    dip = level.copy()
+    dip[60:70] = 0.0
+    dip[70:75] = 150.0
+    impact = fault_impact(seconds, dip, 60.0)
+    assert (impact.pre_fault_rate, impact.time_to_recover_s, impact.unavailable_s) == (100.0, 15.0, 10.0)
+    # Never back within 5 %: throughput settles at 90 % of its former level.
+    never = level.copy()
+    never[60:] = 90.0
+    stuck = fault_impact(seconds, never, 60.0)
+    assert stuck.time_to_recover_s is None and stuck.worst_dip_ratio == pytest.approx(0.9)
+    # A fault that does not hurt recovers in zero seconds; 4 % noise stays inside the band.
+    noisy = level + np.where(seconds % 2 == 0, 4.0, -4.0)
+    assert fault_impact(seconds, noisy, 60.5).time_to_recover_s == 0.0
+    # A missing second inside the series counts as zero throughput.
+    gap = fault_impact(np.delete(seconds, [60]), np.delete(level, [60]), 60.0)
+    assert (gap.time_to_recover_s, gap.unavailable_s) == (1.0, 1.0)
