@@ -122,10 +122,10 @@ def sizing_campaign():
 
     @task(outlets=[REPORT])
     def report(run: dict) -> str:
-        """Calls sizing.report.build_report when the report module exists (it is written separately)."""
-        from rabbit_sizing.reporting import build_report_if_available
+        """Renders the HTML report (verdict, charts, leaderboards, data quality) next to the tables."""
+        from rabbit_sizing.reporting import build_campaign_report
 
-        return build_report_if_available(run)
+        return build_campaign_report(run)
 
     run = validate_spec()
     configs = plan_configs(run)
