@@ -30,7 +30,8 @@ class NodeInfo:
     instance_id: str | None = None
 
     def amqp_uri(self, username: str, password: str, vhost: str = "/") -> str:
-        return f"amqp://{quote(username)}:{quote(password)}@{self.host}:{self.amqp_port}/{quote(vhost, safe='')}"
+        user, secret = quote(username, safe=""), quote(password, safe="")  # a '/' in a password must be escaped too
+        return f"amqp://{user}:{secret}@{self.host}:{self.amqp_port}/{quote(vhost, safe='')}"
 
     @property
     def management_url(self) -> str:

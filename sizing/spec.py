@@ -414,8 +414,20 @@ def _parse_fault(value: Any, path: str, problems: list[Problem], deployment: str
     return FaultSpec(kind, phases, at_fraction, at_s, target, node, queue, heal, params)
 
 
+def _scenario_workload(overrides: Mapping[str, Any], path: str, problems: list[Problem],
+                       workload_raw: Mapping[str, Any], base: Workload | None) -> Workload | None:
+    """The campaign workload with the scenario's overrides; reports only problems the overrides add."""
+    if not overrides:
+        return base
+    own: list[Problem] = []
+    workload = _parse_workload(Fields(deep_merge(workload_raw, overrides), path, own))
+    already = {p.path for p in problems if p.path.startswith("workload")}
+    problems.extend(p for p in own if "workload" + p.path[len(path):] not in already)
+    return workload
+
+
 def _parse_scenario(value: Any, path: str, problems: list[Problem], workload_raw: Mapping[str, Any],
-                    deployment: str | None) -> Scenario | None:
+                    base_workload: Workload | None, deployment: str | None) -> Scenario | None:
     f = Fields(value, path, problems)
     start = len(problems)
     name = f.str("name")
@@ -423,7 +435,7 @@ def _parse_scenario(value: Any, path: str, problems: list[Problem], workload_raw
         f.fail("name", f"may only contain letters, digits, '-' and '_' (it names S3 partitions), got {name!r}")
     description = f.str("description", "") or ""
     overrides = f.mapping("workload", {}) or {}
-    workload = _parse_workload(Fields(deep_merge(workload_raw, overrides), join(path, "workload"), problems))
+    workload = _scenario_workload(overrides, join(path, "workload"), problems, workload_raw, base_workload)
     warmup = f.number("warmup_s", 0.0, minimum=0) or 0.0
     has_steps, has_profile = f.has("steps"), f.has("publish_rate")
     step_rates: tuple[float, ...] | None = None
@@ -506,7 +518,7 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
             problems.append(Problem(f"broker_config.{key}", f"must be a scalar rabbitmq.conf value, got {value!r}"))
     seed = root.int("seed", 2020) or 2020
     scenarios_raw = root.list("scenarios") or []
-    scenarios = [_parse_scenario(item, join("scenarios", i), problems, workload_raw, deployment)
+    scenarios = [_parse_scenario(item, join("scenarios", i), problems, workload_raw, workload, deployment)
                  for i, item in enumerate(scenarios_raw)]
     names = [s.name for s in scenarios if s]
     for dup in sorted({n for n in names if names.count(n) > 1}):

@@ -1,0 +1,181 @@
+"""Broker-side edges: queue declaration before a run and management-API sampling during it.
+
+Request building and response aggregation are pure functions (unit tested on recorded JSON); the thin
+fetch helpers try every node in turn, because the node we ask may be the one a fault just killed.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+from urllib.parse import quote
+
+import requests
+
+from sizing.cluster import ClusterInfo
+from sizing.spec import QueueSpec
+
+QUEUE_COLUMNS = ("name,node,leader,type,messages,messages_ready,messages_unacknowledged,"
+                 "message_stats.publish_details.rate,message_stats.deliver_get_details.rate")
+NODE_COLUMNS = "name,running,mem_used,mem_limit,mem_alarm,disk_free,disk_free_alarm"
+
+
+# ------------------------------------------------------------------------------------------ declaration
+
+
+def queue_arguments(queues: QueueSpec) -> dict[str, Any]:
+    """x-arguments for queue.declare: the spec's arguments plus x-queue-type (mirrored queues are classic)."""
+    arguments = dict(queues.arguments)
+    if queues.type in ("quorum", "stream"):
+        arguments["x-queue-type"] = queues.type
+    elif queues.type in ("classic", "mirrored"):
+        arguments.setdefault("x-queue-type", "classic")
+    return arguments
+
+
+def policy_request(queues: QueueSpec, name: str = "loadgen-ha") -> tuple[str, dict[str, Any]] | None:
+    """(management API path, body) of the policy the queues need, or None (only mirrored queues need one)."""
+    if not queues.policy:
+        return None
+    names = "|".join(_regex_escape(n) for n in queues.names())
+    body = {"pattern": f"^({names})$", "definition": dict(queues.policy), "apply-to": "queues", "priority": 10}
+    return name, body
+
+
+def _regex_escape(text: str) -> str:
+    return "".join("\\" + ch if ch in r".^$*+?()[]{}|\-" else ch for ch in text)
+
+
+def management_call(cluster: ClusterInfo, method: str, path: str, body: Any = None, timeout: float = 5.0) -> Any:
+    """One management-API call, tried against every node until one answers."""
+    errors = []
+    for url in cluster.management_urls:
+        try:
+            response = requests.request(method, url + path, json=body, timeout=timeout,
+                                        auth=(cluster.username, cluster.password))
+            response.raise_for_status()
+            return response.json() if response.content else None
+        except (requests.RequestException, ValueError) as err:
+            errors.append(f"{url}: {err}")
+    raise RuntimeError(f"management API {method} {path} failed on every node: {'; '.join(errors)}")
+
+
+def declare_queues(cluster: ClusterInfo, queues: QueueSpec, purge: bool = True) -> list[str]:
+    """Declare (and empty) the workload's queues; returns their names. Mirrored queues get their policy first,
+    so that they are mirrored from birth."""
+    import pika
+
+    policy = policy_request(queues)
+    if policy is not None:
+        name, body = policy
+        management_call(cluster, "PUT", f"/api/policies/{quote(cluster.vhost, safe='')}/{quote(name)}", body)
+    arguments = queue_arguments(queues)
+    durable = queues.durable or queues.type in ("quorum", "stream")
+    last_error: Exception | None = None
+    for node in cluster.nodes:
+        try:
+            params = pika.ConnectionParameters(
+                host=node.host, port=node.amqp_port, virtual_host=cluster.vhost,
+                credentials=pika.PlainCredentials(cluster.username, cluster.password),
+                connection_attempts=2, retry_delay=1, socket_timeout=10, blocked_connection_timeout=60)
+            connection = pika.BlockingConnection(params)
+            break
+        except Exception as err:
+            last_error = err
+    else:
+        raise RuntimeError(f"no node accepted an AMQP connection: {last_error!r}")
+    try:
+        channel = connection.channel()
+        names = queues.names()
+        for name in names:
+            channel.queue_declare(name, durable=durable, arguments=arguments)
+            if purge and queues.type != "stream":  # streams cannot be purged; the run nonce filters old messages
+                channel.queue_purge(name)
+        return names
+    finally:
+        connection.close()
+
+
+# ------------------------------------------------------------------------------------------ sampling
+
+
+def aggregate_sample(nodes: Sequence[Mapping[str, Any]], queues: Sequence[Mapping[str, Any]],
+                     known_nodes: Sequence[str]) -> list[dict[str, Any]]:
+    """One BROKER_SAMPLES row (without run key and time) per node, queue figures summed by leader node."""
+    by_name = {n.get("name"): n for n in nodes}
+    rows = []
+    for name in known_nodes:
+        n = by_name.get(name, {})
+        mine = [q for q in queues if (q.get("leader") or q.get("node")) == name]
+        stats = [q.get("message_stats") or {} for q in mine]
+        rows.append({
+            "node": name,
+            "running": bool(n.get("running", False)),
+            "mem_used_bytes": _int_or_none(n.get("mem_used")),
+            "mem_limit_bytes": _int_or_none(n.get("mem_limit")),
+            "mem_alarm": bool(n.get("mem_alarm", False)),
+            "disk_free_bytes": _int_or_none(n.get("disk_free")),
+            "disk_alarm": bool(n.get("disk_free_alarm", False)),
+            "queue_messages": sum(int(q.get("messages") or 0) for q in mine),
+            "queue_messages_ready": sum(int(q.get("messages_ready") or 0) for q in mine),
+            "queue_messages_unacked": sum(int(q.get("messages_unacknowledged") or 0) for q in mine),
+            "publish_rate": float(sum((s.get("publish_details") or {}).get("rate", 0.0) for s in stats)),
+            "deliver_rate": float(sum((s.get("deliver_get_details") or {}).get("rate", 0.0) for s in stats)),
+        })
+    return rows
+
+
+def _int_or_none(value: Any) -> int | None:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def fetch_sample(cluster: ClusterInfo, queue_names: Sequence[str], timeout: float = 3.0) -> list[dict[str, Any]]:
+    nodes = management_call(cluster, "GET", f"/api/nodes?columns={NODE_COLUMNS}", timeout=timeout)
+    vhost = quote(cluster.vhost, safe="")
+    queues = management_call(cluster, "GET", f"/api/queues/{vhost}?columns={QUEUE_COLUMNS}", timeout=timeout)
+    wanted = set(queue_names)
+    return aggregate_sample(nodes, [q for q in queues if q.get("name") in wanted], [n.name for n in cluster.nodes])
+
+
+def unreachable_sample(cluster: ClusterInfo) -> list[dict[str, Any]]:
+    """What we record when no node answers: every node not running, no figures."""
+    return aggregate_sample([], [], [n.name for n in cluster.nodes])
+
+
+def rabbitmq_version(cluster: ClusterInfo) -> str | None:
+    try:
+        return management_call(cluster, "GET", "/api/overview").get("rabbitmq_version")
+    except RuntimeError:
+        return None
+
+
+class BrokerSampler(threading.Thread):
+    """Samples the management API every `interval_s` and hands rows (with ts/second) to `emit`."""
+
+    def __init__(self, cluster: ClusterInfo, queue_names: Sequence[str], emit: Callable[[dict[str, Any]], None],
+                 scenario_start: float, start_epoch: float, interval_s: float = 5.0,
+                 now: Callable[[], float] = time.monotonic) -> None:
+        super().__init__(name="broker-sampler", daemon=True)
+        self.cluster, self.queue_names, self.emit = cluster, list(queue_names), emit
+        self.scenario_start, self.start_epoch, self.interval_s, self.now = scenario_start, start_epoch, interval_s, now
+        self._stop_event = threading.Event()
+        self.errors = 0
+
+    def run(self) -> None:
+        while not self._stop_event.is_set():
+            t = self.now()
+            try:
+                rows = fetch_sample(self.cluster, self.queue_names, timeout=min(3.0, self.interval_s))
+            except (RuntimeError, requests.RequestException, ValueError, json.JSONDecodeError):
+                rows = unreachable_sample(self.cluster)
+                self.errors += 1
+            second = t - self.scenario_start
+            for row in rows:
+                self.emit({"ts": self.start_epoch + second, "second": second, **row})
+            self._stop_event.wait(max(0.0, self.interval_s - (self.now() - t)))
+
+    def stop(self) -> None:
+        self._stop_event.set()

@@ -1,0 +1,856 @@
+"""The pika half of the load generator: one worker process = one IO loop driving a slice of the clients.
+
+A worker owns some publishers and some consumers (one AMQP connection and channel each, as PerfTest does),
+all on one pika `SelectConnection` IO loop. One periodic tick (every `tick_s`) publishes everything the
+open-loop schedule has made due, releases consumer acks whose simulated processing has finished, and closes
+the per-second record. Hot-path bytes go through `wire` (templates out, `struct` parsing in) instead of
+pika's per-message frame objects; pika still does the handshake, channel setup, returns, blocked
+notifications and everything rare.
+
+Nothing here analyses: the worker counts, buckets latencies into `sizing.histogram` counts, and keeps the
+per-message bookkeeping (confirm state per publisher, consumed counts per message) that the runner merges
+after the drain.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import math
+import os
+import select
+import time
+import traceback
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pika
+from pika.adapters.select_connection import IOLoop
+from pika.adapters.utils import io_services_utils
+
+from loadgen import wire
+from loadgen.schedule import BatchSchedule, ConsumerPlan, PublisherPlan, per_second_counts
+from sizing.cluster import ClusterInfo
+from sizing.histogram import MAX_BUCKET, LogHistogram, buckets_of
+from sizing.spec import Workload
+from sizing.timeline import Timeline
+
+LOG = logging.getLogger("loadgen.worker")
+
+# pika reads 4 KiB per recv() (about three 1 KB deliveries per syscall and per Python callback); larger
+# reads cut the receive path's per-message cost several-fold. Process-local: only worker processes import this.
+RECV_BYTES = 1 << 17
+io_services_utils._AsyncTransportBase._MAX_RECV_BYTES = RECV_BYTES
+io_services_utils._AsyncTransportBase._MAX_CONSUME_BYTES = 1 << 20
+
+MAX_TX_BUFFER = 4 << 20  # stop feeding a connection whose socket is not draining (the broker is slow)
+MAX_BATCH = 2000  # messages one publisher sends per tick, so one publisher cannot starve the others
+CHUNK = 8192  # intended send times computed per numpy call
+IDLE_ACK_FLUSH_S = 1.0  # ack processed deliveries held back by multi-ack when no more arrive
+RECONNECT_DELAY_S = 1.0
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    worker: int
+    workers: int
+    cluster: ClusterInfo
+    workload: Workload
+    timeline: Timeline
+    publishers: tuple[PublisherPlan, ...]  # this worker's publishers
+    consumers: tuple[ConsumerPlan, ...]
+    offsets: tuple[int, ...]  # flat-array offset of every publisher of the run (len = publishers + 1)
+    nonce: int  # run nonce in every body: messages of another run are counted as foreign
+    out_dir: str  # where the worker leaves its accounting arrays for the runner
+    tick_s: float = 0.005
+    stream_offset: str = "next"
+    # "tick": sockets are read once per tick (one epoll call for all of them), so the process wakes up
+    # 1/tick_s times a second whatever the message rate; deliveries and confirms are then seen up to one
+    # tick late (included in the recorded latencies). "event": pika's read watchers, a wake-up per read.
+    io_mode: str = "tick"
+
+
+# ----------------------------------------------------------------------------------------- recorder
+
+
+class SecondStats:
+    """Counters and latency samples of the second in progress (one per worker)."""
+
+    COUNTERS = ("published", "confirmed", "nacked", "returned", "consumed", "redelivered", "acked", "foreign")
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        for name in self.COUNTERS:
+            setattr(self, name, 0)
+        self.e2e_us: list[int] = []  # intended send time -> delivery, one int per delivery
+        self.confirm_parts: list[np.ndarray] = []  # send -> confirm, seconds, per ack frame
+        self.confirm_single: list[float] = []
+        self.delay_parts: list[tuple[float, np.ndarray]] = []  # (send time, intended times) per publish batch
+        self.blocked_ms = 0.0
+        self.tick_lag_max_s = 0.0
+
+
+def _hist_bytes(values_us: np.ndarray) -> tuple[bytes, float]:
+    if values_us.size == 0:
+        return b"", 0.0
+    hist = LogHistogram()
+    hist.counts += np.bincount(buckets_of(values_us), minlength=MAX_BUCKET + 1)
+    return hist.to_bytes(), float(values_us.max())
+
+
+def _seconds_to_us(parts: list[np.ndarray], singles: list[float] | None = None) -> np.ndarray:
+    arrays = list(parts)
+    if singles:
+        arrays.append(np.asarray(singles, dtype=np.float64))
+    if not arrays:
+        return np.zeros(0)
+    return np.concatenate(arrays) * 1e6
+
+
+# ----------------------------------------------------------------------------------------- clients
+
+
+class PublisherState:
+    def __init__(self, plan: PublisherPlan, cfg: WorkerConfig, worker: Worker) -> None:
+        self.plan = plan
+        self.worker = worker
+        self.schedule = BatchSchedule(cfg.timeline, plan.share, plan.start_s)
+        self.total = self.schedule.total
+        self.limit = cfg.workload.publishers.confirms_in_flight
+        self.confirms = self.limit > 0
+        self.mandatory = cfg.workload.publishers.mandatory
+        self.state = np.zeros(max(self.total, 1), dtype=np.uint8)  # 0 unknown, 1 confirmed, 2 nacked
+        ring = 1 << max(4, math.ceil(math.log2(max(self.limit, 1) + 1)))
+        self.sent_at = np.zeros(ring, dtype=np.float64)  # send time by seq & mask (only in-flight ones matter)
+        self.mask = ring - 1
+        self.next_seq = 0
+        self.low = 0  # lowest sequence number that may still be unresolved on the current channel
+        self.tag_base = 0  # delivery tag t on the current channel is sequence number tag_base + t - 1
+        self.in_flight = 0
+        self.due = np.zeros(0)  # intended send times of [due_base, due_base + len)
+        self.due_list: list[float] = []
+        self.due_us: list[int] = []
+        self.next_due_s = 0.0
+        self.due_base = 0
+        self.counted_until = 0  # sequence numbers already added to the per-second schedule counts
+        self.template: wire.PublishTemplate | None = None
+        self.conn: FastConnection | None = None
+        self.ready = False
+        self.blocked_since: float | None = None
+        self.node = plan.node
+
+    # -- schedule
+    def ensure_due(self, until_s: float) -> None:
+        """Compute intended send times ahead of `until_s`, counting them into the worker's schedule row."""
+        while self.due_base + len(self.due) < self.total and (len(self.due) == 0 or self.due[-1] <= until_s):
+            keep_from = self.next_seq - self.due_base
+            start = self.due_base + len(self.due)
+            fresh = self.schedule.due_times(start, CHUNK)
+            self.worker.add_scheduled(fresh)
+            self.due = np.concatenate([self.due[keep_from:], fresh]) if keep_from < len(self.due) else fresh
+            self.due_base = start - (len(self.due) - len(fresh))
+            # Python copies for the per-tick path: bisect and list slices cost far less than numpy calls
+            # on the 1-10 messages a publisher typically has due per tick.
+            self.due_list = self.due.tolist()
+            self.due_us = (self.due * 1e6).astype(np.int64).tolist()
+        self.next_due_s = self.due_list[self.next_seq - self.due_base] if self.next_seq < self.total else math.inf
+
+    def publish_due(self, now_s: float, stats: SecondStats) -> None:
+        if now_s < self.next_due_s or not self.ready or self.blocked_since is not None:
+            return
+        conn = self.conn
+        if conn is None or conn.tx_buffered() > MAX_TX_BUFFER:
+            return
+        if self.due_list[-1] <= now_s:
+            self.ensure_due(now_s)
+        seq = self.next_seq
+        i = seq - self.due_base
+        n = min(bisect_right(self.due_list, now_s, i) - i, MAX_BATCH)
+        if self.confirms:
+            n = min(n, self.limit - self.in_flight)
+        if n <= 0:
+            return
+        conn.fast_write(self.template.batch(self.worker.nonce, self.plan.index, seq, self.due_us[i:i + n]))
+        if self.confirms:
+            first = seq & self.mask
+            if first + n <= len(self.sent_at):
+                self.sent_at[first:first + n] = now_s
+            else:
+                self.sent_at[(np.arange(seq, seq + n) & self.mask)] = now_s
+            self.in_flight += n
+        self.next_seq = seq + n
+        self.next_due_s = self.due_list[i + n] if i + n < len(self.due_list) else (
+            math.inf if self.next_seq >= self.total else now_s)
+        stats.published += n
+        stats.delay_parts.append((now_s, self.due[i:i + n]))  # a view; lateness computed once per second
+
+    # -- confirms (called from the connection's frame loop)
+    def on_confirm(self, tag: int, multiple: int, positive: bool) -> None:
+        worker = self.worker
+        stats = worker.stats
+        now = worker.now_s()
+        value = 1 if positive else 2
+        hi = self.tag_base + tag  # exclusive
+        if hi > self.next_seq:
+            return  # a tag we never sent on this channel: ignore rather than corrupt the bookkeeping
+        if multiple:
+            lo = self.low
+            seg = self.state[lo:hi]
+            fresh = seg == 0
+            count = int(np.count_nonzero(fresh))
+            if count:
+                seg[fresh] = value
+                if positive:
+                    seq = np.flatnonzero(fresh) + lo
+                    stats.confirm_parts.append(now - self.sent_at[seq & self.mask])
+            self.low = max(lo, hi)
+        else:
+            s = hi - 1
+            if s < self.low or self.state[s]:
+                return
+            self.state[s] = value
+            count = 1
+            if positive:
+                stats.confirm_single.append(now - float(self.sent_at[s & self.mask]))
+            if s == self.low:
+                self.low += 1
+        while self.low < self.next_seq and self.state[self.low]:
+            self.low += 1
+        self.in_flight -= count
+        if positive:
+            stats.confirmed += count
+        else:
+            stats.nacked += count
+
+    def channel_reset(self) -> None:
+        """A new channel: delivery tags restart at 1; in-flight messages of the old one stay unknown."""
+        self.tag_base = self.next_seq
+        self.low = self.next_seq
+        self.in_flight = 0
+
+
+class ConsumerState:
+    def __init__(self, plan: ConsumerPlan, cfg: WorkerConfig, worker: Worker) -> None:
+        self.plan = plan
+        self.worker = worker
+        self.prefetch = cfg.workload.consumers.prefetch
+        self.multi_ack = cfg.workload.consumers.multi_ack_every
+        self.auto_ack = cfg.workload.consumers.auto_ack
+        self.last_seq = [-1] * (len(cfg.offsets) - 1)  # per publisher: newest sequence number seen on this queue
+        self.conn: FastConnection | None = None
+        self.channel_number = 1
+        self.ready = False
+        self.node = plan.node
+        self.channel_reset()
+
+    def channel_reset(self) -> None:
+        self.delivered = 0  # last delivery tag received (tags are consecutive on one channel)
+        self.processed = 0  # deliveries whose simulated processing has finished
+        self.acked = 0
+        self.busy_until = 0.0
+        self.segments: list[list[float]] = []  # [first_tag_exclusive, last_tag, start_s, per_message_s]
+        self.last_progress = 0.0
+
+    def after_batch(self, last_tag: int, now_s: float, processing_s: float) -> None:
+        count = last_tag - self.delivered
+        if count <= 0:
+            return
+        if self.auto_ack:
+            self.worker.stats.acked += count
+            self.delivered = self.processed = self.acked = last_tag
+            return
+        if processing_s <= 0 and not self.segments:
+            self.processed = last_tag
+        else:
+            # One message at a time, each taking processing_s: finish times are arithmetic, so a whole batch is
+            # one segment and no timer per message is needed.
+            start = max(now_s, self.busy_until)
+            self.busy_until = start + count * processing_s
+            self.segments.append([self.delivered, last_tag, start, processing_s])
+        self.delivered = last_tag
+        self.last_progress = now_s
+        self.maybe_ack(now_s)
+
+    def advance(self, now_s: float) -> None:
+        while self.segments:
+            lo, hi, start, per = self.segments[0]
+            done = hi if per <= 0 else min(hi, lo + int((now_s - start) / per))
+            if done > self.processed:
+                self.processed = int(done)
+                self.last_progress = now_s
+            if done < hi:
+                break
+            self.segments.pop(0)
+        self.maybe_ack(now_s)
+
+    def maybe_ack(self, now_s: float, force: bool = False) -> None:
+        pending = self.processed - self.acked
+        if pending <= 0 or self.conn is None or not self.ready:
+            return
+        n = self.multi_ack
+        if pending >= n:
+            tag = self.acked + (pending // n) * n
+        elif force or now_s - self.last_progress > IDLE_ACK_FLUSH_S:
+            tag = self.processed
+        else:
+            return
+        self.conn.fast_write(wire.ack_frame(self.channel_number, tag, True))
+        self.worker.stats.acked += tag - self.acked
+        self.acked = tag
+
+
+# ----------------------------------------------------------------------------------------- connection
+
+
+class FastConnection(pika.SelectConnection):
+    """A SelectConnection whose receive path decodes deliveries and confirms itself (see `wire`)."""
+
+    def __init__(self, worker: Worker, parameters: pika.ConnectionParameters, **kwargs: Any) -> None:
+        self._lg_worker = worker
+        self._lg_rx = bytearray()
+        self.fast_consumers: dict[int, ConsumerState] = {}
+        self.fast_publishers: dict[int, PublisherState] = {}
+        super().__init__(parameters, custom_ioloop=worker.ioloop, **kwargs)
+
+    def socket_fd(self) -> int | None:
+        transport = self._transport
+        return transport._sock.fileno() if transport is not None and transport._sock is not None else None
+
+    def polled_reads(self, on: bool) -> None:
+        """Tick mode: take the socket away from the IO loop's read watcher (the worker polls it once per tick),
+        or give it back (for the close handshake)."""
+        transport, fd = self._transport, self.socket_fd()
+        if transport is None or fd is None or fd < 0:
+            return
+        if on:
+            transport._nbio.remove_reader(fd)
+        else:
+            transport._nbio.set_reader(fd, transport._on_socket_readable)
+
+    def pull(self) -> None:
+        """Read what the socket holds now: one recv() (pika's own read path loops until EAGAIN, which is a
+        second syscall and a raised exception per read); EOF and errors go to pika's path, which handles them."""
+        transport = self._transport
+        if transport is None or transport._sock is None:
+            return
+        try:
+            data = transport._sock.recv(RECV_BYTES)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if not data:
+            transport._on_socket_readable()
+            return
+        self._on_data_available(data)
+        if len(data) == RECV_BYTES and self._transport is transport:
+            self.pull()  # more may be waiting
+
+    def tx_buffered(self) -> int:
+        transport = self._transport
+        return transport.get_write_buffer_size() if transport is not None else 0
+
+    def fast_write(self, data: bytes | bytearray) -> None:
+        """Write straight to the socket when nothing is queued (saves two epoll_ctl calls per write)."""
+        transport = self._transport
+        if transport is None:
+            return
+        self.bytes_sent += len(data)
+        if transport.get_write_buffer_size() == 0:
+            try:
+                sent = transport._sock.send(data)
+            except (BlockingIOError, InterruptedError):
+                sent = 0
+            except OSError:
+                sent = 0  # let the transport's own write path notice and report the failure
+            if sent == len(data):
+                return
+            data = bytes(data[sent:])
+        transport.write(bytes(data))
+
+    def _on_data_available(self, data_in: bytes) -> None:
+        rx = self._lg_rx
+        rx += data_in
+        n = len(rx)
+        pos = 0
+        worker = self._lg_worker
+        stats = worker.stats
+        consumers = self.fast_consumers
+        publishers = self.fast_publishers
+        unpack_hdr = wire.FRAME_HEADER.unpack_from
+        unpack_cm = wire.CLASS_METHOD.unpack_from
+        unpack_tf = wire.TAG_AND_FLAGS.unpack_from
+        unpack_body = wire.BODY_HEADER.unpack_from
+        unpack_size = wire.BODY_SIZE.unpack_from
+        touched: dict[ConsumerState, int] = {}
+        now_us = worker.now_us()
+        nonce = worker.nonce
+        offsets = worker.offsets
+        n_pub = len(offsets) - 1
+        e2e = stats.e2e_us
+        fresh_keys = worker.fresh_keys
+        redelivered_keys = worker.redelivered_keys
+        reordered_keys = worker.reordered_keys
+        consumed = redelivered = foreign = 0
+        frames = handed = 0
+        while n - pos >= 8:
+            if rx[pos] == 65:  # "AMQP" protocol header: the broker refused our protocol version
+                chunk = bytes(rx[pos:])
+                pos = n
+                handed += len(chunk)
+                super()._on_data_available(chunk)
+                break
+            ftype, channel, size = unpack_hdr(rx, pos)
+            end = pos + size + 8
+            if end > n:
+                break
+            if ftype == 1 and size >= 4:
+                cm = unpack_cm(rx, pos + 7)[0]
+                if cm == wire.BASIC_DELIVER:
+                    consumer = consumers.get(channel)
+                    if consumer is not None:
+                        # method: consumer tag, delivery tag, redelivered, exchange, routing key
+                        p = pos + 11
+                        p += 1 + rx[p]
+                        tag, red = unpack_tf(rx, p)
+                        h = end
+                        if h + 8 > n:
+                            break
+                        hsize = unpack_hdr(rx, h)[2]
+                        b = h + hsize + 8
+                        if b > n:
+                            break
+                        remaining = unpack_size(rx, h + 11)[0]
+                        body_start = b
+                        while remaining > 0:
+                            if b + 8 > n:
+                                break
+                            bsize = unpack_hdr(rx, b)[2]
+                            if b + bsize + 8 > n:
+                                break
+                            remaining -= bsize
+                            b += bsize + 8
+                        if remaining > 0:
+                            break  # delivery not complete yet: wait for more bytes
+                        frames += 3
+                        pos = b
+                        consumed += 1
+                        touched[consumer] = tag
+                        if b - body_start >= 32:
+                            msg_nonce, pub, seq, intended = unpack_body(rx, body_start + 7)
+                        else:
+                            msg_nonce = pub = -1
+                        if msg_nonce != nonce or pub >= n_pub:
+                            foreign += 1
+                            continue
+                        e2e.append(now_us - intended)
+                        key = offsets[pub] + seq
+                        if red:
+                            redelivered += 1
+                            redelivered_keys.append(key)
+                        else:
+                            fresh_keys.append(key)
+                            last = consumer.last_seq
+                            if seq < last[pub]:
+                                reordered_keys.append(key)
+                            else:
+                                last[pub] = seq
+                        continue
+                elif cm == wire.BASIC_ACK or cm == wire.BASIC_NACK:
+                    publisher = publishers.get(channel)
+                    if publisher is not None:
+                        tag, flags = unpack_tf(rx, pos + 11)
+                        pos = end
+                        frames += 1
+                        publisher.on_confirm(tag, flags & 1, cm == wire.BASIC_ACK)
+                        continue
+            chunk = bytes(rx[pos:end])
+            pos = end
+            handed += len(chunk)  # pika counts these bytes itself
+            super()._on_data_available(chunk)  # pika's own path for everything rare
+            if self._lg_rx is not rx:
+                return
+        del rx[:pos]
+        self.bytes_received += pos - handed  # the heartbeat checker watches this counter
+        self.frames_received += frames
+        stats.consumed += consumed
+        stats.redelivered += redelivered
+        stats.foreign += foreign
+        if touched:
+            now_s = now_us / 1e6
+            processing_s = worker.processing_s
+            for consumer, tag in touched.items():
+                consumer.after_batch(tag, now_s, processing_s)
+
+    def _adapter_disconnect_stream(self) -> None:
+        self._lg_rx = bytearray()
+        super()._adapter_disconnect_stream()
+
+
+# ----------------------------------------------------------------------------------------- worker
+
+
+@dataclass
+class Worker:
+    cfg: WorkerConfig
+    ctl: Any  # multiprocessing Connection: runner -> worker commands
+    out: Any  # multiprocessing Queue: worker -> runner messages
+    ioloop: IOLoop = field(default_factory=IOLoop)
+
+    def __post_init__(self) -> None:
+        cfg = self.cfg
+        self.nonce = cfg.nonce
+        self.offsets = list(cfg.offsets)
+        self.stats = SecondStats()
+        self.fresh_counts = np.zeros(max(self.offsets[-1], 1), dtype=np.uint8)
+        self.fresh_keys: list[int] = []
+        self.redelivered_keys: list[int] = []
+        self.reordered_keys: list[int] = []
+        self.all_redelivered: list[np.ndarray] = []
+        self.all_reordered: list[np.ndarray] = []
+        self.publishers = [PublisherState(p, cfg, self) for p in cfg.publishers]
+        self.consumers = [ConsumerState(c, cfg, self) for c in cfg.consumers]
+        self.duration = max(1, math.ceil(cfg.timeline.duration_s))
+        self.scheduled = np.zeros(self.duration + 1, dtype=np.int64)
+        self.start_mono: float | None = None
+        self.start_epoch = 0.0
+        self.second = 0
+        self.processing_s = 0.0
+        self.stopping = False
+        self.connections: list[FastConnection] = []
+        self.cpu_mark = time.process_time()
+        self.last_behind_event = -math.inf
+        self.next_tick = 0.0
+        self.pending_ready = len(self.publishers) + len(self.consumers)
+        self.read_poller = select.epoll() if cfg.io_mode == "tick" else None
+        self.polled: dict[int, FastConnection] = {}
+        self.sent_ready = False
+
+    # -- clock
+    def now_s(self) -> float:
+        return time.monotonic() - self.start_mono if self.start_mono is not None else 0.0
+
+    def now_us(self) -> int:
+        return int((time.monotonic() - self.start_mono) * 1e6) if self.start_mono is not None else 0
+
+    def add_scheduled(self, due: np.ndarray) -> None:
+        self.scheduled += per_second_counts(due, self.duration + 1)
+
+    # -- messages to the runner
+    def send(self, kind: str, payload: Any) -> None:
+        self.out.put((kind, self.cfg.worker, payload))
+
+    def event(self, kind: str, node: str | None = None, **detail: Any) -> None:
+        second = self.now_s()
+        phase = self.cfg.timeline.phase_at(second) if self.start_mono is not None else None
+        self.send("event", {"ts": self.start_epoch + second if self.start_mono else time.time(), "second": second,
+                            "phase": phase.number if phase else 0, "kind": kind, "fault_id": None,
+                            "fault_kind": None, "node": node,
+                            "detail": json.dumps({"worker": self.cfg.worker, **detail}, sort_keys=True)})
+
+    # -- connections
+    def _params(self, node_index: int, name: str) -> pika.ConnectionParameters:
+        cluster = self.cfg.cluster
+        node = cluster.nodes[node_index % len(cluster.nodes)]
+        return pika.ConnectionParameters(
+            host=node.host, port=node.amqp_port, virtual_host=cluster.vhost,
+            credentials=pika.PlainCredentials(cluster.username, cluster.password),
+            heartbeat=30, connection_attempts=1, socket_timeout=5, blocked_connection_timeout=None,
+            client_properties={"connection_name": f"loadgen-w{self.cfg.worker}-{name}"})
+
+    def connect(self, client: PublisherState | ConsumerState) -> None:
+        kind = "pub" if isinstance(client, PublisherState) else "con"
+        conn = FastConnection(self, self._params(client.node, f"{kind}{client.plan.index}"),
+                              on_open_callback=lambda c: self._on_open(c, client),
+                              on_open_error_callback=lambda c, err: self._on_lost(client, err),
+                              on_close_callback=lambda c, err: self._on_lost(client, err))
+        client.conn = conn
+        self.connections.append(conn)
+
+    def _on_open(self, conn: FastConnection, client: PublisherState | ConsumerState) -> None:
+        conn.add_on_connection_blocked_callback(lambda c, frame: self._on_blocked(client, True))
+        conn.add_on_connection_unblocked_callback(lambda c, frame: self._on_blocked(client, False))
+        conn.channel(on_open_callback=lambda ch: self._on_channel(conn, ch, client))
+
+    def _on_channel(self, conn: FastConnection, ch: Any, client: PublisherState | ConsumerState) -> None:
+        workload = self.cfg.workload
+        if isinstance(client, PublisherState):
+            client.channel_reset()
+            client.template = wire.PublishTemplate(
+                ch.channel_number, client.plan.queue, workload.message.size_bytes, workload.message.persistent,
+                client.mandatory, frame_max=conn._body_max_length + 8)
+            ch.add_on_return_callback(lambda *args: self._on_return())
+            if client.confirms:
+                conn.fast_publishers[ch.channel_number] = client
+                ch.confirm_delivery(lambda frame: None, callback=lambda frame: self._client_ready(client))
+            else:
+                self._client_ready(client)
+        else:
+            client.channel_reset()
+            client.channel_number = ch.channel_number
+            conn.fast_consumers[ch.channel_number] = client
+            arguments = {"x-stream-offset": self.cfg.stream_offset} if workload.queues.type == "stream" else None
+
+            def consume(_frame: Any) -> None:
+                ch.basic_consume(client.plan.queue, lambda *a: None, auto_ack=client.auto_ack, arguments=arguments,
+                                 callback=lambda frame: self._client_ready(client))
+
+            ch.basic_qos(prefetch_count=client.prefetch, callback=consume)
+
+    def _client_ready(self, client: PublisherState | ConsumerState) -> None:
+        recovering = client.ready is None
+        client.ready = True
+        if self.start_mono is not None:
+            self._poll_reads(client.conn)
+        if recovering:
+            self.event("connection_recovered", node=self.cfg.cluster.nodes[client.node].name,
+                       client=self._client_name(client))
+            return
+        self.pending_ready -= 1
+        if self.pending_ready == 0 and not self.sent_ready:
+            self.sent_ready = True
+            self.send("ready", None)
+
+    def _poll_reads(self, conn: FastConnection | None) -> None:
+        if self.read_poller is None or conn is None:
+            return
+        fd = conn.socket_fd()
+        if fd is None or fd < 0:
+            return
+        conn.polled_reads(True)
+        try:
+            self.read_poller.register(fd, select.EPOLLIN)
+        except FileExistsError:  # the fd number of a closed connection, reused
+            self.read_poller.modify(fd, select.EPOLLIN)
+        self.polled[fd] = conn
+
+    def _read_all(self) -> None:
+        for fd, _events in self.read_poller.poll(0):
+            conn = self.polled.get(fd)
+            if conn is None or conn.socket_fd() != fd:
+                with contextlib.suppress(OSError, ValueError):
+                    self.read_poller.unregister(fd)
+                self.polled.pop(fd, None)
+                continue
+            conn.pull()
+
+    def _client_name(self, client: PublisherState | ConsumerState) -> str:
+        return f"{'publisher' if isinstance(client, PublisherState) else 'consumer'}-{client.plan.index}"
+
+    def _on_return(self) -> None:
+        self.stats.returned += 1
+
+    def _on_blocked(self, client: PublisherState | ConsumerState, blocked: bool) -> None:
+        now = self.now_s()
+        node = self.cfg.cluster.nodes[client.node].name
+        if isinstance(client, PublisherState):
+            if blocked and client.blocked_since is None:
+                client.blocked_since = now
+            elif not blocked and client.blocked_since is not None:
+                self.stats.blocked_ms += (now - max(client.blocked_since, self.second)) * 1000
+                client.blocked_since = None
+        self.event("connection_blocked" if blocked else "connection_unblocked", node=node,
+                   client=self._client_name(client))
+
+    def _on_lost(self, client: PublisherState | ConsumerState, error: Any) -> None:
+        if self.stopping:
+            return
+        if client.conn is not None and client.conn in self.connections:
+            self.connections.remove(client.conn)
+        if not self.sent_ready:
+            self.send("error", f"{self._client_name(client)} could not connect: {error!r}")
+            return
+        if isinstance(client, PublisherState) and client.blocked_since is not None:
+            client.blocked_since = None
+        client.ready = None  # None: lost, reconnecting (False only before the first open)
+        client.conn = None
+        node = self.cfg.cluster.nodes[client.node].name
+        self.event("connection_closed", node=node, client=self._client_name(client), error=repr(error)[:300])
+        client.node = (client.node + 1) % len(self.cfg.cluster.nodes)  # try the next node, as a client with
+        self.ioloop.call_later(RECONNECT_DELAY_S, lambda: self._reconnect(client))  # several URIs would
+
+    def _reconnect(self, client: PublisherState | ConsumerState) -> None:
+        if not self.stopping:
+            self.connect(client)
+
+    # -- the tick
+    def start(self, start_mono: float, start_epoch: float) -> None:
+        self.start_mono = start_mono
+        self.start_epoch = start_epoch
+        self.second = 0
+        self.cpu_mark = time.process_time()
+        for pub in self.publishers:
+            pub.ensure_due(1.0)
+        for client in [*self.publishers, *self.consumers]:
+            if client.ready:
+                self._poll_reads(client.conn)
+        self.next_tick = max(0.0, self.now_s())
+        self.ioloop.call_later(max(0.0, start_mono - time.monotonic()), self.tick)
+
+    def tick(self) -> None:
+        if self.stopping:
+            return
+        now = self.now_s()
+        stats = self.stats
+        lag = now - self.next_tick
+        if lag > stats.tick_lag_max_s:
+            stats.tick_lag_max_s = lag
+        if self.read_poller is not None:
+            self._read_all()
+        while now >= self.second + 1:
+            self.close_second()
+        self.processing_s = self.cfg.timeline.processing_ms_at(now) / 1000.0
+        for pub in self.publishers:
+            pub.publish_due(now, stats)
+        for con in self.consumers:
+            if con.segments or con.processed > con.acked:
+                con.advance(now)
+        self.next_tick += self.cfg.tick_s
+        if self.next_tick < now:
+            self.next_tick = now  # never try to catch up a backlog of ticks: the schedule already did
+        self.ioloop.call_later(max(0.0, self.next_tick - self.now_s()), self.tick)
+
+    def close_second(self, final: bool = False) -> None:
+        """Emit the row of `self.second` and move on (also called for seconds a stalled tick skipped)."""
+        s = self.second
+        stats = self.stats
+        now = self.now_s()
+        end = min(now, s + 1)
+        for pub in self.publishers:
+            pub.ensure_due(s + 2)
+            if pub.blocked_since is not None:
+                stats.blocked_ms += max(0.0, end - max(pub.blocked_since, s)) * 1000
+        self._flush_keys()
+        cpu = time.process_time()
+        cpu_s, self.cpu_mark = cpu - self.cpu_mark, cpu
+        delay_us = _seconds_to_us([sent - due for sent, due in stats.delay_parts])
+        delay_hist, delay_max = _hist_bytes(delay_us)
+        e2e_hist, _ = _hist_bytes(np.asarray(stats.e2e_us, dtype=np.float64))
+        confirm_hist, _ = _hist_bytes(_seconds_to_us(stats.confirm_parts, stats.confirm_single))
+        timeline = self.cfg.timeline
+        phase = timeline.phase_at(s)
+        row = {
+            "worker": self.cfg.worker, "second": s, "ts": self.start_epoch + s,
+            "phase": phase.number if phase else 0,
+            "warmup": bool(phase and s < phase.steady_start_s),
+            "target_rate": timeline.scheduled(s, s + 1),
+            "scheduled": int(self.scheduled[s]) if s < len(self.scheduled) else 0,
+            "processing_ms": timeline.processing_ms_at(s + 0.5),
+            "published": stats.published, "confirmed": stats.confirmed, "nacked": stats.nacked,
+            "returned": stats.returned, "consumed": stats.consumed, "redelivered": stats.redelivered,
+            "acked": stats.acked, "in_flight": sum(p.in_flight for p in self.publishers),
+            "publish_delay_max_us": delay_max, "publish_delay_hist": delay_hist, "e2e_hist": e2e_hist,
+            "confirm_hist": confirm_hist, "blocked_ms": stats.blocked_ms, "cpu_s": cpu_s,
+            "publishers": len(self.publishers), "consumers": len(self.consumers),
+            # not in the record schema; the runner uses them for progress and the drain
+            "_foreign": stats.foreign,
+            "_late_s": max((now - float(p.due[p.next_seq - p.due_base]) for p in self.publishers
+                            if p.next_seq < p.total and p.next_seq - p.due_base < len(p.due)
+                            and p.due[p.next_seq - p.due_base] < now), default=0.0),
+            "_final": final,
+        }
+        if (cpu_s >= 0.9 or stats.tick_lag_max_s > 0.1) and s - self.last_behind_event >= 10:
+            self.last_behind_event = s
+            self.event("worker_behind", cpu_s=round(cpu_s, 3), tick_lag_ms=round(stats.tick_lag_max_s * 1000, 1),
+                       publish_delay_max_ms=round(delay_max / 1000, 1))
+        self.send("row", row)
+        stats.reset()
+        self.second = s + 1
+
+    def _flush_keys(self) -> None:
+        if self.fresh_keys:
+            np.add.at(self.fresh_counts, np.asarray(self.fresh_keys, dtype=np.int64), 1)
+            self.fresh_keys.clear()
+        if self.redelivered_keys:
+            self.all_redelivered.append(np.asarray(self.redelivered_keys, dtype=np.int64))
+            self.redelivered_keys.clear()
+        if self.reordered_keys:
+            self.all_reordered.append(np.asarray(self.reordered_keys, dtype=np.int64))
+            self.reordered_keys.clear()
+
+    # -- commands from the runner
+    def poll_ctl(self) -> None:
+        try:
+            while self.ctl.poll():
+                command = self.ctl.recv()
+                if command[0] == "start":
+                    self.start(command[1], command[2])
+                elif command[0] == "stop":
+                    self.stop()
+                    return
+        except (EOFError, OSError):
+            self.stop()  # the runner is gone
+            return
+        self.ioloop.call_later(0.05, self.poll_ctl)
+
+    def stop(self) -> None:
+        if self.stopping:
+            return
+        now = self.now_s()
+        for con in self.consumers:
+            con.advance(now)
+            con.maybe_ack(now, force=True)
+        if self.start_mono is not None:
+            self.close_second(final=True)
+        self.stopping = True
+        for fd, conn in list(self.polled.items()):  # the close handshake needs pika's own reads again
+            with contextlib.suppress(OSError, ValueError):
+                self.read_poller.unregister(fd)
+            if conn.socket_fd() == fd:
+                conn.polled_reads(False)
+        self.polled.clear()
+        path = self.save_accounting()
+        times = os.times()
+        self.send("done", {"path": path, "user_s": times.user, "system_s": times.system,
+                           "published": sum(p.next_seq for p in self.publishers)})
+        for conn in list(self.connections):
+            if conn.is_open:
+                conn.close()
+        self.ioloop.call_later(1.0, self.ioloop.stop)  # let the close frames go out, then end the loop
+
+    def save_accounting(self) -> str:
+        self._flush_keys()
+        path = os.path.join(self.cfg.out_dir, f"accounting-worker-{self.cfg.worker}.npz")
+        arrays: dict[str, np.ndarray] = {
+            "fresh_counts": self.fresh_counts,
+            "redelivered": np.concatenate(self.all_redelivered) if self.all_redelivered else np.zeros(0, np.int64),
+            "reordered": np.concatenate(self.all_reordered) if self.all_reordered else np.zeros(0, np.int64),
+            "publishers": np.array([p.plan.index for p in self.publishers], dtype=np.int64),
+            "published": np.array([p.next_seq for p in self.publishers], dtype=np.int64),
+        }
+        for p in self.publishers:
+            arrays[f"state_{p.plan.index}"] = p.state[:p.total]
+        np.savez(path, **arrays)
+        return path
+
+    def run(self) -> None:
+        for client in [*self.publishers, *self.consumers]:
+            self.connect(client)
+        if not self.publishers and not self.consumers:
+            self.send("ready", None)
+            self.sent_ready = True
+        self.ioloop.call_later(0.05, self.poll_ctl)
+        self.ioloop.start()
+
+
+def worker_main(cfg: WorkerConfig, ctl: Any, out: Any) -> None:
+    """Entry point of a worker process."""
+    logging.basicConfig(level=os.environ.get("LOADGEN_LOG_LEVEL", "WARNING"))
+    profile_dir = os.environ.get("LOADGEN_PROFILE")  # cProfile each worker (benchmarks/loadgen_cpu.py --profile)
+    try:
+        if profile_dir:
+            import cProfile
+
+            profiler = cProfile.Profile(time.process_time)  # CPU, not wall: the host is shared
+            profiler.runcall(Worker(cfg, ctl, out).run)
+            profiler.dump_stats(os.path.join(profile_dir, f"worker-{cfg.worker}.prof"))
+        else:
+            Worker(cfg, ctl, out).run()
+    except BaseException:  # report anything to the runner, which records the failure
+        out.put(("error", cfg.worker, traceback.format_exc()))
+        raise

@@ -1,0 +1,160 @@
+"""Pure builders of every command a fault runs: argv lists for the local target, shell scripts for SSM.
+
+Nothing here runs anything, so every command is unit tested as data.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from pathlib import PurePosixPath
+from typing import Any
+
+from loadgen.faults.base import FaultError
+from sizing.cluster import NodeInfo
+
+# Limits that trip the alarms at once: a 1-byte memory watermark, and a free-disk floor of 1 PB.
+MEMORY_ALARM_ARGS = ("absolute", "1")
+DISK_ALARM_ARGS = ("1000000000000000",)
+# RabbitMQ 3.10 defaults, restored when the campaign's broker_config does not set its own.
+DEFAULT_MEMORY_WATERMARK = ("0.4",)
+DEFAULT_DISK_FREE_LIMIT = ("50000000",)
+NETWORK_KINDS = ("network_delay", "network_loss")
+
+
+def memory_watermark_restore(broker_config: Mapping[str, Any]) -> tuple[str, ...]:
+    """`set_vm_memory_high_watermark` arguments that put back the configured watermark (rabbitmq.conf keys)."""
+    if "vm_memory_high_watermark.relative" in broker_config:
+        return (str(broker_config["vm_memory_high_watermark.relative"]),)
+    if "vm_memory_high_watermark.absolute" in broker_config:
+        return ("absolute", str(broker_config["vm_memory_high_watermark.absolute"]))
+    return DEFAULT_MEMORY_WATERMARK
+
+
+def disk_free_limit_restore(broker_config: Mapping[str, Any]) -> tuple[str, ...]:
+    """`set_disk_free_limit` arguments that put back the configured limit."""
+    if "disk_free_limit.absolute" in broker_config:
+        return (str(broker_config["disk_free_limit.absolute"]),)
+    if "disk_free_limit.relative" in broker_config:
+        return ("mem_relative", str(broker_config["disk_free_limit.relative"]))
+    return DEFAULT_DISK_FREE_LIMIT
+
+
+def require(node: NodeInfo, field: str) -> tuple[str, ...]:
+    value = getattr(node, field)
+    if not value:
+        raise FaultError(f"node {node.name} has no {field}; the cluster description cannot drive local faults")
+    return tuple(value)
+
+
+def memory_alarm_cmd(node: NodeInfo, raise_alarm: bool, broker_config: Mapping[str, Any]) -> list[str]:
+    args = MEMORY_ALARM_ARGS if raise_alarm else memory_watermark_restore(broker_config)
+    return [*require(node, "ctl_cmd"), "set_vm_memory_high_watermark", *args]
+
+
+def disk_alarm_cmd(node: NodeInfo, raise_alarm: bool, broker_config: Mapping[str, Any]) -> list[str]:
+    args = DISK_ALARM_ARGS if raise_alarm else disk_free_limit_restore(broker_config)
+    return [*require(node, "ctl_cmd"), "set_disk_free_limit", *args]
+
+
+def sibling_cli(ctl_cmd: tuple[str, ...], tool: str) -> list[str] | None:
+    """The same prefix with `rabbitmqctl` swapped for another CLI of the same install (e.g. rabbitmq-upgrade)."""
+    for i, part in enumerate(ctl_cmd):
+        if PurePosixPath(part).name == "rabbitmqctl":
+            return [*ctl_cmd[:i], str(PurePosixPath(part).with_name(tool)), *ctl_cmd[i + 1:]]
+    return None
+
+
+def await_quorum_cmd(node: NodeInfo, timeout_s: float) -> list[str] | None:
+    """Waits until every quorum queue has quorum + 1 members online (safe to stop the next node)."""
+    upgrade = sibling_cli(require(node, "ctl_cmd"), "rabbitmq-upgrade")
+    return None if upgrade is None else [*upgrade, "-t", str(int(timeout_s)), "await_online_quorum_plus_one"]
+
+
+def local_network_refusal(kind: str) -> str:
+    return (f"{kind} needs the aws target: tc netem shapes a real host interface, and the local target runs "
+            f"every node on one loopback interface shared with the load generator")
+
+
+# ------------------------------------------------------------------------------------------- SSM scripts
+# Run by AWS-RunShellScript as root on the node's instance (Debian/Ubuntu or Amazon Linux with the
+# rabbitmq-server systemd unit). Each script fails (non-zero) when the fault did not take effect.
+
+SERVICE = "rabbitmq-server"
+# While a node is "killed", systemd must not restart it behind our back (Restart=on-failure in the unit).
+NO_RESTART_DROPIN = f"/run/systemd/system/{SERVICE}.service.d/zz-nemesis-no-restart.conf"
+
+
+def ssm_kill_script() -> list[str]:
+    return [
+        "set -eu",
+        f"mkdir -p {shlex.quote(str(PurePosixPath(NO_RESTART_DROPIN).parent))}",
+        f"printf '[Service]\\nRestart=no\\n' > {shlex.quote(NO_RESTART_DROPIN)}",
+        "systemctl daemon-reload",
+        "pid=$(pgrep -o -x beam.smp)",
+        'echo "killing beam.smp pid $pid"',
+        'kill -9 "$pid"',
+        'for i in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || { echo "pid $pid gone"; exit 0; }; sleep 0.1; done',
+        'echo "pid $pid still alive after SIGKILL" >&2; exit 1',
+    ]
+
+
+def ssm_start_script(await_timeout_s: float = 300) -> list[str]:
+    return [
+        "set -eu",
+        f"rm -f {shlex.quote(NO_RESTART_DROPIN)}",
+        "systemctl daemon-reload",
+        f"systemctl start {SERVICE}",
+        f"rabbitmqctl -t {int(await_timeout_s)} await_startup",
+        "rabbitmqctl cluster_status --formatter json",
+    ]
+
+
+def ssm_stop_script() -> list[str]:
+    return ["set -eu", f"systemctl stop {SERVICE}", f"! systemctl is-active --quiet {SERVICE}"]
+
+
+def ssm_ctl_script(args: list[str] | tuple[str, ...]) -> list[str]:
+    return ["set -eu", shlex.join(["rabbitmqctl", *args])]
+
+
+def ssm_await_quorum_script(timeout_s: float) -> list[str]:
+    return ["set -eu", f"rabbitmq-upgrade -t {int(timeout_s)} await_online_quorum_plus_one"]
+
+
+def _iface(params: Mapping[str, Any]) -> str:
+    # Nitro instances name the primary interface ens5 on some AMIs and eth0 on others: ask the routing table.
+    name = params.get("interface")
+    return shlex.quote(str(name)) if name else "$(ip route show default | awk '{print $5; exit}')"
+
+
+def netem_args(kind: str, params: Mapping[str, Any]) -> list[str]:
+    """The netem part of `tc qdisc add`, e.g. ['delay', '100ms'] or ['loss', '5%']."""
+    if kind == "network_delay":
+        delay = float(params["delay_ms"])
+        args = ["delay", f"{delay:g}ms"]
+        if params.get("jitter_ms"):
+            args.append(f"{float(params['jitter_ms']):g}ms")
+        return args
+    if kind == "network_loss":
+        return ["loss", f"{float(params['loss_percent']):g}%"]
+    raise FaultError(f"{kind} is not a network fault")
+
+
+def ssm_netem_add_script(kind: str, params: Mapping[str, Any]) -> list[str]:
+    return [
+        "set -eu",
+        f"IFACE={_iface(params)}",
+        'tc qdisc del dev "$IFACE" root 2>/dev/null || true',
+        f'tc qdisc add dev "$IFACE" root netem {" ".join(netem_args(kind, params))}',
+        'tc qdisc show dev "$IFACE"',
+    ]
+
+
+def ssm_netem_del_script(params: Mapping[str, Any]) -> list[str]:
+    return [
+        "set -eu",
+        f"IFACE={_iface(params)}",
+        'tc qdisc del dev "$IFACE" root netem 2>/dev/null || true',
+        'tc qdisc show dev "$IFACE"',
+    ]

@@ -1,0 +1,154 @@
+"""Records as written: Parquet files per sizing.records schema, mirrored locally and in the object store,
+plus the loss / duplicate / reorder accounting merged from every worker after the drain.
+
+The writer never derives anything: rows go out with exactly the columns of `sizing.records` (the run key
+first), typed by `records.arrow_schema`. Keys come from `sizing.layout`, so the local directory is a
+mirror of the bucket.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sizing import layout, records
+from sizing.layout import RunKey
+
+LOG = logging.getLogger("loadgen.recorder")
+
+
+def to_table(record_type: str, key: RunKey, rows: Sequence[Mapping[str, Any]]):  # -> pyarrow.Table
+    """Rows (without the run key) -> an Arrow table of the record type's exact schema (extra keys dropped)."""
+    import pyarrow as pa
+
+    schema = records.arrow_schema(record_type)
+    run = key.as_dict()
+    columns = {}
+    for f in schema:
+        if f.name in run:
+            columns[f.name] = [run[f.name]] * len(rows)
+        else:
+            columns[f.name] = [row.get(f.name) for row in rows]
+    return pa.Table.from_pydict(columns, schema=schema)
+
+
+@dataclass
+class RecordStore:
+    """Writes record files under `out_dir/<key>` and uploads each to S3 (unless `upload` is False)."""
+
+    key: RunKey
+    out_dir: Path
+    upload: bool = True
+    s3: Any = None  # sizing.storage.S3Settings
+    uploaded: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._client = None
+        if self.upload and self.s3 is None:
+            from sizing.storage import S3Settings
+
+            self.s3 = S3Settings.from_env()
+
+    def local_path(self, object_key: str) -> Path:
+        return self.out_dir / object_key
+
+    def write_records(self, record_type: str, rows: Sequence[Mapping[str, Any]], phase: int | None = None,
+                      worker: int | None = None) -> str:
+        import pyarrow.parquet as pq
+
+        object_key = layout.raw_part_key(self.key, record_type, phase=phase, worker=worker)
+        path = self.local_path(object_key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        pq.write_table(to_table(record_type, self.key, rows), tmp)
+        os.replace(tmp, path)
+        self._upload(path, object_key)
+        return object_key
+
+    def write_manifest(self, manifest: Mapping[str, Any]) -> str:
+        object_key = layout.manifest_key(self.key)
+        path = self.local_path(object_key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str))
+        self._upload(path, object_key)
+        return object_key
+
+    def _upload(self, path: Path, object_key: str) -> None:
+        if not self.upload:
+            return
+        try:
+            if self._client is None:
+                self._client = self.s3.client()
+            self._client.upload_file(str(path), self.s3.bucket, object_key)
+            self.uploaded.append(object_key)
+        except Exception as err:
+            LOG.warning("upload of %s failed: %s", object_key, err)
+            self.errors.append(f"{object_key}: {err}")
+
+
+# ------------------------------------------------------------------------------------------ accounting
+
+
+@dataclass(frozen=True)
+class PublisherBook:
+    """What the runner knows about one publisher after the drain."""
+
+    index: int
+    offset: int  # start of its slice in the flat per-message arrays
+    phase_first_seq: tuple[int, ...]  # len = phases + 1 (see BatchSchedule.phase_first_seq)
+    published: int  # sequence numbers [0, published) were sent
+    state: np.ndarray  # per sequence number: 0 unknown, 1 confirmed, 2 nacked
+
+
+def merge_consumed(fresh_counts: Sequence[np.ndarray], size: int) -> np.ndarray:
+    """Fresh (not redelivered) deliveries per message, summed over workers (uint16: no overflow in practice)."""
+    total = np.zeros(size, dtype=np.uint16)
+    for counts in fresh_counts:
+        total[:min(size, counts.size)] += counts[:size].astype(np.uint16)
+    return total
+
+
+def account(publishers: Sequence[PublisherBook], phases: int, fresh: np.ndarray,
+            redelivered_keys: np.ndarray, reordered_keys: np.ndarray) -> list[dict[str, int]]:
+    """ACCOUNTING rows (without the run key): one per phase, messages attributed by intended send time.
+
+    lost = confirmed and never delivered (neither fresh nor redelivered); duplicates = fresh deliveries beyond
+    the first of a message (a redelivery flagged as such is not a duplicate); reordered = deliveries a consumer
+    saw after a newer message of the same publisher on the same queue.
+    """
+    size = fresh.size
+    seen = fresh > 0
+    if redelivered_keys.size:
+        seen[redelivered_keys[redelivered_keys < size]] = True
+    redelivered_count = np.bincount(redelivered_keys, minlength=size)[:size] if redelivered_keys.size else None
+    reordered_count = np.bincount(reordered_keys, minlength=size)[:size] if reordered_keys.size else None
+    rows = [{"phase": p + 1, "published": 0, "confirmed": 0, "consumed_unique": 0, "lost": 0, "duplicates": 0,
+             "redelivered": 0, "reordered": 0} for p in range(phases)]
+    for book in publishers:
+        for p in range(phases):
+            lo, hi = book.phase_first_seq[p], book.phase_first_seq[p + 1]
+            if hi <= lo:
+                continue
+            row = rows[p]
+            state = book.state[lo:hi]
+            a, b = book.offset + lo, book.offset + hi
+            seen_slice = seen[a:b]
+            confirmed = state == 1
+            row["published"] += max(0, min(book.published, hi) - lo)
+            row["confirmed"] += int(np.count_nonzero(confirmed))
+            row["consumed_unique"] += int(np.count_nonzero(seen_slice))
+            row["lost"] += int(np.count_nonzero(confirmed & ~seen_slice))
+            row["duplicates"] += int(np.maximum(fresh[a:b].astype(np.int64) - 1, 0).sum())
+            if redelivered_count is not None:
+                row["redelivered"] += int(redelivered_count[a:b].sum())
+            if reordered_count is not None:
+                row["reordered"] += int(reordered_count[a:b].sum())
+    return rows

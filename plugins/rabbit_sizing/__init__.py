@@ -1,0 +1,1 @@
+"""Airflow hooks and operators of rabbit-sizing. Thin wrappers over the core package `sizing`."""

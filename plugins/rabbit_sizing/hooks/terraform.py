@@ -1,0 +1,110 @@
+"""TerraformHook: apply / output / destroy one cluster config's Terraform stack from a task.
+
+The hook only wires Airflow (logging, optional connection) to sizing.terraform, which builds the commands
+(pure functions) and runs them; state and working data live per (campaign, config) under `state_root`.
+
+Optional connection `terraform_default` (any conn type), extras:
+    {"state_root": "/data/rabbit-sizing/.state/terraform", "terraform_bin": "terraform",
+     "backend_config": {"bucket": "...", "region": "..."}, "backend_key_prefix": "rabbit-sizing/terraform"}
+The backend settings matter for the aws stack only (S3 state); the local stack keeps a local state file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+try:  # Airflow 3: hooks live in the task SDK
+    from airflow.sdk import BaseHook
+except ImportError:  # pragma: no cover - Airflow 2 fallback
+    from airflow.hooks.base import BaseHook
+
+from sizing.cluster import ClusterInfo
+from sizing.plan import ConfigPlan
+from sizing.spec import Campaign
+from sizing.terraform import (
+    DEFAULT_STATE_ROOT,
+    TERRAFORM_ROOT,
+    TerraformCommand,
+    TerraformStack,
+    apply_command,
+    aws_stack_variables,
+    destroy_command,
+    init_command,
+    local_stack_variables,
+    output_command,
+    workspace,
+)
+
+
+def aws_backend_config(settings: Mapping[str, str], key_prefix: str, campaign: str, config_id: str) -> dict[str, str]:
+    """S3 backend settings for one (campaign, config): its own state object under key_prefix."""
+    return {**settings, "key": f"{key_prefix.rstrip('/')}/{campaign}/{config_id}/terraform.tfstate"}
+
+
+class TerraformHook(BaseHook):
+    conn_name_attr = "terraform_conn_id"
+    default_conn_name = "terraform_default"
+    conn_type = "generic"
+    hook_name = "Terraform (rabbit-sizing)"
+
+    def __init__(self, target: str = "local", terraform_conn_id: str | None = None,
+                 state_root: str | Path | None = None, terraform_bin: str | None = None,
+                 terraform_root: str | Path = TERRAFORM_ROOT, aws_region: str = "us-east-1", **kwargs: Any):
+        super().__init__(**kwargs)
+        extras: dict[str, Any] = {}
+        if terraform_conn_id:
+            extras = dict(self.get_connection(terraform_conn_id).extra_dejson)
+        self.target = target
+        self.state_root = Path(state_root or extras.get("state_root") or DEFAULT_STATE_ROOT)
+        self.terraform_bin = terraform_bin or extras.get("terraform_bin") or "terraform"
+        self.terraform_root = Path(terraform_root)
+        self.aws_region = aws_region
+        self.backend_settings: dict[str, str] = dict(extras.get("backend_config") or {})
+        self.backend_key_prefix: str = extras.get("backend_key_prefix", "rabbit-sizing/terraform")
+
+    def get_conn(self) -> TerraformHook:
+        return self
+
+    # -------------------------------------------------------------------------------- pure parts
+
+    def _backend(self, campaign: str, config_id: str) -> dict[str, str] | None:
+        if self.target == "local":
+            return None  # local backend, state file inside the workspace
+        return aws_backend_config(self.backend_settings, self.backend_key_prefix, campaign, config_id)
+
+    def variables(self, plan: ConfigPlan, campaign: Campaign) -> dict[str, Any]:
+        if self.target == "local":
+            ws = workspace("local", plan.campaign, plan.config_id, self.state_root, self.terraform_root)
+            return local_stack_variables(plan, campaign.broker_config, ws.work_dir)
+        return aws_stack_variables(plan, campaign, region=self.aws_region)
+
+    def commands(self, campaign: str, config_id: str) -> dict[str, TerraformCommand]:
+        """Every command this hook runs for one config (what the unit tests check)."""
+        ws = workspace(self.target, campaign, config_id, self.state_root, self.terraform_root)
+        return {
+            "init": init_command(ws, self.terraform_bin, self._backend(campaign, config_id)),
+            "apply": apply_command(ws, self.terraform_bin, ws.var_file),
+            "output": output_command(ws, self.terraform_bin),
+            "destroy": destroy_command(ws, self.terraform_bin, ws.var_file),
+        }
+
+    # ------------------------------------------------------------------------------------- I/O
+
+    def stack(self, campaign: str, config_id: str) -> TerraformStack:
+        ws = workspace(self.target, campaign, config_id, self.state_root, self.terraform_root)
+        return TerraformStack(ws, terraform=self.terraform_bin, logger=self.log,
+                              backend_config=self._backend(campaign, config_id))
+
+    def apply(self, plan: ConfigPlan, campaign: Campaign) -> ClusterInfo:
+        """init + apply the config's stack; returns the `cluster` output."""
+        outputs = self.stack(plan.campaign, plan.config_id).apply_variables(self.variables(plan, campaign))
+        return ClusterInfo.from_terraform_outputs(outputs)
+
+    def output(self, campaign: str, config_id: str) -> ClusterInfo:
+        return self.stack(campaign, config_id).cluster()
+
+    def destroy(self, campaign: str, config_id: str) -> None:
+        """Destroy with the variables of the last apply; a no-op for a config never applied."""
+        self.stack(campaign, config_id).destroy()

@@ -1,0 +1,64 @@
+"""Terraform apply (the per-config setup) and destroy (its teardown)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from airflow.sdk import BaseOperator
+
+from rabbit_sizing.planning import owner_id
+
+
+class ClusterApplyOperator(BaseOperator):
+    """terraform apply for one config; returns the `cluster` output (ClusterInfo as a dict) via XCom.
+
+    A failed apply may leave half a cluster behind, and Airflow does not run a teardown whose setup
+    failed, so this operator destroys what it made and gives the slot back before failing.
+    """
+
+    template_fields: Sequence[str] = ("config",)
+
+    def __init__(self, *, config: Any, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.config = config
+
+    def execute(self, context) -> dict:
+        from rabbit_sizing import cluster_lifecycle
+        from rabbit_sizing.sensors.cluster import lease_board
+
+        self.log.info("terraform apply: %s (port base %s)", self.config["config_id"], self.config["local_port_base"])
+        try:
+            cluster = cluster_lifecycle.provision(self.config)
+        except BaseException:
+            self.log.exception("apply failed: destroying whatever was created")
+            try:
+                cluster_lifecycle.deprovision(self.config)
+            finally:
+                lease_board(self.config["deployment"]).release(
+                    owner_id(self.dag_id, context["run_id"], self.config["config_id"]))
+            raise
+        self.log.info("cluster %s up: %s", cluster.cluster_name, ", ".join(cluster.amqp_uris))
+        return cluster.to_dict()
+
+
+class ClusterDestroyOperator(BaseOperator):
+    """terraform destroy for one config (needs only the config: state is keyed by campaign and config),
+    then gives the cluster slot back, even when the destroy itself fails."""
+
+    template_fields: Sequence[str] = ("config",)
+
+    def __init__(self, *, config: Any, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.config = config
+
+    def execute(self, context) -> None:
+        from rabbit_sizing import cluster_lifecycle
+        from rabbit_sizing.sensors.cluster import lease_board
+
+        self.log.info("terraform destroy: %s", self.config["config_id"])
+        try:
+            cluster_lifecycle.deprovision(self.config)
+        finally:
+            lease_board(self.config["deployment"]).release(
+                owner_id(self.dag_id, context["run_id"], self.config["config_id"]))

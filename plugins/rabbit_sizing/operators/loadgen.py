@@ -1,0 +1,141 @@
+"""Runs every scenario (and repeat) of one config with the load generator, which drives the faults.
+
+Before each run the run's raw partition is emptied (S3Hook), so that re-running a config with the same
+run label replaces its raw data instead of mixing old and new files.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from airflow.sdk import BaseOperator
+
+from rabbit_sizing.hooks.loadgen import LoadgenRun
+
+AWS_CONN_ID = "aws_default"
+
+
+@dataclass(frozen=True)
+class EcsSettings:
+    """Where the loadgen container runs on the aws target (from the environment of the Airflow workers)."""
+
+    cluster: str
+    task_definition: str
+    container_name: str = "loadgen"
+    subnets: tuple[str, ...] = ()
+    security_groups: tuple[str, ...] = ()
+    log_group: str | None = None
+    log_stream_prefix: str = "loadgen/loadgen"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> EcsSettings:
+        env = os.environ if env is None else env
+
+        def csv(name: str) -> tuple[str, ...]:
+            return tuple(x.strip() for x in env.get(name, "").split(",") if x.strip())
+
+        missing = [k for k in ("SIZING_ECS_CLUSTER", "SIZING_ECS_TASK_DEFINITION") if not env.get(k)]
+        if missing:
+            raise ValueError(f"the aws target runs the load generator on ECS; set {', '.join(missing)}")
+        return cls(cluster=env["SIZING_ECS_CLUSTER"], task_definition=env["SIZING_ECS_TASK_DEFINITION"],
+                   container_name=env.get("SIZING_ECS_CONTAINER", "loadgen"), subnets=csv("SIZING_ECS_SUBNETS"),
+                   security_groups=csv("SIZING_ECS_SECURITY_GROUPS"), log_group=env.get("SIZING_ECS_LOG_GROUP"),
+                   log_stream_prefix=env.get("SIZING_ECS_LOG_STREAM_PREFIX", "loadgen/loadgen"))
+
+
+def runs_for(config: Mapping[str, Any], cluster_json: str, workers: int | None = None) -> list[LoadgenRun]:
+    from rabbit_sizing.planning import scenario_runs
+
+    return [LoadgenRun(spec_path=config["spec_path"], config_id=config["config_id"], scenario=scenario,
+                       run_id=config["run_label"], repeat=repeat, cluster_json=cluster_json, workers=workers)
+            for scenario, repeat in scenario_runs(config)]
+
+
+def ecs_run_task_operator(run: LoadgenRun, settings: EcsSettings, env: Mapping[str, str], task_id: str, **kwargs):
+    """The Amazon provider's EcsRunTaskOperator that runs one load-generator run as an ECS task."""
+    from airflow.providers.amazon.aws.operators.ecs import EcsRunTaskOperator
+
+    from rabbit_sizing.hooks.loadgen import ecs_overrides
+
+    network = None
+    if settings.subnets:
+        network = {"awsvpcConfiguration": {"subnets": list(settings.subnets),
+                                           "securityGroups": list(settings.security_groups),
+                                           "assignPublicIp": "DISABLED"}}
+    return EcsRunTaskOperator(
+        task_id=task_id, cluster=settings.cluster, task_definition=settings.task_definition, launch_type="FARGATE",
+        overrides=ecs_overrides(run, settings.container_name, env), network_configuration=network,
+        awslogs_group=settings.log_group, awslogs_stream_prefix=settings.log_stream_prefix if settings.log_group
+        else None, container_name=settings.container_name, aws_conn_id=AWS_CONN_ID, wait_for_completion=True,
+        deferrable=False, propagate_tags="TASK_DEFINITION",
+        tags={"rabbit-sizing:campaign": run.spec_path.rsplit("/", 1)[-1], "rabbit-sizing:config": run.config_id,
+              "rabbit-sizing:scenario": run.scenario}, **kwargs)
+
+
+class LoadgenOperator(BaseOperator):
+    template_fields: Sequence[str] = ("config", "cluster")
+
+    def __init__(self, *, config: Any, cluster: Any, workers: int | None = None,
+                 aws_conn_id: str = AWS_CONN_ID, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.config = config
+        self.cluster = cluster
+        self.workers = workers
+        self.aws_conn_id = aws_conn_id
+
+    def _clear_raw(self, prefix: str) -> None:
+        from airflow.providers.amazon.aws.hooks.s3 import S3Hook
+
+        from sizing.storage import S3Settings
+
+        hook = S3Hook(aws_conn_id=self.aws_conn_id)
+        bucket = S3Settings.from_env().bucket
+        keys = hook.list_keys(bucket_name=bucket, prefix=prefix) or []
+        if keys:
+            self.log.info("rerun: removing %d stale object(s) under s3://%s/%s", len(keys), bucket, prefix)
+            hook.delete_objects(bucket=bucket, keys=keys)
+
+    def execute(self, context) -> list[dict]:
+        from rabbit_sizing.cluster_lifecycle import cluster_json_path, load_cluster
+        from rabbit_sizing.hooks.loadgen import LoadgenHook, forwarded_env, local_command
+        from rabbit_sizing.uploads import run_log_path
+        from sizing.layout import RunKey, raw_run_prefix
+
+        cluster = load_cluster(self.cluster)
+        local = self.config["deployment"] == "local"
+        if local:
+            path = cluster_json_path(self.config)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(cluster.to_json())
+            cluster_arg = str(path)
+        else:
+            cluster_arg = cluster.to_json()
+        env = forwarded_env()
+        done = []
+        for run in runs_for(self.config, cluster_arg, self.workers):
+            key = RunKey(self.config["campaign"], run.config_id, run.scenario, run.run_id, run.repeat)
+            self._clear_raw(raw_run_prefix(key))
+            self.log.info("load run %s / %s / repeat %d", run.config_id, run.scenario, run.repeat)
+            if local:
+                command = local_command(run)
+                self.log.info("$ %s", " ".join(command))
+                log_path = run_log_path(self.config, run.scenario, run.repeat)
+                log_path.parent.mkdir(parents=True, exist_ok=True)
+                with log_path.open("w") as console:
+                    def on_line(line: str, console=console) -> None:
+                        console.write(line + "\n")
+                        self.log.info("loadgen | %s", line)
+
+                    code = LoadgenHook().run_local(command, env, on_line)
+                if code != 0:
+                    raise RuntimeError(f"load generator exited with code {code} ({run.scenario}, "
+                                       f"repeat {run.repeat}); its output is above")
+            else:
+                ecs = ecs_run_task_operator(run, EcsSettings.from_env(), env,
+                                            task_id=f"{self.task_id}__{run.scenario}__{run.repeat}")
+                ecs.execute(context)
+            done.append(key.as_dict())
+        return done

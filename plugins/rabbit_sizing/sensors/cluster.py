@@ -1,0 +1,64 @@
+"""Sensors of the per-config task group: a free cluster slot, then a healthy cluster."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from airflow.sdk import BaseSensorOperator
+
+from rabbit_sizing.leases import LeaseBoard
+from rabbit_sizing.planning import owner_id, state_dir
+
+
+def lease_board(deployment: str) -> LeaseBoard:
+    return LeaseBoard(state_dir() / "leases" / deployment)
+
+
+class ClusterSlotSensor(BaseSensorOperator):
+    """Waits until fewer than the run's `max_parallel_configs` clusters are up, then holds a slot.
+
+    Poke mode, and one waiting instance per run (max_active_tis_per_dagrun=1): a waiting sensor holds one
+    worker slot, never more, so a lease holder always finds a worker. (Reschedule mode would free that slot,
+    but Airflow 3.3's LocalExecutor raced on it here: a rescheduled instance re-queued before the executor
+    reported the previous try, and the scheduler then failed it.)"""
+
+    template_fields: Sequence[str] = ("config",)
+
+    def __init__(self, *, config: Any, **kwargs) -> None:
+        kwargs.setdefault("mode", "poke")
+        kwargs.setdefault("poke_interval", 3)
+        kwargs.setdefault("max_active_tis_per_dagrun", 1)
+        super().__init__(**kwargs)
+        self.config = config
+
+    def poke(self, context) -> bool:
+        owner = owner_id(self.dag_id, context["run_id"], self.config["config_id"])
+        board = lease_board(self.config["deployment"])
+        slots = int(self.config["max_parallel_configs"])
+        lease = board.try_acquire(owner, slots)
+        if lease is None:
+            self.log.info("All %d cluster slot(s) busy: %s", slots, board.holders())
+            return False
+        self.log.info("Cluster slot %d taken for %s", lease.slot, owner)
+        return True
+
+
+class ClusterHealthySensor(BaseSensorOperator):
+    """Pokes the management API until every node runs, is clustered and has no alarm."""
+
+    template_fields: Sequence[str] = ("cluster",)
+
+    def __init__(self, *, cluster: Any, **kwargs) -> None:
+        kwargs.setdefault("poke_interval", 2)
+        kwargs.setdefault("timeout", 180)
+        super().__init__(**kwargs)
+        self.cluster = cluster
+
+    def poke(self, context) -> bool:
+        from rabbit_sizing.cluster_lifecycle import load_cluster
+        from rabbit_sizing.hooks.rabbitmq import RabbitMQManagementHook
+
+        health = RabbitMQManagementHook(load_cluster(self.cluster)).health()
+        self.log.info("%s", health.reason)
+        return health.healthy

@@ -1,0 +1,107 @@
+"""`python -m sizing.cli` (also the `sizing` script): demo, validate, plan, query.
+
+    sizing demo [--campaign campaigns/local-quick.yaml] [--run-label demo]   start if needed, run, print
+    sizing demo --stop                                                      stop everything the demo started
+    sizing validate SPEC                                                    exit 2 with every problem
+    sizing plan SPEC [--config ID ...]                                      configs, costs, port blocks, runs
+    sizing query ...                                                        Spark SQL on the tables (spark_jobs.query)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from sizing.fields import SpecError
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from sizing.spec import load_campaign
+
+    try:
+        campaign = load_campaign(args.spec)
+    except SpecError as err:
+        print(err, file=sys.stderr)
+        return 2
+    print(f"{args.spec}: valid campaign {campaign.name!r} ({campaign.deployment}): {len(campaign.clusters)} "
+          f"config(s) x {len(campaign.scenarios)} scenario(s) x {campaign.repeats} repeat(s); "
+          f"spec hash {campaign.spec_hash}")
+    return 0
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from sizing.plan import plan_configs, plan_runs
+    from sizing.spec import load_campaign
+
+    try:
+        campaign = load_campaign(args.spec)
+        configs = plan_configs(campaign, args.config or None)
+    except (SpecError, KeyError) as err:
+        print(err, file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps([c.as_dict() for c in configs], indent=2))
+        return 0
+    print(f"{'config':<28} {'nodes':>5} {'instance':<12} {'volume':<6} {'$/month':>10} {'ports':>6}  runs")
+    for config in configs:
+        runs = plan_runs(campaign, config)
+        seconds = sum(r.timeline.duration_s for r in runs) if runs and hasattr(runs[0].timeline, "duration_s") else 0
+        print(f"{config.config_id:<28} {config.shape.nodes:>5} {config.shape.instance_type:<12} "
+              f"{config.shape.volume.type:<6} {config.monthly_cost:>10.2f} {config.local_port_base:>6}  "
+              f"{len(runs)}" + (f" ({seconds / 60:.1f} min of load)" if seconds else ""))
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from sizing import demo
+
+    settings = demo.DemoSettings.from_env()
+    if args.stop:
+        demo.stop(settings)
+        return 0
+    try:
+        timings = demo.demo(args.campaign, args.run_label, args.timeout, settings)
+    except KeyboardInterrupt:
+        print("\ninterrupted; the stack keeps running (stop it with `make stop`)", file=sys.stderr)
+        return 130
+    return 0 if timings["state"] == "success" else 1
+
+
+def _query(rest: list[str]) -> int:
+    try:
+        from spark_jobs import query
+    except ImportError:
+        print("spark_jobs.query is not part of this checkout", file=sys.stderr)
+        return 2
+    return int(query.main(rest) or 0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["query"]:  # everything after `query` belongs to spark_jobs.query
+        return _query(argv[1:])
+    parser = argparse.ArgumentParser(prog="sizing", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("demo", help="run a campaign end to end on this machine (starts what it needs)")
+    p.add_argument("--campaign", default="campaigns/local-quick.yaml")
+    p.add_argument("--run-label", default="demo")
+    p.add_argument("--timeout", type=float, default=1800, help="seconds to wait for the run")
+    p.add_argument("--stop", action="store_true", help="stop everything the demo started")
+    p.set_defaults(func=_demo)
+    p = sub.add_parser("validate", help="validate a campaign spec")
+    p.add_argument("spec")
+    p.set_defaults(func=_validate)
+    p = sub.add_parser("plan", help="show the configs and runs of a campaign")
+    p.add_argument("spec")
+    p.add_argument("--config", action="append", help="only this config id (repeatable)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_plan)
+    sub.add_parser("query", help="Spark SQL over the result tables (see `sizing query --help`)")
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

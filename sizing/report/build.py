@@ -1,0 +1,549 @@
+"""Assemble the campaign report: verdict, intensity charts, leaderboards, adverse scenarios, broker
+metrics, data quality. `render_report` is pure (data in, HTML out); `build_report` does the I/O."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from sizing import layout
+from sizing.plan import plan_configs
+from sizing.report import charts, repeats
+from sizing.report.html import Raw, esc, figure, page, table, tag
+from sizing.report.tables import (
+    BOARD_COST_AT_TARGET,
+    BOARD_COST_AT_TOP,
+    BOARD_MATCHED_TARGET,
+    BOARD_TOP_MATCHED,
+    BOARDS,
+    ReportData,
+    load_report_data,
+)
+from sizing.spec import Campaign, Scenario, load_campaign
+from sizing.storage import S3Settings
+
+MAX_GROUP = 7  # configs per latency chart (the seed splits 7 clusters into 4 + 3 for readability)
+MAX_BROKER_CHARTS = 24
+LATENCY_LOW = ["e2e_p50_ms", "e2e_p75_ms"]
+LATENCY_HIGH = ["e2e_p95_ms", "e2e_p99_ms", "e2e_p999_ms"]
+
+
+def is_intensity(scenario: Scenario) -> bool:
+    """Ideal-conditions increasing-intensity test (seed 000); anything else is an adverse scenario (seed 002)."""
+    return scenario.step_rates is not None and not scenario.faults and scenario.processing_ms is None
+
+
+def _rate(v: float) -> str:
+    return "n/a" if v is None or not math.isfinite(v) else f"{v:,.0f}"
+
+
+def _money(v: float) -> str:
+    return "n/a" if v is None or not math.isfinite(v) else f"${v:,.0f}"
+
+
+def _ms(v: float) -> str:
+    if v is None or not math.isfinite(v):
+        return "n/a"
+    return f"{v / 1000:,.2f} s" if v >= 1000 else f"{v:,.1f} ms"
+
+
+def _int(v: object) -> str:
+    return "n/a" if v is None or pd.isna(v) else f"{int(v):,}"
+
+
+def _secs(v: float) -> str:
+    return "n/a" if v is None or not math.isfinite(v) else f"{v:,.1f} s"
+
+
+def _ci(row: pd.Series, metric: str, fmt: str, with_ci: bool) -> str:
+    n = int(row.get("n", 1)) if with_ci else 1
+    return repeats.format_interval(row.get(metric, math.nan), row.get(f"{metric}_low", math.nan),
+                                   row.get(f"{metric}_high", math.nan), n, fmt)
+
+
+def _all_true(values: pd.Series) -> bool | None:
+    known = values.dropna()
+    return None if known.empty else bool(known.astype(bool).all())
+
+
+# ------------------------------------------------------------------------------------------ verdict
+
+
+@dataclass(frozen=True)
+class ConfigVerdict:
+    config_id: str
+    monthly_cost: float
+    cost_at_target: float | None  # None: did not meet target + SLO under ideal conditions
+    target_rank: int | None
+    adverse_passed: list[str]
+    adverse_failed: list[str]
+    invalid_phases: int
+
+    @property
+    def meets_ideal(self) -> bool:
+        return self.cost_at_target is not None
+
+    @property
+    def passes_all(self) -> bool:
+        return self.meets_ideal and not self.adverse_failed and self.invalid_phases == 0
+
+
+def adverse_outcome(rows: pd.DataFrame) -> bool:
+    """Phase-level outcome: every repeat valid and flagged `matched_target` by the analysis (rate and
+    SLO). No flag from the analysis means no pass."""
+    return bool(_all_true(rows["matched_target"]) and _all_true(rows["valid"]) is not False)
+
+
+def verdicts(campaign: Campaign, data: ReportData, monthly: dict[str, float]) -> list[ConfigVerdict]:
+    """Per config: its place on the cost-at-target board and its adverse-scenario outcomes; ordered
+    by cost at target (configs off the board last, by monthly cost)."""
+    board = data.leaderboards[data.leaderboards["board"] == BOARD_COST_AT_TARGET].sort_values("rank")
+    on_board = {row.config_id: row for row in board.itertuples(index=False)}
+    held = {}  # the Spark `adverse` table's verdicts, when present
+    if data.adverse is not None:
+        held = {(r.config_id, r.scenario): bool(r.held_target) for r in data.adverse.itertuples(index=False)
+                if r.held_target is not None and not pd.isna(r.held_target)}
+    adverse = [s.name for s in campaign.scenarios if not is_intensity(s)]
+    summary = data.phase_summary
+    out = []
+    for config_id in monthly:
+        rows = summary[summary["config_id"] == config_id]
+        passed, failed = [], []
+        for name in adverse:
+            scenario_rows = rows[rows["scenario"] == name]
+            if (config_id, name) in held:
+                (passed if held[(config_id, name)] else failed).append(name)
+            elif scenario_rows.empty:
+                failed.append(f"{name} (no data)")
+            elif adverse_outcome(scenario_rows):
+                passed.append(name)
+            else:
+                failed.append(name)
+        entry = on_board.get(config_id)
+        cost = float(entry.value) if entry is not None else None
+        invalid = int((~rows["valid"].fillna(True).astype(bool)).sum())
+        out.append(ConfigVerdict(config_id, monthly[config_id], cost, int(entry.rank) if entry is not None else None,
+                                 passed, failed, invalid))
+    return sorted(out, key=lambda v: (v.target_rank is None, v.target_rank or 0, v.monthly_cost))
+
+
+# ------------------------------------------------------------------------------------------ sections
+
+
+class Report:
+    def __init__(self, campaign: Campaign, data: ReportData, run_id: str, generated_at: str) -> None:
+        self.campaign, self.data, self.run_id, self.generated_at = campaign, data, run_id, generated_at
+        self.configs = plan_configs(campaign)
+        self.config_ids = [c.config_id for c in self.configs]
+        self.monthly = {c.config_id: c.monthly_cost for c in self.configs}
+        self.colors = charts.palette(self.config_ids)
+        self.summary_ci = repeats.summarize_repeats(data.phase_summary)
+        self.repeats_seen = int(self.summary_ci["n"].max()) if not self.summary_ci.empty else 0
+        self.with_ci = self.repeats_seen > 1
+        self.intensity = [s for s in campaign.scenarios if is_intensity(s)]
+        self.adverse = [s for s in campaign.scenarios if not is_intensity(s)]
+        self.per_repeat = repeats.per_repeat_top(data.phase_summary, [s.name for s in self.intensity],
+                                                 campaign.target.p99_latency_ms)
+        self.charts = 0
+
+    def fig(self, svg: str, caption: str) -> Raw:
+        self.charts += 1
+        return figure(svg, f"Fig {self.charts}. {caption}")
+
+    # -- header
+    def header(self) -> list[object]:
+        c = self.campaign
+        scenarios = ", ".join(s.name for s in c.scenarios)
+        toc = [tag("a", t, href=f"#{i}") for i, t in [("verdict", "Verdict"), ("intensity", "Increasing intensity"),
+                                                      ("leaderboards", "Leaderboards"), ("adverse", "Adverse"),
+                                                      ("broker", "Broker metrics"), ("quality", "Data quality")]]
+        runs = sorted(self.data.phase_summary["run_id"].astype(str).unique())
+        return [Raw('<header class="top">'), tag("h1", f"RabbitMQ sizing report: {c.name}"),
+                tag("p", c.description, class_="meta") if c.description else "",
+                tag("p", f"Campaign run {self.run_id} · data from run(s) {', '.join(runs)} · generated "
+                         f"{self.generated_at} · spec {c.spec_hash} · catalog {c.catalog_name}", class_="meta"),
+                tag("p", f"Target {c.target.rate:,.0f} msg/s with end-to-end p99 < {_ms(c.target.p99_latency_ms)} · "
+                         f"{len(self.configs)} configs · scenarios: {scenarios} · repeats: {c.repeats}"
+                         + (f" (tables hold up to {self.repeats_seen})" if self.repeats_seen != c.repeats else "")
+                         + " · "
+                         f"{c.workload.queues.count} {c.workload.queues.type} queues, "
+                         f"{c.workload.publishers.count} publishers, {c.workload.consumers.count} consumers, "
+                         f"{c.workload.message.size_bytes} B messages", class_="meta"),
+                tag("nav", toc, class_="toc"), Raw("</header>")]
+
+    # -- verdict
+    def verdict(self) -> list[object]:
+        c = self.campaign
+        rows = verdicts(c, self.data, self.monthly)
+        recommended = [v for v in rows if v.passes_all]
+        out: list[object] = [tag("h2", "Verdict", id="verdict", class_="first")]
+        target = f"{c.target.rate:,.0f} msg/s at p99 < {_ms(c.target.p99_latency_ms)}"
+        if recommended:
+            best = recommended[0]
+            headline = (f"Recommended: {best.config_id} — {_money(best.cost_at_target)} per 1000 msg/s per month "
+                        f"at the {c.target.rate:,.0f} msg/s target ({_money(best.monthly_cost)}/month)")
+            others = ", ".join(f"{v.config_id} ({_money(v.cost_at_target)})" for v in recommended[1:5])
+            body = [tag("p", headline, class_="headline"),
+                    tag("p", f"Meets {target} under ideal conditions"
+                             + (f" and passes every adverse scenario ({', '.join(s.name for s in self.adverse)})"
+                                if self.adverse else "") + ", at the lowest cost per 1000 msg/s."),
+                    tag("p", f"Runners-up: {others}.") if others else ""]
+            out.append(tag("div", body, class_="verdict"))
+        else:
+            ideal = [v for v in rows if v.meets_ideal]
+            headline = "No config meets the target and SLO in every scenario."
+            detail = ("Best under ideal conditions only: " + ", ".join(
+                f"{v.config_id} ({_money(v.cost_at_target)}; fails {', '.join(v.adverse_failed)})" for v in ideal[:3])
+                      + ". Consider larger clusters." if ideal else
+                      f"No config reached {target} even under ideal conditions. Consider larger clusters.")
+            out.append(tag("div", [tag("p", headline, class_="headline"), tag("p", detail)], class_="verdict none"))
+        lb = self.data.leaderboards
+        top = {b: dict(zip(lb.loc[lb["board"] == b, "config_id"], lb.loc[lb["board"] == b, "value"], strict=True))
+               for b in (BOARD_TOP_MATCHED, BOARD_MATCHED_TARGET)}
+        table_rows = []
+        for v in rows:
+            status = ("recommended", "ok") if v.passes_all else (
+                ("fails adverse", "bad") if v.meets_ideal else ("misses target/SLO", "bad"))
+            adverse = "—" if not self.adverse else (
+                f"{len(v.adverse_passed)}/{len(self.adverse)}" + (f" (fails {', '.join(v.adverse_failed)})"
+                                                                 if v.adverse_failed else ""))
+            table_rows.append([v.config_id, _money(v.monthly_cost), _money(v.cost_at_target) if v.meets_ideal else "—",
+                               _rate(top[BOARD_TOP_MATCHED].get(v.config_id, math.nan)),
+                               _rate(top[BOARD_MATCHED_TARGET].get(v.config_id, math.nan)),
+                               (adverse, "ok" if self.adverse and not v.adverse_failed else "bad" if v.adverse_failed
+                                else ""),
+                               (str(v.invalid_phases), "bad" if v.invalid_phases else ""),
+                               (status[0], status[1])])
+        out.append(table(["config", "cluster $/month", "$/1000 msg/s/mo at target", "top msg/s in SLO",
+                          "top target met", "adverse passed", "invalid phases", "status"], table_rows,
+                         numeric=[1, 2, 3, 4, 6]))
+        out.append(tag("p", "Cost per 1000 msg/s per month = cluster monthly cost / (rate / 1000) (seed 000). "
+                            "'At target' lists configs the analysis found to match the target rate within the SLO "
+                            "under ideal conditions; an adverse scenario passes when every phase matched its rate "
+                            "within the SLO.", class_="note"))
+        return out
+
+    # -- increasing intensity
+    def groups(self, config_ids: list[str]) -> list[list[str]]:
+        if len(config_ids) <= MAX_GROUP:
+            return [config_ids]
+        by_volume: dict[str, list[str]] = {}
+        for plan in self.configs:
+            if plan.config_id in config_ids:
+                by_volume.setdefault(plan.shape.volume.type, []).append(plan.config_id)
+        groups = []
+        for ids in by_volume.values():
+            groups.extend(ids[i:i + MAX_GROUP] for i in range(0, len(ids), MAX_GROUP))
+        return groups
+
+    def intensity_section(self) -> list[object]:
+        out: list[object] = [tag("h2", "Increasing intensity (ideal conditions)", id="intensity")]
+        if not self.intensity:
+            return [*out, tag("p", "This campaign has no increasing-intensity scenario.", class_="muted")]
+        ci_note = (f" Points are means over {self.repeats_seen} repeats; bars are 95% bootstrap intervals."
+                   if self.with_ci else "")
+        slo = self.campaign.target.p99_latency_ms
+        for scenario in self.intensity:
+            rows = self.summary_ci[self.summary_ci["scenario"] == scenario.name]
+            out.append(tag("h3", f"Scenario {scenario.name}"))
+            if scenario.description:
+                out.append(tag("p", scenario.description, class_="muted"))
+            present = [c for c in self.config_ids if c in set(rows["config_id"])]
+            for group in self.groups(present):
+                label = f" ({group[0]} … {group[-1]})" if len(present) > len(group) else ""
+                out.append(self.fig(charts.intensity_throughput(
+                    rows, group, self.colors, self.campaign.target.rate,
+                    f"{scenario.name}: achieved vs target publish rate{label}", self.with_ci),
+                    "Achieved (confirmed) publish rate per intensity step, one line per config; the dashed "
+                    "diagonal is a perfect match." + ci_note))
+            out.append(self.intensity_table(rows, present))
+            for group in self.groups(present):
+                label = f" ({group[0]} … {group[-1]})" if len(present) > len(group) else ""
+                out.append(self.fig(charts.latency_panels(rows, group, self.colors, LATENCY_LOW, None,
+                                                          f"{scenario.name}: p50 and p75 end-to-end latency{label}",
+                                                          self.with_ci),
+                                    "End-to-end latency (intended send time to delivery) per intensity." + ci_note))
+                out.append(self.fig(charts.latency_panels(
+                    rows, group, self.colors, LATENCY_HIGH, slo,
+                    f"{scenario.name}: p95, p99 and p99.9 end-to-end latency{label}", self.with_ci),
+                    f"Tail latency per intensity; the dotted line is the p99 SLO ({_ms(slo)})." + ci_note))
+        return out
+
+    def intensity_table(self, rows: pd.DataFrame, config_ids: list[str]) -> Raw:
+        steps = sorted(rows["target_rate"].unique())
+        body = []
+        raw = self.data.phase_summary
+        for config_id in config_ids:
+            cells: list[object] = [config_id]
+            for step in steps:
+                row = rows[(rows["config_id"] == config_id) & (rows["target_rate"] == step)]
+                if row.empty:
+                    cells.append("—")
+                    continue
+                r = row.iloc[0]
+                src = raw[(raw["config_id"] == config_id) & (raw["scenario"] == r["scenario"]) &
+                          (raw["phase"] == r["phase"])]
+                matched = _all_true(src["matched_target"])
+                css = "badbg" if r.get("valid") is False else (
+                    "okbg" if matched else "warnbg" if matched is False else "")
+                cells.append((Raw(f"{esc(_ci(r, 'confirm_rate', '{:,.0f}', self.with_ci))}<br>"
+                                  f"<span class=muted>p99 {esc(_ms(r['e2e_p99_ms']))}</span>"), css))
+            body.append(cells)
+        headers = ["config \\ target msg/s", *[f"{s:,.0f}" for s in steps]]
+        return Raw(str(table(headers, body, numeric=list(range(1, len(steps) + 1))))
+                   + str(tag("p", "Achieved publish rate, msg/s (with p99 latency) per intensity step. Green: "
+                                  "matched the target rate within the SLO; amber: missed the rate or the SLO; red: "
+                                  "phase flagged invalid." + (" Brackets: 95% bootstrap interval over repeats."
+                                                              if self.with_ci else ""), class_="note")))
+
+    # -- leaderboards
+    def board_intervals(self, board: str) -> dict:
+        if not self.with_ci or self.per_repeat.empty:
+            return {}
+        per_repeat = self.per_repeat
+        if board == BOARD_TOP_MATCHED:
+            return repeats.config_intervals(per_repeat.dropna(subset=["top_matched_throughput"]),
+                                            "top_matched_throughput")
+        if board == BOARD_MATCHED_TARGET:
+            return repeats.config_intervals(per_repeat.dropna(subset=["max_matched_target_rate"]),
+                                            "max_matched_target_rate")
+        if board == BOARD_COST_AT_TOP:
+            return repeats.config_intervals(per_repeat.dropna(subset=["top_matched_throughput"]),
+                                            "top_matched_throughput", transform=lambda c, v: [
+                                                self.monthly[c] / (x / 1000) for x in v if x > 0])
+        return {}  # cost at target is cost / target: no trial-to-trial spread
+
+    def leaderboards_section(self) -> list[object]:
+        titles = {BOARD_TOP_MATCHED: ("Top throughput within the SLO", "msg/s", False),
+                  BOARD_MATCHED_TARGET: ("Highest intensity matched", "target rate matched, msg/s", False),
+                  BOARD_COST_AT_TOP: ("Cost per 1000 msg/s per month at top throughput", "USD per month", True),
+                  BOARD_COST_AT_TARGET: (f"Cost per 1000 msg/s per month at the {self.campaign.target.rate:,.0f} "
+                                         "msg/s target", "USD per month", True)}
+        out: list[object] = [tag("h2", "Leaderboards", id="leaderboards")]
+        boards = []
+        lb = self.data.leaderboards
+        for board in BOARDS:
+            rows = lb[lb["board"] == board].sort_values("rank")
+            title, unit, money = titles[board]
+            if rows.empty:
+                boards.append(tag("div", [tag("h3", title), tag("p", "no entries", class_="muted")], class_="board"))
+                continue
+            value = "value"
+            intervals = self.board_intervals(board)
+            notes = {n.config_id: n.text() for n in repeats.annotate_adjacent(list(rows["config_id"]), intervals)}
+            body = []
+            for r in rows.itertuples(index=False):
+                interval = intervals.get(r.config_id)
+                shown = _money(getattr(r, value)) if money else _rate(getattr(r, value))
+                if interval is not None and interval.n > 1:
+                    fmt = _money if money else _rate
+                    shown += f" [{fmt(interval.low)},\u00a0{fmt(interval.high)}]"
+                extra = f" ({_rate(r.rate)} msg/s)" if money else ""
+                note = notes.get(r.config_id, "")
+                body.append([int(r.rank), r.config_id, shown + extra, (note, "warn" if note.startswith("not") else
+                                                                       "muted")])
+            low = [intervals[c].low if c in intervals else math.nan for c in rows["config_id"]] if intervals else None
+            high = [intervals[c].high if c in intervals else math.nan for c in rows["config_id"]] if intervals else None
+            svg = charts.leaderboard_bars(rows, value, self.colors, title, unit, money, low, high)
+            headers = ["#", "config", unit, "vs next" if intervals else ""]
+            boards.append(tag("div", [tag("h3", title), self.fig(svg, f"Leaderboard: {title}."),
+                                      table(headers, body, numeric=[0, 2])], class_="board"))
+        out.append(tag("div", boards, class_="boards"))
+        if self.with_ci:
+            out.append(tag("p", "Brackets: 95% percentile-bootstrap interval over repeats. 'Not distinguishable' "
+                                "marks adjacent configs whose intervals overlap: their order may be noise.",
+                           class_="note"))
+        if self.data.pareto is not None and not self.data.pareto.empty:
+            pareto = self.data.pareto
+            cols = [c for c in pareto.columns if c not in ("campaign",)]
+            out += [tag("h3", "Pareto front (cost vs capacity)"),
+                    table(cols, [[_fmt_cell(v) for v in row] for row in pareto[cols].itertuples(index=False)])]
+        return out
+
+    # -- adverse
+    def adverse_section(self) -> list[object]:
+        out: list[object] = [tag("h2", "Adverse scenarios", id="adverse")]
+        if not self.adverse:
+            return [*out, tag("p", "This campaign has no adverse scenario.", class_="muted")]
+        for scenario in self.adverse:
+            out.append(tag("h3", f"Scenario {scenario.name}"))
+            faults = ", ".join(f"{f.kind}" + (f" (heal after {f.heal_after_s:g} s)" if f.heal_after_s else "")
+                               for f in scenario.faults)
+            intro = (scenario.description + " " if scenario.description else "") + (
+                f"Faults: {faults}." if faults else "No injected fault (load/processing profile).")
+            out.append(tag("p", intro, class_="muted"))
+            if self.data.adverse is not None:
+                verdict = self.data.adverse[self.data.adverse["scenario"] == scenario.name]
+                out.append(table(["config", "held the target", "phases held", "longest recovery", "worst dip",
+                                  "lost"], [
+                    [r.config_id, ("yes", "ok") if r.held_target else ("no", "bad"),
+                     f"{_int(r.phases_held)}/{_int(r.phases_judged)}", _secs(r.max_time_to_recover_s),
+                     f"{r.worst_dip_ratio:.0%} of pre-fault rate" if pd.notna(r.worst_dip_ratio) else "n/a",
+                     _int(r.lost)] for r in verdict.sort_values("config_id").itertuples(index=False)],
+                    numeric=[2, 3, 4, 5]))
+            rows = self.summary_ci[self.summary_ci["scenario"] == scenario.name]
+            body = []
+            for config_id in self.config_ids:
+                for r in rows[rows["config_id"] == config_id].itertuples(index=False):
+                    s = pd.Series(r._asdict())
+                    src = self.data.phase_summary
+                    src = src[(src["config_id"] == config_id) & (src["scenario"] == scenario.name) &
+                              (src["phase"] == r.phase)]
+                    ok = adverse_outcome(src)
+                    body.append([config_id, r.phase_name, _rate(r.target_rate),
+                                 _ci(s, "confirm_rate", "{:,.0f}", self.with_ci),
+                                 _ci(s, "consume_rate", "{:,.0f}", self.with_ci),
+                                 _ci(s, "e2e_p99_ms", "{:,.0f} ms", self.with_ci),
+                                 _ci(s, "backlog_max", "{:,.0f}", self.with_ci),
+                                 _ci(s, "time_to_recover_s", "{:,.1f} s", self.with_ci),
+                                 f"{int(src['lost'].fillna(0).sum())}/{int(src['duplicates'].fillna(0).sum())}",
+                                 ("pass", "ok") if ok else ("fail", "bad")])
+            out.append(table(["config", "phase", "target", "publish rate", "consume rate", "p99", "max backlog",
+                              "time to recover", "lost/dup", "phase matched"], body, numeric=[2, 3, 4, 5, 6, 7, 8]))
+            for config_id in self.config_ids:
+                for (cid, name, run_id), client in sorted(self.data.client_seconds.items()):
+                    if cid != config_id or name != scenario.name or client is None or client.empty:
+                        continue
+                    first = client["repeat"].min()
+                    events = self.data.events.get((cid, name, run_id))
+                    broker = self.data.broker_samples.get((cid, name, run_id))
+                    title = f"{scenario.name} on {config_id}"
+                    out.append(self.fig(
+                        charts.adverse_timeseries(_repeat(client, first), _repeat(events, first),
+                                                  _repeat(broker, first), title),
+                        f"{title} (run {run_id}, repeat {first}): publish and consume rate per second and queue "
+                        "backlog; red line = fault injected, green dashed = healed."))
+        return out
+
+    # -- broker
+    def broker_section(self) -> list[object]:
+        """Table: the phase_summary broker_* figures (max over phases and repeats); charts: raw samples."""
+        out: list[object] = [tag("h2", "Broker-side metrics", id="broker")]
+        summary = self.data.phase_summary
+        body = []
+        for config_id in self.config_ids:
+            for scenario in self.campaign.scenarios:
+                rows = summary[(summary["config_id"] == config_id) & (summary["scenario"] == scenario.name)]
+                if rows.empty:
+                    continue
+                mem, frac = rows["broker_mem_max_bytes"].max(), rows["broker_mem_max_fraction"].max()
+                alarm, down = _any_true(rows["broker_alarm"]), _any_true(rows["broker_node_down_seen"])
+                body.append([config_id, scenario.name,
+                             f"{mem / 2**20:,.0f} MiB" if pd.notna(mem) else "n/a",
+                             f"{frac * 100:,.0f}%" if pd.notna(frac) else "n/a",
+                             _rate(rows["broker_queue_max"].max()),
+                             ("yes", "bad") if alarm else ("no" if alarm is False else "n/a"),
+                             ("yes", "warn") if down else ("no" if down is False else "n/a")])
+        if body:
+            out.append(table(["config", "scenario", "peak memory (any node)", "peak % of watermark",
+                              "peak messages in queues", "memory/disk alarm", "node seen down"], body,
+                             numeric=[2, 3, 4]))
+        figures = []
+        for config_id in self.config_ids:
+            for (cid, scenario, run_id), broker in sorted(self.data.broker_samples.items()):
+                if cid != config_id or broker is None or broker.empty or len(figures) >= MAX_BROKER_CHARTS:
+                    continue
+                first = broker["repeat"].min()
+                events = _repeat(self.data.events.get((cid, scenario, run_id)), first)
+                figures.append(self.fig(charts.broker_panels(_repeat(broker, first), events,
+                                                             f"Broker metrics: {config_id}, {scenario}"),
+                                        f"Broker metrics of {config_id} during {scenario} (run {run_id}, repeat "
+                                        f"{first}), sampled from the management API; alarms marked x."))
+        if not body and not figures:
+            return [*out, tag("p", "No broker samples were recorded.", class_="muted")]
+        out.extend(figures)
+        if len(figures) == MAX_BROKER_CHARTS:
+            out.append(tag("p", f"Charts limited to the first {MAX_BROKER_CHARTS}.", class_="note"))
+        return out
+
+    # -- data quality
+    def quality_section(self) -> list[object]:
+        out: list[object] = [tag("h2", "Data quality", id="quality")]
+        validations = sorted(self.data.validations, key=lambda v: (v.config_id, v.batch, v.run_id))
+        if validations:
+            failed = [v for v in validations if not v.success]
+            out.append(tag("p", [tag("span", f"{len(validations) - len(failed)} of {len(validations)} batches passed "
+                                             "Great Expectations validation", class_="badge " + ("bad" if failed
+                                                                                                   else "ok"))]))
+            out.append(table(["batch", "config", "run", "status", "expectations met", "failed expectations"], [
+                [v.batch, v.config_id, v.run_id, ("passed", "ok") if v.success else ("FAILED", "bad"),
+                 f"{v.successful}/{v.evaluated}" if v.evaluated is not None else "n/a", ", ".join(v.failed) or "—"]
+                for v in validations], numeric=[4]))
+        else:
+            out.append(tag("p", [tag("span", "no validation results found", class_="badge warn")]))
+        summary = self.data.phase_summary
+        invalid = summary[~summary["valid"].fillna(True).astype(bool)]
+        if len(invalid):
+            out.append(tag("h3", "Phases flagged invalid"))
+            out.append(table(["config", "scenario", "repeat", "phase", "reason"], [
+                [r.config_id, r.scenario, int(r.repeat), r.phase_name, r.invalid_reason or "—"]
+                for r in invalid.itertuples(index=False)]))
+        else:
+            out.append(tag("p", "No phase was flagged invalid (the load generator kept up with its schedule).",
+                           class_="muted"))
+        missing = [c for c in self.config_ids if c not in set(summary["config_id"])]
+        expected = {(c, s.name) for c in self.config_ids for s in self.campaign.scenarios}
+        seen = set(zip(summary["config_id"], summary["scenario"], strict=True))
+        gaps = sorted(expected - seen)
+        if missing or gaps:
+            out.append(tag("p", [tag("span", "missing data", class_="badge bad"), " no phase summary for: " +
+                                 ", ".join(f"{c}/{s}" for c, s in gaps)]))
+        return out
+
+    def render(self) -> str:
+        body = [*self.header(), *self.verdict(), *self.intensity_section(), *self.leaderboards_section(),
+                *self.adverse_section(), *self.broker_section(), *self.quality_section(),
+                tag("p", f"rabbit-sizing report · {self.charts} charts · self-contained (no external resources)",
+                    class_="note")]
+        return page(f"Sizing report {self.campaign.name} / {self.run_id}", body)
+
+
+def _any_true(values: pd.Series) -> bool | None:
+    known = values.dropna()
+    return None if known.empty else bool(known.astype(bool).any())
+
+
+def _repeat(df: pd.DataFrame | None, repeat: int) -> pd.DataFrame | None:
+    return None if df is None else df[df["repeat"] == repeat]
+
+
+def _fmt_cell(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:,.2f}" if math.isfinite(value) else "n/a"
+    return str(value)
+
+
+def render_report(campaign: Campaign, data: ReportData, run_id: str, generated_at: str | None = None) -> str:
+    """The whole report as one self-contained HTML document (pure)."""
+    stamp = generated_at or dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return Report(campaign, data, run_id, stamp).render()
+
+
+# ---------------------------------------------------------------------------------------------- I/O
+
+
+def build_report(campaign_spec_path: str, run_id: str, settings: S3Settings | None = None,
+                 local_path: str | Path | None = None) -> str:
+    """Read the campaign's tables from S3, render the report, write it to S3 (and to `local_path`,
+    default build/reports/<campaign>/<run>/report.html). Returns the report's s3:// URI."""
+    settings = settings or S3Settings.from_env()
+    campaign = load_campaign(campaign_spec_path)
+    data = load_report_data(settings, campaign.name, [c.config_id for c in plan_configs(campaign)],
+                            [s.name for s in campaign.scenarios if not is_intensity(s)], campaign.target.rate)
+    document = render_report(campaign, data, run_id)
+    key = layout.report_key(campaign.name, run_id)
+    settings.client().put_object(Bucket=settings.bucket, Key=key, Body=document.encode(),
+                                 ContentType="text/html; charset=utf-8")
+    path = Path(local_path) if local_path else Path("build/reports") / campaign.name / run_id / "report.html"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(document)
+    return layout.s3_uri(settings.bucket, key)
+
+
+def fetch_report(campaign: str, run_id: str, settings: S3Settings | None = None) -> bytes:
+    settings = settings or S3Settings.from_env()
+    return settings.client().get_object(Bucket=settings.bucket, Key=layout.report_key(campaign, run_id))["Body"].read()

@@ -1,0 +1,264 @@
+"""Charts as inline SVG strings (matplotlib, Agg backend; no files, no external fonts or scripts).
+
+Every function takes ready DataFrames and returns one `<svg>` element. One colour per config across
+the whole report (`palette`), units on every axis, the title inside the SVG and in its aria-label.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from collections.abc import Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.ticker import FuncFormatter, MaxNLocator
+
+plt.rcParams.update({
+    "svg.fonttype": "none",  # text stays text: smaller, searchable, printable
+    "font.family": "sans-serif",
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "legend.fontsize": 8,
+    "legend.frameon": False,
+})
+
+WIDTH = 9.0  # inches; fits an A4 page at print scale
+
+
+def palette(config_ids: Sequence[str]) -> dict[str, tuple]:
+    cmap = plt.get_cmap("tab10" if len(config_ids) <= 10 else "tab20")
+    return {c: cmap(i % cmap.N) for i, c in enumerate(config_ids)}
+
+
+def _rate(value: float, _pos=None) -> str:
+    if abs(value) >= 1000:
+        return f"{value / 1000:g}k"
+    return f"{value:g}"
+
+
+def _ms(value: float, _pos=None) -> str:
+    return f"{value / 1000:g} s" if value >= 1000 else f"{value:g} ms"
+
+
+def to_svg(fig, title: str) -> str:
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", bbox_inches="tight")
+    plt.close(fig)
+    svg = buffer.getvalue()
+    svg = svg[svg.index("<svg"):]  # drop the XML prolog and DOCTYPE: the SVG is inlined in HTML
+    svg = re.sub(r'<svg ', f'<svg role="img" aria-label="{_attr(title)}" class="chart" ', svg, count=1)
+    # width/height in pt from matplotlib; CSS scales the chart to the page width
+    return re.sub(r'\s(width|height)="[\d.]+pt"', "", svg, count=2)
+
+
+def _attr(text: str) -> str:
+    return text.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+
+
+def _errorbars(ax, x, y, low, high, color) -> None:
+    if low is None or high is None:
+        return
+    yerr = np.vstack([np.asarray(y) - np.asarray(low), np.asarray(high) - np.asarray(y)])
+    if np.all(~np.isfinite(yerr)) or np.nanmax(np.abs(yerr)) == 0:
+        return
+    ax.errorbar(x, y, yerr=np.nan_to_num(yerr), fmt="none", ecolor=color, elinewidth=1, capsize=3, alpha=0.8)
+
+
+def intensity_throughput(summary: pd.DataFrame, config_ids: Sequence[str], colors: dict, target_rate: float,
+                         title: str, with_ci: bool) -> str:
+    """Achieved vs target rate per intensity step, one line per config (seed 000, Fig 1 and Fig 10)."""
+    fig, ax = plt.subplots(figsize=(WIDTH, 4.2))
+    steps = sorted(summary["target_rate"].unique())
+    ax.plot(steps, steps, color="black", linestyle="--", linewidth=1, label="target (scheduled rate)")
+    for config_id in config_ids:
+        rows = summary[summary["config_id"] == config_id].sort_values("target_rate")
+        if rows.empty:
+            continue
+        ax.plot(rows["target_rate"], rows["confirm_rate"], marker="o", markersize=3.5, color=colors[config_id],
+                label=config_id)
+        if with_ci:
+            _errorbars(ax, rows["target_rate"], rows["confirm_rate"], rows.get("confirm_rate_low"),
+                       rows.get("confirm_rate_high"), colors[config_id])
+    ax.axvline(target_rate, color="firebrick", linewidth=1, alpha=0.6)
+    ax.annotate(f"campaign target {_rate(target_rate)} msg/s", (target_rate, 0.02), xycoords=("data", "axes fraction"),
+                rotation=90, fontsize=7, color="firebrick", ha="right", va="bottom")
+    ax.set(title=title, xlabel="target publish rate (intensity step), msg/s",
+           ylabel="achieved (confirmed) publish rate, msg/s")
+    ax.xaxis.set_major_formatter(FuncFormatter(_rate))
+    ax.yaxis.set_major_formatter(FuncFormatter(_rate))
+    ax.set_xlim(left=0)
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="upper left", ncols=2 if len(config_ids) > 6 else 1)
+    return to_svg(fig, title)
+
+
+def latency_panels(summary: pd.DataFrame, config_ids: Sequence[str], colors: dict, percentiles: Sequence[str],
+                   slo_ms: float | None, title: str, with_ci: bool) -> str:
+    """End-to-end latency per intensity, one panel per percentile, one line per config (Fig 2-5)."""
+    labels = {"e2e_p50_ms": "p50", "e2e_p75_ms": "p75", "e2e_p95_ms": "p95", "e2e_p99_ms": "p99",
+              "e2e_p999_ms": "p99.9"}
+    fig, axes = plt.subplots(1, len(percentiles), figsize=(WIDTH, 3.4), sharey=True, squeeze=False)
+    for ax, column in zip(axes[0], percentiles, strict=True):
+        for config_id in config_ids:
+            rows = summary[summary["config_id"] == config_id].sort_values("target_rate")
+            values = rows[column].where(rows[column] > 0)
+            if rows.empty or values.isna().all():
+                continue
+            ax.plot(rows["target_rate"], values, marker="o", markersize=3, color=colors[config_id], label=config_id)
+            if with_ci:
+                _errorbars(ax, rows["target_rate"], values, rows.get(f"{column}_low"), rows.get(f"{column}_high"),
+                           colors[config_id])
+        if slo_ms and column == "e2e_p99_ms":
+            ax.axhline(slo_ms, color="firebrick", linestyle=":", linewidth=1.2, label=f"p99 SLO {_ms(slo_ms)}")
+        ax.set_yscale("log")
+        ax.set_title(f"{labels.get(column, column)} end-to-end latency")
+        ax.set_xlabel("target rate, msg/s")
+        ax.xaxis.set_major_formatter(FuncFormatter(_rate))
+        ax.yaxis.set_major_formatter(FuncFormatter(_ms))
+    axes[0][0].set_ylabel("latency (log scale)")
+    handles, names = [], []
+    for ax in axes[0]:
+        for h, n in zip(*ax.get_legend_handles_labels(), strict=True):
+            if n not in names:
+                handles.append(h)
+                names.append(n)
+    rows = math.ceil(len(names) / 4)
+    fig.legend(handles, names, loc="lower center", ncols=min(len(names), 4), bbox_to_anchor=(0.5, -0.02 - 0.05 * rows))
+    fig.suptitle(title, fontsize=10, fontweight="bold")
+    fig.tight_layout()
+    return to_svg(fig, title)
+
+
+def leaderboard_bars(board: pd.DataFrame, value: str, colors: dict, title: str, xlabel: str, money: bool,
+                     low: Sequence[float] | None = None, high: Sequence[float] | None = None) -> str:
+    """Horizontal bars in leaderboard order (rank 1 on top), value printed at the bar's end."""
+    board = board.sort_values("rank")
+    fig, ax = plt.subplots(figsize=(WIDTH / 2 - 0.1, 0.42 * len(board) + 1.0))
+    y = np.arange(len(board))[::-1]
+    values = board[value].to_numpy(dtype=float)
+    ax.barh(y, values, color=[colors.get(c, "grey") for c in board["config_id"]], height=0.6)
+    if low is not None and high is not None:
+        err = np.vstack([values - np.asarray(low, dtype=float), np.asarray(high, dtype=float) - values])
+        if np.isfinite(err).any():
+            ax.errorbar(values, y, xerr=np.nan_to_num(err), fmt="none", ecolor="black", capsize=3, elinewidth=1)
+    for yi, v in zip(y, values, strict=True):
+        ax.annotate(f"${v:,.0f}" if money else f"{v:,.0f} msg/s", (v, yi), xytext=(3, 0),
+                    textcoords="offset points", va="center", fontsize=8)
+    ax.set_yticks(y, [f"#{int(r)} {c}" for r, c in zip(board["rank"], board["config_id"], strict=True)])
+    ax.set(title=title, xlabel=xlabel)
+    ax.grid(axis="y", visible=False)
+    ax.set_xlim(0, max(values.max() if len(values) else 1, 1) * 1.25)
+    ax.xaxis.set_major_formatter(FuncFormatter((lambda v, _p: f"${v:,.0f}") if money else _rate))
+    return to_svg(fig, title)
+
+
+def _phase_lines(ax, events: pd.DataFrame | None) -> None:
+    """Thin grey lines at phase boundaries (intensity steps, profile segments)."""
+    if events is None or events.empty:
+        return
+    for second in events.loc[events["kind"] == "phase_start", "second"].unique():
+        if second > 0:
+            ax.axvline(second, color="grey", linewidth=0.8, alpha=0.5, linestyle="-.")
+
+
+def _fault_spans(ax, events: pd.DataFrame | None, label: bool) -> None:
+    _phase_lines(ax, events)
+    if events is None or events.empty:
+        return
+    starts = events[events["kind"] == "fault_start"].sort_values("second")
+    heals = events[events["kind"] == "fault_heal"]
+    for _, start in starts.iterrows():
+        heal = heals[(heals["fault_id"] == start["fault_id"]) & (heals["second"] >= start["second"])]
+        end = float(heal["second"].min()) if len(heal) else None
+        ax.axvline(start["second"], color="firebrick", linewidth=1.2)
+        if end is not None:
+            ax.axvspan(start["second"], end, color="firebrick", alpha=0.08)
+            ax.axvline(end, color="seagreen", linewidth=1.2, linestyle="--")
+        if label:  # written up along the fault line, clear of the data and the legend
+            what = f"{start.get('fault_kind') or 'fault'} {start.get('node') or ''}".strip()
+            ax.annotate(what, (start["second"], 0.03), xycoords=("data", "axes fraction"), xytext=(3, 0),
+                        textcoords="offset points", rotation=90, fontsize=7, color="firebrick", va="bottom")
+
+
+def adverse_timeseries(client: pd.DataFrame, events: pd.DataFrame | None, broker: pd.DataFrame | None,
+                       title: str) -> str:
+    """Publish (confirmed) and consume rate per second against the schedule, and the backlog below,
+    with fault start (red line) and heal (green dashed) markers (seed 002, Fig 1-12)."""
+    per_second = client.groupby("second").agg(target=("target_rate", "max"), published=("confirmed", "sum"),
+                                              consumed=("consumed", "sum")).sort_index()
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(WIDTH, 4.8), sharex=True, height_ratios=[3, 2])
+    # per-second counts cover [second, second + 1): drawn as steps, not interpolated
+    top.step(per_second.index, per_second["target"], where="post", color="black", linestyle="--", linewidth=1,
+             label="target rate")
+    top.step(per_second.index, per_second["published"], where="post", color="tab:blue", linewidth=1.4,
+             label="publish (confirmed)")
+    top.step(per_second.index, per_second["consumed"], where="post", color="tab:orange", linewidth=1.2,
+             label="consume")
+    top.set(ylabel="rate, msg/s")
+    top.yaxis.set_major_formatter(FuncFormatter(_rate))
+    top.set_ylim(0, max(per_second[["target", "published", "consumed"]].max().max(), 1) * 1.08)
+    _fault_spans(top, events, label=True)
+    top.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncols=4)
+    if broker is not None and not broker.empty and broker["queue_messages"].notna().any():
+        backlog = broker.groupby("second")["queue_messages"].sum().sort_index()
+        what = "messages in queues (broker)"
+    else:
+        backlog = (per_second["published"].cumsum() - per_second["consumed"].cumsum()).clip(lower=0)
+        what = "confirmed - consumed (client)"
+    bottom.plot(backlog.index, backlog.values, color="tab:purple", linewidth=1.2, label=what)
+    bottom.fill_between(backlog.index, 0, backlog.values, color="tab:purple", alpha=0.15)
+    bottom.set(ylabel="backlog, messages", xlabel="seconds since scenario start")
+    _counts_axis(bottom, backlog.max())
+    _fault_spans(bottom, events, label=False)
+    bottom.legend(loc="upper right")
+    fig.suptitle(title, fontsize=10, fontweight="bold")
+    fig.tight_layout()
+    return to_svg(fig, title)
+
+
+def _counts_axis(ax, peak: float) -> None:
+    """Whole-message axis that still reads well when the series is flat at zero."""
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True, nbins=5))
+    ax.yaxis.set_major_formatter(FuncFormatter(_rate))
+    ax.set_ylim(0, max(float(peak) if math.isfinite(peak) else 0, 10) * 1.1)
+
+
+def broker_panels(broker: pd.DataFrame, events: pd.DataFrame | None, title: str) -> str:
+    """Per node: memory used vs its high watermark, messages in queues it leads; alarms shaded."""
+    fig, (mem, depth) = plt.subplots(1, 2, figsize=(WIDTH, 2.8), sharex=True)
+    nodes = sorted(broker["node"].dropna().unique())
+    cmap = plt.get_cmap("tab10")
+    for i, node in enumerate(nodes):
+        rows = broker[broker["node"] == node].sort_values("second")
+        color = cmap(i % 10)
+        mem.plot(rows["second"], rows["mem_used_bytes"] / 2**20, color=color, linewidth=1.1, label=node)
+        depth.plot(rows["second"], rows["queue_messages"], color=color, linewidth=1.1, label=node)
+        alarms = rows[rows["mem_alarm"].fillna(False).astype(bool) | rows["disk_alarm"].fillna(False).astype(bool)]
+        if len(alarms):
+            mem.scatter(alarms["second"], alarms["mem_used_bytes"] / 2**20, color="firebrick", marker="x", s=14,
+                        zorder=3, label="alarm" if i == 0 else None)
+    limit = broker["mem_limit_bytes"].dropna()
+    if len(limit):
+        mem.axhline(limit.min() / 2**20, color="firebrick", linestyle=":", linewidth=1,
+                    label="memory high watermark")
+    _fault_spans(mem, events, label=False)
+    _fault_spans(depth, events, label=False)
+    mem.set(title="memory used per node", ylabel="MiB", xlabel="seconds since scenario start")
+    mem.set_ylim(bottom=0)
+    depth.set(title="messages in queues led by node", ylabel="messages", xlabel="seconds since scenario start")
+    _counts_axis(depth, broker["queue_messages"].max())
+    mem.legend(loc="upper left", fontsize=7)
+    fig.suptitle(title, fontsize=10, fontweight="bold")
+    fig.tight_layout()
+    return to_svg(fig, title)

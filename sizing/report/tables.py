@@ -1,0 +1,267 @@
+"""The one place the report reads data (edge module): Spark tables, raw time series, GX results.
+
+Everything the report knows about the analysis tables' column names is in this module. When the
+Spark jobs rename a column, change the constants / RENAMES here and nothing else.
+
+Layout (sizing.layout):
+    tables/phase_summary/campaign=C/config=K/part-*.parquet   one row per config x scenario x run x repeat x phase
+    tables/leaderboards/campaign=C/part-*.parquet             one row per board x rank
+    tables/pareto/campaign=C/part-*.parquet                   optional
+    raw/campaign=C/config=K/scenario=S/run=R/repeat=N/{client_seconds,events,broker_samples}/phase=PP/*.parquet
+    validation/<batch>/campaign=C/config=K/run=R/result.json
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from sizing import layout
+from sizing.storage import S3Settings
+
+# ----------------------------------------------------------------------------------------- contract
+# Followed from the analysis branch (spark_jobs/tables.py PHASE_SUMMARY, spark_jobs/leaderboards.py
+# LEADERBOARD_DDL / ADVERSE_DDL / PARETO_DDL) as of its first phase_summary + leaderboards jobs.
+
+PHASE_SUMMARY = "phase_summary"
+LEADERBOARDS = "leaderboards"
+ADVERSE = "adverse"
+PARETO = "pareto"
+
+RUN_KEYS = ["campaign", "config_id", "scenario", "run_id", "repeat"]
+
+# Columns of phase_summary the report relies on (must be present).
+PHASE_SUMMARY_REQUIRED = [
+    *RUN_KEYS, "phase", "phase_name", "target_rate",
+    "confirm_rate",  # confirmed / steady_s: the achieved publish rate, msg/s
+    "consume_rate",  # deliveries / steady_s, msg/s
+    "e2e_p50_ms", "e2e_p75_ms", "e2e_p95_ms", "e2e_p99_ms", "e2e_p999_ms",
+    "valid",  # the load generator kept up
+]
+# Used when present; the report says "n/a" (or makes no claim) otherwise.
+PHASE_SUMMARY_OPTIONAL: dict[str, object] = {
+    "matched_target": None,  # valid, confirm and consume rate >= 98% of target, p99 <= SLO
+    "slo_p99_ms": float("nan"),
+    "invalid_reason": None,
+    "e2e_max_ms": float("nan"),
+    "backlog_max": float("nan"),
+    "lost": 0, "duplicates": 0,
+    "faults": 0,
+    "time_to_recover_s": float("nan"),  # longest time back to within 5% of the pre-fault rate
+    "recovered": None,
+    "worst_dip_ratio": float("nan"),
+    "broker_queue_max": float("nan"), "broker_mem_max_bytes": float("nan"),
+    "broker_mem_max_fraction": float("nan"), "broker_alarm": None, "broker_node_down_seen": None,
+}
+
+# leaderboards: one row per config (wide); the report turns it into the seed's four boards.
+LEADERBOARD_REQUIRED = ["config_id", "monthly_cost", "top_matched_throughput", "capacity_rank", "cost_per_1k_at_top",
+                        "rank_at_top", "cost_per_1k_at_target", "rank_at_target"]
+LEADERBOARD_OPTIONAL: dict[str, object] = {"max_matched_target_rate": float("nan"), "met_target": None,
+                                           "campaign_target_rate": float("nan"), "pareto": None}
+# adverse: one row per config x adverse scenario: did it hold the target.
+ADVERSE_REQUIRED = ["config_id", "scenario", "held_target"]
+ADVERSE_OPTIONAL: dict[str, object] = {"phases_judged": None, "phases_held": None, "worst_dip_ratio": float("nan"),
+                                       "max_time_to_recover_s": float("nan"), "lost": 0}
+
+BOARD_TOP_MATCHED = "top_matched_throughput"  # highest rate carried within the SLO (seed: "top throughput")
+BOARD_MATCHED_TARGET = "max_matched_target_rate"  # highest intensity whose target was matched
+BOARD_COST_AT_TOP = "cost_at_top"  # cost per 1000 msg/s per month at the top matched throughput
+BOARD_COST_AT_TARGET = "cost_at_target"  # ... at the campaign target (configs that met target and SLO)
+BOARDS = (BOARD_TOP_MATCHED, BOARD_MATCHED_TARGET, BOARD_COST_AT_TOP, BOARD_COST_AT_TARGET)
+BOARD_COLUMNS = ["board", "rank", "config_id", "value", "rate", "monthly_cost"]
+
+# Renames from other spellings to the names above (applied before the checks).
+RENAMES: dict[str, dict[str, str]] = {
+    PHASE_SUMMARY: {"config": "config_id"},
+    LEADERBOARDS: {"config": "config_id"},
+    ADVERSE: {"config": "config_id"},
+}
+
+CLIENT_SECONDS_COLUMNS = ["repeat", "worker", "second", "phase", "target_rate", "published", "confirmed", "consumed"]
+EVENTS_COLUMNS = ["repeat", "second", "phase", "kind", "fault_id", "fault_kind", "node"]
+BROKER_COLUMNS = ["repeat", "second", "phase", "node", "running", "mem_used_bytes", "mem_limit_bytes", "mem_alarm",
+                  "disk_alarm", "queue_messages"]
+
+
+class SchemaError(ValueError):
+    pass
+
+
+def conform(df: pd.DataFrame, table: str, required: list[str], optional: dict[str, object]) -> pd.DataFrame:
+    """Rename known aliases, fail on missing required columns, add missing optional ones with defaults."""
+    df = df.rename(columns={k: v for k, v in RENAMES.get(table, {}).items() if k in df.columns})
+    missing = [c for c in required if c not in df.columns]
+    if missing:
+        raise SchemaError(f"table {table} lacks column(s) {', '.join(missing)} (has: {', '.join(df.columns)})")
+    for name, default in optional.items():
+        if name not in df.columns:
+            df[name] = default
+    return df
+
+
+def board_views(wide: pd.DataFrame, target_rate: float) -> pd.DataFrame:
+    """The wide leaderboards table as long rows (board, rank, config_id, value, rate, monthly_cost),
+    keeping the Spark job's ranks; configs without a figure on a board are left off it."""
+    specs = [  # board, value column, rank column (None: rank by value, descending), rate column
+        (BOARD_TOP_MATCHED, "top_matched_throughput", "capacity_rank", "top_matched_throughput"),
+        (BOARD_MATCHED_TARGET, "max_matched_target_rate", None, "max_matched_target_rate"),
+        (BOARD_COST_AT_TOP, "cost_per_1k_at_top", "rank_at_top", "top_matched_throughput"),
+        (BOARD_COST_AT_TARGET, "cost_per_1k_at_target", "rank_at_target", None),
+    ]
+    out = []
+    for board, value, rank, rate in specs:
+        rows = wide[wide[value].notna()].copy()
+        if rank is None:
+            rows = rows.sort_values([value, "config_id"], ascending=[False, True])
+            rows["board_rank"] = range(1, len(rows) + 1)
+        else:
+            rows = rows[rows[rank].notna()]
+            rows["board_rank"] = rows[rank]
+        for r in rows.itertuples(index=False):
+            out.append({"board": board, "rank": int(r.board_rank), "config_id": r.config_id,
+                        "value": float(getattr(r, value)),
+                        "rate": float(getattr(r, rate)) if rate else float(target_rate),
+                        "monthly_cost": float(r.monthly_cost)})
+    return pd.DataFrame(out, columns=BOARD_COLUMNS).sort_values(["board", "rank"]).reset_index(drop=True)
+
+
+# --------------------------------------------------------------------------------------------- data
+
+
+@dataclass
+class ValidationResult:
+    batch: str
+    config_id: str
+    run_id: str
+    success: bool
+    evaluated: int | None
+    successful: int | None
+    failed: list[str] = field(default_factory=list)
+    key: str = ""
+
+
+@dataclass
+class ReportData:
+    campaign: str
+    phase_summary: pd.DataFrame
+    leaderboards: pd.DataFrame  # long form: BOARD_COLUMNS (see board_views)
+    adverse: pd.DataFrame | None  # per config x adverse scenario, None when the table is absent
+    pareto: pd.DataFrame | None
+    # per (config_id, scenario, run_id): raw frames of every repeat, for the time-series charts
+    client_seconds: dict[tuple[str, str, str], pd.DataFrame]
+    events: dict[tuple[str, str, str], pd.DataFrame]
+    broker_samples: dict[tuple[str, str, str], pd.DataFrame]
+    validations: list[ValidationResult]
+
+
+# ------------------------------------------------------------------------------------------ reading
+
+
+class TableReader:
+    """Reads the campaign's tables and raw series from one bucket through boto3 + pyarrow."""
+
+    def __init__(self, settings: S3Settings) -> None:
+        self.settings = settings
+        self.client = settings.client()
+
+    def keys(self, prefix: str) -> list[str]:
+        keys: list[str] = []
+        for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.settings.bucket, Prefix=prefix):
+            keys.extend(obj["Key"] for obj in page.get("Contents", []))
+        return sorted(keys)
+
+    def get(self, key: str) -> bytes:
+        return self.client.get_object(Bucket=self.settings.bucket, Key=key)["Body"].read()
+
+    def put(self, key: str, data: bytes, content_type: str) -> None:
+        self.client.put_object(Bucket=self.settings.bucket, Key=key, Body=data, ContentType=content_type)
+
+    def parquet(self, prefix: str, columns: list[str] | None = None) -> pd.DataFrame | None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        frames = []
+        for key in self.keys(prefix):
+            if not key.endswith(".parquet"):
+                continue
+            table = pq.read_table(io.BytesIO(self.get(key)))
+            if columns is not None:
+                table = table.select([c for c in columns if c in table.column_names])
+            frames.append(table)
+        if not frames:
+            return None
+        return pa.concat_tables(frames, promote_options="default").to_pandas()
+
+    def read_table(self, table: str, campaign: str, config_id: str | None = None) -> pd.DataFrame | None:
+        return self.parquet(layout.table_prefix(table, campaign, config_id))
+
+    def raw(self, campaign: str, config_id: str, scenario: str, run_id: str, record_type: str,
+            columns: list[str]) -> pd.DataFrame | None:
+        prefix = layout.raw_config_prefix(campaign, config_id) + f"scenario={scenario}/run={run_id}/"
+        frames = []
+        for key in self.keys(prefix):
+            if f"/{record_type}/" in key and key.endswith(".parquet"):
+                import pyarrow.parquet as pq
+
+                table = pq.read_table(io.BytesIO(self.get(key)))
+                frames.append(table.select([c for c in columns if c in table.column_names]).to_pandas())
+        return pd.concat(frames, ignore_index=True) if frames else None
+
+    def validations(self, campaign: str) -> list[ValidationResult]:
+        results = []
+        for key in self.keys("validation/"):
+            parts = dict(p.split("=", 1) for p in key.split("/") if "=" in p)
+            if parts.get("campaign") != campaign or not key.endswith(".json"):
+                continue
+            batch = key.split("/")[1]
+            results.append(parse_validation(json.loads(self.get(key)), batch, parts.get("config", ""),
+                                            parts.get("run", ""), key))
+        return results
+
+
+def parse_validation(doc: dict, batch: str, config_id: str, run_id: str, key: str = "") -> ValidationResult:
+    """A GX 1.x ExpectationSuiteValidationResult (to_json_dict), tolerant of trimmed documents."""
+    stats = doc.get("statistics") or {}
+    failed = []
+    for result in doc.get("results") or []:
+        if not result.get("success", True):
+            config = result.get("expectation_config") or {}
+            kwargs = config.get("kwargs") or {}
+            what = config.get("type") or config.get("expectation_type") or "expectation"
+            column = kwargs.get("column")
+            failed.append(f"{what}({column})" if column else what)
+    return ValidationResult(batch, config_id, run_id, bool(doc.get("success", False)),
+                            stats.get("evaluated_expectations"), stats.get("successful_expectations"), failed, key)
+
+
+def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
+                     time_series_scenarios: list[str], target_rate: float) -> ReportData:
+    """Everything the report shows, for the configs of the campaign (missing configs simply have no rows)."""
+    reader = TableReader(settings)
+    frames = [f for c in config_ids if (f := reader.read_table(PHASE_SUMMARY, campaign, c)) is not None]
+    if not frames:
+        raise FileNotFoundError(f"no {PHASE_SUMMARY} rows under s3://{settings.bucket}/"
+                                f"{layout.table_prefix(PHASE_SUMMARY, campaign)} for configs {', '.join(config_ids)}")
+    summary = conform(pd.concat(frames, ignore_index=True), PHASE_SUMMARY, PHASE_SUMMARY_REQUIRED,
+                      PHASE_SUMMARY_OPTIONAL)
+    wide = reader.read_table(LEADERBOARDS, campaign)
+    wide = conform(wide if wide is not None else pd.DataFrame(columns=LEADERBOARD_REQUIRED), LEADERBOARDS,
+                   LEADERBOARD_REQUIRED, LEADERBOARD_OPTIONAL)
+    adverse = reader.read_table(ADVERSE, campaign)
+    if adverse is not None:
+        adverse = conform(adverse, ADVERSE, ADVERSE_REQUIRED, ADVERSE_OPTIONAL)
+    pareto = reader.read_table(PARETO, campaign)
+    client, events, broker = {}, {}, {}
+    runs = summary[["config_id", "scenario", "run_id"]].drop_duplicates().itertuples(index=False)
+    for config_id, scenario, run_id in runs:
+        key = (config_id, scenario, run_id)
+        if scenario in time_series_scenarios:
+            client[key] = reader.raw(campaign, config_id, scenario, run_id, "client_seconds", CLIENT_SECONDS_COLUMNS)
+            events[key] = reader.raw(campaign, config_id, scenario, run_id, "events", EVENTS_COLUMNS)
+        broker[key] = reader.raw(campaign, config_id, scenario, run_id, "broker_samples", BROKER_COLUMNS)
+    return ReportData(campaign, summary, board_views(wide, target_rate), adverse, pareto, client, events, broker,
+                      reader.validations(campaign))

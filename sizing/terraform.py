@@ -1,0 +1,339 @@
+"""Terraform at the edge of the core: build terraform commands (pure), run them (subprocess), read `cluster`.
+
+Every (campaign, config) pair gets its own workspace under `.state/terraform/<campaign>/<config_id>/`:
+
+    .terraform/             TF_DATA_DIR: backend settings and module manifest of this pair only
+    terraform.tfstate       the state (local backend, path given at `init -backend-config=path=...`)
+    vars.tfvars.json        the variables of the last apply (destroy reuses them, even from another process)
+    work/                   local stack only: the cluster's cookie home, node data and logs
+
+The stack directory itself (terraform/stacks/<target>) is shared and never written to, so configs can be
+applied side by side. The local backend path + TF_DATA_DIR replace the legacy `-state` flag: every command
+(apply, output, destroy) then finds the right state with no extra flag to forget.
+
+No Airflow here: plugins/rabbit_sizing/hooks/terraform.py wraps this module for the DAGs.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sizing.cluster import ClusterInfo
+from sizing.plan import ConfigPlan
+from sizing.spec import Campaign
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+TERRAFORM_ROOT = REPO_ROOT / "terraform"
+DEFAULT_STATE_ROOT = REPO_ROOT / ".state" / "terraform"
+STACKS = ("local", "aws")
+LOCAL_MAX_NODES = 5  # the local module's 50-port block layout holds 5 nodes
+
+log = logging.getLogger(__name__)
+
+
+class TerraformError(RuntimeError):
+    """A terraform command failed; the message names the command and ends with its last output lines."""
+
+
+# ------------------------------------------------------------------------------------- pure: workspaces
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Where one (campaign, config) pair's Terraform state lives, and which stack it applies."""
+
+    stack_dir: Path
+    state_dir: Path
+
+    @property
+    def data_dir(self) -> Path:
+        return self.state_dir / ".terraform"
+
+    @property
+    def state_path(self) -> Path:
+        return self.state_dir / "terraform.tfstate"
+
+    @property
+    def var_file(self) -> Path:
+        return self.state_dir / "vars.tfvars.json"
+
+    @property
+    def work_dir(self) -> Path:
+        return self.state_dir / "work"
+
+
+def _path_part(kind: str, value: str) -> str:
+    if not value or "/" in value or value in (".", ".."):
+        raise ValueError(f"{kind} {value!r} cannot name a state directory")
+    return value
+
+
+def workspace(target: str, campaign: str, config_id: str, state_root: Path | str = DEFAULT_STATE_ROOT,
+              terraform_root: Path | str = TERRAFORM_ROOT) -> Workspace:
+    if target not in STACKS:
+        raise ValueError(f"unknown Terraform target {target!r}; stacks: {', '.join(STACKS)}")
+    # A campaign has one deployment target, so (campaign, config) alone keys the state.
+    state_dir = Path(state_root).resolve() / _path_part("campaign", campaign) / _path_part("config", config_id)
+    return Workspace(stack_dir=Path(terraform_root).resolve() / "stacks" / target, state_dir=state_dir)
+
+
+# --------------------------------------------------------------------------------------- pure: commands
+
+
+@dataclass(frozen=True)
+class TerraformCommand:
+    argv: tuple[str, ...]
+    env: Mapping[str, str] = field(default_factory=dict)  # added to the caller's environment
+
+    def __str__(self) -> str:
+        return " ".join(self.argv)
+
+
+def command_env(ws: Workspace) -> dict[str, str]:
+    return {
+        "TF_DATA_DIR": str(ws.data_dir),  # per-pair backend settings: parallel configs never share them
+        "TF_IN_AUTOMATION": "1",
+        "TF_INPUT": "0",
+        "CHECKPOINT_DISABLE": "1",  # no version check over the network
+    }
+
+
+def _base(ws: Workspace, terraform: str, subcommand: str) -> list[str]:
+    return [terraform, f"-chdir={ws.stack_dir}", subcommand]
+
+
+def init_command(ws: Workspace, terraform: str = "terraform",
+                 backend_config: Mapping[str, str] | None = None) -> TerraformCommand:
+    """`backend_config` defaults to the local backend's state path inside the workspace."""
+    settings = dict(backend_config) if backend_config is not None else {"path": str(ws.state_path)}
+    argv = [*_base(ws, terraform, "init"), "-input=false", "-no-color", "-reconfigure"]
+    argv += [f"-backend-config={key}={value}" for key, value in settings.items()]
+    return TerraformCommand(tuple(argv), command_env(ws))
+
+
+def _var_args(var_file: Path | None, variables: Mapping[str, Any] | None) -> list[str]:
+    args = [f"-var-file={var_file}"] if var_file else []
+    for key, value in (variables or {}).items():
+        text = value if isinstance(value, str) else json.dumps(value)
+        args.append(f"-var={key}={text}")
+    return args
+
+
+def apply_command(ws: Workspace, terraform: str = "terraform", var_file: Path | None = None,
+                  variables: Mapping[str, Any] | None = None) -> TerraformCommand:
+    argv = [*_base(ws, terraform, "apply"), "-input=false", "-no-color", "-auto-approve",
+            *_var_args(var_file, variables)]
+    return TerraformCommand(tuple(argv), command_env(ws))
+
+
+def output_command(ws: Workspace, terraform: str = "terraform") -> TerraformCommand:
+    return TerraformCommand((*_base(ws, terraform, "output"), "-json", "-no-color"), command_env(ws))
+
+
+def destroy_command(ws: Workspace, terraform: str = "terraform", var_file: Path | None = None,
+                    variables: Mapping[str, Any] | None = None) -> TerraformCommand:
+    argv = [*_base(ws, terraform, "destroy"), "-input=false", "-no-color", "-auto-approve",
+            *_var_args(var_file, variables)]
+    return TerraformCommand(tuple(argv), command_env(ws))
+
+
+# -------------------------------------------------------------------------------------- pure: variables
+
+
+def tf_string(value: Any) -> str:
+    """rabbitmq.conf spelling of a scalar (YAML true -> "true", not Python's "True")."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def local_stack_variables(plan: ConfigPlan, broker_config: Mapping[str, Any], work_dir: Path | str,
+                          username: str = "guest", password: str = "guest") -> dict[str, Any]:
+    """Variables of terraform/stacks/local for one config."""
+    if plan.shape.nodes > LOCAL_MAX_NODES:
+        raise ValueError(f"config {plan.config_id} has {plan.shape.nodes} nodes; a local cluster holds at most "
+                         f"{LOCAL_MAX_NODES} (one 50-port block)")
+    return {
+        "campaign": plan.campaign,
+        "config_id": plan.config_id,
+        "node_count": plan.shape.nodes,
+        "port_base": plan.local_port_base,
+        "work_dir": str(Path(work_dir).resolve()),
+        "broker_config": {key: tf_string(value) for key, value in broker_config.items()},
+        "username": username,
+        "password": password,
+    }
+
+
+def aws_stack_variables(plan: ConfigPlan, campaign: Campaign, region: str = "us-east-1",
+                        username: str = "sizing", password: str = "") -> dict[str, Any]:
+    """Variables of terraform/stacks/aws for one config; volume size/IOPS/throughput default to the catalog's."""
+    volume = plan.shape.volume
+    default = campaign.catalog.volumes.get(volume.type)
+    return {
+        "campaign": plan.campaign,
+        "config_id": plan.config_id,
+        "node_count": plan.shape.nodes,
+        "instance_type": plan.shape.instance_type,
+        "volume_type": volume.type,
+        "volume_size_gb": volume.size_gb or (default.size_gb if default else None),
+        "volume_iops": volume.iops or (default.iops if default else None),
+        "volume_throughput_mbps": volume.throughput_mbps or (default.throughput_mbps if default else None),
+        "broker_config": {key: tf_string(value) for key, value in campaign.broker_config.items()},
+        "username": username,
+        "password": password,
+        "aws_region": region,
+    }
+
+
+# ------------------------------------------------------------------------------------------------- I/O
+
+
+def run(command: TerraformCommand, logger: logging.Logger | None = None, capture_stdout: bool = False,
+        tail_lines: int = 40) -> str:
+    """Run a terraform command, streaming its output lines to `logger` (progress in task logs).
+
+    With capture_stdout, stdout is returned (e.g. `output -json`) and only stderr is streamed.
+    Raises TerraformError with the command and its last output lines on a non-zero exit.
+    """
+    logger = logger or log
+    env = {**os.environ, **command.env}
+    logger.info("$ %s", command)
+    tail: deque[str] = deque(maxlen=tail_lines)
+    with subprocess.Popen(
+        command.argv, env=env, text=True, stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE if capture_stdout else subprocess.STDOUT,
+    ) as proc:
+        if capture_stdout:
+            stdout, stderr = proc.communicate()
+            for line in stderr.splitlines():
+                tail.append(line)
+                logger.info("%s", line)
+        else:
+            stdout = ""
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                line = line.rstrip("\n")
+                tail.append(line)
+                logger.info("%s", line)
+        code = proc.wait()
+    if code != 0:
+        last = "\n".join(tail) or "(no output)"
+        raise TerraformError(f"terraform {command.argv[2]} failed (exit {code}): {command}\n{last}")
+    return stdout
+
+
+Runner = Callable[..., str]
+
+
+class TerraformStack:
+    """One stack applied for one (campaign, config) pair, with its own state."""
+
+    def __init__(self, ws: Workspace, terraform: str = "terraform", logger: logging.Logger | None = None,
+                 runner: Runner = run, backend_config: Mapping[str, str] | None = None):
+        self.workspace = ws
+        self.terraform = terraform
+        self.logger = logger or log
+        self._run = runner
+        self.backend_config = backend_config
+
+    def init(self) -> None:
+        self.workspace.state_dir.mkdir(parents=True, exist_ok=True)
+        self._run(init_command(self.workspace, self.terraform, self.backend_config), self.logger)
+
+    def apply_variables(self, variables: Mapping[str, Any]) -> dict[str, Any]:
+        """init + apply with `variables` (kept in the workspace's var file) -> `terraform output -json`."""
+        self.init()
+        ws = self.workspace
+        ws.var_file.write_text(json.dumps(variables, indent=2, sort_keys=True))
+        ws.var_file.chmod(0o600)  # holds the broker password
+        self._run(apply_command(ws, self.terraform, ws.var_file), self.logger)
+        return self.outputs()
+
+    def outputs(self) -> dict[str, Any]:
+        return json.loads(self._run(output_command(self.workspace, self.terraform), self.logger, capture_stdout=True))
+
+    def cluster(self) -> ClusterInfo:
+        return ClusterInfo.from_terraform_outputs(self.outputs())
+
+    def destroy(self) -> None:
+        """Destroy with the variables of the last apply; a no-op when nothing was ever applied here."""
+        ws = self.workspace
+        if not ws.var_file.exists():
+            self.logger.info("nothing to destroy in %s (never applied)", ws.state_dir)
+            return
+        self.init()
+        self._run(destroy_command(ws, self.terraform, ws.var_file), self.logger)
+
+
+class LocalClusterStack(TerraformStack):
+    """terraform/stacks/local for one config of a campaign: `apply(plan, campaign)` -> ClusterInfo."""
+
+    def __init__(self, campaign: str, config_id: str, state_root: Path | str = DEFAULT_STATE_ROOT,
+                 terraform_root: Path | str = TERRAFORM_ROOT, **kwargs: Any):
+        super().__init__(workspace("local", campaign, config_id, state_root, terraform_root), **kwargs)
+
+    @classmethod
+    def for_plan(cls, plan: ConfigPlan, **kwargs: Any) -> LocalClusterStack:
+        return cls(plan.campaign, plan.config_id, **kwargs)
+
+    def variables(self, plan: ConfigPlan, campaign: Campaign) -> dict[str, Any]:
+        return local_stack_variables(plan, campaign.broker_config, self.workspace.work_dir)
+
+    def apply(self, plan: ConfigPlan, campaign: Campaign) -> ClusterInfo:
+        if (plan.campaign, plan.config_id) != (self.workspace.state_dir.parent.name, self.workspace.state_dir.name):
+            raise ValueError(f"plan {plan.campaign}/{plan.config_id} does not belong to workspace "
+                             f"{self.workspace.state_dir}")
+        return ClusterInfo.from_terraform_outputs(self.apply_variables(self.variables(plan, campaign)))
+
+
+# ------------------------------------------------------------------------------------------- health
+
+
+def _get_json(url: str, username: str, password: str, timeout_s: float) -> Any:
+    request = urllib.request.Request(url)
+    token = base64.b64encode(f"{username}:{password}".encode()).decode()
+    request.add_header("Authorization", f"Basic {token}")
+    with urllib.request.urlopen(request, timeout=timeout_s) as response:
+        return json.load(response)
+
+
+def unhealthy_nodes(cluster: ClusterInfo, api_nodes: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Names of the cluster's nodes that the management API's /api/nodes does not report running."""
+    running = {n.get("name") for n in api_nodes if n.get("running")}
+    return [node.name for node in cluster.nodes if node.name not in running]
+
+
+def wait_healthy(cluster: ClusterInfo, timeout_s: float = 60.0, interval_s: float = 0.5,
+                 logger: logging.Logger | None = None) -> None:
+    """Wait until every node's management API answers and reports every node of the cluster running."""
+    logger = logger or log
+    deadline = time.monotonic() + timeout_s
+    problem = "not checked yet"
+    while True:
+        try:
+            for node in cluster.nodes:
+                api_nodes = _get_json(f"{node.management_url}/api/nodes", cluster.username, cluster.password,
+                                      timeout_s=5)
+                missing = unhealthy_nodes(cluster, api_nodes)
+                if missing:
+                    raise RuntimeError(f"{node.name} reports not running: {', '.join(missing)}")
+            logger.info("cluster %s healthy: %d node(s) running", cluster.cluster_name, len(cluster.nodes))
+            return
+        except (OSError, urllib.error.URLError, RuntimeError, ValueError) as exc:
+            problem = str(exc)
+        if time.monotonic() >= deadline:
+            raise TimeoutError(f"cluster {cluster.cluster_name} not healthy after {timeout_s:.0f}s: {problem}")
+        time.sleep(interval_s)

@@ -1,0 +1,51 @@
+# `cluster` has exactly the shape of sizing.cluster.ClusterInfo.from_dict (target "aws"). No local process
+# control here: faults go through SSM Run Command against instance_id.
+output "cluster" {
+  sensitive = true
+  value = {
+    target       = "aws"
+    cluster_name = var.cluster_name
+    username     = var.username
+    password     = var.password
+    vhost        = "/"
+    ctl_env      = {}
+    nodes = [
+      for i, node in local.nodes : {
+        number          = node.number
+        name            = "rabbit@${node.hostname}"
+        host            = aws_instance.node[i].private_ip
+        amqp_port       = local.ports.amqp
+        management_port = local.ports.management
+        prometheus_port = local.ports.prometheus
+        dist_port       = local.ports.dist
+        pid_file        = null
+        data_dir        = "/var/lib/rabbitmq"
+        start_cmd       = null
+        stop_cmd        = null
+        ctl_cmd         = null
+        instance_id     = aws_instance.node[i].id
+      }
+    ]
+  }
+}
+
+output "instance_ids" {
+  value = aws_instance.node[*].id
+}
+
+output "security_group_id" {
+  value = aws_security_group.rabbitmq.id
+}
+
+output "node_names" {
+  value = [for node in local.nodes : "rabbit@${node.hostname}"]
+}
+
+output "management_urls" {
+  value = [for instance in aws_instance.node : "http://${instance.private_ip}:${local.ports.management}"]
+}
+
+output "amqp_uris" {
+  sensitive = true
+  value     = [for instance in aws_instance.node : "amqp://${urlencode(var.username)}:${urlencode(var.password)}@${instance.private_ip}:${local.ports.amqp}/%2F"]
+}

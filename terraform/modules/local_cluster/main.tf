@@ -1,0 +1,133 @@
+# N RabbitMQ nodes on 127.0.0.1, clustered, using only terraform_data + local-exec (no provider downloads).
+#
+# Port block layout (node n = 1..5, b = port_base):
+#   b+0..b+4    AMQP          b+10..b+14  management   b+20..b+24  prometheus
+#   b+30..b+34  Erlang distribution       b+40..b+49   rabbitmqctl/CLI distribution ports of this cluster
+
+locals {
+  cluster_dir = "${abspath(var.work_dir)}/${var.cluster_name}"
+  home        = "${local.cluster_dir}/home" # holds .erlang.cookie, shared by the nodes and their CLI
+  node_script = abspath("${path.module}/scripts/node.sh")
+  cl_script   = abspath("${path.module}/scripts/cluster.sh")
+  name_prefix = "rabbit-${var.port_base}-"
+  ctl_ports   = { min = var.port_base + 40, max = var.port_base + 49 }
+
+  nodes = [
+    for i in range(var.node_count) : {
+      number          = i + 1
+      name            = "${local.name_prefix}${i + 1}@localhost"
+      host            = "127.0.0.1"
+      amqp_port       = var.port_base + i
+      management_port = var.port_base + 10 + i
+      prometheus_port = var.port_base + 20 + i
+      dist_port       = var.port_base + 30 + i
+      node_dir        = "${local.cluster_dir}/node-${i + 1}"
+    }
+  ]
+
+  extra_conf = [for key in sort(keys(var.broker_config)) : "${key} = ${var.broker_config[key]}"]
+  # Nodes 2..N boot after node 1 (the seed) runs, and join it during their first boot through classic_config
+  # peer discovery; cluster.sh form falls back to stop_app/join_cluster/start_app for any that did not.
+  seed_discovery = [
+    "cluster_formation.peer_discovery_backend = classic_config",
+    "cluster_formation.classic_config.nodes.1 = ${local.nodes[0].name}",
+  ]
+  node_conf = [
+    for node in local.nodes : join("\n", concat(node.number == 1 ? [] : local.seed_discovery, [
+      "cluster_name = ${var.cluster_name}",
+      "management.tcp.ip = 127.0.0.1",
+      "management.tcp.port = ${node.management_port}",
+      "prometheus.tcp.ip = 127.0.0.1",
+      "prometheus.tcp.port = ${node.prometheus_port}",
+      "log.console = false",
+      "log.file.level = info",
+    ], local.extra_conf))
+  ]
+}
+
+resource "terraform_data" "cluster_dir" {
+  input = {
+    cluster_dir = local.cluster_dir
+    script      = local.cl_script
+    name_prefix = local.name_prefix
+  }
+
+  provisioner "local-exec" {
+    command = "sh '${self.input.script}' init '${self.input.cluster_dir}'"
+  }
+
+  # Runs after every node's own destroy: kills whatever VM of this cluster is still alive, removes all data.
+  provisioner "local-exec" {
+    when        = destroy
+    command     = "sh '${self.input.script}' destroy '${self.input.cluster_dir}'"
+    environment = { NODE_NAME_PREFIX = self.input.name_prefix }
+  }
+}
+
+resource "terraform_data" "node" {
+  count      = var.node_count
+  depends_on = [terraform_data.cluster_dir]
+
+  input = {
+    node_dir = local.nodes[count.index].node_dir
+    script   = local.node_script
+    rmq_bin  = var.rabbitmq_bin
+    wait_s   = var.wait_seconds
+  }
+  triggers_replace = [local.nodes[count.index], local.node_conf[count.index]]
+
+  provisioner "local-exec" {
+    command = join(" && ", [for step in ["configure", "await-seed", "start"] : "sh '${self.input.script}' ${step} '${self.input.node_dir}'"])
+    environment = {
+      RMQ_BIN        = var.rabbitmq_bin
+      NODE_WAIT_S    = var.wait_seconds
+      CLUSTER_HOME   = local.home
+      NODE_NAME      = local.nodes[count.index].name
+      NODE_AMQP_PORT = local.nodes[count.index].amqp_port
+      NODE_DIST_PORT = local.nodes[count.index].dist_port
+      CTL_PORT_MIN   = local.ctl_ports.min
+      CTL_PORT_MAX   = local.ctl_ports.max
+      NODE_CONF      = local.node_conf[count.index]
+      SEED_NODE      = count.index == 0 ? "" : local.nodes[0].name
+      SEED_PID_FILE  = count.index == 0 ? "" : "${local.nodes[0].node_dir}/rabbit.pid"
+    }
+  }
+
+  # Stops the node (SIGTERM, SIGKILL after wait_seconds) and removes its data and logs.
+  provisioner "local-exec" {
+    when        = destroy
+    command     = "sh '${self.input.script}' destroy '${self.input.node_dir}'"
+    environment = { RMQ_BIN = self.input.rmq_bin, NODE_WAIT_S = self.input.wait_s }
+  }
+}
+
+resource "terraform_data" "cluster" {
+  triggers_replace = [for node in terraform_data.node : node.id]
+
+  provisioner "local-exec" {
+    command = "sh '${local.cl_script}' form '${local.cluster_dir}'"
+    environment = {
+      RMQ_BIN        = var.rabbitmq_bin
+      CLUSTER_WAIT_S = var.wait_seconds
+      SEED_NODE_DIR  = local.nodes[0].node_dir
+      JOIN_NODE_DIRS = join(" ", [for node in slice(local.nodes, 1, var.node_count) : node.node_dir])
+      NODE_COUNT     = var.node_count
+    }
+  }
+}
+
+# Separate from `cluster` because Terraform hides all output of a provisioner that sees a sensitive value.
+resource "terraform_data" "user" {
+  triggers_replace = [terraform_data.cluster.id, var.username, var.vhost, sha256(var.password)]
+
+  provisioner "local-exec" {
+    command = "sh '${local.cl_script}' user '${local.cluster_dir}'"
+    environment = {
+      RMQ_BIN       = var.rabbitmq_bin
+      SEED_NODE_DIR = local.nodes[0].node_dir
+      RMQ_USER      = var.username
+      RMQ_PASSWORD  = var.password
+      RMQ_VHOST     = var.vhost
+    }
+  }
+}

@@ -1,0 +1,48 @@
+# `cluster` has exactly the shape of sizing.cluster.ClusterInfo.from_dict.
+output "cluster" {
+  depends_on = [terraform_data.user]
+  sensitive  = true
+  value = {
+    target       = "local"
+    cluster_name = var.cluster_name
+    username     = var.username
+    password     = var.password
+    vhost        = var.vhost
+    ctl_env = {
+      HOME                       = local.home
+      RABBITMQ_CTL_DIST_PORT_MIN = tostring(local.ctl_ports.min)
+      RABBITMQ_CTL_DIST_PORT_MAX = tostring(local.ctl_ports.max)
+    }
+    nodes = [
+      for node in local.nodes : {
+        number          = node.number
+        name            = node.name
+        host            = node.host
+        amqp_port       = node.amqp_port
+        management_port = node.management_port
+        prometheus_port = node.prometheus_port
+        dist_port       = node.dist_port
+        pid_file        = "${node.node_dir}/rabbit.pid"
+        data_dir        = "${node.node_dir}/data"
+        start_cmd       = ["/bin/sh", local.node_script, "start", node.node_dir]
+        stop_cmd        = ["/bin/sh", local.node_script, "stop", node.node_dir]
+        # Self-contained: node.env (read by rabbitmq-env) carries HOME with the cookie and the CLI port range.
+        ctl_cmd     = ["env", "RABBITMQ_CONF_ENV_FILE=${node.node_dir}/node.env", "${var.rabbitmq_bin}/rabbitmqctl", "-n", node.name]
+        instance_id = null
+      }
+    ]
+  }
+}
+
+output "amqp_uris" {
+  sensitive = true
+  value     = [for node in local.nodes : "amqp://${urlencode(var.username)}:${urlencode(var.password)}@${node.host}:${node.amqp_port}/${urlencode(var.vhost)}"]
+}
+
+output "management_urls" {
+  value = [for node in local.nodes : "http://${node.host}:${node.management_port}"]
+}
+
+output "node_names" {
+  value = [for node in local.nodes : node.name]
+}

@@ -1,0 +1,90 @@
+#!/bin/sh
+# A local RabbitMQ cluster as a whole: cluster.sh init|form|user|destroy CLUSTER_DIR
+#   init     CLUSTER_DIR/home/.erlang.cookie: every node and every rabbitmqctl of this cluster runs with
+#            HOME=CLUSTER_DIR/home, so they share this cookie and nothing else does.
+#   form     (env SEED_NODE_DIR, JOIN_NODE_DIRS, NODE_COUNT) makes sure every node is clustered with the
+#            seed and waits (bounded) until NODE_COUNT nodes run.
+#   user     (env SEED_NODE_DIR, RMQ_USER, RMQ_PASSWORD, RMQ_VHOST) creates the vhost and the user.
+#   destroy  (env NODE_NAME_PREFIX) kills any VM of this cluster still alive, removes CLUSTER_DIR.
+set -eu
+action=$1
+cluster_dir=$2
+RMQ_BIN=${RMQ_BIN:-/usr/lib/rabbitmq/bin}
+WAIT_S=${CLUSTER_WAIT_S:-90}
+
+log() { echo "[cluster.sh $action $(basename "$cluster_dir")] $*" >&2; }
+
+# rabbitmqctl against the node configured in NODE_DIR (its node.env carries HOME, node name, CLI ports).
+ctl() (
+  node_dir=$1
+  shift
+  set -a
+  . "$node_dir/node.env"
+  set +a
+  "$RMQ_BIN/rabbitmqctl" -q -n "$RABBITMQ_NODENAME" "$@"
+)
+
+node_name() (. "$1/node.env" && echo "$RABBITMQ_NODENAME")
+
+case $action in
+init)
+  mkdir -p "$cluster_dir/home"
+  cookie="$cluster_dir/home/.erlang.cookie"
+  if [ ! -s "$cookie" ]; then
+    umask 077
+    od -An -N20 -tx1 /dev/urandom | tr -d ' \n' | tr a-f A-F >"$cookie"
+    chmod 400 "$cookie"
+  fi
+  ;;
+form)
+  seed=$(node_name "$SEED_NODE_DIR")
+  # Joiners normally joined the seed during their first boot (peer discovery); a joiner that booted alone
+  # anyway (e.g. discovery gave up) joins the classic way. One at a time: joins change the seed's schema.
+  for node_dir in $JOIN_NODE_DIRS; do
+    if ctl "$node_dir" cluster_status --formatter json | grep -q "\"$seed\""; then continue; fi
+    log "$(node_name "$node_dir") is not clustered with $seed: stop_app / join_cluster / start_app"
+    ctl "$node_dir" stop_app
+    ctl "$node_dir" join_cluster "$seed"
+    ctl "$node_dir" start_app
+  done
+  if ! ctl "$SEED_NODE_DIR" await_online_nodes "$NODE_COUNT" --timeout "$((WAIT_S * 1000))"; then
+    log "fewer than $NODE_COUNT nodes running after ${WAIT_S}s:"
+    ctl "$SEED_NODE_DIR" cluster_status >&2 || true
+    exit 1
+  fi
+  log "$NODE_COUNT node(s) running"
+  ;;
+user)
+  if [ "$RMQ_VHOST" != "/" ]; then
+    ctl "$SEED_NODE_DIR" add_vhost "$RMQ_VHOST" 2>/dev/null || true
+  fi
+  if [ "$RMQ_USER" != "guest" ]; then
+    ctl "$SEED_NODE_DIR" add_user "$RMQ_USER" "$RMQ_PASSWORD" >/dev/null 2>&1 ||
+      ctl "$SEED_NODE_DIR" change_password "$RMQ_USER" "$RMQ_PASSWORD" >/dev/null
+    ctl "$SEED_NODE_DIR" set_user_tags "$RMQ_USER" administrator >/dev/null
+  fi
+  ctl "$SEED_NODE_DIR" set_permissions -p "$RMQ_VHOST" "$RMQ_USER" '.*' '.*' '.*' >/dev/null
+  ;;
+destroy)
+  # Leftovers: any Erlang VM whose environment names a node of this cluster (3.10 keeps the node name
+  # out of the command line), e.g. a node restarted by the fault injector after Terraform's stop.
+  for env_file in /proc/[0-9]*/environ; do
+    pid=${env_file#/proc/}
+    pid=${pid%/environ}
+    [ "$pid" != "$$" ] || continue
+    if { tr '\0' '\n' <"$env_file"; } 2>/dev/null | grep -q "^RABBITMQ_NODENAME=${NODE_NAME_PREFIX}[0-9]*@"; then
+      case $(cat "/proc/$pid/comm" 2>/dev/null) in
+      beam.smp)
+        log "killing leftover VM pid $pid"
+        kill -9 "$pid" 2>/dev/null || true
+        ;;
+      esac
+    fi
+  done
+  rm -rf "$cluster_dir"
+  ;;
+*)
+  echo "usage: cluster.sh init|form|user|destroy CLUSTER_DIR" >&2
+  exit 64
+  ;;
+esac

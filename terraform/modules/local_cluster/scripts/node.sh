@@ -1,0 +1,107 @@
+#!/bin/sh
+# One local RabbitMQ node: node.sh configure|await-seed|start|stop|kill|destroy NODE_DIR
+# `configure` writes NODE_DIR from the variables Terraform passes (NODE_*, CLUSTER_HOME, ...); every other
+# action reads NODE_DIR/node.env only, so the fault injector can run `node.sh start NODE_DIR` on its own.
+# We call /usr/lib/rabbitmq/bin/* directly: Debian's /usr/sbin wrappers `su rabbitmq` when run as root,
+# which drops our per-node environment (HOME with the cluster cookie, ports, data dirs).
+set -eu
+action=$1
+node_dir=$2
+RMQ_BIN=${RMQ_BIN:-/usr/lib/rabbitmq/bin}
+WAIT_S=${NODE_WAIT_S:-90}
+
+log() { echo "[node.sh $action $(basename "$node_dir")] $*" >&2; }
+
+load_env() {
+  [ -f "$node_dir/node.env" ] || { log "no $node_dir/node.env (node never configured?)"; exit 2; }
+  set -a
+  . "$node_dir/node.env"
+  set +a
+}
+
+# The Erlang VM pid, if it is alive and really is this node (pid files outlive a SIGKILL).
+live_pid() {
+  [ -f "$RABBITMQ_PID_FILE" ] || return 1
+  pid=$(cat "$RABBITMQ_PID_FILE" 2>/dev/null || true)
+  [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] || return 1
+  # 3.10 sets the node name at run time, so it is in the VM's environment, not on its command line.
+  tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "RABBITMQ_NODENAME=$RABBITMQ_NODENAME" || return 1
+  echo "$pid"
+}
+
+case $action in
+configure)
+  mkdir -p "$node_dir/data" "$node_dir/log"
+  cat >"$node_dir/node.env" <<ENV
+HOME='$CLUSTER_HOME'
+RABBITMQ_CONF_ENV_FILE='$node_dir/node.env'
+RABBITMQ_NODENAME='$NODE_NAME'
+RABBITMQ_NODE_IP_ADDRESS=127.0.0.1
+RABBITMQ_NODE_PORT=$NODE_AMQP_PORT
+RABBITMQ_DIST_PORT=$NODE_DIST_PORT
+RABBITMQ_CTL_DIST_PORT_MIN=$CTL_PORT_MIN
+RABBITMQ_CTL_DIST_PORT_MAX=$CTL_PORT_MAX
+RABBITMQ_MNESIA_BASE='$node_dir/data'
+RABBITMQ_LOG_BASE='$node_dir/log'
+RABBITMQ_PID_FILE='$node_dir/rabbit.pid'
+RABBITMQ_CONFIG_FILE='$node_dir/rabbitmq.conf'
+RABBITMQ_ENABLED_PLUGINS_FILE='$node_dir/enabled_plugins'
+RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS='-kernel inet_dist_use_interface {127,0,0,1}'
+SEED_NODE='${SEED_NODE:-}'
+SEED_PID_FILE='${SEED_PID_FILE:-}'
+ENV
+  echo '[rabbitmq_management,rabbitmq_prometheus].' >"$node_dir/enabled_plugins"
+  printf '%s\n' "$NODE_CONF" >"$node_dir/rabbitmq.conf"
+  ;;
+await-seed)
+  # A joiner boots only once the seed runs: its peer discovery (classic_config, seed only) then joins the
+  # seed during its first boot, with no stop_app/join_cluster/start_app cycle.
+  load_env
+  [ -n "${SEED_PID_FILE:-}" ] || exit 0
+  if ! "$RMQ_BIN/rabbitmqctl" -q -n "$SEED_NODE" wait --timeout "$WAIT_S" "$SEED_PID_FILE" >/dev/null; then
+    log "seed $SEED_NODE not running after ${WAIT_S}s"
+    exit 1
+  fi
+  ;;
+start)
+  load_env
+  if pid=$(live_pid); then log "already running (pid $pid)"; exit 0; fi
+  rm -f "$RABBITMQ_PID_FILE"
+  # setsid + closed stdio: the node must outlive this script and must not hold Terraform's output pipes.
+  setsid "$RMQ_BIN/rabbitmq-server" >>"$RABBITMQ_LOG_BASE/stdout.log" 2>&1 </dev/null &
+  # `wait PIDFILE` returns once the pid file exists and the rabbit app has booted.
+  if ! "$RMQ_BIN/rabbitmqctl" -q -n "$RABBITMQ_NODENAME" wait --timeout "$WAIT_S" "$RABBITMQ_PID_FILE" >/dev/null; then
+    log "did not boot within ${WAIT_S}s; last log lines:"
+    tail -n 20 "$RABBITMQ_LOG_BASE/stdout.log" "$RABBITMQ_LOG_BASE"/*.log >&2 2>/dev/null || true
+    exit 1
+  fi
+  log "running (pid $(cat "$RABBITMQ_PID_FILE"))"
+  ;;
+stop)
+  load_env
+  pid=$(live_pid) || { log "not running"; exit 0; }
+  # SIGTERM is RabbitMQ's graceful shutdown (same path as `rabbitmqctl stop`, without a CLI VM start-up).
+  kill -TERM "$pid" 2>/dev/null || true
+  waited=0
+  while [ -e "/proc/$pid" ] && [ "$waited" -lt "$((WAIT_S * 10))" ]; do sleep 0.1; waited=$((waited + 1)); done
+  if [ -e "/proc/$pid" ]; then
+    log "no clean exit within ${WAIT_S}s; killing pid $pid"
+    kill -9 "$pid" 2>/dev/null || true
+  fi
+  log "stopped"
+  ;;
+kill)
+  load_env
+  pid=$(live_pid) || { log "not running"; exit 0; }
+  kill -9 "$pid"
+  log "killed pid $pid"
+  ;;
+destroy)
+  [ ! -f "$node_dir/node.env" ] || sh "$0" stop "$node_dir"
+  rm -rf "$node_dir"
+  ;;
+*)
+  echo "usage: node.sh configure|await-seed|start|stop|kill|destroy NODE_DIR" >&2
+  exit 64
+  ;;
+esac

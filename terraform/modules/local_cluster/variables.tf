@@ -1,0 +1,68 @@
+variable "cluster_name" {
+  description = "RabbitMQ cluster_name and the name of the cluster's directory under work_dir."
+  type        = string
+  validation {
+    condition     = can(regex("^[A-Za-z0-9][A-Za-z0-9._-]*$", var.cluster_name))
+    error_message = "cluster_name must be path-safe: letters, digits, '.', '_' and '-'."
+  }
+}
+
+variable "node_count" {
+  description = "Number of nodes (a 50-port block holds at most 5)."
+  type        = number
+  validation {
+    condition     = var.node_count >= 1 && var.node_count <= 5 && floor(var.node_count) == var.node_count
+    error_message = "node_count must be a whole number from 1 to 5 (the port block layout holds 5 nodes)."
+  }
+}
+
+variable "port_base" {
+  description = "First port of the cluster's 50-port block (sizing.plan: 21000 + 50 * slot). Layout in README."
+  type        = number
+  validation {
+    condition     = var.port_base >= 1024 && var.port_base <= 65485 && floor(var.port_base) == var.port_base
+    error_message = "port_base must be a whole number from 1024 to 65485 (the block spans port_base..port_base+49)."
+  }
+}
+
+variable "work_dir" {
+  description = "Directory holding the cluster's directory (cookie home, per-node data and logs)."
+  type        = string
+}
+
+variable "broker_config" {
+  description = "Extra rabbitmq.conf settings for every node (the campaign's broker_config), key = value."
+  type        = map(string)
+  default     = {}
+}
+
+variable "username" {
+  description = "AMQP/management user. 'guest' keeps the default user (allowed over loopback only)."
+  type        = string
+  default     = "guest"
+}
+
+variable "password" {
+  description = "Password of username (ignored for guest, whose password stays 'guest')."
+  type        = string
+  default     = "guest"
+  sensitive   = true
+}
+
+variable "vhost" {
+  description = "Virtual host the load runs in (created when not '/')."
+  type        = string
+  default     = "/"
+}
+
+variable "wait_seconds" {
+  description = "Bound on each wait: one node's boot, the cluster reaching node_count running nodes, a graceful stop."
+  type        = number
+  default     = 90
+}
+
+variable "rabbitmq_bin" {
+  description = "Directory of the unwrapped RabbitMQ scripts (Debian's /usr/sbin wrappers su to rabbitmq and drop our environment)."
+  type        = string
+  default     = "/usr/lib/rabbitmq/bin"
+}

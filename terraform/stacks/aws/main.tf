@@ -1,0 +1,40 @@
+locals {
+  name = substr(replace("${var.campaign}-${var.config_id}", ".", "-"), 0, 48)
+}
+
+resource "random_password" "cookie" {
+  length  = 32
+  special = false
+}
+
+resource "random_password" "broker" {
+  length  = 24
+  special = false
+}
+
+module "network" {
+  source      = "../../modules/aws_network"
+  name        = local.name
+  vpc_cidr    = var.vpc_cidr
+  subnet_cidr = var.subnet_cidr
+}
+
+module "cluster" {
+  source = "../../modules/aws_rabbitmq_cluster"
+
+  cluster_name              = local.name
+  node_count                = var.node_count
+  instance_type             = var.instance_type
+  volume_type               = var.volume_type
+  volume_size_gb            = var.volume_size_gb
+  volume_iops               = var.volume_iops
+  volume_throughput_mbps    = var.volume_throughput_mbps
+  vpc_id                    = module.network.vpc_id
+  subnet_id                 = module.network.subnet_id
+  subnet_cidr               = module.network.subnet_cidr
+  client_security_group_ids = [module.network.loadgen_security_group_id]
+  erlang_cookie             = random_password.cookie.result
+  username                  = var.username
+  password                  = var.password != "" ? var.password : random_password.broker.result
+  broker_config             = var.broker_config
+}

@@ -1,0 +1,21 @@
+terraform {
+  required_version = ">= 1.4"
+  required_providers {
+    aws    = { source = "hashicorp/aws", version = ">= 5.0" }
+    random = { source = "hashicorp/random", version = ">= 3.5" }
+  }
+  # Partial config: sizing/terraform.py passes bucket, key (<prefix>/<campaign>/<config_id>/terraform.tfstate)
+  # and region at init, so each (campaign, config) has its own state.
+  backend "s3" {}
+}
+
+provider "aws" {
+  region = var.aws_region
+  default_tags {
+    tags = {
+      Project  = "rabbit-sizing"
+      Campaign = var.campaign
+      Config   = var.config_id
+    }
+  }
+}

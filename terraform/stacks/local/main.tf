@@ -1,0 +1,14 @@
+# One local cluster per (campaign, config): the Python side (sizing/terraform.py) keeps one state per pair.
+module "cluster" {
+  source = "../../modules/local_cluster"
+
+  cluster_name  = "${var.campaign}-${var.config_id}"
+  node_count    = var.node_count
+  port_base     = var.port_base
+  work_dir      = var.work_dir
+  broker_config = var.broker_config
+  username      = var.username
+  password      = var.password
+  vhost         = var.vhost
+  wait_seconds  = var.wait_seconds
+}

@@ -1,0 +1,52 @@
+variable "campaign" {
+  description = "Campaign name (sizing.spec.Campaign.name)."
+  type        = string
+}
+
+variable "config_id" {
+  description = "Cluster config id (sizing.spec.ClusterShape.config_id), e.g. n3-c5.2xlarge-gp2."
+  type        = string
+}
+
+variable "node_count" {
+  description = "Nodes in the cluster (1..5 locally)."
+  type        = number
+}
+
+variable "port_base" {
+  description = "First port of the config's 50-port block (sizing.plan.ConfigPlan.local_port_base)."
+  type        = number
+}
+
+variable "work_dir" {
+  description = "Where the cluster's cookie home, data and logs live (absolute path)."
+  type        = string
+}
+
+variable "broker_config" {
+  description = "Extra rabbitmq.conf settings (the campaign's broker_config)."
+  type        = map(string)
+  default     = {}
+}
+
+variable "username" {
+  type    = string
+  default = "guest"
+}
+
+variable "password" {
+  type      = string
+  default   = "guest"
+  sensitive = true
+}
+
+variable "vhost" {
+  type    = string
+  default = "/"
+}
+
+variable "wait_seconds" {
+  description = "Bound on each wait (node boot, cluster formation, graceful stop)."
+  type        = number
+  default     = 90
+}

@@ -1,0 +1,34 @@
+"""Management-API helpers for the fault tests (the clusters come from tests/fixtures/cluster.py)."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import json
+import urllib.request
+from urllib.parse import quote
+
+from sizing.cluster import ClusterInfo
+
+
+def mgmt(cluster: ClusterInfo, path: str, method: str = "GET", body: object = None, node: int = 1) -> object:
+    url = cluster.node(node).management_url + path
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(url, data=data, method=method, headers={
+        "Authorization": "Basic " + base64.b64encode(f"{cluster.username}:{cluster.password}".encode()).decode(),
+        "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        text = resp.read()
+        return json.loads(text) if text else None
+
+
+def declare_quorum_queue(cluster: ClusterInfo, name: str, leader_node: int = 1) -> None:
+    vhost = quote(cluster.vhost, safe="")
+    mgmt(cluster, f"/api/queues/{vhost}/{quote(name, safe='')}", "PUT",
+         {"durable": True, "arguments": {"x-queue-type": "quorum", "x-quorum-initial-group-size": len(cluster.nodes)}},
+         node=leader_node)
+
+
+def delete_queue(cluster: ClusterInfo, name: str) -> None:
+    with contextlib.suppress(Exception):
+        mgmt(cluster, f"/api/queues/{quote(cluster.vhost, safe='')}/{quote(name, safe='')}", "DELETE")

@@ -1,0 +1,46 @@
+"""The core package stays pure and light; layout keys are partitioned as documented."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from sizing.layout import RunKey, manifest_key, raw_part_key, report_key, table_prefix, validation_key
+from sizing.records import RECORD_TYPES, arrow_schema, spark_ddl
+
+
+def test_core_imports_no_airflow_pika_or_pyspark() -> None:
+    code = ("import sys, sizing.spec, sizing.timeline, sizing.plan, sizing.cost, sizing.histogram, "
+            "sizing.records, sizing.layout, sizing.cluster, sizing.storage; "
+            "print(sorted(m for m in ('airflow', 'pika', 'pyspark', 'boto3') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_raw_keys_are_partitioned_by_campaign_config_scenario_run_and_repeat() -> None:
+    key = RunKey("local-quick", "n3-c5.2xlarge-gp2", "broker-kill", "manual-1", 2)
+    prefix = "raw/campaign=local-quick/config=n3-c5.2xlarge-gp2/scenario=broker-kill/run=manual-1/repeat=2/"
+    assert manifest_key(key) == prefix + "manifest.json"
+    assert raw_part_key(key, "client_seconds", phase=3, worker=1) == prefix + "client_seconds/phase=03/worker=1.parquet"
+    assert raw_part_key(key, "accounting") == prefix + "accounting/part-0.parquet"
+    assert table_prefix("phase_summary", "c", "k") == "tables/phase_summary/campaign=c/config=k/"
+    assert table_prefix("leaderboards", "c") == "tables/leaderboards/campaign=c/"
+    assert validation_key("raw", "c", "k", "r") == "validation/raw/campaign=c/config=k/run=r/result.json"
+    assert report_key("c", "r") == "reports/campaign=c/run=r/report.html"
+
+
+@pytest.mark.parametrize("bad", ["", "a/b", "x=y"])
+def test_keys_refuse_values_that_would_break_partitions(bad: str) -> None:
+    with pytest.raises(ValueError, match="cannot name an object-store partition"):
+        manifest_key(RunKey("c", "k", bad, "r"))
+
+
+def test_every_record_type_has_the_run_key_and_matching_schemas() -> None:
+    for name, columns in RECORD_TYPES.items():
+        names = [c.name for c in columns]
+        assert names[:5] == ["campaign", "config_id", "scenario", "run_id", "repeat"], name
+        assert len(names) == len(set(names)), name
+        assert arrow_schema(name).names == names
+        assert spark_ddl(name).count("`") == 2 * len(names)

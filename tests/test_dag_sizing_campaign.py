@@ -1,0 +1,93 @@
+"""The sizing_campaign DAG: parses fast and clean, has the expected structure and parameters."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+PARSE_SCRIPT = r"""
+import json, sys, time
+import airflow.sdk  # already loaded in a DAG processor
+from airflow.dag_processing.dagbag import DagBag
+t0 = time.process_time()
+bag = DagBag(dag_folder=sys.argv[1])
+cpu = time.process_time() - t0
+print(json.dumps({"dags": sorted(bag.dag_ids), "errors": {k: str(v) for k, v in bag.import_errors.items()},
+                  "cpu_s": cpu}))
+"""
+
+
+def test_dag_folder_parses_without_errors_in_under_a_second():
+    out = subprocess.run([sys.executable, "-c", PARSE_SCRIPT, str(REPO / "dags")], check=True,
+                         capture_output=True, text=True, env=os.environ.copy(), timeout=120)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["errors"] == {}
+    assert "sizing_campaign" in result["dags"]
+    # Parse cost of the whole folder (CPU time, so a busy machine does not make it flaky).
+    assert result["cpu_s"] < 1.0, result
+
+
+@pytest.fixture(scope="module")
+def dag():
+    from dags.sizing_campaign import DAG
+
+    return DAG
+
+
+def test_task_structure(dag):
+    ids = set(dag.task_ids)
+    assert {"validate_spec", "plan_configs", "cluster.wait_for_slot", "cluster.terraform_apply",
+            "cluster.wait_healthy", "cluster.run_scenarios", "cluster.upload", "cluster.terraform_destroy",
+            "analysis_inputs", "validate_raw", "phase_summary", "validate_phase_summary", "leaderboards",
+            "validate_leaderboards", "report"} <= ids
+    apply, destroy = dag.get_task("cluster.terraform_apply"), dag.get_task("cluster.terraform_destroy")
+    assert apply.is_setup and destroy.is_teardown
+    assert "cluster.terraform_apply" in destroy.upstream_task_ids
+    # The work happens between setup and teardown; nothing depends on the spec being valid except via validate.
+    assert dag.get_task("cluster.run_scenarios").upstream_task_ids >= {"cluster.wait_healthy"}
+    assert dag.get_task("cluster.upload").downstream_task_ids == {"cluster.terraform_destroy", "analysis_inputs"}
+    assert dag.get_task("plan_configs").upstream_task_ids == {"validate_spec"}
+    # Per-config group is mapped over the planned configs.
+    group = dag.task_group_dict["cluster"]
+    assert type(group).__name__ == "MappedTaskGroup"
+    # Spark work is done by the provider's SparkSubmitOperator, one phase_summary per config, one at a time.
+    summary = dag.get_task("phase_summary")
+    assert summary.operator_name == "SparkSubmitOperator" or summary.operator_class.__name__ == "SparkSubmitOperator"
+    assert summary.partial_kwargs["max_active_tis_per_dagrun"] == 1
+    assert dag.get_task("analysis_inputs").trigger_rule == "all_done"  # a failed config does not abandon the rest
+    for task_id in ("validate_raw", "phase_summary", "validate_phase_summary", "leaderboards", "validate_leaderboards"):
+        task = dag.get_task(task_id)
+        kwargs = getattr(task, "partial_kwargs", None) or {}
+        application = kwargs.get("application") or getattr(task, "application", None) or task._application
+        assert application.endswith(".py") and "/spark_jobs/" in application
+    assert dag.get_task("phase_summary").upstream_task_ids == {"validate_raw", "analysis_inputs"}
+    assert dag.get_task("leaderboards").upstream_task_ids >= {"validate_phase_summary"}
+    assert dag.get_task("report").upstream_task_ids >= {"validate_leaderboards"}
+
+
+def test_outlets_are_assets(dag):
+    names = {a.name for t in dag.tasks for a in (t.outlets or [])}
+    assert {"sizing_raw_runs", "sizing_phase_summary", "sizing_leaderboards", "sizing_validation",
+            "sizing_report"} <= names
+
+
+def test_params_are_typed(dag):
+    params = dag.params
+    assert params["campaign"] == "campaigns/local-quick.yaml"
+    assert params["configs"] == [] and params["scenarios"] == []
+    assert params["max_parallel_configs"] is None
+    from airflow.sdk.definitions.param import ParamValidationError
+
+    with pytest.raises(ParamValidationError):
+        params.get_param("run_label").resolve("bad/label")
+    with pytest.raises(ParamValidationError):
+        params.get_param("max_parallel_configs").resolve(0)
+    with pytest.raises(ParamValidationError):
+        params.get_param("configs").resolve("n1-c5.2xlarge-gp2")  # must be a list

@@ -1,0 +1,140 @@
+"""Recorder side: per-second histograms (1 % bound vs exact quantiles), merged accounting, the record files in
+the exact sizing.records schema, uploads to the S3-compatible store, management-API aggregation."""
+
+from __future__ import annotations
+
+import io
+import math
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from loadgen import broker
+from loadgen.client import _hist_bytes
+from loadgen.recorder import PublisherBook, RecordStore, account, merge_consumed, to_table
+from sizing import layout, records
+from sizing.histogram import RELATIVE_ACCURACY, LogHistogram, merge_wire, quantile_from_counts
+from sizing.layout import RunKey
+from sizing.spec import QueueSpec
+
+KEY = RunKey("camp", "n3-c5.2xlarge-gp2", "steps", "run-1", 2)
+
+
+def exact_quantile(values: np.ndarray, q: float) -> float:
+    ordered = np.sort(values)
+    return float(ordered[max(1, math.ceil(q * len(ordered) - 1e-9)) - 1])
+
+
+def test_per_second_worker_histograms_merge_to_quantiles_within_one_percent():
+    rng = np.random.default_rng(7)
+    # three workers x five seconds of latencies (us), a long tail, as the worker records them
+    seconds = [rng.lognormal(mean=9, sigma=1.2, size=rng.integers(50, 3000)) for _ in range(15)]
+    blobs = [_hist_bytes(values)[0] for values in seconds]
+    merged = merge_wire(blobs)
+    everything = np.concatenate(seconds)
+    assert merged.sum() == everything.size
+    for q in (0.5, 0.75, 0.95, 0.99, 0.999, 1.0):
+        exact = exact_quantile(everything, q)
+        got = quantile_from_counts(merged, q)
+        assert abs(got - exact) <= RELATIVE_ACCURACY * exact + 1e-9, (q, got, exact)
+    max_us = _hist_bytes(everything)[1]
+    assert max_us == pytest.approx(everything.max())
+    assert LogHistogram.from_bytes(b"").total == 0 and _hist_bytes(np.zeros(0)) == (b"", 0.0)
+
+
+def test_accounting_counts_loss_duplicates_redeliveries_and_reordering_per_phase():
+    # two publishers, two phases; publisher 0 has seqs 0..5 (phase 1: 0..2), publisher 1 seqs 0..3 (phase 1: 0..1)
+    books = [
+        PublisherBook(0, 0, (0, 3, 6), published=6, state=np.array([1, 1, 1, 1, 1, 0], np.uint8)),
+        PublisherBook(1, 6, (0, 2, 4), published=3, state=np.array([1, 2, 1, 0], np.uint8)),
+    ]
+    worker_a = np.zeros(10, np.uint8)
+    worker_b = np.zeros(10, np.uint8)
+    worker_a[[0, 1, 3, 6]] = 1  # pub0 seq 0,1,3 ; pub1 seq 0
+    worker_b[[1, 4, 8]] = 1  # pub0 seq 1 again (duplicate across workers), pub0 seq 4, pub1 seq 2
+    worker_a[3] += 1  # pub0 seq 3 consumed twice in one worker without the flag
+    redelivered = np.array([2])  # pub0 seq 2 only ever seen redelivered: consumed, not lost
+    reordered = np.array([4])
+    fresh = merge_consumed([worker_a, worker_b], 10)
+    rows = account(books, 2, fresh, redelivered, reordered)
+    assert rows[0] == {"phase": 1, "published": 5, "confirmed": 4, "consumed_unique": 4, "lost": 0, "duplicates": 1,
+                       "redelivered": 1, "reordered": 0}
+    # phase 2: pub0 seq 3,4,5 (5 unconfirmed, never consumed: not lost), pub1 seq 2 (consumed), 3 (never sent)
+    assert rows[1] == {"phase": 2, "published": 4, "confirmed": 3, "consumed_unique": 3, "lost": 0, "duplicates": 1,
+                       "redelivered": 0, "reordered": 1}
+    worker_a[0] = 0  # pub0 seq 0 now confirmed and never consumed
+    rows = account(books, 2, merge_consumed([worker_a, worker_b], 10), redelivered, reordered)
+    assert rows[0]["lost"] == 1
+
+
+def test_tables_have_the_exact_record_schema_and_the_run_key():
+    row = {"worker": 0, "second": 3, "ts": 1.0, "phase": 1, "warmup": False, "target_rate": 10.0, "scheduled": 10,
+           "processing_ms": 0.0, "published": 10, "confirmed": 9, "nacked": 0, "returned": 0, "consumed": 10,
+           "redelivered": 0, "acked": 10, "in_flight": 1, "publish_delay_max_us": 5.0, "publish_delay_hist": b"x",
+           "e2e_hist": b"", "confirm_hist": b"", "blocked_ms": 0.0, "cpu_s": 0.01, "publishers": 1, "consumers": 1,
+           "_foreign": 0}
+    table = to_table("client_seconds", KEY, [row])
+    assert table.schema.equals(records.arrow_schema("client_seconds"))
+    assert table.column_names == records.column_names("client_seconds")
+    assert table.to_pylist()[0]["repeat"] == 2 and table.to_pylist()[0]["run_id"] == "run-1"
+    event = {"ts": 1.0, "second": 0.5, "phase": 0, "kind": "run_start", "fault_id": None, "fault_kind": None,
+             "node": None, "detail": None}
+    assert to_table("events", KEY, [event]).schema.equals(records.arrow_schema("events"))
+
+
+def test_record_store_writes_locally_and_uploads_under_layout_keys(s3, tmp_path):
+    store = RecordStore(KEY, tmp_path, upload=True, s3=s3)
+    key = store.write_records("accounting", [{"phase": 1, "published": 3, "confirmed": 3, "consumed_unique": 3,
+                                              "lost": 0, "duplicates": 0, "redelivered": 0, "reordered": 0}])
+    assert key == layout.raw_part_key(KEY, "accounting")
+    store.write_manifest({"status": "complete"})
+    client = s3.client()
+    body = client.get_object(Bucket=s3.bucket, Key=key)["Body"].read()
+    assert pq.read_table(io.BytesIO(body)).to_pylist()[0]["consumed_unique"] == 3
+    assert client.get_object(Bucket=s3.bucket, Key=layout.manifest_key(KEY))["Body"].read().startswith(b"{")
+    assert (tmp_path / key).exists() and store.errors == []
+
+
+def test_a_failed_upload_is_reported_not_raised(tmp_path):
+    from sizing.storage import S3Settings
+
+    store = RecordStore(KEY, tmp_path, upload=True, s3=S3Settings(bucket="b", endpoint_url="http://127.0.0.1:9"))
+    store.write_records("phases", [])
+    assert (tmp_path / layout.raw_part_key(KEY, "phases")).exists()
+    assert len(store.errors) == 1
+
+
+def test_broker_samples_aggregate_queues_by_leader_node():
+    nodes = [{"name": "a", "running": True, "mem_used": 100, "mem_limit": 1000, "mem_alarm": False,
+              "disk_free": 5000, "disk_free_alarm": False},
+             {"name": "b", "running": True, "mem_used": 200, "mem_limit": 1000, "mem_alarm": True,
+              "disk_free": 6000, "disk_free_alarm": False}]
+    queues = [
+        {"name": "q1", "leader": "a", "node": "a", "messages": 10, "messages_ready": 7, "messages_unacknowledged": 3,
+         "message_stats": {"publish_details": {"rate": 100.0}, "deliver_get_details": {"rate": 90.0}}},
+        {"name": "q2", "leader": "a", "node": "a", "messages": 5, "messages_ready": 5, "messages_unacknowledged": 0},
+        {"name": "q3", "node": "b", "messages": 1, "messages_ready": 0, "messages_unacknowledged": 1,
+         "message_stats": {"publish_details": {"rate": 50.5}}},
+    ]
+    rows = {r["node"]: r for r in broker.aggregate_sample(nodes, queues, ["a", "b", "c"])}
+    assert rows["a"]["queue_messages"] == 15 and rows["a"]["queue_messages_ready"] == 12
+    assert rows["a"]["publish_rate"] == 100.0 and rows["a"]["deliver_rate"] == 90.0
+    assert rows["b"]["mem_alarm"] and rows["b"]["queue_messages_unacked"] == 1 and rows["b"]["publish_rate"] == 50.5
+    assert rows["c"]["running"] is False and rows["c"]["mem_used_bytes"] is None  # down: no answer for it
+    table = to_table("broker_samples", KEY, [{"ts": 1.0, "second": 1.0, "phase": 1, **r} for r in rows.values()])
+    assert table.schema.equals(records.arrow_schema("broker_samples"))
+
+
+def test_queue_declaration_arguments_and_mirroring_policy():
+    quorum = QueueSpec(2, "q-{n}", "quorum", True, {"x-quorum-initial-group-size": 3})
+    assert broker.queue_arguments(quorum) == {"x-quorum-initial-group-size": 3, "x-queue-type": "quorum"}
+    assert broker.policy_request(quorum) is None
+    stream = QueueSpec(1, "s-{n}", "stream", True, {"x-max-length-bytes": 10**9})
+    assert broker.queue_arguments(stream)["x-queue-type"] == "stream"
+    mirrored = QueueSpec(2, "perf.test-{n}", "mirrored", True, {},
+                         {"ha-mode": "exactly", "ha-params": 2, "ha-sync-mode": "manual"})
+    _name, body = broker.policy_request(mirrored)
+    assert body["pattern"] == r"^(perf\.test\-1|perf\.test\-2)$"
+    assert body["definition"] == {"ha-mode": "exactly", "ha-params": 2, "ha-sync-mode": "manual"}
+    assert body["apply-to"] == "queues" and broker.queue_arguments(mirrored)["x-queue-type"] == "classic"

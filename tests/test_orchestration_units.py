@@ -1,0 +1,125 @@
+"""Pure pieces of the orchestration: spec parameter, planning with filters and slot offset, leases,
+the load-generator command and what the ECS task would be sent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rabbit_sizing.hooks.loadgen import LoadgenRun, ecs_overrides, local_command
+from rabbit_sizing.leases import LeaseBoard
+from rabbit_sizing.planning import (
+    CampaignRun,
+    config_partitions,
+    load_spec_param,
+    plan_config_dicts,
+    raw_run_prefixes,
+    slot_offset,
+    validate_run,
+)
+
+from sizing.fields import SpecError
+
+PARAMS = {"campaign": "campaigns/local-quick.yaml", "configs": [], "scenarios": [], "run_label": "r1",
+          "max_parallel_configs": None}
+
+
+def test_validate_run_defaults_to_one_cluster_at_a_time_locally(tmp_path: Path):
+    run = validate_run(PARAMS, tmp_path)
+    assert run.campaign == "local-quick" and run.deployment == "local" and run.max_parallel_configs == 1
+    assert Path(run.spec_path).parent == tmp_path and Path(run.spec_path).read_text().startswith("name: local-quick")
+    assert CampaignRun.from_dict(run.as_dict()) == run
+
+
+def test_validate_run_reports_every_param_problem_at_once(tmp_path: Path):
+    bad = {**PARAMS, "configs": ["n9-nope-gp2"], "scenarios": ["nope"], "run_label": "a/b", "max_parallel_configs": 0}
+    with pytest.raises(SpecError) as err:
+        validate_run(bad, tmp_path)
+    assert err.value.paths() == ["params.configs", "params.scenarios", "params.run_label",
+                                 "params.max_parallel_configs"]
+    assert "n1-c5.2xlarge-gp2" in str(err.value)  # names the configs that do exist
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_invalid_spec_names_the_field(tmp_path: Path):
+    inline = "name: x\ndeployment: local\ncatalog: aws-us-east-1-2020\n"
+    with pytest.raises(SpecError) as err:
+        validate_run({**PARAMS, "campaign": inline}, tmp_path)
+    assert "target" in " ".join(err.value.paths())
+    with pytest.raises(SpecError, match="does not exist"):
+        load_spec_param("campaigns/none.yaml")
+
+
+def test_inline_spec_with_extends_resolves_against_campaigns(tmp_path: Path):
+    campaign = load_spec_param("extends: local-quick.yaml\nname: inline-quick\nrepeats: 2\n")
+    assert campaign.name == "inline-quick" and campaign.repeats == 2 and len(campaign.clusters) == 2
+
+
+def test_plan_filters_and_shifts_slots(tmp_path: Path):
+    run = validate_run({**PARAMS, "configs": ["n3-c5.2xlarge-gp2"], "scenarios": ["broker-kill"]}, tmp_path)
+    (config,) = plan_config_dicts(run, offset=30)
+    # Slot = position in the full campaign (1) + offset: a backfill of one config reuses its ports.
+    assert config["slot"] == 31 and config["local_port_base"] == 21000 + 50 * 31
+    assert config["scenarios"] == ["broker-kill"] and config["run_label"] == "r1"
+    assert config["max_parallel_configs"] == 1 and config["deployment"] == "local"
+    assert raw_run_prefixes(config) == [
+        "raw/campaign=local-quick/config=n3-c5.2xlarge-gp2/scenario=broker-kill/run=r1/repeat=1/"]
+    assert config_partitions("local-quick", "n3-c5.2xlarge-gp2") == [
+        "raw/campaign=local-quick/config=n3-c5.2xlarge-gp2/",
+        "tables/phase_summary/campaign=local-quick/config=n3-c5.2xlarge-gp2/"]
+
+
+def test_slot_offset_from_env():
+    assert slot_offset({}) == 0 and slot_offset({"SIZING_SLOT_OFFSET": "30"}) == 30
+    with pytest.raises(ValueError):
+        slot_offset({"SIZING_SLOT_OFFSET": "-1"})
+
+
+def test_leases_bound_clusters_across_owners(tmp_path: Path):
+    board = LeaseBoard(tmp_path)
+    a = board.try_acquire("run/a", 1)
+    assert a is not None and a.slot == 0
+    assert board.try_acquire("run/b", 1) is None  # slot busy
+    assert board.try_acquire("run/a", 1) == a  # re-entrant (sensor retried)
+    assert board.try_acquire("run/b", 2).slot == 1  # a run allowing 2 clusters gets the second slot
+    assert board.release("run/a") and not board.release("run/a")
+    assert board.holders() == {1: "run/b"}
+    assert board.clear() == 1 and board.holders() == {}
+
+
+RUN = LoadgenRun(spec_path="/s/local-quick-abc.yaml", config_id="n1-c5.2xlarge-gp2", scenario="broker-kill",
+                 run_id="r1", repeat=2, cluster_json="/s/cluster.json", workers=2)
+
+
+def test_local_command():
+    assert local_command(RUN, python="/py") == [
+        "/py", "-m", "loadgen", "run", "--campaign", "/s/local-quick-abc.yaml", "--config", "n1-c5.2xlarge-gp2",
+        "--scenario", "broker-kill", "--run-id", "r1", "--repeat", "2", "--cluster-json", "/s/cluster.json",
+        "--workers", "2"]
+
+
+def test_ecs_overrides_carry_command_and_env_but_no_keys():
+    env = {"SIZING_S3_BUCKET": "b", "AWS_DEFAULT_REGION": "us-east-1", "AWS_SECRET_ACCESS_KEY": "secret"}
+    overrides = ecs_overrides(RUN, "loadgen", env, cpu=4096, memory_mb=8192)
+    (container,) = overrides["containerOverrides"]
+    assert container["name"] == "loadgen" and container["cpu"] == 4096 and container["memory"] == 8192
+    assert container["command"][:4] == ["python", "-m", "loadgen", "run"]
+    assert container["command"][container["command"].index("--scenario") + 1] == "broker-kill"
+    assert {e["name"] for e in container["environment"]} == {"SIZING_S3_BUCKET", "AWS_DEFAULT_REGION"}
+
+
+def test_ecs_run_task_operator_is_what_the_aws_target_sends():
+    from rabbit_sizing.operators.loadgen import EcsSettings, ecs_run_task_operator
+
+    settings = EcsSettings.from_env({"SIZING_ECS_CLUSTER": "sizing", "SIZING_ECS_TASK_DEFINITION": "loadgen:3",
+                                     "SIZING_ECS_SUBNETS": "subnet-1, subnet-2", "SIZING_ECS_SECURITY_GROUPS": "sg-1",
+                                     "SIZING_ECS_LOG_GROUP": "/sizing/loadgen"})
+    op = ecs_run_task_operator(RUN, settings, {"SIZING_S3_BUCKET": "b"}, task_id="t")
+    assert type(op).__name__ == "EcsRunTaskOperator"
+    assert op.cluster == "sizing" and op.task_definition == "loadgen:3" and op.launch_type == "FARGATE"
+    assert op.network_configuration["awsvpcConfiguration"]["subnets"] == ["subnet-1", "subnet-2"]
+    assert op.overrides["containerOverrides"][0]["command"][-4:] == ["--cluster-json", "/s/cluster.json",
+                                                                      "--workers", "2"]
+    assert op.awslogs_group == "/sizing/loadgen" and op.wait_for_completion is True
+    with pytest.raises(ValueError, match="SIZING_ECS_CLUSTER"):
+        EcsSettings.from_env({})

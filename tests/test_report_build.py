@@ -1,0 +1,139 @@
+"""The report rendered from a small campaign's tables in the S3 test server: contents, charts, self-containment,
+repeats with intervals, the CLI and the S3 round trip."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from sizing import layout
+from sizing.report import build_report, fetch_report
+from sizing.report.__main__ import main
+from sizing.storage import S3Settings
+from tests.report_sample import N1, N3, RUN_ID, SPEC, write_sample
+
+CAMPAIGN = "local-quick"
+
+
+@pytest.fixture(scope="module")
+def one_repeat(s3_endpoint: str, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Built once for the read-only checks below."""
+    settings = S3Settings(bucket="report-one-repeat", endpoint_url=s3_endpoint)
+    settings.ensure_bucket()
+    write_sample(settings, repeats=1)
+    path = tmp_path_factory.mktemp("report") / "report.html"
+    uri = build_report(str(SPEC), RUN_ID, settings, path)
+    assert uri == f"s3://{settings.bucket}/{layout.report_key(CAMPAIGN, RUN_ID)}"
+    return path.read_text()
+
+
+def section(document: str, anchor: str) -> str:
+    start = document.index(f'id="{anchor}"')
+    following = document.find("<h2", start)
+    return document[start:following if following > 0 else None]
+
+
+def test_verdict_comes_first_and_names_the_cheapest_config_that_survives_every_scenario(one_repeat: str) -> None:
+    verdict = section(one_repeat, "verdict")
+    assert one_repeat.index('id="verdict"') < one_repeat.index('id="intensity"')
+    # n1 is cheaper but loses its only node in broker-kill; n3 passes: 3 x (0.34 $/h x 720 h + $100 gp2)
+    assert f"Recommended: {N3} — $1,034 per 1000 msg/s per month at the 1,000 msg/s target" in verdict
+    assert "fails adverse" in verdict and "0/1 (fails broker-kill)" in verdict
+
+
+def test_every_config_phase_and_chart_is_present(one_repeat: str) -> None:
+    for config_id in (N1, N3):
+        assert one_repeat.count(config_id) >= 10
+    intensity = section(one_repeat, "intensity")
+    for step in ("500", "1,000", "2,000"):
+        assert f"<th class=num>{step}</th>" in intensity
+    adverse = section(one_repeat, "adverse")
+    assert "rate-1000" in adverse and "held the target" in adverse  # the Spark adverse table's verdicts
+    assert re.search(rf"<td>{N1}</td><td class=\"ok\">|<td>{N1}</td><td class=\"bad\">no</td>", adverse)
+    titles = re.findall(r'<svg role="img" aria-label="([^"]+)"', one_repeat)
+    assert titles == [
+        "increasing-intensity: achieved vs target publish rate",
+        "increasing-intensity: p50 and p75 end-to-end latency",
+        "increasing-intensity: p95, p99 and p99.9 end-to-end latency",
+        "Top throughput within the SLO", "Highest intensity matched",
+        "Cost per 1000 msg/s per month at top throughput",
+        "Cost per 1000 msg/s per month at the 1,000 msg/s target",
+        f"broker-kill on {N1}", f"broker-kill on {N3}",
+        f"Broker metrics: {N1}, broker-kill", f"Broker metrics: {N1}, increasing-intensity",
+        f"Broker metrics: {N3}, broker-kill", f"Broker metrics: {N3}, increasing-intensity",
+    ]
+    assert one_repeat.count("<svg") == len(titles) == one_repeat.count("<figcaption>")
+    # fault markers and axis units made it into the charts (text stays text in the SVG)
+    assert "kill_node rabbit1@localhost" in one_repeat
+    assert "seconds since scenario start" in one_repeat and "achieved (confirmed) publish rate, msg/s" in one_repeat
+
+
+def test_leaderboards_show_the_spark_tables_figures(one_repeat: str) -> None:
+    boards = section(one_repeat, "leaderboards")
+    # top matched throughput = min(confirm, consume) of a valid phase within the SLO (n1 at 2000 msg/s breaks it)
+    assert "$346 (997 msg/s)" in boards  # n1: 344.8 / 0.997
+    assert "$522 (1,983 msg/s)" in boards  # n3: 3 x (0.34 x 720 + 100) / 1.983
+    assert "not distinguishable" not in boards and "bootstrap" not in boards  # one repeat: no interval claims
+
+
+def test_data_quality_lists_every_batch_and_flags_nothing_invalid(one_repeat: str) -> None:
+    quality = section(one_repeat, "quality")
+    assert "4 of 4 batches passed" in quality
+    assert quality.count("passed</td>") == 4
+    assert "No phase was flagged invalid" in quality
+
+
+def test_the_report_is_self_contained(one_repeat: str) -> None:
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", one_repeat, re.IGNORECASE)
+    assert not re.search(r"url\(\s*['\"]?(https?:)?//", one_repeat, re.IGNORECASE)
+    assert "<script" not in one_repeat and "<link" not in one_repeat and "@import" not in one_repeat
+    assert one_repeat.startswith("<!DOCTYPE html>") and "<style>" in one_repeat
+
+
+def test_three_repeats_show_bootstrap_intervals(s3: S3Settings, tmp_path: Path) -> None:
+    spec = tmp_path / "quick-3.yaml"
+    spec.write_text(f"extends: {SPEC}\nrepeats: 3\n")
+    write_sample(s3, repeats=3)
+    build_report(str(spec), RUN_ID, s3, tmp_path / "report.html")
+    document = (tmp_path / "report.html").read_text()
+    intensity = section(document, "intensity")
+    # achieved rates of n3 at 2000 msg/s over repeats 1985, 1980, 1990: exact bootstrap of the mean
+    assert "1,985 [1,980,\u00a01,990]" in intensity
+    assert "1,617 [1,580,\u00a01,650]" in intensity  # n1 at 2000: 1620, 1580, 1650
+    assert "Points are means over 3 repeats; bars are 95% bootstrap intervals." in intensity
+    boards = section(document, "leaderboards")
+    # the Spark figure (pooled over repeats: the best one) with the interval of the per-repeat figures
+    assert "1,988 [1,978,\u00a01,988]" in boards
+    assert "vs next" in boards
+    adverse = section(document, "adverse")
+    assert "2.0 s [1.5 s,\u00a02.5 s]" in adverse  # n3 recovery over repeats 2.0, 2.5, 1.5
+
+
+def test_failed_validation_is_flagged(s3: S3Settings, tmp_path: Path) -> None:
+    write_sample(s3, failed_validation=True)
+    build_report(str(SPEC), RUN_ID, s3, tmp_path / "report.html")
+    quality = section((tmp_path / "report.html").read_text(), "quality")
+    assert "3 of 4 batches passed" in quality and "FAILED" in quality
+    assert "expect_column_values_to_be_between(confirmed)" in quality
+
+
+def test_cli_builds_uploads_and_fetches_the_same_document(s3: S3Settings, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    write_sample(s3)
+    built = tmp_path / "built.html"
+    assert main(["build", "--campaign", CAMPAIGN, "--run-id", RUN_ID, "--spec", str(SPEC), "-o", str(built)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == f"s3://{s3.bucket}/{layout.report_key(CAMPAIGN, RUN_ID)}"
+    fetched = tmp_path / "fetched.html"
+    assert main(["fetch", "--campaign", CAMPAIGN, "--run-id", RUN_ID, "-o", str(fetched)]) == 0
+    assert fetched.read_bytes() == built.read_bytes() == fetch_report(CAMPAIGN, RUN_ID)
+    head = s3.client().head_object(Bucket=s3.bucket, Key=layout.report_key(CAMPAIGN, RUN_ID))
+    assert head["ContentType"].startswith("text/html")
+    with pytest.raises(SystemExit):
+        main(["build", "--campaign", "other", "--run-id", RUN_ID, "--spec", str(SPEC)])
+
+
+def test_a_campaign_without_tables_fails_with_the_prefix_it_looked_at(s3: S3Settings) -> None:
+    with pytest.raises(FileNotFoundError, match="tables/phase_summary/campaign=local-quick/"):
+        build_report(str(SPEC), RUN_ID, s3)

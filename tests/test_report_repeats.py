@@ -1,0 +1,140 @@
+"""Repeats -> intervals (known answers), leaderboard annotations, table contract, GX parsing, verdict rules."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from sizing.report import repeats
+from sizing.report.build import adverse_outcome
+from sizing.report.tables import (
+    BOARD_COST_AT_TARGET,
+    BOARD_COST_AT_TOP,
+    BOARD_MATCHED_TARGET,
+    PHASE_SUMMARY_OPTIONAL,
+    PHASE_SUMMARY_REQUIRED,
+    SchemaError,
+    board_views,
+    conform,
+    parse_validation,
+)
+from sizing.stats import Interval
+
+
+def rows(values: dict[tuple[str, int], list[float]], p99: float = 50.0) -> pd.DataFrame:
+    out = []
+    for (config_id, phase), rates in values.items():
+        for repeat, rate in enumerate(rates, start=1):
+            out.append({"campaign": "c", "config_id": config_id, "scenario": "ideal", "run_id": "r", "repeat": repeat,
+                        "phase": phase, "phase_name": f"rate-{phase * 1000}", "target_rate": phase * 1000.0,
+                        "confirm_rate": rate, "consume_rate": rate, "valid": True, "e2e_p99_ms": p99 * repeat,
+                        "matched_target": rate >= 0.98 * phase * 1000, "time_to_recover_s": math.nan})
+    return pd.DataFrame(out)
+
+
+def test_three_repeats_give_the_exact_bootstrap_interval_of_the_mean() -> None:
+    # 27 equally likely resamples of [100, 110, 120]; their means' index sums 0..6 occur 1,3,6,7,6,3,1 times.
+    summary = repeats.summarize_repeats(rows({("a", 1): [110.0, 100.0, 120.0]}))
+    row = summary.iloc[0]
+    assert (row["n"], row["confirm_rate"], row["confirm_rate_low"], row["confirm_rate_high"]) == (3, 110, 100, 120)
+    narrow = repeats.summarize_repeats(rows({("a", 1): [110.0, 100.0, 120.0]}), confidence=0.8).iloc[0]
+    # 10% nearest rank = 3rd of 27 -> index sum 1 -> 100 + 10/3; 90% = 25th -> index sum 5 -> 100 + 50/3
+    assert narrow["confirm_rate_low"] == pytest.approx(100 + 10 / 3)
+    assert narrow["confirm_rate_high"] == pytest.approx(100 + 50 / 3)
+    # p99 over repeats 50, 100, 150
+    assert (row["e2e_p99_ms"], row["e2e_p99_ms_low"], row["e2e_p99_ms_high"]) == (100, 50, 150)
+
+
+def test_one_group_per_config_scenario_phase_and_all_nan_metrics_stay_nan() -> None:
+    summary = repeats.summarize_repeats(rows({("a", 1): [1000.0, 990.0], ("a", 2): [1900.0, 1950.0],
+                                              ("b", 1): [1000.0, 1000.0]}))
+    assert list(zip(summary["config_id"], summary["phase"], strict=True)) == [("a", 1), ("a", 2), ("b", 1)]
+    assert summary["n"].tolist() == [2, 2, 2]
+    assert summary["time_to_recover_s"].isna().all() and "backlog_max" not in summary.columns
+
+
+def test_a_single_repeat_has_a_degenerate_interval_and_is_shown_without_brackets() -> None:
+    row = repeats.summarize_repeats(rows({("a", 1): [987.0]})).iloc[0]
+    assert row["confirm_rate_low"] == row["confirm_rate_high"] == 987.0
+    assert repeats.format_interval(987.0, 987.0, 987.0, 1) == "987"
+    assert repeats.format_interval(1985.0, 1980.0, 1990.0, 3) == "1,985 [1,980,\u00a01,990]"
+    assert repeats.format_interval(math.nan, math.nan, math.nan, 3) == "n/a"
+
+
+def test_per_repeat_figures_follow_the_leaderboard_definitions() -> None:
+    frame = rows({("a", 1): [1000.0, 1000.0], ("a", 2): [1990.0, 1500.0], ("a", 3): [2600.0, 2500.0]})
+    frame.loc[(frame["phase"] == 3) & (frame["repeat"] == 1), "e2e_p99_ms"] = 5000.0  # beyond the SLO: not counted
+    frame.loc[frame["phase"] == 2, "consume_rate"] -= 100  # throughput carried = min(confirm, consume)
+    top = repeats.per_repeat_top(frame, ["ideal"], slo_p99_ms=1000.0)
+    assert top.to_dict("records") == [
+        {"config_id": "a", "repeat": 1, "top_matched_throughput": 1890.0, "max_matched_target_rate": 2000.0},
+        {"config_id": "a", "repeat": 2, "top_matched_throughput": 2500.0, "max_matched_target_rate": 1000.0},
+    ]
+
+
+def test_adjacent_configs_with_overlapping_intervals_are_marked_not_distinguishable() -> None:
+    intervals = {"a": Interval(100, 95, 105, 3), "b": Interval(98, 90, 101, 3), "c": Interval(50, 45, 55, 3),
+                 "single": Interval(40, 40, 40, 1)}
+    notes = repeats.annotate_adjacent(["a", "b", "c", "single"], intervals)
+    assert [(n.rank, n.config_id, n.next_config_id, n.distinguishable) for n in notes] == [
+        (1, "a", "b", False), (2, "b", "c", True)]  # one repeat: no claim either way
+    assert notes[0].text() == "not distinguishable from #2 b (intervals overlap)"
+    assert notes[1].text() == "ahead of #3 (intervals apart)"
+
+
+def test_config_intervals_can_price_each_repeat() -> None:
+    per_repeat = pd.DataFrame({"config_id": ["a"] * 3, "repeat": [1, 2, 3], "top_rate": [1000.0, 2000.0, 4000.0]})
+    cost = repeats.config_intervals(per_repeat, "top_rate", transform=lambda c, v: [1000.0 / (x / 1000) for x in v])
+    assert cost["a"].low == pytest.approx(250.0) and cost["a"].high == pytest.approx(1000.0)
+    assert cost["a"].estimate == pytest.approx((1000 + 500 + 250) / 3)
+
+
+def test_the_table_contract_names_the_missing_column_and_fills_optional_ones() -> None:
+    full = pd.DataFrame([dict.fromkeys(PHASE_SUMMARY_REQUIRED, 1)]).rename(columns={"config_id": "config"})
+    conformed = conform(full, "phase_summary", PHASE_SUMMARY_REQUIRED, PHASE_SUMMARY_OPTIONAL)
+    assert "config_id" in conformed and conformed["time_to_recover_s"].isna().all()
+    with pytest.raises(SchemaError, match="confirm_rate"):
+        conform(full.drop(columns=["confirm_rate"]), "phase_summary", PHASE_SUMMARY_REQUIRED, PHASE_SUMMARY_OPTIONAL)
+
+
+def test_gx_result_parsing_lists_failed_expectations() -> None:
+    doc = {"success": False, "statistics": {"evaluated_expectations": 3, "successful_expectations": 2},
+           "results": [{"success": True, "expectation_config": {"type": "expect_column_to_exist"}},
+                       {"success": False, "expectation_config": {"type": "expect_column_values_to_be_between",
+                                                                 "kwargs": {"column": "confirmed"}}}]}
+    result = parse_validation(doc, "raw", "n3", "r1")
+    assert (result.success, result.evaluated, result.successful) == (False, 3, 2)
+    assert result.failed == ["expect_column_values_to_be_between(confirmed)"]
+
+
+@pytest.mark.parametrize(("matched", "valid", "passes"), [
+    ([True, True], [True, True], True),
+    ([True, False], [True, True], False),  # one repeat missed the rate or the SLO
+    ([True, True], [True, False], False),  # an invalid phase never passes
+    ([None, None], [True, True], False),  # no verdict from the analysis: no pass
+])
+def test_a_phase_passes_only_when_every_repeat_matched_its_target(matched, valid, passes) -> None:
+    assert adverse_outcome(pd.DataFrame({"matched_target": matched, "valid": valid})) is passes
+
+
+def test_board_views_keep_the_spark_ranks_and_leave_off_configs_without_a_figure() -> None:
+    wide = pd.DataFrame([
+        {"config_id": "n3", "monthly_cost": 1034.4, "top_matched_throughput": 1983.0, "capacity_rank": 1,
+         "max_matched_target_rate": 2000.0, "cost_per_1k_at_top": 521.6, "rank_at_top": 2,
+         "cost_per_1k_at_target": 1034.4, "rank_at_target": 2},
+        {"config_id": "n1", "monthly_cost": 344.8, "top_matched_throughput": 1000.0, "capacity_rank": 2,
+         "max_matched_target_rate": 1000.0, "cost_per_1k_at_top": 344.8, "rank_at_top": 1,
+         "cost_per_1k_at_target": 344.8, "rank_at_target": 1},
+        {"config_id": "n5", "monthly_cost": 2000.0, "top_matched_throughput": None, "capacity_rank": None,
+         "max_matched_target_rate": None, "cost_per_1k_at_top": None, "rank_at_top": None,
+         "cost_per_1k_at_target": None, "rank_at_target": None},
+    ])
+    boards = board_views(wide, target_rate=1000.0)
+    at_top = boards[boards["board"] == BOARD_COST_AT_TOP]
+    assert at_top[["rank", "config_id", "value", "rate"]].values.tolist() == [[1, "n1", 344.8, 1000.0],
+                                                                              [2, "n3", 521.6, 1983.0]]
+    at_target = boards[boards["board"] == BOARD_COST_AT_TARGET]
+    assert at_target["rate"].tolist() == [1000.0, 1000.0] and "n5" not in set(boards["config_id"])
+    assert boards[boards["board"] == BOARD_MATCHED_TARGET]["config_id"].tolist() == ["n3", "n1"]

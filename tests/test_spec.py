@@ -1,0 +1,193 @@
+"""Campaign spec validation: every malformed spec fails with the field path and the reason."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from sizing.fields import SpecError
+from sizing.spec import load_campaign, parse_campaign, read_campaign_yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+BASE = yaml.safe_load((ROOT / "campaigns" / "local-quick.yaml").read_text())
+
+
+def mutated(edit) -> dict[str, Any]:
+    spec = copy.deepcopy(BASE)
+    edit(spec)
+    return spec
+
+
+def _del(path: str):
+    def edit(spec):
+        *parents, last = path.split(".")
+        node = spec
+        for p in parents:
+            node = node[int(p)] if p.isdigit() else node[p]
+        del node[last]
+    return edit
+
+
+def _set(path: str, value):
+    def edit(spec):
+        *parents, last = path.split(".")
+        node = spec
+        for p in parents:
+            node = node[int(p)] if p.isdigit() else node[p]
+        node[int(last) if last.isdigit() else last] = value
+    return edit
+
+
+BAD_SPECS = [
+    # (id, edit, expected path, expected words in the reason)
+    ("missing-name", _del("name"), "name", "is required"),
+    ("missing-workload", _del("workload"), "workload", "is required"),
+    ("missing-target-rate", _del("target.rate"), "target.rate", "is required"),
+    ("negative-target-rate", _set("target.rate", -5), "target.rate", "must be > 0"),
+    ("rate-is-a-string", _set("target.rate", "fast"), "target.rate", "must be a number"),
+    ("unknown-queue-type", _set("workload.queues.type", "lazy"), "workload.queues.type", "must be one of"),
+    ("zero-queues", _set("workload.queues.count", 0), "workload.queues.count", "must be >= 1"),
+    ("float-queue-count", _set("workload.queues.count", 2.5), "workload.queues.count", "must be an integer"),
+    ("pattern-without-n", _set("workload.queues.name_pattern", "q"), "workload.queues.name_pattern", "{n}"),
+    ("mirrored-without-policy", _set("workload.queues.type", "mirrored"), "workload.queues.policy", "HA policy"),
+    ("tiny-message", _set("workload.message.size_bytes", 8), "workload.message.size_bytes", ">= 64"),
+    ("negative-prefetch", _set("workload.consumers.prefetch", -1), "workload.consumers.prefetch", ">= 1"),
+    ("ack-interval-above-prefetch", _set("workload.consumers.multi_ack_every", 500),
+     "workload.consumers.multi_ack_every", "<= prefetch"),
+    ("typo-field", _set("workload.consumers.prefech", 10), "workload.consumers.prefech", "not a known field"),
+    ("bool-as-count", _set("workload.publishers.count", True), "workload.publishers.count", "integer"),
+    ("unknown-instance-type", _set("clusters.list.0.instance_type", "m9.huge"),
+     "clusters.list[0].instance_type", "unknown instance type"),
+    ("unknown-volume-type", _set("clusters.list.0.volume", "floppy"), "clusters.list[0].volume.type",
+     "unknown volume type"),
+    ("too-many-local-nodes", _set("clusters.list.1.nodes", 9), "clusters", "at most 5"),
+    ("matrix-and-list", _set("clusters.matrix", {"nodes": [3], "instance_types": ["c5.2xlarge"],
+                                                 "volumes": ["gp2"]}), "clusters", "exactly one of"),
+    ("unknown-deployment", _set("deployment", "gcp"), "deployment", "must be one of"),
+    ("unknown-catalog", _set("catalog", "nowhere-1999"), "catalog", "no catalog"),
+    ("no-scenarios", _set("scenarios", []), "scenarios", "must not be empty"),
+    ("negative-step-rate", _set("scenarios.0.steps.rates", [500, -1]), "scenarios[0].steps.rates", "positive"),
+    ("warmup-longer-than-step", _set("scenarios.0.warmup_s", 60), "scenarios[0].warmup_s", "shorter than each step"),
+    ("steps-and-profile", _set("scenarios.0.publish_rate", [{"hold": 100, "for_s": 10}]), "scenarios[0]",
+     "exactly one of"),
+    ("ramp-discontinuity", _set("scenarios.0", {
+        "name": "peak", "publish_rate": [{"hold": 100, "for_s": 10}, {"ramp": [200, 300], "for_s": 10}]}),
+     "scenarios[0].publish_rate[1].ramp", "previous segment ends at 100"),
+    ("profiles-do-not-add-up", _set("scenarios.0", {
+        "name": "slow", "publish_rate": [{"hold": 100, "for_s": 60}],
+        "consumer_processing_ms": [{"hold": 1, "for_s": 30}]}),
+     "scenarios[0].consumer_processing_ms", "must add up"),
+    ("ramp-not-a-pair", _set("scenarios.0", {"name": "x", "publish_rate": [{"ramp": [1, 2, 3], "for_s": 5}]}),
+     "scenarios[0].publish_rate[0].ramp", "[from, to]"),
+    ("segment-without-duration", _set("scenarios.0", {"name": "x", "publish_rate": [{"hold": 10}]}),
+     "scenarios[0].publish_rate[0].for_s", "is required"),
+    ("unknown-fault-kind", _set("scenarios.1.faults.0.kind", "meteor"), "scenarios[1].faults[0].kind",
+     "must be one of"),
+    ("network-fault-on-local", _set("scenarios.1.faults.0", {"kind": "network_delay", "at": 0.5,
+                                                             "params": {"delay_ms": 50}}),
+     "scenarios[1].faults[0].kind", "needs tc netem"),
+    ("fault-at-and-at_s", _set("scenarios.1.faults.0.at_s", 3), "scenarios[1].faults[0]", "exactly one of `at`"),
+    ("fault-fraction-above-one", _set("scenarios.1.faults.0.at", 1.5), "scenarios[1].faults[0].at", "< 1"),
+    ("fault-on-missing-node", _set("scenarios.1.faults.0.target", {"node": 3}),
+     "scenarios[1].faults[0].target.node", "smallest cluster (1 nodes)"),
+    ("fault-phase-out-of-range", _set("scenarios.1.faults.0.phases", [4]), "scenarios[1].faults[0].phases",
+     "has 1 phases"),
+    ("duplicate-scenario-names", _set("scenarios.1.name", "increasing-intensity"), "scenarios", "more than once"),
+    ("bad-scenario-name", _set("scenarios.0.name", "a/b"), "scenarios[0].name", "letters, digits"),
+    ("scenario-override-breaks-workload", _set("scenarios.0.workload", {"consumers": {"count": 0}}),
+     "scenarios[0].workload.consumers.count", ">= 1"),
+    ("null-field", _set("workload.message.persistent", None), "workload.message.persistent", "got null"),
+    ("root-not-a-mapping", lambda spec: spec.clear() or spec.update({"x": 1}), "name", "is required"),
+]
+
+
+@pytest.mark.parametrize(("edit", "path", "reason"), [b[1:] for b in BAD_SPECS], ids=[b[0] for b in BAD_SPECS])
+def test_bad_spec_names_the_field_and_the_reason(edit, path: str, reason: str) -> None:
+    with pytest.raises(SpecError) as info:
+        parse_campaign(mutated(edit), source="test")
+    matching = [p for p in info.value.problems if p.path == path]
+    assert matching, f"no problem at {path!r}; got: {[str(p) for p in info.value.problems]}"
+    assert any(reason in p.reason for p in matching), [str(p) for p in matching]
+
+
+def test_there_are_at_least_twenty_kinds_of_bad_input() -> None:
+    assert len(BAD_SPECS) >= 20
+
+
+def test_all_problems_are_reported_at_once() -> None:
+    spec = mutated(lambda s: (s["target"].update(rate=-1), s["workload"]["queues"].update(type="lazy")))
+    with pytest.raises(SpecError) as info:
+        parse_campaign(spec)
+    assert {"target.rate", "workload.queues.type"} <= set(info.value.paths())
+    assert "2 problem(s)" in str(info.value)
+
+
+def test_yaml_that_is_not_a_mapping_is_rejected(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("- just\n- a list\n")
+    with pytest.raises(SpecError, match="must be a mapping"):
+        load_campaign(bad)
+
+
+def test_broken_yaml_and_missing_file_are_clear(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: [unclosed\n")
+    with pytest.raises(SpecError, match="not valid YAML"):
+        load_campaign(bad)
+    with pytest.raises(SpecError, match="does not exist"):
+        load_campaign(tmp_path / "nope.yaml")
+
+
+def test_extends_cycle_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text("extends: b.yaml\n")
+    (tmp_path / "b.yaml").write_text("extends: a.yaml\n")
+    with pytest.raises(SpecError, match="cycle"):
+        read_campaign_yaml(tmp_path / "a.yaml")
+
+
+@pytest.mark.parametrize("name", ["quorum-sizing-2020", "mirrored-sizing-2020", "ndq-10q-multiack", "local-quick"])
+def test_shipped_campaigns_are_valid(name: str) -> None:
+    campaign = load_campaign(ROOT / "campaigns" / f"{name}.yaml")
+    assert campaign.name == name
+    assert campaign.scenarios and campaign.clusters
+
+
+def test_seed_campaigns_carry_the_seed_methodology() -> None:
+    quorum = load_campaign(ROOT / "campaigns" / "quorum-sizing-2020.yaml")
+    assert len(quorum.clusters) == 21
+    assert {(s.nodes, s.instance_type) for s in quorum.clusters} == {
+        (3, "c5.9xlarge"), (3, "c5.4xlarge"), (5, "c5.4xlarge"), (7, "c5.4xlarge"),
+        (5, "c5.2xlarge"), (7, "c5.2xlarge"), (9, "c5.2xlarge")}
+    assert {s.volume.type for s in quorum.clusters} == {"io1", "gp2", "st1"}
+    intensity = quorum.scenario("increasing-intensity")
+    assert intensity.step_rates == (1000, 5000, *range(10000, 70001, 5000))
+    w = quorum.workload
+    assert (w.queues.count, w.queues.type, w.publishers.count, w.message.size_bytes) == (100, "quorum", 200, 1024)
+    assert w.queues.arguments == {"x-quorum-initial-group-size": 3, "x-max-in-memory-length": 0}
+    assert (w.publishers.confirms_in_flight, w.consumers.prefetch, w.consumers.processing_ms) == (1000, 1000, 10)
+    assert w.publishers.random_start_delay_s == 30
+    assert quorum.target.rate == 30000 and quorum.target.p99_latency_ms == 1000
+    assert quorum.scenario("consumer-slowdown-30k").workload.consumers.count == 400
+
+    mirrored = load_campaign(ROOT / "campaigns" / "mirrored-sizing-2020.yaml")
+    assert mirrored.workload.queues.type == "mirrored"
+    assert mirrored.workload.queues.policy == {"ha-mode": "exactly", "ha-params": 2, "ha-sync-mode": "manual"}
+    assert [s.name for s in mirrored.scenarios] == [s.name for s in quorum.scenarios]
+
+    ndq = load_campaign(ROOT / "campaigns" / "ndq-10q-multiack.yaml")
+    q = ndq.workload.queues
+    assert (q.count, q.durable, dict(q.arguments)) == (10, False, {"x-max-length": 250000})
+    assert (ndq.workload.consumers.prefetch, ndq.workload.consumers.multi_ack_every) == (200, 50)
+    assert ndq.workload.message.persistent is False and ndq.workload.publishers.confirms_in_flight == 0
+    assert [s.nodes for s in ndq.clusters] == [1]
+
+
+def test_spec_hash_is_stable_and_sensitive() -> None:
+    a = parse_campaign(copy.deepcopy(BASE))
+    b = parse_campaign(copy.deepcopy(BASE))
+    c = parse_campaign(mutated(_set("target.rate", 1234)))
+    assert a.spec_hash == b.spec_hash != c.spec_hash

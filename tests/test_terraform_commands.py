@@ -1,0 +1,197 @@
+"""sizing/terraform.py and the Airflow TerraformHook: the commands they build, the variables they pass."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+from sizing.cluster import ClusterInfo
+from sizing.plan import plan_configs
+from sizing.spec import load_campaign
+from sizing.terraform import (
+    TERRAFORM_ROOT,
+    TerraformCommand,
+    TerraformError,
+    TerraformStack,
+    apply_command,
+    aws_stack_variables,
+    destroy_command,
+    init_command,
+    local_stack_variables,
+    output_command,
+    run,
+    unhealthy_nodes,
+    wait_healthy,
+    workspace,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def quick():
+    return load_campaign(REPO / "campaigns" / "local-quick.yaml")
+
+
+def test_workspace_is_per_campaign_and_config(tmp_path):
+    ws = workspace("local", "camp", "n3-c5.2xlarge-gp2", state_root=tmp_path)
+    assert ws.stack_dir == TERRAFORM_ROOT / "stacks" / "local"
+    assert ws.state_dir == tmp_path.resolve() / "camp" / "n3-c5.2xlarge-gp2"
+    assert ws.state_path == ws.state_dir / "terraform.tfstate"
+    assert ws.data_dir == ws.state_dir / ".terraform"
+    assert workspace("local", "camp", "other", state_root=tmp_path).state_dir != ws.state_dir
+    with pytest.raises(ValueError, match="config"):
+        workspace("local", "camp", "a/b", state_root=tmp_path)
+    with pytest.raises(ValueError, match="unknown Terraform target"):
+        workspace("gcp", "camp", "k", state_root=tmp_path)
+
+
+def test_init_command_points_the_local_backend_at_the_workspace(tmp_path):
+    ws = workspace("local", "c", "k", state_root=tmp_path)
+    cmd = init_command(ws)
+    assert cmd.argv == ("terraform", f"-chdir={ws.stack_dir}", "init", "-input=false", "-no-color", "-reconfigure",
+                        f"-backend-config=path={ws.state_path}")
+    assert cmd.env["TF_DATA_DIR"] == str(ws.data_dir)
+    assert cmd.env["CHECKPOINT_DISABLE"] == "1"
+    s3 = init_command(ws, "tf", {"bucket": "b", "key": "p/c/k/terraform.tfstate"})
+    assert s3.argv[0] == "tf"
+    assert s3.argv[-2:] == ("-backend-config=bucket=b", "-backend-config=key=p/c/k/terraform.tfstate")
+
+
+def test_apply_output_destroy_commands(tmp_path):
+    ws = workspace("local", "c", "k", state_root=tmp_path)
+    apply = apply_command(ws, var_file=ws.var_file, variables={"node_count": 3, "broker_config": {"a": "b"},
+                                                                "campaign": "c"})
+    assert apply.argv[:3] == ("terraform", f"-chdir={ws.stack_dir}", "apply")
+    assert {"-input=false", "-no-color", "-auto-approve", f"-var-file={ws.var_file}"} <= set(apply.argv)
+    assert "-var=node_count=3" in apply.argv
+    assert '-var=broker_config={"a": "b"}' in apply.argv
+    assert "-var=campaign=c" in apply.argv  # strings go through unquoted
+    assert output_command(ws).argv == ("terraform", f"-chdir={ws.stack_dir}", "output", "-json", "-no-color")
+    destroy = destroy_command(ws, var_file=ws.var_file)
+    assert destroy.argv[2] == "destroy"
+    assert "-auto-approve" in destroy.argv and f"-var-file={ws.var_file}" in destroy.argv
+    assert all(c.env["TF_DATA_DIR"] == str(ws.data_dir) for c in (apply, destroy))
+
+
+def test_local_stack_variables_come_from_the_plan_and_broker_config(quick, tmp_path):
+    one, three = plan_configs(quick)
+    variables = local_stack_variables(three, {"vm_memory_high_watermark.relative": 0.2, "log.console": True},
+                                      tmp_path)
+    assert variables == {
+        "campaign": "local-quick", "config_id": "n3-c5.2xlarge-gp2", "node_count": 3, "port_base": 21050,
+        "work_dir": str(tmp_path.resolve()),
+        "broker_config": {"vm_memory_high_watermark.relative": "0.2", "log.console": "true"},
+        "username": "guest", "password": "guest",
+    }
+    assert local_stack_variables(one, {}, tmp_path)["port_base"] == 21000
+
+
+def test_local_stack_refuses_more_nodes_than_a_port_block_holds(tmp_path):
+    campaign = load_campaign(REPO / "campaigns" / "quorum-sizing-2020.yaml")
+    seven = next(p for p in plan_configs(campaign) if p.shape.nodes == 7)
+    with pytest.raises(ValueError, match="at most 5"):
+        local_stack_variables(seven, {}, tmp_path)
+
+
+def test_aws_stack_variables_fill_volume_defaults_from_the_catalog():
+    campaign = load_campaign(REPO / "campaigns" / "quorum-sizing-2020.yaml")
+    io1 = next(p for p in plan_configs(campaign) if p.shape.volume.type == "io1")
+    variables = aws_stack_variables(io1, campaign, region="eu-west-1")
+    assert variables["volume_type"] == "io1"
+    assert variables["volume_size_gb"] == 200 and variables["volume_iops"] == 10000
+    assert variables["instance_type"] == io1.shape.instance_type and variables["node_count"] == io1.shape.nodes
+    assert variables["aws_region"] == "eu-west-1"
+
+
+def test_run_streams_lines_and_fails_clearly(caplog):
+    logger = logging.getLogger("t.run")
+    with caplog.at_level(logging.INFO, logger="t.run"):
+        out = run(TerraformCommand(("sh", "-c", "echo progress >&2; echo '{\"a\": 1}'")), logger, capture_stdout=True)
+    assert json.loads(out) == {"a": 1}
+    assert "progress" in caplog.text
+    with pytest.raises(TerraformError, match=r"exit 3[\s\S]*last words"):
+        run(TerraformCommand(("sh", "-c", "echo first; echo last words; exit 3")), logger)
+
+
+class Recorder:
+    def __init__(self, outputs: dict):
+        self.calls: list[str] = []
+        self.outputs = outputs
+
+    def __call__(self, command: TerraformCommand, logger=None, capture_stdout=False) -> str:
+        self.calls.append(command.argv[2])
+        return json.dumps(self.outputs) if capture_stdout else ""
+
+
+CLUSTER = {"target": "local", "cluster_name": "c-k", "username": "guest", "password": "guest", "vhost": "/",
+           "ctl_env": {}, "nodes": [{"number": 1, "name": "rabbit-21000-1@localhost", "host": "127.0.0.1",
+                                     "amqp_port": 21000, "management_port": 21010}]}
+
+
+def test_stack_apply_keeps_variables_for_destroy(tmp_path):
+    recorder = Recorder({"cluster": {"sensitive": True, "value": CLUSTER}})
+    stack = TerraformStack(workspace("local", "c", "k", state_root=tmp_path), runner=recorder)
+    stack.destroy()  # never applied: nothing to do, no terraform call
+    assert recorder.calls == []
+    outputs = stack.apply_variables({"node_count": 1})
+    assert recorder.calls == ["init", "apply", "output"]
+    assert json.loads(stack.workspace.var_file.read_text()) == {"node_count": 1}
+    assert ClusterInfo.from_terraform_outputs(outputs).node(1).amqp_port == 21000
+    stack.destroy()
+    assert recorder.calls[-2:] == ["init", "destroy"]
+
+
+def test_unhealthy_nodes_and_wait_healthy_timeout():
+    cluster = ClusterInfo.from_dict(CLUSTER)
+    assert unhealthy_nodes(cluster, [{"name": "rabbit-21000-1@localhost", "running": True}]) == []
+    assert unhealthy_nodes(cluster, [{"name": "rabbit-21000-1@localhost", "running": False}]) == [
+        "rabbit-21000-1@localhost"]
+    unreachable = ClusterInfo.from_dict({**CLUSTER, "nodes": [{**CLUSTER["nodes"][0], "management_port": 1}]})
+    with pytest.raises(TimeoutError, match="not healthy"):
+        wait_healthy(unreachable, timeout_s=0.3, interval_s=0.1)
+
+
+def test_real_terraform_rejects_a_sixth_local_node(tmp_path):
+    """Offline init + the module's variable validation, with the real terraform binary (no node starts)."""
+    stack = TerraformStack(workspace("local", "c", "k", state_root=tmp_path))
+    with pytest.raises(TerraformError, match="node_count must be a whole number from 1 to 5"):
+        stack.apply_variables({"campaign": "c", "config_id": "k", "node_count": 6, "port_base": 23000,
+                               "work_dir": str(tmp_path / "work")})
+    assert (stack.workspace.data_dir / "terraform.tfstate").exists()  # init recorded the backend per workspace
+    assert not (stack.workspace.work_dir).exists()
+
+
+def test_hook_builds_the_same_commands_per_config(tmp_path):
+    pytest.importorskip("airflow.sdk")
+    from plugins.rabbit_sizing.hooks.terraform import TerraformHook, aws_backend_config
+
+    hook = TerraformHook(state_root=tmp_path)
+    commands = hook.commands("camp", "n3-c5.2xlarge-gp2")
+    ws = workspace("local", "camp", "n3-c5.2xlarge-gp2", state_root=tmp_path)
+    assert commands["init"] == init_command(ws)
+    assert commands["apply"] == apply_command(ws, var_file=ws.var_file)
+    assert commands["output"] == output_command(ws)
+    assert commands["destroy"] == destroy_command(ws, var_file=ws.var_file)
+    assert hook.commands("camp", "other")["apply"].env["TF_DATA_DIR"] != commands["apply"].env["TF_DATA_DIR"]
+
+    aws = TerraformHook(target="aws", state_root=tmp_path, terraform_bin="/opt/tf")
+    aws.backend_settings = {"bucket": "states", "region": "us-east-1"}
+    init = aws.commands("camp", "k")["init"]
+    assert init.argv[0] == "/opt/tf" and "/stacks/aws" in init.argv[1]
+    assert "-backend-config=key=rabbit-sizing/terraform/camp/k/terraform.tfstate" in init.argv
+    assert aws_backend_config({"bucket": "b"}, "p/", "c", "k") == {"bucket": "b", "key": "p/c/k/terraform.tfstate"}
+
+
+def test_hook_variables_match_the_stack(quick, tmp_path):
+    pytest.importorskip("airflow.sdk")
+    from plugins.rabbit_sizing.hooks.terraform import TerraformHook
+
+    plan = plan_configs(quick)[1]
+    variables = TerraformHook(state_root=tmp_path).variables(plan, quick)
+    assert variables["port_base"] == plan.local_port_base
+    assert variables["work_dir"] == str(tmp_path.resolve() / "local-quick" / plan.config_id / "work")
+
