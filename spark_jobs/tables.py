@@ -68,10 +68,10 @@ PHASE_SUMMARY = [
     ("faults", "INT", "fault_start events in the phase"),
     ("fault_kinds", "STRING", "comma list of fault kinds"),
     ("fault_errors", "BIGINT", "fault_error events"),
-    ("pre_fault_rate", "DOUBLE", "throughput before the fault (mean of the 60 s before), msg/s"),
-    ("time_to_recover_s", "DOUBLE", "longest time back to within 5% of pre_fault_rate (null: no fault/never)"),
+    ("pre_fault_rate", "DOUBLE", "throughput before the fault (mean of the 30 s before), msg/s"),
+    ("time_to_recover_s", "DOUBLE", "longest time back to >= 95% of pre_fault_rate for 5 s (null: no fault/never)"),
     ("recovered", "BOOLEAN", "every fault of the phase recovered before the phase ended"),
-    ("unavailable_s", "DOUBLE", "seconds after faults with throughput below 5% of pre_fault_rate"),
+    ("unavailable_s", "DOUBLE", "degraded seconds (< 95% of pre_fault_rate) between faults and recovery"),
     ("worst_dip_ratio", "DOUBLE", "lowest 5 s mean throughput after a fault / pre_fault_rate"),
 ]
 

@@ -54,3 +54,25 @@ def frames(spark, record_type: str, rows: list[dict]):
 def put(store, key: RunKey, record_type: str, rows: list[dict], phase: int | None = None,
         worker: int | None = None) -> None:
     store.put_parquet(layout.raw_part_key(key, record_type, phase, worker), table(record_type, rows))
+
+
+def write_with_loadgen_recorder(objects: dict[str, pa.Table], key: RunKey, out_dir, s3) -> list[str]:
+    """Write raw objects through the load generator's own writer (loadgen.recorder.RecordStore): same keys,
+    same schema, same upload path as a real run."""
+    import re
+
+    from loadgen.recorder import RecordStore
+
+    recorder = RecordStore(key, out_dir, upload=True, s3=s3)
+    run_cols = set(key.as_dict())
+    for object_key, tbl in objects.items():
+        rest = object_key[len(layout.raw_run_prefix(key)):]
+        record_type = rest.split("/", 1)[0]
+        phase = re.search(r"/phase=(\d+)/", object_key)
+        worker = re.search(r"/worker=(\d+)\.parquet$", object_key)
+        rows = [{k: v for k, v in row.items() if k not in run_cols} for row in tbl.to_pylist()]
+        written = recorder.write_records(record_type, rows, phase=int(phase.group(1)) if phase else None,
+                                         worker=int(worker.group(1)) if worker else None)
+        assert written == object_key, (written, object_key)
+    assert not recorder.errors, recorder.errors
+    return recorder.uploaded

@@ -13,8 +13,9 @@ from sizing.spec import load_campaign
 from spark_jobs import leaderboards, phase_summary, query, validate
 from spark_jobs.s3source import read_objects
 from spark_jobs.store import StoreSpec
-from spark_jobs.synthetic import PhasePlan, RunModel, run_objects, write_objects
+from spark_jobs.synthetic import PhasePlan, RunModel, run_objects
 from spark_jobs.tables import PHASE_SUMMARY_DDL
+from tests.spark_records import write_with_loadgen_recorder
 
 pytestmark = pytest.mark.spark
 
@@ -23,14 +24,15 @@ CAMPAIGN = load_campaign(SPEC)
 SMALL, BIG = "n1-c5.2xlarge-gp2", "n3-c5.2xlarge-gp2"
 
 
-def write_run(store, config: str, scenario: str, run_id: str, capacity: float) -> None:
+def write_run(s3, out_dir, config: str, scenario: str, run_id: str, capacity: float) -> None:
+    """A synthetic run written by the load generator's recorder (loadgen.recorder.RecordStore)."""
     timeline = [p for s in CAMPAIGN.scenarios if s.name == scenario for p in s.step_rates or ()]
     sc = CAMPAIGN.scenario(scenario)
     faults = {1: 9.0} if sc.faults else {}
     model = RunModel(RunKey(CAMPAIGN.name, config, scenario, run_id),
                      tuple(PhasePlan(rate, int(sc.step_duration_s), int(sc.warmup_s)) for rate in timeline),
                      workers=2, capacity=capacity, fault_at=faults, fault_outage_s=3, seed=len(config))
-    write_objects(store, run_objects(model))
+    write_with_loadgen_recorder(run_objects(model), model.key, out_dir / run_id, s3)
 
 
 def test_raw_to_tables_validated_idempotent_and_corruption_fails(spark, s3, tmp_path):
@@ -39,7 +41,7 @@ def test_raw_to_tables_validated_idempotent_and_corruption_fails(spark, s3, tmp_
     store = spec.open()
     for config, capacity in ((SMALL, 1500.0), (BIG, 5000.0)):
         for scenario in ("increasing-intensity", "broker-kill"):
-            write_run(store, config, scenario, "R1", capacity)
+            write_run(s3, tmp_path, config, scenario, "R1", capacity)
 
     rules = phase_summary.Rules(slo_p99_ms=CAMPAIGN.target.p99_latency_ms)
     phase_summary.run(spark, spec, CAMPAIGN.name, [SMALL, BIG], ["R1"], rules)
@@ -75,7 +77,7 @@ def test_raw_to_tables_validated_idempotent_and_corruption_fails(spark, s3, tmp_
 
     # A corrupted batch: a worker that consumed more than was ever published, and a phase with no records.
     key = RunKey(CAMPAIGN.name, BIG, "increasing-intensity", "BAD")
-    write_run(store, BIG, "increasing-intensity", "BAD", 5000.0)
+    write_run(s3, tmp_path, BIG, "increasing-intensity", "BAD", 5000.0)
     part = layout.raw_part_key(key, "client_seconds", 1, 0)
     table = store.read_parquet(part)
     table = table.set_column(table.schema.get_field_index("consumed"), "consumed",

@@ -82,7 +82,7 @@ def test_matched_target_validity_and_recovery_rules(spark):
     assert steady[("increasing-intensity", 1)]["publish_rate"] == pytest.approx(100.0)
     fault = got[("broker-kill", 1)]
     assert fault["faults"] == 1 and fault["fault_kinds"] == "kill_node"
-    assert fault["time_to_recover_s"] == pytest.approx(15.0)
+    assert fault["time_to_recover_s"] == pytest.approx(10.0)  # the catch-up burst above baseline counts
     assert fault["recovered"] is True
     assert fault["unavailable_s"] == pytest.approx(10.0)
     assert fault["worst_dip_ratio"] == pytest.approx(0.0)
@@ -96,12 +96,17 @@ def test_fault_impact_rules_on_hand_built_series():
     dip[60:70] = 0.0
     dip[70:75] = 150.0
     impact = fault_impact(seconds, dip, 60.0)
-    assert (impact.pre_fault_rate, impact.time_to_recover_s, impact.unavailable_s) == (100.0, 15.0, 10.0)
-    # Never back within 5 %: throughput settles at 90 % of its former level.
+    # Down 10 s, then a catch-up burst above the baseline: recovered when throughput is back at >= 95 %.
+    assert (impact.pre_fault_rate, impact.time_to_recover_s, impact.unavailable_s) == (100.0, 10.0, 10.0)
+    assert impact.worst_dip_ratio == 0.0
+    # Never back within 5 %: throughput settles at 90 % of its former level (every second after is degraded).
     never = level.copy()
     never[60:] = 90.0
     stuck = fault_impact(seconds, never, 60.0)
     assert stuck.time_to_recover_s is None and stuck.worst_dip_ratio == pytest.approx(0.9)
+    assert stuck.unavailable_s == 60.0
+    # A fault in the phase's first second has no baseline: nothing to judge.
+    assert fault_impact(seconds, level, 0.0).time_to_recover_s is None
     # A fault that does not hurt recovers in zero seconds; 4 % noise stays inside the band.
     noisy = level + np.where(seconds % 2 == 0, 4.0, -4.0)
     assert fault_impact(seconds, noisy, 60.5).time_to_recover_s == 0.0
