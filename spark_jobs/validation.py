@@ -132,8 +132,10 @@ def validate_frames(frames: dict[str, pd.DataFrame], docs_dir: str | Path | None
     """Validate each frame against the suite of the same name in one ephemeral GX context."""
     import great_expectations as gx
     from great_expectations.checkpoint import UpdateDataDocsAction
+    from great_expectations.data_context.types.base import ProgressBarsConfig
 
     ctx = gx.get_context(mode="ephemeral")
+    ctx.variables.progress_bars = ProgressBarsConfig(globally=False)  # job logs, not a terminal
     actions = []
     if docs_dir is not None:
         ctx.add_data_docs_site(SITE_NAME, {
