@@ -48,7 +48,9 @@ def raw_frames(raw: dict[str, DataFrame], expected_phases: dict[str, int]) -> di
     per_run = (cs.groupBy(*RUN_COLS)
                .agg((F.sum("published") + F.sum("redelivered")).alias("run_published_plus_redelivered"),
                     F.sum("consumed").alias("run_consumed"))).toPandas()
-    seen_cs = cs.select(*RUN_COLS, "phase").distinct().toPandas().assign(in_client_seconds=True)
+    # phase 0 is the drain after the timeline: records, but no phase of the spec
+    seen_cs = cs.where(F.col("phase") > 0).select(*RUN_COLS, "phase").distinct().toPandas().assign(
+        in_client_seconds=True)
     seen_ph = raw["phases"].select(*RUN_COLS, "phase").distinct().toPandas().assign(in_phases_table=True)
     acc = raw["accounting"].select(*RUN_COLS, "phase", "lost", "duplicates", "reordered").toPandas().assign(
         in_accounting=True)
