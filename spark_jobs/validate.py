@@ -97,8 +97,7 @@ def run(spark: SparkSession, spec: StoreSpec, batch: str, campaign, config_id: s
         docs_dir: str | None) -> validation.Outcome:
     frames = batch_frames(spark, spec, batch, campaign, config_id, run_id)
     outcome = validation.validate_frames(frames, docs_dir)
-    doc = {"batch": batch, "campaign": campaign.name, "config_id": config_id, "run_id": run_id,
-           "success": outcome.success, "failures": outcome.failures, "results": outcome.results}
+    doc = outcome.document(batch, campaign.name, config_id, run_id)
     spec.open().put(layout.validation_key(batch, campaign.name, config_id, run_id),
                     json.dumps(doc, default=str, sort_keys=True).encode())
     return outcome

@@ -128,6 +128,11 @@ class Outcome:
     def message(self) -> str:
         return "all expectations met" if self.success else "failed expectations:\n  " + "\n  ".join(self.failures)
 
+    def document(self, batch: str, campaign: str, config_id: str, run_id: str) -> dict[str, Any]:
+        """The result as stored at sizing.layout.validation_key (the report reads this shape)."""
+        return {"batch": batch, "campaign": campaign, "config_id": config_id, "run_id": run_id,
+                "success": self.success, "failures": self.failures, "results": self.results}
+
 
 def validate_frames(frames: dict[str, pd.DataFrame], docs_dir: str | Path | None = None) -> Outcome:
     """Validate each frame against the suite of the same name in one ephemeral GX context."""

@@ -203,15 +203,14 @@ def _zero(arrow_type: pa.DataType):
     return 0
 
 
-def gx_result(success: bool, failed_column: str | None = None) -> dict:
-    results = [{"success": True, "expectation_config": {"type": "expect_column_values_to_not_be_null",
-                                                        "kwargs": {"column": "config_id"}}}]
-    if failed_column:
-        results.append({"success": False, "expectation_config": {"type": "expect_column_values_to_be_between",
-                                                                 "kwargs": {"column": failed_column}}})
-    return {"success": success, "statistics": {"evaluated_expectations": len(results),
-                                               "successful_expectations": sum(r["success"] for r in results)},
-            "results": results}
+def gx_result(batch: str, config_id: str, failed_column: str | None = None) -> dict:
+    """A stored validation result, built by the validate job's own document builder."""
+    from spark_jobs.validation import Outcome
+
+    stats = {"evaluated_expectations": 2 if failed_column else 1, "successful_expectations": 1}
+    failures = [f"raw_client_seconds: ExpectColumnValuesToBeBetween(column={failed_column})"] if failed_column else []
+    outcome = Outcome(not failures, {"raw_client_seconds": {"success": not failures, "statistics": stats}}, failures)
+    return outcome.document(batch, "local-quick", config_id, RUN_ID)
 
 
 def write_sample(settings: S3Settings, repeats: int = 1, failed_validation: bool = False) -> pd.DataFrame:
@@ -241,7 +240,7 @@ def write_sample(settings: S3Settings, repeats: int = 1, failed_validation: bool
                                      _to_arrow(part, record_type))
         for batch in ("raw", "phase_summary"):
             bad = failed_validation and batch == "raw" and plan.config_id == N1
-            doc = gx_result(not bad, "confirmed" if bad else None)
+            doc = gx_result(batch, plan.config_id, "confirmed" if bad else None)
             client.put_object(Bucket=settings.bucket, Body=json.dumps(doc).encode(),
                               Key=layout.validation_key(batch, campaign.name, plan.config_id, RUN_ID))
     return summary

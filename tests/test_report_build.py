@@ -116,7 +116,7 @@ def test_failed_validation_is_flagged(s3: S3Settings, tmp_path: Path) -> None:
     build_report(str(SPEC), RUN_ID, s3, tmp_path / "report.html")
     quality = section((tmp_path / "report.html").read_text(), "quality")
     assert "3 of 4 batches passed" in quality and "FAILED" in quality
-    assert "expect_column_values_to_be_between(confirmed)" in quality
+    assert "ExpectColumnValuesToBeBetween(column=confirmed)" in quality
 
 
 def test_cli_builds_uploads_and_fetches_the_same_document(s3: S3Settings, tmp_path: Path,

@@ -99,14 +99,18 @@ def test_the_table_contract_names_the_missing_column_and_fills_optional_ones() -
         conform(full.drop(columns=["confirm_rate"]), "phase_summary", PHASE_SUMMARY_REQUIRED, PHASE_SUMMARY_OPTIONAL)
 
 
-def test_gx_result_parsing_lists_failed_expectations() -> None:
-    doc = {"success": False, "statistics": {"evaluated_expectations": 3, "successful_expectations": 2},
-           "results": [{"success": True, "expectation_config": {"type": "expect_column_to_exist"}},
-                       {"success": False, "expectation_config": {"type": "expect_column_values_to_be_between",
-                                                                 "kwargs": {"column": "confirmed"}}}]}
+def test_stored_validation_result_parsing_lists_failed_expectations() -> None:
+    from spark_jobs.validation import Outcome
+
+    results = {"raw_client_seconds": {"success": False, "statistics": {"evaluated_expectations": 3,
+                                                                      "successful_expectations": 2}},
+               "raw_run_phase": {"success": True, "statistics": {"evaluated_expectations": 4,
+                                                                 "successful_expectations": 4}}}
+    failure = "raw_client_seconds: ExpectColumnValuesToBeBetween(column=confirmed)"
+    doc = Outcome(False, results, [failure]).document("raw", "c", "n3", "r1")
     result = parse_validation(doc, "raw", "n3", "r1")
-    assert (result.success, result.evaluated, result.successful) == (False, 3, 2)
-    assert result.failed == ["expect_column_values_to_be_between(confirmed)"]
+    assert (result.success, result.evaluated, result.successful) == (False, 7, 6)
+    assert result.failed == [failure]
 
 
 @pytest.mark.parametrize(("matched", "valid", "passes"), [

@@ -51,8 +51,9 @@ def test_matched_target_validity_and_recovery_rules(spark):
         (200, 75, 5_000, 0.2, 500),         # 2: carried 150 of 200 (75 %) -> not matched
         (100, 50, 5_000, 0.99, 500),        # 3: a worker used 99 % of a core -> invalid
         (100, 50, 2_000_000, 0.2, 500),     # 4: p99 2 s > 1 s SLO -> valid but not matched
-        (100, 50, 5_000, 0.2, 500_000),     # 5: sends 500 ms late, broker never blocked -> loadgen behind
+        (100, 50, 5_000, 0.2, 500_000),     # 5: sends 500 ms late (back-pressure), rate achieved -> matched
         (100, 49, 5_000, 0.2, 500),         # 6: 98 % of target exactly -> matched (boundary is inclusive)
+        (100, 50, 5_000, 0.2, 500),         # 7: the generator reported itself behind -> invalid
     ]
     for number, (rate, per_worker, e2e, cpu, delay) in enumerate(cases, start=1):
         start = (number - 1) * 10
@@ -68,16 +69,19 @@ def test_matched_target_validity_and_recovery_rules(spark):
     for s, r in enumerate(rate):
         rows += client_rows(fkey, 1, 0, range(s, s + 1), 5, target_rate=100, per_second=r)
     events = [{**fkey.as_dict(), "ts": 1.6e9 + 60, "second": 60.0, "phase": 1, "kind": "fault_start",
-               "fault_id": "p01-f1", "fault_kind": "kill_node", "node": "rabbit1", "detail": None}]
+               "fault_id": "p01-f1", "fault_kind": "kill_node", "node": "rabbit1", "detail": None},
+              {**KEY.as_dict(), "ts": 1.6e9 + 65, "second": 65.0, "phase": 7, "kind": "worker_behind",
+               "fault_id": None, "fault_kind": None, "node": None, "detail": '{"tick_lag_ms": 180.0}'}]
     summary = ps.summarise(frames(spark, "phases", phases), frames(spark, "client_seconds", rows),
                            frames(spark, "accounting", []), frames(spark, "events", events),
                            frames(spark, "broker_samples", []), ps.Rules(slo_p99_ms=slo))
     got = {(r["scenario"], r["phase"]): r.asDict() for r in summary.collect()}
     steady = {k: v for k, v in got.items() if k[0] == "increasing-intensity"}
-    assert [steady[("increasing-intensity", n)]["matched_target"] for n in range(1, 7)] == [
-        True, False, False, False, False, True]
-    assert [steady[("increasing-intensity", n)]["invalid_reason"] for n in range(1, 7)] == [
-        None, None, "loadgen_cpu_saturated", None, "loadgen_behind", None]
+    assert [steady[("increasing-intensity", n)]["matched_target"] for n in range(1, 8)] == [
+        True, False, False, False, True, True, False]
+    assert [steady[("increasing-intensity", n)]["invalid_reason"] for n in range(1, 8)] == [
+        None, None, "loadgen_cpu_saturated", None, None, None, "loadgen_behind"]
+    assert steady[("increasing-intensity", 5)]["publish_delay_p99_ms"] == pytest.approx(500.0, rel=0.01)
     assert steady[("increasing-intensity", 2)]["confirm_rate"] == pytest.approx(150.0)
     assert steady[("increasing-intensity", 1)]["publish_rate"] == pytest.approx(100.0)
     fault = got[("broker-kill", 1)]

@@ -10,6 +10,7 @@ import io
 import math
 import re
 from collections.abc import Sequence
+from functools import partial
 
 import matplotlib
 
@@ -49,6 +50,12 @@ def _rate(value: float, _pos=None) -> str:
 
 def _ms(value: float, _pos=None) -> str:
     return f"{value / 1000:g} s" if value >= 1000 else f"{value:g} ms"
+
+
+def _minor_ms(ax, value: float, _pos=None) -> str:
+    """Label minor ticks only when the axis spans about a decade or less (no power of ten may be in view)."""
+    low, high = ax.get_ylim()
+    return _ms(float(f"{value:.2g}")) if low > 0 and math.log10(high / low) < 1.2 else ""
 
 
 def to_svg(fig, title: str) -> str:
@@ -126,6 +133,7 @@ def latency_panels(summary: pd.DataFrame, config_ids: Sequence[str], colors: dic
         ax.set_xlabel("target rate, msg/s")
         ax.xaxis.set_major_formatter(FuncFormatter(_rate))
         ax.yaxis.set_major_formatter(FuncFormatter(_ms))
+        ax.yaxis.set_minor_formatter(FuncFormatter(partial(_minor_ms, ax)))
     axes[0][0].set_ylabel("latency (log scale)")
     handles, names = [], []
     for ax in axes[0]:

@@ -224,18 +224,14 @@ class TableReader:
 
 
 def parse_validation(doc: dict, batch: str, config_id: str, run_id: str, key: str = "") -> ValidationResult:
-    """A GX 1.x ExpectationSuiteValidationResult (to_json_dict), tolerant of trimmed documents."""
-    stats = doc.get("statistics") or {}
-    failed = []
-    for result in doc.get("results") or []:
-        if not result.get("success", True):
-            config = result.get("expectation_config") or {}
-            kwargs = config.get("kwargs") or {}
-            what = config.get("type") or config.get("expectation_type") or "expectation"
-            column = kwargs.get("column")
-            failed.append(f"{what}({column})" if column else what)
+    """A stored validation result (spark_jobs.validation.Outcome.document): the verdict, the failed
+    expectations as "suite: ExpectX(...)", and one GX 1.x suite result per validated frame."""
+    suites = (doc.get("results") or {}).values()
+    stats = [r.get("statistics") or {} for r in suites]
     return ValidationResult(batch, config_id, run_id, bool(doc.get("success", False)),
-                            stats.get("evaluated_expectations"), stats.get("successful_expectations"), failed, key)
+                            sum(s.get("evaluated_expectations", 0) for s in stats),
+                            sum(s.get("successful_expectations", 0) for s in stats), list(doc.get("failures") or []),
+                            key)
 
 
 def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
