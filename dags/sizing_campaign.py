@@ -2,8 +2,8 @@
 
 validate_spec -> plan_configs -> cluster[config] (mapped group, one per config):
     wait_for_slot -> terraform_apply (setup) -> wait_healthy -> run_scenarios -> upload -> terraform_destroy (teardown)
--> analysis_inputs -> validate_raw[config] -> phase_summary[config] -> validate_phase_summary[config]
--> leaderboards -> validate_leaderboards -> report    (Spark jobs via SparkSubmitOperator; GX in validate)
+-> analysis_inputs -> phase_summary[config] -> leaderboards -> report
+   (Spark jobs via SparkSubmitOperator; each runs the Great Expectations suites on what it reads and writes)
 
 Backfill one config: trigger with `configs: [<config_id>]` (and the same `run_label`); the raw run
 partitions and the per-config table partitions of that config are replaced, nothing else is touched.
@@ -142,14 +142,10 @@ def sizing_campaign():
         return SparkSubmitOperator(application_args=args, **kwargs)
 
     boards = campaign_args(run)
-    validate_raw = spark("validate_raw", "validate", inputs.map(_validate_raw_args), [VALIDATION], True)
-    phase_summary = spark("phase_summary", "phase_summary", inputs.map(_phase_summary_args), [PHASE_SUMMARY], True)
-    validate_summary = spark("validate_phase_summary", "validate", inputs.map(_validate_summary_args),
-                             [VALIDATION], True)
-    leaderboards = spark("leaderboards", "leaderboards", boards["leaderboards"], [LEADERBOARDS], False)
-    validate_boards = spark("validate_leaderboards", "validate", boards["validate_leaderboards"], [VALIDATION],
-                            False)
-    validate_raw >> phase_summary >> validate_summary >> leaderboards >> validate_boards >> report(run)
+    phase_summary = spark("phase_summary", "phase_summary", inputs.map(_phase_summary_args),
+                          [PHASE_SUMMARY, VALIDATION], True)
+    leaderboards = spark("leaderboards", "leaderboards", boards["leaderboards"], [LEADERBOARDS, VALIDATION], False)
+    phase_summary >> leaderboards >> report(run)
 
 
 def _app(job: str) -> str:
@@ -158,16 +154,8 @@ def _app(job: str) -> str:
     return application(job)
 
 
-def _validate_raw_args(item: dict) -> list[str]:
-    return item["validate_raw"]
-
-
 def _phase_summary_args(item: dict) -> list[str]:
     return item["phase_summary"]
-
-
-def _validate_summary_args(item: dict) -> list[str]:
-    return item["validate_phase_summary"]
 
 
 def _spark_env() -> dict[str, str]:

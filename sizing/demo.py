@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sizing.procs import pid_alive
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SERVICES = ("s3", "api-server", "scheduler", "dag-processor")
 DAG_ID = "sizing_campaign"
@@ -113,25 +115,13 @@ def _pid_file(s: DemoSettings, name: str) -> Path:
     return s.state / "pids" / f"{name}.pid"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie is not alive
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
-    except OSError:
-        return True
-
 
 def running_pid(s: DemoSettings, name: str) -> int | None:
     path = _pid_file(s, name)
     if not path.exists():
         return None
     pid = int(path.read_text().strip() or 0)
-    return pid if pid and _alive(pid) else None
+    return pid if pid and pid_alive(pid) else None
 
 
 def _start(s: DemoSettings, name: str, command: list[str], env: Mapping[str, str]) -> int:
@@ -157,7 +147,7 @@ def _stop_group(pid: int, grace_s: float = 20.0) -> None:
         while time.monotonic() < deadline:
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, os.WNOHANG)
-            if not _alive(pid):
+            if not pid_alive(pid):
                 return
             time.sleep(0.2)
 

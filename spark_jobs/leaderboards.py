@@ -183,6 +183,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="leaderboards", description=__doc__.splitlines()[0])
     parser.add_argument("--spec", required=True, help="campaign spec YAML (catalog, shapes, target, SLO)")
     parser.add_argument("--campaign", required=True)
+    parser.add_argument("--validate", metavar="RUN_ID", default=None,
+                        help="run the GX suites on the written tables; the result is filed under this run id")
+    parser.add_argument("--docs-dir", default=None, help="where GX Data Docs are built (with --validate)")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     campaign = load_campaign(args.spec)
     if campaign.name != args.campaign:
@@ -191,6 +194,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     spec = StoreSpec.from_env()
     tables = run(spark, spec, campaign)
     print(f"leaderboards: wrote {', '.join(tables)} for {args.campaign} under {spec.uri('tables/')}")
+    if args.validate:
+        from spark_jobs import validate
+
+        validate.gate(spark, spec, "leaderboards", campaign, validate.CAMPAIGN_WIDE, args.validate, args.docs_dir)
     return 0
 
 

@@ -302,10 +302,14 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                         help="config id; repeat for several (each one's partition is replaced)")
     parser.add_argument("--run-id", dest="run_ids", action="append", required=True,
                         help="run id(s) to summarise; repeat for several")
+    parser.add_argument("--validate", action="store_true",
+                        help="run the GX suites on the raw batch first and on the written table after")
+    parser.add_argument("--docs-dir", default=None, help="where GX Data Docs are built (with --validate)")
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from spark_jobs import validate
     from spark_jobs.campaigns import load as load_campaign
     from spark_jobs.session import get_session
 
@@ -317,7 +321,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         campaign.cluster(config)  # unknown config: fail before reading anything
     spark = get_session(f"phase_summary {args.campaign}")
     spec = StoreSpec.from_env()
+    checks = [(config, run_id) for config in args.configs for run_id in args.run_ids] if args.validate else []
+    for config, run_id in checks:
+        validate.gate(spark, spec, "raw", campaign, config, run_id, args.docs_dir)
     run(spark, spec, args.campaign, args.configs, args.run_ids, Rules(slo_p99_ms=campaign.target.p99_latency_ms))
+    for config, run_id in checks:
+        validate.gate(spark, spec, "phase_summary", campaign, config, run_id, args.docs_dir)
     print(f"phase_summary: wrote {', '.join(args.configs)} of {args.campaign} to "
           f"{spec.uri(layout.table_prefix(TABLE, args.campaign))}")
     return 0

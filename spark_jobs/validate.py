@@ -103,6 +103,21 @@ def run(spark: SparkSession, spec: StoreSpec, batch: str, campaign, config_id: s
     return outcome
 
 
+class ValidationFailed(SystemExit):
+    """A batch failed its suite: the job exits non-zero, naming every failed expectation."""
+
+
+def gate(spark: SparkSession, spec: StoreSpec, batch: str, campaign, config_id: str, run_id: str,
+         docs_dir: str | None) -> None:
+    """Validate a batch inside a job's own Spark session (no extra spark-submit) and stop the job on failure."""
+    outcome = run(spark, spec, batch, campaign, config_id, run_id, docs_dir)
+    where = f"{batch} {campaign.name}/{config_id}/{run_id}"
+    print(f"validate {where}: {outcome.message()}\nresult: "
+          f"{spec.uri(layout.validation_key(batch, campaign.name, config_id, run_id))}")
+    if not outcome.success:
+        raise ValidationFailed(f"validation of {where} failed:\n  " + "\n  ".join(outcome.failures))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from spark_jobs.campaigns import load as load_campaign
     from spark_jobs.session import get_session

@@ -45,8 +45,7 @@ def test_task_structure(dag):
     ids = set(dag.task_ids)
     assert {"validate_spec", "plan_configs", "cluster.wait_for_slot", "cluster.terraform_apply",
             "cluster.wait_healthy", "cluster.run_scenarios", "cluster.upload", "cluster.terraform_destroy",
-            "analysis_inputs", "validate_raw", "phase_summary", "validate_phase_summary", "leaderboards",
-            "validate_leaderboards", "report"} <= ids
+            "analysis_inputs", "phase_summary", "leaderboards", "report"} <= ids
     apply, destroy = dag.get_task("cluster.terraform_apply"), dag.get_task("cluster.terraform_destroy")
     assert apply.is_setup and destroy.is_teardown
     assert "cluster.terraform_apply" in destroy.upstream_task_ids
@@ -62,14 +61,14 @@ def test_task_structure(dag):
     assert summary.operator_name == "SparkSubmitOperator" or summary.operator_class.__name__ == "SparkSubmitOperator"
     assert summary.partial_kwargs["max_active_tis_per_dagrun"] == 1
     assert dag.get_task("analysis_inputs").trigger_rule == "all_done"  # a failed config does not abandon the rest
-    for task_id in ("validate_raw", "phase_summary", "validate_phase_summary", "leaderboards", "validate_leaderboards"):
+    for task_id in ("phase_summary", "leaderboards"):
         task = dag.get_task(task_id)
         kwargs = getattr(task, "partial_kwargs", None) or {}
         application = kwargs.get("application") or getattr(task, "application", None) or task._application
         assert application.endswith(".py") and "/spark_jobs/" in application
-    assert dag.get_task("phase_summary").upstream_task_ids == {"validate_raw", "analysis_inputs"}
-    assert dag.get_task("leaderboards").upstream_task_ids >= {"validate_phase_summary"}
-    assert dag.get_task("report").upstream_task_ids >= {"validate_leaderboards"}
+    assert dag.get_task("phase_summary").upstream_task_ids == {"analysis_inputs"}
+    assert dag.get_task("leaderboards").upstream_task_ids >= {"phase_summary"}
+    assert dag.get_task("report").upstream_task_ids >= {"leaderboards"}
 
 
 def test_outlets_are_assets(dag):
@@ -91,3 +90,16 @@ def test_params_are_typed(dag):
         params.get_param("max_parallel_configs").resolve(0)
     with pytest.raises(ParamValidationError):
         params.get_param("configs").resolve("n1-c5.2xlarge-gp2")  # must be a list
+
+
+def test_every_spark_job_runs_the_gx_suites_on_what_it_reads_and_writes(tmp_path):
+    from rabbit_sizing.spark import analysis_args
+
+    run = {"spec_path": "campaigns/local-quick.yaml", "campaign": "local-quick", "run_label": "r1"}
+    args = analysis_args(run, [{"config_id": "n1-c5.2xlarge-gp2"}, {"config_id": "n3-c5.2xlarge-gp2"}])
+    summary = args["per_config"][1]["phase_summary"]
+    assert summary[:8] == ["--spec", "campaigns/local-quick.yaml", "--campaign", "local-quick",
+                           "--config", "n3-c5.2xlarge-gp2", "--run-id", "r1"]
+    assert "--validate" in summary and "--docs-dir" in summary
+    boards = args["leaderboards"]
+    assert boards[boards.index("--validate") + 1] == "r1"

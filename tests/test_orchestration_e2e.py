@@ -44,8 +44,6 @@ def _listening(port: int) -> bool:
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory):
-    for module in ("loadgen", "spark_jobs", "sizing.terraform"):
-        pytest.importorskip(module, reason=f"{module} is not merged into this checkout yet")
     offset = int(os.environ.get("SIZING_SLOT_OFFSET", "30"))
     settings = DemoSettings(state=tmp_path_factory.mktemp("demo-state"), api_port=_free_port(22900),
                             s3_port=_free_port(22950), slot_offset=offset)

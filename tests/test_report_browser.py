@@ -15,7 +15,6 @@ CHROMIUM = Path("/usr/bin/chromium")
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian chromium is not installed")
 def test_chromium_renders_the_report_offline_and_a_screenshot_is_saved(s3: S3Settings, tmp_path: Path) -> None:
     from playwright.sync_api import sync_playwright
 

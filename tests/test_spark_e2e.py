@@ -94,6 +94,12 @@ def test_raw_to_tables_validated_idempotent_and_corruption_fails(spark, s3, tmp_
     # The CLI (what spark-submit runs) exits 1 on the same batch.
     assert validate.main(["--batch", "raw", "--spec", str(SPEC), "--campaign", CAMPAIGN.name, "--config", BIG,
                           "--run-id", "BAD", "--docs-dir", str(tmp_path / "docs2")]) == 1
+    # The phase_summary job gates on the raw suite: the same batch stops it before it writes a row.
+    before = store.list(layout.table_prefix("phase_summary", CAMPAIGN.name, BIG))
+    with pytest.raises(validate.ValidationFailed, match="run_consumed"):
+        phase_summary.main(["--spec", str(SPEC), "--campaign", CAMPAIGN.name, "--config", BIG, "--run-id", "BAD",
+                            "--validate"])
+    assert store.list(layout.table_prefix("phase_summary", CAMPAIGN.name, BIG)) == before
 
     # `sizing query`: the campaign's tables and raw records as Spark SQL views.
     sql = "SELECT config_id, rank_at_top FROM leaderboards ORDER BY rank_at_top"

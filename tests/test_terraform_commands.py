@@ -166,7 +166,6 @@ def test_real_terraform_rejects_a_sixth_local_node(tmp_path):
 
 
 def test_hook_builds_the_same_commands_per_config(tmp_path):
-    pytest.importorskip("airflow.sdk")
     from plugins.rabbit_sizing.hooks.terraform import TerraformHook, aws_backend_config
 
     hook = TerraformHook(state_root=tmp_path)
@@ -187,7 +186,6 @@ def test_hook_builds_the_same_commands_per_config(tmp_path):
 
 
 def test_hook_variables_match_the_stack(quick, tmp_path):
-    pytest.importorskip("airflow.sdk")
     from plugins.rabbit_sizing.hooks.terraform import TerraformHook
 
     plan = plan_configs(quick)[1]

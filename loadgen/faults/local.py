@@ -15,6 +15,7 @@ from loadgen.faults import commands
 from loadgen.faults.base import FaultError
 from loadgen.faults.probe import ManagementProbe, amqp_port_open
 from sizing.cluster import ClusterInfo, NodeInfo
+from sizing.procs import pid_alive
 from sizing.timeline import FaultEvent
 
 
@@ -43,20 +44,6 @@ def read_pid(node: NodeInfo) -> int:
     except (OSError, ValueError) as err:
         raise FaultError(f"cannot read the pid of {node.name} from {path}: {err}") from err
 
-
-def pid_alive(pid: int) -> bool:
-    """True while the process exists and is not a zombie (a zombie holds no ports and no files)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
 
 
 class LocalFaultExecutor:
