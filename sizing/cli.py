@@ -1,10 +1,11 @@
-"""`python -m sizing.cli` (also the `sizing` script): demo, validate, plan, query.
+"""`python -m sizing.cli` (also the `sizing` script): demo, validate, plan, query, report.
 
     sizing demo [--campaign campaigns/local-quick.yaml] [--run-label demo]   start if needed, run, print
     sizing demo --stop                                                      stop everything the demo started
     sizing validate SPEC                                                    exit 2 with every problem
     sizing plan SPEC [--config ID ...]                                      configs, costs, port blocks, runs
-    sizing query ...                                                        Spark SQL on the tables (spark_jobs.query)
+    sizing query [--campaign C] "SELECT ..."                               Spark SQL on the tables (spark_jobs.query)
+    sizing report --campaign C --run-id R [-o report.html]                  fetch a run's HTML report from S3
 """
 
 from __future__ import annotations
@@ -69,18 +70,23 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _query(rest: list[str]) -> int:
-    try:
-        from spark_jobs import query
-    except ImportError:
-        print("spark_jobs.query is not part of this checkout", file=sys.stderr)
-        return 2
+    from spark_jobs import query  # pyspark: imported only for this command
+
     return int(query.main(rest) or 0)
+
+
+def _report(rest: list[str]) -> int:
+    from sizing.report.__main__ import main as report_main
+
+    return int(report_main(["fetch", *rest]) or 0)
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["query"]:  # everything after `query` belongs to spark_jobs.query
         return _query(argv[1:])
+    if argv[:1] == ["report"]:  # everything after `report` belongs to `python -m sizing.report fetch`
+        return _report(argv[1:])
     parser = argparse.ArgumentParser(prog="sizing", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -99,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_plan)
     sub.add_parser("query", help="Spark SQL over the result tables (see `sizing query --help`)")
+    sub.add_parser("report", help="fetch a run's HTML report (see `sizing report --help`)")
     args = parser.parse_args(argv)
     return args.func(args)
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sizing.layout import report_key
 from sizing.procs import pid_alive
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -344,29 +345,23 @@ def read_table(s: DemoSettings, prefix: str):
     return pd.concat(frames, ignore_index=True)
 
 
-def table_names(s: DemoSettings) -> list[str]:
-    import boto3
-
-    client = boto3.client("s3", endpoint_url=s.s3_url, region_name="us-east-1", aws_access_key_id="testing",
-                          aws_secret_access_key="testing")
-    response = client.list_objects_v2(Bucket=s.bucket, Prefix="tables/", Delimiter="/")
-    return [p["Prefix"].split("/")[1] for p in response.get("CommonPrefixes", [])]
+LEADERBOARD_COLUMNS = {  # column -> heading, in the order a sizing decision reads them
+    "rank_at_target": "rank", "config_id": "config", "monthly_cost": "$/month",
+    "top_matched_throughput": "top msg/s (SLO met)", "cost_per_1k_at_top": "$/1k msg/s at top",
+    "cost_per_1k_at_target": "$/1k msg/s at target", "met_target": "met target", "pareto": "pareto",
+}
 
 
 def print_leaderboard(s: DemoSettings, campaign: str, say: Callable[[str], None] = print) -> bool:
-    import pandas as pd
-
-    shown = False
-    for table in table_names(s):
-        if "leaderboard" not in table:
-            continue
-        df = read_table(s, f"tables/{table}/campaign={campaign}/")
-        if df is None:
-            continue
-        with pd.option_context("display.width", 200, "display.max_columns", 20):
-            say(f"\n== {table} ({campaign})\n{df.to_string(index=False)}")
-        shown = True
-    return shown
+    """The campaign's leaderboard, cheapest config at the target first (full table: `sizing query`)."""
+    df = read_table(s, f"tables/leaderboards/campaign={campaign}/")
+    if df is None or df.empty:
+        return False
+    board = df.sort_values(["rank_at_target", "rank_at_top"], na_position="last")
+    board = board[[c for c in LEADERBOARD_COLUMNS if c in board.columns]].rename(columns=LEADERBOARD_COLUMNS)
+    say(f"\n== leaderboard: {campaign} (cost per 1000 msg/s per month, cheapest at the target first)\n"
+        + board.to_string(index=False, float_format=lambda v: f"{v:,.1f}"))
+    return True
 
 
 def demo(campaign: str = "campaigns/local-quick.yaml", run_label: str = "demo", timeout_s: float = 1800,
@@ -396,10 +391,12 @@ def demo(campaign: str = "campaigns/local-quick.yaml", run_label: str = "demo", 
     say(f"\nrun {run['state']} in {run_wall:.0f}s (tasks busy {busy:.0f}s, orchestration overhead "
         f"{run_wall - busy:.0f}s = {100 * timings['overhead_share']:.0f}%); total with start-up {t_done - t0:.0f}s")
     if run["state"] == "success" and not print_leaderboard(s, name, say):
-        say("(no leaderboard table found under tables/*leaderboard*)")
+        say("(no leaderboard table found under tables/leaderboards/)")
     say(f"\nUI:     {s.api_url}/dags/{DAG_ID}  (user {s.user}, password {s.password})"
         f"\nTables: s3://{s.bucket}/tables/ at endpoint {s.s3_url} "
         f"(AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing); `python -m sizing.cli query ...`"
+        f"\nReport: s3://{s.bucket}/{report_key(name, run_label)}; "
+        f"`python -m sizing.cli report --campaign {name} --run-id {run_label} -o report.html`"
         f"\nLogs:   {s.state / 'logs'} and {s.airflow_home / 'logs'}\nStop:   make stop")
     (s.state / "last_demo.json").write_text(json.dumps(timings, indent=2))
     return timings
