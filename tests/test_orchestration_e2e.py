@@ -61,12 +61,15 @@ def _run(client: AirflowClient, conf: dict, timeout_s: float = 900) -> tuple[dic
     return wait_for_run(client, DAG_ID, run_id, timeout_s)
 
 
-def _objects(settings: DemoSettings, prefix: str) -> dict[str, str]:
+def _s3(settings: DemoSettings):
     import boto3
 
-    s3 = boto3.client("s3", endpoint_url=settings.s3_url, region_name="us-east-1", aws_access_key_id="testing",
-                      aws_secret_access_key="testing")
-    return {o["Key"]: o["ETag"] for page in s3.get_paginator("list_objects_v2").paginate(
+    return boto3.client("s3", endpoint_url=settings.s3_url, region_name="us-east-1", aws_access_key_id="testing",
+                        aws_secret_access_key="testing")
+
+
+def _objects(settings: DemoSettings, prefix: str) -> dict[str, str]:
+    return {o["Key"]: o["ETag"] for page in _s3(settings).get_paginator("list_objects_v2").paginate(
         Bucket=settings.bucket, Prefix=prefix) for o in page.get("Contents", [])}
 
 
@@ -99,6 +102,24 @@ def test_campaign_run_is_green_with_tables_in_s3(stack, first_run):
     boards = [k for k in _objects(settings, "tables/") if "leaderboard" in k and "campaign=ci-tiny" in k]
     assert boards
     _no_broker_left(settings)
+
+
+def test_report_of_the_real_run_shows_the_verdict_every_config_phase_and_chart(stack, first_run):
+    import re
+
+    from sizing.layout import report_key
+
+    settings, _ = stack
+    body = _s3(settings).get_object(Bucket=settings.bucket, Key=report_key("ci-tiny", "ci"))["Body"].read().decode()
+    assert body.index('id="verdict"') < body.index('id="intensity"') < body.index('id="leaderboards"')
+    verdict = body[body.index('id="verdict"'):body.index('id="intensity"')]
+    assert all(config in verdict for config in CONFIGS)
+    intensity = body[body.index('id="intensity"'):body.index('id="leaderboards"')]
+    assert all(f">{step}<" in intensity for step in ("200", "400"))  # every intensity step is a column
+    assert body.count("<svg") >= 4  # throughput, two latency panels, leaderboard bars
+    assert not re.search(r'(src|href)="https?://', body)  # self-contained: renders offline
+    (REPO / "artifacts").mkdir(exist_ok=True)
+    (REPO / "artifacts" / "ci_tiny_report.html").write_text(body)
 
 
 @pytest.mark.browser
