@@ -158,18 +158,12 @@ def stand_up_cluster(state_root: Path):
     from sizing.cost import Volume
     from sizing.plan import ConfigPlan
     from sizing.spec import ClusterShape
-    from sizing.terraform import LocalClusterStack, local_stack_variables, wait_healthy
+    from sizing.terraform import LocalClusterStack, local_stack_variables
 
     plan = ConfigPlan("bench", f"slot{SLOT}-n3", ClusterShape(3, "c5.2xlarge", Volume("gp2")), SLOT, 0.0)
     stack = LocalClusterStack(plan.campaign, plan.config_id, state_root=state_root)
     variables = local_stack_variables(plan, {}, stack.workspace.work_dir)
-    try:
-        cluster = ClusterInfo.from_terraform_outputs(stack.apply_variables(variables))
-        wait_healthy(cluster, timeout_s=90)
-    except BaseException:
-        stack.destroy()
-        raise
-    return cluster, stack
+    return stack.up(variables, healthy_within_s=90), stack
 
 
 def run_once(cluster: ClusterInfo, rate: float, workers: int, duration: float, out: Path, tick_ms: float):

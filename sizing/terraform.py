@@ -298,6 +298,16 @@ class LocalClusterStack(TerraformStack):
                              f"{self.workspace.state_dir}")
         return ClusterInfo.from_terraform_outputs(self.apply_variables(self.variables(plan, campaign)))
 
+    def up(self, variables: Mapping[str, Any], healthy_within_s: float = 60.0) -> ClusterInfo:
+        """Apply and wait until every node runs; a cluster that never gets healthy is destroyed again."""
+        try:
+            cluster = ClusterInfo.from_terraform_outputs(self.apply_variables(variables))
+            wait_healthy(cluster, timeout_s=healthy_within_s, logger=self.logger)
+        except BaseException:
+            self.destroy()
+            raise
+        return cluster
+
 
 # ------------------------------------------------------------------------------------------- health
 
