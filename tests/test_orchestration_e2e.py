@@ -96,7 +96,9 @@ def test_campaign_run_is_green_with_tables_in_s3(stack, first_run):
     failed = [(t["task_id"], t.get("map_index"), t["state"]) for t in tis if t["state"] != "success"]
     assert run["state"] == "success", failed
     for config in CONFIGS:
-        assert _objects(settings, f"raw/campaign=ci-tiny/config={config}/scenario=steps/run=ci/repeat=1/manifest")
+        for repeat in (1, 2, 3):  # ci-tiny asks for 3 repeats of every config
+            assert _objects(settings, f"raw/campaign=ci-tiny/config={config}/scenario=steps/run=ci/repeat={repeat}/"
+                                      "manifest")
         summary = read_table(settings, f"tables/phase_summary/campaign=ci-tiny/config={config}/")
         assert summary is not None and len(summary) > 0
     boards = [k for k in _objects(settings, "tables/") if "leaderboard" in k and "campaign=ci-tiny" in k]
@@ -117,6 +119,10 @@ def test_report_of_the_real_run_shows_the_verdict_every_config_phase_and_chart(s
     intensity = body[body.index('id="intensity"'):body.index('id="leaderboards"')]
     assert all(f">{step}<" in intensity for step in ("200", "400"))  # every intensity step is a column
     assert body.count("<svg") >= 4  # throughput, two latency panels, leaderboard bars
+    # 3 repeats: every figure carries its bootstrap interval, e.g. "400 [399,\u00a0400]"
+    assert "means over 3 repeats" in intensity
+    boards = body[body.index('id="leaderboards"'):]
+    assert re.search(r"\d \[[\d,.$]+,\xa0[\d,.$]+\]", boards)
     assert not re.search(r'(src|href)="https?://', body)  # self-contained: renders offline
     (REPO / "artifacts").mkdir(exist_ok=True)
     (REPO / "artifacts" / "ci_tiny_report.html").write_text(body)
@@ -155,7 +161,7 @@ def test_rerun_of_one_config_replaces_only_its_partitions(stack, first_run):
     assert not after_redo.duplicated(subset=[c for c in ("scenario", "run_id", "repeat", "phase")
                                              if c in after_redo.columns]).any()
     manifests = [k for k in _objects(settings, f"raw/campaign=ci-tiny/config={redo}/") if k.endswith("manifest.json")]
-    assert len(manifests) == 1
+    assert len(manifests) == 3  # one per repeat, replaced, not added
 
 
 def test_failure_mid_run_still_tears_the_cluster_down(stack, first_run):
