@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(rabbitmq-server erlang-base postgresql chromium chromium-driver curl procps)
+APT_PACKAGES=(rabbitmq-server erlang-base chromium chromium-driver curl procps)  # Airflow runs on SQLite locally
 VENV=${SIZING_VENV:-.venv}
 log() { printf '[bootstrap] %s\n' "$*"; }
 
