@@ -1,12 +1,15 @@
 """sizing_campaign: size RabbitMQ clusters for one campaign spec, end to end.
 
-validate_spec -> plan_configs -> cluster[config] (mapped group, one per config):
+validate_spec -> plan_trials -> cluster[trial] (mapped group, one per config and repeat, each on a fresh cluster):
     wait_for_slot -> terraform_apply (setup) -> wait_healthy -> run_scenarios -> upload -> terraform_destroy (teardown)
--> analysis_inputs -> phase_summary[config] -> leaderboards -> report
+-> analysis_inputs -> phase_summary[config] -> leaderboards -> report -> trials_succeeded
    (Spark jobs via SparkSubmitOperator; each runs the Great Expectations suites on what it reads and writes)
 
+A campaign with `repeats: N` runs N trials per config, repeat-major (every config's repeat 1 first), each
+on its own cluster, ports, Terraform state and slot lease; the analysis then sees each config once.
 Backfill one config: trigger with `configs: [<config_id>]` (and the same `run_label`); the raw run
-partitions and the per-config table partitions of that config are replaced, nothing else is touched.
+partitions (every repeat) and the per-config table partitions of that config are replaced, nothing
+else is touched.
 Parse-time cost: only airflow.sdk, the Spark provider's operator and this project's thin plugin
 modules are imported; specs are read by the tasks, never at parse time.
 """
@@ -32,6 +35,8 @@ REPORT = Asset(uri=f"s3://{BUCKET}/reports/", name="sizing_report", group="rabbi
 SPARK_CONN_ID = "spark_default"
 PY_FILES = "{{ ti.xcom_pull(task_ids='analysis_inputs', key='py_files') }}"
 SPARK_CONF = {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4"}
+# The cluster group's map index in the UI: "n3-c5.2xlarge-gp2-r2" rather than "7".
+TRIAL_LABEL = "{{ task.trial.cluster_key }}"
 
 
 @dag(
@@ -71,46 +76,58 @@ def sizing_campaign():
         return run.as_dict()
 
     @task
-    def plan_configs(run: dict) -> list[dict]:
-        from rabbit_sizing.planning import CampaignRun, plan_config_dicts, slot_offset
+    def plan_trials(run: dict) -> list[dict]:
+        from rabbit_sizing.planning import CampaignRun, plan_trial_dicts, slot_offset
 
-        configs = plan_config_dicts(CampaignRun.from_dict(run), slot_offset())
-        print("configs:", ", ".join(f"{c['config_id']} (ports {c['local_port_base']}+)" for c in configs))
-        return configs
+        trials = plan_trial_dicts(CampaignRun.from_dict(run), slot_offset())
+        print(f"{len(trials)} trial(s), one fresh cluster each:",
+              ", ".join(f"{t['cluster_key']} (ports {t['local_port_base']}+)" for t in trials))
+        return trials
 
-    @task(outlets=[RAW])
-    def upload(config: dict, runs: list[dict]) -> list[str]:
+    @task(outlets=[RAW], map_index_template="{{ trial_label }}")
+    def upload(trial: dict, runs: list[dict]) -> list[str]:
+        from airflow.sdk import get_current_context
         from rabbit_sizing.uploads import publish_run_logs
 
-        return publish_run_logs(config, runs)
+        get_current_context()["trial_label"] = trial["cluster_key"]  # TaskFlow's way to name a map index
+        return publish_run_logs(trial, runs)
 
     @task_group(group_id="cluster")
-    def per_config(config):
-        slot = ClusterSlotSensor(task_id="wait_for_slot", config=config, timeout=6 * 3600)
-        apply = ClusterApplyOperator(task_id="terraform_apply", config=config)
-        healthy = ClusterHealthySensor(task_id="wait_healthy", cluster=apply.output)
-        load = LoadgenOperator(task_id="run_scenarios", config=config, cluster=apply.output)
-        uploaded = upload(config, load.output)
-        destroy = ClusterDestroyOperator(task_id="terraform_destroy", config=config)
+    def per_trial(trial):
+        label = {"map_index_template": TRIAL_LABEL}
+        slot = ClusterSlotSensor(task_id="wait_for_slot", trial=trial, timeout=6 * 3600, **label)
+        apply = ClusterApplyOperator(task_id="terraform_apply", trial=trial, **label)
+        healthy = ClusterHealthySensor(task_id="wait_healthy", trial=trial, cluster=apply.output, **label)
+        load = LoadgenOperator(task_id="run_scenarios", trial=trial, cluster=apply.output, **label)
+        uploaded = upload(trial, load.output)
+        destroy = ClusterDestroyOperator(task_id="terraform_destroy", trial=trial, **label)
         slot >> apply >> healthy >> load >> uploaded >> destroy.as_teardown(setups=apply)
 
     @task(trigger_rule="all_done")
-    def analysis_inputs(run: dict, configs: list[dict]) -> list[dict]:
-        """Runs once every config's group is done (a failed config does not abandon the others) and
-        analyses the configs whose raw runs all landed; a failed config still fails the DAG run."""
+    def analysis_inputs(run: dict, trials: list[dict]) -> list[dict]:
+        """Runs once every trial's group is done (a failed trial does not abandon the others) and
+        analyses the configs whose every repeat's raw runs landed; the failed cluster tasks it records
+        make `trials_succeeded` fail the run at the end."""
+        from airflow.sdk import BaseHook, get_current_context
         from airflow.sdk.exceptions import AirflowFailException
+        from rabbit_sizing.planning import failed_tasks
         from rabbit_sizing.spark import analysis_args, build_py_files
         from rabbit_sizing.uploads import configs_with_complete_raw
 
-        complete = configs_with_complete_raw(configs)
+        ti = get_current_context()["ti"]
+        states = ti.get_task_states(dag_id=ti.dag_id, task_group_id="cluster", run_ids=[ti.run_id])
+        failed = failed_tasks(states.get(ti.run_id, {}))
+        ti.xcom_push(key="failed_cluster_tasks", value=failed)
+        complete = configs_with_complete_raw(trials)
         if not complete:
-            raise AirflowFailException("no config has complete raw results: nothing to analyse")
-        from airflow.sdk import BaseHook, get_current_context
+            raise AirflowFailException(f"no config has complete raw results: nothing to analyse (failed: {failed})")
+        if failed:
+            print(f"failed cluster tasks: {', '.join(failed)}; analysing the configs that are complete")
 
         # A local master imports sizing/ and spark_jobs/ from the repo (PYTHONPATH); a remote one needs the zip.
         master = BaseHook.get_connection(SPARK_CONN_ID).host or ""
         py_files = "" if master.startswith("local") else str(build_py_files())
-        get_current_context()["ti"].xcom_push(key="py_files", value=py_files)
+        ti.xcom_push(key="py_files", value=py_files)
         print(f"spark master {master}; py-files: {py_files or '(none: local master, repo on PYTHONPATH)'}")
         return analysis_args(run, complete)["per_config"]
 
@@ -127,11 +144,23 @@ def sizing_campaign():
 
         return build_campaign_report(run)
 
-    run = validate_spec()
-    configs = plan_configs(run)
-    clusters = per_config.expand(config=configs)
+    @task
+    def trials_succeeded() -> None:
+        """Fails the run when any trial failed. Airflow decides a run's state on its leaves, and the analysis
+        runs `all_done` so that one failed trial does not cost the others their results: this leaf says so."""
+        from airflow.sdk import get_current_context
+        from airflow.sdk.exceptions import AirflowFailException
 
-    inputs = analysis_inputs(run, configs)
+        failed = get_current_context()["ti"].xcom_pull(task_ids="analysis_inputs", key="failed_cluster_tasks")
+        if failed:
+            raise AirflowFailException(f"{len(failed)} cluster task(s) failed (the tables and report cover the "
+                                       f"configs whose every repeat landed): {', '.join(failed)}")
+
+    run = validate_spec()
+    trials = plan_trials(run)
+    clusters = per_trial.expand(trial=trials)
+
+    inputs = analysis_inputs(run, trials)
     clusters >> inputs
 
     def spark(task_id: str, job: str, args, outlets, per_config: bool):
@@ -145,7 +174,7 @@ def sizing_campaign():
     phase_summary = spark("phase_summary", "phase_summary", inputs.map(_phase_summary_args),
                           [PHASE_SUMMARY, VALIDATION], True)
     leaderboards = spark("leaderboards", "leaderboards", boards["leaderboards"], [LEADERBOARDS, VALIDATION], False)
-    phase_summary >> leaderboards >> report(run)
+    phase_summary >> leaderboards >> report(run) >> trials_succeeded()
 
 
 def _app(job: str) -> str:

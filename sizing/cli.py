@@ -32,25 +32,29 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from sizing.plan import plan_configs, plan_runs
+    from sizing.plan import plan_configs, plan_runs, plan_trials
     from sizing.spec import load_campaign
 
     try:
         campaign = load_campaign(args.spec)
         configs = plan_configs(campaign, args.config or None)
+        trials = plan_trials(campaign, args.config or None)
     except (SpecError, KeyError) as err:
         print(err, file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps([c.as_dict() for c in configs], indent=2))
+        print(json.dumps([t.as_dict() for t in trials], indent=2))
         return 0
-    print(f"{'config':<28} {'nodes':>5} {'instance':<12} {'volume':<6} {'$/month':>10} {'ports':>6}  runs")
+    print(f"{len(trials)} trial(s): {len(configs)} config(s) x {campaign.repeats} repeat(s), a fresh cluster each")
+    print(f"{'config':<28} {'nodes':>5} {'instance':<12} {'volume':<6} {'$/month':>10}  {'runs':<22} "
+          "local ports by repeat")
     for config in configs:
         runs = plan_runs(campaign, config)
         seconds = sum(r.timeline.duration_s for r in runs) if runs and hasattr(runs[0].timeline, "duration_s") else 0
+        ports = ", ".join(str(t.local_port_base) for t in trials if t.config_id == config.config_id)
+        load = f"{len(runs)}" + (f" ({seconds / 60:.1f} min of load)" if seconds else "")
         print(f"{config.config_id:<28} {config.shape.nodes:>5} {config.shape.instance_type:<12} "
-              f"{config.shape.volume.type:<6} {config.monthly_cost:>10.2f} {config.local_port_base:>6}  "
-              f"{len(runs)}" + (f" ({seconds / 60:.1f} min of load)" if seconds else ""))
+              f"{config.shape.volume.type:<6} {config.monthly_cost:>10.2f}  {load:<22} {ports}")
     return 0
 
 
@@ -99,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("validate", help="validate a campaign spec")
     p.add_argument("spec")
     p.set_defaults(func=_validate)
-    p = sub.add_parser("plan", help="show the configs and runs of a campaign")
+    p = sub.add_parser("plan", help="show the configs, trials (config x repeat) and runs of a campaign")
     p.add_argument("spec")
     p.add_argument("--config", action="append", help="only this config id (repeatable)")
     p.add_argument("--json", action="store_true")

@@ -1,8 +1,9 @@
-"""Campaign plan: the concrete configs (clusters) and runs (config x scenario x repeat) of a campaign."""
+"""Campaign plan: the concrete configs, their trials (config x repeat, one fresh cluster each) and runs
+(trial x scenario) of a campaign."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sizing.cost import cluster_monthly_cost
 from sizing.spec import Campaign, ClusterShape
@@ -16,15 +17,23 @@ LOCAL_PORT_BLOCK = 50
 
 @dataclass(frozen=True)
 class ConfigPlan:
+    """One config of a campaign; with `repeat`, one trial of it: the cluster that repeat runs on."""
+
     campaign: str
     config_id: str
     shape: ClusterShape
-    slot: int  # position in the campaign; picks the local port block
+    slot: int  # picks the local port block: the config's position in the campaign (and, per trial, the repeat)
     monthly_cost: float
+    repeat: int = 1  # 1-based; every repeat of a config gets a fresh cluster of its own
 
     @property
     def local_port_base(self) -> int:
         return LOCAL_PORT_FIRST + LOCAL_PORT_BLOCK * self.slot
+
+    @property
+    def cluster_key(self) -> str:
+        """Names one cluster (config and repeat): its Terraform state, cluster name, lease and local files."""
+        return f"{self.config_id}-r{self.repeat}"
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -33,6 +42,7 @@ class ConfigPlan:
             "volume_size_gb": self.shape.volume.size_gb, "volume_iops": self.shape.volume.iops,
             "volume_throughput_mbps": self.shape.volume.throughput_mbps, "slot": self.slot,
             "local_port_base": self.local_port_base, "monthly_cost": self.monthly_cost,
+            "repeat": self.repeat, "cluster_key": self.cluster_key,
         }
 
 
@@ -59,6 +69,20 @@ def plan_configs(campaign: Campaign, only: list[str] | None = None) -> list[Conf
         for slot, shape in enumerate(campaign.clusters)
         if not only or shape.config_id in only
     ]
+
+
+def plan_trials(campaign: Campaign, only: list[str] | None = None) -> list[ConfigPlan]:
+    """One ConfigPlan per (config, repeat): every repeat runs on a fresh cluster.
+
+    Repeat-major (every config's repeat 1, then every config's repeat 2, ...), so slow drift on the
+    machine or in the cloud spreads over all configs instead of landing on one. Repeat r of the config at
+    position p takes port slot p + (r - 1) * len(campaign.clusters): repeat 1 keeps the config's own slot,
+    and a backfill of one config reuses the ports of the full plan.
+    """
+    configs = plan_configs(campaign, only)
+    stride = len(campaign.clusters)
+    return [replace(config, repeat=repeat, slot=config.slot + (repeat - 1) * stride)
+            for repeat in range(1, campaign.repeats + 1) for config in configs]
 
 
 def plan_runs(campaign: Campaign, config: ConfigPlan, scenarios: list[str] | None = None) -> list[RunPlan]:

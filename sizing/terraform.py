@@ -1,13 +1,14 @@
 """Terraform at the edge of the core: build terraform commands (pure), run them (subprocess), read `cluster`.
 
-Every (campaign, config) pair gets its own workspace under `.state/terraform/<campaign>/<config_id>/`:
+Every cluster (campaign, config and repeat: ConfigPlan.cluster_key) gets its own workspace under
+`.state/terraform/<campaign>/<cluster_key>/`:
 
-    .terraform/             TF_DATA_DIR: backend settings and module manifest of this pair only
+    .terraform/             TF_DATA_DIR: backend settings and module manifest of this cluster only
     terraform.tfstate       the state (local backend, path given at `init -backend-config=path=...`)
     vars.tfvars.json        the variables of the last apply (destroy reuses them, even from another process)
     work/                   local stack only: the cluster's cookie home, node data and logs
 
-The stack directory itself (terraform/stacks/<target>) is shared and never written to, so configs can be
+The stack directory itself (terraform/stacks/<target>) is shared and never written to, so clusters can be
 applied side by side. The local backend path + TF_DATA_DIR replace the legacy `-state` flag: every command
 (apply, output, destroy) then finds the right state with no extra flag to forget.
 
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from sizing.cluster import ClusterInfo
-from sizing.plan import ConfigPlan
+from sizing.plan import LOCAL_PORT_BLOCK, ConfigPlan
 from sizing.spec import Campaign
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -52,7 +53,7 @@ class TerraformError(RuntimeError):
 
 @dataclass(frozen=True)
 class Workspace:
-    """Where one (campaign, config) pair's Terraform state lives, and which stack it applies."""
+    """Where one cluster's Terraform state lives, and which stack it applies."""
 
     stack_dir: Path
     state_dir: Path
@@ -80,12 +81,12 @@ def _path_part(kind: str, value: str) -> str:
     return value
 
 
-def workspace(target: str, campaign: str, config_id: str, state_root: Path | str = DEFAULT_STATE_ROOT,
+def workspace(target: str, campaign: str, cluster_key: str, state_root: Path | str = DEFAULT_STATE_ROOT,
               terraform_root: Path | str = TERRAFORM_ROOT) -> Workspace:
     if target not in STACKS:
         raise ValueError(f"unknown Terraform target {target!r}; stacks: {', '.join(STACKS)}")
-    # A campaign has one deployment target, so (campaign, config) alone keys the state.
-    state_dir = Path(state_root).resolve() / _path_part("campaign", campaign) / _path_part("config", config_id)
+    # A campaign has one deployment target, so (campaign, cluster key) alone keys the state.
+    state_dir = Path(state_root).resolve() / _path_part("campaign", campaign) / _path_part("cluster", cluster_key)
     return Workspace(stack_dir=Path(terraform_root).resolve() / "stacks" / target, state_dir=state_dir)
 
 
@@ -161,13 +162,17 @@ def tf_string(value: Any) -> str:
 
 def local_stack_variables(plan: ConfigPlan, broker_config: Mapping[str, Any], work_dir: Path | str,
                           username: str = "guest", password: str = "guest") -> dict[str, Any]:
-    """Variables of terraform/stacks/local for one config."""
+    """Variables of terraform/stacks/local for one cluster (config and repeat)."""
     if plan.shape.nodes > LOCAL_MAX_NODES:
         raise ValueError(f"config {plan.config_id} has {plan.shape.nodes} nodes; a local cluster holds at most "
                          f"{LOCAL_MAX_NODES} (one 50-port block)")
+    if plan.local_port_base + LOCAL_PORT_BLOCK > 65536:
+        raise ValueError(f"cluster {plan.cluster_key} would need ports from {plan.local_port_base} (slot {plan.slot}), "
+                         f"past 65535: fewer configs x repeats, or a smaller SIZING_SLOT_OFFSET")
     return {
         "campaign": plan.campaign,
         "config_id": plan.config_id,
+        "repeat": plan.repeat,
         "node_count": plan.shape.nodes,
         "port_base": plan.local_port_base,
         "work_dir": str(Path(work_dir).resolve()),
@@ -179,12 +184,14 @@ def local_stack_variables(plan: ConfigPlan, broker_config: Mapping[str, Any], wo
 
 def aws_stack_variables(plan: ConfigPlan, campaign: Campaign, region: str = "us-east-1",
                         username: str = "sizing", password: str = "") -> dict[str, Any]:
-    """Variables of terraform/stacks/aws for one config; volume size/IOPS/throughput default to the catalog's."""
+    """Variables of terraform/stacks/aws for one cluster (config and repeat); volume size/IOPS/throughput
+    default to the catalog's."""
     volume = plan.shape.volume
     default = campaign.catalog.volumes.get(volume.type)
     return {
         "campaign": plan.campaign,
         "config_id": plan.config_id,
+        "repeat": plan.repeat,
         "node_count": plan.shape.nodes,
         "instance_type": plan.shape.instance_type,
         "volume_type": volume.type,
@@ -239,7 +246,7 @@ Runner = Callable[..., str]
 
 
 class TerraformStack:
-    """One stack applied for one (campaign, config) pair, with its own state."""
+    """One stack applied for one cluster (campaign, config and repeat), with its own state."""
 
     def __init__(self, ws: Workspace, terraform: str = "terraform", logger: logging.Logger | None = None,
                  runner: Runner = run, backend_config: Mapping[str, str] | None = None):
@@ -279,22 +286,22 @@ class TerraformStack:
 
 
 class LocalClusterStack(TerraformStack):
-    """terraform/stacks/local for one config of a campaign: `apply(plan, campaign)` -> ClusterInfo."""
+    """terraform/stacks/local for one cluster of a campaign: `apply(plan, campaign)` -> ClusterInfo."""
 
-    def __init__(self, campaign: str, config_id: str, state_root: Path | str = DEFAULT_STATE_ROOT,
+    def __init__(self, campaign: str, cluster_key: str, state_root: Path | str = DEFAULT_STATE_ROOT,
                  terraform_root: Path | str = TERRAFORM_ROOT, **kwargs: Any):
-        super().__init__(workspace("local", campaign, config_id, state_root, terraform_root), **kwargs)
+        super().__init__(workspace("local", campaign, cluster_key, state_root, terraform_root), **kwargs)
 
     @classmethod
     def for_plan(cls, plan: ConfigPlan, **kwargs: Any) -> LocalClusterStack:
-        return cls(plan.campaign, plan.config_id, **kwargs)
+        return cls(plan.campaign, plan.cluster_key, **kwargs)
 
     def variables(self, plan: ConfigPlan, campaign: Campaign) -> dict[str, Any]:
         return local_stack_variables(plan, campaign.broker_config, self.workspace.work_dir)
 
     def apply(self, plan: ConfigPlan, campaign: Campaign) -> ClusterInfo:
-        if (plan.campaign, plan.config_id) != (self.workspace.state_dir.parent.name, self.workspace.state_dir.name):
-            raise ValueError(f"plan {plan.campaign}/{plan.config_id} does not belong to workspace "
+        if (plan.campaign, plan.cluster_key) != (self.workspace.state_dir.parent.name, self.workspace.state_dir.name):
+            raise ValueError(f"plan {plan.campaign}/{plan.cluster_key} does not belong to workspace "
                              f"{self.workspace.state_dir}")
         return ClusterInfo.from_terraform_outputs(self.apply_variables(self.variables(plan, campaign)))
 

@@ -43,7 +43,7 @@ def dag():
 
 def test_task_structure(dag):
     ids = set(dag.task_ids)
-    assert {"validate_spec", "plan_configs", "cluster.wait_for_slot", "cluster.terraform_apply",
+    assert {"validate_spec", "plan_trials", "cluster.wait_for_slot", "cluster.terraform_apply",
             "cluster.wait_healthy", "cluster.run_scenarios", "cluster.upload", "cluster.terraform_destroy",
             "analysis_inputs", "phase_summary", "leaderboards", "report"} <= ids
     apply, destroy = dag.get_task("cluster.terraform_apply"), dag.get_task("cluster.terraform_destroy")
@@ -52,10 +52,14 @@ def test_task_structure(dag):
     # The work happens between setup and teardown; nothing depends on the spec being valid except via validate.
     assert dag.get_task("cluster.run_scenarios").upstream_task_ids >= {"cluster.wait_healthy"}
     assert dag.get_task("cluster.upload").downstream_task_ids == {"cluster.terraform_destroy", "analysis_inputs"}
-    assert dag.get_task("plan_configs").upstream_task_ids == {"validate_spec"}
-    # Per-config group is mapped over the planned configs.
+    assert dag.get_task("plan_trials").upstream_task_ids == {"validate_spec"}
+    # The cluster group is mapped over the planned trials (config x repeat), each instance labelled by its cluster.
     group = dag.task_group_dict["cluster"]
     assert type(group).__name__ == "MappedTaskGroup"
+    for task_id in ("wait_for_slot", "terraform_apply", "wait_healthy", "run_scenarios", "upload", "terraform_destroy"):
+        task = dag.get_task(f"cluster.{task_id}")
+        template = getattr(task, "map_index_template", None) or task.partial_kwargs.get("map_index_template")
+        assert template in ("{{ task.trial.cluster_key }}", "{{ trial_label }}"), task_id  # rendered: e2e test
     # Spark work is done by the provider's SparkSubmitOperator, one phase_summary per config, one at a time.
     summary = dag.get_task("phase_summary")
     assert summary.operator_name == "SparkSubmitOperator" or summary.operator_class.__name__ == "SparkSubmitOperator"
@@ -69,6 +73,10 @@ def test_task_structure(dag):
     assert dag.get_task("phase_summary").upstream_task_ids == {"analysis_inputs"}
     assert dag.get_task("leaderboards").upstream_task_ids >= {"phase_summary"}
     assert dag.get_task("report").upstream_task_ids >= {"leaderboards"}
+    # Airflow judges a run by its leaves (teardowns aside): the last one fails the run for any failed trial.
+    leaves = {t.task_id for t in dag.tasks if not t.downstream_task_ids and not t.is_teardown}
+    assert leaves == {"trials_succeeded"}
+    assert dag.get_task("trials_succeeded").upstream_task_ids == {"report"}
 
 
 def test_outlets_are_assets(dag):

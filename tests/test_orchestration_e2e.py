@@ -21,6 +21,7 @@ pytestmark = [pytest.mark.airflow, pytest.mark.cluster, pytest.mark.spark, pytes
 REPO = Path(__file__).resolve().parents[1]
 CAMPAIGN = "campaigns/ci-tiny.yaml"
 CONFIGS = ("n1-c5.2xlarge-gp2", "n1-c5.4xlarge-gp2")
+REPEATS = (1, 2, 3)  # ci-tiny asks for 3 repeats of every config, each on a fresh cluster
 DAG_ID = "sizing_campaign"
 
 
@@ -56,7 +57,7 @@ def stack(tmp_path_factory):
         stop(settings)
 
 
-def _run(client: AirflowClient, conf: dict, timeout_s: float = 900) -> tuple[dict, list[dict]]:
+def _run(client: AirflowClient, conf: dict, timeout_s: float = 1800) -> tuple[dict, list[dict]]:
     run_id = client.trigger(DAG_ID, {"campaign": CAMPAIGN, **conf})
     return wait_for_run(client, DAG_ID, run_id, timeout_s)
 
@@ -74,7 +75,7 @@ def _objects(settings: DemoSettings, prefix: str) -> dict[str, str]:
 
 
 def _port_bases(settings: DemoSettings) -> list[int]:
-    return [21000 + 50 * (settings.slot_offset + slot) for slot in range(len(CONFIGS))]
+    return [21000 + 50 * (settings.slot_offset + slot) for slot in range(len(CONFIGS) * len(REPEATS))]
 
 
 def _no_broker_left(settings: DemoSettings) -> None:
@@ -94,9 +95,9 @@ def test_campaign_run_is_green_with_tables_in_s3(stack, first_run):
     settings, _ = stack
     run, tis = first_run
     failed = [(t["task_id"], t.get("map_index"), t["state"]) for t in tis if t["state"] != "success"]
-    assert run["state"] == "success", failed
+    assert run["state"] == "success" and failed == [], failed
     for config in CONFIGS:
-        for repeat in (1, 2, 3):  # ci-tiny asks for 3 repeats of every config
+        for repeat in REPEATS:
             assert _objects(settings, f"raw/campaign=ci-tiny/config={config}/scenario=steps/run=ci/repeat={repeat}/"
                                       "manifest")
         summary = read_table(settings, f"tables/phase_summary/campaign=ci-tiny/config={config}/")
@@ -104,6 +105,29 @@ def test_campaign_run_is_green_with_tables_in_s3(stack, first_run):
     boards = [k for k in _objects(settings, "tables/") if "leaderboard" in k and "campaign=ci-tiny" in k]
     assert boards
     _no_broker_left(settings)
+
+
+def test_every_repeat_ran_on_a_fresh_cluster_of_its_own(stack, first_run):
+    import json
+
+    settings, _ = stack
+    _, tis = first_run
+    # The UI labels every mapped cluster task with its trial: config and repeat.
+    trials = sorted(f"{c}-r{r}" for c in CONFIGS for r in REPEATS)
+    for task in ("wait_for_slot", "terraform_apply", "wait_healthy", "run_scenarios", "upload", "terraform_destroy"):
+        assert sorted(t["rendered_map_index"] for t in tis if t["task_id"] == f"cluster.{task}") == trials, task
+    assert all(t["state"] == "success" for t in tis if t["task_id"] == "cluster.terraform_destroy")
+    # Each run's manifest names the cluster it ran on: one cluster per (config, repeat), no node shared.
+    s3 = _s3(settings)
+    clusters = {}
+    for config in CONFIGS:
+        for repeat in REPEATS:
+            key = f"raw/campaign=ci-tiny/config={config}/scenario=steps/run=ci/repeat={repeat}/manifest.json"
+            manifest = json.loads(s3.get_object(Bucket=settings.bucket, Key=key)["Body"].read())
+            clusters[(config, repeat)] = manifest["cluster"]
+    assert {c["cluster_name"] for c in clusters.values()} == {f"ci-tiny-{c}-r{r}" for c in CONFIGS for r in REPEATS}
+    nodes = [n for c in clusters.values() for n in c["nodes"]]
+    assert len(nodes) == len(CONFIGS) * len(REPEATS) and len(set(nodes)) == len(nodes)
 
 
 def test_report_of_the_real_run_shows_the_verdict_every_config_phase_and_chart(stack, first_run):
@@ -150,7 +174,8 @@ def test_rerun_of_one_config_replaces_only_its_partitions(stack, first_run):
     before_keep |= _objects(settings, f"tables/phase_summary/campaign=ci-tiny/config={keep}/")
     before_redo = read_table(settings, f"tables/phase_summary/campaign=ci-tiny/config={redo}/")
     run, tis = _run(client, {"run_label": "ci", "configs": [redo]})
-    assert run["state"] == "success", [(t["task_id"], t["state"]) for t in tis if t["state"] != "success"]
+    failed = [(t["task_id"], t["state"]) for t in tis if t["state"] != "success"]
+    assert run["state"] == "success" and failed == [], failed
     # The other config's objects are byte-for-byte the same objects.
     after_keep = _objects(settings, f"raw/campaign=ci-tiny/config={keep}/")
     after_keep |= _objects(settings, f"tables/phase_summary/campaign=ci-tiny/config={keep}/")
@@ -161,13 +186,17 @@ def test_rerun_of_one_config_replaces_only_its_partitions(stack, first_run):
     assert not after_redo.duplicated(subset=[c for c in ("scenario", "run_id", "repeat", "phase")
                                              if c in after_redo.columns]).any()
     manifests = [k for k in _objects(settings, f"raw/campaign=ci-tiny/config={redo}/") if k.endswith("manifest.json")]
-    assert len(manifests) == 3  # one per repeat, replaced, not added
+    assert len(manifests) == len(REPEATS)  # one per repeat, replaced, not added
+    applies = [t["rendered_map_index"] for t in tis if t["task_id"] == "cluster.terraform_apply"]
+    assert sorted(applies) == [f"{redo}-r{r}" for r in REPEATS]  # every repeat again, each on a fresh cluster
 
 
 def test_failure_mid_run_still_tears_the_cluster_down(stack, first_run):
     settings, client = stack
     config = CONFIGS[0]
-    run_id = client.trigger(DAG_ID, {"campaign": CAMPAIGN, "run_label": "killed", "configs": [config]})
+    # One repeat is enough here (inline spec extending ci-tiny): what matters is the one killed trial.
+    run_id = client.trigger(DAG_ID, {"campaign": "extends: ci-tiny.yaml\nrepeats: 1\n", "run_label": "killed",
+                                     "configs": [config]})
     # Wait for the load generator to be running, then kill it: the run_scenarios task fails mid-run.
     deadline, victim = time.monotonic() + 300, None
     while time.monotonic() < deadline and victim is None:
@@ -184,8 +213,8 @@ def test_failure_mid_run_still_tears_the_cluster_down(stack, first_run):
     assert victim, "the load generator never started"
     os.kill(victim, signal.SIGKILL)
     run, tis = wait_for_run(client, DAG_ID, run_id, 600)
-    states = {(t["task_id"]): t["state"] for t in tis}
+    states = {(t["task_id"], t["rendered_map_index"]): t["state"] for t in tis if t["task_id"].startswith("cluster.")}
     assert run["state"] == "failed"  # a successful teardown does not hide the failed run
-    assert states["cluster.run_scenarios"] == "failed"
-    assert states["cluster.terraform_destroy"] == "success"
+    assert states[("cluster.run_scenarios", f"{config}-r1")] == "failed"
+    assert states[("cluster.terraform_destroy", f"{config}-r1")] == "success"
     _no_broker_left(settings)

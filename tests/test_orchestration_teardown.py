@@ -1,4 +1,4 @@
-"""Teardown semantics of the per-config group, through dag.test() with a real cluster: a task that fails
+"""Teardown semantics of the per-trial cluster group, through dag.test() with a real cluster: a task that fails
 after the cluster is up still gets the cluster destroyed, the slot released, and the run marked failed."""
 
 from __future__ import annotations
@@ -16,30 +16,51 @@ def _listening(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
-def test_failing_load_run_still_destroys_cluster(airflow_db, aws_conn, monkeypatch):
+def test_failing_load_run_still_destroys_every_trials_cluster(airflow_db, aws_conn, monkeypatch):
     from rabbit_sizing.operators.loadgen import LoadgenOperator
     from rabbit_sizing.sensors.cluster import lease_board
 
     from dags.sizing_campaign import DAG
 
-    seen = {}
+    seen: dict[str, list[int]] = {}
 
     def fail_mid_run(self, context):
         from rabbit_sizing.cluster_lifecycle import load_cluster
 
         cluster = load_cluster(self.cluster)
-        seen["ports"] = [n.amqp_port for n in cluster.nodes]
-        assert all(_listening(p) for p in seen["ports"])  # the cluster really is up
+        seen[self.trial["cluster_key"]] = [n.amqp_port for n in cluster.nodes]
+        assert all(_listening(p) for p in seen[self.trial["cluster_key"]])  # the cluster really is up
         raise RuntimeError("injected failure in the middle of the load run")
 
     monkeypatch.setattr(LoadgenOperator, "execute", fail_mid_run)
-    dr = DAG.test(run_conf={"campaign": "campaigns/ci-tiny.yaml", "configs": ["n1-c5.2xlarge-gp2"],
-                            "run_label": "teardown"})
-    states = {ti.task_id: str(ti.state) for ti in dr.get_task_instances()}
-    assert states["cluster.terraform_apply"] == "success"
-    assert states["cluster.run_scenarios"] == "failed"
-    assert states["cluster.upload"] == "upstream_failed"
-    assert states["cluster.terraform_destroy"] == "success"
+    # Two repeats of one config: two trials, each on a fresh cluster of its own. dag.test() runs one task at a
+    # time, breadth-first over map indexes, so both trials must hold a slot at once (two 1-node clusters).
+    spec = "extends: ci-tiny.yaml\nrepeats: 2\n"
+    dr = DAG.test(run_conf={"campaign": spec, "configs": ["n1-c5.2xlarge-gp2"], "run_label": "teardown",
+                            "max_parallel_configs": 2})
+    states: dict[str, list[str]] = {}
+    for ti in dr.get_task_instances():
+        states.setdefault(ti.task_id, []).append(str(ti.state))
+    assert states["cluster.terraform_apply"] == ["success"] * 2
+    assert states["cluster.run_scenarios"] == ["failed"] * 2
+    assert states["cluster.upload"] == ["upstream_failed"] * 2
+    assert states["cluster.terraform_destroy"] == ["success"] * 2
     assert str(dr.state) == "failed"
-    assert seen["ports"] and not any(_listening(p) for p in seen["ports"])
+    # Nothing landed, so there is nothing to analyse; analysis_inputs recorded which cluster tasks failed.
+    assert states["analysis_inputs"] == ["failed"] and states["trials_succeeded"] == ["upstream_failed"]
+    assert _xcom(dr.run_id, "analysis_inputs", "failed_cluster_tasks") == [
+        f"cluster.{task}_{i}" for task in ("run_scenarios", "upload") for i in (0, 1)]
+    assert sorted(seen) == ["n1-c5.2xlarge-gp2-r1", "n1-c5.2xlarge-gp2-r2"]
+    ports = [p for trial_ports in seen.values() for p in trial_ports]
+    assert len(set(ports)) == len(ports)  # not the same cluster twice
+    assert not any(_listening(p) for p in ports)
     assert lease_board("local").holders() == {}
+
+
+def _xcom(run_id: str, task_id: str, key: str):
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        (row,) = session.scalars(XComModel.get_many(run_id=run_id, task_ids=task_id, key=key)).all()
+        return XComModel.deserialize_value(row)

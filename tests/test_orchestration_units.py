@@ -10,10 +10,14 @@ from rabbit_sizing.hooks.loadgen import LoadgenRun, ecs_overrides, local_command
 from rabbit_sizing.leases import LeaseBoard
 from rabbit_sizing.planning import (
     CampaignRun,
+    complete_configs,
     config_partitions,
+    failed_tasks,
     load_spec_param,
-    plan_config_dicts,
+    owner_id,
+    plan_trial_dicts,
     raw_run_prefixes,
+    scenario_runs,
     slot_offset,
     validate_run,
 )
@@ -57,9 +61,10 @@ def test_inline_spec_with_extends_resolves_against_campaigns(tmp_path: Path):
 
 def test_plan_filters_and_shifts_slots(tmp_path: Path):
     run = validate_run({**PARAMS, "configs": ["n3-c5.2xlarge-gp2"], "scenarios": ["broker-kill"]}, tmp_path)
-    (config,) = plan_config_dicts(run, offset=30)
+    (config,) = plan_trial_dicts(run, offset=30)
     # Slot = position in the full campaign (1) + offset: a backfill of one config reuses its ports.
     assert config["slot"] == 31 and config["local_port_base"] == 21000 + 50 * 31
+    assert config["repeat"] == 1 and config["cluster_key"] == "n3-c5.2xlarge-gp2-r1"
     assert config["scenarios"] == ["broker-kill"] and config["run_label"] == "r1"
     assert config["max_parallel_configs"] == 1 and config["deployment"] == "local"
     assert raw_run_prefixes(config) == [
@@ -67,6 +72,48 @@ def test_plan_filters_and_shifts_slots(tmp_path: Path):
     assert config_partitions("local-quick", "n3-c5.2xlarge-gp2") == [
         "raw/campaign=local-quick/config=n3-c5.2xlarge-gp2/",
         "tables/phase_summary/campaign=local-quick/config=n3-c5.2xlarge-gp2/"]
+
+
+def test_every_repeat_is_a_trial_on_its_own_cluster(tmp_path: Path):
+    run = validate_run({**PARAMS, "campaign": "campaigns/ci-tiny.yaml"}, tmp_path)  # 2 configs x 3 repeats
+    trials = plan_trial_dicts(run, offset=30)
+    # Repeat-major: every config's repeat 1 first, so drift over the session spreads over all configs.
+    assert [(t["config_id"][3:], t["repeat"]) for t in trials] == [
+        ("c5.2xlarge-gp2", 1), ("c5.4xlarge-gp2", 1), ("c5.2xlarge-gp2", 2), ("c5.4xlarge-gp2", 2),
+        ("c5.2xlarge-gp2", 3), ("c5.4xlarge-gp2", 3)]
+    # Each trial has its own port block, cluster key (Terraform state, cluster name) and lease owner.
+    assert [t["slot"] for t in trials] == [30, 31, 32, 33, 34, 35]
+    assert len({t["cluster_key"] for t in trials}) == 6
+    assert len({owner_id("d", "run", t["cluster_key"]) for t in trials}) == 6
+    # A trial's load runs are its own repeat of every scenario, and only those.
+    assert scenario_runs(trials[3]) == [("steps", 2)]
+    assert raw_run_prefixes(trials[3]) == [
+        "raw/campaign=ci-tiny/config=n1-c5.4xlarge-gp2/scenario=steps/run=r1/repeat=2/"]
+    # Backfill of one config: all its repeats, on the same ports as in the full plan.
+    backfill = validate_run({**PARAMS, "campaign": "campaigns/ci-tiny.yaml", "configs": ["n1-c5.4xlarge-gp2"]},
+                            tmp_path)
+    assert [(t["repeat"], t["slot"]) for t in plan_trial_dicts(backfill, offset=30)] == [(1, 31), (2, 33), (3, 35)]
+
+
+def test_only_configs_with_every_repeat_landed_are_analysed(tmp_path: Path):
+    run = validate_run({**PARAMS, "campaign": "campaigns/ci-tiny.yaml"}, tmp_path)
+    trials = plan_trial_dicts(run)
+    landed = {p + "manifest.json" for t in trials for p in raw_run_prefixes(t)}
+    everything = complete_configs(trials, landed.__contains__)
+    assert [c["config_id"] for c in everything] == ["n1-c5.2xlarge-gp2", "n1-c5.4xlarge-gp2"]  # once each
+    # Repeat 2 of the second config failed: that config is left out, the first is still analysed.
+    lost = next(p for p in raw_run_prefixes(trials[3])) + "manifest.json"
+    partial = complete_configs(trials, (landed - {lost}).__contains__)
+    assert [c["config_id"] for c in partial] == ["n1-c5.2xlarge-gp2"]
+    assert complete_configs(trials, lambda key: False) == []
+
+
+def test_failed_tasks_are_what_fails_the_run():
+    states = {"cluster.terraform_apply_0": "success", "cluster.run_scenarios_1": "failed",
+              "cluster.upload_1": "upstream_failed", "cluster.terraform_destroy_1": "success",
+              "cluster.wait_for_slot_2": None}
+    assert failed_tasks(states) == ["cluster.run_scenarios_1", "cluster.upload_1"]
+    assert failed_tasks({"cluster.upload_0": "success"}) == []
 
 
 def test_slot_offset_from_env():

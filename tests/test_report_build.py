@@ -102,7 +102,7 @@ def test_three_repeats_show_bootstrap_intervals(s3: S3Settings, tmp_path: Path) 
     # achieved rates of n3 at 2000 msg/s over repeats 1985, 1980, 1990: exact bootstrap of the mean
     assert "1,985 [1,980,\u00a01,990]" in intensity
     assert "1,617 [1,580,\u00a01,650]" in intensity  # n1 at 2000: 1620, 1580, 1650
-    assert "Points are means over 3 repeats; bars are 95% bootstrap intervals." in intensity
+    assert "Points are means over 3 repeats (each on a fresh cluster); bars are 95% bootstrap intervals." in intensity
     boards = section(document, "leaderboards")
     # the Spark figure (the mean of the per-repeat tops 1978, 1983, 1988) with their bootstrap interval
     assert "1,983 [1,978,\u00a01,988]" in boards

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -36,14 +37,14 @@ def quick():
     return load_campaign(REPO / "campaigns" / "local-quick.yaml")
 
 
-def test_workspace_is_per_campaign_and_config(tmp_path):
-    ws = workspace("local", "camp", "n3-c5.2xlarge-gp2", state_root=tmp_path)
+def test_workspace_is_per_campaign_and_cluster(tmp_path):
+    ws = workspace("local", "camp", "n3-c5.2xlarge-gp2-r1", state_root=tmp_path)
     assert ws.stack_dir == TERRAFORM_ROOT / "stacks" / "local"
-    assert ws.state_dir == tmp_path.resolve() / "camp" / "n3-c5.2xlarge-gp2"
+    assert ws.state_dir == tmp_path.resolve() / "camp" / "n3-c5.2xlarge-gp2-r1"
     assert ws.state_path == ws.state_dir / "terraform.tfstate"
     assert ws.data_dir == ws.state_dir / ".terraform"
     assert workspace("local", "camp", "other", state_root=tmp_path).state_dir != ws.state_dir
-    with pytest.raises(ValueError, match="config"):
+    with pytest.raises(ValueError, match="cluster 'a/b' cannot name a state directory"):
         workspace("local", "camp", "a/b", state_root=tmp_path)
     with pytest.raises(ValueError, match="unknown Terraform target"):
         workspace("gcp", "camp", "k", state_root=tmp_path)
@@ -82,8 +83,8 @@ def test_local_stack_variables_come_from_the_plan_and_broker_config(quick, tmp_p
     variables = local_stack_variables(three, {"vm_memory_high_watermark.relative": 0.2, "log.console": True},
                                       tmp_path)
     assert variables == {
-        "campaign": "local-quick", "config_id": "n3-c5.2xlarge-gp2", "node_count": 3, "port_base": 21050,
-        "work_dir": str(tmp_path.resolve()),
+        "campaign": "local-quick", "config_id": "n3-c5.2xlarge-gp2", "repeat": 1, "node_count": 3,
+        "port_base": 21050, "work_dir": str(tmp_path.resolve()),
         "broker_config": {"vm_memory_high_watermark.relative": "0.2", "log.console": "true"},
         "username": "guest", "password": "guest",
     }
@@ -191,5 +192,26 @@ def test_hook_variables_match_the_stack(quick, tmp_path):
     plan = plan_configs(quick)[1]
     variables = TerraformHook(state_root=tmp_path).variables(plan, quick)
     assert variables["port_base"] == plan.local_port_base
-    assert variables["work_dir"] == str(tmp_path.resolve() / "local-quick" / plan.config_id / "work")
+    assert variables["work_dir"] == str(tmp_path.resolve() / "local-quick" / "n3-c5.2xlarge-gp2-r1" / "work")
+    assert variables["repeat"] == 1
+
+
+def test_each_repeat_of_a_config_gets_its_own_state_ports_and_name(quick, tmp_path):
+    from plugins.rabbit_sizing.hooks.terraform import TerraformHook
+
+    hook = TerraformHook(state_root=tmp_path)
+    first, second = (replace(plan_configs(quick)[1], repeat=r, slot=1 + 2 * (r - 1)) for r in (1, 2))
+    one, two = hook.variables(first, quick), hook.variables(second, quick)
+    assert (one["repeat"], two["repeat"]) == (1, 2) and one["config_id"] == two["config_id"]
+    assert one["port_base"] != two["port_base"] and one["work_dir"] != two["work_dir"]
+    assert (hook.commands("local-quick", first.cluster_key)["apply"].env["TF_DATA_DIR"]
+            != hook.commands("local-quick", second.cluster_key)["apply"].env["TF_DATA_DIR"])
+    aws = aws_stack_variables(second, quick)
+    assert aws["repeat"] == 2 and aws["config_id"] == "n3-c5.2xlarge-gp2"
+
+
+def test_a_local_port_block_past_65535_is_refused(quick, tmp_path):
+    plan = replace(plan_configs(quick)[0], slot=(65536 - 21000) // 50, repeat=4)
+    with pytest.raises(ValueError, match=r"n1-c5\.2xlarge-gp2-r4 would need ports from 65500"):
+        local_stack_variables(plan, {}, tmp_path)
 

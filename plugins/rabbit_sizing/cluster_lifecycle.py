@@ -1,7 +1,8 @@
-"""Bring one config's cluster up and down through Terraform (the only place that knows TerraformHook).
+"""Bring one trial's cluster up and down through Terraform (the only place that knows TerraformHook).
 
-The state of each cluster is keyed by campaign and config, so a destroy needs nothing from the apply
-(it also works after a crash, from the config alone).
+A trial is one config and one repeat (the dicts of planning.plan_trial_dicts); each gets a fresh cluster.
+Its state is keyed by campaign and cluster key, so a destroy needs nothing from the apply (it also works
+after a crash, from the trial dict alone).
 """
 
 from __future__ import annotations
@@ -15,29 +16,29 @@ from rabbit_sizing.planning import state_dir
 from sizing.cluster import ClusterInfo
 
 
-def cluster_json_path(config: Mapping[str, Any]) -> Path:
-    return state_dir() / "clusters" / f"{config['campaign']}--{config['config_id']}.json"
+def cluster_json_path(trial: Mapping[str, Any]) -> Path:
+    return state_dir() / "clusters" / f"{trial['campaign']}--{trial['cluster_key']}.json"
 
 
-def plan_and_campaign(config: Mapping[str, Any]):
-    """The ConfigPlan (with the run's shifted slot) and Campaign a config dict stands for."""
+def plan_and_campaign(trial: Mapping[str, Any]):
+    """The ConfigPlan (with the trial's repeat and the run's shifted slot) and Campaign a trial dict stands for."""
     from dataclasses import replace
 
     from sizing.plan import plan_configs
     from sizing.spec import load_campaign
 
-    campaign = load_campaign(config["spec_path"])
-    (plan,) = plan_configs(campaign, [config["config_id"]])
-    return replace(plan, slot=int(config["slot"])), campaign
+    campaign = load_campaign(trial["spec_path"])
+    (plan,) = plan_configs(campaign, [trial["config_id"]])
+    return replace(plan, slot=int(trial["slot"]), repeat=int(trial["repeat"])), campaign
 
 
-def _hook(config: Mapping[str, Any]):
-    """TerraformHook (plugins/rabbit_sizing/hooks/terraform.py) for the config's target; the connection
+def _hook(trial: Mapping[str, Any]):
+    """TerraformHook (plugins/rabbit_sizing/hooks/terraform.py) for the trial's target; the connection
     `terraform_default` (state root, S3 backend for aws) is used when it exists."""
     from rabbit_sizing.hooks.terraform import TerraformHook
 
     conn_id = "terraform_default" if _has_connection("terraform_default") else None
-    return TerraformHook(target=config["deployment"], terraform_conn_id=conn_id,
+    return TerraformHook(target=trial["deployment"], terraform_conn_id=conn_id,
                          state_root=None if conn_id else state_dir() / "terraform")
 
 
@@ -47,19 +48,19 @@ def _has_connection(conn_id: str) -> bool:
     return f"AIRFLOW_CONN_{conn_id.upper()}" in os.environ
 
 
-def provision(config: Mapping[str, Any]) -> ClusterInfo:
+def provision(trial: Mapping[str, Any]) -> ClusterInfo:
     """terraform apply; returns the stack's `cluster` output and writes it where the load generator reads it."""
-    plan, campaign = plan_and_campaign(config)
-    cluster = _hook(config).apply(plan, campaign)
-    path = cluster_json_path(config)
+    plan, campaign = plan_and_campaign(trial)
+    cluster = _hook(trial).apply(plan, campaign)
+    path = cluster_json_path(trial)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(cluster.to_json())
     return cluster
 
 
-def deprovision(config: Mapping[str, Any]) -> None:
-    _hook(config).destroy(config["campaign"], config["config_id"])
-    cluster_json_path(config).unlink(missing_ok=True)
+def deprovision(trial: Mapping[str, Any]) -> None:
+    _hook(trial).destroy(trial["campaign"], trial["cluster_key"])
+    cluster_json_path(trial).unlink(missing_ok=True)
 
 
 def load_cluster(value: Any) -> ClusterInfo:

@@ -1,5 +1,6 @@
-"""What the sizing_campaign DAG does between the spec and the per-config task groups: resolve the
-spec parameter, plan the configs (filters, port-slot offset, parallelism), name every partition.
+"""What the sizing_campaign DAG does between the spec and the per-cluster task groups: resolve the
+spec parameter, plan the trials (one fresh cluster per config and repeat: filters, port-slot offset,
+parallelism), name every partition.
 
 No Airflow imports: these are plain functions of the spec and a few settings, unit-tested directly.
 """
@@ -7,7 +8,7 @@ No Airflow imports: these are plain functions of the spec and a few settings, un
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ import yaml
 
 from sizing.fields import Problem, SpecError
 from sizing.layout import raw_config_prefix, table_prefix
-from sizing.plan import ConfigPlan, plan_configs
+from sizing.plan import plan_trials
 from sizing.spec import Campaign, load_campaign, parse_campaign
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -144,36 +145,48 @@ def validate_run(params: Mapping[str, Any], spec_dir: Path, root: Path = REPO_RO
                        configs, scenarios, int(max_parallel))
 
 
-def plan_config_dicts(run: CampaignRun, offset: int = 0) -> list[dict[str, Any]]:
-    """The per-config expansion list: one JSON-able dict per config, with its (shifted) port slot.
+def plan_trial_dicts(run: CampaignRun, offset: int = 0) -> list[dict[str, Any]]:
+    """The cluster group's expansion list: one JSON-able dict per trial (config and repeat, one fresh
+    cluster each), repeat-major, with its (shifted) port slot.
 
-    The slot is the config's position in the full campaign (so a backfill of one config reuses its
-    ports) plus `offset`.
+    The slot comes from the full campaign (sizing.plan.plan_trials: a backfill of one config reuses its
+    ports) plus `offset`. Each dict carries what every task of the group needs, so none re-plans.
     """
     campaign = load_campaign(run.spec_path)
-    plans: list[ConfigPlan] = plan_configs(campaign, list(run.configs) or None)
+    scenarios = [s.name for s in campaign.scenarios if not run.scenarios or s.name in run.scenarios]
     out = []
-    for plan in plans:
-        shifted = replace(plan, slot=plan.slot + offset)
-        item = shifted.as_dict()
+    for plan in plan_trials(campaign, list(run.configs) or None):
+        item = replace(plan, slot=plan.slot + offset).as_dict()
         item.update(deployment=run.deployment, run_label=run.run_label, spec_path=run.spec_path,
-                    scenarios=[s.name for s in campaign.scenarios if not run.scenarios or s.name in run.scenarios],
-                    repeats=campaign.repeats, max_parallel_configs=run.max_parallel_configs)
+                    scenarios=scenarios, repeats=campaign.repeats, max_parallel_configs=run.max_parallel_configs)
         out.append(item)
     return out
 
 
-def scenario_runs(config: Mapping[str, Any]) -> list[tuple[str, int]]:
-    """(scenario, repeat) pairs the load generator runs for one config, in order."""
-    return [(name, repeat) for name in config["scenarios"] for repeat in range(1, int(config["repeats"]) + 1)]
+def scenario_runs(trial: Mapping[str, Any]) -> list[tuple[str, int]]:
+    """(scenario, repeat) pairs the load generator runs on one trial's cluster, in order."""
+    return [(name, int(trial["repeat"])) for name in trial["scenarios"]]
 
 
-def raw_run_prefixes(config: Mapping[str, Any]) -> list[str]:
-    """The raw partitions one config's load runs write; cleared before a rerun so nothing stale survives."""
+def raw_run_prefixes(trial: Mapping[str, Any]) -> list[str]:
+    """The raw partitions one trial's load runs write; cleared before a rerun so nothing stale survives."""
     from sizing.layout import RunKey, raw_run_prefix
 
-    return [raw_run_prefix(RunKey(config["campaign"], config["config_id"], scenario, config["run_label"], repeat))
-            for scenario, repeat in scenario_runs(config)]
+    return [raw_run_prefix(RunKey(trial["campaign"], trial["config_id"], scenario, trial["run_label"], repeat))
+            for scenario, repeat in scenario_runs(trial)]
+
+
+def complete_configs(trials: Sequence[Mapping[str, Any]], landed: Callable[[str], bool]) -> list[dict[str, Any]]:
+    """One dict per config (its first trial's) whose every trial's every run has its manifest, i.e.
+    `landed(manifest_key)` is true: a config missing any repeat is left out of the analysis."""
+    from sizing.layout import RunKey, manifest_key
+
+    by_config: dict[str, list[Mapping[str, Any]]] = {}
+    for trial in trials:
+        by_config.setdefault(trial["config_id"], []).append(trial)
+    return [dict(group[0]) for group in by_config.values()
+            if all(landed(manifest_key(RunKey(t["campaign"], t["config_id"], scenario, t["run_label"], repeat)))
+                   for t in group for scenario, repeat in scenario_runs(t))]
 
 
 def config_partitions(campaign: str, config_id: str) -> list[str]:
@@ -181,9 +194,12 @@ def config_partitions(campaign: str, config_id: str) -> list[str]:
     return [raw_config_prefix(campaign, config_id)] + [table_prefix(t, campaign, config_id) for t in PER_CONFIG_TABLES]
 
 
-def owner_id(dag_id: str, run_id: str, config_id: str) -> str:
-    return f"{dag_id}/{run_id}/{config_id}"
+def failed_tasks(states: Mapping[str, str | None]) -> list[str]:
+    """The failed task instances among `states` ({task_id or task_id_mapindex: state}), sorted."""
+    return sorted(name for name, state in states.items() if state in ("failed", "upstream_failed"))
 
 
-def config_ids(configs: Sequence[Mapping[str, Any]]) -> list[str]:
-    return [c["config_id"] for c in configs]
+def owner_id(dag_id: str, run_id: str, cluster_key: str) -> str:
+    """Who holds a cluster slot: one cluster (config and repeat) of one DAG run."""
+    return f"{dag_id}/{run_id}/{cluster_key}"
+

@@ -1,4 +1,4 @@
-"""After a config's load runs: check every run landed in S3 and publish the load generator's console logs."""
+"""After a trial's load runs: check every run landed in S3 and publish the load generator's console logs."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def log_key(config: Mapping[str, Any], scenario: str, repeat: int) -> str:
             f"{scenario}-r{repeat}.log")
 
 
-def publish_run_logs(config: Mapping[str, Any], runs: list[dict]) -> list[str]:
+def publish_run_logs(trial: Mapping[str, Any], runs: list[dict]) -> list[str]:
     """Fails when a run's manifest is missing (the load generator writes it last); returns uploaded keys."""
     from airflow.providers.amazon.aws.hooks.s3 import S3Hook
 
@@ -36,24 +36,21 @@ def publish_run_logs(config: Mapping[str, Any], runs: list[dict]) -> list[str]:
         raise RuntimeError(f"load runs finished but their manifests are missing in s3://{bucket}: {missing}")
     uploaded = []
     for r in runs:
-        path = run_log_path(config, r["scenario"], r["repeat"])
+        path = run_log_path(trial, r["scenario"], r["repeat"])
         if path.exists():
-            key = log_key(config, r["scenario"], r["repeat"])
+            key = log_key(trial, r["scenario"], r["repeat"])
             hook.load_file(str(path), key, bucket_name=bucket, replace=True)
             uploaded.append(key)
     return uploaded
 
 
-def configs_with_complete_raw(configs: list[dict]) -> list[dict]:
-    """The configs whose every (scenario, repeat) run has its manifest in S3."""
+def configs_with_complete_raw(trials: list[dict]) -> list[dict]:
+    """One dict per config whose every trial (repeat) has every run's manifest in S3."""
     from airflow.providers.amazon.aws.hooks.s3 import S3Hook
 
-    from rabbit_sizing.planning import scenario_runs
-    from sizing.layout import RunKey, manifest_key
+    from rabbit_sizing.planning import complete_configs
     from sizing.storage import S3Settings
 
     hook = S3Hook(aws_conn_id=AWS_CONN_ID)
     bucket = S3Settings.from_env().bucket
-    return [c for c in configs
-            if all(hook.check_for_key(manifest_key(RunKey(c["campaign"], c["config_id"], s, c["run_label"], r)),
-                                      bucket_name=bucket) for s, r in scenario_runs(c))]
+    return complete_configs(trials, lambda key: hook.check_for_key(key, bucket_name=bucket))

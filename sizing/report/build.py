@@ -245,7 +245,8 @@ class Report:
         out: list[object] = [tag("h2", "Increasing intensity (ideal conditions)", id="intensity")]
         if not self.intensity:
             return [*out, tag("p", "This campaign has no increasing-intensity scenario.", class_="muted")]
-        ci_note = (f" Points are means over {self.repeats_seen} repeats; bars are 95% bootstrap intervals."
+        ci_note = (f" Points are means over {self.repeats_seen} repeats (each on a fresh cluster); bars are 95% "
+                   "bootstrap intervals."
                    if self.with_ci else "")
         slo = self.campaign.target.p99_latency_ms
         for scenario in self.intensity:

@@ -1,7 +1,8 @@
-"""TerraformHook: apply / output / destroy one cluster config's Terraform stack from a task.
+"""TerraformHook: apply / output / destroy one cluster's Terraform stack from a task.
 
 The hook only wires Airflow (logging, optional connection) to sizing.terraform, which builds the commands
-(pure functions) and runs them; state and working data live per (campaign, config) under `state_root`.
+(pure functions) and runs them; state and working data live per cluster (campaign, config and repeat:
+ConfigPlan.cluster_key) under `state_root`.
 
 Optional connection `terraform_default` (any conn type), extras:
     {"state_root": "/data/rabbit-sizing/.state/terraform", "terraform_bin": "terraform",
@@ -38,9 +39,10 @@ from sizing.terraform import (
 )
 
 
-def aws_backend_config(settings: Mapping[str, str], key_prefix: str, campaign: str, config_id: str) -> dict[str, str]:
-    """S3 backend settings for one (campaign, config): its own state object under key_prefix."""
-    return {**settings, "key": f"{key_prefix.rstrip('/')}/{campaign}/{config_id}/terraform.tfstate"}
+def aws_backend_config(settings: Mapping[str, str], key_prefix: str, campaign: str,
+                       cluster_key: str) -> dict[str, str]:
+    """S3 backend settings for one cluster: its own state object under key_prefix."""
+    return {**settings, "key": f"{key_prefix.rstrip('/')}/{campaign}/{cluster_key}/terraform.tfstate"}
 
 
 class TerraformHook(BaseHook):
@@ -69,22 +71,22 @@ class TerraformHook(BaseHook):
 
     # -------------------------------------------------------------------------------- pure parts
 
-    def _backend(self, campaign: str, config_id: str) -> dict[str, str] | None:
+    def _backend(self, campaign: str, cluster_key: str) -> dict[str, str] | None:
         if self.target == "local":
             return None  # local backend, state file inside the workspace
-        return aws_backend_config(self.backend_settings, self.backend_key_prefix, campaign, config_id)
+        return aws_backend_config(self.backend_settings, self.backend_key_prefix, campaign, cluster_key)
 
     def variables(self, plan: ConfigPlan, campaign: Campaign) -> dict[str, Any]:
         if self.target == "local":
-            ws = workspace("local", plan.campaign, plan.config_id, self.state_root, self.terraform_root)
+            ws = workspace("local", plan.campaign, plan.cluster_key, self.state_root, self.terraform_root)
             return local_stack_variables(plan, campaign.broker_config, ws.work_dir)
         return aws_stack_variables(plan, campaign, region=self.aws_region)
 
-    def commands(self, campaign: str, config_id: str) -> dict[str, TerraformCommand]:
-        """Every command this hook runs for one config (what the unit tests check)."""
-        ws = workspace(self.target, campaign, config_id, self.state_root, self.terraform_root)
+    def commands(self, campaign: str, cluster_key: str) -> dict[str, TerraformCommand]:
+        """Every command this hook runs for one cluster (what the unit tests check)."""
+        ws = workspace(self.target, campaign, cluster_key, self.state_root, self.terraform_root)
         return {
-            "init": init_command(ws, self.terraform_bin, self._backend(campaign, config_id)),
+            "init": init_command(ws, self.terraform_bin, self._backend(campaign, cluster_key)),
             "apply": apply_command(ws, self.terraform_bin, ws.var_file),
             "output": output_command(ws, self.terraform_bin),
             "destroy": destroy_command(ws, self.terraform_bin, ws.var_file),
@@ -92,19 +94,19 @@ class TerraformHook(BaseHook):
 
     # ------------------------------------------------------------------------------------- I/O
 
-    def stack(self, campaign: str, config_id: str) -> TerraformStack:
-        ws = workspace(self.target, campaign, config_id, self.state_root, self.terraform_root)
+    def stack(self, campaign: str, cluster_key: str) -> TerraformStack:
+        ws = workspace(self.target, campaign, cluster_key, self.state_root, self.terraform_root)
         return TerraformStack(ws, terraform=self.terraform_bin, logger=self.log,
-                              backend_config=self._backend(campaign, config_id))
+                              backend_config=self._backend(campaign, cluster_key))
 
     def apply(self, plan: ConfigPlan, campaign: Campaign) -> ClusterInfo:
-        """init + apply the config's stack; returns the `cluster` output."""
-        outputs = self.stack(plan.campaign, plan.config_id).apply_variables(self.variables(plan, campaign))
+        """init + apply the cluster's stack; returns the `cluster` output."""
+        outputs = self.stack(plan.campaign, plan.cluster_key).apply_variables(self.variables(plan, campaign))
         return ClusterInfo.from_terraform_outputs(outputs)
 
-    def output(self, campaign: str, config_id: str) -> ClusterInfo:
-        return self.stack(campaign, config_id).cluster()
+    def output(self, campaign: str, cluster_key: str) -> ClusterInfo:
+        return self.stack(campaign, cluster_key).cluster()
 
-    def destroy(self, campaign: str, config_id: str) -> None:
-        """Destroy with the variables of the last apply; a no-op for a config never applied."""
-        self.stack(campaign, config_id).destroy()
+    def destroy(self, campaign: str, cluster_key: str) -> None:
+        """Destroy with the variables of the last apply; a no-op for a cluster never applied."""
+        self.stack(campaign, cluster_key).destroy()

@@ -1,4 +1,4 @@
-"""Terraform apply (the per-config setup) and destroy (its teardown)."""
+"""Terraform apply (the per-trial setup: a fresh cluster for one config and repeat) and destroy (its teardown)."""
 
 from __future__ import annotations
 
@@ -11,54 +11,55 @@ from rabbit_sizing.planning import owner_id
 
 
 class ClusterApplyOperator(BaseOperator):
-    """terraform apply for one config; returns the `cluster` output (ClusterInfo as a dict) via XCom.
+    """terraform apply for one trial; returns the `cluster` output (ClusterInfo as a dict) via XCom.
 
     A failed apply may leave half a cluster behind, and Airflow does not run a teardown whose setup
     failed, so this operator destroys what it made and gives the slot back before failing.
     """
 
-    template_fields: Sequence[str] = ("config",)
+    template_fields: Sequence[str] = ("trial",)
 
-    def __init__(self, *, config: Any, **kwargs) -> None:
+    def __init__(self, *, trial: Any, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.config = config
+        self.trial = trial
 
     def execute(self, context) -> dict:
         from rabbit_sizing import cluster_lifecycle
         from rabbit_sizing.sensors.cluster import lease_board
 
-        self.log.info("terraform apply: %s (port base %s)", self.config["config_id"], self.config["local_port_base"])
+        self.log.info("terraform apply: %s, repeat %s of %s (port base %s)", self.trial["config_id"],
+                      self.trial["repeat"], self.trial["repeats"], self.trial["local_port_base"])
         try:
-            cluster = cluster_lifecycle.provision(self.config)
+            cluster = cluster_lifecycle.provision(self.trial)
         except BaseException:
             self.log.exception("apply failed: destroying whatever was created")
             try:
-                cluster_lifecycle.deprovision(self.config)
+                cluster_lifecycle.deprovision(self.trial)
             finally:
-                lease_board(self.config["deployment"]).release(
-                    owner_id(self.dag_id, context["run_id"], self.config["config_id"]))
+                lease_board(self.trial["deployment"]).release(
+                    owner_id(self.dag_id, context["run_id"], self.trial["cluster_key"]))
             raise
         self.log.info("cluster %s up: %s", cluster.cluster_name, ", ".join(cluster.amqp_uris))
         return cluster.to_dict()
 
 
 class ClusterDestroyOperator(BaseOperator):
-    """terraform destroy for one config (needs only the config: state is keyed by campaign and config),
-    then gives the cluster slot back, even when the destroy itself fails."""
+    """terraform destroy for one trial (needs only the trial dict: state is keyed by campaign and cluster
+    key), then gives the cluster slot back, even when the destroy itself fails."""
 
-    template_fields: Sequence[str] = ("config",)
+    template_fields: Sequence[str] = ("trial",)
 
-    def __init__(self, *, config: Any, **kwargs) -> None:
+    def __init__(self, *, trial: Any, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.config = config
+        self.trial = trial
 
     def execute(self, context) -> None:
         from rabbit_sizing import cluster_lifecycle
         from rabbit_sizing.sensors.cluster import lease_board
 
-        self.log.info("terraform destroy: %s", self.config["config_id"])
+        self.log.info("terraform destroy: %s", self.trial["cluster_key"])
         try:
-            cluster_lifecycle.deprovision(self.config)
+            cluster_lifecycle.deprovision(self.trial)
         finally:
-            lease_board(self.config["deployment"]).release(
-                owner_id(self.dag_id, context["run_id"], self.config["config_id"]))
+            lease_board(self.trial["deployment"]).release(
+                owner_id(self.dag_id, context["run_id"], self.trial["cluster_key"]))

@@ -1,4 +1,5 @@
-"""Runs every scenario (and repeat) of one config with the load generator, which drives the faults.
+"""Runs every scenario of one trial (config and repeat) on its fresh cluster with the load generator, which
+drives the faults.
 
 Before each run the run's raw partition is emptied (S3Hook), so that re-running a config with the same
 run label replaces its raw data instead of mixing old and new files.
@@ -46,12 +47,12 @@ class EcsSettings:
                    log_stream_prefix=env.get("SIZING_ECS_LOG_STREAM_PREFIX", "loadgen/loadgen"))
 
 
-def runs_for(config: Mapping[str, Any], cluster_json: str, workers: int | None = None) -> list[LoadgenRun]:
+def runs_for(trial: Mapping[str, Any], cluster_json: str, workers: int | None = None) -> list[LoadgenRun]:
     from rabbit_sizing.planning import scenario_runs
 
-    return [LoadgenRun(spec_path=config["spec_path"], config_id=config["config_id"], scenario=scenario,
-                       run_id=config["run_label"], repeat=repeat, cluster_json=cluster_json, workers=workers)
-            for scenario, repeat in scenario_runs(config)]
+    return [LoadgenRun(spec_path=trial["spec_path"], config_id=trial["config_id"], scenario=scenario,
+                       run_id=trial["run_label"], repeat=repeat, cluster_json=cluster_json, workers=workers)
+            for scenario, repeat in scenario_runs(trial)]
 
 
 def ecs_run_task_operator(run: LoadgenRun, settings: EcsSettings, env: Mapping[str, str], task_id: str, **kwargs):
@@ -72,16 +73,16 @@ def ecs_run_task_operator(run: LoadgenRun, settings: EcsSettings, env: Mapping[s
         else None, container_name=settings.container_name, aws_conn_id=AWS_CONN_ID, wait_for_completion=True,
         deferrable=False, propagate_tags="TASK_DEFINITION",
         tags={"rabbit-sizing:campaign": run.spec_path.rsplit("/", 1)[-1], "rabbit-sizing:config": run.config_id,
-              "rabbit-sizing:scenario": run.scenario}, **kwargs)
+              "rabbit-sizing:scenario": run.scenario, "rabbit-sizing:repeat": str(run.repeat)}, **kwargs)
 
 
 class LoadgenOperator(BaseOperator):
-    template_fields: Sequence[str] = ("config", "cluster")
+    template_fields: Sequence[str] = ("trial", "cluster")
 
-    def __init__(self, *, config: Any, cluster: Any, workers: int | None = None,
+    def __init__(self, *, trial: Any, cluster: Any, workers: int | None = None,
                  aws_conn_id: str = AWS_CONN_ID, **kwargs) -> None:
         super().__init__(**kwargs)
-        self.config = config
+        self.trial = trial
         self.cluster = cluster
         self.workers = workers
         self.aws_conn_id = aws_conn_id
@@ -105,9 +106,9 @@ class LoadgenOperator(BaseOperator):
         from sizing.layout import RunKey, raw_run_prefix
 
         cluster = load_cluster(self.cluster)
-        local = self.config["deployment"] == "local"
+        local = self.trial["deployment"] == "local"
         if local:
-            path = cluster_json_path(self.config)
+            path = cluster_json_path(self.trial)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(cluster.to_json())
             cluster_arg = str(path)
@@ -115,14 +116,14 @@ class LoadgenOperator(BaseOperator):
             cluster_arg = cluster.to_json()
         env = forwarded_env()
         done = []
-        for run in runs_for(self.config, cluster_arg, self.workers):
-            key = RunKey(self.config["campaign"], run.config_id, run.scenario, run.run_id, run.repeat)
+        for run in runs_for(self.trial, cluster_arg, self.workers):
+            key = RunKey(self.trial["campaign"], run.config_id, run.scenario, run.run_id, run.repeat)
             self._clear_raw(raw_run_prefix(key))
             self.log.info("load run %s / %s / repeat %d", run.config_id, run.scenario, run.repeat)
             if local:
                 command = local_command(run)
                 self.log.info("$ %s", " ".join(command))
-                log_path = run_log_path(self.config, run.scenario, run.repeat)
+                log_path = run_log_path(self.trial, run.scenario, run.repeat)
                 log_path.parent.mkdir(parents=True, exist_ok=True)
                 with log_path.open("w") as console:
                     def on_line(line: str, console=console) -> None:

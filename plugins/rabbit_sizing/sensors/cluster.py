@@ -1,4 +1,4 @@
-"""Sensors of the per-config task group: a free cluster slot, then a healthy cluster."""
+"""Sensors of the per-trial task group: a free cluster slot, then a healthy cluster."""
 
 from __future__ import annotations
 
@@ -23,19 +23,19 @@ class ClusterSlotSensor(BaseSensorOperator):
     but Airflow 3.3's LocalExecutor raced on it here: a rescheduled instance re-queued before the executor
     reported the previous try, and the scheduler then failed it.)"""
 
-    template_fields: Sequence[str] = ("config",)
+    template_fields: Sequence[str] = ("trial",)
 
-    def __init__(self, *, config: Any, **kwargs) -> None:
+    def __init__(self, *, trial: Any, **kwargs) -> None:
         kwargs.setdefault("mode", "poke")
         kwargs.setdefault("poke_interval", 3)
         kwargs.setdefault("max_active_tis_per_dagrun", 1)
         super().__init__(**kwargs)
-        self.config = config
+        self.trial = trial
 
     def poke(self, context) -> bool:
-        owner = owner_id(self.dag_id, context["run_id"], self.config["config_id"])
-        board = lease_board(self.config["deployment"])
-        slots = int(self.config["max_parallel_configs"])
+        owner = owner_id(self.dag_id, context["run_id"], self.trial["cluster_key"])
+        board = lease_board(self.trial["deployment"])
+        slots = int(self.trial["max_parallel_configs"])
         lease = board.try_acquire(owner, slots)
         if lease is None:
             self.log.info("All %d cluster slot(s) busy: %s", slots, board.holders())
@@ -47,12 +47,13 @@ class ClusterSlotSensor(BaseSensorOperator):
 class ClusterHealthySensor(BaseSensorOperator):
     """Pokes the management API until every node runs, is clustered and has no alarm."""
 
-    template_fields: Sequence[str] = ("cluster",)
+    template_fields: Sequence[str] = ("trial", "cluster")
 
-    def __init__(self, *, cluster: Any, **kwargs) -> None:
+    def __init__(self, *, trial: Any, cluster: Any, **kwargs) -> None:
         kwargs.setdefault("poke_interval", 2)
         kwargs.setdefault("timeout", 180)
         super().__init__(**kwargs)
+        self.trial = trial  # names the cluster in the logs and the UI's map index
         self.cluster = cluster
 
     def poke(self, context) -> bool:
@@ -60,5 +61,5 @@ class ClusterHealthySensor(BaseSensorOperator):
         from rabbit_sizing.hooks.rabbitmq import RabbitMQManagementHook
 
         health = RabbitMQManagementHook(load_cluster(self.cluster)).health()
-        self.log.info("%s", health.reason)
+        self.log.info("%s: %s", self.trial["cluster_key"], health.reason)
         return health.healthy

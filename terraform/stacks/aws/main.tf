@@ -1,5 +1,6 @@
 locals {
-  name = substr(replace("${var.campaign}-${var.config_id}", ".", "-"), 0, 48)
+  # Repeats of a config may be up side by side: the suffix keeps their names apart, even when truncated.
+  name = "${substr(replace("${var.campaign}-${var.config_id}", ".", "-"), 0, 42)}-r${var.repeat}"
 }
 
 resource "random_password" "cookie" {

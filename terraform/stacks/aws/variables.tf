@@ -6,6 +6,16 @@ variable "config_id" {
   type = string
 }
 
+variable "repeat" {
+  description = "Which repeat of the config this cluster serves (1-based): every repeat gets a fresh cluster."
+  type        = number
+  default     = 1
+  validation {
+    condition     = var.repeat >= 1 && floor(var.repeat) == var.repeat
+    error_message = "repeat must be a whole number >= 1."
+  }
+}
+
 variable "node_count" {
   type = number
 }

@@ -4,8 +4,8 @@ terraform {
     aws    = { source = "hashicorp/aws", version = ">= 5.0" }
     random = { source = "hashicorp/random", version = ">= 3.5" }
   }
-  # Partial config: sizing/terraform.py passes bucket, key (<prefix>/<campaign>/<config_id>/terraform.tfstate)
-  # and region at init, so each (campaign, config) has its own state.
+  # Partial config: sizing/terraform.py passes bucket, key (<prefix>/<campaign>/<cluster_key>/terraform.tfstate)
+  # and region at init, so each cluster (campaign, config, repeat) has its own state.
   backend "s3" {}
 }
 
@@ -16,6 +16,7 @@ provider "aws" {
       Project  = "rabbit-sizing"
       Campaign = var.campaign
       Config   = var.config_id
+      Repeat   = tostring(var.repeat)
     }
   }
 }

@@ -1,8 +1,8 @@
-# One local cluster per (campaign, config): the Python side (sizing/terraform.py) keeps one state per pair.
+# One local cluster per (campaign, config, repeat): the Python side (sizing/terraform.py) keeps one state for each.
 module "cluster" {
   source = "../../modules/local_cluster"
 
-  cluster_name  = "${var.campaign}-${var.config_id}"
+  cluster_name  = "${var.campaign}-${var.config_id}-r${var.repeat}"
   node_count    = var.node_count
   port_base     = var.port_base
   work_dir      = var.work_dir

@@ -1,5 +1,5 @@
 terraform {
   required_version = ">= 1.4"
-  # The state path is given per (campaign, config) at init: -backend-config=path=.state/terraform/<campaign>/<config_id>/terraform.tfstate
+  # The state path is given per cluster at init: -backend-config=path=.state/terraform/<campaign>/<cluster_key>/terraform.tfstate
   backend "local" {}
 }
