@@ -101,7 +101,8 @@ def sizing_campaign():
         load = LoadgenOperator(task_id="run_scenarios", trial=trial, cluster=apply.output, **label)
         uploaded = upload(trial, load.output)
         destroy = ClusterDestroyOperator(task_id="terraform_destroy", trial=trial, **label)
-        slot >> apply >> healthy >> load >> uploaded >> destroy.as_teardown(setups=apply)
+        # A destroy that fails may leave a cluster running (and billing): that fails the run.
+        slot >> apply >> healthy >> load >> uploaded >> destroy.as_teardown(setups=apply, on_failure_fail_dagrun=True)
 
     @task(trigger_rule="all_done")
     def analysis_inputs(run: dict, trials: list[dict]) -> list[dict]:

@@ -47,7 +47,7 @@ def test_task_structure(dag):
             "cluster.wait_healthy", "cluster.run_scenarios", "cluster.upload", "cluster.terraform_destroy",
             "analysis_inputs", "phase_summary", "leaderboards", "report"} <= ids
     apply, destroy = dag.get_task("cluster.terraform_apply"), dag.get_task("cluster.terraform_destroy")
-    assert apply.is_setup and destroy.is_teardown
+    assert apply.is_setup and destroy.is_teardown and destroy.on_failure_fail_dagrun
     assert "cluster.terraform_apply" in destroy.upstream_task_ids
     # The work happens between setup and teardown; nothing depends on the spec being valid except via validate.
     assert dag.get_task("cluster.run_scenarios").upstream_task_ids >= {"cluster.wait_healthy"}
