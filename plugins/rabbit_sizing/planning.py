@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from sizing.fields import Problem, SpecError
-from sizing.layout import raw_config_prefix, table_prefix
+from sizing.layout import RunKey, manifest_key, raw_config_prefix, raw_run_prefix, table_prefix
 from sizing.plan import plan_trials
 from sizing.spec import Campaign, load_campaign, parse_campaign
 
@@ -168,25 +168,25 @@ def scenario_runs(trial: Mapping[str, Any]) -> list[tuple[str, int]]:
     return [(name, int(trial["repeat"])) for name in trial["scenarios"]]
 
 
+def run_keys(trial: Mapping[str, Any]) -> list[RunKey]:
+    """The keys of one trial's load runs (what names their raw partitions and manifests)."""
+    return [RunKey(trial["campaign"], trial["config_id"], scenario, trial["run_label"], repeat)
+            for scenario, repeat in scenario_runs(trial)]
+
+
 def raw_run_prefixes(trial: Mapping[str, Any]) -> list[str]:
     """The raw partitions one trial's load runs write; cleared before a rerun so nothing stale survives."""
-    from sizing.layout import RunKey, raw_run_prefix
-
-    return [raw_run_prefix(RunKey(trial["campaign"], trial["config_id"], scenario, trial["run_label"], repeat))
-            for scenario, repeat in scenario_runs(trial)]
+    return [raw_run_prefix(key) for key in run_keys(trial)]
 
 
 def complete_configs(trials: Sequence[Mapping[str, Any]], landed: Callable[[str], bool]) -> list[dict[str, Any]]:
     """One dict per config (its first trial's) whose every trial's every run has its manifest, i.e.
     `landed(manifest_key)` is true: a config missing any repeat is left out of the analysis."""
-    from sizing.layout import RunKey, manifest_key
-
     by_config: dict[str, list[Mapping[str, Any]]] = {}
     for trial in trials:
         by_config.setdefault(trial["config_id"], []).append(trial)
     return [dict(group[0]) for group in by_config.values()
-            if all(landed(manifest_key(RunKey(t["campaign"], t["config_id"], scenario, t["run_label"], repeat)))
-                   for t in group for scenario, repeat in scenario_runs(t))]
+            if all(landed(manifest_key(key)) for trial in group for key in run_keys(trial))]
 
 
 def config_partitions(campaign: str, config_id: str) -> list[str]:
