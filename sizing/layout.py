@@ -52,6 +52,20 @@ def raw_run_prefix(key: RunKey) -> str:
             + f"scenario={_check('scenario', key.scenario)}/run={_check('run', key.run_id)}/repeat={key.repeat}/")
 
 
+def run_key_of(object_key: str) -> RunKey | None:
+    """The RunKey of a raw object (the inverse of raw_run_prefix); None for a key outside a raw run partition."""
+    parts = object_key.split("/")
+    names = ("campaign", "config", "scenario", "run", "repeat")
+    if len(parts) < 7 or parts[0] != "raw":
+        return None
+    if not all(part.startswith(f"{name}=") for part, name in zip(parts[1:6], names, strict=True)):
+        return None
+    campaign, config, scenario, run, repeat = (p.split("=", 1)[1] for p in parts[1:6])
+    if not repeat.isdigit():
+        return None
+    return RunKey(campaign, config, scenario, run, int(repeat))
+
+
 def manifest_key(key: RunKey) -> str:
     return raw_run_prefix(key) + "manifest.json"
 

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from sizing.layout import RunKey, manifest_key, raw_part_key, report_key, table_prefix, validation_key
+from sizing.layout import RunKey, manifest_key, raw_part_key, report_key, run_key_of, table_prefix, validation_key
 from sizing.records import RECORD_TYPES, arrow_schema, spark_ddl
 
 
@@ -29,6 +29,12 @@ def test_raw_keys_are_partitioned_by_campaign_config_scenario_run_and_repeat() -
     assert table_prefix("leaderboards", "c") == "tables/leaderboards/campaign=c/"
     assert validation_key("raw", "c", "k", "r") == "validation/raw/campaign=c/config=k/run=r/result.json"
     assert report_key("c", "r") == "reports/campaign=c/run=r/report.html"
+    # ...and a raw object's key says which run it belongs to.
+    assert run_key_of(raw_part_key(key, "client_seconds", phase=3, worker=1)) == key
+    assert run_key_of(manifest_key(key)) == key
+    for other in ("tables/phase_summary/campaign=c/config=k/part-0.parquet",
+                  prefix.replace("repeat=2", "repeat=two") + "manifest.json", "raw/campaign=c/manifest.json"):
+        assert run_key_of(other) is None, other
 
 
 @pytest.mark.parametrize("bad", ["", "a/b", "x=y"])

@@ -19,6 +19,7 @@ from rabbit_sizing.planning import (
     raw_run_prefixes,
     scenario_runs,
     slot_offset,
+    stale_repeat_keys,
     validate_run,
 )
 
@@ -106,6 +107,19 @@ def test_only_configs_with_every_repeat_landed_are_analysed(tmp_path: Path):
     partial = complete_configs(trials, (landed - {lost}).__contains__)
     assert [c["config_id"] for c in partial] == ["n1-c5.2xlarge-gp2"]
     assert complete_configs(trials, lambda key: False) == []
+
+
+def test_a_rerun_with_fewer_repeats_drops_the_repeats_it_no_longer_makes(tmp_path: Path):
+    run = validate_run({**PARAMS, "campaign": "campaigns/ci-tiny.yaml"}, tmp_path)  # 3 repeats of "steps"
+    trial = plan_trial_dicts(run)[0]
+    config = "raw/campaign=ci-tiny/config=n1-c5.2xlarge-gp2/"
+    keys = [f"{config}scenario=steps/run=r1/repeat={r}/{part}" for r in (1, 3, 4, 12)
+            for part in ("manifest.json", "phases/part-0.parquet")]
+    keys += [f"{config}scenario=steps/run=older/repeat=5/manifest.json",  # another run label: not this run's
+             f"{config}scenario=gone/run=r1/repeat=5/manifest.json",  # a scenario this run does not make
+             "raw/campaign=ci-tiny/config=n1-c5.4xlarge-gp2/scenario=steps/run=r1/repeat=4/manifest.json"]
+    assert stale_repeat_keys(trial, keys) == keys[4:8]  # repeats 4 and 12 of this config and label
+    assert stale_repeat_keys(trial, keys[:4]) == []
 
 
 def test_failed_tasks_are_what_fails_the_run():

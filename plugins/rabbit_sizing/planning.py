@@ -8,7 +8,7 @@ No Airflow imports: these are plain functions of the spec and a few settings, un
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from sizing.fields import Problem, SpecError
-from sizing.layout import RunKey, manifest_key, raw_config_prefix, raw_run_prefix, table_prefix
+from sizing.layout import RunKey, manifest_key, raw_config_prefix, raw_run_prefix, run_key_of, table_prefix
 from sizing.plan import plan_trials
 from sizing.spec import Campaign, load_campaign, parse_campaign
 
@@ -177,6 +177,20 @@ def run_keys(trial: Mapping[str, Any]) -> list[RunKey]:
 def raw_run_prefixes(trial: Mapping[str, Any]) -> list[str]:
     """The raw partitions one trial's load runs write; cleared before a rerun so nothing stale survives."""
     return [raw_run_prefix(key) for key in run_keys(trial)]
+
+
+def stale_repeat_keys(trial: Mapping[str, Any], object_keys: Iterable[str]) -> list[str]:
+    """Raw objects of the trial's config, run label and scenarios from repeats beyond the spec's `repeats`:
+    what an earlier run left when `repeats` has since gone down. No trial writes them, so removing them
+    is safe whatever runs alongside; left there, the analysis would count them as repeats."""
+    scenarios, repeats = set(trial["scenarios"]), int(trial["repeats"])
+    stale = []
+    for object_key in object_keys:
+        key = run_key_of(object_key)
+        if (key is not None and key.campaign == trial["campaign"] and key.config_id == trial["config_id"]
+                and key.run_id == trial["run_label"] and key.scenario in scenarios and key.repeat > repeats):
+            stale.append(object_key)
+    return stale
 
 
 def complete_configs(trials: Sequence[Mapping[str, Any]], landed: Callable[[str], bool]) -> list[dict[str, Any]]:

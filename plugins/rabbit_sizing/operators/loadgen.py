@@ -8,7 +8,7 @@ run label replaces its raw data instead of mixing old and new files.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,14 +87,14 @@ class LoadgenOperator(BaseOperator):
         self.workers = workers
         self.aws_conn_id = aws_conn_id
 
-    def _clear_raw(self, prefix: str) -> None:
+    def _clear_raw(self, prefix: str, which: Callable[[list[str]], list[str]] = lambda keys: keys) -> None:
         from airflow.providers.amazon.aws.hooks.s3 import S3Hook
 
         from sizing.storage import S3Settings
 
         hook = S3Hook(aws_conn_id=self.aws_conn_id)
         bucket = S3Settings.from_env().bucket
-        keys = hook.list_keys(bucket_name=bucket, prefix=prefix) or []
+        keys = which(hook.list_keys(bucket_name=bucket, prefix=prefix) or [])
         if keys:
             self.log.info("rerun: removing %d stale object(s) under s3://%s/%s", len(keys), bucket, prefix)
             hook.delete_objects(bucket=bucket, keys=keys)
@@ -115,6 +115,12 @@ class LoadgenOperator(BaseOperator):
         else:
             cluster_arg = cluster.to_json()
         env = forwarded_env()
+        if self.trial["repeat"] == 1:  # the config's first trial drops repeats an earlier, longer spec left
+            from rabbit_sizing.planning import stale_repeat_keys
+            from sizing.layout import raw_config_prefix
+
+            self._clear_raw(raw_config_prefix(self.trial["campaign"], self.trial["config_id"]),
+                            lambda keys: stale_repeat_keys(self.trial, keys))
         done = []
         for run in runs_for(self.trial, cluster_arg, self.workers):
             key = RunKey(self.trial["campaign"], run.config_id, run.scenario, run.run_id, run.repeat)
