@@ -113,22 +113,19 @@ class CampaignRun:
                    max_parallel_configs=int(data["max_parallel_configs"]))
 
 
+def _unknown_names(param: str, kind: str, names: Sequence[str], known: set[str], campaign: Campaign) -> list[Problem]:
+    return [Problem(f"params.{param}", f"unknown {kind} {name!r}; campaign {campaign.name} has: "
+                                       f"{', '.join(sorted(known))}")
+            for name in names if name not in known]
+
+
 def validate_run(params: Mapping[str, Any], spec_dir: Path, root: Path = REPO_ROOT) -> CampaignRun:
     """Check the DAG params against the spec; every problem is reported at once as a SpecError."""
     campaign = load_spec_param(str(params.get("campaign") or ""), root)
-    problems: list[Problem] = []
     configs = tuple(params.get("configs") or ())
-    known_configs = {s.config_id for s in campaign.clusters}
-    for name in configs:
-        if name not in known_configs:
-            problems.append(Problem("params.configs", f"unknown config {name!r}; campaign {campaign.name} has: "
-                                                      f"{', '.join(sorted(known_configs))}"))
     scenarios = tuple(params.get("scenarios") or ())
-    known_scenarios = {s.name for s in campaign.scenarios}
-    for name in scenarios:
-        if name not in known_scenarios:
-            problems.append(Problem("params.scenarios", f"unknown scenario {name!r}; campaign {campaign.name} "
-                                                        f"has: {', '.join(sorted(known_scenarios))}"))
+    problems = [*_unknown_names("configs", "config", configs, {s.config_id for s in campaign.clusters}, campaign),
+                *_unknown_names("scenarios", "scenario", scenarios, {s.name for s in campaign.scenarios}, campaign)]
     label = str(params.get("run_label") or "")
     if not label or not all(ch.isalnum() or ch in "-_" for ch in label):
         problems.append(Problem("params.run_label", f"must be letters, digits, '-' or '_' (it names S3 "
