@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from sizing.histogram import MAX_BUCKET, WIRE_DTYPE, bucket_value
+from sizing.histogram import MAX_BUCKET, WIRE_DTYPE, bucket_value, quantile_from_counts
 
 NBUCKETS = MAX_BUCKET + 1
 QUANTILES = {"p50": 0.50, "p75": 0.75, "p95": 0.95, "p99": 0.99, "p999": 0.999}
@@ -50,13 +50,8 @@ def to_wire(counts: np.ndarray) -> bytes:
 
 def quantiles_ms(counts: np.ndarray) -> dict[str, float | None]:
     """Nearest-rank p50..p99.9 and max of one dense histogram, in milliseconds (None when empty)."""
-    total = int(counts.sum())
-    if total == 0:
+    if int(counts.sum()) == 0:
         return {**dict.fromkeys(QUANTILES), "max": None}
-    cumulative = np.cumsum(counts)
-    out: dict[str, float | None] = {}
-    for name, q in QUANTILES.items():
-        rank = max(1, int(np.ceil(q * total - 1e-9)))
-        out[name] = float(bucket_value(int(np.searchsorted(cumulative, rank)))) / 1000.0
+    out: dict[str, float | None] = {name: quantile_from_counts(counts, q) / 1000.0 for name, q in QUANTILES.items()}
     out["max"] = float(bucket_value(int(np.flatnonzero(counts)[-1]))) / 1000.0
     return out

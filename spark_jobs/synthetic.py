@@ -91,7 +91,6 @@ def run_objects(model: RunModel) -> dict[str, pa.Table]:
     for number, phase in enumerate(model.phases, start=1):
         secs = np.arange(start, start + phase.duration_s, dtype=np.int32)
         achieved = min(phase.rate, model.capacity * 0.995)
-        max(0.0, phase.rate / model.capacity - 1.0)
         rate_per_s = np.full(secs.size, achieved)
         fault = model.fault_at.get(number)
         if fault is not None:
