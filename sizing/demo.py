@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from sizing.layout import report_key
-from sizing.procs import pid_alive
+from sizing.procs import pid_alive, stop_process_group
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SERVICES = ("s3", "api-server", "scheduler", "dag-processor")
@@ -138,21 +138,6 @@ def _start(s: DemoSettings, name: str, command: list[str], env: Mapping[str, str
     return proc.pid
 
 
-def _stop_group(pid: int, grace_s: float = 20.0) -> None:
-    for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(pid, sig)
-        except ProcessLookupError:
-            return
-        deadline = time.monotonic() + wait
-        while time.monotonic() < deadline:
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, os.WNOHANG)
-            if not pid_alive(pid):
-                return
-            time.sleep(0.2)
-
-
 def _wait_http(url: str, timeout_s: float, what: str) -> None:
     import requests
 
@@ -196,11 +181,11 @@ def stop(s: DemoSettings, say: Callable[[str], None] = print) -> None:
     for name in ("scheduler", "dag-processor", "api-server", "s3"):
         pid = running_pid(s, name)
         if pid:
-            _stop_group(pid)
+            stop_process_group(pid)
             say(f"stopped {name} (pid {pid})")
         _pid_file(s, name).unlink(missing_ok=True)
     for pid in _leftover_pids(s):
-        _stop_group(pid, grace_s=5)
+        stop_process_group(pid, grace_s=5)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
         say(f"stopped leftover process {pid}")

@@ -50,3 +50,27 @@ def test_every_record_type_has_the_run_key_and_matching_schemas() -> None:
         assert len(names) == len(set(names)), name
         assert arrow_schema(name).names == names
         assert spark_ddl(name).count("`") == 2 * len(names)
+
+
+def test_stop_process_group_ends_the_leader_and_its_children() -> None:
+    import os
+    import time
+
+    from sizing.procs import pid_alive, stop_process_group
+
+    # The leader ignores SIGTERM, so only the SIGKILL after the grace period ends it; its child does not.
+    leader = subprocess.Popen(["bash", "-c", "trap '' TERM; sleep 60 & wait"], start_new_session=True)
+    time.sleep(0.3)
+    stop_process_group(leader.pid, grace_s=0.5)
+    assert not pid_alive(leader.pid)
+    leader.wait(timeout=5)  # already reaped by stop_process_group (our child); keeps Popen from warning
+    # Nothing is left in the group once the orphaned child's zombie is reaped by init.
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(leader.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail("a process of the group outlived stop_process_group")

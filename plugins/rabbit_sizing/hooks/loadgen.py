@@ -7,9 +7,7 @@ hands it to the Amazon provider's EcsRunTaskOperator).
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -19,6 +17,7 @@ from pathlib import Path
 from airflow.sdk import BaseHook
 
 from rabbit_sizing.planning import REPO_ROOT
+from sizing.procs import stop_process_group
 
 # The env the load generator needs: where raw results go. Credentials come from the usual AWS_* chain.
 FORWARDED_ENV = ("SIZING_S3_ENDPOINT", "SIZING_S3_BUCKET", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID",
@@ -93,14 +92,5 @@ class LoadgenHook(BaseHook):
                 on_line(line.rstrip("\n"))
             return proc.wait(timeout=timeout_s)
         except BaseException:
-            _kill_group(proc)
+            stop_process_group(proc.pid, grace_s=10)
             raise
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=10)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
