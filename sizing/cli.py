@@ -32,12 +32,11 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from sizing.plan import plan_configs, plan_runs, plan_trials
+    from sizing.plan import plan_runs, plan_trials
     from sizing.spec import load_campaign
 
     try:
         campaign = load_campaign(args.spec)
-        configs = plan_configs(campaign, args.config or None)
         trials = plan_trials(campaign, args.config or None)
     except (SpecError, KeyError) as err:
         print(err, file=sys.stderr)
@@ -45,12 +44,13 @@ def _plan(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([t.as_dict() for t in trials], indent=2))
         return 0
+    configs = [t for t in trials if t.repeat == 1]  # plan_trials is repeat-major: one per config, in order
     print(f"{len(trials)} trial(s): {len(configs)} config(s) x {campaign.repeats} repeat(s), a fresh cluster each")
     print(f"{'config':<28} {'nodes':>5} {'instance':<12} {'volume':<6} {'$/month':>10}  {'runs':<22} "
           "local ports by repeat")
     for config in configs:
         runs = plan_runs(campaign, config)
-        seconds = sum(r.timeline.duration_s for r in runs) if runs and hasattr(runs[0].timeline, "duration_s") else 0
+        seconds = sum(r.timeline.duration_s for r in runs)
         ports = ", ".join(str(t.local_port_base) for t in trials if t.config_id == config.config_id)
         load = f"{len(runs)}" + (f" ({seconds / 60:.1f} min of load)" if seconds else "")
         print(f"{config.config_id:<28} {config.shape.nodes:>5} {config.shape.instance_type:<12} "

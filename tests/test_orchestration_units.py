@@ -16,14 +16,14 @@ from rabbit_sizing.planning import (
     load_spec_param,
     owner_id,
     plan_trial_dicts,
-    raw_run_prefixes,
-    scenario_runs,
+    run_keys,
     slot_offset,
     stale_repeat_keys,
     validate_run,
 )
 
 from sizing.fields import SpecError
+from sizing.layout import manifest_key, raw_run_prefix
 
 PARAMS = {"campaign": "campaigns/local-quick.yaml", "configs": [], "scenarios": [], "run_label": "r1",
           "max_parallel_configs": None}
@@ -68,7 +68,7 @@ def test_plan_filters_and_shifts_slots(tmp_path: Path):
     assert config["repeat"] == 1 and config["cluster_key"] == "n3-c5.2xlarge-gp2-r1"
     assert config["scenarios"] == ["broker-kill"] and config["run_label"] == "r1"
     assert config["max_parallel_configs"] == 1 and config["deployment"] == "local"
-    assert raw_run_prefixes(config) == [
+    assert [raw_run_prefix(k) for k in run_keys(config)] == [
         "raw/campaign=local-quick/config=n3-c5.2xlarge-gp2/scenario=broker-kill/run=r1/repeat=1/"]
     assert config_partitions("local-quick", "n3-c5.2xlarge-gp2") == [
         "raw/campaign=local-quick/config=n3-c5.2xlarge-gp2/",
@@ -87,8 +87,8 @@ def test_every_repeat_is_a_trial_on_its_own_cluster(tmp_path: Path):
     assert len({t["cluster_key"] for t in trials}) == 6
     assert len({owner_id("d", "run", t["cluster_key"]) for t in trials}) == 6
     # A trial's load runs are its own repeat of every scenario, and only those.
-    assert scenario_runs(trials[3]) == [("steps", 2)]
-    assert raw_run_prefixes(trials[3]) == [
+    assert [(k.scenario, k.repeat) for k in run_keys(trials[3])] == [("steps", 2)]
+    assert [raw_run_prefix(k) for k in run_keys(trials[3])] == [
         "raw/campaign=ci-tiny/config=n1-c5.4xlarge-gp2/scenario=steps/run=r1/repeat=2/"]
     # Backfill of one config: all its repeats, on the same ports as in the full plan.
     backfill = validate_run({**PARAMS, "campaign": "campaigns/ci-tiny.yaml", "configs": ["n1-c5.4xlarge-gp2"]},
@@ -99,11 +99,11 @@ def test_every_repeat_is_a_trial_on_its_own_cluster(tmp_path: Path):
 def test_only_configs_with_every_repeat_landed_are_analysed(tmp_path: Path):
     run = validate_run({**PARAMS, "campaign": "campaigns/ci-tiny.yaml"}, tmp_path)
     trials = plan_trial_dicts(run)
-    landed = {p + "manifest.json" for t in trials for p in raw_run_prefixes(t)}
+    landed = {manifest_key(k) for t in trials for k in run_keys(t)}
     everything = complete_configs(trials, landed.__contains__)
     assert [c["config_id"] for c in everything] == ["n1-c5.2xlarge-gp2", "n1-c5.4xlarge-gp2"]  # once each
     # Repeat 2 of the second config failed: that config is left out, the first is still analysed.
-    lost = next(p for p in raw_run_prefixes(trials[3])) + "manifest.json"
+    lost = manifest_key(run_keys(trials[3])[0])
     partial = complete_configs(trials, (landed - {lost}).__contains__)
     assert [c["config_id"] for c in partial] == ["n1-c5.2xlarge-gp2"]
     assert complete_configs(trials, lambda key: False) == []
@@ -184,3 +184,20 @@ def test_ecs_run_task_operator_is_what_the_aws_target_sends():
     assert op.awslogs_group == "/sizing/loadgen" and op.wait_for_completion is True
     with pytest.raises(ValueError, match="SIZING_ECS_CLUSTER"):
         EcsSettings.from_env({})
+
+
+def test_cluster_health_verdict_from_one_management_answer():
+    from rabbit_sizing.hooks.rabbitmq import Health, assess
+
+    from sizing.cluster import ClusterInfo, NodeInfo
+
+    cluster = ClusterInfo("local", "t", tuple(
+        NodeInfo(i, f"rabbit-{i}@localhost", "127.0.0.1", 22000 + 10 * i, 22001 + 10 * i) for i in (1, 2, 3)))
+    assert not assess(cluster, None, True).healthy
+    two = [{"name": "rabbit-1@localhost", "running": True}, {"name": "rabbit-2@localhost", "running": True},
+           {"name": "rabbit-3@localhost", "running": False}]
+    verdict = assess(cluster, two, True)
+    assert not verdict.healthy and verdict.reason == "2/3 nodes running; waiting for ['rabbit-3@localhost']"
+    three = [{**n, "running": True} for n in two]
+    assert assess(cluster, three, False) == Health(False, "a resource alarm is raised")
+    assert assess(cluster, three, True).healthy

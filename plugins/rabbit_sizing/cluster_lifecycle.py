@@ -49,13 +49,10 @@ def _has_connection(conn_id: str) -> bool:
 
 
 def provision(trial: Mapping[str, Any]) -> ClusterInfo:
-    """terraform apply; returns the stack's `cluster` output and writes it where the load generator reads it."""
+    """terraform apply; returns the stack's `cluster` output (run_scenarios writes it where the load
+    generator reads it)."""
     plan, campaign = plan_and_campaign(trial)
-    cluster = _hook(trial).apply(plan, campaign)
-    path = cluster_json_path(trial)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(cluster.to_json())
-    return cluster
+    return _hook(trial).apply(plan, campaign)
 
 
 def deprovision(trial: Mapping[str, Any]) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from sizing.fields import Problem, SpecError
-from sizing.layout import RunKey, manifest_key, raw_config_prefix, raw_run_prefix, run_key_of, table_prefix
+from sizing.layout import RunKey, manifest_key, raw_config_prefix, run_key_of, table_prefix
 from sizing.plan import plan_trials
 from sizing.spec import Campaign, load_campaign, parse_campaign
 
@@ -160,20 +160,11 @@ def plan_trial_dicts(run: CampaignRun, offset: int = 0) -> list[dict[str, Any]]:
     return out
 
 
-def scenario_runs(trial: Mapping[str, Any]) -> list[tuple[str, int]]:
-    """(scenario, repeat) pairs the load generator runs on one trial's cluster, in order."""
-    return [(name, int(trial["repeat"])) for name in trial["scenarios"]]
-
-
 def run_keys(trial: Mapping[str, Any]) -> list[RunKey]:
-    """The keys of one trial's load runs (what names their raw partitions and manifests)."""
-    return [RunKey(trial["campaign"], trial["config_id"], scenario, trial["run_label"], repeat)
-            for scenario, repeat in scenario_runs(trial)]
-
-
-def raw_run_prefixes(trial: Mapping[str, Any]) -> list[str]:
-    """The raw partitions one trial's load runs write; cleared before a rerun so nothing stale survives."""
-    return [raw_run_prefix(key) for key in run_keys(trial)]
+    """The load runs of one trial, in order: its repeat of every scenario, on its one cluster. The keys name
+    their raw partitions (cleared before each run, so a rerun replaces) and manifests."""
+    return [RunKey(trial["campaign"], trial["config_id"], scenario, trial["run_label"], int(trial["repeat"]))
+            for scenario in trial["scenarios"]]
 
 
 def stale_repeat_keys(trial: Mapping[str, Any], object_keys: Iterable[str]) -> list[str]:

@@ -1,4 +1,5 @@
-"""After a trial's load runs: check every run landed in S3 and publish the load generator's console logs."""
+"""The raw results in S3 as the tasks see them: clear stale ones before a trial, check every run landed after
+it, publish the load generator's console logs."""
 
 from __future__ import annotations
 
@@ -9,6 +10,15 @@ from typing import Any
 from rabbit_sizing.planning import state_dir
 
 AWS_CONN_ID = "aws_default"
+
+
+def raw_store():
+    """(S3Hook, bucket) of the raw results: the `aws_default` connection and SIZING_S3_BUCKET."""
+    from airflow.providers.amazon.aws.hooks.s3 import S3Hook
+
+    from sizing.storage import S3Settings
+
+    return S3Hook(aws_conn_id=AWS_CONN_ID), S3Settings.from_env().bucket
 
 
 def run_log_path(config: Mapping[str, Any], scenario: str, repeat: int) -> Path:
@@ -23,15 +33,11 @@ def log_key(config: Mapping[str, Any], scenario: str, repeat: int) -> str:
 
 def publish_run_logs(trial: Mapping[str, Any], runs: list[dict]) -> list[str]:
     """Fails when a run's manifest is missing (the load generator writes it last); returns uploaded keys."""
-    from airflow.providers.amazon.aws.hooks.s3 import S3Hook
-
     from sizing.layout import RunKey, manifest_key
-    from sizing.storage import S3Settings
 
-    hook = S3Hook(aws_conn_id=AWS_CONN_ID)
-    bucket = S3Settings.from_env().bucket
-    missing = [manifest_key(RunKey(**r)) for r in runs
-               if not hook.check_for_key(manifest_key(RunKey(**r)), bucket_name=bucket)]
+    hook, bucket = raw_store()
+    manifests = [manifest_key(RunKey(**r)) for r in runs]
+    missing = [key for key in manifests if not hook.check_for_key(key, bucket_name=bucket)]
     if missing:
         raise RuntimeError(f"load runs finished but their manifests are missing in s3://{bucket}: {missing}")
     uploaded = []
@@ -46,11 +52,7 @@ def publish_run_logs(trial: Mapping[str, Any], runs: list[dict]) -> list[str]:
 
 def configs_with_complete_raw(trials: list[dict]) -> list[dict]:
     """One dict per config whose every trial (repeat) has every run's manifest in S3."""
-    from airflow.providers.amazon.aws.hooks.s3 import S3Hook
-
     from rabbit_sizing.planning import complete_configs
-    from sizing.storage import S3Settings
 
-    hook = S3Hook(aws_conn_id=AWS_CONN_ID)
-    bucket = S3Settings.from_env().bucket
+    hook, bucket = raw_store()
     return complete_configs(trials, lambda key: hook.check_for_key(key, bucket_name=bucket))

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from airflow.sdk import BaseHook
 
 from sizing.cluster import ClusterInfo
+from sizing.terraform import unhealthy_nodes
 
 
 @dataclass(frozen=True)
@@ -19,14 +20,13 @@ def assess(cluster: ClusterInfo, nodes_seen: list[dict] | None, alarms_ok: bool)
     """Pure verdict from one management API answer: every expected node running, clustered, no alarm."""
     if nodes_seen is None:
         return Health(False, "management API not answering yet")
-    expected = {n.name for n in cluster.nodes}
-    running = {n["name"] for n in nodes_seen if n.get("running")}
-    missing = sorted(expected - running)
+    missing = unhealthy_nodes(cluster, nodes_seen)
+    expected = len(cluster.nodes)
     if missing:
-        return Health(False, f"{len(running & expected)}/{len(expected)} nodes running; waiting for {missing}")
+        return Health(False, f"{expected - len(missing)}/{expected} nodes running; waiting for {missing}")
     if not alarms_ok:
         return Health(False, "a resource alarm is raised")
-    return Health(True, f"{len(expected)} node(s) running and clustered")
+    return Health(True, f"{expected} node(s) running and clustered")
 
 
 class RabbitMQManagementHook(BaseHook):

@@ -7,8 +7,6 @@ from typing import Any
 
 from airflow.sdk import BaseOperator
 
-from rabbit_sizing.planning import owner_id
-
 
 class ClusterApplyOperator(BaseOperator):
     """terraform apply for one trial; returns the `cluster` output (ClusterInfo as a dict) via XCom.
@@ -25,7 +23,7 @@ class ClusterApplyOperator(BaseOperator):
 
     def execute(self, context) -> dict:
         from rabbit_sizing import cluster_lifecycle
-        from rabbit_sizing.sensors.cluster import lease_board
+        from rabbit_sizing.sensors.cluster import release_slot
 
         self.log.info("terraform apply: %s, repeat %s of %s (port base %s)", self.trial["config_id"],
                       self.trial["repeat"], self.trial["repeats"], self.trial["local_port_base"])
@@ -36,8 +34,7 @@ class ClusterApplyOperator(BaseOperator):
             try:
                 cluster_lifecycle.deprovision(self.trial)
             finally:
-                lease_board(self.trial["deployment"]).release(
-                    owner_id(self.dag_id, context["run_id"], self.trial["cluster_key"]))
+                release_slot(self.trial, self.dag_id, context["run_id"])
             raise
         self.log.info("cluster %s up: %s", cluster.cluster_name, ", ".join(cluster.amqp_uris))
         return cluster.to_dict()
@@ -55,11 +52,10 @@ class ClusterDestroyOperator(BaseOperator):
 
     def execute(self, context) -> None:
         from rabbit_sizing import cluster_lifecycle
-        from rabbit_sizing.sensors.cluster import lease_board
+        from rabbit_sizing.sensors.cluster import release_slot
 
         self.log.info("terraform destroy: %s", self.trial["cluster_key"])
         try:
             cluster_lifecycle.deprovision(self.trial)
         finally:
-            lease_board(self.trial["deployment"]).release(
-                owner_id(self.dag_id, context["run_id"], self.trial["cluster_key"]))
+            release_slot(self.trial, self.dag_id, context["run_id"])

@@ -15,8 +15,8 @@ from typing import Any
 from airflow.sdk import BaseOperator
 
 from rabbit_sizing.hooks.loadgen import LoadgenRun
-
-AWS_CONN_ID = "aws_default"
+from rabbit_sizing.uploads import AWS_CONN_ID
+from sizing.layout import RunKey
 
 
 @dataclass(frozen=True)
@@ -47,12 +47,9 @@ class EcsSettings:
                    log_stream_prefix=env.get("SIZING_ECS_LOG_STREAM_PREFIX", "loadgen/loadgen"))
 
 
-def runs_for(trial: Mapping[str, Any], cluster_json: str, workers: int | None = None) -> list[LoadgenRun]:
-    from rabbit_sizing.planning import scenario_runs
-
-    return [LoadgenRun(spec_path=trial["spec_path"], config_id=trial["config_id"], scenario=scenario,
-                       run_id=trial["run_label"], repeat=repeat, cluster_json=cluster_json, workers=workers)
-            for scenario, repeat in scenario_runs(trial)]
+def loadgen_run(trial: Mapping[str, Any], key: RunKey, cluster_json: str, workers: int | None = None) -> LoadgenRun:
+    return LoadgenRun(spec_path=trial["spec_path"], config_id=key.config_id, scenario=key.scenario,
+                      run_id=key.run_id, repeat=key.repeat, cluster_json=cluster_json, workers=workers)
 
 
 def ecs_run_task_operator(run: LoadgenRun, settings: EcsSettings, env: Mapping[str, str], task_id: str, **kwargs):
@@ -79,21 +76,16 @@ def ecs_run_task_operator(run: LoadgenRun, settings: EcsSettings, env: Mapping[s
 class LoadgenOperator(BaseOperator):
     template_fields: Sequence[str] = ("trial", "cluster")
 
-    def __init__(self, *, trial: Any, cluster: Any, workers: int | None = None,
-                 aws_conn_id: str = AWS_CONN_ID, **kwargs) -> None:
+    def __init__(self, *, trial: Any, cluster: Any, workers: int | None = None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.trial = trial
         self.cluster = cluster
         self.workers = workers
-        self.aws_conn_id = aws_conn_id
 
     def _clear_raw(self, prefix: str, which: Callable[[list[str]], list[str]] = lambda keys: keys) -> None:
-        from airflow.providers.amazon.aws.hooks.s3 import S3Hook
+        from rabbit_sizing.uploads import raw_store
 
-        from sizing.storage import S3Settings
-
-        hook = S3Hook(aws_conn_id=self.aws_conn_id)
-        bucket = S3Settings.from_env().bucket
+        hook, bucket = raw_store()
         keys = which(hook.list_keys(bucket_name=bucket, prefix=prefix) or [])
         if keys:
             self.log.info("rerun: removing %d stale object(s) under s3://%s/%s", len(keys), bucket, prefix)
@@ -102,8 +94,9 @@ class LoadgenOperator(BaseOperator):
     def execute(self, context) -> list[dict]:
         from rabbit_sizing.cluster_lifecycle import cluster_json_path, load_cluster
         from rabbit_sizing.hooks.loadgen import LoadgenHook, forwarded_env, local_command
+        from rabbit_sizing.planning import run_keys
         from rabbit_sizing.uploads import run_log_path
-        from sizing.layout import RunKey, raw_run_prefix
+        from sizing.layout import raw_run_prefix
 
         cluster = load_cluster(self.cluster)
         local = self.trial["deployment"] == "local"
@@ -122,8 +115,8 @@ class LoadgenOperator(BaseOperator):
             self._clear_raw(raw_config_prefix(self.trial["campaign"], self.trial["config_id"]),
                             lambda keys: stale_repeat_keys(self.trial, keys))
         done = []
-        for run in runs_for(self.trial, cluster_arg, self.workers):
-            key = RunKey(self.trial["campaign"], run.config_id, run.scenario, run.run_id, run.repeat)
+        for key in run_keys(self.trial):
+            run = loadgen_run(self.trial, key, cluster_arg, self.workers)
             self._clear_raw(raw_run_prefix(key))
             self.log.info("load run %s / %s / repeat %d", run.config_id, run.scenario, run.repeat)
             if local:

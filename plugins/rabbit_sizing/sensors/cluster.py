@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from airflow.sdk import BaseSensorOperator
@@ -13,6 +13,11 @@ from rabbit_sizing.planning import owner_id, state_dir
 
 def lease_board(deployment: str) -> LeaseBoard:
     return LeaseBoard(state_dir() / "leases" / deployment)
+
+
+def release_slot(trial: Mapping[str, Any], dag_id: str, run_id: str) -> None:
+    """Give back the cluster slot this trial of this run holds (a no-op when it holds none)."""
+    lease_board(trial["deployment"]).release(owner_id(dag_id, run_id, trial["cluster_key"]))
 
 
 class ClusterSlotSensor(BaseSensorOperator):
