@@ -10,6 +10,8 @@ from urllib.parse import quote
 
 from sizing.cluster import ClusterInfo
 
+FAULTS_SLOT = 20  # port block 22000: one 3-node cluster the fault tests (cluster and end-to-end) share
+
 
 def mgmt(cluster: ClusterInfo, path: str, method: str = "GET", body: object = None, node: int = 1) -> object:
     url = cluster.node(node).management_url + path

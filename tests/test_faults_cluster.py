@@ -13,11 +13,9 @@ from loadgen.faults.local import LocalFaultExecutor, pid_alive, read_pid
 from loadgen.faults.probe import ManagementProbe
 from loadgen.nemesis import FaultInjector
 from sizing.timeline import FaultEvent
-from tests.faults_support import declare_quorum_queue, delete_queue, mgmt
+from tests.faults_support import FAULTS_SLOT, declare_quorum_queue, delete_queue, mgmt
 
 pytestmark = pytest.mark.cluster
-
-FAULTS_SLOT = 20  # port block 22000; the end-to-end fault tests share this cluster
 
 
 @pytest.fixture(scope="module")

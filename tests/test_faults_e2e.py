@@ -15,7 +15,7 @@ import pytest
 
 from sizing.cluster import ClusterInfo
 from sizing.recovery import dense_rates, time_to_recover
-from tests.test_faults_cluster import FAULTS_SLOT
+from tests.faults_support import FAULTS_SLOT
 
 pytestmark = pytest.mark.cluster
 

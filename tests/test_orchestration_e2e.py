@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from sizing.demo import AirflowClient, DemoSettings, read_table, start, stop, wait_for_run
+from tests.fixtures.cluster import busy_ports
 
 pytestmark = [pytest.mark.airflow, pytest.mark.cluster, pytest.mark.spark, pytest.mark.slow]
 
@@ -35,12 +36,6 @@ def _free_port(lo: int = 22900, hi: int = 22999) -> int:
                 continue
             return port
     raise RuntimeError(f"no free port in {lo}-{hi}")
-
-
-def _listening(port: int) -> bool:
-    with socket.socket() as sock:
-        sock.settimeout(0.5)
-        return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
 @pytest.fixture(scope="module")
@@ -80,8 +75,7 @@ def _port_bases(settings: DemoSettings) -> list[int]:
 
 def _no_broker_left(settings: DemoSettings) -> None:
     for base in _port_bases(settings):
-        busy = [p for p in range(base, base + 50) if _listening(p)]
-        assert busy == [], f"ports still listening after teardown: {busy}"
+        assert busy_ports(base) == [], f"ports still in use after teardown: {busy_ports(base)}"
 
 
 @pytest.fixture(scope="module")
@@ -183,8 +177,7 @@ def test_rerun_of_one_config_replaces_only_its_partitions(stack, first_run):
     # The rerun config has the same number of rows as before: replaced, not appended.
     after_redo = read_table(settings, f"tables/phase_summary/campaign=ci-tiny/config={redo}/")
     assert len(after_redo) == len(before_redo)
-    assert not after_redo.duplicated(subset=[c for c in ("scenario", "run_id", "repeat", "phase")
-                                             if c in after_redo.columns]).any()
+    assert not after_redo.duplicated(subset=["scenario", "run_id", "repeat", "phase"]).any()
     manifests = [k for k in _objects(settings, f"raw/campaign=ci-tiny/config={redo}/") if k.endswith("manifest.json")]
     assert len(manifests) == len(REPEATS)  # one per repeat, replaced, not added
     applies = [t["rendered_map_index"] for t in tis if t["task_id"] == "cluster.terraform_apply"]

@@ -3,17 +3,11 @@ after the cluster is up still gets the cluster destroyed, the slot released, and
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
+from tests.fixtures.cluster import busy_ports
+
 pytestmark = [pytest.mark.airflow, pytest.mark.cluster]
-
-
-def _listening(port: int) -> bool:
-    with socket.socket() as sock:
-        sock.settimeout(0.5)
-        return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
 def test_failing_load_run_still_destroys_every_trials_cluster(airflow_db, aws_conn, monkeypatch):
@@ -22,14 +16,17 @@ def test_failing_load_run_still_destroys_every_trials_cluster(airflow_db, aws_co
 
     from dags.sizing_campaign import DAG
 
-    seen: dict[str, list[int]] = {}
+    seen: dict[str, list[int]] = {}  # cluster key -> its AMQP ports
+    listening: dict[str, list[int]] = {}  # cluster key -> the ports of its block in use mid-run
+    bases: dict[str, int] = {}
 
     def fail_mid_run(self, context):
         from rabbit_sizing.cluster_lifecycle import load_cluster
 
-        cluster = load_cluster(self.cluster)
-        seen[self.trial["cluster_key"]] = [n.amqp_port for n in cluster.nodes]
-        assert all(_listening(p) for p in seen[self.trial["cluster_key"]])  # the cluster really is up
+        key = self.trial["cluster_key"]
+        seen[key] = [n.amqp_port for n in load_cluster(self.cluster).nodes]
+        bases[key] = self.trial["local_port_base"]
+        listening[key] = busy_ports(bases[key])  # asserted below: a failure in here would just fail the task
         raise RuntimeError("injected failure in the middle of the load run")
 
     monkeypatch.setattr(LoadgenOperator, "execute", fail_mid_run)
@@ -51,9 +48,11 @@ def test_failing_load_run_still_destroys_every_trials_cluster(airflow_db, aws_co
     assert _xcom(dr.run_id, "analysis_inputs", "failed_cluster_tasks") == [
         f"cluster.{task}_{i}" for task in ("run_scenarios", "upload") for i in (0, 1)]
     assert sorted(seen) == ["n1-c5.2xlarge-gp2-r1", "n1-c5.2xlarge-gp2-r2"]
+    for key, ports in seen.items():
+        assert ports and set(ports) <= set(listening[key]), key  # the cluster really was up mid-run
     ports = [p for trial_ports in seen.values() for p in trial_ports]
     assert len(set(ports)) == len(ports)  # not the same cluster twice
-    assert not any(_listening(p) for p in ports)
+    assert all(busy_ports(base) == [] for base in bases.values()) and len(bases) == 2
     assert lease_board("local").holders() == {}
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import zipfile
 
 import pyarrow as pa
@@ -32,7 +33,7 @@ def test_py_files_zip_holds_both_packages_and_env_points_workers_at_the_venv(tmp
     names = zipfile.ZipFile(path).namelist()
     assert "sizing/records.py" in names and "spark_jobs/phase_summary.py" in names
     env = submit.environment({"SIZING_S3_ENDPOINT": "http://127.0.0.1:9"})
-    assert env["PYSPARK_PYTHON"].endswith("python") or "python" in env["PYSPARK_PYTHON"]
+    assert env["PYSPARK_PYTHON"] == env["PYSPARK_DRIVER_PYTHON"] == sys.executable  # the venv's python
     assert env["SIZING_S3_ENDPOINT"] == "http://127.0.0.1:9" and str(submit.REPO) in env["PYTHONPATH"]
 
 
