@@ -9,10 +9,10 @@ setup:            ## install system packages and the pinned virtualenv (idempote
 	scripts/bootstrap.sh
 
 demo: setup       ## run the local-quick campaign end to end and print the leaderboard
-	$(PY) -m sizing.cli demo
+	$(PY) -m app.cli demo
 
 stop:             ## stop everything `make demo` started
-	$(PY) -m sizing.cli demo --stop
+	$(PY) -m app.cli demo --stop
 
 test: setup       ## the whole suite, as CI runs it
 	$(PY) -m pytest

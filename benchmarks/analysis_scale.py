@@ -22,8 +22,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from adapters.objectstore import StoreSpec  # noqa: E402
 from spark_jobs import submit  # noqa: E402
-from spark_jobs.store import StoreSpec  # noqa: E402
 from spark_jobs.synthetic import campaign_models, run_objects, write_objects  # noqa: E402
 
 SPEC = REPO / "campaigns" / "quorum-sizing-2020.yaml"
@@ -56,7 +56,7 @@ def main() -> int:
     os.environ.update(env)
     spec = StoreSpec.from_env(env)
     if spec.kind == "s3":
-        from sizing.storage import S3Settings
+        from adapters.objectstore import S3Settings
 
         S3Settings.from_env(env).ensure_bucket()
     try:

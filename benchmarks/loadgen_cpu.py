@@ -155,10 +155,10 @@ def micro(messages: int = 200_000) -> dict[str, float]:
 
 
 def stand_up_cluster(state_root: Path):
+    from adapters.terraform import LocalClusterStack, local_stack_variables
     from sizing.cost import Volume
     from sizing.plan import ConfigPlan
     from sizing.spec import ClusterShape
-    from sizing.terraform import LocalClusterStack, local_stack_variables
 
     plan = ConfigPlan("bench", f"slot{SLOT}-n3", ClusterShape(3, "c5.2xlarge", Volume("gp2")), SLOT, 0.0)
     stack = LocalClusterStack(plan.campaign, plan.config_id, state_root=state_root)

@@ -65,8 +65,8 @@ def sizing_campaign():
     def validate_spec(params=None) -> dict:
         """Fail fast, with every problem and its field path, before anything is provisioned."""
         from airflow.sdk.exceptions import AirflowFailException
-        from rabbit_sizing.planning import state_dir, validate_run
 
+        from adapters.planning import state_dir, validate_run
         from sizing.fields import SpecError
 
         try:
@@ -77,7 +77,7 @@ def sizing_campaign():
 
     @task
     def plan_trials(run: dict) -> list[dict]:
-        from rabbit_sizing.planning import CampaignRun, plan_trial_dicts, slot_offset
+        from adapters.planning import CampaignRun, plan_trial_dicts, slot_offset
 
         trials = plan_trial_dicts(CampaignRun.from_dict(run), slot_offset())
         print(f"{len(trials)} trial(s), one fresh cluster each:",
@@ -111,9 +111,10 @@ def sizing_campaign():
         make `trials_succeeded` fail the run at the end."""
         from airflow.sdk import BaseHook, get_current_context
         from airflow.sdk.exceptions import AirflowFailException
-        from rabbit_sizing.planning import failed_tasks
         from rabbit_sizing.spark import analysis_args, build_py_files
         from rabbit_sizing.uploads import configs_with_complete_raw
+
+        from adapters.planning import failed_tasks
 
         ti = get_current_context()["ti"]
         states = ti.get_task_states(dag_id=ti.dag_id, task_group_id="cluster", run_ids=[ti.run_id])
@@ -141,7 +142,7 @@ def sizing_campaign():
     @task(outlets=[REPORT])
     def report(run: dict) -> str:
         """Renders the HTML report (verdict, charts, leaderboards, data quality) next to the tables."""
-        from rabbit_sizing.reporting import build_campaign_report
+        from rabbit_app.reporting import build_campaign_report
 
         return build_campaign_report(run)
 

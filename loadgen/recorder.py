@@ -46,14 +46,14 @@ class RecordStore:
     key: RunKey
     out_dir: Path
     upload: bool = True
-    s3: Any = None  # sizing.storage.S3Settings
+    s3: Any = None  # adapters.objectstore.S3Settings
     uploaded: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._client = None
         if self.upload and self.s3 is None:
-            from sizing.storage import S3Settings
+            from adapters.objectstore import S3Settings
 
             self.s3 = S3Settings.from_env()
 

@@ -21,11 +21,11 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from adapters.objectstore import StoreSpec
 from sizing import layout
 from sizing.cost import cost_per_1000_msgs
 from sizing.plan import ConfigPlan
 from spark_jobs.s3source import read_objects, write_table
-from spark_jobs.store import StoreSpec
 from spark_jobs.tables import PHASE_SUMMARY_DDL
 
 LEADERBOARD_DDL = (

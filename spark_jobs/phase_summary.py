@@ -20,11 +20,11 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from adapters.objectstore import StoreSpec
 from sizing import layout, records
 from spark_jobs import histmerge, tables
 from spark_jobs.recovery import fault_impact
 from spark_jobs.s3source import read_objects, write_table
-from spark_jobs.store import StoreSpec
 
 TABLE = "phase_summary"
 RUN_COLS = [c.name for c in records.RUN_KEY]

@@ -16,10 +16,10 @@ from collections.abc import Sequence
 
 from pyspark.sql import DataFrame, SparkSession
 
+from adapters.objectstore import StoreSpec
 from sizing import layout, records
 from spark_jobs import leaderboards
 from spark_jobs.s3source import read_objects
-from spark_jobs.store import StoreSpec
 from spark_jobs.tables import PHASE_SUMMARY_DDL
 
 TABLES = {"phase_summary": PHASE_SUMMARY_DDL, "leaderboards": leaderboards.LEADERBOARD_DDL,

@@ -32,8 +32,8 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructField, StructType
 
+from adapters.objectstore import StoreSpec
 from sizing import layout
-from spark_jobs.store import StoreSpec
 
 FORMAT = "sizing_store"
 DEFAULT_PARTITIONS = 16  # input partitions per read: a few per core, each holding many small objects

@@ -200,7 +200,7 @@ def campaign_models(spec_path: str, run_id: str, scenario: str, duration_s: int 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from spark_jobs.store import StoreSpec
+    from adapters.objectstore import StoreSpec
 
     parser = argparse.ArgumentParser(prog="synthetic", description="write a synthetic raw campaign")
     parser.add_argument("--spec", required=True)

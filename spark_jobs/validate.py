@@ -21,10 +21,10 @@ import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from adapters.objectstore import StoreSpec
 from sizing import layout, records
 from spark_jobs import validation
 from spark_jobs.s3source import read_objects
-from spark_jobs.store import StoreSpec
 from spark_jobs.tables import PHASE_SUMMARY_DDL
 
 RUN_COLS = validation.RUN_COLS

@@ -18,12 +18,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from adapters.objectstore import S3Settings
 from sizing import layout, records
 from sizing.cost import cost_per_1000_msgs
 from sizing.layout import RunKey
 from sizing.plan import plan_configs
 from sizing.spec import load_campaign
-from sizing.storage import S3Settings
 from sizing.timeline import Timeline, expand
 
 ROOT = Path(__file__).resolve().parent.parent

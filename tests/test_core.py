@@ -13,7 +13,7 @@ from sizing.records import RECORD_TYPES, arrow_schema, spark_ddl
 
 def test_core_imports_no_airflow_pika_or_pyspark() -> None:
     code = ("import sys, sizing.spec, sizing.timeline, sizing.plan, sizing.cost, sizing.histogram, "
-            "sizing.records, sizing.layout, sizing.cluster, sizing.storage; "
+            "sizing.records, sizing.layout, sizing.cluster, adapters.objectstore; "
             "print(sorted(m for m in ('airflow', 'pika', 'pyspark', 'boto3') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
@@ -56,7 +56,7 @@ def test_stop_process_group_ends_the_leader_and_its_children() -> None:
     import os
     import time
 
-    from sizing.procs import pid_alive, stop_process_group
+    from adapters.procs import pid_alive, stop_process_group
 
     # The leader ignores SIGTERM, so only the SIGKILL after the grace period ends it; its child does not.
     leader = subprocess.Popen(["bash", "-c", "trap '' TERM; sleep 60 & wait"], start_new_session=True)

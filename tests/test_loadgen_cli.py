@@ -53,13 +53,13 @@ def test_dockerfile_installs_and_copies_what_the_module_imports():
     installed = set(re.findall(r"\b(pika|boto3|pyarrow|numpy|pyyaml|requests)\b", text.split("RUN pip install")[1]
                                .splitlines()[0]))
     assert installed == {"pika", "boto3", "pyarrow", "numpy", "pyyaml", "requests"}
-    for folder in ("sizing/", "loadgen/", "campaigns/", "catalogs/"):
+    for folder in ("sizing/", "adapters/", "loadgen/", "campaigns/", "catalogs/"):
         assert f"COPY {folder} {folder}" in text
     assert 'ENTRYPOINT ["python", "-m", "loadgen"]' in text
     # every third-party module the load generator reaches (its own modules and the core modules they
     # import, transitively) is installed in the image
     third_party = {name.split(".")[0] for name in loadgen_import_closure()} - set(sys.stdlib_module_names)
-    third_party -= {"loadgen", "sizing", "__future__"}
+    third_party -= {"loadgen", "sizing", "adapters", "__future__"}
     allowed = {"pika", "boto3", "botocore", "pyarrow", "numpy", "yaml", "requests"}  # botocore comes with boto3
     assert third_party <= allowed, third_party - allowed
 
@@ -74,7 +74,7 @@ def module_imports(path: Path) -> set[str]:
 
 
 def loadgen_import_closure() -> set[str]:
-    """Every module name imported from loadgen/, following imports into loadgen and sizing modules."""
+    """Every module name imported from loadgen/, following imports into loadgen, core and adapter modules."""
     todo = [p for p in ROOT.glob("loadgen/**/*.py")]
     seen_files: set[Path] = set()
     names: set[str] = set()
@@ -85,7 +85,7 @@ def loadgen_import_closure() -> set[str]:
         seen_files.add(path)
         for name in module_imports(path):
             names.add(name)
-            if name.split(".")[0] in ("loadgen", "sizing"):
+            if name.split(".")[0] in ("loadgen", "sizing", "adapters"):
                 base = ROOT / name.replace(".", "/")
                 todo += [f for f in (base.with_suffix(".py"), base / "__init__.py") if f.exists()]
     return names

@@ -97,7 +97,7 @@ def test_record_store_writes_locally_and_uploads_under_layout_keys(s3, tmp_path)
 
 
 def test_a_failed_upload_is_reported_not_raised(tmp_path):
-    from sizing.storage import S3Settings
+    from adapters.objectstore import S3Settings
 
     store = RecordStore(KEY, tmp_path, upload=True, s3=S3Settings(bucket="b", endpoint_url="http://127.0.0.1:9"))
     store.write_records("phases", [])

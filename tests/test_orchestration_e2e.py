@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sizing.demo import AirflowClient, DemoSettings, read_table, start, stop, wait_for_run
+from app.demo import AirflowClient, DemoSettings, read_table, start, stop, wait_for_run
 from tests.fixtures.cluster import busy_ports
 
 pytestmark = [pytest.mark.airflow, pytest.mark.cluster, pytest.mark.spark, pytest.mark.slow]
@@ -148,7 +148,7 @@ def test_report_of_the_real_run_shows_the_verdict_every_config_phase_and_chart(s
 
 @pytest.mark.browser
 def test_ui_shows_the_successful_run(stack, first_run):
-    from sizing.browser_check import check_page
+    from adapters.browser import check_page
 
     settings, client = stack
     run, _ = first_run

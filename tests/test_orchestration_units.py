@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 from rabbit_sizing.hooks.loadgen import LoadgenRun, ecs_overrides, local_command
-from rabbit_sizing.leases import LeaseBoard
-from rabbit_sizing.planning import (
+
+from adapters.leases import LeaseBoard
+from adapters.planning import (
     CampaignRun,
     complete_configs,
     config_partitions,
@@ -21,7 +22,6 @@ from rabbit_sizing.planning import (
     stale_repeat_keys,
     validate_run,
 )
-
 from sizing.fields import SpecError
 from sizing.layout import manifest_key, raw_run_prefix
 

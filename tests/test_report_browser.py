@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from sizing.report import build_report
-from sizing.storage import S3Settings
+from adapters.objectstore import S3Settings
+from app.report import build_report
 from tests.report_sample import ROOT, RUN_ID, SPEC, write_sample
 
 ARTIFACTS = ROOT / "artifacts"

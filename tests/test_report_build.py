@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from adapters.objectstore import S3Settings
+from app.report import build_report, fetch_report
+from app.report.__main__ import main
 from sizing import layout
-from sizing.report import build_report, fetch_report
-from sizing.report.__main__ import main
-from sizing.storage import S3Settings
 from tests.report_sample import N1, N3, RUN_ID, SPEC, write_sample
 
 CAMPAIGN = "local-quick"

@@ -7,9 +7,9 @@ import math
 import pandas as pd
 import pytest
 
-from sizing.report import repeats
-from sizing.report.build import adverse_outcome
-from sizing.report.tables import (
+from app.report import repeats
+from app.report.build import adverse_outcome
+from app.report.tables import (
     BOARD_COST_AT_TARGET,
     BOARD_COST_AT_TOP,
     BOARD_MATCHED_TARGET,

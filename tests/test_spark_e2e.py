@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from adapters.objectstore import StoreSpec
 from sizing import layout
 from sizing.layout import RunKey
 from sizing.spec import load_campaign
 from spark_jobs import leaderboards, phase_summary, query, validate
 from spark_jobs.s3source import read_objects
-from spark_jobs.store import StoreSpec
 from spark_jobs.synthetic import PhasePlan, RunModel, run_objects
 from spark_jobs.tables import PHASE_SUMMARY_DDL
 from tests.spark_records import write_with_loadgen_recorder

@@ -7,10 +7,10 @@ import zipfile
 
 import pyarrow as pa
 
+from adapters.objectstore import StoreSpec
 from sizing import records
 from spark_jobs import submit
 from spark_jobs.s3source import align_to_schema, chunk_keys
-from spark_jobs.store import StoreSpec
 
 
 def test_spark_submit_command_for_phase_summary(tmp_path):

@@ -1,4 +1,4 @@
-"""sizing/terraform.py and the Airflow TerraformHook: the commands they build, the variables they pass."""
+"""adapters/terraform.py and the Airflow TerraformHook: the commands they build, the variables they pass."""
 
 from __future__ import annotations
 
@@ -9,10 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sizing.cluster import ClusterInfo
-from sizing.plan import plan_configs
-from sizing.spec import load_campaign
-from sizing.terraform import (
+from adapters.terraform import (
     TERRAFORM_ROOT,
     TerraformCommand,
     TerraformError,
@@ -28,6 +25,9 @@ from sizing.terraform import (
     wait_healthy,
     workspace,
 )
+from sizing.cluster import ClusterInfo
+from sizing.plan import plan_configs
+from sizing.spec import load_campaign
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -1,5 +1,5 @@
 """Static checks of terraform/: formatting, module layout, and that the stacks agree with the Python side
-(variables sizing/terraform.py passes, the `cluster` output ClusterInfo reads). The aws stack cannot be
+(variables adapters/terraform.py passes, the `cluster` output ClusterInfo reads). The aws stack cannot be
 initialised here (no provider registry), so these parse its HCL instead."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ import hcl2
 import pytest
 import yaml
 
+from adapters.terraform import TERRAFORM_ROOT, aws_stack_variables, local_stack_variables
 from sizing.cluster import ClusterInfo, NodeInfo
 from sizing.plan import plan_configs
 from sizing.spec import load_campaign
-from sizing.terraform import TERRAFORM_ROOT, aws_stack_variables, local_stack_variables
 
 REPO = Path(__file__).resolve().parents[1]
 MODULES = ["local_cluster", "aws_network", "aws_rabbitmq_cluster"]

@@ -12,8 +12,8 @@ from pathlib import Path
 import pika
 import pytest
 
+from adapters.terraform import wait_healthy
 from sizing.cluster import ClusterInfo, NodeInfo
-from sizing.terraform import wait_healthy
 from tests.fixtures.cluster import busy_ports
 
 pytestmark = pytest.mark.cluster
@@ -123,7 +123,7 @@ def test_two_clusters_coexist_on_their_own_ports(local_cluster_factory):
 
 def test_memory_alarm_through_ctl_cmd(local_cluster_factory):
     """How the fault injector raises and clears a resource alarm on one local node."""
-    from sizing.terraform import _get_json
+    from adapters.terraform import _get_json
 
     cluster = local_cluster_factory(slot=SLOT_3, nodes=3).cluster
     node = cluster.node(3)

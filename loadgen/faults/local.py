@@ -11,11 +11,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from adapters.procs import pid_alive
 from loadgen.faults import commands
 from loadgen.faults.base import FaultError
 from loadgen.faults.probe import ManagementProbe, amqp_port_open
 from sizing.cluster import ClusterInfo, NodeInfo
-from sizing.procs import pid_alive
 from sizing.timeline import FaultEvent
 
 

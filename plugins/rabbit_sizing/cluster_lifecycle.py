@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rabbit_sizing.planning import state_dir
+from adapters.planning import state_dir
 from sizing.cluster import ClusterInfo
 
 

@@ -1,4 +1,4 @@
-"""The report step: renders the campaign's HTML report from the Spark tables (sizing.report) into S3."""
+"""The report step: renders the campaign's HTML report from the Spark tables (app.report) into S3."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ log = logging.getLogger(__name__)
 
 
 def build_campaign_report(run: Mapping[str, Any]) -> str:
-    from sizing.report import build_report
-    from sizing.storage import S3Settings
+    from adapters.objectstore import S3Settings
+    from app.report import build_report
 
     uri = build_report(run["spec_path"], run["run_label"], settings=S3Settings.from_env())
-    log.info("Report written to %s (fetch it with: python -m sizing.report fetch --campaign %s --run-id %s)",
+    log.info("Report written to %s (fetch it with: python -m app.report fetch --campaign %s --run-id %s)",
              uri, run["campaign"], run["run_label"])
     return uri

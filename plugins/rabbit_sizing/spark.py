@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rabbit_sizing.planning import REPO_ROOT, state_dir
+from adapters.planning import REPO_ROOT, state_dir
 
 
 def application(job: str) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rabbit_sizing.planning import state_dir
+from adapters.planning import state_dir
 
 AWS_CONN_ID = "aws_default"
 
@@ -16,7 +16,7 @@ def raw_store():
     """(S3Hook, bucket) of the raw results: the `aws_default` connection and SIZING_S3_BUCKET."""
     from airflow.providers.amazon.aws.hooks.s3 import S3Hook
 
-    from sizing.storage import S3Settings
+    from adapters.objectstore import S3Settings
 
     return S3Hook(aws_conn_id=AWS_CONN_ID), S3Settings.from_env().bucket
 
@@ -52,7 +52,7 @@ def publish_run_logs(trial: Mapping[str, Any], runs: list[dict]) -> list[str]:
 
 def configs_with_complete_raw(trials: list[dict]) -> list[dict]:
     """One dict per config whose every trial (repeat) has every run's manifest in S3."""
-    from rabbit_sizing.planning import complete_configs
+    from adapters.planning import complete_configs
 
     hook, bucket = raw_store()
     return complete_configs(trials, lambda key: hook.check_for_key(key, bucket_name=bucket))

@@ -1,1 +1,1 @@
-"""Hooks wrap clients: each one builds on an edge module of the core (sizing.terraform, ...)."""
+"""Hooks wrap clients: each one builds on an edge module of the core (adapters.terraform, ...)."""

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from airflow.sdk import BaseHook
 
-from rabbit_sizing.planning import REPO_ROOT
-from sizing.procs import stop_process_group
+from adapters.planning import REPO_ROOT
+from adapters.procs import stop_process_group
 
 # The env the load generator needs: where raw results go. Credentials come from the usual AWS_* chain.
 FORWARDED_ENV = ("SIZING_S3_ENDPOINT", "SIZING_S3_BUCKET", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID",

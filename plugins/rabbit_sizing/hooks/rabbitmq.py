@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from airflow.sdk import BaseHook
 
+from adapters.terraform import unhealthy_nodes
 from sizing.cluster import ClusterInfo
-from sizing.terraform import unhealthy_nodes
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """TerraformHook: apply / output / destroy one cluster's Terraform stack from a task.
 
-The hook only wires Airflow (logging, optional connection) to sizing.terraform, which builds the commands
+The hook only wires Airflow (logging, optional connection) to adapters.terraform, which builds the commands
 (pure functions) and runs them; state and working data live per cluster (campaign, config and repeat:
 ConfigPlan.cluster_key) under `state_root`.
 
@@ -21,10 +21,7 @@ try:  # Airflow 3: hooks live in the task SDK
 except ImportError:  # pragma: no cover - Airflow 2 fallback
     from airflow.hooks.base import BaseHook
 
-from sizing.cluster import ClusterInfo
-from sizing.plan import ConfigPlan
-from sizing.spec import Campaign
-from sizing.terraform import (
+from adapters.terraform import (
     DEFAULT_STATE_ROOT,
     TERRAFORM_ROOT,
     TerraformCommand,
@@ -37,6 +34,9 @@ from sizing.terraform import (
     output_command,
     workspace,
 )
+from sizing.cluster import ClusterInfo
+from sizing.plan import ConfigPlan
+from sizing.spec import Campaign
 
 
 def aws_backend_config(settings: Mapping[str, str], key_prefix: str, campaign: str,

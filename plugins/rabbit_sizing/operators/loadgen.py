@@ -92,9 +92,9 @@ class LoadgenOperator(BaseOperator):
             hook.delete_objects(bucket=bucket, keys=keys)
 
     def execute(self, context) -> list[dict]:
+        from adapters.planning import run_keys
         from rabbit_sizing.cluster_lifecycle import cluster_json_path, load_cluster
         from rabbit_sizing.hooks.loadgen import LoadgenHook, forwarded_env, local_command
-        from rabbit_sizing.planning import run_keys
         from rabbit_sizing.uploads import run_log_path
         from sizing.layout import raw_run_prefix
 
@@ -109,7 +109,7 @@ class LoadgenOperator(BaseOperator):
             cluster_arg = cluster.to_json()
         env = forwarded_env()
         if self.trial["repeat"] == 1:  # the config's first trial drops repeats an earlier, longer spec left
-            from rabbit_sizing.planning import stale_repeat_keys
+            from adapters.planning import stale_repeat_keys
             from sizing.layout import raw_config_prefix
 
             self._clear_raw(raw_config_prefix(self.trial["campaign"], self.trial["config_id"]),

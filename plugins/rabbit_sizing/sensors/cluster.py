@@ -7,8 +7,8 @@ from typing import Any
 
 from airflow.sdk import BaseSensorOperator
 
-from rabbit_sizing.leases import LeaseBoard
-from rabbit_sizing.planning import owner_id, state_dir
+from adapters.leases import LeaseBoard
+from adapters.planning import owner_id, state_dir
 
 
 def lease_board(deployment: str) -> LeaseBoard:

@@ -1,4 +1,7 @@
-"""Object-store access used inside Spark tasks and on the driver (edge module: boto3/pyarrow imported lazily).
+"""The one object-store client (edge module: boto3/pyarrow imported lazily): settings, keys, bytes, Parquet.
+
+Used by the load generator's uploads, the Spark jobs (inside tasks and on the driver), the report, the demo
+and the plugins.
 
 A `StoreSpec` is a small JSON-able description (passed to executors as a Data Source option), so the
 executors need no environment of their own. Two backends:
@@ -16,7 +19,40 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from sizing.storage import S3Settings
+from sizing.layout import DEFAULT_BUCKET
+
+
+@dataclass(frozen=True)
+class S3Settings:
+    bucket: str = DEFAULT_BUCKET
+    endpoint_url: str | None = None
+    region: str = "us-east-1"
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> S3Settings:
+        env = dict(os.environ if env is None else env)
+        return cls(
+            bucket=env.get("SIZING_S3_BUCKET", DEFAULT_BUCKET),
+            endpoint_url=env.get("SIZING_S3_ENDPOINT") or None,
+            region=env.get("AWS_DEFAULT_REGION", "us-east-1"),
+        )
+
+    def as_env(self) -> dict[str, str]:
+        env = {"SIZING_S3_BUCKET": self.bucket, "AWS_DEFAULT_REGION": self.region}
+        if self.endpoint_url:
+            env["SIZING_S3_ENDPOINT"] = self.endpoint_url
+        return env
+
+    def client(self):  # -> botocore S3 client
+        import boto3
+
+        return boto3.client("s3", endpoint_url=self.endpoint_url, region_name=self.region)
+
+    def ensure_bucket(self) -> None:
+        client = self.client()
+        existing = {b["Name"] for b in client.list_buckets().get("Buckets", [])}
+        if self.bucket not in existing:
+            client.create_bucket(Bucket=self.bucket)
 
 
 @dataclass(frozen=True)

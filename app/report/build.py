@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from sizing import layout
-from sizing.plan import plan_configs
-from sizing.report import charts, repeats
-from sizing.report.html import Raw, esc, figure, page, table, tag
-from sizing.report.tables import (
+from adapters.objectstore import S3Settings
+from app.report import charts, repeats
+from app.report.html import Raw, esc, figure, page, table, tag
+from app.report.tables import (
     BOARD_COST_AT_TARGET,
     BOARD_COST_AT_TOP,
     BOARD_MATCHED_TARGET,
@@ -23,8 +22,9 @@ from sizing.report.tables import (
     ReportData,
     load_report_data,
 )
+from sizing import layout
+from sizing.plan import plan_configs
 from sizing.spec import Campaign, Scenario, load_campaign
-from sizing.storage import S3Settings
 
 MAX_GROUP = 7  # configs per latency chart (the seed splits 7 clusters into 4 + 3 for readability)
 MAX_BROKER_CHARTS = 24

@@ -2,10 +2,10 @@
 
     build_report(campaign_spec_path, run_id, settings=None) -> "s3://bucket/reports/campaign=C/run=R/report.html"
 
-CLI: `python -m sizing.report build --campaign C --run-id R --spec campaigns/X.yaml [-o file]`
-     `python -m sizing.report fetch --campaign C --run-id R [-o file]`
+CLI: `python -m app.report build --campaign C --run-id R --spec campaigns/X.yaml [-o file]`
+     `python -m app.report fetch --campaign C --run-id R [-o file]`
 """
 
-from sizing.report.build import build_report, fetch_report, render_report
+from app.report.build import build_report, fetch_report, render_report
 
 __all__ = ["build_report", "fetch_report", "render_report"]

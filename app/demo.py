@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from adapters.procs import pid_alive, stop_process_group
 from sizing.layout import report_key
-from sizing.procs import pid_alive, stop_process_group
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SERVICES = ("s3", "api-server", "scheduler", "dag-processor")
@@ -379,9 +379,9 @@ def demo(campaign: str = "campaigns/local-quick.yaml", run_label: str = "demo", 
         say("(no leaderboard table found under tables/leaderboards/)")
     say(f"\nUI:     {s.api_url}/dags/{DAG_ID}  (user {s.user}, password {s.password})"
         f"\nTables: s3://{s.bucket}/tables/ at endpoint {s.s3_url} "
-        f"(AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing); `python -m sizing.cli query ...`"
+        f"(AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing); `python -m app.cli query ...`"
         f"\nReport: s3://{s.bucket}/{report_key(name, run_label)}; "
-        f"`python -m sizing.cli report --campaign {name} --run-id {run_label} -o report.html`"
+        f"`python -m app.cli report --campaign {name} --run-id {run_label} -o report.html`"
         f"\nLogs:   {s.state / 'logs'} and {s.airflow_home / 'logs'}\nStop:   make stop")
     (s.state / "last_demo.json").write_text(json.dumps(timings, indent=2))
     return timings

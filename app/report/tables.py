@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from adapters.objectstore import S3Settings
 from sizing import layout
-from sizing.storage import S3Settings
 
 # ----------------------------------------------------------------------------------------- contract
 # Followed from the analysis branch (spark_jobs/tables.py PHASE_SUMMARY, spark_jobs/leaderboards.py

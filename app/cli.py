@@ -1,4 +1,4 @@
-"""`python -m sizing.cli` (also the `sizing` script): demo, validate, plan, query, report.
+"""`python -m app.cli` (also the `sizing` script): demo, validate, plan, query, report.
 
     sizing demo [--campaign campaigns/local-quick.yaml] [--run-label demo]   start if needed, run, print
     sizing demo --stop                                                      stop everything the demo started
@@ -80,7 +80,7 @@ def _query(rest: list[str]) -> int:
 
 
 def _report(rest: list[str]) -> int:
-    from sizing.report.__main__ import main as report_main
+    from app.report.__main__ import main as report_main
 
     return int(report_main(["fetch", *rest]) or 0)
 
@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["query"]:  # everything after `query` belongs to spark_jobs.query
         return _query(argv[1:])
-    if argv[:1] == ["report"]:  # everything after `report` belongs to `python -m sizing.report fetch`
+    if argv[:1] == ["report"]:  # everything after `report` belongs to `python -m app.report fetch`
         return _report(argv[1:])
     parser = argparse.ArgumentParser(prog="sizing", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -6,13 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from sizing.report.build import build_report, fetch_report
+from adapters.objectstore import S3Settings
+from app.report.build import build_report, fetch_report
 from sizing.spec import load_campaign
-from sizing.storage import S3Settings
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m sizing.report", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m app.report", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     build = sub.add_parser("build", help="render the report from the campaign's tables and upload it")
     build.add_argument("--campaign", required=True, help="campaign name (must match the spec's name)")

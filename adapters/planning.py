@@ -20,7 +20,7 @@ from sizing.layout import RunKey, manifest_key, raw_config_prefix, run_key_of, t
 from sizing.plan import plan_trials
 from sizing.spec import Campaign, load_campaign, parse_campaign
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[1]
 # Per-config tables (replaced partition by partition) and campaign-wide tables (recomputed whole).
 PER_CONFIG_TABLES = ("phase_summary",)
 CAMPAIGN_TABLES = ("leaderboard_top_rate", "leaderboard_cost_at_target", "pareto")
