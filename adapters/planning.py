@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ import yaml
 
 from sizing.fields import Problem, SpecError
 from sizing.layout import RunKey, manifest_key, raw_config_prefix, run_key_of, table_prefix
-from sizing.plan import plan_trials
+from sizing.plan import Trial, plan_trials
 from sizing.spec import Campaign, load_campaign, parse_campaign
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -100,7 +100,7 @@ class CampaignRun:
     scenarios: tuple[str, ...]  # empty = all
     max_parallel_configs: int
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {"campaign": self.campaign, "spec_path": self.spec_path, "spec_hash": self.spec_hash,
                 "deployment": self.deployment, "run_label": self.run_label, "configs": list(self.configs),
                 "scenarios": list(self.scenarios), "max_parallel_configs": self.max_parallel_configs}
@@ -142,52 +142,48 @@ def validate_run(params: Mapping[str, Any], spec_dir: Path, root: Path = REPO_RO
                        configs, scenarios, int(max_parallel))
 
 
-def plan_trial_dicts(run: CampaignRun, offset: int = 0) -> list[dict[str, Any]]:
-    """The cluster group's expansion list: one JSON-able dict per trial (config and repeat, one fresh
-    cluster each), repeat-major, with its (shifted) port slot.
+def plan_run_trials(run: CampaignRun, offset: int = 0) -> list[Trial]:
+    """The cluster group's expansion list: one trial per config and repeat (one fresh cluster each),
+    repeat-major, with its (shifted) port slot.
 
     The slot comes from the full campaign (sizing.plan.plan_trials: a backfill of one config reuses its
-    ports) plus `offset`. Each dict carries what every task of the group needs, so none re-plans.
+    ports) plus `offset`. Each trial carries what every task of the group needs, so none re-plans.
     """
     campaign = load_campaign(run.spec_path)
-    scenarios = [s.name for s in campaign.scenarios if not run.scenarios or s.name in run.scenarios]
-    out = []
-    for plan in plan_trials(campaign, list(run.configs) or None):
-        item = replace(plan, slot=plan.slot + offset).as_dict()
-        item.update(deployment=run.deployment, run_label=run.run_label, spec_path=run.spec_path,
-                    scenarios=scenarios, repeats=campaign.repeats, max_parallel_configs=run.max_parallel_configs)
-        out.append(item)
-    return out
+    scenarios = tuple(s.name for s in campaign.scenarios if not run.scenarios or s.name in run.scenarios)
+    return [Trial(campaign=run.campaign, config_id=plan.config_id, repeat=plan.repeat, repeats=campaign.repeats,
+                  slot=plan.slot + offset, deployment=run.deployment, run_label=run.run_label,
+                  spec_path=run.spec_path, scenarios=scenarios, max_parallel_configs=run.max_parallel_configs)
+            for plan in plan_trials(campaign, list(run.configs) or None)]
 
 
-def run_keys(trial: Mapping[str, Any]) -> list[RunKey]:
+def run_keys(trial: Trial) -> list[RunKey]:
     """The load runs of one trial, in order: its repeat of every scenario, on its one cluster. The keys name
     their raw partitions (cleared before each run, so a rerun replaces) and manifests."""
-    return [RunKey(trial["campaign"], trial["config_id"], scenario, trial["run_label"], int(trial["repeat"]))
-            for scenario in trial["scenarios"]]
+    return [RunKey(trial.campaign, trial.config_id, scenario, trial.run_label, trial.repeat)
+            for scenario in trial.scenarios]
 
 
-def stale_repeat_keys(trial: Mapping[str, Any], object_keys: Iterable[str]) -> list[str]:
+def stale_repeat_keys(trial: Trial, object_keys: Iterable[str]) -> list[str]:
     """Raw objects of the trial's config, run label and scenarios from repeats beyond the spec's `repeats`:
     what an earlier run left when `repeats` has since gone down. No trial writes them, so removing them
     is safe whatever runs alongside; left there, the analysis would count them as repeats."""
-    scenarios, repeats = set(trial["scenarios"]), int(trial["repeats"])
     stale = []
     for object_key in object_keys:
         key = run_key_of(object_key)
-        if (key is not None and key.campaign == trial["campaign"] and key.config_id == trial["config_id"]
-                and key.run_id == trial["run_label"] and key.scenario in scenarios and key.repeat > repeats):
+        if (key is not None and key.campaign == trial.campaign and key.config_id == trial.config_id
+                and key.run_id == trial.run_label and key.scenario in trial.scenarios and key.repeat > trial.repeats):
             stale.append(object_key)
     return stale
 
 
-def complete_configs(trials: Sequence[Mapping[str, Any]], landed: Callable[[str], bool]) -> list[dict[str, Any]]:
-    """One dict per config (its first trial's) whose every trial's every run has its manifest, i.e.
+def complete_configs(trials: Sequence[Trial], landed: Callable[[str], bool]) -> list[Trial]:
+    """One trial per config (its first) whose every trial's every run has its manifest, i.e.
     `landed(manifest_key)` is true: a config missing any repeat is left out of the analysis."""
-    by_config: dict[str, list[Mapping[str, Any]]] = {}
+    by_config: dict[str, list[Trial]] = {}
     for trial in trials:
-        by_config.setdefault(trial["config_id"], []).append(trial)
-    return [dict(group[0]) for group in by_config.values()
+        by_config.setdefault(trial.config_id, []).append(trial)
+    return [group[0] for group in by_config.values()
             if all(landed(manifest_key(key)) for trial in group for key in run_keys(trial))]
 
 

@@ -17,20 +17,17 @@ No Airflow here: plugins/rabbit_sizing/hooks/terraform.py wraps this module for 
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 import os
 import subprocess
-import time
-import urllib.error
-import urllib.request
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from adapters.management import wait_healthy
 from sizing.cluster import ClusterInfo
 from sizing.plan import LOCAL_PORT_BLOCK, ConfigPlan
 from sizing.spec import Campaign
@@ -314,43 +311,3 @@ class LocalClusterStack(TerraformStack):
             self.destroy()
             raise
         return cluster
-
-
-# ------------------------------------------------------------------------------------------- health
-
-
-def _get_json(url: str, username: str, password: str, timeout_s: float) -> Any:
-    request = urllib.request.Request(url)
-    token = base64.b64encode(f"{username}:{password}".encode()).decode()
-    request.add_header("Authorization", f"Basic {token}")
-    with urllib.request.urlopen(request, timeout=timeout_s) as response:
-        return json.load(response)
-
-
-def unhealthy_nodes(cluster: ClusterInfo, api_nodes: Iterable[Mapping[str, Any]]) -> list[str]:
-    """Names of the cluster's nodes that the management API's /api/nodes does not report running."""
-    running = {n.get("name") for n in api_nodes if n.get("running")}
-    return [node.name for node in cluster.nodes if node.name not in running]
-
-
-def wait_healthy(cluster: ClusterInfo, timeout_s: float = 60.0, interval_s: float = 0.5,
-                 logger: logging.Logger | None = None) -> None:
-    """Wait until every node's management API answers and reports every node of the cluster running."""
-    logger = logger or log
-    deadline = time.monotonic() + timeout_s
-    problem = "not checked yet"
-    while True:
-        try:
-            for node in cluster.nodes:
-                api_nodes = _get_json(f"{node.management_url}/api/nodes", cluster.username, cluster.password,
-                                      timeout_s=5)
-                missing = unhealthy_nodes(cluster, api_nodes)
-                if missing:
-                    raise RuntimeError(f"{node.name} reports not running: {', '.join(missing)}")
-            logger.info("cluster %s healthy: %d node(s) running", cluster.cluster_name, len(cluster.nodes))
-            return
-        except (OSError, urllib.error.URLError, RuntimeError, ValueError) as exc:
-            problem = str(exc)
-        if time.monotonic() >= deadline:
-            raise TimeoutError(f"cluster {cluster.cluster_name} not healthy after {timeout_s:.0f}s: {problem}")
-        time.sleep(interval_s)

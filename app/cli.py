@@ -42,7 +42,7 @@ def _plan(args: argparse.Namespace) -> int:
         print(err, file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps([t.as_dict() for t in trials], indent=2))
+        print(json.dumps([t.to_dict() for t in trials], indent=2))
         return 0
     configs = [t for t in trials if t.repeat == 1]  # plan_trials is repeat-major: one per config, in order
     print(f"{len(trials)} trial(s): {len(configs)} config(s) x {campaign.repeats} repeat(s), a fresh cluster each")

@@ -73,24 +73,27 @@ def sizing_campaign():
             run = validate_run(params, state_dir() / "specs")
         except SpecError as err:
             raise AirflowFailException(str(err)) from err
-        return run.as_dict()
+        return run.to_dict()
 
     @task
     def plan_trials(run: dict) -> list[dict]:
-        from adapters.planning import CampaignRun, plan_trial_dicts, slot_offset
+        from adapters.planning import CampaignRun, plan_run_trials, slot_offset
 
-        trials = plan_trial_dicts(CampaignRun.from_dict(run), slot_offset())
+        trials = plan_run_trials(CampaignRun.from_dict(run), slot_offset())
         print(f"{len(trials)} trial(s), one fresh cluster each:",
-              ", ".join(f"{t['cluster_key']} (ports {t['local_port_base']}+)" for t in trials))
-        return trials
+              ", ".join(f"{t.cluster_key} (ports {t.local_port_base}+)" for t in trials))
+        return [t.to_dict() for t in trials]
 
     @task(outlets=[RAW], map_index_template="{{ trial_label }}")
     def upload(trial: dict, runs: list[dict]) -> list[str]:
         from airflow.sdk import get_current_context
         from rabbit_sizing.uploads import publish_run_logs
 
-        get_current_context()["trial_label"] = trial["cluster_key"]  # TaskFlow's way to name a map index
-        return publish_run_logs(trial, runs)
+        from sizing.plan import Trial
+
+        typed = Trial.from_dict(trial)
+        get_current_context()["trial_label"] = typed.cluster_key  # TaskFlow's way to name a map index
+        return publish_run_logs(typed, runs)
 
     @task_group(group_id="cluster")
     def per_trial(trial):
@@ -115,12 +118,13 @@ def sizing_campaign():
         from rabbit_sizing.uploads import configs_with_complete_raw
 
         from adapters.planning import failed_tasks
+        from sizing.plan import Trial
 
         ti = get_current_context()["ti"]
         states = ti.get_task_states(dag_id=ti.dag_id, task_group_id="cluster", run_ids=[ti.run_id])
         failed = failed_tasks(states.get(ti.run_id, {}))
         ti.xcom_push(key="failed_cluster_tasks", value=failed)
-        complete = configs_with_complete_raw(trials)
+        complete = configs_with_complete_raw([Trial.from_dict(t) for t in trials])
         if not complete:
             raise AirflowFailException(f"no config has complete raw results: nothing to analyse (failed: {failed})")
         if failed:
@@ -131,7 +135,7 @@ def sizing_campaign():
         py_files = "" if master.startswith("local") else str(build_py_files())
         ti.xcom_push(key="py_files", value=py_files)
         print(f"spark master {master}; py-files: {py_files or '(none: local master, repo on PYTHONPATH)'}")
-        return analysis_args(run, complete)["per_config"]
+        return analysis_args(run, [trial.config_id for trial in complete])["per_config"]
 
     @task(multiple_outputs=True)
     def campaign_args(run: dict) -> dict:
@@ -142,7 +146,7 @@ def sizing_campaign():
     @task(outlets=[REPORT])
     def report(run: dict) -> str:
         """Renders the HTML report (verdict, charts, leaderboards, data quality) next to the tables."""
-        from rabbit_app.reporting import build_campaign_report
+        from rabbit_sizing.reporting import build_campaign_report
 
         return build_campaign_report(run)
 

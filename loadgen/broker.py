@@ -1,20 +1,18 @@
 """Broker-side edges: queue declaration before a run and management-API sampling during it.
 
 Request building and response aggregation are pure functions (unit tested on recorded JSON); the thin
-fetch helpers try every node in turn, because the node we ask may be the one a fault just killed.
+management client (adapters.management) tries every node in turn, because the node asked may be the one a
+fault just killed.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
-from urllib.parse import quote
 
-import requests
-
+from adapters.management import ManagementClient, ManagementError
 from sizing.cluster import ClusterInfo
 from sizing.spec import QueueSpec
 
@@ -49,20 +47,6 @@ def _regex_escape(text: str) -> str:
     return "".join("\\" + ch if ch in r".^$*+?()[]{}|\-" else ch for ch in text)
 
 
-def management_call(cluster: ClusterInfo, method: str, path: str, body: Any = None, timeout: float = 5.0) -> Any:
-    """One management-API call, tried against every node until one answers."""
-    errors = []
-    for url in cluster.management_urls:
-        try:
-            response = requests.request(method, url + path, json=body, timeout=timeout,
-                                        auth=(cluster.username, cluster.password))
-            response.raise_for_status()
-            return response.json() if response.content else None
-        except (requests.RequestException, ValueError) as err:
-            errors.append(f"{url}: {err}")
-    raise RuntimeError(f"management API {method} {path} failed on every node: {'; '.join(errors)}")
-
-
 def declare_queues(cluster: ClusterInfo, queues: QueueSpec, purge: bool = True) -> list[str]:
     """Declare (and empty) the workload's queues; returns their names. Mirrored queues get their policy first,
     so that they are mirrored from birth."""
@@ -71,7 +55,7 @@ def declare_queues(cluster: ClusterInfo, queues: QueueSpec, purge: bool = True) 
     policy = policy_request(queues)
     if policy is not None:
         name, body = policy
-        management_call(cluster, "PUT", f"/api/policies/{quote(cluster.vhost, safe='')}/{quote(name)}", body)
+        ManagementClient(cluster, timeout_s=5.0).put_policy(name, body)
     arguments = queue_arguments(queues)
     durable = queues.durable or queues.type in ("quorum", "stream")
     last_error: Exception | None = None
@@ -132,12 +116,11 @@ def _int_or_none(value: Any) -> int | None:
     return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def fetch_sample(cluster: ClusterInfo, queue_names: Sequence[str], timeout: float = 3.0) -> list[dict[str, Any]]:
-    nodes = management_call(cluster, "GET", f"/api/nodes?columns={NODE_COLUMNS}", timeout=timeout)
-    vhost = quote(cluster.vhost, safe="")
-    queues = management_call(cluster, "GET", f"/api/queues/{vhost}?columns={QUEUE_COLUMNS}", timeout=timeout)
+def fetch_sample(api: ManagementClient, queue_names: Sequence[str]) -> list[dict[str, Any]]:
+    nodes = api.nodes(NODE_COLUMNS)
+    queues = api.queues(QUEUE_COLUMNS)
     wanted = set(queue_names)
-    return aggregate_sample(nodes, [q for q in queues if q.get("name") in wanted], [n.name for n in cluster.nodes])
+    return aggregate_sample(nodes, [q for q in queues if q.get("name") in wanted], [n.name for n in api.cluster.nodes])
 
 
 def unreachable_sample(cluster: ClusterInfo) -> list[dict[str, Any]]:
@@ -146,10 +129,7 @@ def unreachable_sample(cluster: ClusterInfo) -> list[dict[str, Any]]:
 
 
 def rabbitmq_version(cluster: ClusterInfo) -> str | None:
-    try:
-        return management_call(cluster, "GET", "/api/overview").get("rabbitmq_version")
-    except RuntimeError:
-        return None
+    return ManagementClient(cluster, timeout_s=5.0).rabbitmq_version()
 
 
 class BrokerSampler(threading.Thread):
@@ -162,14 +142,15 @@ class BrokerSampler(threading.Thread):
         self.cluster, self.queue_names, self.emit = cluster, list(queue_names), emit
         self.scenario_start, self.start_epoch, self.interval_s, self.now = scenario_start, start_epoch, interval_s, now
         self._stop_event = threading.Event()
+        self.api = ManagementClient(cluster, timeout_s=min(3.0, interval_s))
         self.errors = 0
 
     def run(self) -> None:
         while not self._stop_event.is_set():
             t = self.now()
             try:
-                rows = fetch_sample(self.cluster, self.queue_names, timeout=min(3.0, self.interval_s))
-            except (RuntimeError, requests.RequestException, ValueError, json.JSONDecodeError):
+                rows = fetch_sample(self.api, self.queue_names)
+            except ManagementError:
                 rows = unreachable_sample(self.cluster)
                 self.errors += 1
             second = t - self.scenario_start

@@ -5,7 +5,7 @@ injector, the health check. Both Terraform stacks (local, aws) output one `clust
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -101,3 +101,31 @@ class ClusterInfo:
     @classmethod
     def from_json(cls, text: str) -> ClusterInfo:
         return cls.from_dict(json.loads(text))
+
+
+# ------------------------------------------------------------------------------------ health verdicts
+
+
+@dataclass(frozen=True)
+class Health:
+    healthy: bool
+    reason: str
+
+
+def unhealthy_nodes(cluster: ClusterInfo, api_nodes: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Names of the cluster's nodes that the management API's /api/nodes does not report running."""
+    running = {n.get("name") for n in api_nodes if n.get("running")}
+    return [node.name for node in cluster.nodes if node.name not in running]
+
+
+def assess_health(cluster: ClusterInfo, nodes_seen: list[dict] | None, alarms_clear: bool) -> Health:
+    """The verdict on one management API answer: every expected node running, clustered, no alarm."""
+    if nodes_seen is None:
+        return Health(False, "management API not answering yet")
+    missing = unhealthy_nodes(cluster, nodes_seen)
+    expected = len(cluster.nodes)
+    if missing:
+        return Health(False, f"{expected - len(missing)}/{expected} nodes running; waiting for {missing}")
+    if not alarms_clear:
+        return Health(False, "a resource alarm is raised")
+    return Health(True, f"{expected} node(s) running and clustered")

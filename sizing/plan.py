@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 from sizing.cost import cluster_monthly_cost
 from sizing.spec import Campaign, ClusterShape
@@ -32,10 +34,9 @@ class ConfigPlan:
 
     @property
     def cluster_key(self) -> str:
-        """Names one cluster (config and repeat): its Terraform state, cluster name, lease and local files."""
-        return f"{self.config_id}-r{self.repeat}"
+        return cluster_key(self.config_id, self.repeat)
 
-    def as_dict(self) -> dict[str, object]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "campaign": self.campaign, "config_id": self.config_id, "nodes": self.shape.nodes,
             "instance_type": self.shape.instance_type, "volume_type": self.shape.volume.type,
@@ -44,6 +45,48 @@ class ConfigPlan:
             "local_port_base": self.local_port_base, "monthly_cost": self.monthly_cost,
             "repeat": self.repeat, "cluster_key": self.cluster_key,
         }
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One cluster's worth of a campaign run: a config and one of its repeats on a fresh cluster, with what
+    every task of its group needs (so none re-plans). Travels between Airflow tasks as to_dict()/from_dict()."""
+
+    campaign: str
+    config_id: str
+    repeat: int
+    repeats: int
+    slot: int  # the local port block, already shifted by the run's slot offset
+    deployment: str
+    run_label: str
+    spec_path: str  # the resolved spec the load generator reads
+    scenarios: tuple[str, ...]  # the scenarios this run executes (a filter of the spec's)
+    max_parallel_configs: int
+
+    @property
+    def local_port_base(self) -> int:
+        return LOCAL_PORT_FIRST + LOCAL_PORT_BLOCK * self.slot
+
+    @property
+    def cluster_key(self) -> str:
+        return cluster_key(self.config_id, self.repeat)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able; also carries the derived cluster_key and local_port_base for templates and UI labels."""
+        return {**asdict(self), "scenarios": list(self.scenarios), "cluster_key": self.cluster_key,
+                "local_port_base": self.local_port_base}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Trial:
+        return cls(campaign=data["campaign"], config_id=data["config_id"], repeat=int(data["repeat"]),
+                   repeats=int(data["repeats"]), slot=int(data["slot"]), deployment=data["deployment"],
+                   run_label=data["run_label"], spec_path=data["spec_path"], scenarios=tuple(data["scenarios"]),
+                   max_parallel_configs=int(data["max_parallel_configs"]))
+
+
+def cluster_key(config_id: str, repeat: int) -> str:
+    """Names one cluster (config and repeat): its Terraform state, cluster name, lease and local files."""
+    return f"{config_id}-r{repeat}"
 
 
 @dataclass(frozen=True)

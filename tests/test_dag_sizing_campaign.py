@@ -104,7 +104,7 @@ def test_every_spark_job_runs_the_gx_suites_on_what_it_reads_and_writes(tmp_path
     from rabbit_sizing.spark import analysis_args
 
     run = {"spec_path": "campaigns/local-quick.yaml", "campaign": "local-quick", "run_label": "r1"}
-    args = analysis_args(run, [{"config_id": "n1-c5.2xlarge-gp2"}, {"config_id": "n3-c5.2xlarge-gp2"}])
+    args = analysis_args(run, ["n1-c5.2xlarge-gp2", "n3-c5.2xlarge-gp2"])
     summary = args["per_config"][1]["phase_summary"]
     assert summary[:8] == ["--spec", "campaigns/local-quick.yaml", "--campaign", "local-quick",
                            "--config", "n3-c5.2xlarge-gp2", "--run-id", "r1"]

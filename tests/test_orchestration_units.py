@@ -3,6 +3,7 @@ the load-generator command and what the ECS task would be sent."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from adapters.planning import (
     failed_tasks,
     load_spec_param,
     owner_id,
-    plan_trial_dicts,
+    plan_run_trials,
     run_keys,
     slot_offset,
     stale_repeat_keys,
@@ -24,6 +25,7 @@ from adapters.planning import (
 )
 from sizing.fields import SpecError
 from sizing.layout import manifest_key, raw_run_prefix
+from sizing.plan import Trial
 
 PARAMS = {"campaign": "campaigns/local-quick.yaml", "configs": [], "scenarios": [], "run_label": "r1",
           "max_parallel_configs": None}
@@ -33,7 +35,7 @@ def test_validate_run_defaults_to_one_cluster_at_a_time_locally(tmp_path: Path):
     run = validate_run(PARAMS, tmp_path)
     assert run.campaign == "local-quick" and run.deployment == "local" and run.max_parallel_configs == 1
     assert Path(run.spec_path).parent == tmp_path and Path(run.spec_path).read_text().startswith("name: local-quick")
-    assert CampaignRun.from_dict(run.as_dict()) == run
+    assert CampaignRun.from_dict(run.to_dict()) == run
 
 
 def test_validate_run_reports_every_param_problem_at_once(tmp_path: Path):
@@ -62,12 +64,16 @@ def test_inline_spec_with_extends_resolves_against_campaigns(tmp_path: Path):
 
 def test_plan_filters_and_shifts_slots(tmp_path: Path):
     run = validate_run({**PARAMS, "configs": ["n3-c5.2xlarge-gp2"], "scenarios": ["broker-kill"]}, tmp_path)
-    (config,) = plan_trial_dicts(run, offset=30)
+    (config,) = plan_run_trials(run, offset=30)
     # Slot = position in the full campaign (1) + offset: a backfill of one config reuses its ports.
-    assert config["slot"] == 31 and config["local_port_base"] == 21000 + 50 * 31
-    assert config["repeat"] == 1 and config["cluster_key"] == "n3-c5.2xlarge-gp2-r1"
-    assert config["scenarios"] == ["broker-kill"] and config["run_label"] == "r1"
-    assert config["max_parallel_configs"] == 1 and config["deployment"] == "local"
+    assert config.slot == 31 and config.local_port_base == 21000 + 50 * 31
+    assert config.repeat == 1 and config.cluster_key == "n3-c5.2xlarge-gp2-r1"
+    assert config.scenarios == ("broker-kill",) and config.run_label == "r1"
+    assert config.max_parallel_configs == 1 and config.deployment == "local"
+    # What travels through XCom: JSON, with the derived names the UI labels and templates use.
+    as_json = json.loads(json.dumps(config.to_dict()))
+    assert as_json["cluster_key"] == "n3-c5.2xlarge-gp2-r1" and as_json["local_port_base"] == 21000 + 50 * 31
+    assert Trial.from_dict(as_json) == config
     assert [raw_run_prefix(k) for k in run_keys(config)] == [
         "raw/campaign=local-quick/config=n3-c5.2xlarge-gp2/scenario=broker-kill/run=r1/repeat=1/"]
     assert config_partitions("local-quick", "n3-c5.2xlarge-gp2") == [
@@ -77,15 +83,15 @@ def test_plan_filters_and_shifts_slots(tmp_path: Path):
 
 def test_every_repeat_is_a_trial_on_its_own_cluster(tmp_path: Path):
     run = validate_run({**PARAMS, "campaign": "campaigns/ci-tiny.yaml"}, tmp_path)  # 2 configs x 3 repeats
-    trials = plan_trial_dicts(run, offset=30)
+    trials = plan_run_trials(run, offset=30)
     # Repeat-major: every config's repeat 1 first, so drift over the session spreads over all configs.
-    assert [(t["config_id"][3:], t["repeat"]) for t in trials] == [
+    assert [(t.config_id[3:], t.repeat) for t in trials] == [
         ("c5.2xlarge-gp2", 1), ("c5.4xlarge-gp2", 1), ("c5.2xlarge-gp2", 2), ("c5.4xlarge-gp2", 2),
         ("c5.2xlarge-gp2", 3), ("c5.4xlarge-gp2", 3)]
     # Each trial has its own port block, cluster key (Terraform state, cluster name) and lease owner.
-    assert [t["slot"] for t in trials] == [30, 31, 32, 33, 34, 35]
-    assert len({t["cluster_key"] for t in trials}) == 6
-    assert len({owner_id("d", "run", t["cluster_key"]) for t in trials}) == 6
+    assert [t.slot for t in trials] == [30, 31, 32, 33, 34, 35]
+    assert len({t.cluster_key for t in trials}) == 6
+    assert len({owner_id("d", "run", t.cluster_key) for t in trials}) == 6
     # A trial's load runs are its own repeat of every scenario, and only those.
     assert [(k.scenario, k.repeat) for k in run_keys(trials[3])] == [("steps", 2)]
     assert [raw_run_prefix(k) for k in run_keys(trials[3])] == [
@@ -93,25 +99,25 @@ def test_every_repeat_is_a_trial_on_its_own_cluster(tmp_path: Path):
     # Backfill of one config: all its repeats, on the same ports as in the full plan.
     backfill = validate_run({**PARAMS, "campaign": "campaigns/ci-tiny.yaml", "configs": ["n1-c5.4xlarge-gp2"]},
                             tmp_path)
-    assert [(t["repeat"], t["slot"]) for t in plan_trial_dicts(backfill, offset=30)] == [(1, 31), (2, 33), (3, 35)]
+    assert [(t.repeat, t.slot) for t in plan_run_trials(backfill, offset=30)] == [(1, 31), (2, 33), (3, 35)]
 
 
 def test_only_configs_with_every_repeat_landed_are_analysed(tmp_path: Path):
     run = validate_run({**PARAMS, "campaign": "campaigns/ci-tiny.yaml"}, tmp_path)
-    trials = plan_trial_dicts(run)
+    trials = plan_run_trials(run)
     landed = {manifest_key(k) for t in trials for k in run_keys(t)}
     everything = complete_configs(trials, landed.__contains__)
-    assert [c["config_id"] for c in everything] == ["n1-c5.2xlarge-gp2", "n1-c5.4xlarge-gp2"]  # once each
+    assert [c.config_id for c in everything] == ["n1-c5.2xlarge-gp2", "n1-c5.4xlarge-gp2"]  # once each
     # Repeat 2 of the second config failed: that config is left out, the first is still analysed.
     lost = manifest_key(run_keys(trials[3])[0])
     partial = complete_configs(trials, (landed - {lost}).__contains__)
-    assert [c["config_id"] for c in partial] == ["n1-c5.2xlarge-gp2"]
+    assert [c.config_id for c in partial] == ["n1-c5.2xlarge-gp2"]
     assert complete_configs(trials, lambda key: False) == []
 
 
 def test_a_rerun_with_fewer_repeats_drops_the_repeats_it_no_longer_makes(tmp_path: Path):
     run = validate_run({**PARAMS, "campaign": "campaigns/ci-tiny.yaml"}, tmp_path)  # 3 repeats of "steps"
-    trial = plan_trial_dicts(run)[0]
+    trial = plan_run_trials(run)[0]
     config = "raw/campaign=ci-tiny/config=n1-c5.2xlarge-gp2/"
     keys = [f"{config}scenario=steps/run=r1/repeat={r}/{part}" for r in (1, 3, 4, 12)
             for part in ("manifest.json", "phases/part-0.parquet")]
@@ -187,9 +193,8 @@ def test_ecs_run_task_operator_is_what_the_aws_target_sends():
 
 
 def test_cluster_health_verdict_from_one_management_answer():
-    from rabbit_sizing.hooks.rabbitmq import Health, assess
-
-    from sizing.cluster import ClusterInfo, NodeInfo
+    from sizing.cluster import ClusterInfo, Health, NodeInfo
+    from sizing.cluster import assess_health as assess
 
     cluster = ClusterInfo("local", "t", tuple(
         NodeInfo(i, f"rabbit-{i}@localhost", "127.0.0.1", 22000 + 10 * i, 22001 + 10 * i) for i in (1, 2, 3)))

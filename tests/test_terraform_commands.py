@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from adapters.management import wait_healthy
 from adapters.terraform import (
     TERRAFORM_ROOT,
     TerraformCommand,
@@ -21,11 +22,9 @@ from adapters.terraform import (
     local_stack_variables,
     output_command,
     run,
-    unhealthy_nodes,
-    wait_healthy,
     workspace,
 )
-from sizing.cluster import ClusterInfo
+from sizing.cluster import ClusterInfo, unhealthy_nodes
 from sizing.plan import plan_configs
 from sizing.spec import load_campaign
 

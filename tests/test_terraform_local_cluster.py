@@ -12,7 +12,7 @@ from pathlib import Path
 import pika
 import pytest
 
-from adapters.terraform import wait_healthy
+from adapters.management import ManagementClient, wait_healthy
 from sizing.cluster import ClusterInfo, NodeInfo
 from tests.fixtures.cluster import busy_ports
 
@@ -123,13 +123,11 @@ def test_two_clusters_coexist_on_their_own_ports(local_cluster_factory):
 
 def test_memory_alarm_through_ctl_cmd(local_cluster_factory):
     """How the fault injector raises and clears a resource alarm on one local node."""
-    from adapters.terraform import _get_json
-
     cluster = local_cluster_factory(slot=SLOT_3, nodes=3).cluster
     node = cluster.node(3)
 
     def alarmed() -> bool:
-        nodes = _get_json(f"{cluster.node(1).management_url}/api/nodes", cluster.username, cluster.password, 5)
+        nodes = ManagementClient(cluster).request_node(cluster.node(1), "GET", "/api/nodes")
         return next(n for n in nodes if n["name"] == node.name)["mem_alarm"]
 
     ctl(cluster, node, "set_vm_memory_high_watermark", "0.0000001")

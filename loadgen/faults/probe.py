@@ -1,19 +1,16 @@
 """Read-only questions to the cluster through the management HTTP API (any reachable node answers).
 
-The parsing of each answer is a pure function; `ManagementProbe` only does the HTTP.
+The parsing of each answer is a pure function; `ManagementProbe` asks through adapters.management.
 """
 
 from __future__ import annotations
 
-import base64
-import json
 import socket
-import urllib.error
-import urllib.request
 from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import quote
 
+from adapters.management import ManagementClient, ManagementError
 from loadgen.faults.base import FaultError
 from sizing.cluster import ClusterInfo, NodeInfo
 
@@ -45,38 +42,25 @@ def quorum_queues_missing(queues_json: Iterable[Mapping[str, Any]], node_name: s
 
 
 class ManagementProbe:
+    """The fault injector's questions, asked through the one management client; failures become FaultError."""
+
     def __init__(self, cluster: ClusterInfo, timeout_s: float = 3.0) -> None:
         self.cluster = cluster
-        self.timeout_s = timeout_s
-        token = base64.b64encode(f"{cluster.username}:{cluster.password}".encode()).decode()
-        self._auth = f"Basic {token}"
-
-    def _get_from(self, node: NodeInfo, path: str) -> Any:
-        req = urllib.request.Request(node.management_url + path, headers={"Authorization": self._auth})
-        with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
-            return json.load(resp)
+        self.api = ManagementClient(cluster, timeout_s)
 
     def get(self, path: str, avoid: str | None = None) -> Any:
         """GET from the first node that answers, trying `avoid` (a node being faulted) last."""
-        order = sorted(self.cluster.nodes, key=lambda n: n.name == avoid)
-        errors = []
-        for node in order:
-            try:
-                return self._get_from(node, path)
-            except urllib.error.HTTPError as err:
-                if err.code == 404:
-                    raise FaultError(f"{path}: not found (asked {node.name})") from err
-                errors.append(f"{node.name}: HTTP {err.code}")
-            except (OSError, ValueError) as err:
-                errors.append(f"{node.name}: {err}")
-        raise FaultError(f"no management API answered {path}: {'; '.join(errors)}")
+        try:
+            return self.api.get(path, avoid=avoid)
+        except ManagementError as err:
+            raise FaultError(str(err)) from err
 
     def queue_leader(self, queue: str) -> str:
-        return leader_of(self.get(f"/api/queues/{quote(self.cluster.vhost, safe='')}/{quote(queue, safe='')}"))
+        return leader_of(self.get(f"/api/queues/{self.api.vhost_path}/{quote(queue, safe='')}"))
 
     def node_json(self, name: str, via_self: bool = True) -> Mapping[str, Any]:
         if via_self:
-            return self._get_from(self.cluster.node_named(name), f"/api/nodes/{quote(name, safe='')}")
+            return self.api.request_node(self.cluster.node_named(name), "GET", f"/api/nodes/{quote(name, safe='')}")
         return self.get(f"/api/nodes/{quote(name, safe='')}", avoid=name)
 
     def node_running(self, name: str) -> bool:
@@ -90,8 +74,8 @@ class ManagementProbe:
         return alarms_of(self.node_json(name, via_self=False))
 
     def quorum_queues_missing(self, name: str) -> list[str]:
-        vhost = quote(self.cluster.vhost, safe="")
-        return quorum_queues_missing(self.get(f"/api/queues/{vhost}?columns=name,type,members,online"), name)
+        queues = self.get(f"/api/queues/{self.api.vhost_path}?columns=name,type,members,online")
+        return quorum_queues_missing(queues, name)
 
 
 def amqp_port_open(node: NodeInfo, timeout_s: float = 1.0) -> bool:

@@ -35,7 +35,7 @@ def build_py_files() -> Path:
     return py_files_zip(state_dir() / "build" / "sizing_jobs.zip", REPO_ROOT)
 
 
-def analysis_args(run: Mapping[str, Any], configs: list[Mapping[str, Any]]) -> dict[str, Any]:
+def analysis_args(run: Mapping[str, Any], config_ids: list[str]) -> dict[str, Any]:
     """Arguments of every analysis job of one campaign run (per-config lists for the mapped tasks)."""
     from spark_jobs.submit import job_arguments
 
@@ -43,9 +43,9 @@ def analysis_args(run: Mapping[str, Any], configs: list[Mapping[str, Any]]) -> d
     docs = ["--docs-dir", str(state_dir() / "gx_docs")]
     return {
         "per_config": [{
-            "config_id": c["config_id"],
+            "config_id": config_id,
             "phase_summary": [*job_arguments("phase_summary", spec=spec, campaign=campaign,
-                                             configs=[c["config_id"]], run_ids=[label]), "--validate", *docs],
-        } for c in configs],
+                                             configs=[config_id], run_ids=[label]), "--validate", *docs],
+        } for config_id in config_ids],
         "leaderboards": [*job_arguments("leaderboards", spec=spec, campaign=campaign), "--validate", label, *docs],
     }

@@ -3,11 +3,10 @@ it, publish the load generator's console logs."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from adapters.planning import state_dir
+from sizing.plan import Trial
 
 AWS_CONN_ID = "aws_default"
 
@@ -21,17 +20,15 @@ def raw_store():
     return S3Hook(aws_conn_id=AWS_CONN_ID), S3Settings.from_env().bucket
 
 
-def run_log_path(config: Mapping[str, Any], scenario: str, repeat: int) -> Path:
-    return (state_dir() / "runs" / config["campaign"] / config["config_id"] / config["run_label"]
-            / f"{scenario}-r{repeat}.log")
+def run_log_path(trial: Trial, scenario: str, repeat: int) -> Path:
+    return state_dir() / "runs" / trial.campaign / trial.config_id / trial.run_label / f"{scenario}-r{repeat}.log"
 
 
-def log_key(config: Mapping[str, Any], scenario: str, repeat: int) -> str:
-    return (f"logs/campaign={config['campaign']}/config={config['config_id']}/run={config['run_label']}/"
-            f"{scenario}-r{repeat}.log")
+def log_key(trial: Trial, scenario: str, repeat: int) -> str:
+    return f"logs/campaign={trial.campaign}/config={trial.config_id}/run={trial.run_label}/{scenario}-r{repeat}.log"
 
 
-def publish_run_logs(trial: Mapping[str, Any], runs: list[dict]) -> list[str]:
+def publish_run_logs(trial: Trial, runs: list[dict]) -> list[str]:
     """Fails when a run's manifest is missing (the load generator writes it last); returns uploaded keys."""
     from sizing.layout import RunKey, manifest_key
 
@@ -50,8 +47,8 @@ def publish_run_logs(trial: Mapping[str, Any], runs: list[dict]) -> list[str]:
     return uploaded
 
 
-def configs_with_complete_raw(trials: list[dict]) -> list[dict]:
-    """One dict per config whose every trial (repeat) has every run's manifest in S3."""
+def configs_with_complete_raw(trials: list[Trial]) -> list[Trial]:
+    """One trial per config whose every trial (repeat) has every run's manifest in S3."""
     from adapters.planning import complete_configs
 
     hook, bucket = raw_store()

@@ -7,6 +7,8 @@ from typing import Any
 
 from airflow.sdk import BaseOperator
 
+from sizing.plan import Trial
+
 
 class ClusterApplyOperator(BaseOperator):
     """terraform apply for one trial; returns the `cluster` output (ClusterInfo as a dict) via XCom.
@@ -25,16 +27,17 @@ class ClusterApplyOperator(BaseOperator):
         from rabbit_sizing import cluster_lifecycle
         from rabbit_sizing.sensors.cluster import release_slot
 
-        self.log.info("terraform apply: %s, repeat %s of %s (port base %s)", self.trial["config_id"],
-                      self.trial["repeat"], self.trial["repeats"], self.trial["local_port_base"])
+        trial = Trial.from_dict(self.trial)
+        self.log.info("terraform apply: %s, repeat %s of %s (port base %s)", trial.config_id,
+                      trial.repeat, trial.repeats, trial.local_port_base)
         try:
-            cluster = cluster_lifecycle.provision(self.trial)
+            cluster = cluster_lifecycle.provision(trial)
         except BaseException:
             self.log.exception("apply failed: destroying whatever was created")
             try:
-                cluster_lifecycle.deprovision(self.trial)
+                cluster_lifecycle.deprovision(trial)
             finally:
-                release_slot(self.trial, self.dag_id, context["run_id"])
+                release_slot(trial, self.dag_id, context["run_id"])
             raise
         self.log.info("cluster %s up: %s", cluster.cluster_name, ", ".join(cluster.amqp_uris))
         return cluster.to_dict()
@@ -54,8 +57,9 @@ class ClusterDestroyOperator(BaseOperator):
         from rabbit_sizing import cluster_lifecycle
         from rabbit_sizing.sensors.cluster import release_slot
 
-        self.log.info("terraform destroy: %s", self.trial["cluster_key"])
+        trial = Trial.from_dict(self.trial)
+        self.log.info("terraform destroy: %s", trial.cluster_key)
         try:
-            cluster_lifecycle.deprovision(self.trial)
+            cluster_lifecycle.deprovision(trial)
         finally:
-            release_slot(self.trial, self.dag_id, context["run_id"])
+            release_slot(trial, self.dag_id, context["run_id"])

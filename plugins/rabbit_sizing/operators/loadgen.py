@@ -17,6 +17,7 @@ from airflow.sdk import BaseOperator
 from rabbit_sizing.hooks.loadgen import LoadgenRun
 from rabbit_sizing.uploads import AWS_CONN_ID
 from sizing.layout import RunKey
+from sizing.plan import Trial
 
 
 @dataclass(frozen=True)
@@ -47,8 +48,8 @@ class EcsSettings:
                    log_stream_prefix=env.get("SIZING_ECS_LOG_STREAM_PREFIX", "loadgen/loadgen"))
 
 
-def loadgen_run(trial: Mapping[str, Any], key: RunKey, cluster_json: str, workers: int | None = None) -> LoadgenRun:
-    return LoadgenRun(spec_path=trial["spec_path"], config_id=key.config_id, scenario=key.scenario,
+def loadgen_run(trial: Trial, key: RunKey, cluster_json: str, workers: int | None = None) -> LoadgenRun:
+    return LoadgenRun(spec_path=trial.spec_path, config_id=key.config_id, scenario=key.scenario,
                       run_id=key.run_id, repeat=key.repeat, cluster_json=cluster_json, workers=workers)
 
 
@@ -98,31 +99,32 @@ class LoadgenOperator(BaseOperator):
         from rabbit_sizing.uploads import run_log_path
         from sizing.layout import raw_run_prefix
 
+        trial = Trial.from_dict(self.trial)
         cluster = load_cluster(self.cluster)
-        local = self.trial["deployment"] == "local"
+        local = trial.deployment == "local"
         if local:
-            path = cluster_json_path(self.trial)
+            path = cluster_json_path(trial)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(cluster.to_json())
             cluster_arg = str(path)
         else:
             cluster_arg = cluster.to_json()
         env = forwarded_env()
-        if self.trial["repeat"] == 1:  # the config's first trial drops repeats an earlier, longer spec left
+        if trial.repeat == 1:  # the config's first trial drops repeats an earlier, longer spec left
             from adapters.planning import stale_repeat_keys
             from sizing.layout import raw_config_prefix
 
-            self._clear_raw(raw_config_prefix(self.trial["campaign"], self.trial["config_id"]),
-                            lambda keys: stale_repeat_keys(self.trial, keys))
+            self._clear_raw(raw_config_prefix(trial.campaign, trial.config_id),
+                            lambda keys: stale_repeat_keys(trial, keys))
         done = []
-        for key in run_keys(self.trial):
-            run = loadgen_run(self.trial, key, cluster_arg, self.workers)
+        for key in run_keys(trial):
+            run = loadgen_run(trial, key, cluster_arg, self.workers)
             self._clear_raw(raw_run_prefix(key))
             self.log.info("load run %s / %s / repeat %d", run.config_id, run.scenario, run.repeat)
             if local:
                 command = local_command(run)
                 self.log.info("$ %s", " ".join(command))
-                log_path = run_log_path(self.trial, run.scenario, run.repeat)
+                log_path = run_log_path(trial, run.scenario, run.repeat)
                 log_path.parent.mkdir(parents=True, exist_ok=True)
                 with log_path.open("w") as console:
                     def on_line(line: str, console=console) -> None:

@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from airflow.sdk import BaseSensorOperator
 
 from adapters.leases import LeaseBoard
 from adapters.planning import owner_id, state_dir
+from sizing.plan import Trial
 
 
 def lease_board(deployment: str) -> LeaseBoard:
     return LeaseBoard(state_dir() / "leases" / deployment)
 
 
-def release_slot(trial: Mapping[str, Any], dag_id: str, run_id: str) -> None:
+def release_slot(trial: Trial, dag_id: str, run_id: str) -> None:
     """Give back the cluster slot this trial of this run holds (a no-op when it holds none)."""
-    lease_board(trial["deployment"]).release(owner_id(dag_id, run_id, trial["cluster_key"]))
+    lease_board(trial.deployment).release(owner_id(dag_id, run_id, trial.cluster_key))
 
 
 class ClusterSlotSensor(BaseSensorOperator):
@@ -38,9 +39,10 @@ class ClusterSlotSensor(BaseSensorOperator):
         self.trial = trial
 
     def poke(self, context) -> bool:
-        owner = owner_id(self.dag_id, context["run_id"], self.trial["cluster_key"])
-        board = lease_board(self.trial["deployment"])
-        slots = int(self.trial["max_parallel_configs"])
+        trial = Trial.from_dict(self.trial)
+        owner = owner_id(self.dag_id, context["run_id"], trial.cluster_key)
+        board = lease_board(trial.deployment)
+        slots = trial.max_parallel_configs
         lease = board.try_acquire(owner, slots)
         if lease is None:
             self.log.info("All %d cluster slot(s) busy: %s", slots, board.holders())
@@ -66,5 +68,5 @@ class ClusterHealthySensor(BaseSensorOperator):
         from rabbit_sizing.hooks.rabbitmq import RabbitMQManagementHook
 
         health = RabbitMQManagementHook(load_cluster(self.cluster)).health()
-        self.log.info("%s: %s", self.trial["cluster_key"], health.reason)
+        self.log.info("%s: %s", Trial.from_dict(self.trial).cluster_key, health.reason)
         return health.healthy
