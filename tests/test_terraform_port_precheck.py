@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import socket
+from pathlib import Path
 
 import pytest
 
@@ -23,7 +24,7 @@ def _beams_of(port_base: int) -> list[int]:
         if not entry.isdigit():
             continue
         try:
-            environ = open(f"/proc/{entry}/environ", "rb").read()
+            environ = Path(f"/proc/{entry}/environ").read_bytes()
         except OSError:
             continue
         if f"RABBITMQ_NODENAME=rabbit-{port_base}-".encode() in environ:
