@@ -1,20 +1,35 @@
-"""`python -m app.cli` (also the `sizing` script): demo, validate, plan, query, report.
+"""`python -m app.cli` (also the `sizing` script): demo, validate, plan, trigger, backfill, runs, query, report.
 
     sizing demo [--campaign campaigns/local-quick.yaml] [--run-label demo]   start if needed, run, print
     sizing demo --stop                                                      stop everything the demo started
     sizing validate SPEC                                                    exit 2 with every problem
     sizing plan SPEC [--config ID ...]                                      configs, costs, port blocks, runs
-    sizing query [--campaign C] "SELECT ..."                               Spark SQL on the tables (spark_jobs.query)
-    sizing report --campaign C --run-id R [-o report.html]                  fetch a run's HTML report from S3
+    sizing trigger [--campaign SPEC] [--run-label L] [--config ID ...]      start a sizing_campaign run (REST)
+    sizing backfill --config ID [--config ...] [--campaign SPEC] --run-label L   rerun those configs only
+    sizing runs                                                             the campaigns and runs in the store
+    sizing query --campaign C "SELECT ..."                                  Spark SQL on the tables (spark_jobs.query)
+    sizing report --campaign C --run-id R [-o report.html]                  fetch a run's HTML report
+
+The S3 and Airflow addresses come from the environment (SIZING_S3_ENDPOINT, SIZING_S3_BUCKET, AWS_*,
+SIZING_AIRFLOW_URL/_USER/_PASSWORD) or, when it names none, from the state file `make demo` writes
+(.state/demo.json). Expected failures print one line on stderr and exit non-zero; `--debug` shows tracebacks.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from pathlib import Path
 
 from sizing.fields import SpecError
+
+DAG_ID = "sizing_campaign"
+
+
+class CliError(Exception):
+    """An expected failure: its message is the one line the user sees."""
 
 
 def _validate(args: argparse.Namespace) -> int:
@@ -59,7 +74,7 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from sizing import demo
+    from app import demo
 
     settings = demo.DemoSettings.from_env()
     if args.stop:
@@ -73,26 +88,165 @@ def _demo(args: argparse.Namespace) -> int:
     return 0 if timings["state"] == "success" else 1
 
 
-def _query(rest: list[str]) -> int:
+# ------------------------------------------------------------------------------------------ object store
+
+
+def _store():
+    from adapters.objectstore import StoreSpec
+
+    spec = StoreSpec.from_env()
+    return spec, spec.open()
+
+
+def _where(spec) -> str:
+    return f"s3://{spec.bucket}" + (f" at {spec.endpoint_url}" if spec.endpoint_url else "") if spec.kind == "s3" \
+        else spec.root or "."
+
+
+def _partition_values(keys: list[str], name: str) -> list[str]:
+    return sorted({part.split("=", 1)[1] for key in keys for part in key.split("/") if part.startswith(f"{name}=")})
+
+
+def stored_runs(store) -> dict[str, list[str]]:
+    """{campaign: [run ids with a report]} and campaigns with tables but no report (empty list)."""
+    out: dict[str, list[str]] = {c: [] for c in _partition_values(store.list("tables/leaderboards/"), "campaign")}
+    for key in store.list("reports/"):
+        parts = dict(p.split("=", 1) for p in key.split("/") if "=" in p)
+        if "campaign" in parts and "run" in parts:
+            out.setdefault(parts["campaign"], []).append(parts["run"])
+    return {c: sorted(set(r)) for c, r in sorted(out.items())}
+
+
+def _describe(runs: dict[str, list[str]]) -> str:
+    if not runs:
+        return "nothing is stored yet (run `make demo`, or trigger a campaign)"
+    return "stored: " + "; ".join(f"{c} (runs with a report: {', '.join(r) or 'none yet'})" for c, r in runs.items())
+
+
+def _require_campaign(store, spec, campaign: str) -> dict[str, list[str]]:
+    runs = stored_runs(store)
+    if campaign not in runs:
+        raise CliError(f"campaign {campaign!r} has no tables or reports in {_where(spec)}; {_describe(runs)}")
+    return runs
+
+
+def _runs(args: argparse.Namespace) -> int:
+    spec, store = _store()
+    runs = stored_runs(store)
+    if not runs:
+        raise CliError(f"{_where(spec)}: {_describe(runs)}")
+    print(f"{_where(spec)}:")
+    for campaign, run_ids in runs.items():
+        print(f"  {campaign}: runs with a report: {', '.join(run_ids) or 'none yet'}")
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from sizing.layout import report_key
+
+    spec, store = _store()
+    runs = _require_campaign(store, spec, args.campaign)
+    if args.run_id not in runs[args.campaign]:
+        have = ", ".join(runs[args.campaign]) or "none yet"
+        raise CliError(f"no report for campaign {args.campaign} run {args.run_id!r} in {_where(spec)} "
+                       f"(runs of {args.campaign} with a report: {have})")
+    document = store.get(report_key(args.campaign, args.run_id))
+    if args.output:
+        Path(args.output).write_bytes(document)
+        print(Path(args.output).resolve())
+    else:
+        sys.stdout.buffer.write(document)
+    return 0
+
+
+def _query(args: argparse.Namespace) -> int:
+    spec, store = _store()
+    _require_campaign(store, spec, args.campaign)  # before Spark starts: a typo fails in a second
     from spark_jobs import query  # pyspark: imported only for this command
 
-    return int(query.main(rest) or 0)
+    try:
+        return int(query.main(["--campaign", args.campaign, "--limit", str(args.limit), args.sql]) or 0)
+    except Exception as err:
+        if type(err).__name__ in ("AnalysisException", "ParseException"):  # a SQL mistake: Spark's first line
+            raise CliError(f"query failed: {str(err).strip().splitlines()[0]}") from err
+        raise
 
 
-def _report(rest: list[str]) -> int:
-    from app.report.__main__ import main as report_main
-
-    return int(report_main(["fetch", *rest]) or 0)
+# ------------------------------------------------------------------------------------------ Airflow
 
 
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["query"]:  # everything after `query` belongs to spark_jobs.query
-        return _query(argv[1:])
-    if argv[:1] == ["report"]:  # everything after `report` belongs to `python -m app.report fetch`
-        return _report(argv[1:])
+def _trigger(args: argparse.Namespace, configs: list[str]) -> int:
+    from adapters.planning import load_spec_param
+    from app.stackstate import AirflowClient, AirflowLogin
+
+    campaign = load_spec_param(args.campaign)  # an invalid spec fails here, with every problem, before Airflow
+    known = [shape.config_id for shape in campaign.clusters]
+    unknown = [c for c in configs if c not in known]
+    if unknown:
+        raise CliError(f"campaign {campaign.name} has no config {', '.join(unknown)}; its configs: {', '.join(known)}")
+    conf: dict[str, object] = {"campaign": args.campaign, "run_label": args.run_label}
+    if configs:
+        conf["configs"] = configs
+    if args.scenario:
+        conf["scenarios"] = args.scenario
+    if args.max_parallel_configs:
+        conf["max_parallel_configs"] = args.max_parallel_configs
+    try:
+        login = AirflowLogin.from_env()
+    except LookupError as err:
+        raise CliError(str(err)) from err
+    client = AirflowClient(login)
+    run_id = client.trigger(DAG_ID, conf)
+    print(f"triggered {DAG_ID} run {run_id}: {json.dumps(conf)}")
+    print(f"follow it at {login.url}/dags/{DAG_ID}/runs/{run_id}")
+    return 0
+
+
+def _trigger_cmd(args: argparse.Namespace) -> int:
+    return _trigger(args, args.config or [])
+
+
+def _backfill(args: argparse.Namespace) -> int:
+    return _trigger(args, args.config)
+
+
+# ------------------------------------------------------------------------------------------ errors
+
+
+def explain(err: BaseException) -> str | None:
+    """One line for an expected failure, or None for a bug (shown with its traceback)."""
+    name = type(err).__name__
+    module = type(err).__module__ or ""
+    endpoint = os.environ.get("SIZING_S3_ENDPOINT") or "the default AWS endpoint"
+    if isinstance(err, CliError | SpecError):
+        return str(err)
+    if name in ("NoCredentialsError", "PartialCredentialsError"):
+        return ("no S3 credentials: start the demo stack (`make demo`; the CLI then reads .state/demo.json) or set "
+                "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and SIZING_S3_ENDPOINT")
+    if name in ("EndpointConnectionError", "ConnectTimeoutError", "ReadTimeoutError") and module.startswith("botocore"):
+        return f"cannot reach the S3 endpoint {endpoint} (is the demo stack running? `make demo` starts it)"
+    if name == "ClientError" and module.startswith("botocore"):
+        code = err.response.get("Error", {}).get("Code", "")  # type: ignore[attr-defined]
+        bucket = os.environ.get("SIZING_S3_BUCKET", "rabbit-sizing")
+        if code == "NoSuchBucket":
+            return f"bucket {bucket!r} does not exist at {endpoint}"
+        if code in ("InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "403"):
+            return f"S3 at {endpoint} refused the credentials ({code})"
+        return f"S3 at {endpoint}: {code or err}"
+    if module.startswith("requests") and name in ("ConnectionError", "ConnectTimeout", "ReadTimeout"):
+        url = os.environ.get("SIZING_AIRFLOW_URL", "")
+        return f"cannot reach Airflow at {url} (is the demo stack running? `make demo` starts it)"
+    if name == "HTTPError" and module.startswith("requests"):
+        return f"Airflow answered {err}"
+    if isinstance(err, PermissionError | LookupError | ValueError | FileNotFoundError):
+        return str(err).splitlines()[0] if str(err) else name
+    return None
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sizing", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("demo", help="run a campaign end to end on this machine (starts what it needs)")
     p.add_argument("--campaign", default="campaigns/local-quick.yaml")
@@ -108,10 +262,53 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--config", action="append", help="only this config id (repeatable)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_plan)
-    sub.add_parser("query", help="Spark SQL over the result tables (see `sizing query --help`)")
-    sub.add_parser("report", help="fetch a run's HTML report (see `sizing report --help`)")
-    args = parser.parse_args(argv)
-    return args.func(args)
+    for name, func, helptext in (("trigger", _trigger_cmd, "start a sizing_campaign run over Airflow's REST API"),
+                                 ("backfill", _backfill, "rerun some configs of a campaign run (same run label): "
+                                                         "exactly their partitions are replaced")):
+        p = sub.add_parser(name, help=helptext)
+        p.add_argument("--campaign", default="campaigns/local-quick.yaml", help="spec path or inline YAML")
+        p.add_argument("--run-label", required=name == "backfill", default="r1",
+                       help="names the run's partitions (backfill: the run label to replace)")
+        p.add_argument("--config", action="append", required=name == "backfill",
+                       help="config id (repeatable)" + ("" if name == "backfill" else "; default: all"))
+        p.add_argument("--scenario", action="append", help="only this scenario (repeatable)")
+        p.add_argument("--max-parallel-configs", type=int)
+        p.set_defaults(func=func)
+    p = sub.add_parser("runs", help="the campaigns with tables and their runs with a report")
+    p.set_defaults(func=_runs)
+    p = sub.add_parser("query", help="Spark SQL over a campaign's tables and raw records")
+    p.add_argument("--campaign", required=True)
+    p.add_argument("--limit", type=int, default=100)
+    p.add_argument("sql", help="e.g. \"SELECT config_id, cost_per_1k_at_top FROM leaderboards\"")
+    p.set_defaults(func=_query)
+    p = sub.add_parser("report", help="fetch a run's HTML report")
+    p.add_argument("--campaign", required=True)
+    p.add_argument("--run-id", required=True)
+    p.add_argument("-o", "--output", help="file to write (default: stdout)")
+    p.set_defaults(func=_report)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv  # accepted anywhere on the line
+    argv = [a for a in argv if a != "--debug"]
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command not in ("validate", "plan"):
+            from app.stackstate import apply_state
+
+            apply_state(os.environ)
+        return args.func(args)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as err:
+        message = None if debug else explain(err)
+        if message is None:
+            raise
+        print(f"sizing {args.command}: {' '.join(message.split())}"
+              if not isinstance(err, SpecError) else str(err), file=sys.stderr)
+        return 2 if isinstance(err, SpecError) else 1
 
 
 if __name__ == "__main__":

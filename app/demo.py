@@ -8,7 +8,6 @@ is driven over HTTP like a user would. Everything lives under <repo>/.state (SIZ
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import os
 import signal
@@ -18,15 +17,21 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from adapters.leases import LeaseBoard
+from adapters.objectstore import S3Settings, StoreSpec
+from adapters.planning import slot_offset, state_dir
 from adapters.procs import pid_alive, stop_process_group
-from sizing.layout import report_key
+from app import stackstate
+from app.stackstate import AirflowLogin, DemoState
+from sizing.layout import report_key, table_prefix
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SERVICES = ("s3", "api-server", "scheduler", "dag-processor")
 DAG_ID = "sizing_campaign"
 FINISHED = {"success", "failed"}
+UNFINISHED = ("queued", "running")
+LOCAL_S3_KEY = LOCAL_S3_SECRET = "testing"  # the moto server accepts any credentials; these are the demo's
 
 
 @dataclass(frozen=True)
@@ -44,11 +49,11 @@ class DemoSettings:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> DemoSettings:
         env = os.environ if env is None else env
-        return cls(state=Path(env.get("SIZING_STATE_DIR") or REPO_ROOT / ".state").resolve(),
+        return cls(state=state_dir(env).resolve(),
                    api_port=int(env.get("SIZING_DEMO_API_PORT", 8080)),
                    s3_port=int(env.get("SIZING_DEMO_S3_PORT", 9090)),
                    bucket=env.get("SIZING_S3_BUCKET", "rabbit-sizing"),
-                   slot_offset=int(env.get("SIZING_SLOT_OFFSET", 0)))
+                   slot_offset=slot_offset(env))
 
     @property
     def api_url(self) -> str:
@@ -61,6 +66,27 @@ class DemoSettings:
     @property
     def airflow_home(self) -> Path:
         return self.state / "airflow"
+
+    @property
+    def passwords_file(self) -> Path:
+        return self.airflow_home / "passwords.json"
+
+    @property
+    def s3(self) -> S3Settings:
+        return S3Settings(bucket=self.bucket, endpoint_url=self.s3_url)
+
+    def stack_state(self) -> DemoState:
+        """What the CLI in a new shell needs to reach this stack (written to <state>/demo.json)."""
+        return DemoState(s3_endpoint=self.s3_url, bucket=self.bucket, region=self.s3.region,
+                         aws_access_key_id=LOCAL_S3_KEY, aws_secret_access_key=LOCAL_S3_SECRET,
+                         airflow_url=self.api_url, airflow_user=self.user,
+                         airflow_password_file=str(self.passwords_file))
+
+    def cli(self) -> str:
+        """The CLI as a new shell can type it: this virtualenv's interpreter, from the repository."""
+        import shlex
+
+        return f"cd {shlex.quote(str(REPO_ROOT))} && {shlex.quote(str(self.bin_dir / 'python'))} -m app.cli"
 
 
 def airflow_env(s: DemoSettings, base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -76,7 +102,7 @@ def airflow_env(s: DemoSettings, base: Mapping[str, str] | None = None) -> dict[
         "AIRFLOW__CORE__PARALLELISM": str(s.parallelism),
         "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
         "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{s.user}:admin",
-        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(home / "passwords.json"),
+        "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(s.passwords_file),
         "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{s.api_url}/execution/",
         "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db",
         "AIRFLOW__API__HOST": "127.0.0.1",
@@ -89,10 +115,9 @@ def airflow_env(s: DemoSettings, base: Mapping[str, str] | None = None) -> dict[
         "AIRFLOW__SCHEDULER__SCHEDULER_HEARTBEAT_SEC": "2",
         "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[2]"}),
         "AIRFLOW_CONN_AWS_DEFAULT": json.dumps({
-            "conn_type": "aws", "login": "testing", "password": "testing",
+            "conn_type": "aws", "login": LOCAL_S3_KEY, "password": LOCAL_S3_SECRET,
             "extra": {"endpoint_url": s.s3_url, "region_name": "us-east-1"}}),
-        "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
-        "SIZING_S3_ENDPOINT": s.s3_url, "SIZING_S3_BUCKET": s.bucket,
+        **s.stack_state().s3_env(),
         "SIZING_STATE_DIR": str(s.state), "SIZING_SLOT_OFFSET": str(s.slot_offset),
         # spark-submit and `python -m loadgen` must resolve to this virtualenv inside the tasks.
         "PATH": f"{s.bin_dir}{os.pathsep}{env.get('PATH', '')}",
@@ -152,47 +177,141 @@ def _wait_http(url: str, timeout_s: float, what: str) -> None:
     raise TimeoutError(f"{what} did not answer at {url} within {timeout_s:.0f}s")
 
 
+def _use_stack(s: DemoSettings) -> None:
+    """This process talks to the demo's own S3 server only: its endpoint and local credentials."""
+    os.environ.update(s.stack_state().s3_env())
+
+
 def start(s: DemoSettings, say: Callable[[str], None] = print) -> None:
-    """Start whatever is not running yet (S3 server, Airflow) and wait until it answers."""
+    """Start whatever is not running yet (S3 server, Airflow) and wait until it answers.
+
+    When the scheduler is not running, runs a previous stack left unfinished (`make stop` or a crash in the
+    middle of a run) are ended first (clusters torn down, run marked failed), before a new scheduler could
+    resume them silently.
+    """
     env = airflow_env(s)
+    _use_stack(s)
+    say(f"starting the S3 server on {s.s3_url} ...")
     _start(s, "s3", [str(s.bin_dir / "moto_server"), "-H", "127.0.0.1", "-p", str(s.s3_port)], env)
     _wait_http(s.s3_url, 60, "S3 server")
-    import boto3
-
-    client = boto3.client("s3", endpoint_url=s.s3_url, region_name="us-east-1", aws_access_key_id="testing",
-                          aws_secret_access_key="testing")
-    if s.bucket not in {b["Name"] for b in client.list_buckets().get("Buckets", [])}:
-        client.create_bucket(Bucket=s.bucket)
+    s.s3.ensure_bucket()
     say(f"S3 (moto) on {s.s3_url}, bucket {s.bucket}")
+    fresh_scheduler = not running_pid(s, "scheduler")
     if not all(running_pid(s, name) for name in ("api-server", "scheduler", "dag-processor")):
         s.airflow_home.mkdir(parents=True, exist_ok=True)
-        passwords = s.airflow_home / "passwords.json"
-        passwords.write_text(json.dumps({s.user: s.password}))
+        s.passwords_file.write_text(json.dumps({s.user: s.password}))
         say("airflow db migrate ...")
         subprocess.run([str(s.bin_dir / "airflow"), "db", "migrate"], env=env, check=True, capture_output=True)
-        for name in ("api-server", "scheduler", "dag-processor"):
-            _start(s, name, [str(s.bin_dir / "airflow"), name], env)
+        _start(s, "api-server", [str(s.bin_dir / "airflow"), "api-server"], env)
+    say(f"waiting for the Airflow api-server on {s.api_url} (about 30 s on a fresh start) ...")
     _wait_http(f"{s.api_url}/api/v2/monitor/health", 120, "Airflow api-server")
+    stackstate.write_state(s.stack_state(), stackstate.state_file({"SIZING_STATE_DIR": str(s.state)}))
+    if fresh_scheduler:
+        end_interrupted_runs(s, say)
+    for name in ("scheduler", "dag-processor"):
+        _start(s, name, [str(s.bin_dir / "airflow"), name], env)
     say(f"Airflow on {s.api_url} (LocalExecutor, parallelism {s.parallelism})")
 
 
-def stop(s: DemoSettings, say: Callable[[str], None] = print) -> None:
-    """Stop the servers, then any load generator or RabbitMQ node a run left behind; drop cluster leases."""
-    for name in ("scheduler", "dag-processor", "api-server", "s3"):
-        pid = running_pid(s, name)
-        if pid:
-            stop_process_group(pid)
-            say(f"stopped {name} (pid {pid})")
-        _pid_file(s, name).unlink(missing_ok=True)
+def end_interrupted_runs(s: DemoSettings, say: Callable[[str], None] = print) -> list[str]:
+    """With no scheduler running, every queued or running run was interrupted: tear down what it left
+    (cluster processes, Terraform state, leases) and mark it failed. Returns the run ids ended."""
+    try:
+        client = AirflowClient(s)
+        runs = client.runs(DAG_ID, UNFINISHED) if client.dag_exists(DAG_ID) else []
+    except Exception as err:  # a stack that cannot answer has nothing to end
+        say(f"(could not list interrupted runs: {err})")
+        return []
+    if not runs:
+        return []
+    _tear_down_leftovers(s, say)
+    ended = []
+    for run in runs:
+        client.patch_run_state(DAG_ID, run["dag_run_id"], "failed")
+        ended.append(run["dag_run_id"])
+        say(f"ended interrupted run {run['dag_run_id']} (was {run['state']}): marked failed, its clusters torn down")
+    return ended
+
+
+def _leftover_workspaces(s: DemoSettings) -> list[Path]:
+    """Local Terraform workspaces whose state still holds resources (a cluster no destroy has removed)."""
+    from adapters.terraform import DEFAULT_STATE_ROOT
+
+    out = []
+    for root in dict.fromkeys([DEFAULT_STATE_ROOT.resolve(), (s.state / "terraform").resolve()]):
+        for tfstate in sorted(root.glob("*/*/terraform.tfstate")) if root.exists() else ():
+            try:
+                resources = json.loads(tfstate.read_text()).get("resources") or []
+            except (OSError, ValueError):
+                continue
+            vars_file = tfstate.parent / "vars.tfvars.json"
+            if resources and vars_file.exists() and "port_base" in vars_file.read_text():
+                out.append(tfstate.parent)
+    return out
+
+
+def _tear_down_leftovers(s: DemoSettings, say: Callable[[str], None]) -> list[str]:
+    """Kill cluster and load-generator processes of demo runs, destroy their Terraform state, drop leases."""
+    from adapters.terraform import TERRAFORM_ROOT, TerraformError, TerraformStack, Workspace
+
+    left = []
     for pid in _leftover_pids(s):
         stop_process_group(pid, grace_s=5)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
         say(f"stopped leftover process {pid}")
+    for ws_dir in _leftover_workspaces(s):
+        stack = TerraformStack(Workspace(stack_dir=TERRAFORM_ROOT / "stacks" / "local", state_dir=ws_dir),
+                               runner=_quiet_terraform)
+        try:
+            stack.destroy()
+            say(f"destroyed leftover cluster {ws_dir.parent.name}/{ws_dir.name}")
+        except TerraformError as err:
+            left.append(f"Terraform state {ws_dir} (destroy failed: {str(err).splitlines()[0]})")
     leases = s.state / "leases"
-    if leases.exists():
-        for path in leases.rglob("*.lease"):
-            path.unlink()
+    for board_dir in sorted(p for p in leases.iterdir() if p.is_dir()) if leases.exists() else ():
+        dropped = LeaseBoard(board_dir).clear()
+        if dropped:
+            say(f"dropped {dropped} cluster lease(s) of {board_dir.name}")
+    return left
+
+
+def _quiet_terraform(command, logger=None, capture_stdout: bool = False) -> str:
+    import logging
+
+    from adapters.terraform import run
+
+    quiet = logging.getLogger("sizing.demo.terraform")
+    quiet.setLevel(logging.WARNING)
+    return run(command, quiet, capture_stdout=capture_stdout)
+
+
+def stop(s: DemoSettings, say: Callable[[str], None] = print) -> list[str]:
+    """Stop the scheduler first (nothing resumes), end unfinished runs, stop the servers, then any load
+    generator or RabbitMQ node a run left behind; destroy leftover cluster state; drop cluster leases.
+    Says what it leaves behind, and returns that list."""
+    for name in ("scheduler", "dag-processor"):
+        pid = running_pid(s, name)
+        if pid:
+            stop_process_group(pid)
+            say(f"stopped {name} (pid {pid})")
+        _pid_file(s, name).unlink(missing_ok=True)
+    if running_pid(s, "api-server"):
+        end_interrupted_runs(s, say)
+    for name in ("api-server", "s3"):
+        pid = running_pid(s, name)
+        if pid:
+            stop_process_group(pid)
+            say(f"stopped {name} (pid {pid})")
+        _pid_file(s, name).unlink(missing_ok=True)
+    left = _tear_down_leftovers(s, say)
+    left += [f"process {pid} (still alive)" for pid in _leftover_pids(s)]
+    stackstate.state_file({"SIZING_STATE_DIR": str(s.state)}).unlink(missing_ok=True)
+    if s.state.exists():
+        left.append(f"{s.state} (Airflow DB and task logs, Terraform state, service logs; `make clean` removes it)")
+    say("left behind: " + ("; ".join(left) if left else "nothing")
+        + ". The S3 server kept its data in memory: tables and reports are gone.")
+    return left
 
 
 def _leftover_pids(s: DemoSettings) -> list[int]:
@@ -214,64 +333,39 @@ def _leftover_pids(s: DemoSettings) -> list[int]:
 # ------------------------------------------------------------------------------------------ REST API
 
 
-class AirflowClient:
+class AirflowClient(stackstate.AirflowClient):
+    """The shared REST client (app.stackstate), logged in as the demo's user."""
+
     def __init__(self, s: DemoSettings) -> None:
-        import requests
-
+        super().__init__(AirflowLogin(s.api_url, s.user, s.password))
         self.s = s
-        self.http = requests.Session()
-        response = self.http.post(f"{s.api_url}/auth/token", json={"username": s.user, "password": s.password},
-                                  timeout=10)
-        response.raise_for_status()
-        self.token = response.json()["access_token"]
-        self.http.headers["Authorization"] = f"Bearer {self.token}"
-
-    def get(self, path: str, attempts: int = 5, **params) -> Any:
-        """GET with retries: on a busy 2-core machine the single api-server worker can be slow to answer."""
-        import requests
-
-        for attempt in range(attempts):
-            try:
-                response = self.http.get(f"{self.s.api_url}/api/v2{path}", params=params, timeout=30)
-                response.raise_for_status()
-                return response.json()
-            except (requests.ConnectionError, requests.Timeout):
-                if attempt == attempts - 1:
-                    raise
-                time.sleep(2 * (attempt + 1))
-        raise AssertionError("unreachable")
+        self.token = self.http.headers["Authorization"].removeprefix("Bearer ")
 
     def wait_for_dag(self, dag_id: str, timeout_s: float = 120) -> None:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            response = self.http.get(f"{self.s.api_url}/api/v2/dags/{dag_id}", timeout=10)
+            response = self.http.get(f"{self.url}/api/v2/dags/{dag_id}", timeout=10)
             if response.status_code == 200:
                 if response.json().get("is_paused"):
-                    self.http.patch(f"{self.s.api_url}/api/v2/dags/{dag_id}", json={"is_paused": False},
-                                    timeout=10).raise_for_status()
+                    self.unpause(dag_id)
                 return
             time.sleep(1)
         errors = self.get("/importErrors")
         raise TimeoutError(f"DAG {dag_id} was not parsed within {timeout_s:.0f}s; import errors: {errors}")
 
-    def trigger(self, dag_id: str, conf: Mapping[str, Any]) -> str:
-        response = self.http.post(f"{self.s.api_url}/api/v2/dags/{dag_id}/dagRuns",
-                                  json={"logical_date": None, "conf": dict(conf)}, timeout=10)
-        response.raise_for_status()
-        return response.json()["dag_run_id"]
 
-    def run(self, dag_id: str, run_id: str) -> dict:
-        return self.get(f"/dags/{dag_id}/dagRuns/{run_id}")
-
-    def task_instances(self, dag_id: str, run_id: str) -> list[dict]:
-        return self.get(f"/dags/{dag_id}/dagRuns/{run_id}/taskInstances", limit=1000)["task_instances"]
+def _label(ti: dict) -> str:
+    return ti["task_id"] + (f"[{ti.get('rendered_map_index') or ti['map_index']}]"
+                            if ti.get("map_index", -1) >= 0 else "")
 
 
 def wait_for_run(client: AirflowClient, dag_id: str, run_id: str, timeout_s: float,
                  say: Callable[[str], None] = print, poll_s: float = 3.0) -> tuple[dict, list[dict]]:
-    """Poll until the run finishes, printing each task as it finishes."""
+    """Poll until the run finishes, printing each task as it finishes, and what the run waits for while
+    nothing finishes (a queued run: the runs ahead of it; a running one: the tasks running)."""
     seen: set[tuple[str, int]] = set()
     start = time.monotonic()
+    last_said = start
     while True:
         run = client.run(dag_id, run_id)
         tis = client.task_instances(dag_id, run_id)
@@ -279,16 +373,56 @@ def wait_for_run(client: AirflowClient, dag_id: str, run_id: str, timeout_s: flo
             key = (ti["task_id"], ti.get("map_index", -1))
             if ti.get("state") in ("success", "failed", "upstream_failed", "skipped") and key not in seen:
                 seen.add(key)
-                label = ti["task_id"] + (f"[{ti.get('rendered_map_index') or ti['map_index']}]"
-                                         if ti.get("map_index", -1) >= 0 else "")
                 duration = ti.get("duration")
-                say(f"  [{time.monotonic() - start:6.0f}s] {ti['state']:<15} {label}"
+                say(f"  [{time.monotonic() - start:6.0f}s] {ti['state']:<15} {_label(ti)}"
                     + (f" ({duration:.1f}s)" if duration else ""))
+                last_said = time.monotonic()
         if run["state"] in FINISHED:
             return run, tis
+        if time.monotonic() - last_said >= 30:
+            say(f"  [{time.monotonic() - start:6.0f}s] waiting: {_waiting_for(client, dag_id, run, tis)}")
+            last_said = time.monotonic()
         if time.monotonic() - start > timeout_s:
             raise TimeoutError(f"run {run_id} still {run['state']} after {timeout_s:.0f}s")
         time.sleep(poll_s)
+
+
+def _waiting_for(client: AirflowClient, dag_id: str, run: dict, tis: list[dict]) -> str:
+    if run["state"] == "queued":
+        ahead = [r["dag_run_id"] for r in client.runs(dag_id, ("running",)) if r["dag_run_id"] != run["dag_run_id"]]
+        return (f"run queued behind {', '.join(ahead)} (one campaign run at a time)" if ahead
+                else "run queued; the scheduler has not started it yet")
+    running = [_label(t) for t in tis if t.get("state") in ("running", "queued", "scheduled", "deferred")]
+    return "running " + (", ".join(running) if running else "(no task yet: the scheduler is creating them)")
+
+
+def failure_reason(client: AirflowClient, dag_id: str, run_id: str, ti: dict) -> str:
+    """The one-line reason a task failed: the last error line of its log (e.g. the port pre-check's line)."""
+    try:
+        try_number = ti.get("try_number") or 1
+        path = f"/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{ti['task_id']}/logs/{try_number}"
+        params = {"map_index": ti.get("map_index", -1), "full_content": "true"}
+        content = client.get(path, **params).get("content")
+    except Exception as err:  # the reason is a convenience; the log stays in the UI
+        return f"(log not readable: {err})"
+    lines = []
+    for entry in content if isinstance(content, list) else str(content or "").splitlines():
+        event = entry.get("event", "") if isinstance(entry, dict) else str(entry)
+        lines.extend(line.strip() for line in str(event).splitlines() if line.strip())
+    return pick_reason(lines)
+
+
+def pick_reason(lines: list[str]) -> str:
+    """The most specific error line of a failed task's log: a line the port pre-check or an operator wrote
+    for people (it starts with 'error:'), else the last exception message."""
+    for line in reversed(lines):
+        if "error: " in line.lower() and "port " in line.lower():
+            return line[line.lower().index("error: "):]
+    for line in reversed(lines):
+        head = line.split(":", 1)[0]
+        if head.endswith(("Error", "Exception")) and ":" in line:
+            return line
+    return lines[-1] if lines else "(empty log)"
 
 
 def busy_seconds(tis: list[dict]) -> float:
@@ -314,20 +448,15 @@ def busy_seconds(tis: list[dict]) -> float:
 
 
 def read_table(s: DemoSettings, prefix: str):
-    """Concatenate the parquet parts under an S3 prefix into a pandas DataFrame (None if absent)."""
-    import boto3
-    import pandas as pd
-    import pyarrow.parquet as pq
+    """Concatenate the parquet parts under an object-store prefix into a pandas DataFrame (None if absent)."""
+    import pyarrow as pa
 
-    client = boto3.client("s3", endpoint_url=s.s3_url, region_name="us-east-1", aws_access_key_id="testing",
-                          aws_secret_access_key="testing")
-    keys = [o["Key"] for page in client.get_paginator("list_objects_v2").paginate(Bucket=s.bucket, Prefix=prefix)
-            for o in page.get("Contents", []) if o["Key"].endswith(".parquet")]
-    if not keys:
+    _use_stack(s)
+    store = StoreSpec("s3", s.bucket, s.s3_url, s.s3.region).open()
+    tables = [store.read_parquet(key) for key in store.list(prefix) if key.endswith(".parquet")]
+    if not tables:
         return None
-    frames = [pq.read_table(io.BytesIO(client.get_object(Bucket=s.bucket, Key=k)["Body"].read())).to_pandas()
-              for k in keys]
-    return pd.concat(frames, ignore_index=True)
+    return pa.concat_tables(tables, promote_options="default").to_pandas()
 
 
 LEADERBOARD_COLUMNS = {  # column -> heading, in the order a sizing decision reads them
@@ -339,7 +468,7 @@ LEADERBOARD_COLUMNS = {  # column -> heading, in the order a sizing decision rea
 
 def print_leaderboard(s: DemoSettings, campaign: str, say: Callable[[str], None] = print) -> bool:
     """The campaign's leaderboard, cheapest config at the target first (full table: `sizing query`)."""
-    df = read_table(s, f"tables/leaderboards/campaign={campaign}/")
+    df = read_table(s, table_prefix("leaderboards", campaign))
     if df is None or df.empty:
         return False
     board = df.sort_values(["rank_at_target", "rank_at_top"], na_position="last")
@@ -347,6 +476,17 @@ def print_leaderboard(s: DemoSettings, campaign: str, say: Callable[[str], None]
     say(f"\n== leaderboard: {campaign} (cost per 1000 msg/s per month, cheapest at the target first)\n"
         + board.to_string(index=False, float_format=lambda v: f"{v:,.1f}"))
     return True
+
+
+def next_steps(s: DemoSettings, campaign: str, run_label: str) -> list[str]:
+    """Follow-up commands that work verbatim in a new shell (the CLI reads <state>/demo.json by itself)."""
+    cli = s.cli()
+    return [
+        f'{cli} query --campaign {campaign} "SELECT config_id, top_matched_throughput, cost_per_1k_at_target '
+        f'FROM leaderboards ORDER BY rank_at_target"',
+        f"{cli} report --campaign {campaign} --run-id {run_label} -o report.html",
+        f"{cli} runs",
+    ]
 
 
 def demo(campaign: str = "campaigns/local-quick.yaml", run_label: str = "demo", timeout_s: float = 1800,
@@ -357,6 +497,7 @@ def demo(campaign: str = "campaigns/local-quick.yaml", run_label: str = "demo", 
     start(s, say)
     t_started = time.monotonic()
     client = AirflowClient(s)
+    say(f"waiting for the DAG processor to parse {DAG_ID} ...")
     client.wait_for_dag(DAG_ID)
     from sizing.spec import load_campaign
 
@@ -374,14 +515,20 @@ def demo(campaign: str = "campaigns/local-quick.yaml", run_label: str = "demo", 
                "overhead_share": round((run_wall - busy) / run_wall, 3) if run_wall else None,
                "total_s": round(t_done - t0, 1)}
     say(f"\nrun {run['state']} in {run_wall:.0f}s (tasks busy {busy:.0f}s, orchestration overhead "
-        f"{run_wall - busy:.0f}s = {100 * timings['overhead_share']:.0f}%); total with start-up {t_done - t0:.0f}s")
-    if run["state"] == "success" and not print_leaderboard(s, name, say):
-        say("(no leaderboard table found under tables/leaderboards/)")
+        f"{run_wall - busy:.0f}s = {100 * (timings['overhead_share'] or 0):.0f}%); total with start-up "
+        f"{t_done - t0:.0f}s")
+    if run["state"] != "success":
+        for ti in tis:
+            if ti.get("state") == "failed":
+                say(f"  {_label(ti)} failed: {failure_reason(client, DAG_ID, run_id, ti)}")
+    elif not print_leaderboard(s, name, say):
+        say(f"(no leaderboard table found under {table_prefix('leaderboards', name)})")
+    steps = next_steps(s, name, run_label)
     say(f"\nUI:     {s.api_url}/dags/{DAG_ID}  (user {s.user}, password {s.password})"
-        f"\nTables: s3://{s.bucket}/tables/ at endpoint {s.s3_url} "
-        f"(AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing); `python -m app.cli query ...`"
-        f"\nReport: s3://{s.bucket}/{report_key(name, run_label)}; "
-        f"`python -m app.cli report --campaign {name} --run-id {run_label} -o report.html`"
+        f"\nTables: s3://{s.bucket}/tables/ at {s.s3_url}; the CLI finds this stack by itself "
+        f"({stackstate.state_file({'SIZING_STATE_DIR': str(s.state)})}), in any shell:"
+        + "".join(f"\n  {step}" for step in steps)
+        + f"\nReport: s3://{s.bucket}/{report_key(name, run_label)}"
         f"\nLogs:   {s.state / 'logs'} and {s.airflow_home / 'logs'}\nStop:   make stop")
     (s.state / "last_demo.json").write_text(json.dumps(timings, indent=2))
     return timings

@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from sizing.brokerconf import check_broker_config, check_message_size
 from sizing.catalog import Catalog, load_catalog
 from sizing.cost import Volume
 from sizing.fields import Fields, Problem, SpecError, join
@@ -513,13 +514,17 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
                                                     f"local target runs at most {MAX_LOCAL_NODES} on one machine"))
     repeats = root.int("repeats", 1, minimum=1) or 1
     broker_config = root.mapping("broker_config", {}) or {}
-    for key, value in broker_config.items():
-        if not isinstance(value, str | int | float | bool):
-            problems.append(Problem(f"broker_config.{key}", f"must be a scalar rabbitmq.conf value, got {value!r}"))
+    problems.extend(check_broker_config(broker_config, deployment))
+    if workload is not None:
+        problems.extend(check_message_size(workload.message.size_bytes, broker_config, "workload.message.size_bytes"))
     seed = root.int("seed", 2020) or 2020
     scenarios_raw = root.list("scenarios") or []
     scenarios = [_parse_scenario(item, join("scenarios", i), problems, workload_raw, workload, deployment)
                  for i, item in enumerate(scenarios_raw)]
+    for i, scenario in enumerate(scenarios):
+        if scenario and workload and scenario.workload.message.size_bytes != workload.message.size_bytes:
+            problems.extend(check_message_size(scenario.workload.message.size_bytes, broker_config,
+                                               f"scenarios[{i}].workload.message.size_bytes"))
     names = [s.name for s in scenarios if s]
     for dup in sorted({n for n in names if names.count(n) > 1}):
         problems.append(Problem("scenarios", f"scenario name {dup!r} is used more than once"))

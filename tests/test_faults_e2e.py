@@ -140,5 +140,12 @@ def test_rolling_restart_completes_with_records_and_no_confirmed_loss(cluster_fi
     print(f"\nrolling restart under load: {detail['duration_s']}s; per node "
           f"{[s['step_s'] for s in detail['nodes']]}")
     confirmed = per_second(frames, "confirmed")
-    assert confirmed[int(faults['second'][1]):].sum() > 0  # still producing after the roll
+    # What the roll guarantees, whatever the machine's load: one node down at a time, so the 3-replica quorum
+    # queues keep a majority and confirms keep flowing during the roll (checked over the part of the roll
+    # the scenario covers; a busy machine can stretch the roll past the scenario's end, 56 s seen).
+    started, healed = float(faults["second"][0]), float(faults["second"][1])
+    during = confirmed[int(started) + 1:min(int(healed), len(confirmed))]
+    assert len(during) and during.sum() > 0, confirmed.tolist()
+    if len(confirmed) > int(healed) + 3:  # the scenario outlasted the roll: production carries on after it
+        assert confirmed[int(healed):].sum() > 0, confirmed.tolist()
     assert_no_confirmed_loss(frames)

@@ -25,6 +25,16 @@ locals {
     }
   ]
 
+  # Every listening port of the block, checked free before anything starts: "port=what" words (no spaces).
+  port_checks = join(" ", flatten([
+    for node in local.nodes : [
+      "${node.amqp_port}=AMQP_of_node_${node.number}",
+      "${node.management_port}=management_of_node_${node.number}",
+      "${node.prometheus_port}=Prometheus_of_node_${node.number}",
+      "${node.dist_port}=Erlang_distribution_of_node_${node.number}",
+    ]
+  ]))
+
   extra_conf = [for key in sort(keys(var.broker_config)) : "${key} = ${var.broker_config[key]}"]
   # Nodes 2..N boot after node 1 (the seed) runs, and join it during their first boot through classic_config
   # peer discovery; cluster.sh form falls back to stop_app/join_cluster/start_app for any that did not.
@@ -53,7 +63,8 @@ resource "terraform_data" "cluster_dir" {
   }
 
   provisioner "local-exec" {
-    command = "sh '${self.input.script}' init '${self.input.cluster_dir}'"
+    command     = "sh '${self.input.script}' init '${self.input.cluster_dir}'"
+    environment = { PORT_CHECKS = local.port_checks, CLUSTER_NAME = var.cluster_name }
   }
 
   # Runs after every node's own destroy: kills whatever VM of this cluster is still alive, removes all data.

@@ -1,6 +1,8 @@
 #!/bin/sh
 # A local RabbitMQ cluster as a whole: cluster.sh init|form|user|destroy CLUSTER_DIR
-#   init     CLUSTER_DIR/home/.erlang.cookie: every node and every rabbitmqctl of this cluster runs with
+#   init     (env PORT_CHECKS, CLUSTER_NAME) fails with one line naming the port, its role, the cluster and
+#            the holder when a port of the block is already listened on (before any node starts); then
+#            CLUSTER_DIR/home/.erlang.cookie: every node and every rabbitmqctl of this cluster runs with
 #            HOME=CLUSTER_DIR/home, so they share this cookie and nothing else does.
 #   form     (env SEED_NODE_DIR, JOIN_NODE_DIRS, NODE_COUNT) makes sure every node is clustered with the
 #            seed and waits (bounded) until NODE_COUNT nodes run.
@@ -26,8 +28,34 @@ ctl() (
 
 node_name() (. "$1/node.env" && echo "$RABBITMQ_NODENAME")
 
+# "pid N (command line)" of the process holding a listening socket on PORT, or "" if none listens.
+# /proc/net/tcp{,6}: field 2 is local address:PORT in hex, field 4 the state (0A = LISTEN), field 10 the inode.
+port_holder() (
+  hex=$(printf '%04X' "$1")
+  inode=$(awk -v suffix=":$hex" 'substr($2, length($2) - 4) == suffix && $4 == "0A" { print $10; exit }' \
+    /proc/net/tcp /proc/net/tcp6 2>/dev/null)
+  [ -n "$inode" ] || exit 0
+  for fd in /proc/[0-9]*/fd/*; do
+    if [ "$(readlink "$fd" 2>/dev/null)" = "socket:[$inode]" ]; then
+      pid=${fd#/proc/}
+      pid=${pid%%/*}
+      echo "pid $pid ($(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | cut -c1-120 | sed 's/ *$//'))"
+      exit 0
+    fi
+  done
+  echo "a process this user cannot see"
+)
+
 case $action in
 init)
+  for check in ${PORT_CHECKS:-}; do
+    port=${check%%=*}
+    holder=$(port_holder "$port")
+    if [ -n "$holder" ]; then
+      echo "error: port $port ($(echo "${check#*=}" | tr _ ' ')) of cluster ${CLUSTER_NAME:-?} is in use by $holder; stop it or move this run's port block (SIZING_SLOT_OFFSET)" >&2
+      exit 1
+    fi
+  done
   mkdir -p "$cluster_dir/home"
   cookie="$cluster_dir/home/.erlang.cookie"
   if [ ! -s "$cookie" ]; then
