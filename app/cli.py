@@ -32,8 +32,9 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from sizing.plan import plan_runs, plan_trials
+    from sizing.plan import campaign_cost, plan_runs, plan_trials
     from sizing.spec import load_campaign
+    from sizing.timeline import planned_duration_s
 
     try:
         campaign = load_campaign(args.spec)
@@ -50,11 +51,26 @@ def _plan(args: argparse.Namespace) -> int:
           "local ports by repeat")
     for config in configs:
         runs = plan_runs(campaign, config)
-        seconds = sum(r.timeline.duration_s for r in runs)
+        seconds = sum(planned_duration_s(campaign.scenario(r.scenario)) for r in runs)  # worst case for a search
         ports = ", ".join(str(t.local_port_base) for t in trials if t.config_id == config.config_id)
         load = f"{len(runs)}" + (f" ({seconds / 60:.1f} min of load)" if seconds else "")
         print(f"{config.config_id:<28} {config.shape.nodes:>5} {config.shape.instance_type:<12} "
               f"{config.shape.volume.type:<6} {config.monthly_cost:>10.2f}  {load:<22} {ports}")
+    for scenario in campaign.scenarios:
+        if scenario.search is not None:
+            s = scenario.search
+            print(f"search {scenario.name}: at most {s.worst_case_probes()} probes of {s.probe_s:g}s "
+                  f"(warm-up {s.warmup_s:g} + measure {s.measure_s:g} + drain {s.drain_s:g}) = "
+                  f"{s.worst_case_s() / 60:.1f} min; ladder {', '.join(f'{r:g}' for r in s.ladder_rates())} msg/s")
+    budget = campaign.budget
+    parallelism = args.parallelism or (budget.parallelism if budget else 1)
+    cost = campaign_cost(campaign, parallelism, args.config or None)
+    print(f"cost of running it (worst case, apply/destroy included): {cost.summary()}")
+    if budget:
+        limits = [f"{budget.max_cost_usd:,.2f} {cost.currency}" if budget.max_cost_usd is not None else "",
+                  f"{budget.max_hours:g} h wall at parallelism {budget.parallelism}"
+                  if budget.max_hours is not None else ""]
+        print(f"budget: {' and '.join(x for x in limits if x)} (within it: validation refuses a campaign over it)")
     return 0
 
 
@@ -107,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("spec")
     p.add_argument("--config", action="append", help="only this config id (repeatable)")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--parallelism", type=int, help="clusters up at once for the wall time (default: budget's, or 1)")
     p.set_defaults(func=_plan)
     sub.add_parser("query", help="Spark SQL over the result tables (see `sizing query --help`)")
     sub.add_parser("report", help="fetch a run's HTML report (see `sizing report --help`)")
