@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sizing.cost import cluster_monthly_cost, volume_monthly_cost
@@ -19,6 +20,10 @@ LOCAL_PORT_BLOCK = 50
 # Planning estimates, not measurements: on AWS, EC2 boot + cloud-init install + cluster formation, and
 # the EBS/ENI teardown; locally, Erlang VM start-up and clustering.
 TRIAL_OVERHEAD_S = {"aws": {"apply": 600.0, "destroy": 300.0}, "local": {"apply": 60.0, "destroy": 15.0}}
+# A cluster's ExpiresAt tag: twice its planned lifetime plus an hour after apply, so a slow trial is never
+# reaped mid-run while a leaked one (teardown failed) lives at most about that long.
+EXPIRY_LIFETIME_FACTOR = 2.0
+EXPIRY_MARGIN_S = 3600.0
 
 
 @dataclass(frozen=True)
@@ -196,6 +201,12 @@ def trial_lifetime_s(campaign: Campaign, scenarios: list[str] | None = None) -> 
     """Planned seconds one trial's cluster is up: apply, the load, destroy. Also the basis of its expiry tag."""
     overhead = TRIAL_OVERHEAD_S[campaign.deployment]
     return overhead["apply"] + trial_load_s(campaign, scenarios) + overhead["destroy"]
+
+
+def expiry_tag(applied_at: datetime, lifetime_s: float) -> str:
+    """The `expires_at` variable of terraform/stacks/aws (RFC 3339, UTC, whole seconds)."""
+    expires = applied_at.astimezone(UTC) + timedelta(seconds=EXPIRY_LIFETIME_FACTOR * lifetime_s + EXPIRY_MARGIN_S)
+    return expires.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def trial_cost(campaign: Campaign, trial: ConfigPlan, scenarios: list[str] | None = None) -> TrialCost:

@@ -196,3 +196,17 @@ def test_cli_plan_prints_the_cost_and_validate_refuses_over_budget(tmp_path, cap
     assert cli_main(["validate", str(spec)]) == 2
     err = capsys.readouterr().err
     assert "budget.max_cost_usd" in err and "165.80 USD" in err
+
+
+def test_expiry_tag_known_answer():
+    """quorum-search-2020: 600 + 3780 + 300 = 4680 s planned; 2 x 4680 + 3600 = 12960 s = 3 h 36 min."""
+    from datetime import UTC, datetime, timedelta, timezone
+
+    from sizing.plan import expiry_tag
+
+    campaign = load_campaign(CAMPAIGNS / "quorum-search-2020.yaml")
+    assert trial_lifetime_s(campaign) == 4680.0
+    applied = datetime(2026, 1, 31, 22, 0, 0, tzinfo=UTC)
+    assert expiry_tag(applied, trial_lifetime_s(campaign)) == "2026-02-01T01:36:00Z"
+    # an aware time in another zone is converted, not relabelled
+    assert expiry_tag(applied.astimezone(timezone(timedelta(hours=2))), 4680.0) == "2026-02-01T01:36:00Z"
