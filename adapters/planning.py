@@ -17,7 +17,7 @@ import yaml
 
 from sizing.fields import Problem, SpecError
 from sizing.layout import RunKey, manifest_key, raw_config_prefix, run_key_of, table_prefix
-from sizing.plan import Trial, plan_trials
+from sizing.plan import Trial, check_budget, plan_trials
 from sizing.spec import Campaign, load_campaign, parse_campaign
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -71,9 +71,9 @@ def load_spec_param(value: str, root: Path = REPO_ROOT) -> Campaign:
 
             parent = read_campaign_yaml(root / "campaigns" / str(data["extends"]))
             data = deep_merge(parent, {k: v for k, v in data.items() if k != "extends"})
-        return parse_campaign(data, source="inline campaign")
+        return check_budget(parse_campaign(data, source="inline campaign"))
     path = Path(value)
-    return load_campaign(path if path.is_absolute() else root / path)
+    return check_budget(load_campaign(path if path.is_absolute() else root / path))
 
 
 def write_resolved_spec(campaign: Campaign, directory: Path) -> Path:

@@ -24,12 +24,13 @@ import subprocess
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from adapters.management import wait_healthy
 from sizing.cluster import ClusterInfo
-from sizing.plan import LOCAL_PORT_BLOCK, ConfigPlan
+from sizing.plan import LOCAL_PORT_BLOCK, ConfigPlan, expiry_tag, trial_lifetime_s
 from sizing.spec import Campaign
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -180,9 +181,10 @@ def local_stack_variables(plan: ConfigPlan, broker_config: Mapping[str, Any], wo
 
 
 def aws_stack_variables(plan: ConfigPlan, campaign: Campaign, region: str = "us-east-1",
-                        username: str = "sizing", password: str = "") -> dict[str, Any]:
+                        username: str = "sizing", password: str = "",
+                        applied_at: datetime | None = None) -> dict[str, Any]:
     """Variables of terraform/stacks/aws for one cluster (config and repeat); volume size/IOPS/throughput
-    default to the catalog's."""
+    default to the catalog's; the ExpiresAt tag counts from `applied_at` (now by default)."""
     volume = plan.shape.volume
     default = campaign.catalog.volumes.get(volume.type)
     return {
@@ -199,6 +201,7 @@ def aws_stack_variables(plan: ConfigPlan, campaign: Campaign, region: str = "us-
         "username": username,
         "password": password,
         "aws_region": region,
+        "expires_at": expiry_tag(applied_at or datetime.now(UTC), trial_lifetime_s(campaign)),
     }
 
 

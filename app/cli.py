@@ -33,10 +33,11 @@ class CliError(Exception):
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from sizing.plan import check_budget
     from sizing.spec import load_campaign
 
     try:
-        campaign = load_campaign(args.spec)
+        campaign = check_budget(load_campaign(args.spec))
     except SpecError as err:
         print(err, file=sys.stderr)
         return 2
@@ -47,11 +48,12 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from sizing.plan import plan_runs, plan_trials
+    from sizing.plan import campaign_cost, check_budget, plan_runs, plan_trials
     from sizing.spec import load_campaign
+    from sizing.timeline import planned_duration_s
 
     try:
-        campaign = load_campaign(args.spec)
+        campaign = check_budget(load_campaign(args.spec))
         trials = plan_trials(campaign, args.config or None)
     except (SpecError, KeyError) as err:
         print(err, file=sys.stderr)
@@ -65,11 +67,26 @@ def _plan(args: argparse.Namespace) -> int:
           "local ports by repeat")
     for config in configs:
         runs = plan_runs(campaign, config)
-        seconds = sum(r.timeline.duration_s for r in runs)
+        seconds = sum(planned_duration_s(campaign.scenario(r.scenario)) for r in runs)  # worst case for a search
         ports = ", ".join(str(t.local_port_base) for t in trials if t.config_id == config.config_id)
         load = f"{len(runs)}" + (f" ({seconds / 60:.1f} min of load)" if seconds else "")
         print(f"{config.config_id:<28} {config.shape.nodes:>5} {config.shape.instance_type:<12} "
               f"{config.shape.volume.type:<6} {config.monthly_cost:>10.2f}  {load:<22} {ports}")
+    for scenario in campaign.scenarios:
+        if scenario.search is not None:
+            s = scenario.search
+            print(f"search {scenario.name}: at most {s.worst_case_probes()} probes of {s.probe_s:g}s "
+                  f"(warm-up {s.warmup_s:g} + measure {s.measure_s:g} + drain {s.drain_s:g}) = "
+                  f"{s.worst_case_s() / 60:.1f} min; ladder {', '.join(f'{r:g}' for r in s.ladder_rates())} msg/s")
+    budget = campaign.budget
+    parallelism = args.parallelism or (budget.parallelism if budget else 1)
+    cost = campaign_cost(campaign, parallelism, args.config or None)
+    print(f"cost of running it (worst case, apply/destroy included): {cost.summary()}")
+    if budget:
+        limits = [f"{budget.max_cost_usd:,.2f} {cost.currency}" if budget.max_cost_usd is not None else "",
+                  f"{budget.max_hours:g} h wall at parallelism {budget.parallelism}"
+                  if budget.max_hours is not None else ""]
+        print(f"budget: {' and '.join(x for x in limits if x)} (within it: validation refuses a campaign over it)")
     return 0
 
 
@@ -261,6 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("spec")
     p.add_argument("--config", action="append", help="only this config id (repeatable)")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--parallelism", type=int, help="clusters up at once for the wall time (default: budget's, or 1)")
     p.set_defaults(func=_plan)
     for name, func, helptext in (("trigger", _trigger_cmd, "start a sizing_campaign run over Airflow's REST API"),
                                  ("backfill", _backfill, "rerun some configs of a campaign run (same run label): "

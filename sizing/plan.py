@@ -3,18 +3,29 @@
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sizing.cost import cluster_monthly_cost
+from sizing.cost import cluster_monthly_cost, volume_monthly_cost
+from sizing.fields import Problem, SpecError
 from sizing.spec import Campaign, ClusterShape
-from sizing.timeline import Timeline, expand
+from sizing.timeline import Timeline, expand, planned_duration_s
 
 # Local clusters get a port block each, so two configs can run side by side on one machine.
 # The per-node layout inside a block is the Terraform local module's business (terraform/modules/local_cluster).
 LOCAL_PORT_FIRST = 21000
 LOCAL_PORT_BLOCK = 50
+# A cluster lives longer than its load: `terraform apply` until every node is healthy, then `destroy`.
+# Planning estimates, not measurements: on AWS, EC2 boot + cloud-init install + cluster formation, and
+# the EBS/ENI teardown; locally, Erlang VM start-up and clustering.
+TRIAL_OVERHEAD_S = {"aws": {"apply": 600.0, "destroy": 300.0}, "local": {"apply": 60.0, "destroy": 15.0}}
+# A cluster's ExpiresAt tag: twice its planned lifetime plus an hour after apply, so a slow trial is never
+# reaped mid-run while a leaked one (teardown failed) lives at most about that long.
+EXPIRY_LIFETIME_FACTOR = 2.0
+EXPIRY_MARGIN_S = 3600.0
 
 
 @dataclass(frozen=True)
@@ -139,3 +150,161 @@ def plan_runs(campaign: Campaign, config: ConfigPlan, scenarios: list[str] | Non
         if not scenarios or scenario.name in scenarios
         for repeat in range(1, campaign.repeats + 1)
     ]
+
+
+# ------------------------------------------------------------------------------- the campaign's own cost
+
+
+@dataclass(frozen=True)
+class TrialCost:
+    """One trial (config x repeat, one fresh cluster): how long its cluster lives and what that costs."""
+
+    cluster_key: str
+    nodes: int
+    load_s: float  # planned load of every scenario (worst case for a search): the load generator's time
+    lifetime_s: float  # load_s + apply + destroy: the cluster's time
+    instance_cost: float
+    volume_cost: float
+
+    @property
+    def cost(self) -> float:
+        return self.instance_cost + self.volume_cost
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"cluster_key": self.cluster_key, "nodes": self.nodes, "load_s": self.load_s,
+                "lifetime_s": self.lifetime_s, "instance_cost": self.instance_cost, "volume_cost": self.volume_cost}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TrialCost:
+        return cls(str(data["cluster_key"]), int(data["nodes"]), float(data["load_s"]), float(data["lifetime_s"]),
+                   float(data["instance_cost"]), float(data["volume_cost"]))
+
+
+@dataclass(frozen=True)
+class CampaignCost:
+    """What running a campaign costs in cluster time, generator time, cloud money and wall time."""
+
+    campaign: str
+    deployment: str
+    currency: str
+    parallelism: int
+    wall_s: float  # trials in plan order on `parallelism` slots, each starting when a slot frees
+    trials: tuple[TrialCost, ...]
+
+    @property
+    def cluster_hours(self) -> float:
+        return sum(t.lifetime_s for t in self.trials) / 3600.0
+
+    @property
+    def node_hours(self) -> float:
+        return sum(t.lifetime_s * t.nodes for t in self.trials) / 3600.0
+
+    @property
+    def loadgen_hours(self) -> float:
+        return sum(t.load_s for t in self.trials) / 3600.0
+
+    @property
+    def instance_cost(self) -> float:
+        return sum(t.instance_cost for t in self.trials)
+
+    @property
+    def volume_cost(self) -> float:
+        return sum(t.volume_cost for t in self.trials)
+
+    @property
+    def total_cost(self) -> float:
+        return self.instance_cost + self.volume_cost
+
+    @property
+    def wall_hours(self) -> float:
+        return self.wall_s / 3600.0
+
+    def summary(self) -> str:
+        return (f"{len(self.trials)} trial(s), {self.cluster_hours:,.1f} cluster-hours ({self.node_hours:,.1f} "
+                f"node-hours), {self.loadgen_hours:,.1f} load-generator hours, {self.total_cost:,.2f} "
+                f"{self.currency} (instances {self.instance_cost:,.2f} + volumes {self.volume_cost:,.2f}), "
+                f"{self.wall_hours:,.1f} h wall at parallelism {self.parallelism}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"campaign": self.campaign, "deployment": self.deployment, "currency": self.currency,
+                "parallelism": self.parallelism, "wall_s": self.wall_s, "trials": [t.to_dict() for t in self.trials]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CampaignCost:
+        return cls(str(data["campaign"]), str(data["deployment"]), str(data["currency"]), int(data["parallelism"]),
+                   float(data["wall_s"]), tuple(TrialCost.from_dict(t) for t in data["trials"]))
+
+
+def trial_load_s(campaign: Campaign, scenarios: list[str] | None = None) -> float:
+    """Planned seconds of load on one trial's cluster: every scenario (worst case for a search)."""
+    return sum(planned_duration_s(s) for s in campaign.scenarios if not scenarios or s.name in scenarios)
+
+
+def trial_lifetime_s(campaign: Campaign, scenarios: list[str] | None = None) -> float:
+    """Planned seconds one trial's cluster is up: apply, the load, destroy. Also the basis of its expiry tag."""
+    overhead = TRIAL_OVERHEAD_S[campaign.deployment]
+    return overhead["apply"] + trial_load_s(campaign, scenarios) + overhead["destroy"]
+
+
+def expiry_tag(applied_at: datetime, lifetime_s: float) -> str:
+    """The `expires_at` variable of terraform/stacks/aws (RFC 3339, UTC, whole seconds)."""
+    expires = applied_at.astimezone(UTC) + timedelta(seconds=EXPIRY_LIFETIME_FACTOR * lifetime_s + EXPIRY_MARGIN_S)
+    return expires.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def trial_cost(campaign: Campaign, trial: ConfigPlan, scenarios: list[str] | None = None) -> TrialCost:
+    """Instances and volumes priced from the catalog for the trial's lifetime (EBS bills per second of its
+    monthly price). A local cluster costs nothing: the catalog instance it stands in for is not rented."""
+    load, lifetime = trial_load_s(campaign, scenarios), trial_lifetime_s(campaign, scenarios)
+    instance_cost = volume_cost = 0.0
+    if campaign.deployment == "aws":
+        catalog, shape = campaign.catalog, trial.shape
+        hours = lifetime / 3600.0
+        instance_cost = shape.nodes * catalog.instances[shape.instance_type].hourly * hours
+        monthly_volume = volume_monthly_cost(catalog.volumes[shape.volume.type], shape.volume)
+        volume_cost = shape.nodes * monthly_volume / catalog.hours_per_month * hours
+    return TrialCost(trial.cluster_key, trial.shape.nodes, load, lifetime, instance_cost, volume_cost)
+
+
+def wall_time_s(durations: list[float], parallelism: int) -> float:
+    """Makespan of jobs started in order on `parallelism` slots, each taking the first slot that frees."""
+    slots = [0.0] * max(1, parallelism)
+    for duration in durations:
+        heapq.heapreplace(slots, slots[0] + duration)
+    return max(slots)
+
+
+def campaign_cost(campaign: Campaign, parallelism: int = 1, only: list[str] | None = None,
+                  scenarios: list[str] | None = None) -> CampaignCost:
+    """The campaign's worst-case cost and time: every trial (config x repeat), every scenario."""
+    trials = tuple(trial_cost(campaign, t, scenarios) for t in plan_trials(campaign, only))
+    return CampaignCost(campaign.name, campaign.deployment, campaign.catalog.currency, parallelism,
+                        wall_time_s([t.lifetime_s for t in trials], parallelism), trials)
+
+
+def budget_problems(campaign: Campaign) -> list[Problem]:
+    """The budget's verdict on the campaign's planned worst case, with the figures."""
+    budget = campaign.budget
+    if budget is None:
+        return []
+    cost = campaign_cost(campaign, budget.parallelism)
+    figures = cost.summary()
+    problems = []
+    if budget.max_cost_usd is not None and cost.total_cost > budget.max_cost_usd:
+        problems.append(Problem("budget.max_cost_usd", f"the campaign's worst case costs {cost.total_cost:,.2f} "
+                                                       f"{cost.currency}, over the budget of "
+                                                       f"{budget.max_cost_usd:,.2f} ({figures})"))
+    if budget.max_hours is not None and cost.wall_hours > budget.max_hours:
+        problems.append(Problem("budget.max_hours", f"the campaign's worst case takes {cost.wall_hours:,.1f} h at "
+                                                    f"parallelism {budget.parallelism}, over the budget of "
+                                                    f"{budget.max_hours:g} h ({figures})"))
+    return problems
+
+
+def check_budget(campaign: Campaign) -> Campaign:
+    """The campaign, or a SpecError (field paths `budget.*`, with the figures) when its worst case is over budget.
+    Every entry point that accepts a spec for running calls this before anything is provisioned."""
+    problems = budget_problems(campaign)
+    if problems:
+        raise SpecError(problems, campaign.name)
+    return campaign

@@ -14,6 +14,12 @@ if TYPE_CHECKING:  # annotations only: the rules are plain functions of values
 
 # A phase matched its target when the achieved confirm and consume rates both reached this share of it.
 MATCH_FRACTION = 0.98
+# A capacity-search probe (sizing/search.py) passes only when confirm and consume rates reach this share of
+# its target. Stricter than MATCH_FRACTION: a ladder step is judged after the fact on a 5k msg/s grid, but a
+# probe decides a boundary to within a ~2 % resolution; a 2 % shortfall tolerance would let the bisection
+# settle on a rate the cluster does not sustain. Its complement also bounds the backlog growth a passing
+# probe may show (a consumer at 99.5 % of the target lets the backlog grow by at most 0.5 % of it).
+PROBE_MATCH_FRACTION = 0.995
 # A load-generator worker using at least this share of one core over a second is saturated: the generator,
 # not the broker, may be what limits the phase. One threshold for the generator's own `worker_behind`
 # events and for the analysis' validity rule.
@@ -30,3 +36,23 @@ def worker_behind(cpu_s: float, tick_lag_s: float) -> bool:
 def is_intensity(scenario: Scenario) -> bool:
     """Ideal-conditions increasing-intensity test (seed 000); anything else is an adverse scenario (seed 002)."""
     return scenario.step_rates is not None and not scenario.faults and scenario.processing_ms is None
+
+
+def probe_passes(*, target_rate: float, confirm_rate: float, consume_rate: float, backlog_slope: float,
+                 p99_ms: float, p999_ms: float | None, valid: bool, slo_p99_ms: float,
+                 slo_p999_ms: float | None = None) -> bool:
+    """Verdict on one capacity-search probe, from its measurement window (warm-up excluded).
+
+    Passes when the phase is valid (the generator kept up), confirm and consume rates both reach
+    PROBE_MATCH_FRACTION of the target, the backlog is not growing (slope, msg/s per s, at most the
+    shortfall that fraction allows), and p99 (and p99.9 when the SLO names one) is within the SLO.
+    The generator decides online with it; the analysis recomputes it from the raw records.
+    """
+    floor = PROBE_MATCH_FRACTION * target_rate
+    if not valid or confirm_rate < floor or consume_rate < floor:
+        return False
+    if backlog_slope > (1.0 - PROBE_MATCH_FRACTION) * target_rate:
+        return False
+    if p99_ms > slo_p99_ms:
+        return False
+    return slo_p999_ms is None or (p999_ms is not None and p999_ms <= slo_p999_ms)

@@ -21,6 +21,7 @@ from sizing.brokerconf import check_broker_config, check_message_size
 from sizing.catalog import Catalog, load_catalog
 from sizing.cost import Volume
 from sizing.fields import Fields, Problem, SpecError, join
+from sizing.search import SearchSpec
 
 QUEUE_TYPES = ("classic", "quorum", "mirrored", "stream")
 DEPLOYMENTS = ("local", "aws")
@@ -141,6 +142,24 @@ class Scenario:
     faults: tuple[FaultSpec, ...]
     workload: Workload  # the campaign workload with this scenario's overrides applied
     description: str = ""
+    # A capacity search (sizing/search.py) instead of steps or a profile: its phases are decided online.
+    search: SearchSpec | None = None
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Caps on a campaign's own cost, checked against sizing.plan.campaign_cost before anything runs."""
+
+    max_cost_usd: float | None  # cloud cost of the whole campaign, worst case
+    max_hours: float | None  # wall-clock hours of the whole campaign at `parallelism`, worst case
+    parallelism: int = 1  # clusters up at once (the DAG's max_parallel_configs)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"max_cost_usd": self.max_cost_usd, "max_hours": self.max_hours, "parallelism": self.parallelism}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Budget:
+        return cls(data.get("max_cost_usd"), data.get("max_hours"), int(data.get("parallelism", 1)))
 
 
 @dataclass(frozen=True)
@@ -158,6 +177,7 @@ class Campaign:
     seed: int
     broker_config: Mapping[str, Any]  # extra rabbitmq.conf settings for every node
     raw: Mapping[str, Any]  # the spec as resolved (after `extends`), for the run manifest
+    budget: Budget | None = None  # refuse the campaign when its planned worst case exceeds this
 
     @property
     def spec_hash(self) -> str:
@@ -427,8 +447,75 @@ def _scenario_workload(overrides: Mapping[str, Any], path: str, problems: list[P
     return workload
 
 
+def _parse_resolution(s: Fields) -> tuple[float | None, bool]:
+    """`resolution: 2%` (of the last pass) or `resolution: 500` (msg/s)."""
+    value = s.raw("resolution")
+    if isinstance(value, str) and value.strip().endswith("%"):
+        try:
+            percent = float(value.strip()[:-1])
+        except ValueError:
+            percent = -1.0
+        if 0 < percent < 100:
+            return percent / 100.0, True
+        s.fail("resolution", f"a relative resolution must be between 0 % and 100 %, got {value!r}")
+    elif isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        return float(value), False
+    elif value is not None:
+        s.fail("resolution", f"must be a percentage of the rate (e.g. '2%') or msg/s (e.g. 500), got {value!r}")
+    return None, False
+
+
+def _parse_search(scenario: Fields, default_p99_ms: float | None) -> SearchSpec | None:
+    """`search:` of a scenario; the SLO defaults to the campaign target's p99."""
+    s = scenario.sub("search")
+    start = len(s.problems)
+    start_rate = s.number("start_rate", minimum=0, exclusive=True)
+    upper_rate = s.number("upper_rate", minimum=0, exclusive=True)
+    growth = s.number("growth", 2.0, minimum=1, exclusive=True)
+    resolution, relative = _parse_resolution(s)
+    warmup = s.number("warmup_s", minimum=0)
+    measure = s.number("measure_s", minimum=0, exclusive=True)
+    drain = s.number("drain_s", 60.0, minimum=0)
+    max_disagreements = s.int("max_disagreements", 1, minimum=0)
+    slo = s.sub("slo", required=False)
+    p99 = slo.number("p99_ms", default_p99_ms, minimum=0, exclusive=True)
+    p999 = slo.number("p999_ms", None, minimum=0, exclusive=True)
+    if p99 is None and not slo.has("p99_ms"):
+        slo.fail("p99_ms", "is required (the campaign target gives none)")
+    if p99 is not None and p999 is not None and p999 < p99:
+        slo.fail("p999_ms", f"({p999:g} ms) must be >= the p99 SLO ({p99:g} ms)")
+    slo.done()
+    if start_rate is not None and upper_rate is not None and upper_rate < start_rate:
+        s.fail("upper_rate", f"({upper_rate:g}) must be >= start_rate ({start_rate:g})")
+    s.done()
+    for key in ("warmup_s", "consumer_processing_ms", "faults"):
+        if scenario.has(key):
+            scenario.fail(key, "does not apply to a search scenario (probe warm-up is search.warmup_s; "
+                               "searches run under ideal conditions)")
+    if len(s.problems) > start:
+        return None
+    assert start_rate and upper_rate and growth and resolution and measure and p99  # checked above
+    return SearchSpec(start_rate, upper_rate, resolution, relative, warmup or 0.0, measure, drain or 0.0, p99, p999,
+                      growth, max_disagreements if max_disagreements is not None else 1)
+
+
+def _parse_budget(root: Fields) -> Budget | None:
+    if not root.has("budget"):
+        root.seen.add("budget")
+        return None
+    b = root.sub("budget")
+    max_cost = b.number("max_cost_usd", None, minimum=0, exclusive=True)
+    max_hours = b.number("max_hours", None, minimum=0, exclusive=True)
+    parallelism = b.int("parallelism", 1, minimum=1)
+    if not b.has("max_cost_usd") and not b.has("max_hours"):
+        b.fail("", "give max_cost_usd and/or max_hours")
+    b.done()
+    return Budget(max_cost, max_hours, parallelism or 1)
+
+
 def _parse_scenario(value: Any, path: str, problems: list[Problem], workload_raw: Mapping[str, Any],
-                    base_workload: Workload | None, deployment: str | None) -> Scenario | None:
+                    base_workload: Workload | None, deployment: str | None,
+                    default_p99_ms: float | None = None) -> Scenario | None:
     f = Fields(value, path, problems)
     start = len(problems)
     name = f.str("name")
@@ -438,14 +525,18 @@ def _parse_scenario(value: Any, path: str, problems: list[Problem], workload_raw
     overrides = f.mapping("workload", {}) or {}
     workload = _scenario_workload(overrides, join(path, "workload"), problems, workload_raw, base_workload)
     warmup = f.number("warmup_s", 0.0, minimum=0) or 0.0
-    has_steps, has_profile = f.has("steps"), f.has("publish_rate")
+    has_steps, has_profile, has_search = f.has("steps"), f.has("publish_rate"), f.has("search")
     step_rates: tuple[float, ...] | None = None
     step_duration: float | None = None
     publish_rate: tuple[ProfileSegment, ...] | None = None
     processing: tuple[ProfileSegment, ...] | None = None
-    if has_steps == has_profile:
-        f.fail("", "give exactly one of `steps` (increasing intensities) or `publish_rate` (a profile)")
-        f.seen.update({"steps", "publish_rate"})
+    search: SearchSpec | None = None
+    if has_steps + has_profile + has_search != 1:
+        f.fail("", "give exactly one of `steps` (increasing intensities), `publish_rate` (a profile) or "
+                   "`search` (a capacity search)")
+        f.seen.update({"steps", "publish_rate", "search"})
+    elif has_search:
+        search = _parse_search(f, default_p99_ms)
     elif has_steps:
         s = f.sub("steps")
         rates = s.list("rates") or []
@@ -482,7 +573,7 @@ def _parse_scenario(value: Any, path: str, problems: list[Problem], workload_raw
     if len(problems) > start or workload is None or name is None:
         return None
     return Scenario(name, step_rates, step_duration, publish_rate, processing, warmup,
-                    tuple(x for x in faults if x is not None), workload, description)
+                    tuple(x for x in faults if x is not None), workload, description, search)
 
 
 def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None = None) -> Campaign:
@@ -519,7 +610,8 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
         problems.extend(check_message_size(workload.message.size_bytes, broker_config, "workload.message.size_bytes"))
     seed = root.int("seed", 2020) or 2020
     scenarios_raw = root.list("scenarios") or []
-    scenarios = [_parse_scenario(item, join("scenarios", i), problems, workload_raw, workload, deployment)
+    scenarios = [_parse_scenario(item, join("scenarios", i), problems, workload_raw, workload, deployment,
+                                 target.p99_latency_ms or None)
                  for i, item in enumerate(scenarios_raw)]
     for i, scenario in enumerate(scenarios):
         if scenario and workload and scenario.workload.message.size_bytes != workload.message.size_bytes:
@@ -535,15 +627,17 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
                 problems.append(Problem(
                     f"scenarios[{i}].faults[{j}].target.node",
                     f"node {fault.node} does not exist in the smallest cluster ({min_nodes} nodes)"))
+    budget = _parse_budget(root)
     root.done()
     if problems or workload is None or catalog is None:
         raise SpecError(problems or [Problem("", "invalid")], source)
-    return Campaign(
+    campaign = Campaign(
         name=name or "", description=description, deployment=deployment or "local",
         catalog_name=catalog_name or "", catalog=catalog, target=target, workload=workload,
         clusters=tuple(clusters), scenarios=tuple(s for s in scenarios if s is not None),
-        repeats=repeats, seed=seed, broker_config=broker_config, raw=copy.deepcopy(dict(data)),
+        repeats=repeats, seed=seed, broker_config=broker_config, raw=copy.deepcopy(dict(data)), budget=budget,
     )
+    return campaign
 
 
 def read_campaign_yaml(path: str | Path, _chain: tuple[Path, ...] = ()) -> dict[str, Any]:

@@ -240,6 +240,20 @@ def _resolve_node(fault: FaultSpec, nodes: int, rng: random.Random) -> int | Non
 
 
 def expand(scenario: Scenario, nodes: int, seed: int = 2020) -> Timeline:
-    """The scenario's concrete timeline on a cluster of `nodes` nodes (random fault targets resolved)."""
+    """The scenario's concrete timeline on a cluster of `nodes` nodes (random fault targets resolved).
+
+    A search scenario has no timeline ahead of the run (sizing/search.py picks each probe from the last
+    one's verdict): it expands to no phases; `planned_duration_s` gives its worst case.
+    """
+    if scenario.search is not None:
+        return Timeline(scenario.name, (), ())
     phases = _phases(scenario)
     return Timeline(scenario.name, tuple(phases), tuple(_fault_events(scenario, phases, nodes, seed)))
+
+
+def planned_duration_s(scenario: Scenario) -> float:
+    """Seconds of load the scenario plans for: its timeline, or for a search the worst case
+    (worst_case_probes x (warm-up + measurement + drain allowance))."""
+    if scenario.search is not None:
+        return scenario.search.worst_case_s()
+    return _phases(scenario)[-1].end_s

@@ -133,5 +133,6 @@ resource "aws_instance" "node" {
   })
   user_data_replace_on_change = true
 
-  tags = merge(var.tags, { Name = "${var.cluster_name}-${local.nodes[count.index].hostname}" })
+  tags        = merge(var.tags, { Name = "${var.cluster_name}-${local.nodes[count.index].hostname}" })
+  volume_tags = merge(var.volume_tags, var.tags, { Name = "${var.cluster_name}-${local.nodes[count.index].hostname}" })
 }

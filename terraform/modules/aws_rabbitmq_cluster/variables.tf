@@ -88,3 +88,9 @@ variable "tags" {
   type    = map(string)
   default = {}
 }
+
+variable "volume_tags" {
+  description = "Tags of the root and data EBS volumes (the provider's default_tags do not reach volumes created inside an instance); the stack passes its own, expiry included."
+  type        = map(string)
+  default     = {}
+}

@@ -1,4 +1,15 @@
 locals {
+  # On every resource (provider default_tags) and, passed explicitly, on the EBS volumes, which
+  # default_tags do not reach when they are created inside an aws_instance.
+  tags = merge(
+    {
+      Project  = "rabbit-sizing"
+      Campaign = var.campaign
+      Config   = var.config_id
+      Repeat   = tostring(var.repeat)
+    },
+    var.expires_at == null ? {} : { ExpiresAt = var.expires_at },
+  )
   # Repeats of a config may be up side by side: the suffix keeps their names apart, even when truncated.
   name = "${substr(replace("${var.campaign}-${var.config_id}", ".", "-"), 0, 42)}-r${var.repeat}"
 }
@@ -38,4 +49,5 @@ module "cluster" {
   username                  = var.username
   password                  = var.password != "" ? var.password : random_password.broker.result
   broker_config             = var.broker_config
+  volume_tags               = local.tags
 }

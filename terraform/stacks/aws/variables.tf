@@ -73,3 +73,13 @@ variable "subnet_cidr" {
   type    = string
   default = "10.42.1.0/24"
 }
+
+variable "expires_at" {
+  description = "RFC 3339 UTC time after which a janitor may delete every resource of this cluster (the ExpiresAt tag): apply time + the trial's planned lifetime with a margin (sizing.plan.expiry_tag). The destroy teardown still runs on failure; the tag catches what it misses. Null: no tag."
+  type        = string
+  default     = null
+  validation {
+    condition     = var.expires_at == null || can(regex("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$", var.expires_at))
+    error_message = "The expires_at value must be an RFC 3339 UTC time such as 2026-01-31T18:00:00Z."
+  }
+}

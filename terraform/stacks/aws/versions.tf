@@ -12,11 +12,6 @@ terraform {
 provider "aws" {
   region = var.aws_region
   default_tags {
-    tags = {
-      Project  = "rabbit-sizing"
-      Campaign = var.campaign
-      Config   = var.config_id
-      Repeat   = tostring(var.repeat)
-    }
+    tags = local.tags
   }
 }
