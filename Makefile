@@ -20,8 +20,9 @@ test: setup       ## the whole suite, as CI runs it
 test-fast:        ## pure unit tests only (no RabbitMQ, Spark, Airflow or browser)
 	$(PY) -m pytest -m "not cluster and not spark and not airflow and not browser"
 
-lint:
+lint:            ## ruff, import contracts (pyproject.toml [tool.importlinter]), terraform fmt
 	$(VENV)/bin/ruff check .
+	PYTHONPATH=.:plugins $(VENV)/bin/lint-imports
 	terraform fmt -check -recursive terraform
 
 fmt:
