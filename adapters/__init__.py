@@ -1,0 +1,7 @@
+"""The edge: one adapter per outside system, shared by the Airflow plugins, the apps, the load generator and
+the benchmarks.
+
+terraform (build commands, run them), management (the RabbitMQ management API), objectstore (S3 and a local
+stand-in), procs (process groups), leases (cluster slots), planning (spec parameters, state dir, trials for the
+DAG), browser (headless Chromium). Adapters import the core and never their users.
+"""

@@ -1,0 +1,2 @@
+"""What users run: the `sizing` CLI (cli), the one-machine demo stack (demo, stackstate) and the HTML report
+(report). Built on the core and the adapters; no Airflow imports (the demo talks to Airflow over REST)."""

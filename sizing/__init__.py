@@ -1,4 +1,6 @@
-"""rabbit-sizing core: the pure domain (campaign spec, timelines, cost model, storage layout, record schemas).
+"""rabbit-sizing core: the pure domain (campaign spec, timelines, plan and trials, cost model, search policy,
+judgement rules, storage layout, record schemas).
 
-Imports no Airflow, pika or pyspark; the DAGs, the load generator and the Spark jobs all build on it.
+No clients, processes or HTTP (import contract `pure-core` in pyproject.toml): the DAGs, the load generator,
+the Spark jobs and the apps all build on it, and its tests need no I/O.
 """
