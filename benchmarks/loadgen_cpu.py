@@ -231,6 +231,9 @@ def main() -> int:
                           for _ in range(args.repeats)]
                 result = trials[0] | {"cpu_us_per_msg": statistics.median(t["cpu_us_per_msg"] for t in trials)}
                 print_row(result)
+                if len(trials) > 1:  # the spread of the repeats is the noise a before/after comparison must beat
+                    print("       repeats: cpu us/msg " + " ".join(f"{t['cpu_us_per_msg']:.1f}" for t in trials) + "; "
+                          "pub/s " + " ".join(f"{t['published_per_s']:.0f}" for t in trials), flush=True)
                 if result["published_per_s"] >= 0.95 * rate and result["consumed_per_s"] >= 0.95 * rate:
                     sustained.append(result)
             top = max(sustained, key=lambda r: r["rate"]) if sustained else None

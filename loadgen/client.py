@@ -35,6 +35,7 @@ from loadgen import wire
 from loadgen.schedule import BatchSchedule, ConsumerPlan, PublisherPlan, per_second_counts
 from sizing.cluster import ClusterInfo
 from sizing.histogram import MAX_BUCKET, LogHistogram, buckets_of
+from sizing.rules import worker_behind
 from sizing.spec import Workload
 from sizing.timeline import Timeline
 
@@ -730,7 +731,7 @@ class Worker:
         cpu_s, self.cpu_mark = cpu - self.cpu_mark, cpu
         delay_us = _seconds_to_us([sent - due for sent, due in stats.delay_parts])
         delay_hist, delay_max = _hist_bytes(delay_us)
-        e2e_hist, _ = _hist_bytes(np.asarray(stats.e2e_us, dtype=np.float64))
+        e2e_hist, e2e_max = _hist_bytes(np.asarray(stats.e2e_us, dtype=np.float64))
         confirm_hist, _ = _hist_bytes(_seconds_to_us(stats.confirm_parts, stats.confirm_single))
         timeline = self.cfg.timeline
         phase = timeline.phase_at(s)
@@ -745,6 +746,7 @@ class Worker:
             "returned": stats.returned, "consumed": stats.consumed, "redelivered": stats.redelivered,
             "acked": stats.acked, "in_flight": sum(p.in_flight for p in self.publishers),
             "publish_delay_max_us": delay_max, "publish_delay_hist": delay_hist, "e2e_hist": e2e_hist,
+            "e2e_max_us": e2e_max if stats.e2e_us else None,
             "confirm_hist": confirm_hist, "blocked_ms": stats.blocked_ms, "cpu_s": cpu_s,
             "publishers": len(self.publishers), "consumers": len(self.consumers),
             # not in the record schema; the runner uses them for progress and the drain
@@ -754,7 +756,7 @@ class Worker:
                             and p.due[p.next_seq - p.due_base] < now), default=0.0),
             "_final": final,
         }
-        if (cpu_s >= 0.9 or stats.tick_lag_max_s > 0.1) and s - self.last_behind_event >= 10:
+        if worker_behind(cpu_s, stats.tick_lag_max_s) and s - self.last_behind_event >= 10:
             self.last_behind_event = s
             self.event("worker_behind", cpu_s=round(cpu_s, 3), tick_lag_ms=round(stats.tick_lag_max_s * 1000, 1),
                        publish_delay_max_ms=round(delay_max / 1000, 1))

@@ -186,8 +186,9 @@ class Runner:
                 nemesis.start()
             for end in ctl:
                 end.send(("start", self.start_mono, self.start_epoch))
+            # Stamped at scenario second 0 (what it marks), not when this line runs after the first write.
+            self.runner_event("run_start", 0.0, phase=0, workers=len(configs), nonce=self.nonce)
             self.store.write_records("phases", phase_rows(self.timeline, self.start_epoch))
-            self.runner_event("run_start", self.now_s(), phase=0, workers=len(configs), nonce=self.nonce)
             sampler = broker.BrokerSampler(self.cluster, names, self.emit_sample, self.start_mono, self.start_epoch,
                                            interval_s=self.options.sample_interval_s)
             sampler.start()
@@ -286,7 +287,7 @@ class Runner:
             self.last_rows[worker] = row
             for name in ("published", "confirmed", "nacked", "consumed", "redelivered", "_foreign", "acked"):
                 self.totals[name] += row[name]
-            if row["e2e_hist"] and row["phase"]:
+            if row["e2e_hist"] and row["phase"] and not row["warmup"]:  # progress p99: steady seconds only
                 counts = self.e2e_by_phase.setdefault(row["phase"], np.zeros_like(merge_wire([])))
                 counts += merge_wire([row["e2e_hist"]])
         elif kind == "event":
@@ -504,7 +505,8 @@ class Runner:
         cpu = sum(r["cpu_s"] for r in rows)
         name = f"{phase.number}/{len(self.timeline.phases)} {phase.name}" if phase else "-"
         return (f"[{now:6.1f}s] phase {name} | second {complete}: target {target:.0f} msg/s, published {published}, "
-                f"consumed {consumed} | p99 e2e {p99:.1f} ms (phase so far) | behind {late * 1000:.0f} ms | "
+                f"consumed {consumed} | p99 e2e {p99:.1f} ms (phase so far, warm-up excluded) | "
+                f"behind {late * 1000:.0f} ms | "
                 f"in flight {in_flight} | loadgen cpu {cpu:.2f} s/s")
 
     def summary_line(self) -> str:
