@@ -32,6 +32,7 @@ from pika.adapters.select_connection import IOLoop
 from pika.adapters.utils import io_services_utils
 
 from loadgen import wire
+from loadgen.frames import decode as decode_frames
 from loadgen.schedule import BatchSchedule, ConsumerPlan, PublisherPlan, per_second_counts
 from sizing.cluster import ClusterInfo
 from sizing.histogram import MAX_BUCKET, LogHistogram, buckets_of
@@ -257,6 +258,37 @@ class ConsumerState:
         self.segments: list[list[float]] = []  # [first_tag_exclusive, last_tag, start_s, per_message_s]
         self.last_progress = 0.0
 
+    def on_deliveries(self, deliveries: list[tuple[int, int, int, int, int, int, int]]) -> None:
+        """One read's deliveries (`loadgen.frames.Delivery` fields): latency, per-message accounting, acks."""
+        worker = self.worker
+        stats = worker.stats
+        now_us = worker.now_us()
+        nonce, offsets = worker.nonce, worker.offsets
+        n_pub = len(offsets) - 1
+        e2e = stats.e2e_us
+        fresh_keys, redelivered_keys, reordered_keys = worker.fresh_keys, worker.redelivered_keys, worker.reordered_keys
+        last = self.last_seq
+        redelivered = foreign = 0
+        for _channel, _tag, red, msg_nonce, pub, seq, intended in deliveries:
+            if msg_nonce != nonce or pub >= n_pub or pub < 0:
+                foreign += 1
+                continue
+            e2e.append(now_us - intended)
+            key = offsets[pub] + seq
+            if red:
+                redelivered += 1
+                redelivered_keys.append(key)
+            else:
+                fresh_keys.append(key)
+                if seq < last[pub]:
+                    reordered_keys.append(key)
+                else:
+                    last[pub] = seq
+        stats.consumed += len(deliveries)
+        stats.redelivered += redelivered
+        stats.foreign += foreign
+        self.after_batch(deliveries[-1][1], now_us / 1e6, worker.processing_s)
+
     def after_batch(self, last_tag: int, now_s: float, processing_s: float) -> None:
         count = last_tag - self.delivered
         if count <= 0:
@@ -377,116 +409,27 @@ class FastConnection(pika.SelectConnection):
     def _on_data_available(self, data_in: bytes) -> None:
         rx = self._lg_rx
         rx += data_in
-        n = len(rx)
-        pos = 0
-        worker = self._lg_worker
-        stats = worker.stats
-        consumers = self.fast_consumers
-        publishers = self.fast_publishers
-        unpack_hdr = wire.FRAME_HEADER.unpack_from
-        unpack_cm = wire.CLASS_METHOD.unpack_from
-        unpack_tf = wire.TAG_AND_FLAGS.unpack_from
-        unpack_body = wire.BODY_HEADER.unpack_from
-        unpack_size = wire.BODY_SIZE.unpack_from
-        touched: dict[ConsumerState, int] = {}
-        now_us = worker.now_us()
-        nonce = worker.nonce
-        offsets = worker.offsets
-        n_pub = len(offsets) - 1
-        e2e = stats.e2e_us
-        fresh_keys = worker.fresh_keys
-        redelivered_keys = worker.redelivered_keys
-        reordered_keys = worker.reordered_keys
-        consumed = redelivered = foreign = 0
-        frames = handed = 0
-        while n - pos >= 8:
-            if rx[pos] == 65:  # "AMQP" protocol header: the broker refused our protocol version
-                chunk = bytes(rx[pos:])
-                pos = n
-                handed += len(chunk)
-                super()._on_data_available(chunk)
+        pos = handed = frames = 0
+        consumers, publishers = self.fast_consumers, self.fast_publishers
+        while True:
+            decoded = decode_frames(rx, pos, consumers, publishers)
+            frames += decoded.frames
+            if decoded.deliveries:
+                # One connection carries one client: every delivery of a read is for the same consumer.
+                consumers[decoded.deliveries[0][0]].on_deliveries(decoded.deliveries)
+            for channel, tag, multiple, positive in decoded.confirms:
+                publishers[channel].on_confirm(tag, multiple, positive)
+            pos = decoded.end
+            if decoded.other is None:
                 break
-            ftype, channel, size = unpack_hdr(rx, pos)
-            end = pos + size + 8
-            if end > n:
-                break
-            if ftype == 1 and size >= 4:
-                cm = unpack_cm(rx, pos + 7)[0]
-                if cm == wire.BASIC_DELIVER:
-                    consumer = consumers.get(channel)
-                    if consumer is not None:
-                        # method: consumer tag, delivery tag, redelivered, exchange, routing key
-                        p = pos + 11
-                        p += 1 + rx[p]
-                        tag, red = unpack_tf(rx, p)
-                        h = end
-                        if h + 8 > n:
-                            break
-                        hsize = unpack_hdr(rx, h)[2]
-                        b = h + hsize + 8
-                        if b > n:
-                            break
-                        remaining = unpack_size(rx, h + 11)[0]
-                        body_start = b
-                        while remaining > 0:
-                            if b + 8 > n:
-                                break
-                            bsize = unpack_hdr(rx, b)[2]
-                            if b + bsize + 8 > n:
-                                break
-                            remaining -= bsize
-                            b += bsize + 8
-                        if remaining > 0:
-                            break  # delivery not complete yet: wait for more bytes
-                        frames += 3
-                        pos = b
-                        consumed += 1
-                        touched[consumer] = tag
-                        if b - body_start >= 32:
-                            msg_nonce, pub, seq, intended = unpack_body(rx, body_start + 7)
-                        else:
-                            msg_nonce = pub = -1
-                        if msg_nonce != nonce or pub >= n_pub:
-                            foreign += 1
-                            continue
-                        e2e.append(now_us - intended)
-                        key = offsets[pub] + seq
-                        if red:
-                            redelivered += 1
-                            redelivered_keys.append(key)
-                        else:
-                            fresh_keys.append(key)
-                            last = consumer.last_seq
-                            if seq < last[pub]:
-                                reordered_keys.append(key)
-                            else:
-                                last[pub] = seq
-                        continue
-                elif cm == wire.BASIC_ACK or cm == wire.BASIC_NACK:
-                    publisher = publishers.get(channel)
-                    if publisher is not None:
-                        tag, flags = unpack_tf(rx, pos + 11)
-                        pos = end
-                        frames += 1
-                        publisher.on_confirm(tag, flags & 1, cm == wire.BASIC_ACK)
-                        continue
-            chunk = bytes(rx[pos:end])
-            pos = end
-            handed += len(chunk)  # pika counts these bytes itself
-            super()._on_data_available(chunk)  # pika's own path for everything rare
+            lo, hi = decoded.other
+            handed += hi - lo  # pika counts these bytes itself
+            super()._on_data_available(bytes(rx[lo:hi]))  # pika's own path for everything rare
             if self._lg_rx is not rx:
                 return
         del rx[:pos]
         self.bytes_received += pos - handed  # the heartbeat checker watches this counter
         self.frames_received += frames
-        stats.consumed += consumed
-        stats.redelivered += redelivered
-        stats.foreign += foreign
-        if touched:
-            now_s = now_us / 1e6
-            processing_s = worker.processing_s
-            for consumer, tag in touched.items():
-                consumer.after_batch(tag, now_s, processing_s)
 
     def _adapter_disconnect_stream(self) -> None:
         self._lg_rx = bytearray()

@@ -56,8 +56,11 @@ def delivery(channel, tag, nonce, pub, seq, intended_us, redelivered=False, size
             + frame.Body(channel, bytes(body)).marshal())
 
 
-class RecordingConsumer:
-    def __init__(self, publishers):
+class RecordingConsumer(ConsumerState):
+    """The real delivery accounting (`on_deliveries`); only the ack decision is replaced by a record of tags."""
+
+    def __init__(self, worker, publishers):  # no plan or connection: only the receive path is exercised
+        self.worker = worker
         self.last_seq = [-1] * publishers
         self.batches = []
 
@@ -90,7 +93,7 @@ def bare_connection(worker, consumers=None, publishers=None):
 @pytest.mark.parametrize("split", [1, 7, 64, 333, 100_000])
 def test_deliveries_are_decoded_whatever_the_read_boundaries(split):
     worker = StubWorker()
-    consumer = RecordingConsumer(2)
+    consumer = RecordingConsumer(worker, 2)
     conn = bare_connection(worker, consumers={1: consumer})
     stream = b"".join([
         delivery(1, 1, 77, 0, 0, 4_000_000),
