@@ -31,10 +31,10 @@ import pika
 from pika.adapters.select_connection import IOLoop
 from pika.adapters.utils import io_services_utils
 
-from loadgen import wire
+from loadgen import accounting, wire
 from loadgen.drivers import ConsumerState, PublisherState, SecondStats, hist_bytes, seconds_to_us
 from loadgen.frames import decode as decode_frames
-from loadgen.messages import WorkerConfig
+from loadgen.messages import Done, Event, Ready, Row, Start, Stop, WorkerConfig, WorkerError, WorkerMessage
 from loadgen.schedule import per_second_counts
 from sizing.rules import worker_behind
 
@@ -212,16 +212,16 @@ class Worker:
         self.scheduled += per_second_counts(due, self.duration + 1)
 
     # -- messages to the runner
-    def send(self, kind: str, payload: Any) -> None:
-        self.out.put((kind, self.cfg.worker, payload))
+    def send(self, message: WorkerMessage) -> None:
+        self.out.put(message)
 
     def event(self, kind: str, node: str | None = None, **detail: Any) -> None:
         second = self.now_s()
         phase = self.cfg.timeline.phase_at(second) if self.start_mono is not None else None
-        self.send("event", {"ts": self.start_epoch + second if self.start_mono else time.time(), "second": second,
-                            "phase": phase.number if phase else 0, "kind": kind, "fault_id": None,
-                            "fault_kind": None, "node": node,
-                            "detail": json.dumps({"worker": self.cfg.worker, **detail}, sort_keys=True)})
+        self.send(Event(self.cfg.worker, {
+            "ts": self.start_epoch + second if self.start_mono else time.time(), "second": second,
+            "phase": phase.number if phase else 0, "kind": kind, "fault_id": None, "fault_kind": None, "node": node,
+            "detail": json.dumps({"worker": self.cfg.worker, **detail}, sort_keys=True)}))
 
     # -- connections
     def _params(self, node_index: int, name: str) -> pika.ConnectionParameters:
@@ -285,7 +285,7 @@ class Worker:
         self.pending_ready -= 1
         if self.pending_ready == 0 and not self.sent_ready:
             self.sent_ready = True
-            self.send("ready", None)
+            self.send(Ready(self.cfg.worker))
 
     def _poll_reads(self, conn: FastConnection | None) -> None:
         if self.read_poller is None or conn is None:
@@ -334,7 +334,7 @@ class Worker:
         if client.link is not None and client.link in self.connections:
             self.connections.remove(client.link)
         if not self.sent_ready:
-            self.send("error", f"{self._client_name(client)} could not connect: {error!r}")
+            self.send(WorkerError(self.cfg.worker, f"{self._client_name(client)} could not connect: {error!r}"))
             return
         if isinstance(client, PublisherState) and client.blocked_since is not None:
             client.blocked_since = None
@@ -419,18 +419,15 @@ class Worker:
             "e2e_max_us": e2e_max if stats.e2e_us else None,
             "confirm_hist": confirm_hist, "blocked_ms": stats.blocked_ms, "cpu_s": cpu_s,
             "publishers": len(self.publishers), "consumers": len(self.consumers),
-            # not in the record schema; the runner uses them for progress and the drain
-            "_foreign": stats.foreign,
-            "_late_s": max((now - float(p.due[p.next_seq - p.due_base]) for p in self.publishers
-                            if p.next_seq < p.total and p.next_seq - p.due_base < len(p.due)
-                            and p.due[p.next_seq - p.due_base] < now), default=0.0),
-            "_final": final,
         }
+        late_s = max((now - float(p.due[p.next_seq - p.due_base]) for p in self.publishers
+                      if p.next_seq < p.total and p.next_seq - p.due_base < len(p.due)
+                      and p.due[p.next_seq - p.due_base] < now), default=0.0)
         if worker_behind(cpu_s, stats.tick_lag_max_s) and s - self.last_behind_event >= 10:
             self.last_behind_event = s
             self.event("worker_behind", cpu_s=round(cpu_s, 3), tick_lag_ms=round(stats.tick_lag_max_s * 1000, 1),
                        publish_delay_max_ms=round(delay_max / 1000, 1))
-        self.send("row", row)
+        self.send(Row(self.cfg.worker, row, foreign=stats.foreign, late_s=late_s, final=final))
         stats.reset()
         self.second = s + 1
 
@@ -450,9 +447,9 @@ class Worker:
         try:
             while self.ctl.poll():
                 command = self.ctl.recv()
-                if command[0] == "start":
-                    self.start(command[1], command[2])
-                elif command[0] == "stop":
+                if isinstance(command, Start):
+                    self.start(command.start_mono, command.start_epoch)
+                elif isinstance(command, Stop):
                     self.stop()
                     return
         except (EOFError, OSError):
@@ -478,8 +475,8 @@ class Worker:
         self.polled.clear()
         path = self.save_accounting()
         times = os.times()
-        self.send("done", {"path": path, "user_s": times.user, "system_s": times.system,
-                           "published": sum(p.next_seq for p in self.publishers)})
+        self.send(Done(self.cfg.worker, path, times.user, times.system,
+                       published=sum(p.next_seq for p in self.publishers)))
         for conn in list(self.connections):
             if conn.is_open:
                 conn.close()
@@ -487,24 +484,19 @@ class Worker:
 
     def save_accounting(self) -> str:
         self._flush_keys()
-        path = os.path.join(self.cfg.out_dir, f"accounting-worker-{self.cfg.worker}.npz")
-        arrays: dict[str, np.ndarray] = {
-            "fresh_counts": self.fresh_counts,
-            "redelivered": np.concatenate(self.all_redelivered) if self.all_redelivered else np.zeros(0, np.int64),
-            "reordered": np.concatenate(self.all_reordered) if self.all_reordered else np.zeros(0, np.int64),
-            "publishers": np.array([p.plan.index for p in self.publishers], dtype=np.int64),
-            "published": np.array([p.next_seq for p in self.publishers], dtype=np.int64),
-        }
-        for p in self.publishers:
-            arrays[f"state_{p.plan.index}"] = p.state[:p.total]
-        np.savez(path, **arrays)
-        return path
+        books = accounting.WorkerBooks(
+            self.fresh_counts,
+            np.concatenate(self.all_redelivered) if self.all_redelivered else np.zeros(0, np.int64),
+            np.concatenate(self.all_reordered) if self.all_reordered else np.zeros(0, np.int64),
+            published={p.plan.index: p.next_seq for p in self.publishers},
+            states={p.plan.index: p.state[:p.total] for p in self.publishers})
+        return accounting.save(accounting.worker_path(self.cfg.out_dir, self.cfg.worker), books)
 
     def run(self) -> None:
         for client in [*self.publishers, *self.consumers]:
             self.open(client)
         if not self.publishers and not self.consumers:
-            self.send("ready", None)
+            self.send(Ready(self.cfg.worker))
             self.sent_ready = True
         self.ioloop.call_later(0.05, self.poll_ctl)
         self.ioloop.start()
@@ -524,5 +516,5 @@ def worker_main(cfg: WorkerConfig, ctl: Any, out: Any) -> None:
         else:
             Worker(cfg, ctl, out).run()
     except BaseException:  # report anything to the runner, which records the failure
-        out.put(("error", cfg.worker, traceback.format_exc()))
+        out.put(WorkerError(cfg.worker, traceback.format_exc()))
         raise

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from loadgen.schedule import ConsumerPlan, PublisherPlan
 from sizing.cluster import ClusterInfo
@@ -32,3 +33,68 @@ class WorkerConfig:
     # 1/tick_s times a second whatever the message rate; deliveries and confirms are then seen up to one
     # tick late (included in the recorded latencies). "event": pika's read watchers, a wake-up per read.
     io_mode: str = "tick"
+
+
+# ------------------------------------------------------------------ runner -> worker
+
+
+@dataclass(frozen=True)
+class Start:
+    """Scenario second 0 on the system-wide monotonic clock, and the epoch time it corresponds to."""
+
+    start_mono: float
+    start_epoch: float
+
+
+@dataclass(frozen=True)
+class Stop:
+    pass
+
+
+# ------------------------------------------------------------------ worker -> runner
+
+
+@dataclass(frozen=True)
+class Ready:
+    """Every client of the worker is connected."""
+
+    worker: int
+
+
+@dataclass(frozen=True)
+class Row:
+    """One worker-second: `record` has the client_seconds columns (sizing.records, without the run key)."""
+
+    worker: int
+    record: dict[str, Any]
+    foreign: int = 0  # deliveries of another run (not in the record schema)
+    late_s: float = 0.0  # how far the oldest due, unsent message is behind (progress line)
+    final: bool = False  # the partial second closed by the stop
+
+
+@dataclass(frozen=True)
+class Event:
+    """One `events` record (sizing.records) raised by the worker."""
+
+    worker: int
+    record: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class WorkerError:
+    worker: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Done:
+    """The worker stopped: its accounting file (`loadgen.accounting`) and its process CPU for the whole run."""
+
+    worker: int
+    path: str
+    user_s: float
+    system_s: float
+    published: int
+
+
+WorkerMessage = Ready | Row | Event | WorkerError | Done

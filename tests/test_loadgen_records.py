@@ -11,8 +11,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from loadgen import broker
+from loadgen.accounting import PublisherBook, account, merge_consumed
 from loadgen.drivers import hist_bytes
-from loadgen.recorder import PublisherBook, RecordStore, account, merge_consumed, to_table
+from loadgen.recorder import RecordStore, to_table
 from sizing import layout, records
 from sizing.histogram import RELATIVE_ACCURACY, LogHistogram, merge_wire, quantile_from_counts
 from sizing.layout import RunKey
