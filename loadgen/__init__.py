@@ -1,5 +1,23 @@
 """The load generator: runs one scenario of one config against one cluster and records what happened.
 
-schedule (pure) -> client (pika, one IO loop per worker process) -> recorder (Parquet + S3) <- runner.
-Fault injection lives in `loadgen.nemesis` and is only imported for timelines with faults.
+Where each concept lives (OpenMessaging-Benchmark / Jepsen style seams):
+
+- `schedule` (pure): the open-loop send times and the client plan (which worker runs which client, on which node).
+- `wire` (pure): hand-built publish frames (templates marshalled once by pika) and the ack frame.
+- `frames` (pure): the receive fast path, bytes -> deliveries, confirms (incl. `multiple`), other frames.
+- `protocol`: the narrow client protocol, `Link` (publish batch, ack, close), `Driver` (on_open, on_confirm,
+  on_deliveries) and `Connector` (open). A new rate mode or workload group is a new driver.
+- `drivers`: the open-loop publisher and the consumer (processing time, multi-ack) above a `Link`, and the
+  per-second stats they fill.
+- `client`: the pika implementation: `FastConnection` (a SelectConnection that is a `Link`) and the worker
+  process's IO loop (tick, per-second `client_seconds` rows); the generator's "behind" verdict is
+  `sizing.rules.worker_behind`.
+- `messages`: the typed values between the runner and its workers (`WorkerConfig`, `Start`/`Stop`, `Ready`,
+  `Row`, `Event`, `WorkerError`, `Done`); `pool`: the worker processes behind a `Pool` protocol.
+- `sink`: every record of a run by phase, one flush path; `recorder`: Parquet per `sizing.records` + upload.
+- `accounting`: the per-worker accounting file (writer and reader) and the loss / duplicate / reorder merge.
+- `runner`: the run itself (ready, one clock, phases, drain, stop, final records, manifest) over a `Pool` and
+  an injectable `Clock`; `cli`: `python -m loadgen run ...`.
+- `broker`: queue declaration and the management-API sampler; `nemesis` and `faults/`: fault injection, only
+  imported for timelines with faults.
 """

@@ -22,7 +22,7 @@ import os
 import select
 import time
 import traceback
-from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,12 +31,12 @@ import pika
 from pika.adapters.select_connection import IOLoop
 from pika.adapters.utils import io_services_utils
 
-from loadgen import wire
-from loadgen.schedule import BatchSchedule, ConsumerPlan, PublisherPlan, per_second_counts
-from sizing.cluster import ClusterInfo
-from sizing.histogram import MAX_BUCKET, LogHistogram, buckets_of
-from sizing.spec import Workload
-from sizing.timeline import Timeline
+from loadgen import accounting, wire
+from loadgen.drivers import ConsumerState, PublisherState, SecondStats, hist_bytes, seconds_to_us
+from loadgen.frames import decode as decode_frames
+from loadgen.messages import Done, Event, Ready, Row, Start, Stop, WorkerConfig, WorkerError, WorkerMessage
+from loadgen.schedule import per_second_counts
+from sizing.rules import worker_behind
 
 LOG = logging.getLogger("loadgen.worker")
 
@@ -46,262 +46,7 @@ RECV_BYTES = 1 << 17
 io_services_utils._AsyncTransportBase._MAX_RECV_BYTES = RECV_BYTES
 io_services_utils._AsyncTransportBase._MAX_CONSUME_BYTES = 1 << 20
 
-MAX_TX_BUFFER = 4 << 20  # stop feeding a connection whose socket is not draining (the broker is slow)
-MAX_BATCH = 2000  # messages one publisher sends per tick, so one publisher cannot starve the others
-CHUNK = 8192  # intended send times computed per numpy call
-IDLE_ACK_FLUSH_S = 1.0  # ack processed deliveries held back by multi-ack when no more arrive
 RECONNECT_DELAY_S = 1.0
-
-
-@dataclass(frozen=True)
-class WorkerConfig:
-    worker: int
-    workers: int
-    cluster: ClusterInfo
-    workload: Workload
-    timeline: Timeline
-    publishers: tuple[PublisherPlan, ...]  # this worker's publishers
-    consumers: tuple[ConsumerPlan, ...]
-    offsets: tuple[int, ...]  # flat-array offset of every publisher of the run (len = publishers + 1)
-    nonce: int  # run nonce in every body: messages of another run are counted as foreign
-    out_dir: str  # where the worker leaves its accounting arrays for the runner
-    tick_s: float = 0.005
-    stream_offset: str = "next"
-    # "tick": sockets are read once per tick (one epoll call for all of them), so the process wakes up
-    # 1/tick_s times a second whatever the message rate; deliveries and confirms are then seen up to one
-    # tick late (included in the recorded latencies). "event": pika's read watchers, a wake-up per read.
-    io_mode: str = "tick"
-
-
-# ----------------------------------------------------------------------------------------- recorder
-
-
-class SecondStats:
-    """Counters and latency samples of the second in progress (one per worker)."""
-
-    COUNTERS = ("published", "confirmed", "nacked", "returned", "consumed", "redelivered", "acked", "foreign")
-
-    def __init__(self) -> None:
-        self.reset()
-
-    def reset(self) -> None:
-        for name in self.COUNTERS:
-            setattr(self, name, 0)
-        self.e2e_us: list[int] = []  # intended send time -> delivery, one int per delivery
-        self.confirm_parts: list[np.ndarray] = []  # send -> confirm, seconds, per ack frame
-        self.confirm_single: list[float] = []
-        self.delay_parts: list[tuple[float, np.ndarray]] = []  # (send time, intended times) per publish batch
-        self.blocked_ms = 0.0
-        self.tick_lag_max_s = 0.0
-
-
-def _hist_bytes(values_us: np.ndarray) -> tuple[bytes, float]:
-    if values_us.size == 0:
-        return b"", 0.0
-    hist = LogHistogram()
-    hist.counts += np.bincount(buckets_of(values_us), minlength=MAX_BUCKET + 1)
-    return hist.to_bytes(), float(values_us.max())
-
-
-def _seconds_to_us(parts: list[np.ndarray], singles: list[float] | None = None) -> np.ndarray:
-    arrays = list(parts)
-    if singles:
-        arrays.append(np.asarray(singles, dtype=np.float64))
-    if not arrays:
-        return np.zeros(0)
-    return np.concatenate(arrays) * 1e6
-
-
-# ----------------------------------------------------------------------------------------- clients
-
-
-class PublisherState:
-    def __init__(self, plan: PublisherPlan, cfg: WorkerConfig, worker: Worker) -> None:
-        self.plan = plan
-        self.worker = worker
-        self.schedule = BatchSchedule(cfg.timeline, plan.share, plan.start_s)
-        self.total = self.schedule.total
-        self.limit = cfg.workload.publishers.confirms_in_flight
-        self.confirms = self.limit > 0
-        self.mandatory = cfg.workload.publishers.mandatory
-        self.state = np.zeros(max(self.total, 1), dtype=np.uint8)  # 0 unknown, 1 confirmed, 2 nacked
-        ring = 1 << max(4, math.ceil(math.log2(max(self.limit, 1) + 1)))
-        self.sent_at = np.zeros(ring, dtype=np.float64)  # send time by seq & mask (only in-flight ones matter)
-        self.mask = ring - 1
-        self.next_seq = 0
-        self.low = 0  # lowest sequence number that may still be unresolved on the current channel
-        self.tag_base = 0  # delivery tag t on the current channel is sequence number tag_base + t - 1
-        self.in_flight = 0
-        self.due = np.zeros(0)  # intended send times of [due_base, due_base + len)
-        self.due_list: list[float] = []
-        self.due_us: list[int] = []
-        self.next_due_s = 0.0
-        self.due_base = 0
-        self.counted_until = 0  # sequence numbers already added to the per-second schedule counts
-        self.template: wire.PublishTemplate | None = None
-        self.conn: FastConnection | None = None
-        self.ready = False
-        self.blocked_since: float | None = None
-        self.node = plan.node
-
-    # -- schedule
-    def ensure_due(self, until_s: float) -> None:
-        """Compute intended send times ahead of `until_s`, counting them into the worker's schedule row."""
-        while self.due_base + len(self.due) < self.total and (len(self.due) == 0 or self.due[-1] <= until_s):
-            keep_from = self.next_seq - self.due_base
-            start = self.due_base + len(self.due)
-            fresh = self.schedule.due_times(start, CHUNK)
-            self.worker.add_scheduled(fresh)
-            self.due = np.concatenate([self.due[keep_from:], fresh]) if keep_from < len(self.due) else fresh
-            self.due_base = start - (len(self.due) - len(fresh))
-            # Python copies for the per-tick path: bisect and list slices cost far less than numpy calls
-            # on the 1-10 messages a publisher typically has due per tick.
-            self.due_list = self.due.tolist()
-            self.due_us = (self.due * 1e6).astype(np.int64).tolist()
-        self.next_due_s = self.due_list[self.next_seq - self.due_base] if self.next_seq < self.total else math.inf
-
-    def publish_due(self, now_s: float, stats: SecondStats) -> None:
-        if now_s < self.next_due_s or not self.ready or self.blocked_since is not None:
-            return
-        conn = self.conn
-        if conn is None or conn.tx_buffered() > MAX_TX_BUFFER:
-            return
-        if self.due_list[-1] <= now_s:
-            self.ensure_due(now_s)
-        seq = self.next_seq
-        i = seq - self.due_base
-        n = min(bisect_right(self.due_list, now_s, i) - i, MAX_BATCH)
-        if self.confirms:
-            n = min(n, self.limit - self.in_flight)
-        if n <= 0:
-            return
-        conn.fast_write(self.template.batch(self.worker.nonce, self.plan.index, seq, self.due_us[i:i + n]))
-        if self.confirms:
-            first = seq & self.mask
-            if first + n <= len(self.sent_at):
-                self.sent_at[first:first + n] = now_s
-            else:
-                self.sent_at[(np.arange(seq, seq + n) & self.mask)] = now_s
-            self.in_flight += n
-        self.next_seq = seq + n
-        self.next_due_s = self.due_list[i + n] if i + n < len(self.due_list) else (
-            math.inf if self.next_seq >= self.total else now_s)
-        stats.published += n
-        stats.delay_parts.append((now_s, self.due[i:i + n]))  # a view; lateness computed once per second
-
-    # -- confirms (called from the connection's frame loop)
-    def on_confirm(self, tag: int, multiple: int, positive: bool) -> None:
-        worker = self.worker
-        stats = worker.stats
-        now = worker.now_s()
-        value = 1 if positive else 2
-        hi = self.tag_base + tag  # exclusive
-        if hi > self.next_seq:
-            return  # a tag we never sent on this channel: ignore rather than corrupt the bookkeeping
-        if multiple:
-            lo = self.low
-            seg = self.state[lo:hi]
-            fresh = seg == 0
-            count = int(np.count_nonzero(fresh))
-            if count:
-                seg[fresh] = value
-                if positive:
-                    seq = np.flatnonzero(fresh) + lo
-                    stats.confirm_parts.append(now - self.sent_at[seq & self.mask])
-            self.low = max(lo, hi)
-        else:
-            s = hi - 1
-            if s < self.low or self.state[s]:
-                return
-            self.state[s] = value
-            count = 1
-            if positive:
-                stats.confirm_single.append(now - float(self.sent_at[s & self.mask]))
-            if s == self.low:
-                self.low += 1
-        while self.low < self.next_seq and self.state[self.low]:
-            self.low += 1
-        self.in_flight -= count
-        if positive:
-            stats.confirmed += count
-        else:
-            stats.nacked += count
-
-    def channel_reset(self) -> None:
-        """A new channel: delivery tags restart at 1; in-flight messages of the old one stay unknown."""
-        self.tag_base = self.next_seq
-        self.low = self.next_seq
-        self.in_flight = 0
-
-
-class ConsumerState:
-    def __init__(self, plan: ConsumerPlan, cfg: WorkerConfig, worker: Worker) -> None:
-        self.plan = plan
-        self.worker = worker
-        self.prefetch = cfg.workload.consumers.prefetch
-        self.multi_ack = cfg.workload.consumers.multi_ack_every
-        self.auto_ack = cfg.workload.consumers.auto_ack
-        self.last_seq = [-1] * (len(cfg.offsets) - 1)  # per publisher: newest sequence number seen on this queue
-        self.conn: FastConnection | None = None
-        self.channel_number = 1
-        self.ready = False
-        self.node = plan.node
-        self.channel_reset()
-
-    def channel_reset(self) -> None:
-        self.delivered = 0  # last delivery tag received (tags are consecutive on one channel)
-        self.processed = 0  # deliveries whose simulated processing has finished
-        self.acked = 0
-        self.busy_until = 0.0
-        self.segments: list[list[float]] = []  # [first_tag_exclusive, last_tag, start_s, per_message_s]
-        self.last_progress = 0.0
-
-    def after_batch(self, last_tag: int, now_s: float, processing_s: float) -> None:
-        count = last_tag - self.delivered
-        if count <= 0:
-            return
-        if self.auto_ack:
-            self.worker.stats.acked += count
-            self.delivered = self.processed = self.acked = last_tag
-            return
-        if processing_s <= 0 and not self.segments:
-            self.processed = last_tag
-        else:
-            # One message at a time, each taking processing_s: finish times are arithmetic, so a whole batch is
-            # one segment and no timer per message is needed.
-            start = max(now_s, self.busy_until)
-            self.busy_until = start + count * processing_s
-            self.segments.append([self.delivered, last_tag, start, processing_s])
-        self.delivered = last_tag
-        self.last_progress = now_s
-        self.maybe_ack(now_s)
-
-    def advance(self, now_s: float) -> None:
-        while self.segments:
-            lo, hi, start, per = self.segments[0]
-            done = hi if per <= 0 else min(hi, lo + int((now_s - start) / per))
-            if done > self.processed:
-                self.processed = int(done)
-                self.last_progress = now_s
-            if done < hi:
-                break
-            self.segments.pop(0)
-        self.maybe_ack(now_s)
-
-    def maybe_ack(self, now_s: float, force: bool = False) -> None:
-        pending = self.processed - self.acked
-        if pending <= 0 or self.conn is None or not self.ready:
-            return
-        n = self.multi_ack
-        if pending >= n:
-            tag = self.acked + (pending // n) * n
-        elif force or now_s - self.last_progress > IDLE_ACK_FLUSH_S:
-            tag = self.processed
-        else:
-            return
-        self.conn.fast_write(wire.ack_frame(self.channel_number, tag, True))
-        self.worker.stats.acked += tag - self.acked
-        self.acked = tag
 
 
 # ----------------------------------------------------------------------------------------- connection
@@ -351,6 +96,20 @@ class FastConnection(pika.SelectConnection):
         if len(data) == RECV_BYTES and self._transport is transport:
             self.pull()  # more may be waiting
 
+    # -- loadgen.protocol.Link: one channel per connection, set up by Worker._on_channel
+    lg_channel = 1
+    lg_template: wire.PublishTemplate | None = None
+
+    def publish_batch(self, nonce: int, publisher: int, first_seq: int, intended_us: Sequence[int]) -> None:
+        self.fast_write(self.lg_template.batch(nonce, publisher, first_seq, intended_us))
+
+    def ack(self, delivery_tag: int, multiple: bool) -> None:
+        self.fast_write(wire.ack_frame(self.lg_channel, delivery_tag, multiple))
+
+    def backlog_bytes(self) -> int:
+        transport = self._transport
+        return transport.get_write_buffer_size() if transport is not None else 0
+
     def tx_buffered(self) -> int:
         transport = self._transport
         return transport.get_write_buffer_size() if transport is not None else 0
@@ -376,116 +135,27 @@ class FastConnection(pika.SelectConnection):
     def _on_data_available(self, data_in: bytes) -> None:
         rx = self._lg_rx
         rx += data_in
-        n = len(rx)
-        pos = 0
-        worker = self._lg_worker
-        stats = worker.stats
-        consumers = self.fast_consumers
-        publishers = self.fast_publishers
-        unpack_hdr = wire.FRAME_HEADER.unpack_from
-        unpack_cm = wire.CLASS_METHOD.unpack_from
-        unpack_tf = wire.TAG_AND_FLAGS.unpack_from
-        unpack_body = wire.BODY_HEADER.unpack_from
-        unpack_size = wire.BODY_SIZE.unpack_from
-        touched: dict[ConsumerState, int] = {}
-        now_us = worker.now_us()
-        nonce = worker.nonce
-        offsets = worker.offsets
-        n_pub = len(offsets) - 1
-        e2e = stats.e2e_us
-        fresh_keys = worker.fresh_keys
-        redelivered_keys = worker.redelivered_keys
-        reordered_keys = worker.reordered_keys
-        consumed = redelivered = foreign = 0
-        frames = handed = 0
-        while n - pos >= 8:
-            if rx[pos] == 65:  # "AMQP" protocol header: the broker refused our protocol version
-                chunk = bytes(rx[pos:])
-                pos = n
-                handed += len(chunk)
-                super()._on_data_available(chunk)
+        pos = handed = frames = 0
+        consumers, publishers = self.fast_consumers, self.fast_publishers
+        while True:
+            decoded = decode_frames(rx, pos, consumers, publishers)
+            frames += decoded.frames
+            if decoded.deliveries:
+                # One connection carries one client: every delivery of a read is for the same consumer.
+                consumers[decoded.deliveries[0][0]].on_deliveries(decoded.deliveries)
+            for channel, tag, multiple, positive in decoded.confirms:
+                publishers[channel].on_confirm(tag, multiple, positive)
+            pos = decoded.end
+            if decoded.other is None:
                 break
-            ftype, channel, size = unpack_hdr(rx, pos)
-            end = pos + size + 8
-            if end > n:
-                break
-            if ftype == 1 and size >= 4:
-                cm = unpack_cm(rx, pos + 7)[0]
-                if cm == wire.BASIC_DELIVER:
-                    consumer = consumers.get(channel)
-                    if consumer is not None:
-                        # method: consumer tag, delivery tag, redelivered, exchange, routing key
-                        p = pos + 11
-                        p += 1 + rx[p]
-                        tag, red = unpack_tf(rx, p)
-                        h = end
-                        if h + 8 > n:
-                            break
-                        hsize = unpack_hdr(rx, h)[2]
-                        b = h + hsize + 8
-                        if b > n:
-                            break
-                        remaining = unpack_size(rx, h + 11)[0]
-                        body_start = b
-                        while remaining > 0:
-                            if b + 8 > n:
-                                break
-                            bsize = unpack_hdr(rx, b)[2]
-                            if b + bsize + 8 > n:
-                                break
-                            remaining -= bsize
-                            b += bsize + 8
-                        if remaining > 0:
-                            break  # delivery not complete yet: wait for more bytes
-                        frames += 3
-                        pos = b
-                        consumed += 1
-                        touched[consumer] = tag
-                        if b - body_start >= 32:
-                            msg_nonce, pub, seq, intended = unpack_body(rx, body_start + 7)
-                        else:
-                            msg_nonce = pub = -1
-                        if msg_nonce != nonce or pub >= n_pub:
-                            foreign += 1
-                            continue
-                        e2e.append(now_us - intended)
-                        key = offsets[pub] + seq
-                        if red:
-                            redelivered += 1
-                            redelivered_keys.append(key)
-                        else:
-                            fresh_keys.append(key)
-                            last = consumer.last_seq
-                            if seq < last[pub]:
-                                reordered_keys.append(key)
-                            else:
-                                last[pub] = seq
-                        continue
-                elif cm == wire.BASIC_ACK or cm == wire.BASIC_NACK:
-                    publisher = publishers.get(channel)
-                    if publisher is not None:
-                        tag, flags = unpack_tf(rx, pos + 11)
-                        pos = end
-                        frames += 1
-                        publisher.on_confirm(tag, flags & 1, cm == wire.BASIC_ACK)
-                        continue
-            chunk = bytes(rx[pos:end])
-            pos = end
-            handed += len(chunk)  # pika counts these bytes itself
-            super()._on_data_available(chunk)  # pika's own path for everything rare
+            lo, hi = decoded.other
+            handed += hi - lo  # pika counts these bytes itself
+            super()._on_data_available(bytes(rx[lo:hi]))  # pika's own path for everything rare
             if self._lg_rx is not rx:
                 return
         del rx[:pos]
         self.bytes_received += pos - handed  # the heartbeat checker watches this counter
         self.frames_received += frames
-        stats.consumed += consumed
-        stats.redelivered += redelivered
-        stats.foreign += foreign
-        if touched:
-            now_s = now_us / 1e6
-            processing_s = worker.processing_s
-            for consumer, tag in touched.items():
-                consumer.after_batch(tag, now_s, processing_s)
 
     def _adapter_disconnect_stream(self) -> None:
         self._lg_rx = bytearray()
@@ -542,16 +212,16 @@ class Worker:
         self.scheduled += per_second_counts(due, self.duration + 1)
 
     # -- messages to the runner
-    def send(self, kind: str, payload: Any) -> None:
-        self.out.put((kind, self.cfg.worker, payload))
+    def send(self, message: WorkerMessage) -> None:
+        self.out.put(message)
 
     def event(self, kind: str, node: str | None = None, **detail: Any) -> None:
         second = self.now_s()
         phase = self.cfg.timeline.phase_at(second) if self.start_mono is not None else None
-        self.send("event", {"ts": self.start_epoch + second if self.start_mono else time.time(), "second": second,
-                            "phase": phase.number if phase else 0, "kind": kind, "fault_id": None,
-                            "fault_kind": None, "node": node,
-                            "detail": json.dumps({"worker": self.cfg.worker, **detail}, sort_keys=True)})
+        self.send(Event(self.cfg.worker, {
+            "ts": self.start_epoch + second if self.start_mono else time.time(), "second": second,
+            "phase": phase.number if phase else 0, "kind": kind, "fault_id": None, "fault_kind": None, "node": node,
+            "detail": json.dumps({"worker": self.cfg.worker, **detail}, sort_keys=True)}))
 
     # -- connections
     def _params(self, node_index: int, name: str) -> pika.ConnectionParameters:
@@ -563,13 +233,14 @@ class Worker:
             heartbeat=30, connection_attempts=1, socket_timeout=5, blocked_connection_timeout=None,
             client_properties={"connection_name": f"loadgen-w{self.cfg.worker}-{name}"})
 
-    def connect(self, client: PublisherState | ConsumerState) -> None:
+    def open(self, client: PublisherState | ConsumerState) -> None:
+        """loadgen.protocol.Connector: a pika connection + channel for the driver, ending in driver.on_open."""
         kind = "pub" if isinstance(client, PublisherState) else "con"
         conn = FastConnection(self, self._params(client.node, f"{kind}{client.plan.index}"),
                               on_open_callback=lambda c: self._on_open(c, client),
                               on_open_error_callback=lambda c, err: self._on_lost(client, err),
                               on_close_callback=lambda c, err: self._on_lost(client, err))
-        client.conn = conn
+        client.link = conn
         self.connections.append(conn)
 
     def _on_open(self, conn: FastConnection, client: PublisherState | ConsumerState) -> None:
@@ -579,11 +250,12 @@ class Worker:
 
     def _on_channel(self, conn: FastConnection, ch: Any, client: PublisherState | ConsumerState) -> None:
         workload = self.cfg.workload
+        conn.lg_channel = ch.channel_number
         if isinstance(client, PublisherState):
-            client.channel_reset()
-            client.template = wire.PublishTemplate(
+            conn.lg_template = wire.PublishTemplate(
                 ch.channel_number, client.plan.queue, workload.message.size_bytes, workload.message.persistent,
                 client.mandatory, frame_max=conn._body_max_length + 8)
+            client.on_open(conn)
             ch.add_on_return_callback(lambda *args: self._on_return())
             if client.confirms:
                 conn.fast_publishers[ch.channel_number] = client
@@ -591,8 +263,7 @@ class Worker:
             else:
                 self._client_ready(client)
         else:
-            client.channel_reset()
-            client.channel_number = ch.channel_number
+            client.on_open(conn)
             conn.fast_consumers[ch.channel_number] = client
             arguments = {"x-stream-offset": self.cfg.stream_offset} if workload.queues.type == "stream" else None
 
@@ -606,7 +277,7 @@ class Worker:
         recovering = client.ready is None
         client.ready = True
         if self.start_mono is not None:
-            self._poll_reads(client.conn)
+            self._poll_reads(client.link)
         if recovering:
             self.event("connection_recovered", node=self.cfg.cluster.nodes[client.node].name,
                        client=self._client_name(client))
@@ -614,7 +285,7 @@ class Worker:
         self.pending_ready -= 1
         if self.pending_ready == 0 and not self.sent_ready:
             self.sent_ready = True
-            self.send("ready", None)
+            self.send(Ready(self.cfg.worker))
 
     def _poll_reads(self, conn: FastConnection | None) -> None:
         if self.read_poller is None or conn is None:
@@ -660,15 +331,15 @@ class Worker:
     def _on_lost(self, client: PublisherState | ConsumerState, error: Any) -> None:
         if self.stopping:
             return
-        if client.conn is not None and client.conn in self.connections:
-            self.connections.remove(client.conn)
+        if client.link is not None and client.link in self.connections:
+            self.connections.remove(client.link)
         if not self.sent_ready:
-            self.send("error", f"{self._client_name(client)} could not connect: {error!r}")
+            self.send(WorkerError(self.cfg.worker, f"{self._client_name(client)} could not connect: {error!r}"))
             return
         if isinstance(client, PublisherState) and client.blocked_since is not None:
             client.blocked_since = None
         client.ready = None  # None: lost, reconnecting (False only before the first open)
-        client.conn = None
+        client.link = None
         node = self.cfg.cluster.nodes[client.node].name
         self.event("connection_closed", node=node, client=self._client_name(client), error=repr(error)[:300])
         client.node = (client.node + 1) % len(self.cfg.cluster.nodes)  # try the next node, as a client with
@@ -676,7 +347,7 @@ class Worker:
 
     def _reconnect(self, client: PublisherState | ConsumerState) -> None:
         if not self.stopping:
-            self.connect(client)
+            self.open(client)
 
     # -- the tick
     def start(self, start_mono: float, start_epoch: float) -> None:
@@ -688,7 +359,7 @@ class Worker:
             pub.ensure_due(1.0)
         for client in [*self.publishers, *self.consumers]:
             if client.ready:
-                self._poll_reads(client.conn)
+                self._poll_reads(client.link)
         self.next_tick = max(0.0, self.now_s())
         self.ioloop.call_later(max(0.0, start_mono - time.monotonic()), self.tick)
 
@@ -728,10 +399,10 @@ class Worker:
         self._flush_keys()
         cpu = time.process_time()
         cpu_s, self.cpu_mark = cpu - self.cpu_mark, cpu
-        delay_us = _seconds_to_us([sent - due for sent, due in stats.delay_parts])
-        delay_hist, delay_max = _hist_bytes(delay_us)
-        e2e_hist, _ = _hist_bytes(np.asarray(stats.e2e_us, dtype=np.float64))
-        confirm_hist, _ = _hist_bytes(_seconds_to_us(stats.confirm_parts, stats.confirm_single))
+        delay_us = seconds_to_us([sent - due for sent, due in stats.delay_parts])
+        delay_hist, delay_max = hist_bytes(delay_us)
+        e2e_hist, e2e_max = hist_bytes(np.asarray(stats.e2e_us, dtype=np.float64))
+        confirm_hist, _ = hist_bytes(seconds_to_us(stats.confirm_parts, stats.confirm_single))
         timeline = self.cfg.timeline
         phase = timeline.phase_at(s)
         row = {
@@ -745,20 +416,18 @@ class Worker:
             "returned": stats.returned, "consumed": stats.consumed, "redelivered": stats.redelivered,
             "acked": stats.acked, "in_flight": sum(p.in_flight for p in self.publishers),
             "publish_delay_max_us": delay_max, "publish_delay_hist": delay_hist, "e2e_hist": e2e_hist,
+            "e2e_max_us": e2e_max if stats.e2e_us else None,
             "confirm_hist": confirm_hist, "blocked_ms": stats.blocked_ms, "cpu_s": cpu_s,
             "publishers": len(self.publishers), "consumers": len(self.consumers),
-            # not in the record schema; the runner uses them for progress and the drain
-            "_foreign": stats.foreign,
-            "_late_s": max((now - float(p.due[p.next_seq - p.due_base]) for p in self.publishers
-                            if p.next_seq < p.total and p.next_seq - p.due_base < len(p.due)
-                            and p.due[p.next_seq - p.due_base] < now), default=0.0),
-            "_final": final,
         }
-        if (cpu_s >= 0.9 or stats.tick_lag_max_s > 0.1) and s - self.last_behind_event >= 10:
+        late_s = max((now - float(p.due[p.next_seq - p.due_base]) for p in self.publishers
+                      if p.next_seq < p.total and p.next_seq - p.due_base < len(p.due)
+                      and p.due[p.next_seq - p.due_base] < now), default=0.0)
+        if worker_behind(cpu_s, stats.tick_lag_max_s) and s - self.last_behind_event >= 10:
             self.last_behind_event = s
             self.event("worker_behind", cpu_s=round(cpu_s, 3), tick_lag_ms=round(stats.tick_lag_max_s * 1000, 1),
                        publish_delay_max_ms=round(delay_max / 1000, 1))
-        self.send("row", row)
+        self.send(Row(self.cfg.worker, row, foreign=stats.foreign, late_s=late_s, final=final))
         stats.reset()
         self.second = s + 1
 
@@ -778,9 +447,9 @@ class Worker:
         try:
             while self.ctl.poll():
                 command = self.ctl.recv()
-                if command[0] == "start":
-                    self.start(command[1], command[2])
-                elif command[0] == "stop":
+                if isinstance(command, Start):
+                    self.start(command.start_mono, command.start_epoch)
+                elif isinstance(command, Stop):
                     self.stop()
                     return
         except (EOFError, OSError):
@@ -806,8 +475,8 @@ class Worker:
         self.polled.clear()
         path = self.save_accounting()
         times = os.times()
-        self.send("done", {"path": path, "user_s": times.user, "system_s": times.system,
-                           "published": sum(p.next_seq for p in self.publishers)})
+        self.send(Done(self.cfg.worker, path, times.user, times.system,
+                       published=sum(p.next_seq for p in self.publishers)))
         for conn in list(self.connections):
             if conn.is_open:
                 conn.close()
@@ -815,24 +484,19 @@ class Worker:
 
     def save_accounting(self) -> str:
         self._flush_keys()
-        path = os.path.join(self.cfg.out_dir, f"accounting-worker-{self.cfg.worker}.npz")
-        arrays: dict[str, np.ndarray] = {
-            "fresh_counts": self.fresh_counts,
-            "redelivered": np.concatenate(self.all_redelivered) if self.all_redelivered else np.zeros(0, np.int64),
-            "reordered": np.concatenate(self.all_reordered) if self.all_reordered else np.zeros(0, np.int64),
-            "publishers": np.array([p.plan.index for p in self.publishers], dtype=np.int64),
-            "published": np.array([p.next_seq for p in self.publishers], dtype=np.int64),
-        }
-        for p in self.publishers:
-            arrays[f"state_{p.plan.index}"] = p.state[:p.total]
-        np.savez(path, **arrays)
-        return path
+        books = accounting.WorkerBooks(
+            self.fresh_counts,
+            np.concatenate(self.all_redelivered) if self.all_redelivered else np.zeros(0, np.int64),
+            np.concatenate(self.all_reordered) if self.all_reordered else np.zeros(0, np.int64),
+            published={p.plan.index: p.next_seq for p in self.publishers},
+            states={p.plan.index: p.state[:p.total] for p in self.publishers})
+        return accounting.save(accounting.worker_path(self.cfg.out_dir, self.cfg.worker), books)
 
     def run(self) -> None:
         for client in [*self.publishers, *self.consumers]:
-            self.connect(client)
+            self.open(client)
         if not self.publishers and not self.consumers:
-            self.send("ready", None)
+            self.send(Ready(self.cfg.worker))
             self.sent_ready = True
         self.ioloop.call_later(0.05, self.poll_ctl)
         self.ioloop.start()
@@ -852,5 +516,5 @@ def worker_main(cfg: WorkerConfig, ctl: Any, out: Any) -> None:
         else:
             Worker(cfg, ctl, out).run()
     except BaseException:  # report anything to the runner, which records the failure
-        out.put(("error", cfg.worker, traceback.format_exc()))
+        out.put(WorkerError(cfg.worker, traceback.format_exc()))
         raise

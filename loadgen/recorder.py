@@ -1,5 +1,5 @@
-"""Records as written: Parquet files per sizing.records schema, mirrored locally and in the object store,
-plus the loss / duplicate / reorder accounting merged from every worker after the drain.
+"""Records as written: Parquet files per sizing.records schema, mirrored locally and in the object store.
+(The loss / duplicate / reorder accounting is `loadgen.accounting`.)
 
 The writer never derives anything: rows go out with exactly the columns of `sizing.records` (the run key
 first), typed by `records.arrow_schema`. Keys come from `sizing.layout`, so the local directory is a
@@ -15,8 +15,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from sizing import layout, records
 from sizing.layout import RunKey
@@ -92,63 +90,3 @@ class RecordStore:
         except Exception as err:
             LOG.warning("upload of %s failed: %s", object_key, err)
             self.errors.append(f"{object_key}: {err}")
-
-
-# ------------------------------------------------------------------------------------------ accounting
-
-
-@dataclass(frozen=True)
-class PublisherBook:
-    """What the runner knows about one publisher after the drain."""
-
-    index: int
-    offset: int  # start of its slice in the flat per-message arrays
-    phase_first_seq: tuple[int, ...]  # len = phases + 1 (see BatchSchedule.phase_first_seq)
-    published: int  # sequence numbers [0, published) were sent
-    state: np.ndarray  # per sequence number: 0 unknown, 1 confirmed, 2 nacked
-
-
-def merge_consumed(fresh_counts: Sequence[np.ndarray], size: int) -> np.ndarray:
-    """Fresh (not redelivered) deliveries per message, summed over workers (uint16: no overflow in practice)."""
-    total = np.zeros(size, dtype=np.uint16)
-    for counts in fresh_counts:
-        total[:min(size, counts.size)] += counts[:size].astype(np.uint16)
-    return total
-
-
-def account(publishers: Sequence[PublisherBook], phases: int, fresh: np.ndarray,
-            redelivered_keys: np.ndarray, reordered_keys: np.ndarray) -> list[dict[str, int]]:
-    """ACCOUNTING rows (without the run key): one per phase, messages attributed by intended send time.
-
-    lost = confirmed and never delivered (neither fresh nor redelivered); duplicates = fresh deliveries beyond
-    the first of a message (a redelivery flagged as such is not a duplicate); reordered = deliveries a consumer
-    saw after a newer message of the same publisher on the same queue.
-    """
-    size = fresh.size
-    seen = fresh > 0
-    if redelivered_keys.size:
-        seen[redelivered_keys[redelivered_keys < size]] = True
-    redelivered_count = np.bincount(redelivered_keys, minlength=size)[:size] if redelivered_keys.size else None
-    reordered_count = np.bincount(reordered_keys, minlength=size)[:size] if reordered_keys.size else None
-    rows = [{"phase": p + 1, "published": 0, "confirmed": 0, "consumed_unique": 0, "lost": 0, "duplicates": 0,
-             "redelivered": 0, "reordered": 0} for p in range(phases)]
-    for book in publishers:
-        for p in range(phases):
-            lo, hi = book.phase_first_seq[p], book.phase_first_seq[p + 1]
-            if hi <= lo:
-                continue
-            row = rows[p]
-            state = book.state[lo:hi]
-            a, b = book.offset + lo, book.offset + hi
-            seen_slice = seen[a:b]
-            confirmed = state == 1
-            row["published"] += max(0, min(book.published, hi) - lo)
-            row["confirmed"] += int(np.count_nonzero(confirmed))
-            row["consumed_unique"] += int(np.count_nonzero(seen_slice))
-            row["lost"] += int(np.count_nonzero(confirmed & ~seen_slice))
-            row["duplicates"] += int(np.maximum(fresh[a:b].astype(np.int64) - 1, 0).sum())
-            if redelivered_count is not None:
-                row["redelivered"] += int(redelivered_count[a:b].sum())
-            if reordered_count is not None:
-                row["reordered"] += int(reordered_count[a:b].sum())
-    return rows

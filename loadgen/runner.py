@@ -1,11 +1,14 @@
 """The runner: one scenario of one config against one cluster, recorded phase by phase.
 
-It declares the queues, plans the clients, starts N worker processes (each an IO loop over a slice of the
-publishers and consumers), gives them one clock (a shared scenario start on the system-wide monotonic
-clock), starts the fault injector and the broker sampler, writes and uploads each phase's records as soon as
-every worker has reported its last second, drains, merges the per-message accounting of all workers and
-closes with a manifest. A failure anywhere still leaves the records gathered so far in the store, and a
-non-zero exit code.
+It declares the queues, plans the clients, starts a worker pool (`loadgen.pool`: each worker an IO loop over
+a slice of the publishers and consumers), gives the workers one clock (a shared scenario start on the
+system-wide monotonic clock), starts the fault injector and the broker sampler, hands every record to the
+record sink (`loadgen.sink`, which writes each phase as soon as every worker has reported its last second),
+drains, merges the per-message accounting of all workers (`loadgen.accounting`) and closes with a manifest.
+A failure anywhere still leaves the records gathered so far in the store, and a non-zero exit code.
+
+The phase, drain and accounting logic (`Runner.drive`) only sees a `Pool` and a `Clock`: unit tests run it
+with an in-process fake pool on a fake clock, without a broker.
 """
 
 from __future__ import annotations
@@ -14,10 +17,8 @@ import contextlib
 import json
 import logging
 import math
-import multiprocessing as mp
 import os
 import platform
-import queue as queue_module
 import secrets
 import signal
 import socket
@@ -28,14 +29,16 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from loadgen import broker
-from loadgen.client import WorkerConfig, worker_main
-from loadgen.recorder import PublisherBook, RecordStore, account, merge_consumed
+from loadgen import accounting
+from loadgen.messages import Done, Event, Ready, Row, Start, WorkerConfig, WorkerError, WorkerMessage
+from loadgen.pool import Pool, ProcessPool, RunFailed
+from loadgen.recorder import RecordStore
 from loadgen.schedule import BatchSchedule, plan_clients, publisher_offsets
+from loadgen.sink import RecordSink
 from sizing import records
 from sizing.cluster import ClusterInfo
 from sizing.histogram import merge_wire, quantile_from_counts
@@ -44,7 +47,11 @@ from sizing.spec import Campaign
 from sizing.timeline import Timeline, expand
 
 NEMESIS_STOP_TIMEOUT_S = 600  # a rolling restart of 5 nodes under load takes minutes
+START_DELAY_S = 0.5  # second 0 lies this far after the start command, so every worker starts on time
+STOP_TIMEOUT_S = 30.0
 LOG = logging.getLogger("loadgen.runner")
+
+__all__ = ["RunFailed", "RunOptions", "Runner", "SystemClock"]
 
 
 @dataclass(frozen=True)
@@ -63,8 +70,25 @@ class RunOptions:
     io_mode: str = "tick"  # see WorkerConfig.io_mode
 
 
-class RunFailed(RuntimeError):
-    pass
+class Clock(Protocol):
+    def monotonic(self) -> float: ...
+
+    def time(self) -> float: ...
+
+
+class SystemClock:
+    monotonic = staticmethod(time.monotonic)
+    time = staticmethod(time.time)
+
+
+class Background(Protocol):
+    """The fault injector and the broker sampler, as the runner starts and stops them."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def join(self, timeout: float | None = None) -> None: ...
 
 
 def phase_rows(timeline: Timeline, start_epoch: float) -> list[dict[str, Any]]:
@@ -88,7 +112,7 @@ def versions() -> dict[str, str | None]:
 class Runner:
     def __init__(self, campaign: Campaign, config_id: str, scenario: str, run_id: str, cluster: ClusterInfo,
                  repeat: int = 1, options: RunOptions | None = None, s3: Any = None,
-                 echo: Callable[[str], None] = print) -> None:
+                 echo: Callable[[str], None] = print, clock: Clock | None = None) -> None:
         self.campaign = campaign
         self.shape = campaign.cluster(config_id)
         self.scenario = campaign.scenario(scenario)
@@ -98,29 +122,34 @@ class Runner:
         self.timeline = expand(self.scenario, self.shape.nodes, campaign.seed)
         self.workload = self.scenario.workload
         self.echo = echo
+        self.clock = clock or SystemClock()
         self.nonce = secrets.randbits(32)
         self.store = RecordStore(self.key, Path(self.options.out_dir), upload=self.options.upload, s3=s3)
-        self.lock = threading.Lock()
-        self.rows: dict[tuple[int, int], list[dict[str, Any]]] = defaultdict(list)  # (phase, worker) -> rows
-        self.events: dict[int, list[dict[str, Any]]] = defaultdict(list)
-        self.samples: dict[int, list[dict[str, Any]]] = defaultdict(list)
-        self.dirty: set[tuple[str, int]] = set()
-        self.written_phases: set[int] = set()
+        self.sink = RecordSink(self.store, self.options.workers)
+        # what the workers reported, for progress, the drain and the manifest
         self.max_second: dict[int, int] = {}
-        self.e2e_by_phase: dict[int, np.ndarray] = {}
+        self.e2e_by_phase: dict[int, np.ndarray] = {}  # steady seconds only (the progress line's p99)
         self.totals: dict[str, int] = defaultdict(int)
-        self.last_rows: dict[int, dict[str, Any]] = {}
+        self.last_rows: dict[int, Row] = {}
+        self.done: dict[int, Done] = {}
         self.errors: list[str] = []
         self.start_mono = 0.0
         self.start_epoch = 0.0
         self.status = "created"
         self.manifest: dict[str, Any] = {}
         self.accounting: list[dict[str, int]] = []
-        self.worker_cpu: dict[int, dict[str, float]] = {}  # user/system CPU of each worker process, whole run
+        self.layouts: list[accounting.PublisherLayout] = []
+        self.scheduled_total = 0
+
+    @property
+    def worker_cpu(self) -> dict[int, dict[str, float]]:
+        """User/system CPU of each worker process over the whole run, and the messages it published."""
+        return {w: {"user_s": d.user_s, "system_s": d.system_s, "published": d.published}
+                for w, d in self.done.items()}
 
     # ------------------------------------------------------------------ clock and events
     def now_s(self) -> float:
-        return time.monotonic() - self.start_mono
+        return self.clock.monotonic() - self.start_mono
 
     def phase_number(self, second: float) -> int:
         phase = self.timeline.phase_at(second)
@@ -131,11 +160,7 @@ class Runner:
         event = {"fault_id": None, "fault_kind": None, "node": None, "detail": None, **event}
         if isinstance(event.get("detail"), dict):
             event["detail"] = json.dumps(event["detail"], sort_keys=True)
-        phase = int(event.get("phase") or 0)
-        with self.lock:
-            self.events[phase].append(event)
-            if phase in self.written_phases or phase == 0:
-                self.dirty.add(("events", phase))
+        self.sink.add_event(event)
 
     def runner_event(self, kind: str, second: float, phase: int | None = None, **detail: Any) -> None:
         self.emit_event({"ts": self.start_epoch + second, "second": second,
@@ -143,56 +168,59 @@ class Runner:
                          "detail": detail or None})
 
     def emit_sample(self, row: dict[str, Any]) -> None:
-        phase = self.phase_number(row["second"])
-        with self.lock:
-            self.samples[phase].append({**row, "phase": phase})
-            if phase in self.written_phases or phase == 0:
-                self.dirty.add(("broker_samples", phase))
+        self.sink.add_sample({**row, "phase": self.phase_number(row["second"])})
 
     # ------------------------------------------------------------------ the run
     def run(self) -> int:
-        """Runs the scenario; returns the process exit code (0 = complete)."""
-        self.started_at = time.time()
+        """Runs the scenario against the cluster; returns the process exit code (0 = complete)."""
+        from loadgen import broker
+
+        def prepare() -> None:
+            self.queue_names = broker.declare_queues(self.cluster, self.workload.queues, purge=self.options.purge)
+            self.manifest["versions"]["rabbitmq"] = broker.rabbitmq_version(self.cluster)
+
+        def sampler() -> Background:
+            return broker.BrokerSampler(self.cluster, self.queue_names, self.emit_sample, self.start_mono,
+                                        self.start_epoch, interval_s=self.options.sample_interval_s)
+
+        return self.drive(ProcessPool, prepare=prepare, faults=self._fault_injector if self.timeline.faults else None,
+                          sampler=sampler)
+
+    def drive(self, make_pool: Callable[[list[WorkerConfig]], Pool], prepare: Callable[[], None] | None = None,
+              faults: Callable[[], Background] | None = None,
+              sampler: Callable[[], Background] | None = None) -> int:
+        """The run around a pool: ready, one clock, phases, drain, stop, final records. Returns the exit code."""
+        self.started_at = self.clock.time()
         import pyarrow.parquet  # noqa: F401 - import (seconds on a busy host) before the clock starts
         self.manifest = self._manifest_base()
         self.status = "running"
         self.store.write_manifest({**self.manifest, "status": self.status})
-        procs: list[Any] = []
-        ctl: list[Any] = []
-        nemesis = sampler = None
+        pool: Pool | None = None
+        nemesis = sample_thread = None
         previous = signal.signal(signal.SIGTERM, _raise_interrupt) if threading.current_thread() is \
             threading.main_thread() else None
         try:
-            names = broker.declare_queues(self.cluster, self.workload.queues, purge=self.options.purge)
-            self.manifest["versions"]["rabbitmq"] = broker.rabbitmq_version(self.cluster)
-            books, configs = self._plan()
-            ctx = mp.get_context("spawn")
-            out = ctx.Queue()
-            for cfg in configs:
-                parent_end, child_end = ctx.Pipe()
-                proc = ctx.Process(target=worker_main, args=(cfg, child_end, out), name=f"loadgen-w{cfg.worker}",
-                                   daemon=True)
-                proc.start()
-                procs.append(proc)
-                ctl.append(parent_end)
-            self.out = out
-            self._wait_ready(procs)
+            if prepare is not None:
+                prepare()
+            configs = self._plan()
+            pool = make_pool(configs)
+            self._wait_ready(pool)
             # One clock for every process: the system-wide monotonic clock, second 0 shortly after this.
-            self.start_mono = time.monotonic() + 0.5
-            self.start_epoch = time.time() + (self.start_mono - time.monotonic())
-            if self.timeline.faults:
+            self.start_mono = self.clock.monotonic() + START_DELAY_S
+            self.start_epoch = self.clock.time() + START_DELAY_S
+            if faults is not None:
                 # Started before anything slow (uploads) so that no fault fires late; it waits for its times.
-                nemesis = self._fault_injector()
+                nemesis = faults()
                 nemesis.start()
-            for end in ctl:
-                end.send(("start", self.start_mono, self.start_epoch))
+            pool.start(Start(self.start_mono, self.start_epoch))
+            # Stamped at scenario second 0 (what it marks), not when this line runs after the first write.
+            self.runner_event("run_start", 0.0, phase=0, workers=len(configs), nonce=self.nonce)
             self.store.write_records("phases", phase_rows(self.timeline, self.start_epoch))
-            self.runner_event("run_start", self.now_s(), phase=0, workers=len(configs), nonce=self.nonce)
-            sampler = broker.BrokerSampler(self.cluster, names, self.emit_sample, self.start_mono, self.start_epoch,
-                                           interval_s=self.options.sample_interval_s)
-            sampler.start()
-            self._follow(procs)
-            self._drain(procs)
+            if sampler is not None:
+                sample_thread = sampler()
+                sample_thread.start()
+            self._follow(pool)
+            self._drain(pool)
             self.status = "complete"
         except KeyboardInterrupt:
             self.status = "interrupted"
@@ -202,44 +230,40 @@ class Runner:
             self.status = "failed"
             self.errors.append(f"{type(err).__name__}: {err}")
         finally:
-            for thread in (nemesis, sampler):
+            for thread in (nemesis, sample_thread):
                 if thread is not None:
                     thread.stop()
-            paths = self._stop_workers(procs, ctl)
-            if sampler is not None:
-                sampler.join(timeout=15)
+            if pool is not None:
+                self._stop_workers(pool)
+            if sample_thread is not None:
+                sample_thread.join(timeout=15)
             if nemesis is not None:
                 # Stopping heals what is still broken, and a rolling restart finishes node by node: wait for
                 # it, so that no node is left down and every heal is recorded.
                 nemesis.join(timeout=NEMESIS_STOP_TIMEOUT_S)
             if previous is not None:
                 signal.signal(signal.SIGTERM, previous)
-            self._finish(paths, locals().get("books"))
+            self._finish()
         return 0 if self.status == "complete" else 1
 
-    def _fault_injector(self) -> Any:
+    def _fault_injector(self) -> Background:
         from loadgen.nemesis import FaultInjector  # lazily: only runs with faults need it
 
-        def phase_at(second: float) -> int:
-            phase = self.timeline.phase_at(second)
-            return phase.number if phase else 0
-
         return FaultInjector(self.cluster, self.timeline.faults, self.emit_event, self.start_mono,
-                             now=time.monotonic, phase_at=phase_at, broker_config=self.campaign.broker_config)
+                             now=time.monotonic, phase_at=self.phase_number, broker_config=self.campaign.broker_config)
 
-    def _plan(self) -> tuple[list[PublisherBook], list[WorkerConfig]]:
+    def _plan(self) -> list[WorkerConfig]:
         opts = self.options
         publishers, consumers = plan_clients(self.workload, len(self.cluster.nodes), opts.workers,
                                              seed=f"{self.campaign.seed}/{self.key.run_id}/{self.key.repeat}")
         schedules = [BatchSchedule(self.timeline, p.share, p.start_s) for p in publishers]
         offsets = publisher_offsets([s.total for s in schedules])
-        self.books_meta = [(p.index, offsets[p.index], tuple(s.phase_first_seq())) for p, s in
-                           zip(publishers, schedules, strict=True)]
+        self.layouts = [accounting.PublisherLayout(p.index, offsets[p.index], tuple(s.phase_first_seq()))
+                        for p, s in zip(publishers, schedules, strict=True)]
         self.scheduled_total = offsets[-1]
         work_dir = Path(self.options.out_dir) / "work" / f"{self.key.run_id}-{self.key.repeat}-{os.getpid()}"
         work_dir.mkdir(parents=True, exist_ok=True)
-        self.work_dir = work_dir
-        configs = [
+        return [
             WorkerConfig(worker=w, workers=opts.workers, cluster=self.cluster, workload=self.workload,
                          timeline=self.timeline, publishers=tuple(p for p in publishers if p.worker == w),
                          consumers=tuple(c for c in consumers if c.worker == w), offsets=tuple(offsets),
@@ -247,75 +271,57 @@ class Runner:
                          stream_offset=opts.stream_offset, io_mode=opts.io_mode)
             for w in range(opts.workers)
         ]
-        return [], configs
 
-    def _wait_ready(self, procs: list[Any]) -> None:
+    def _wait_ready(self, pool: Pool) -> None:
         ready: set[int] = set()
-        deadline = time.monotonic() + self.options.ready_timeout_s
-        while len(ready) < len(procs):
-            remaining = deadline - time.monotonic()
+        deadline = self.clock.monotonic() + self.options.ready_timeout_s
+        while len(ready) < pool.size:
+            remaining = deadline - self.clock.monotonic()
             if remaining <= 0:
-                raise RunFailed(f"workers {sorted(set(range(len(procs))) - ready)} not connected after "
+                raise RunFailed(f"workers {sorted(set(range(pool.size)) - ready)} not connected after "
                                 f"{self.options.ready_timeout_s:g}s")
-            try:
-                kind, worker, payload = self.out.get(timeout=min(remaining, 1.0))
-            except queue_module.Empty:
-                self._check_alive(procs)
-                continue
-            if kind == "ready":
-                ready.add(worker)
-            elif kind == "error":
-                raise RunFailed(f"worker {worker}: {payload}")
-            elif kind == "event":
-                self.emit_event(payload)
+            messages = pool.receive(min(remaining, 1.0))
+            if not messages:
+                pool.check_alive()
+            for message in messages:
+                if isinstance(message, Ready):
+                    ready.add(message.worker)
+                else:
+                    self._handle(message)
 
-    def _check_alive(self, procs: list[Any]) -> None:
-        for i, proc in enumerate(procs):
-            if not proc.is_alive():
-                raise RunFailed(f"worker {i} exited with code {proc.exitcode}")
-
-    def _handle(self, message: tuple[str, int, Any]) -> None:
-        kind, worker, payload = message
-        if kind == "row":
-            row = payload
-            with self.lock:
-                self.rows[(row["phase"], worker)].append(row)
-                if row["phase"] in self.written_phases or row["phase"] == 0:
-                    self.dirty.add(("client_seconds", row["phase"]))
-                self.max_second[worker] = max(self.max_second.get(worker, -1), row["second"])
-            self.last_rows[worker] = row
-            for name in ("published", "confirmed", "nacked", "consumed", "redelivered", "_foreign", "acked"):
+    def _handle(self, message: WorkerMessage) -> None:
+        if isinstance(message, Row):
+            row, worker = message.record, message.worker
+            self.sink.add_row(worker, row)
+            self.max_second[worker] = max(self.max_second.get(worker, -1), row["second"])
+            self.last_rows[worker] = message
+            for name in ("published", "confirmed", "nacked", "consumed", "redelivered", "acked"):
                 self.totals[name] += row[name]
-            if row["e2e_hist"] and row["phase"]:
+            self.totals["_foreign"] += message.foreign
+            if row["e2e_hist"] and row["phase"] and not row["warmup"]:  # progress p99: steady seconds only
                 counts = self.e2e_by_phase.setdefault(row["phase"], np.zeros_like(merge_wire([])))
                 counts += merge_wire([row["e2e_hist"]])
-        elif kind == "event":
-            self.emit_event(payload)
-        elif kind == "error":
-            raise RunFailed(f"worker {worker}: {payload}")
-        elif kind == "done":
-            self.done_paths[worker] = payload["path"]
-            self.worker_cpu[worker] = {k: v for k, v in payload.items() if k != "path"}
+        elif isinstance(message, Event):
+            self.emit_event(message.record)
+        elif isinstance(message, WorkerError):
+            raise RunFailed(f"worker {message.worker}: {message.text}")
+        elif isinstance(message, Done):
+            self.done[message.worker] = message
 
-    def _pump(self, procs: list[Any], timeout: float) -> None:
-        try:
-            self._handle(self.out.get(timeout=timeout))
-            while True:
-                self._handle(self.out.get_nowait())
-        except queue_module.Empty:
-            pass
-        if procs:
-            self._check_alive(procs)
+    def _pump(self, pool: Pool, timeout: float, check_alive: bool = True) -> None:
+        for message in pool.receive(timeout):
+            self._handle(message)
+        if check_alive:
+            pool.check_alive()
 
-    def _follow(self, procs: list[Any]) -> None:
+    def _follow(self, pool: Pool) -> None:
         """Until the scenario ends: receive rows, write finished phases, print progress."""
-        self.done_paths: dict[int, str] = {}
         duration = self.timeline.duration_s
         announced_start: set[int] = set()
         announced_end: set[int] = set()
         next_progress = self.options.progress_interval_s
         while True:
-            self._pump(procs, 0.2)
+            self._pump(pool, 0.2)
             now = self.now_s()
             for phase in self.timeline.phases:
                 if now >= phase.start_s and phase.number not in announced_start:
@@ -325,109 +331,76 @@ class Runner:
                 if now >= phase.end_s and phase.number not in announced_end:
                     announced_end.add(phase.number)
                     self.runner_event("phase_end", phase.end_s, phase=phase.number, name=phase.name)
-            self._write_finished_phases(len(procs))
+            self._write_finished_phases()
             if now >= next_progress:
                 next_progress += self.options.progress_interval_s
                 self.echo(self.progress_line(now))
             if now >= duration and len(announced_end) == len(self.timeline.phases):
                 return
 
-    def _drain(self, procs: list[Any]) -> None:
+    def _drain(self, pool: Pool) -> None:
         """Let consumers catch up with what was confirmed (bounded), so loss is not confused with backlog."""
         opts = self.options
         confirms = self.workload.publishers.confirms_in_flight > 0
-        deadline = time.monotonic() + opts.drain_timeout_s
-        last_consumed, last_change = -1, time.monotonic()
-        while time.monotonic() < deadline:
-            self._pump(procs, 0.2)
-            self._write_finished_phases(len(procs))
+        deadline = self.clock.monotonic() + opts.drain_timeout_s
+        last_consumed, last_change = -1, self.clock.monotonic()
+        while self.clock.monotonic() < deadline:
+            self._pump(pool, 0.2)
+            self._write_finished_phases()
             fresh = self.totals["consumed"] - self.totals["redelivered"] - self.totals["_foreign"]
             expected = self.totals["confirmed"] if confirms else self.totals["published"]
-            in_flight = sum(r["in_flight"] for r in self.last_rows.values())
+            in_flight = sum(r.record["in_flight"] for r in self.last_rows.values())
             if fresh >= expected and (in_flight == 0 or not confirms):
                 return
             if fresh != last_consumed:
-                last_consumed, last_change = fresh, time.monotonic()
-            elif time.monotonic() - last_change > opts.drain_idle_s:
+                last_consumed, last_change = fresh, self.clock.monotonic()
+            elif self.clock.monotonic() - last_change > opts.drain_idle_s:
                 self.echo(f"drain: nothing consumed for {opts.drain_idle_s:g}s with {expected - fresh} messages "
                           f"outstanding; stopping")
                 return
         self.echo(f"drain: timed out after {opts.drain_timeout_s:g}s")
 
-    def _stop_workers(self, procs: list[Any], ctl: list[Any]) -> dict[int, str]:
-        if not procs:
-            return {}
-        self.done_paths = getattr(self, "done_paths", {})
-        for end in ctl:
-            with contextlib.suppress(OSError, BrokenPipeError):
-                end.send(("stop",))
-        deadline = time.monotonic() + 30
-        while len(self.done_paths) < len(procs) and time.monotonic() < deadline:
-            if all(not p.is_alive() for p in procs) and not self._queue_has_data():
+    def _stop_workers(self, pool: Pool) -> None:
+        pool.stop()
+        deadline = self.clock.monotonic() + STOP_TIMEOUT_S
+        while len(self.done) < pool.size and self.clock.monotonic() < deadline:
+            if pool.finished():
                 break
             try:
-                self._pump([], 0.2)
+                self._pump(pool, 0.2, check_alive=False)
             except RunFailed as err:
                 self.errors.append(str(err))
-        for proc in procs:
-            proc.join(timeout=5)
-            if proc.is_alive():
-                proc.terminate()
-                proc.join(timeout=5)
+        pool.join()
         try:
-            self._pump([], 0.05)
+            self._pump(pool, 0.05, check_alive=False)
         except RunFailed as err:
             self.errors.append(str(err))
-        return dict(self.done_paths)
-
-    def _queue_has_data(self) -> bool:
-        try:
-            return not self.out.empty()
-        except (OSError, ValueError):
-            return False
 
     # ------------------------------------------------------------------ records
-    def _write_finished_phases(self, n_workers: int) -> None:
-        if not self.max_second or len(self.max_second) < n_workers:
+    def _write_finished_phases(self) -> None:
+        if len(self.max_second) < self.options.workers:
             return
         reported = min(self.max_second.values())
         for phase in self.timeline.phases:
-            if phase.number in self.written_phases or reported < last_second_of(phase.end_s):
-                continue
-            self._write_phase(phase.number, n_workers)
-            self.written_phases.add(phase.number)
+            if phase.number not in self.sink.written and reported >= last_second_of(phase.end_s):
+                self.sink.flush_phase(phase.number)
 
-    def _write_phase(self, phase: int, n_workers: int) -> None:
-        with self.lock:
-            rows = {w: sorted(self.rows.get((phase, w), []), key=lambda r: r["second"]) for w in range(n_workers)}
-            events = sorted(self.events.get(phase, []), key=lambda e: e["second"])
-            samples = sorted(self.samples.get(phase, []), key=lambda s: (s["second"], s["node"]))
-            for name in ("client_seconds", "events", "broker_samples"):
-                self.dirty.discard((name, phase))
-        for worker, worker_rows in rows.items():
-            self.store.write_records("client_seconds", worker_rows, phase=phase, worker=worker)
-        self.store.write_records("events", events, phase=phase)
-        self.store.write_records("broker_samples", samples, phase=phase)
-
-    def _finish(self, paths: dict[int, str], _books: Any) -> None:
+    def _finish(self) -> None:
         n_workers = self.options.workers
         self.runner_event("run_end", self.now_s() if self.start_mono else 0.0, phase=0, status=self.status,
                           errors=self.errors[:5])
+        paths = {w: d.path for w, d in self.done.items()}
         try:
             if self.start_mono:
                 for phase in self.timeline.phases:  # phases cut short by a failure still get what they have
-                    if phase.number not in self.written_phases and any(
-                            self.rows.get((phase.number, w)) for w in range(n_workers)):
-                        self._write_phase(phase.number, n_workers)
-                        self.written_phases.add(phase.number)
-                for record_type, phase in sorted(self.dirty | {("client_seconds", 0), ("events", 0),
-                                                              ("broker_samples", 0)}):
-                    if phase == 0 or phase in self.written_phases:
-                        self._rewrite(record_type, phase, n_workers)
+                    if phase.number not in self.sink.written and self.sink.has_rows(phase.number):
+                        self.sink.flush_phase(phase.number)
+                self.sink.flush_dirty()
             else:
-                self._rewrite("events", 0, n_workers)
+                self.sink.flush("events", 0)
             if paths and len(paths) == n_workers:
-                self.accounting = self._account(paths)
+                self.accounting = accounting.merge(paths.values(), self.layouts, self.scheduled_total,
+                                                   len(self.timeline.phases))
                 self.store.write_records("accounting", self.accounting)
             elif self.start_mono:
                 self.errors.append(f"accounting skipped: {len(paths)}/{n_workers} workers returned their books")
@@ -440,7 +413,7 @@ class Runner:
             self.status = "failed"
             self.errors.append(f"{len(self.store.errors)} upload(s) failed")
         self.manifest.update({
-            "status": self.status, "ended_at": time.time(), "scenario_start_ts": self.start_epoch or None,
+            "status": self.status, "ended_at": self.clock.time(), "scenario_start_ts": self.start_epoch or None,
             "errors": self.errors, "store_errors": self.store.errors[:20],
             "totals": {k: v for k, v in self.totals.items() if not k.startswith("_")},
             "foreign_deliveries": self.totals.get("_foreign", 0), "accounting": self.accounting,
@@ -451,60 +424,24 @@ class Runner:
             with contextlib.suppress(OSError):
                 os.remove(path)
         self.echo(self.summary_line())
-
-    def _rewrite(self, record_type: str, phase: int, n_workers: int) -> None:
-        with self.lock:
-            if record_type == "client_seconds":
-                per_worker = {w: sorted(self.rows.get((phase, w), []), key=lambda r: r["second"])
-                              for w in range(n_workers)}
-            elif record_type == "events":
-                rows = sorted(self.events.get(phase, []), key=lambda e: e["second"])
-            else:
-                rows = sorted(self.samples.get(phase, []), key=lambda s: (s["second"], s["node"]))
-            self.dirty.discard((record_type, phase))
-        if record_type == "client_seconds":
-            for worker, worker_rows in per_worker.items():
-                if worker_rows or phase != 0:
-                    self.store.write_records(record_type, worker_rows, phase=phase, worker=worker)
-        else:
-            self.store.write_records(record_type, rows, phase=phase)
-
-    def _account(self, paths: dict[int, str]) -> list[dict[str, int]]:
-        size = self.scheduled_total
-        fresh, redelivered, reordered = [], [], []
-        published: dict[int, int] = {}
-        states: dict[int, np.ndarray] = {}
-        for path in paths.values():
-            with np.load(path) as data:
-                fresh.append(data["fresh_counts"])
-                redelivered.append(data["redelivered"])
-                reordered.append(data["reordered"])
-                for index, count in zip(data["publishers"].tolist(), data["published"].tolist(), strict=True):
-                    published[index] = count
-                    states[index] = data[f"state_{index}"]
-        books = [PublisherBook(index, offset, firsts, published.get(index, 0),
-                               states.get(index, np.zeros(firsts[-1], dtype=np.uint8)))
-                 for index, offset, firsts in self.books_meta]
-        return account(books, len(self.timeline.phases), merge_consumed(fresh, size),
-                       np.concatenate(redelivered) if redelivered else np.zeros(0, np.int64),
-                       np.concatenate(reordered) if reordered else np.zeros(0, np.int64))
-
     # ------------------------------------------------------------------ reporting
     def progress_line(self, now: float) -> str:
         phase = self.timeline.phase_at(min(now, self.timeline.duration_s - 1e-9))
         complete = min(self.max_second.values()) if self.max_second else -1
-        rows = [r for (p, _w), rs in self.rows.items() for r in rs if r["second"] == complete]
+        with self.sink.lock:
+            rows = [r for (_p, _w), rs in self.sink.rows.items() for r in rs if r["second"] == complete]
         published = sum(r["published"] for r in rows)
         consumed = sum(r["consumed"] for r in rows)
         target = self.timeline.scheduled(complete, complete + 1) if complete >= 0 else 0.0
         counts = self.e2e_by_phase.get(phase.number) if phase else None
         p99 = quantile_from_counts(counts, 0.99) / 1000 if counts is not None and counts.sum() else float("nan")
-        late = max((r.get("_late_s", 0.0) for r in self.last_rows.values()), default=0.0)
-        in_flight = sum(r["in_flight"] for r in self.last_rows.values())
+        late = max((r.late_s for r in self.last_rows.values()), default=0.0)
+        in_flight = sum(r.record["in_flight"] for r in self.last_rows.values())
         cpu = sum(r["cpu_s"] for r in rows)
         name = f"{phase.number}/{len(self.timeline.phases)} {phase.name}" if phase else "-"
         return (f"[{now:6.1f}s] phase {name} | second {complete}: target {target:.0f} msg/s, published {published}, "
-                f"consumed {consumed} | p99 e2e {p99:.1f} ms (phase so far) | behind {late * 1000:.0f} ms | "
+                f"consumed {consumed} | p99 e2e {p99:.1f} ms (phase so far, warm-up excluded) | "
+                f"behind {late * 1000:.0f} ms | "
                 f"in flight {in_flight} | loadgen cpu {cpu:.2f} s/s")
 
     def summary_line(self) -> str:

@@ -49,6 +49,8 @@ CLIENT_SECONDS = (*RUN_KEY,
     Column("publish_delay_max_us", "float64", "worst lateness of a send against its intended time"),
     Column("publish_delay_hist", "binary", "histogram of send lateness, us (sizing.histogram wire format)"),
     Column("e2e_hist", "binary", "histogram of end-to-end latency: intended send time -> delivery, us"),
+    Column("e2e_max_us", "float64", "exact worst end-to-end latency of the second, us (the histogram's max is a "
+           "bucket's representative value, up to 1 % low); null when nothing was delivered", nullable=True),
     Column("confirm_hist", "binary", "histogram of confirm latency: actual send -> confirm, us"),
     Column("blocked_ms", "float64", "time this worker's connections spent blocked by the broker"),
     Column("cpu_s", "float64", "CPU seconds the worker process used in this second"),

@@ -136,6 +136,7 @@ def run_objects(model: RunModel) -> dict[str, pa.Table]:
                 "publish_delay_max_us": pa.array(rng.uniform(200, 2000, secs.size)),
                 "publish_delay_hist": _hist_block(rng, n, np.full(secs.size, 300.0), 0.5, 1.5),
                 "e2e_hist": _hist_block(rng, n, median_us, 0.35),
+                "e2e_max_us": pa.array(median_us * 4.0),
                 "confirm_hist": _hist_block(rng, n, median_us * 0.6, 0.3),
                 "blocked_ms": pa.array(np.zeros(secs.size)),
                 "cpu_s": pa.array(np.full(secs.size, min(0.9, 0.1 + achieved * share * 25e-6))),

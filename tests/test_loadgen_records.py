@@ -11,8 +11,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from loadgen import broker
-from loadgen.client import _hist_bytes
-from loadgen.recorder import PublisherBook, RecordStore, account, merge_consumed, to_table
+from loadgen.accounting import PublisherBook, account, merge_consumed
+from loadgen.drivers import hist_bytes
+from loadgen.recorder import RecordStore, to_table
 from sizing import layout, records
 from sizing.histogram import RELATIVE_ACCURACY, LogHistogram, merge_wire, quantile_from_counts
 from sizing.layout import RunKey
@@ -30,7 +31,7 @@ def test_per_second_worker_histograms_merge_to_quantiles_within_one_percent():
     rng = np.random.default_rng(7)
     # three workers x five seconds of latencies (us), a long tail, as the worker records them
     seconds = [rng.lognormal(mean=9, sigma=1.2, size=rng.integers(50, 3000)) for _ in range(15)]
-    blobs = [_hist_bytes(values)[0] for values in seconds]
+    blobs = [hist_bytes(values)[0] for values in seconds]
     merged = merge_wire(blobs)
     everything = np.concatenate(seconds)
     assert merged.sum() == everything.size
@@ -38,9 +39,9 @@ def test_per_second_worker_histograms_merge_to_quantiles_within_one_percent():
         exact = exact_quantile(everything, q)
         got = quantile_from_counts(merged, q)
         assert abs(got - exact) <= RELATIVE_ACCURACY * exact + 1e-9, (q, got, exact)
-    max_us = _hist_bytes(everything)[1]
+    max_us = hist_bytes(everything)[1]
     assert max_us == pytest.approx(everything.max())
-    assert LogHistogram.from_bytes(b"").total == 0 and _hist_bytes(np.zeros(0)) == (b"", 0.0)
+    assert LogHistogram.from_bytes(b"").total == 0 and hist_bytes(np.zeros(0)) == (b"", 0.0)
 
 
 def test_accounting_counts_loss_duplicates_redeliveries_and_reordering_per_phase():

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from loadgen import wire
-from loadgen.client import PublisherState, SecondStats, WorkerConfig
+from loadgen.drivers import PublisherState, SecondStats
+from loadgen.messages import WorkerConfig
 from loadgen.schedule import BatchSchedule, per_second_counts, plan_clients, publisher_offsets
 from sizing.cluster import ClusterInfo, NodeInfo
 from sizing.spec import parse_campaign
@@ -95,15 +96,24 @@ def test_plan_spreads_clients_over_queues_workers_and_nodes(campaign):
 # ------------------------------------------------------------------------------ pacing on a fake clock
 
 
-class FakeConn:
+class FakeLink:
+    """An in-memory loadgen.protocol.Link: publish batches are the real template bytes, kept for inspection."""
+
     def __init__(self):
+        self.template = wire.PublishTemplate(1, "q-1", 256, True, False)
         self.sent = bytearray()
 
-    def tx_buffered(self):
+    def publish_batch(self, nonce, publisher, first_seq, intended_us):
+        self.sent += self.template.batch(nonce, publisher, first_seq, intended_us)
+
+    def ack(self, delivery_tag, multiple):
+        raise AssertionError("a publisher never acks")
+
+    def backlog_bytes(self):
         return 0
 
-    def fast_write(self, data):
-        self.sent += data
+    def close(self):
+        pass
 
 
 class FakeWorker:
@@ -130,14 +140,14 @@ def make_publisher(campaign, scenario, confirms):
     cfg = WorkerConfig(0, 1, cluster, workload, timeline, tuple(pubs), (), (0, 10**6), 42, "/tmp")
     worker = FakeWorker(int(timeline.duration_s))
     pub = PublisherState(pubs[0], cfg, worker)
-    pub.conn, pub.ready = FakeConn(), True
-    pub.template = wire.PublishTemplate(1, "q-1", 256, True, False)
+    pub.on_open(FakeLink())
+    pub.ready = True
     pub.ensure_due(1.0)
     return pub, worker, timeline
 
 
 def sent_messages(pub):
-    data, size, off = pub.conn.sent, pub.template.size, pub.template.body_header_offset
+    data, size, off = pub.link.sent, pub.link.template.size, pub.link.template.body_header_offset
     return [wire.parse_body_header(data, i + off) for i in range(0, len(data), size)]
 
 

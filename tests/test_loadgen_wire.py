@@ -8,7 +8,8 @@ import pytest
 from pika import frame, spec
 
 from loadgen import wire
-from loadgen.client import ConsumerState, FastConnection, SecondStats
+from loadgen.client import FastConnection
+from loadgen.drivers import ConsumerState, SecondStats
 
 
 def test_publish_template_is_what_pika_marshals():
@@ -56,8 +57,11 @@ def delivery(channel, tag, nonce, pub, seq, intended_us, redelivered=False, size
             + frame.Body(channel, bytes(body)).marshal())
 
 
-class RecordingConsumer:
-    def __init__(self, publishers):
+class RecordingConsumer(ConsumerState):
+    """The real delivery accounting (`on_deliveries`); only the ack decision is replaced by a record of tags."""
+
+    def __init__(self, worker, publishers):  # no plan or connection: only the receive path is exercised
+        self.worker = worker
         self.last_seq = [-1] * publishers
         self.batches = []
 
@@ -90,7 +94,7 @@ def bare_connection(worker, consumers=None, publishers=None):
 @pytest.mark.parametrize("split", [1, 7, 64, 333, 100_000])
 def test_deliveries_are_decoded_whatever_the_read_boundaries(split):
     worker = StubWorker()
-    consumer = RecordingConsumer(2)
+    consumer = RecordingConsumer(worker, 2)
     conn = bare_connection(worker, consumers={1: consumer})
     stream = b"".join([
         delivery(1, 1, 77, 0, 0, 4_000_000),
@@ -133,12 +137,13 @@ def test_confirms_are_routed_to_their_publisher():
 
 
 class AckSink:
+    """A loadgen.protocol.Link that keeps the consumer's acks."""
+
     def __init__(self):
         self.acks = []
 
-    def fast_write(self, data):
-        _used, f = frame.decode_frame(bytes(data))
-        self.acks.append((f.method.delivery_tag, f.method.multiple))
+    def ack(self, delivery_tag, multiple):
+        self.acks.append((delivery_tag, multiple))
 
 
 class ConsumerWorker:
@@ -150,8 +155,8 @@ def make_consumer(multi_ack, prefetch=1000):
     consumer = object.__new__(ConsumerState)
     consumer.worker = ConsumerWorker()
     consumer.prefetch, consumer.multi_ack, consumer.auto_ack = prefetch, multi_ack, False
-    consumer.conn, consumer.ready, consumer.channel_number = AckSink(), True, 1
-    consumer.channel_reset()
+    consumer.on_open(AckSink())
+    consumer.ready = True
     return consumer
 
 
@@ -164,8 +169,8 @@ def test_ten_ms_processing_handles_at_most_a_hundred_messages_a_second():
             assert consumer.processed == 100  # one second: 100 processed, no more
     assert consumer.processed == 300
     assert consumer.acked == 300
-    tags = [tag for tag, multiple in consumer.conn.acks]
-    assert all(m for _, m in consumer.conn.acks) and all(t % 5 == 0 for t in tags)
+    tags = [tag for tag, multiple in consumer.link.acks]
+    assert all(m for _, m in consumer.link.acks) and all(t % 5 == 0 for t in tags)
     assert tags == sorted(tags) and consumer.worker.stats.acked == 300
 
 
@@ -178,13 +183,13 @@ def test_processing_queues_behind_earlier_deliveries_and_idle_acks_are_flushed()
     consumer.advance(0.41)
     assert consumer.processed == 4
     consumer.advance(2.0)  # nothing new for more than a second: flush the held-back acks
-    assert consumer.acked == 4 and consumer.conn.acks == [(4, True)]
+    assert consumer.acked == 4 and consumer.link.acks == [(4, True)]
 
 
 def test_zero_processing_acks_every_n_with_multiple():
     consumer = make_consumer(multi_ack=3)
     consumer.after_batch(7, now_s=1.0, processing_s=0.0)
-    assert consumer.conn.acks == [(6, True)] and consumer.acked == 6
+    assert consumer.link.acks == [(6, True)] and consumer.acked == 6
     consumer.after_batch(9, now_s=1.1, processing_s=0.0)
-    assert consumer.conn.acks[-1] == (9, True)
-    assert np.sum([t for t, _ in consumer.conn.acks]) == 15
+    assert consumer.link.acks[-1] == (9, True)
+    assert np.sum([t for t, _ in consumer.link.acks]) == 15
