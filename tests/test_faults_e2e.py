@@ -42,7 +42,7 @@ scenarios:
   - name: memory-alarm
     warmup_s: 2
     steps: {{rates: [{RATE}], duration_s: 22}}
-    faults: [{{kind: memory_alarm, at_s: 8, target: {{node: 1}}, heal_after_s: 6}}]
+    faults: [{{kind: memory_alarm, at_s: 8, target: {{node: 1}}, heal_after_s: 10}}]
   - name: rolling
     warmup_s: 2
     steps: {{rates: [{RATE}], duration_s: 60}}
@@ -116,11 +116,14 @@ def test_memory_alarm_blocks_publishers_until_cleared(cluster_file, tmp_path):
     blocked = ev[ev["kind"] == "connection_blocked"]["second"]
     unblocked = ev[ev["kind"] == "connection_unblocked"]["second"]
     assert len(blocked) and len(unblocked), ev["kind"].value_counts().to_dict()
-    # The broker blocks publishing connections within about a second of the alarm.
-    assert raised - 0.5 <= blocked.min() < raised + 3, (blocked.tolist(), raised, cleared)
+    # The broker blocks publishing connections after the alarm is set and before it is cleared. How soon is
+    # the memory monitor's interval plus a rabbitmqctl call, which a busy machine stretches (4 s seen under
+    # load): the verdict rests on the ordering and on what the block does, not on a machine-speed bound.
+    assert raised - 0.5 <= blocked.min() < cleared, (blocked.tolist(), raised, cleared)
     assert unblocked.max() >= cleared - 0.5
     published = per_second(frames, "published")
-    inside = published[int(raised) + 3:int(cleared)]  # seconds wholly inside the blocked interval
+    inside = published[int(blocked.max()) + 1:int(cleared)]  # seconds wholly inside the blocked interval
+    assert len(inside) >= 2, (blocked.tolist(), raised, cleared)
     before = published[int(raised) - 4:int(raised)]
     after = published[int(cleared) + 3:int(cleared) + 6]
     print(f"\npublished/s before {before.tolist()} blocked {inside.tolist()} after {after.tolist()}")
