@@ -41,7 +41,7 @@ class ConfigPlan:
 
     @property
     def local_port_base(self) -> int:
-        return LOCAL_PORT_FIRST + LOCAL_PORT_BLOCK * self.slot
+        return local_port_base(self.slot)
 
     @property
     def cluster_key(self) -> str:
@@ -76,7 +76,7 @@ class Trial:
 
     @property
     def local_port_base(self) -> int:
-        return LOCAL_PORT_FIRST + LOCAL_PORT_BLOCK * self.slot
+        return local_port_base(self.slot)
 
     @property
     def cluster_key(self) -> str:
@@ -93,6 +93,11 @@ class Trial:
                    repeats=int(data["repeats"]), slot=int(data["slot"]), deployment=data["deployment"],
                    run_label=data["run_label"], spec_path=data["spec_path"], scenarios=tuple(data["scenarios"]),
                    max_parallel_configs=int(data["max_parallel_configs"]))
+
+
+def local_port_base(slot: int) -> int:
+    """The first port of a local cluster's block (its layout: terraform/README.md)."""
+    return LOCAL_PORT_FIRST + LOCAL_PORT_BLOCK * slot
 
 
 def cluster_key(config_id: str, repeat: int) -> str:
