@@ -18,12 +18,10 @@ import yaml
 from sizing.fields import Problem, SpecError
 from sizing.layout import RunKey, manifest_key, raw_config_prefix, run_key_of, table_prefix
 from sizing.plan import Trial, check_budget, plan_trials
+from sizing.records import PER_CONFIG_TABLES
 from sizing.spec import Campaign, load_campaign, parse_campaign
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-# Per-config tables (replaced partition by partition) and campaign-wide tables (recomputed whole).
-PER_CONFIG_TABLES = ("phase_summary",)
-CAMPAIGN_TABLES = ("leaderboard_top_rate", "leaderboard_cost_at_target", "pareto")
 # Locally every broker node and the load generator share the same cores: one cluster at a time.
 DEFAULT_MAX_PARALLEL = {"local": 1, "aws": 4}
 

@@ -140,6 +140,178 @@ def arrow_schema(record_type: str):  # -> pyarrow.Schema; pyarrow imported lazil
 
 def spark_ddl(record_type: str) -> str:
     """The same schema as a Spark DDL string (the Spark jobs never infer raw schemas)."""
-    types = {"string": "STRING", "int32": "INT", "int64": "BIGINT", "float64": "DOUBLE", "bool": "BOOLEAN",
-             "binary": "BINARY"}
-    return ", ".join(f"`{c.name}` {types[c.type]}" for c in RECORD_TYPES[record_type])
+    return ", ".join(f"`{c.name}` {SPARK_TYPES[c.type]}" for c in RECORD_TYPES[record_type])
+
+
+# ------------------------------------------------------------------------------------ derived tables
+# The tables the Spark jobs write (spark_jobs/README.md, "Tables"): one definition each, read by the jobs (which
+# cast to them), the GX suites' generator, the query CLI and the report. Same Column type as the raw records.
+
+_TABLE_KEY = (
+    Column("campaign", "string", "campaign name (partition)"),
+    Column("config_id", "string", "cluster config (partition)"),
+    Column("scenario", "string", "scenario name"),
+    Column("run_id", "string", "run label given by the orchestrator"),
+    Column("repeat", "int32", "1-based repeat"),
+    Column("phase", "int32", "1-based phase number"),
+)
+_LATENCY = ("p50", "p75", "p95", "p99", "p999", "max")
+
+PHASE_SUMMARY = (*_TABLE_KEY,
+    Column("phase_name", "string", "e.g. rate-30000"),
+    Column("start_s", "float64", "phase start, s since scenario start"),
+    Column("duration_s", "float64", "phase length, s"),
+    Column("warmup_s", "float64", "warm-up excluded from every figure below"),
+    Column("steady_s", "float64", "duration_s - warmup_s: the window rates are computed over"),
+    Column("target_rate", "float64", "mean scheduled publish rate of the phase, msg/s"),
+    Column("processing_ms_start", "float64", "consumer processing time at phase start"),
+    Column("processing_ms_end", "float64", "consumer processing time at phase end"),
+    Column("workers", "int32", "load-generator workers with steady rows"),
+    Column("steady_seconds_observed", "int32", "seconds spanned by steady rows"),
+    Column("scheduled", "int64", "messages due in the steady window"),
+    Column("published", "int64", "basic.publish calls in the steady window"),
+    Column("confirmed", "int64", "confirms in the steady window"),
+    Column("nacked", "int64", "nacks in the steady window"),
+    Column("returned", "int64", "returns in the steady window"),
+    Column("consumed", "int64", "deliveries in the steady window (incl. redeliveries)"),
+    Column("redelivered", "int64", "redelivered deliveries in the steady window"),
+    Column("publish_rate", "float64", "published / steady_s, msg/s"),
+    Column("confirm_rate", "float64", "confirmed / steady_s, msg/s"),
+    Column("consume_rate", "float64", "consumed / steady_s, msg/s"),
+    Column("matched_target", "bool",
+           "confirm_rate and consume_rate >= 98% of target AND e2e_p99_ms <= SLO (sizing.rules.matched_target)"),
+    Column("slo_p99_ms", "float64", "the campaign's end-to-end p99 SLO"),
+    Column("valid", "bool", "the load generator kept up (see invalid_reason)"),
+    Column("invalid_reason", "string", "no_client_records | loadgen_cpu_saturated | loadgen_behind (comma list)"),
+    Column("e2e_samples", "int64", "messages in the merged end-to-end histogram"),
+    *(Column(f"e2e_{q}_ms", "float64", f"end-to-end latency {q} (merged histograms, 1% rel. error), ms")
+      for q in _LATENCY),
+    *(Column(f"confirm_{q}_ms", "float64", f"confirm latency {q}, ms") for q in _LATENCY),
+    Column("publish_delay_p99_ms", "float64", "p99 lateness of sends against the open-loop schedule, ms"),
+    Column("publish_delay_max_ms", "float64", "worst lateness, ms"),
+    Column("blocked_share", "float64", "fraction of worker time the broker blocked publishers"),
+    Column("worker_cpu_max", "float64", "highest per-worker CPU share (cpu_s per second) in the steady window"),
+    Column("worker_behind_events", "int64", "worker_behind events in the phase"),
+    Column("connection_blocked_events", "int64", "connection_blocked events in the phase"),
+    Column("backlog_max", "int64", "broker_queue_max, else backlog_max_client"),
+    Column("backlog_max_client", "int64", "max of cumulative confirmed - consumed over the phase's seconds"),
+    Column("broker_queue_max", "int64", "max over samples of messages in all queues (summed over nodes)"),
+    Column("broker_mem_max_bytes", "int64", "max memory used by any node"),
+    Column("broker_mem_max_fraction", "float64", "max memory used / high watermark"),
+    Column("broker_alarm", "bool", "any memory or disk alarm seen"),
+    Column("broker_node_down_seen", "bool", "a sample saw a node not running"),
+    Column("broker_disk_free_min_bytes", "int64", "lowest free disk"),
+    Column("lost", "int64", "confirmed messages never consumed (ACCOUNTING)"),
+    Column("duplicates", "int64", "consumed again without the redelivered flag"),
+    Column("reordered", "int64", "deliveries older than an earlier one of the same publisher on one queue"),
+    Column("consumed_unique", "int64", "distinct messages consumed"),
+    Column("redelivered_accounted", "int64", "redelivered deliveries (ACCOUNTING)"),
+    Column("faults", "int32", "fault_start events in the phase"),
+    Column("fault_kinds", "string", "comma list of fault kinds"),
+    Column("fault_errors", "int64", "fault_error events"),
+    Column("pre_fault_rate", "float64", "throughput before the fault (mean of the 30 s before), msg/s"),
+    Column("time_to_recover_s", "float64",
+           "longest time back to >= 95% of pre_fault_rate for 5 s (null: no fault/never)"),
+    Column("recovered", "bool", "every fault of the phase recovered before the phase ended"),
+    Column("unavailable_s", "float64", "degraded seconds (< 95% of pre_fault_rate) between faults and recovery"),
+    Column("worst_dip_ratio", "float64", "lowest 5 s mean throughput after a fault / pre_fault_rate"),
+)
+
+# Per (config, run, repeat): that trial's capacity figures. The leaderboard's figures are means/minimums over
+# these rows and the report's intervals are bootstrapped over the same rows.
+CAPACITY_REPEATS = (
+    Column("campaign", "string", "campaign name (partition)"),
+    Column("config_id", "string", "cluster config"),
+    Column("run_id", "string", "run label"),
+    Column("repeat", "int32", "1-based repeat"),
+    Column("top_matched_throughput", "float64",
+           "highest carried rate (min of confirm, consume) of a phase counting toward capacity, msg/s"),
+    Column("top_matched_phase", "string", "the phase it was carried in"),
+    Column("max_matched_target_rate", "float64", "highest target rate a counted phase matched, msg/s",
+           nullable=True),
+    Column("capacity_phases", "int32", "phases of this repeat that counted toward capacity"),
+)
+
+LEADERBOARDS = (
+    Column("campaign", "string", "campaign name (partition)"),
+    Column("queue_type", "string", "quorum | classic | stream"),
+    Column("config_id", "string", "cluster config"),
+    Column("nodes", "int32", "cluster nodes"),
+    Column("instance_type", "string", "instance type"),
+    Column("volume_type", "string", "volume type"),
+    Column("monthly_cost", "float64", "cluster cost per month (sizing.cost)"),
+    Column("currency", "string", "catalog currency"),
+    Column("top_matched_throughput", "float64", "mean over repeats of capacity_repeats.top_matched_throughput"),
+    Column("top_matched_phase", "string", "phase of the best repeat's top"),
+    Column("max_matched_target_rate", "float64", "highest target matched in every repeat"),
+    Column("capacity_phases", "int32", "phases that counted toward capacity, all repeats"),
+    Column("campaign_target_rate", "float64", "the campaign target, msg/s"),
+    Column("met_target", "bool", "max_matched_target_rate >= the campaign target"),
+    Column("cost_per_1k_at_top", "float64", "sizing.cost.cost_per_1000_msgs at top_matched_throughput"),
+    Column("rank_at_top", "int32", "1 = cheapest per 1000 msg/s at top"),
+    Column("cost_per_1k_at_target", "float64", "cost per 1000 msg/s at the campaign target (met_target only)"),
+    Column("rank_at_target", "int32", "1 = cheapest at target"),
+    Column("capacity_rank", "int32", "1 = highest top_matched_throughput"),
+    Column("pareto", "bool", "on the cost-vs-capacity Pareto front"),
+)
+
+PARETO = (
+    Column("campaign", "string", "campaign name (partition)"),
+    Column("queue_type", "string", "queue type"),
+    Column("config_id", "string", "cluster config"),
+    Column("monthly_cost", "float64", "cluster cost per month"),
+    Column("top_matched_throughput", "float64", "as in leaderboards"),
+    Column("cost_per_1k_at_top", "float64", "as in leaderboards"),
+)
+
+ADVERSE = (
+    Column("campaign", "string", "campaign name (partition)"),
+    Column("config_id", "string", "cluster config"),
+    Column("scenario", "string", "adverse scenario"),
+    Column("phases_judged", "int32", "phases judged (step: offered <= campaign target; profile: all)"),
+    Column("phases_held", "int32", "judged phases that held (sizing.rules.held_target)"),
+    Column("held_target", "bool", "every judged phase held"),
+    Column("worst_dip_ratio", "float64", "lowest 5 s mean after a fault / pre-fault rate (>= 1: no dip)"),
+    Column("worst_confirm_ratio", "float64", "lowest confirm_rate / target_rate"),
+    Column("max_time_to_recover_s", "float64", "longest recovery"),
+    Column("all_recovered", "bool", "every fault recovered before its phase ended"),
+    Column("unavailable_s", "float64", "degraded seconds, summed"),
+    Column("lost", "int64", "confirmed messages never consumed"),
+    Column("duplicates", "int64", "duplicate deliveries"),
+    Column("max_e2e_p99_ms", "float64", "worst phase p99"),
+)
+
+TABLES: dict[str, tuple[Column, ...]] = {
+    "phase_summary": PHASE_SUMMARY,
+    "capacity_repeats": CAPACITY_REPEATS,
+    "leaderboards": LEADERBOARDS,
+    "pareto": PARETO,
+    "adverse": ADVERSE,
+}
+
+# Tables partitioned by config (a backfill of one config replaces its partition); the others are campaign-wide
+# and recomputed whole by the leaderboards job.
+PER_CONFIG_TABLES = ("phase_summary",)
+CAMPAIGN_TABLES = tuple(name for name in TABLES if name not in PER_CONFIG_TABLES)
+
+SPARK_TYPES = {"string": "STRING", "int32": "INT", "int64": "BIGINT", "float64": "DOUBLE", "bool": "BOOLEAN",
+                "binary": "BINARY"}
+
+
+def table_columns(table: str) -> list[str]:
+    return [c.name for c in TABLES[table]]
+
+
+def table_ddl(table: str) -> str:
+    """A derived table's schema as a Spark DDL string (`name TYPE, ...`)."""
+    return ", ".join(f"{c.name} {SPARK_TYPES[c.type]}" for c in TABLES[table])
+
+
+def table_markdown(table: str) -> str:
+    """The README's table of a derived table's columns."""
+    lines = ["| column | type | meaning |", "|---|---|---|"]
+    return "\n".join(lines + [f"| `{c.name}` | {SPARK_TYPES[c.type]} | {c.doc} |" for c in TABLES[table]])
+
+
+if __name__ == "__main__":  # prints the Markdown tables of spark_jobs/README.md ("Tables")
+    print("\n\n".join(f"### {name}\n\n{table_markdown(name)}" for name in TABLES))

@@ -1,7 +1,7 @@
 """Judgement rules: the one home of every threshold and predicate that turns measurements into verdicts.
 
-The load generator (when it flags itself as behind), the Spark jobs (validity, matched target, capacity)
-and the report (which scenarios are intensity ladders) import these; none keeps a copy. The rules in
+The load generator (when it flags itself as behind), the Spark jobs (validity, matched target, capacity,
+adverse holds) and the report (which scenarios are intensity ladders) import these; none keeps a copy. The rules in
 words are in spark_jobs/README.md ("Rules").
 """
 
@@ -33,9 +33,63 @@ def worker_behind(cpu_s: float, tick_lag_s: float) -> bool:
     return cpu_s >= WORKER_CPU_SATURATION or tick_lag_s > WORKER_TICK_LAG_S
 
 
+# ------------------------------------------------------------------------------ phase verdicts
+# The predicates below are written with `&`, `|` and comparisons only, so one definition evaluates on plain
+# values (bool/float), on pandas Series and on Spark Columns alike: the Spark jobs pass Columns
+# (spark_jobs/rules_columns.py adds only the null handling), tests and the report pass values.
+
+
+def cpu_saturated(worker_cpu_max):
+    """A worker used at least WORKER_CPU_SATURATION of a core over the steady window: the phase is invalid."""
+    return worker_cpu_max >= WORKER_CPU_SATURATION
+
+
+def matched_target(confirm_rate, consume_rate, target_rate, e2e_p99_ms, slo_p99_ms):
+    """The phase carried its target: confirm and consume rates >= MATCH_FRACTION of it, and p99 within the SLO.
+
+    Validity is not required: a lagging generator only lowers the rates and raises the latencies it measures,
+    so a phase that matched anyway is a pass (one that missed while the generator lagged is inconclusive)."""
+    need = target_rate * MATCH_FRACTION
+    return (confirm_rate >= need) & (consume_rate >= need) & (e2e_p99_ms <= slo_p99_ms)
+
+
+def held_target(matched, lost):
+    """An adverse-scenario phase held: it matched its target and lost no confirmed message."""
+    return matched & (lost == 0)
+
+
+def counts_toward_capacity(valid, matched, e2e_p99_ms, slo_p99_ms):
+    """The capacity predicate: a phase of a capacity scenario counts toward its config's top throughput when
+    it is conclusive (valid, or matched its target despite a lagging generator, which can only understate the
+    broker) and its end-to-end p99 met the SLO. Its throughput is `carried_rate`."""
+    return (valid | matched) & (e2e_p99_ms <= slo_p99_ms)
+
+
+def carried_rate(confirm_rate: float, consume_rate: float) -> float:
+    """What a phase carried end to end: the lower of the achieved confirm and consume rates.
+    (Spark: `F.least` of the same two columns, spark_jobs/rules_columns.py.)"""
+    return min(confirm_rate, consume_rate)
+
+
+# ------------------------------------------------------------------------- scenario classification
+CAPACITY = "capacity"  # step rates, no fault: the increasing-intensity test (seed 000); feeds the leaderboards
+STEP_ADVERSE = "step_adverse"  # step rates with faults: judged at the intensities up to the campaign target
+PROFILE_ADVERSE = "profile_adverse"  # rate/processing profiles: every phase judged
+SEARCH = "search"  # an adaptive capacity search (sizing/search.py): judged probe by probe with probe_passes
+
+
+def scenario_kind(scenario: Scenario) -> str:
+    """How the analysis and the report treat a scenario (one classification for both)."""
+    if scenario.search is not None:
+        return SEARCH
+    if scenario.step_rates is None:
+        return PROFILE_ADVERSE
+    return STEP_ADVERSE if scenario.faults else CAPACITY
+
+
 def is_intensity(scenario: Scenario) -> bool:
-    """Ideal-conditions increasing-intensity test (seed 000); anything else is an adverse scenario (seed 002)."""
-    return scenario.step_rates is not None and not scenario.faults and scenario.processing_ms is None
+    """A capacity (increasing-intensity) scenario; anything else is an adverse scenario (seed 002)."""
+    return scenario_kind(scenario) == CAPACITY
 
 
 def probe_passes(*, target_rate: float, confirm_rate: float, consume_rate: float, backlog_slope: float,

@@ -3,7 +3,9 @@
     spark-submit --py-files build/sizing_jobs.zip spark_jobs/leaderboards.py \
         --spec campaigns/quorum-sizing-2020.yaml --campaign quorum-sizing-2020
 
-Writes three tables, each one object set per campaign (the campaign partition is replaced whole):
+Writes four tables, each one object set per campaign (the campaign partition is replaced whole):
+- capacity_repeats: per config and repeat, the top carried rate within the SLO (the leaderboard's figures are
+  aggregates of these rows; the report's intervals are bootstrapped over them);
 - leaderboards: per config, top matched throughput, cost per 1000 msg/s per month at it and at the
   campaign target (only configs that met target and SLO), ranks, Pareto flag;
 - pareto: the configs on the cost-vs-capacity Pareto front;
@@ -22,73 +24,64 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from adapters.objectstore import StoreSpec
-from sizing import layout
+from sizing import records, rules
 from sizing.cost import cost_per_1000_msgs
-from sizing.plan import ConfigPlan
-from spark_jobs.s3source import read_objects, write_table
-from spark_jobs.tables import PHASE_SUMMARY_DDL
+from sizing.plan import ConfigPlan, plan_configs
+from sizing.spec import Campaign
+from spark_jobs import gate, rules_columns
+from spark_jobs.campaigns import load as load_campaign
+from spark_jobs.session import get_session
+from spark_jobs.tableio import read_table, replace_table
 
-LEADERBOARD_DDL = (
-    "campaign STRING, queue_type STRING, config_id STRING, nodes INT, instance_type STRING, volume_type STRING, "
-    "monthly_cost DOUBLE, currency STRING, top_matched_throughput DOUBLE, top_matched_phase STRING, "
-    "max_matched_target_rate DOUBLE, capacity_phases INT, campaign_target_rate DOUBLE, met_target BOOLEAN, "
-    "cost_per_1k_at_top DOUBLE, rank_at_top INT, cost_per_1k_at_target DOUBLE, rank_at_target INT, "
-    "capacity_rank INT, pareto BOOLEAN")
-PARETO_DDL = ("campaign STRING, queue_type STRING, config_id STRING, monthly_cost DOUBLE, "
-              "top_matched_throughput DOUBLE, cost_per_1k_at_top DOUBLE")
-ADVERSE_DDL = (
-    "campaign STRING, config_id STRING, scenario STRING, phases_judged INT, phases_held INT, held_target BOOLEAN, "
-    "worst_dip_ratio DOUBLE, worst_confirm_ratio DOUBLE, max_time_to_recover_s DOUBLE, all_recovered BOOLEAN, "
-    "unavailable_s DOUBLE, lost BIGINT, duplicates BIGINT, max_e2e_p99_ms DOUBLE")
+TABLES = ("capacity_repeats", "leaderboards", "pareto", "adverse")  # schemas: sizing.records.TABLES
 
 
 # -------------------------------------------------------------------------------- Spark aggregations
 
 
-def config_capacity(phase_summary: DataFrame, capacity_scenarios: Sequence[str]) -> DataFrame:
-    """Top matched throughput per config over the capacity (increasing-intensity) scenarios.
+def capacity_repeats(phase_summary: DataFrame, capacity_scenarios: Sequence[str]) -> DataFrame:
+    """Per (config, run, repeat): the top carried rate over the phases that count toward capacity.
 
-    A phase counts when it met the latency SLO (e2e p99 <= SLO) and is conclusive (valid, or matched its
-    target despite a lagging generator, which only understates the broker); its throughput is the
-    lower of the achieved confirm and consume rates. That is the seed's "top throughput": the highest
-    rate a cluster carried within the SLO, whatever the intensity it was offered.
-
-    With repeats, each repeat's top is taken first and the leaderboard carries their mean (a single lucky
-    repeat must not lead the board); the highest matched intensity is the one matched in every repeat.
+    A phase counts by sizing.rules.counts_toward_capacity (conclusive and within the SLO) in a capacity
+    scenario; what it carried is the lower of its confirm and consume rates. That is the seed's "top
+    throughput": the highest rate a cluster carried within the SLO, whatever intensity it was offered.
+    The highest matched intensity of the repeat is the highest target among those phases that matched it.
+    Repeats with no counting phase have no row.
     """
-    conclusive = F.col("valid") | F.col("matched_target")  # a lagging generator can only understate capacity
-    ok = (conclusive & (F.col("e2e_p99_ms") <= F.col("slo_p99_ms"))
-          & F.col("scenario").isin(list(capacity_scenarios)))
-    carried = F.least("confirm_rate", "consume_rate")
-    per_repeat = (phase_summary.filter(ok)
-                  .withColumn("carried", carried)
-                  .groupBy("campaign", "config_id", "run_id", "repeat")
-                  .agg(F.max("carried").alias("top"), F.max_by("phase_name", "carried").alias("top_phase"),
-                       F.max(F.when(F.col("matched_target"), F.col("target_rate"))).alias("matched_rate"),
-                       F.count("*").cast("int").alias("phases")))
+    counted = phase_summary.filter(rules_columns.counts_toward_capacity()
+                                   & F.col("scenario").isin(list(capacity_scenarios)))
+    return (counted.withColumn("carried", rules_columns.carried())
+            .groupBy("campaign", "config_id", "run_id", "repeat")
+            .agg(F.max("carried").alias("top_matched_throughput"),
+                 F.max_by("phase_name", "carried").alias("top_matched_phase"),
+                 F.max(F.when(F.col("matched_target"), F.col("target_rate"))).alias("max_matched_target_rate"),
+                 F.count("*").cast("int").alias("capacity_phases"))
+            .select(*records.table_columns("capacity_repeats")))
+
+
+def config_capacity(per_repeat: DataFrame) -> DataFrame:
+    """Per config from its capacity_repeats rows: the mean of the repeats' tops (a single lucky repeat must
+    not lead the board), the best repeat's phase, and the highest intensity matched in every repeat."""
     return (per_repeat.groupBy("campaign", "config_id")
-            .agg(F.avg("top").alias("top_matched_throughput"),
-                 F.max_by("top_phase", "top").alias("top_matched_phase"),
-                 F.min("matched_rate").alias("max_matched_target_rate"),
-                 F.sum("phases").cast("int").alias("capacity_phases")))
+            .agg(F.avg("top_matched_throughput").alias("top_matched_throughput"),
+                 F.max_by("top_matched_phase", "top_matched_throughput").alias("top_matched_phase"),
+                 F.min("max_matched_target_rate").alias("max_matched_target_rate"),
+                 F.sum("capacity_phases").cast("int").alias("capacity_phases")))
 
 
 def adverse_verdicts(phase_summary: DataFrame, step_scenarios: Sequence[str], profile_scenarios: Sequence[str],
-                     target_rate: float, match_fraction: float = 0.98) -> DataFrame:
+                     target_rate: float) -> DataFrame:
     """Held the target or not, per config and adverse scenario.
 
     Judged phases: in step scenarios (e.g. broker-kill at each intensity) the phases offered at most the
-    campaign target; in profile scenarios (peaks, slowdowns) every phase. A phase is held when its confirm
-    and consume rates reached 98 % of its target, e2e p99 met the SLO and nothing was lost (a lagging
-    generator can only make that harder, so validity is not required for a hold).
+    campaign target; in profile scenarios (peaks, slowdowns) every phase. A phase holds by
+    sizing.rules.held_target: it matched its target (rates and SLO; validity not required, a lagging
+    generator can only make that harder) and lost nothing.
     """
     judged = phase_summary.filter(
         (F.col("scenario").isin(list(step_scenarios)) & (F.col("target_rate") <= target_rate))
         | F.col("scenario").isin(list(profile_scenarios)))
-    need = F.col("target_rate") * match_fraction
-    held = ((F.col("confirm_rate") >= need) & (F.col("consume_rate") >= need)
-            & (F.col("e2e_p99_ms") <= F.col("slo_p99_ms")) & (F.coalesce("lost", F.lit(0)) == 0))
-    return (judged.withColumn("held", F.coalesce(held, F.lit(False)))
+    return (judged.withColumn("held", rules_columns.held_target())
             .groupBy("campaign", "config_id", "scenario")
             .agg(F.count("*").cast("int").alias("phases_judged"),
                  F.sum(F.col("held").cast("int")).cast("int").alias("phases_held"),
@@ -100,7 +93,8 @@ def adverse_verdicts(phase_summary: DataFrame, step_scenarios: Sequence[str], pr
                  F.sum(F.coalesce("unavailable_s", F.lit(0.0))).alias("unavailable_s"),
                  F.sum(F.coalesce("lost", F.lit(0))).cast("bigint").alias("lost"),
                  F.sum(F.coalesce("duplicates", F.lit(0))).cast("bigint").alias("duplicates"),
-                 F.max("e2e_p99_ms").alias("max_e2e_p99_ms")))
+                 F.max("e2e_p99_ms").alias("max_e2e_p99_ms"))
+            .select(*records.table_columns("adverse")))
 
 
 # ----------------------------------------------------------------------- pure driver-side ranking
@@ -156,47 +150,45 @@ def rank_configs(capacity: dict[str, dict[str, Any]], plans: Sequence[ConfigPlan
 # ------------------------------------------------------------------------------------------------ job
 
 
-def build(spark: SparkSession, phase_summary: DataFrame, campaign) -> dict[str, DataFrame]:
-    """The three campaign tables from the campaign's phase_summary rows and its spec."""
-    from sizing.plan import plan_configs
+def scenarios_of(campaign: Campaign, kind: str) -> list[str]:
+    return [s.name for s in campaign.scenarios if rules.scenario_kind(s) == kind]
 
-    capacity_scenarios = [s.name for s in campaign.scenarios if s.step_rates and not s.faults]
-    step_adverse = [s.name for s in campaign.scenarios if s.step_rates and s.faults]
-    profile_adverse = [s.name for s in campaign.scenarios if not s.step_rates]
-    rows = config_capacity(phase_summary, capacity_scenarios).collect()
-    capacity = {r["config_id"]: r.asDict() for r in rows}
+
+def build(spark: SparkSession, phase_summary: DataFrame, campaign: Campaign) -> dict[str, DataFrame]:
+    """The four campaign tables (TABLES) from the campaign's phase_summary rows and its spec."""
+    per_repeat = capacity_repeats(phase_summary, scenarios_of(campaign, rules.CAPACITY)).cache()
+    capacity = {r["config_id"]: r.asDict() for r in config_capacity(per_repeat).collect()}
     board = rank_configs(capacity, plan_configs(campaign), campaign.workload.queues.type, campaign.target.rate,
                          campaign.catalog.currency)
-    leaderboards = spark.createDataFrame(board, LEADERBOARD_DDL)
-    pareto = spark.createDataFrame([{k: r[k] for k in ("campaign", "queue_type", "config_id", "monthly_cost",
-                                                       "top_matched_throughput", "cost_per_1k_at_top")}
-                                    for r in board if r["pareto"]], PARETO_DDL)
-    adverse = adverse_verdicts(phase_summary, step_adverse, profile_adverse, campaign.target.rate)
-    return {"leaderboards": leaderboards, "pareto": pareto, "adverse": adverse.select(
-        *[c.split()[0] for c in ADVERSE_DDL.split(", ")])}
+    leaderboards = spark.createDataFrame(board, records.table_ddl("leaderboards"))
+    pareto_columns = records.table_columns("pareto")
+    pareto = spark.createDataFrame([{k: r[k] for k in pareto_columns} for r in board if r["pareto"]],
+                                   records.table_ddl("pareto"))
+    adverse = adverse_verdicts(phase_summary, scenarios_of(campaign, rules.STEP_ADVERSE),
+                               scenarios_of(campaign, rules.PROFILE_ADVERSE), campaign.target.rate)
+    return {"capacity_repeats": per_repeat, "leaderboards": leaderboards, "pareto": pareto, "adverse": adverse}
 
 
-def run(spark: SparkSession, spec: StoreSpec, campaign) -> dict[str, DataFrame]:
-    from spark_jobs.phase_summary import TABLE as PHASE_SUMMARY
-
-    summary = read_objects(spark, spec, [layout.table_prefix(PHASE_SUMMARY, campaign.name)], PHASE_SUMMARY_DDL)
+def run(spark: SparkSession, spec: StoreSpec, campaign: Campaign) -> dict[str, DataFrame]:
+    summary = read_table(spark, spec, "phase_summary", campaign.name)
     tables = build(spark, summary, campaign)
     for name, frame in tables.items():
-        write_table(frame, spec, name, ["campaign"], replace_prefixes=[layout.table_prefix(name, campaign.name)])
+        replace_table(frame, spec, name, campaign.name)
     return tables
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    from spark_jobs.campaigns import load as load_campaign
-    from spark_jobs.session import get_session
-
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="leaderboards", description=__doc__.splitlines()[0])
     parser.add_argument("--spec", required=True, help="campaign spec YAML (catalog, shapes, target, SLO)")
     parser.add_argument("--campaign", required=True)
     parser.add_argument("--validate", metavar="RUN_ID", default=None,
                         help="run the GX suites on the written tables; the result is filed under this run id")
     parser.add_argument("--docs-dir", default=None, help="where GX Data Docs are built (with --validate)")
-    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
     campaign = load_campaign(args.spec)
     if campaign.name != args.campaign:
         raise SystemExit(f"--campaign {args.campaign!r} but {args.spec} defines campaign {campaign.name!r}")
@@ -205,9 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     tables = run(spark, spec, campaign)
     print(f"leaderboards: wrote {', '.join(tables)} for {args.campaign} under {spec.uri('tables/')}")
     if args.validate:
-        from spark_jobs import validate
-
-        validate.gate(spark, spec, "leaderboards", campaign, validate.CAMPAIGN_WIDE, args.validate, args.docs_dir)
+        gate.gate(spark, spec, "leaderboards", campaign, gate.CAMPAIGN_WIDE, args.validate, args.docs_dir)
     return 0
 
 

@@ -22,9 +22,11 @@ from pyspark.sql import functions as F
 
 from adapters.objectstore import StoreSpec
 from sizing import layout, records
-from spark_jobs import histmerge, tables
+from spark_jobs import gate, histmerge, rules_columns
+from spark_jobs.campaigns import load as load_campaign
 from spark_jobs.recovery import fault_impact
-from spark_jobs.s3source import read_objects, write_table
+from spark_jobs.session import get_session
+from spark_jobs.tableio import read_raw, replace_table
 
 TABLE = "phase_summary"
 RUN_COLS = [c.name for c in records.RUN_KEY]
@@ -34,14 +36,14 @@ RUN_KEY_DDL = "campaign STRING, config_id STRING, scenario STRING, run_id STRING
 
 @dataclass(frozen=True)
 class Rules:
-    """When a phase counts as valid and as having matched its target (spark_jobs/README.md, "Rules")."""
+    """The campaign's part of the verdicts; thresholds are sizing.rules' (spark_jobs/README.md, "Rules").
+
+    Publish lateness alone is no verdict on the load generator: with confirms it is mostly broker
+    back-pressure (the in-flight limit is full) or an outage during a fault. The generator says itself
+    when it fell behind (`worker_behind` events: its tick loop lagged or its CPU was saturated).
+    """
 
     slo_p99_ms: float
-    match_fraction: float = 0.98  # achieved confirm and consume rates >= 98 % of the phase target
-    cpu_saturation: float = 0.95  # a worker process using >= 95 % of a core in the steady window is saturated
-    # Publish lateness alone is no verdict on the load generator: with confirms it is mostly broker
-    # back-pressure (the in-flight limit is full) or an outage during a fault. The generator says itself
-    # when it fell behind (`worker_behind` events: its tick loop lagged or its CPU was saturated).
 
 
 # ------------------------------------------------------------------------- client seconds -> per phase
@@ -244,45 +246,17 @@ def summarise(phases: DataFrame, client_seconds: DataFrame, accounting: DataFram
                   .withColumn("consume_rate", F.col("consumed") / steady)
                   .withColumn("faults", F.coalesce("faults", F.lit(0)))
                   .withColumn("backlog_max", F.coalesce("broker_queue_max", "backlog_max_client")))
-    reasons = F.concat_ws(",",
-                          F.when(F.col("workers").isNull(), F.lit("no_client_records")),
-                          F.when(F.col("worker_cpu_max") >= rules.cpu_saturation, F.lit("loadgen_cpu_saturated")),
-                          F.when(F.coalesce(F.col("worker_behind_events"), F.lit(0)) > 0, F.lit("loadgen_behind")))
-    with_validity = (with_rates.withColumn("invalid_reason", F.when(reasons == "", None).otherwise(reasons))
+    with_validity = (with_rates.withColumn("invalid_reason", rules_columns.invalid_reason())
                      .withColumn("valid", F.col("invalid_reason").isNull()))
-    need = F.col("target_rate") * rules.match_fraction
-    # A lagging generator only lowers the rates and raises the latencies it measures, so a phase that met
-    # its target anyway is a pass; one that missed while the generator lagged is inconclusive (invalid).
-    matched = ((F.col("confirm_rate") >= need) & (F.col("consume_rate") >= need)
-               & F.col("e2e_p99_ms").isNotNull() & (F.col("e2e_p99_ms") <= rules.slo_p99_ms))
-    return (with_validity.withColumn("matched_target", F.coalesce(matched, F.lit(False)))
-            .withColumn("slo_p99_ms", F.lit(float(rules.slo_p99_ms)))
-            .select(*[F.col(name).cast(kind).alias(name) for name, kind in OUTPUT_COLUMNS]))
-
-
-OUTPUT_COLUMNS = [(name, kind) for name, kind, _ in tables.PHASE_SUMMARY]
+    return (with_validity.withColumn("slo_p99_ms", F.lit(float(rules.slo_p99_ms)))
+            .withColumn("matched_target", rules_columns.matched_target(F.col("slo_p99_ms")))
+            .select(*[F.col(c.name).cast(records.SPARK_TYPES[c.type]).alias(c.name) for c in records.PHASE_SUMMARY]))
 
 
 # --------------------------------------------------------------------------------------------- I/O
 
 
-def raw_key_filter(record_type: str, run_ids: Sequence[str]):
-    runs = {f"/run={r}/" for r in run_ids}
-
-    def keep(key: str) -> bool:
-        return f"/{record_type}/" in key and any(r in key for r in runs)
-
-    return keep
-
-
 SERIES_DDL = RUN_KEY_DDL + ", second INT, phase INT, confirmed BIGINT, consumed BIGINT"
-
-
-def read_raw(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str],
-             record_type: str, schema: str | None = None) -> DataFrame:
-    prefixes = [layout.raw_config_prefix(campaign, c) for c in configs]
-    return read_objects(spark, spec, prefixes, schema or records.spark_ddl(record_type),
-                        raw_key_filter(record_type, run_ids))
 
 
 def run(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str],
@@ -291,8 +265,7 @@ def run(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[s
     series = read_raw(spark, spec, campaign, configs, run_ids, "client_seconds", SERIES_DDL)
     table = summarise(raw["phases"], raw["client_seconds"], raw["accounting"], raw["events"],
                       raw["broker_samples"], rules, client_series=series)
-    write_table(table, spec, TABLE, ["campaign", "config_id"],
-                replace_prefixes=[layout.table_prefix(TABLE, campaign, c) for c in configs])
+    replace_table(table, spec, TABLE, campaign, configs)
     return table
 
 
@@ -311,10 +284,6 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from spark_jobs import validate
-    from spark_jobs.campaigns import load as load_campaign
-    from spark_jobs.session import get_session
-
     args = parse_args(sys.argv[1:] if argv is None else argv)
     campaign = load_campaign(args.spec)
     if campaign.name != args.campaign:
@@ -325,10 +294,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     spec = StoreSpec.from_env()
     checks = [(config, run_id) for config in args.configs for run_id in args.run_ids] if args.validate else []
     for config, run_id in checks:
-        validate.gate(spark, spec, "raw", campaign, config, run_id, args.docs_dir)
+        gate.gate(spark, spec, "raw", campaign, config, run_id, args.docs_dir)
     run(spark, spec, args.campaign, args.configs, args.run_ids, Rules(slo_p99_ms=campaign.target.p99_latency_ms))
     for config, run_id in checks:
-        validate.gate(spark, spec, "phase_summary", campaign, config, run_id, args.docs_dir)
+        gate.gate(spark, spec, "phase_summary", campaign, config, run_id, args.docs_dir)
     print(f"phase_summary: wrote {', '.join(args.configs)} of {args.campaign} to "
           f"{spec.uri(layout.table_prefix(TABLE, args.campaign))}")
     return 0

@@ -2,9 +2,9 @@
 
     python -m spark_jobs.query --campaign local-quick "SELECT config_id, cost_per_1k_at_top FROM leaderboards"
 
-Views: phase_summary, leaderboards, pareto, adverse (derived tables) and client_seconds, accounting,
-events, broker_samples, phases (raw records of every config and run of the campaign). Only the views
-a query names are registered, so a query on the leaderboards never lists the raw objects.
+Views: phase_summary, capacity_repeats, leaderboards, pareto, adverse (derived tables, sizing.records.TABLES)
+and client_seconds, accounting, events, broker_samples, phases (raw records of every config and run of the
+campaign). Only the views a query names are registered, so a query on the leaderboards never lists the raw objects.
 """
 
 from __future__ import annotations
@@ -15,37 +15,31 @@ import sys
 from collections.abc import Sequence
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import BinaryType
 
 from adapters.objectstore import StoreSpec
-from sizing import layout, records
-from spark_jobs import leaderboards
-from spark_jobs.s3source import read_objects
-from spark_jobs.tables import PHASE_SUMMARY_DDL
-
-TABLES = {"phase_summary": PHASE_SUMMARY_DDL, "leaderboards": leaderboards.LEADERBOARD_DDL,
-          "pareto": leaderboards.PARETO_DDL, "adverse": leaderboards.ADVERSE_DDL}
+from sizing import records
+from spark_jobs.session import get_session
+from spark_jobs.tableio import read_campaign_raw, read_table
 
 
 def views_named(sql: str) -> list[str]:
     words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", sql.lower()))
-    return [v for v in (*TABLES, *records.RECORD_TYPES) if v in words]
+    return [v for v in (*records.TABLES, *records.RECORD_TYPES) if v in words]
 
 
 def register_views(spark: SparkSession, spec: StoreSpec, campaign: str, names: Sequence[str]) -> None:
     for name in names:
-        if name in TABLES:
-            df = read_objects(spark, spec, [layout.table_prefix(name, campaign)], TABLES[name])
+        if name in records.TABLES:
+            df = read_table(spark, spec, name, campaign)
         else:
-            df = read_objects(spark, spec, [f"raw/campaign={campaign}/"], records.spark_ddl(name),
-                              lambda key, rt=name: f"/{rt}/" in key)
+            df = read_campaign_raw(spark, spec, campaign, name)
         df.createOrReplaceTempView(name)
 
 
 def render(df: DataFrame, limit: int) -> str:
     """A plain-text table; binary histogram columns are shown by size only."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import BinaryType
-
     shown = df.select(*[F.concat(F.length(f.name).cast("string"), F.lit(" B")).alias(f.name)
                         if isinstance(f.dataType, BinaryType) else F.col(f.name) for f in df.schema.fields])
     frame = shown.limit(limit + 1).toPandas()
@@ -55,8 +49,6 @@ def render(df: DataFrame, limit: int) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from spark_jobs.session import get_session
-
     parser = argparse.ArgumentParser(prog="sizing query", description=__doc__.splitlines()[0])
     parser.add_argument("--campaign", required=True)
     parser.add_argument("--limit", type=int, default=100)

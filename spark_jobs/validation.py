@@ -52,11 +52,6 @@ def _raw_client_columns() -> list[str]:
 
 
 def _suites() -> dict[str, list[Expectation]]:
-    from spark_jobs import leaderboards, tables
-
-    ps_cols = [n for n, _, _ in tables.PHASE_SUMMARY]
-    lb_cols = [p.split()[0] for p in leaderboards.LEADERBOARD_DDL.split(", ")]
-    adverse_cols = [p.split()[0] for p in leaderboards.ADVERSE_DDL.split(", ")]
     return {
         # Row level: one row per worker-second as loaded (histogram blobs replaced by a wire-format check).
         "raw_client_seconds": [
@@ -81,7 +76,8 @@ def _suites() -> dict[str, list[Expectation]]:
             *_non_negative(["lost", "duplicates", "reordered"]),
         ],
         "phase_summary": [
-            ("ExpectTableColumnsToMatchSet", {"column_set": ps_cols, "exact_match": True}),
+            ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("phase_summary"),
+                                              "exact_match": True}),
             *_not_null([*PHASE_KEY, "target_rate", "valid", "matched_target"]),
             ("ExpectCompoundColumnsToBeUnique", {"column_list": PHASE_KEY}),
             *_monotonic("e2e"), *_monotonic("confirm"),
@@ -90,7 +86,8 @@ def _suites() -> dict[str, list[Expectation]]:
                             "time_to_recover_s", "unavailable_s"]),
         ],
         "leaderboards": [
-            ("ExpectTableColumnsToMatchSet", {"column_set": lb_cols, "exact_match": True}),
+            ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("leaderboards"),
+                                              "exact_match": True}),
             *_not_null(["campaign", "config_id", "monthly_cost"]),
             ("ExpectCompoundColumnsToBeUnique", {"column_list": ["campaign", "config_id"]}),
             *[("ExpectColumnValuesToBeBetween", {"column": c, "min_value": 0, "strict_min": True})
@@ -98,20 +95,27 @@ def _suites() -> dict[str, list[Expectation]]:
             *[("ExpectColumnValuesToBeBetween", {"column": c, "min_value": 1})
               for c in ("rank_at_top", "rank_at_target", "capacity_rank")],
         ],
+        "capacity_repeats": [
+            ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("capacity_repeats"),
+                                              "exact_match": True}),
+            *_not_null(["campaign", "config_id", "run_id", "repeat", "top_matched_throughput"]),
+            ("ExpectCompoundColumnsToBeUnique", {"column_list": ["campaign", "config_id", "run_id", "repeat"]}),
+            ("ExpectColumnValuesToBeBetween", {"column": "top_matched_throughput", "min_value": 0,
+                                               "strict_min": True}),
+            ("ExpectColumnValuesToBeBetween", {"column": "capacity_phases", "min_value": 1}),
+        ],
         "adverse": [
-            ("ExpectTableColumnsToMatchSet", {"column_set": adverse_cols, "exact_match": True}),
+            ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("adverse"), "exact_match": True}),
             ("ExpectCompoundColumnsToBeUnique", {"column_list": ["campaign", "config_id", "scenario"]}),
             *_non_negative(["lost", "duplicates", "unavailable_s", "max_time_to_recover_s"]),
         ],
     }
 
 
-SUITES: dict[str, list[Expectation]] = {}
+SUITES: dict[str, list[Expectation]] = _suites()
 
 
 def suites() -> dict[str, list[Expectation]]:
-    if not SUITES:
-        SUITES.update(_suites())
     return SUITES
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from sizing import records
 from spark_jobs import validation
-from spark_jobs.tables import PHASE_SUMMARY
 
 SUITE_DIR = Path(__file__).resolve().parent.parent / "gx" / "suites"
 
@@ -23,7 +23,7 @@ def test_exported_suites_match_the_code():
 
 
 def summary_frame(**overrides) -> pd.DataFrame:
-    row = dict.fromkeys(name for name, _, _ in PHASE_SUMMARY)
+    row = dict.fromkeys(records.table_columns("phase_summary"))
     row.update(campaign="c", config_id="k", scenario="s", run_id="R1", repeat=1, phase=1, target_rate=100.0,
                valid=True, matched_target=True, publish_rate=100.0, confirm_rate=100.0, consume_rate=100.0,
                lost=0, duplicates=0, reordered=0, backlog_max=0)
@@ -52,13 +52,20 @@ def test_phase_summary_suite_passes_a_good_table_and_names_what_fails(tmp_path):
 
 @pytest.mark.parametrize("column,value", [("monthly_cost", 0.0), ("cost_per_1k_at_top", -1.0)])
 def test_leaderboard_costs_must_be_positive(column, value):
-    from spark_jobs import leaderboards
-
-    cols = [p.split()[0] for p in leaderboards.LEADERBOARD_DDL.split(", ")]
-    row = dict.fromkeys(cols)
+    row = dict.fromkeys(records.table_columns("leaderboards"))
     row.update(campaign="c", config_id="k", monthly_cost=1000.0, cost_per_1k_at_top=50.0, rank_at_top=1,
                top_matched_throughput=20000.0, capacity_rank=1)
     assert validation.validate_frames({"leaderboards": pd.DataFrame([row])}).success
     row[column] = value
     outcome = validation.validate_frames({"leaderboards": pd.DataFrame([row])})
     assert not outcome.success and f"column='{column}'" in outcome.message()
+
+
+def test_capacity_repeats_suite_wants_one_positive_top_per_repeat():
+    row = {"campaign": "c", "config_id": "k", "run_id": "R1", "repeat": 1, "top_matched_throughput": 1980.0,
+           "top_matched_phase": "rate-2000", "max_matched_target_rate": 2000.0, "capacity_phases": 3}
+    good = pd.DataFrame([row, {**row, "repeat": 2}])
+    assert validation.validate_frames({"capacity_repeats": good}).success
+    bad = pd.DataFrame([row, {**row, "top_matched_throughput": 0.0}])  # repeat 1 twice, and a zero top
+    message = validation.validate_frames({"capacity_repeats": bad}).message()
+    assert "expect_compound_columns_to_be_unique" in message and "column='top_matched_throughput'" in message

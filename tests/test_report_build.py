@@ -78,6 +78,27 @@ def test_leaderboards_show_the_spark_tables_figures(one_repeat: str) -> None:
     assert "not distinguishable" not in boards and "bootstrap" not in boards  # one repeat: no interval claims
 
 
+def test_pareto_table_is_formatted_like_the_boards(one_repeat: str) -> None:
+    boards = section(one_repeat, "leaderboards")
+    pareto = boards[boards.index("Pareto front"):]
+    # human headers and the boards' number formats (money without cents, rates with thousands separators)
+    for header in ("config", "queue type", "cluster $/month", "top msg/s in SLO", "$/1000 msg/s/mo at top"):
+        assert f">{header}</th>" in pareto
+    assert "<td class=\"num\">$1,034</td><td class=\"num\">1,983</td><td class=\"num\">$522</td>" in pareto  # n3
+    assert "<td class=\"num\">$345</td><td class=\"num\">997</td><td class=\"num\">$346</td>" in pareto  # n1: $344.80
+    for raw_name in ("top_matched_throughput", "cost_per_1k_at_top", "monthly_cost", "queue_type"):
+        assert raw_name not in one_repeat
+
+
+def test_adverse_table_says_no_dip_when_throughput_never_fell(one_repeat: str) -> None:
+    adverse = section(one_repeat, "adverse")
+    verdicts = adverse[:adverse.index("phase matched")]
+    # n3's worst 5 s mean after the kill was 102 % of the pre-fault rate (sample); n1 fell to nothing
+    assert re.search(rf"<td>{N3}</td>.*?<td class=\"num\">no dip</td>", verdicts)
+    assert re.search(rf"<td>{N1}</td>.*?<td class=\"num\">0% of pre-fault rate</td>", verdicts)
+    assert "102%" not in adverse
+
+
 def test_data_quality_lists_every_batch_and_flags_nothing_invalid(one_repeat: str) -> None:
     quality = section(one_repeat, "quality")
     assert "4 of 4 batches passed" in quality
@@ -137,3 +158,30 @@ def test_cli_builds_uploads_and_fetches_the_same_document(s3: S3Settings, tmp_pa
 def test_a_campaign_without_tables_fails_with_the_prefix_it_looked_at(s3: S3Settings) -> None:
     with pytest.raises(FileNotFoundError, match="tables/phase_summary/campaign=local-quick/"):
         build_report(str(SPEC), RUN_ID, s3)
+
+
+def test_configs_with_equal_rates_stay_visible_in_the_throughput_chart() -> None:
+    import pandas as pd
+
+    from app.report import charts
+
+    # two configs that carried exactly the same rates at every step (known answer: identical y values)
+    steps = [500.0, 1000.0, 2000.0]
+    summary = pd.DataFrame([{"config_id": c, "target_rate": s, "confirm_rate": min(s, 1500.0)}
+                            for c in ("a", "b") for s in steps])
+    fig = charts.intensity_throughput_figure(summary, ["a", "b"], charts.palette(["a", "b"]), 1000.0, "t", False)
+    lines = {line.get_label(): line for line in fig.axes[0].get_lines()}
+    a, b = lines["a"], lines["b"]
+    assert list(a.get_ydata()) == list(b.get_ydata())  # same rates ...
+    shift = [xb - xa for xa, xb in zip(a.get_xdata(), b.get_xdata(), strict=True)]
+    assert all(d > 0 for d in shift)  # ... drawn side by side, not on top of each other
+    assert max(abs(x - s) for line in (a, b) for x, s in zip(line.get_xdata(), steps, strict=True)) < 0.01 * 2000
+    assert a.get_marker() != b.get_marker()
+    charts.plt.close(fig)
+
+
+def test_worst_dip_wording() -> None:
+    from app.report.build import _dip
+
+    assert _dip(1.02) == "no dip" and _dip(1.0) == "no dip"
+    assert _dip(0.4) == "40% of pre-fault rate" and _dip(float("nan")) == "n/a"

@@ -10,9 +10,18 @@ import pytest
 from app.report import repeats
 from app.report.build import adverse_outcome
 from app.report.tables import (
+    ADVERSE,
+    ADVERSE_OPTIONAL,
+    ADVERSE_REQUIRED,
     BOARD_COST_AT_TARGET,
     BOARD_COST_AT_TOP,
     BOARD_MATCHED_TARGET,
+    CAPACITY_REPEATS,
+    CAPACITY_REPEATS_REQUIRED,
+    LEADERBOARD_OPTIONAL,
+    LEADERBOARD_REQUIRED,
+    LEADERBOARDS,
+    PHASE_SUMMARY,
     PHASE_SUMMARY_OPTIONAL,
     PHASE_SUMMARY_REQUIRED,
     SchemaError,
@@ -20,6 +29,7 @@ from app.report.tables import (
     conform,
     parse_validation,
 )
+from sizing import records
 from sizing.stats import Interval
 
 
@@ -63,15 +73,13 @@ def test_a_single_repeat_has_a_degenerate_interval_and_is_shown_without_brackets
     assert repeats.format_interval(math.nan, math.nan, math.nan, 3) == "n/a"
 
 
-def test_per_repeat_figures_follow_the_leaderboard_definitions() -> None:
-    frame = rows({("a", 1): [1000.0, 1000.0], ("a", 2): [1990.0, 1500.0], ("a", 3): [2600.0, 2500.0]})
-    frame.loc[(frame["phase"] == 3) & (frame["repeat"] == 1), "e2e_p99_ms"] = 5000.0  # beyond the SLO: not counted
-    frame.loc[frame["phase"] == 2, "consume_rate"] -= 100  # throughput carried = min(confirm, consume)
-    top = repeats.per_repeat_top(frame, ["ideal"], slo_p99_ms=1000.0)
-    assert top.to_dict("records") == [
-        {"config_id": "a", "repeat": 1, "top_matched_throughput": 1890.0, "max_matched_target_rate": 2000.0},
-        {"config_id": "a", "repeat": 2, "top_matched_throughput": 2500.0, "max_matched_target_rate": 1000.0},
-    ]
+def test_the_report_reads_only_columns_the_tables_have() -> None:
+    # The report's column lists name a subset of the one schema per table (sizing.records.TABLES).
+    for table, required, optional in ((PHASE_SUMMARY, PHASE_SUMMARY_REQUIRED, PHASE_SUMMARY_OPTIONAL),
+                                      (LEADERBOARDS, LEADERBOARD_REQUIRED, LEADERBOARD_OPTIONAL),
+                                      (CAPACITY_REPEATS, CAPACITY_REPEATS_REQUIRED, {}),
+                                      (ADVERSE, ADVERSE_REQUIRED, ADVERSE_OPTIONAL)):
+        assert set(required) | set(optional) <= set(records.table_columns(table)), table
 
 
 def test_adjacent_configs_with_overlapping_intervals_are_marked_not_distinguishable() -> None:

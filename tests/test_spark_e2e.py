@@ -11,10 +11,9 @@ from adapters.objectstore import StoreSpec
 from sizing import layout
 from sizing.layout import RunKey
 from sizing.spec import load_campaign
-from spark_jobs import leaderboards, phase_summary, query, validate
-from spark_jobs.s3source import read_objects
+from spark_jobs import gate, leaderboards, phase_summary, query, validate
 from spark_jobs.synthetic import PhasePlan, RunModel, run_objects
-from spark_jobs.tables import PHASE_SUMMARY_DDL
+from spark_jobs.tableio import read_table
 from tests.spark_records import write_with_loadgen_recorder
 
 pytestmark = pytest.mark.spark
@@ -47,7 +46,7 @@ def test_raw_to_tables_validated_idempotent_and_corruption_fails(spark, s3, tmp_
     phase_summary.run(spark, spec, CAMPAIGN.name, [SMALL, BIG], ["R1"], rules)
     tables = leaderboards.run(spark, spec, CAMPAIGN)
 
-    summary = read_objects(spark, spec, [layout.table_prefix("phase_summary", CAMPAIGN.name)], PHASE_SUMMARY_DDL)
+    summary = read_table(spark, spec, "phase_summary", CAMPAIGN.name)
     rows = {(r["config_id"], r["scenario"], r["phase"]): r for r in summary.collect()}
     assert len(rows) == 2 * (3 + 1)
     assert rows[(SMALL, "increasing-intensity", 3)]["matched_target"] is False  # 2000 msg/s on a 1500 msg/s node
@@ -61,7 +60,7 @@ def test_raw_to_tables_validated_idempotent_and_corruption_fails(spark, s3, tmp_
 
     docs = tmp_path / "docs"
     for batch, config in (("raw", SMALL), ("raw", BIG), ("phase_summary", SMALL), ("leaderboards", "all")):
-        outcome = validate.run(spark, spec, batch, CAMPAIGN, config, "R1", str(docs))
+        outcome = gate.validate_batch(spark, spec, batch, CAMPAIGN, config, "R1", str(docs))
         assert outcome.success, outcome.message()
         result = json.loads(store.get(layout.validation_key(batch, CAMPAIGN.name, config, "R1")))
         assert result["success"] is True and result["results"]
@@ -70,7 +69,7 @@ def test_raw_to_tables_validated_idempotent_and_corruption_fails(spark, s3, tmp_
     # Re-running one config replaces exactly its partition: same rows, no duplicates, other config untouched.
     big_objects = store.list(layout.table_prefix("phase_summary", CAMPAIGN.name, BIG))
     phase_summary.run(spark, spec, CAMPAIGN.name, [SMALL], ["R1"], rules)
-    again = read_objects(spark, spec, [layout.table_prefix("phase_summary", CAMPAIGN.name)], PHASE_SUMMARY_DDL)
+    again = read_table(spark, spec, "phase_summary", CAMPAIGN.name)
     assert again.count() == len(rows)
     assert again.select("config_id", "scenario", "run_id", "phase").distinct().count() == len(rows)
     assert store.list(layout.table_prefix("phase_summary", CAMPAIGN.name, BIG)) == big_objects
@@ -85,7 +84,7 @@ def test_raw_to_tables_validated_idempotent_and_corruption_fails(spark, s3, tmp_
     store.put_parquet(part, table)
     for worker in (0, 1):
         store.delete([layout.raw_part_key(key, "client_seconds", 3, worker)])
-    outcome = validate.run(spark, spec, "raw", CAMPAIGN, BIG, "BAD", None)
+    outcome = gate.validate_batch(spark, spec, "raw", CAMPAIGN, BIG, "BAD", None)
     assert not outcome.success
     text = outcome.message()
     assert "expect_column_pair_values_a_to_be_greater_than_b" in text and "run_consumed" in text
@@ -96,7 +95,7 @@ def test_raw_to_tables_validated_idempotent_and_corruption_fails(spark, s3, tmp_
                           "--run-id", "BAD", "--docs-dir", str(tmp_path / "docs2")]) == 1
     # The phase_summary job gates on the raw suite: the same batch stops it before it writes a row.
     before = store.list(layout.table_prefix("phase_summary", CAMPAIGN.name, BIG))
-    with pytest.raises(validate.ValidationFailed, match="run_consumed"):
+    with pytest.raises(gate.ValidationFailed, match="run_consumed"):
         phase_summary.main(["--spec", str(SPEC), "--campaign", CAMPAIGN.name, "--config", BIG, "--run-id", "BAD",
                             "--validate"])
     assert store.list(layout.table_prefix("phase_summary", CAMPAIGN.name, BIG)) == before

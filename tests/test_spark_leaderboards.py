@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from sizing import records
 from sizing.spec import load_campaign
 from spark_jobs import leaderboards
-from spark_jobs.tables import PHASE_SUMMARY, PHASE_SUMMARY_DDL
 from tests.seed_000 import CORRECTED, SEED_000, dollars
 
 pytestmark = pytest.mark.spark
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.spark
 CAMPAIGN = load_campaign(Path(__file__).resolve().parent.parent / "campaigns" / "quorum-sizing-2020.yaml")
 
 def summary_row(config_id: str, scenario: str, phase: int, target: float, carried: float, **extra) -> dict:
-    row = dict.fromkeys(name for name, _, _ in PHASE_SUMMARY)
+    row = dict.fromkeys(records.table_columns("phase_summary"))
     row.update(campaign=CAMPAIGN.name, config_id=config_id, scenario=scenario, run_id="R1", repeat=1, phase=phase,
                phase_name=f"rate-{target:g}", target_rate=target, confirm_rate=carried, consume_rate=carried,
                publish_rate=carried, valid=True, e2e_p99_ms=200.0, slo_p99_ms=1000.0, faults=0,
@@ -44,7 +44,7 @@ def tables(spark):
             rows.append(summary_row(cid, "broker-kill", 7, 30000.0, 29000.0 if nodes == 3 else 30000.0,
                                     faults=1, time_to_recover_s=12.0, recovered=True, worst_dip_ratio=0.4,
                                     unavailable_s=3.0, lost=0))
-    summary = spark.createDataFrame(rows, PHASE_SUMMARY_DDL)
+    summary = spark.createDataFrame(rows, records.table_ddl("phase_summary"))
     built = leaderboards.build(spark, summary, CAMPAIGN)
     return {name: [r.asDict() for r in frame.collect()] for name, frame in built.items()}
 
@@ -92,3 +92,34 @@ def test_adverse_verdicts(tables):
     assert verdicts["n3-c5.4xlarge-gp2"]["worst_confirm_ratio"] == pytest.approx(29 / 30)
     assert verdicts["n5-c5.2xlarge-gp2"]["max_time_to_recover_s"] == 12.0
     assert verdicts["n5-c5.2xlarge-gp2"]["worst_dip_ratio"] == 0.4
+
+
+def test_capacity_repeats_count_conclusive_phases_within_the_slo_and_the_board_averages_them(spark):
+    cid = config_id(3, "c5.4xlarge", "gp2")
+    rows = [  # known answers below are worked out by hand from these rows
+        summary_row(cid, "increasing-intensity", 1, 1000.0, 1000.0, repeat=1),
+        # carried = min(confirm 1990, consume 1890) = 1890: below 98 % of 2000, still carried within the SLO
+        summary_row(cid, "increasing-intensity", 2, 2000.0, 1990.0, repeat=1, consume_rate=1890.0,
+                    matched_target=False),
+        summary_row(cid, "increasing-intensity", 3, 3000.0, 2600.0, repeat=1, e2e_p99_ms=5000.0),  # beyond the SLO
+        summary_row(cid, "increasing-intensity", 1, 1000.0, 1000.0, repeat=2),
+        summary_row(cid, "increasing-intensity", 2, 2000.0, 1400.0, repeat=2),
+        # the generator lagged (invalid) but the phase matched anyway: it counts
+        summary_row(cid, "increasing-intensity", 3, 3000.0, 2950.0, repeat=2, valid=False,
+                    invalid_reason="loadgen_behind"),
+        # invalid and missed: inconclusive, never capacity
+        summary_row(cid, "increasing-intensity", 4, 4000.0, 3500.0, repeat=2, valid=False,
+                    invalid_reason="loadgen_cpu_saturated"),
+        # a fault scenario never counts toward capacity
+        summary_row(cid, "broker-kill", 1, 5000.0, 4900.0, repeat=1, faults=1),
+    ]
+    summary = spark.createDataFrame(rows, records.table_ddl("phase_summary"))
+    per_repeat = leaderboards.capacity_repeats(summary, ["increasing-intensity"])
+    got = sorted((r.asDict() for r in per_repeat.collect()), key=lambda r: r["repeat"])
+    assert [(r["repeat"], r["top_matched_throughput"], r["top_matched_phase"], r["max_matched_target_rate"],
+             r["capacity_phases"]) for r in got] == [(1, 1890.0, "rate-2000", 1000.0, 2),
+                                                     (2, 2950.0, "rate-3000", 3000.0, 3)]
+    board = leaderboards.config_capacity(per_repeat).collect()[0]
+    assert board["top_matched_throughput"] == pytest.approx((1890.0 + 2950.0) / 2)
+    assert board["max_matched_target_rate"] == 1000.0  # the intensity matched in every repeat
+    assert board["capacity_phases"] == 5

@@ -23,18 +23,15 @@ from app.report.tables import (
     load_report_data,
 )
 from sizing import layout
+from sizing.cost import cost_per_1000_msgs
 from sizing.plan import plan_configs
-from sizing.spec import Campaign, Scenario, load_campaign
+from sizing.rules import is_intensity
+from sizing.spec import Campaign, load_campaign
 
 MAX_GROUP = 7  # configs per latency chart (the seed splits 7 clusters into 4 + 3 for readability)
 MAX_BROKER_CHARTS = 24
 LATENCY_LOW = ["e2e_p50_ms", "e2e_p75_ms"]
 LATENCY_HIGH = ["e2e_p95_ms", "e2e_p99_ms", "e2e_p999_ms"]
-
-
-def is_intensity(scenario: Scenario) -> bool:
-    """Ideal-conditions increasing-intensity test (seed 000); anything else is an adverse scenario (seed 002)."""
-    return scenario.step_rates is not None and not scenario.faults and scenario.processing_ms is None
 
 
 def _rate(v: float) -> str:
@@ -57,6 +54,14 @@ def _int(v: object) -> str:
 
 def _secs(v: float) -> str:
     return "n/a" if v is None or not math.isfinite(v) else f"{v:,.1f} s"
+
+
+def _dip(ratio: float) -> str:
+    """The adverse table's worst dip: the lowest 5 s mean after a fault over the pre-fault rate. At or above
+    the pre-fault rate (a catch-up burst, or a fault that never dented throughput) there was no dip."""
+    if ratio is None or not math.isfinite(ratio):
+        return "n/a"
+    return "no dip" if ratio >= 1.0 else f"{ratio:.0%} of pre-fault rate"
 
 
 def _ci(row: pd.Series, metric: str, fmt: str, with_ci: bool) -> str:
@@ -140,15 +145,16 @@ class Report:
         self.campaign, self.data, self.run_id, self.generated_at = campaign, data, run_id, generated_at
         self.configs = plan_configs(campaign)
         self.config_ids = [c.config_id for c in self.configs]
+        # Monthly costs as the leaderboards table holds them (the plan's for configs the table lacks).
         self.monthly = {c.config_id: c.monthly_cost for c in self.configs}
+        self.monthly.update(zip(data.leaderboards["config_id"], data.leaderboards["monthly_cost"], strict=True))
         self.colors = charts.palette(self.config_ids)
         self.summary_ci = repeats.summarize_repeats(data.phase_summary)
         self.repeats_seen = int(self.summary_ci["n"].max()) if not self.summary_ci.empty else 0
         self.with_ci = self.repeats_seen > 1
         self.intensity = [s for s in campaign.scenarios if is_intensity(s)]
         self.adverse = [s for s in campaign.scenarios if not is_intensity(s)]
-        self.per_repeat = repeats.per_repeat_top(data.phase_summary, [s.name for s in self.intensity],
-                                                 campaign.target.p99_latency_ms)
+        self.per_repeat = data.capacity_repeats  # the leaderboards job's per-repeat figures, never recomputed
         self.charts = 0
 
     def fig(self, svg: str, caption: str) -> Raw:
@@ -260,8 +266,9 @@ class Report:
                 out.append(self.fig(charts.intensity_throughput(
                     rows, group, self.colors, self.campaign.target.rate,
                     f"{scenario.name}: achieved vs target publish rate{label}", self.with_ci),
-                    "Achieved (confirmed) publish rate per intensity step, one line per config; the dashed "
-                    "diagonal is a perfect match." + ci_note))
+                    "Achieved (confirmed) publish rate per intensity step, one line and marker per config "
+                    "(points shifted slightly sideways so that equal rates stay visible); the dashed diagonal is a "
+                    "perfect match." + ci_note))
             out.append(self.intensity_table(rows, present))
             for group in self.groups(present):
                 label = f" ({group[0]} … {group[-1]})" if len(present) > len(group) else ""
@@ -316,7 +323,7 @@ class Report:
         if board == BOARD_COST_AT_TOP:
             return repeats.config_intervals(per_repeat.dropna(subset=["top_matched_throughput"]),
                                             "top_matched_throughput", transform=lambda c, v: [
-                                                self.monthly[c] / (x / 1000) for x in v if x > 0])
+                                                cost_per_1000_msgs(self.monthly[c], x) for x in v if x > 0])
         return {}  # cost at target is cost / target: no trial-to-trial spread
 
     def leaderboards_section(self) -> list[object]:
@@ -360,11 +367,19 @@ class Report:
                                 "marks adjacent configs whose intervals overlap: their order may be noise.",
                            class_="note"))
         if self.data.pareto is not None and not self.data.pareto.empty:
-            pareto = self.data.pareto
-            cols = [c for c in pareto.columns if c not in ("campaign",)]
-            out += [tag("h3", "Pareto front (cost vs capacity)"),
-                    table(cols, [[_fmt_cell(v) for v in row] for row in pareto[cols].itertuples(index=False)])]
+            out += [tag("h3", "Pareto front (cost vs capacity)"), self.pareto_table(self.data.pareto)]
         return out
+
+    @staticmethod
+    def pareto_table(pareto: pd.DataFrame) -> Raw:
+        """The configs no other config beats on both cost and capacity, cheapest first, formatted like the boards."""
+        body = [[r.config_id, r.queue_type, _money(r.monthly_cost), _rate(r.top_matched_throughput),
+                 _money(r.cost_per_1k_at_top)]
+                for r in pareto.sort_values(["monthly_cost", "config_id"]).itertuples(index=False)]
+        return Raw(str(table(["config", "queue type", "cluster $/month", "top msg/s in SLO",
+                              "$/1000 msg/s/mo at top"], body, numeric=[2, 3, 4]))
+                   + str(tag("p", "No other config is both cheaper per month and carries more within the SLO.",
+                             class_="note")))
 
     # -- adverse
     def adverse_section(self) -> list[object]:
@@ -384,7 +399,7 @@ class Report:
                                   "lost"], [
                     [r.config_id, ("yes", "ok") if r.held_target else ("no", "bad"),
                      f"{_int(r.phases_held)}/{_int(r.phases_judged)}", _secs(r.max_time_to_recover_s),
-                     f"{r.worst_dip_ratio:.0%} of pre-fault rate" if pd.notna(r.worst_dip_ratio) else "n/a",
+                     _dip(r.worst_dip_ratio),
                      _int(r.lost)] for r in verdict.sort_values("config_id").itertuples(index=False)],
                     numeric=[2, 3, 4, 5]))
             rows = self.summary_ci[self.summary_ci["scenario"] == scenario.name]
@@ -511,12 +526,6 @@ def _any_true(values: pd.Series) -> bool | None:
 
 def _repeat(df: pd.DataFrame | None, repeat: int) -> pd.DataFrame | None:
     return None if df is None else df[df["repeat"] == repeat]
-
-
-def _fmt_cell(value: object) -> str:
-    if isinstance(value, float):
-        return f"{value:,.2f}" if math.isfinite(value) else "n/a"
-    return str(value)
 
 
 def render_report(campaign: Campaign, data: ReportData, run_id: str, generated_at: str | None = None) -> str:

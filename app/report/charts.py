@@ -82,20 +82,34 @@ def _errorbars(ax, x, y, low, high, color) -> None:
     ax.errorbar(x, y, yerr=np.nan_to_num(yerr), fmt="none", ecolor=color, elinewidth=1, capsize=3, alpha=0.8)
 
 
-def intensity_throughput(summary: pd.DataFrame, config_ids: Sequence[str], colors: dict, target_rate: float,
-                         title: str, with_ci: bool) -> str:
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h")
+SIDE_STEP = 0.008  # share of the x range between neighbouring configs' points
+
+
+def side_by_side(config_ids: Sequence[str], x_span: float) -> dict[str, tuple[str, float]]:
+    """Per config a marker and a small sideways offset of its points, so that configs with equal rates do
+    not hide each other (each keeps its own marker and column of points around the true step)."""
+    middle = (len(config_ids) - 1) / 2
+    return {c: (MARKERS[i % len(MARKERS)], (i - middle) * SIDE_STEP * x_span) for i, c in enumerate(config_ids)}
+
+
+def intensity_throughput_figure(summary: pd.DataFrame, config_ids: Sequence[str], colors: dict,
+                                target_rate: float, title: str, with_ci: bool):
     """Achieved vs target rate per intensity step, one line per config (seed 000, Fig 1 and Fig 10)."""
     fig, ax = plt.subplots(figsize=(WIDTH, 4.2))
     steps = sorted(summary["target_rate"].unique())
     ax.plot(steps, steps, color="black", linestyle="--", linewidth=1, label="target (scheduled rate)")
+    layout = side_by_side(list(config_ids), max(steps, default=0.0))
     for config_id in config_ids:
         rows = summary[summary["config_id"] == config_id].sort_values("target_rate")
         if rows.empty:
             continue
-        ax.plot(rows["target_rate"], rows["confirm_rate"], marker="o", markersize=3.5, color=colors[config_id],
-                label=config_id)
+        marker, dx = layout[config_id]
+        x = rows["target_rate"] + dx
+        ax.plot(x, rows["confirm_rate"], marker=marker, markersize=4, markerfacecolor="none", linewidth=1.2,
+                color=colors[config_id], label=config_id)
         if with_ci:
-            _errorbars(ax, rows["target_rate"], rows["confirm_rate"], rows.get("confirm_rate_low"),
+            _errorbars(ax, x, rows["confirm_rate"], rows.get("confirm_rate_low"),
                        rows.get("confirm_rate_high"), colors[config_id])
     ax.axvline(target_rate, color="firebrick", linewidth=1, alpha=0.6)
     ax.annotate(f"campaign target {_rate(target_rate)} msg/s", (target_rate, 0.02), xycoords=("data", "axes fraction"),
@@ -107,7 +121,12 @@ def intensity_throughput(summary: pd.DataFrame, config_ids: Sequence[str], color
     ax.set_xlim(left=0)
     ax.set_ylim(bottom=0)
     ax.legend(loc="upper left", ncols=2 if len(config_ids) > 6 else 1)
-    return to_svg(fig, title)
+    return fig
+
+
+def intensity_throughput(summary: pd.DataFrame, config_ids: Sequence[str], colors: dict, target_rate: float,
+                         title: str, with_ci: bool) -> str:
+    return to_svg(intensity_throughput_figure(summary, config_ids, colors, target_rate, title, with_ci), title)
 
 
 def latency_panels(summary: pd.DataFrame, config_ids: Sequence[str], colors: dict, percentiles: Sequence[str],

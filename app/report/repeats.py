@@ -1,8 +1,9 @@
 """Repeated trials -> figures with confidence intervals (pure: pandas + sizing.stats).
 
-A campaign with `repeats: N` has N phase_summary rows per (config, scenario, phase). The report
-shows each figure as the mean over repeats with an exact percentile-bootstrap interval, and says
-when two adjacent configs of a leaderboard cannot be told apart (their intervals overlap).
+A campaign with `repeats: N` has N phase_summary rows per (config, scenario, phase) and N capacity_repeats
+rows per config (the leaderboards job's per-repeat figures). The report shows each figure as the mean over
+repeats with an exact percentile-bootstrap interval computed over the numbers it read, and says when two
+adjacent configs of a leaderboard cannot be told apart (their intervals overlap).
 """
 
 from __future__ import annotations
@@ -52,22 +53,6 @@ def summarize_repeats(rows: pd.DataFrame, metrics: Sequence[str] = DEFAULT_METRI
             record[f"{metric}_high"] = interval.high if interval else math.nan
         out.append(record)
     return pd.DataFrame(out)
-
-
-def per_repeat_top(rows: pd.DataFrame, scenarios: Sequence[str], slo_p99_ms: float) -> pd.DataFrame:
-    """Per (config_id, repeat) over the capacity scenarios, the leaderboards' figures per trial, as the
-    Spark leaderboards job defines them: top matched throughput = highest min(confirm, consume) rate of a
-    valid phase within the SLO; max matched target rate = highest target of a phase that matched it."""
-    subset = rows[rows["scenario"].isin(scenarios)]
-    out = []
-    for (config_id, repeat), group in subset.groupby(["config_id", "repeat"], sort=True):
-        ok = group[group["valid"].fillna(False).astype(bool) & (group["e2e_p99_ms"] <= slo_p99_ms)]
-        carried = np.minimum(ok["confirm_rate"], ok["consume_rate"])
-        matched = group[group["matched_target"].fillna(False).astype(bool)]
-        out.append({"config_id": config_id, "repeat": int(repeat),
-                    "top_matched_throughput": float(carried.max()) if len(ok) else math.nan,
-                    "max_matched_target_rate": float(matched["target_rate"].max()) if len(matched) else math.nan})
-    return pd.DataFrame(out, columns=["config_id", "repeat", "top_matched_throughput", "max_matched_target_rate"])
 
 
 def config_intervals(per_repeat: pd.DataFrame, column: str, confidence: float = 0.95,

@@ -5,7 +5,8 @@ Spark jobs rename a column, change the constants / RENAMES here and nothing else
 
 Layout (sizing.layout):
     tables/phase_summary/campaign=C/config=K/part-*.parquet   one row per config x scenario x run x repeat x phase
-    tables/leaderboards/campaign=C/part-*.parquet             one row per board x rank
+    tables/leaderboards/campaign=C/part-*.parquet             one row per config (wide; see board_views)
+    tables/capacity_repeats/campaign=C/part-*.parquet         one row per config x run x repeat
     tables/pareto/campaign=C/part-*.parquet                   optional
     raw/campaign=C/config=K/scenario=S/run=R/repeat=N/{client_seconds,events,broker_samples}/phase=PP/*.parquet
     validation/<batch>/campaign=C/config=K/run=R/result.json
@@ -23,11 +24,12 @@ from adapters.objectstore import S3Settings
 from sizing import layout
 
 # ----------------------------------------------------------------------------------------- contract
-# Followed from the analysis branch (spark_jobs/tables.py PHASE_SUMMARY, spark_jobs/leaderboards.py
-# LEADERBOARD_DDL / ADVERSE_DDL / PARETO_DDL) as of its first phase_summary + leaderboards jobs.
+# The tables' schemas are sizing.records.TABLES (one definition, written by the Spark jobs). The lists
+# below are the subset the report needs (a test checks that each name is a column of its table there).
 
 PHASE_SUMMARY = "phase_summary"
 LEADERBOARDS = "leaderboards"
+CAPACITY_REPEATS = "capacity_repeats"
 ADVERSE = "adverse"
 PARETO = "pareto"
 
@@ -43,7 +45,7 @@ PHASE_SUMMARY_REQUIRED = [
 ]
 # Used when present; the report says "n/a" (or makes no claim) otherwise.
 PHASE_SUMMARY_OPTIONAL: dict[str, object] = {
-    "matched_target": None,  # valid, confirm and consume rate >= 98% of target, p99 <= SLO
+    "matched_target": None,  # sizing.rules.matched_target: confirm and consume rate >= 98% of target, p99 <= SLO
     "slo_p99_ms": float("nan"),
     "invalid_reason": None,
     "e2e_max_ms": float("nan"),
@@ -62,6 +64,8 @@ LEADERBOARD_REQUIRED = ["config_id", "monthly_cost", "top_matched_throughput", "
                         "rank_at_top", "cost_per_1k_at_target", "rank_at_target"]
 LEADERBOARD_OPTIONAL: dict[str, object] = {"max_matched_target_rate": float("nan"), "met_target": None,
                                            "campaign_target_rate": float("nan"), "pareto": None}
+# capacity_repeats: per config and repeat, the figures the leaderboard aggregates (the report's intervals).
+CAPACITY_REPEATS_REQUIRED = ["config_id", "run_id", "repeat", "top_matched_throughput", "max_matched_target_rate"]
 # adverse: one row per config x adverse scenario: did it hold the target.
 ADVERSE_REQUIRED = ["config_id", "scenario", "held_target"]
 ADVERSE_OPTIONAL: dict[str, object] = {"phases_judged": None, "phases_held": None, "worst_dip_ratio": float("nan"),
@@ -149,6 +153,7 @@ class ReportData:
     campaign: str
     phase_summary: pd.DataFrame
     leaderboards: pd.DataFrame  # long form: BOARD_COLUMNS (see board_views)
+    capacity_repeats: pd.DataFrame  # CAPACITY_REPEATS_REQUIRED; empty when the table is absent
     adverse: pd.DataFrame | None  # per config x adverse scenario, None when the table is absent
     pareto: pd.DataFrame | None
     # per (config_id, scenario, run_id): raw frames of every repeat, for the time-series charts
@@ -247,6 +252,9 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
     wide = reader.read_table(LEADERBOARDS, campaign)
     wide = conform(wide if wide is not None else pd.DataFrame(columns=LEADERBOARD_REQUIRED), LEADERBOARDS,
                    LEADERBOARD_REQUIRED, LEADERBOARD_OPTIONAL)
+    per_repeat = reader.read_table(CAPACITY_REPEATS, campaign)
+    per_repeat = conform(per_repeat if per_repeat is not None else pd.DataFrame(columns=CAPACITY_REPEATS_REQUIRED),
+                         CAPACITY_REPEATS, CAPACITY_REPEATS_REQUIRED, {})
     adverse = reader.read_table(ADVERSE, campaign)
     if adverse is not None:
         adverse = conform(adverse, ADVERSE, ADVERSE_REQUIRED, ADVERSE_OPTIONAL)
@@ -259,5 +267,5 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
             client[key] = reader.raw(campaign, config_id, scenario, run_id, "client_seconds", CLIENT_SECONDS_COLUMNS)
             events[key] = reader.raw(campaign, config_id, scenario, run_id, "events", EVENTS_COLUMNS)
         broker[key] = reader.raw(campaign, config_id, scenario, run_id, "broker_samples", BROKER_COLUMNS)
-    return ReportData(campaign, summary, board_views(wide, target_rate), adverse, pareto, client, events, broker,
-                      reader.validations(campaign))
+    return ReportData(campaign, summary, board_views(wide, target_rate), per_repeat, adverse, pareto, client, events,
+                      broker, reader.validations(campaign))

@@ -1,0 +1,83 @@
+"""The report's repeat intervals are computed on the leaderboards job's own per-repeat numbers (real Spark run).
+
+Raw records of two repeats per config go through phase_summary and leaderboards on a local SparkSession; the
+report then reads the tables from the same bucket. Independent check: the interval's point estimate (the mean
+of the per-repeat tops the report read from capacity_repeats) equals the leaderboard's top_matched_throughput,
+and a phase that matched its target while the generator lagged (invalid, matched) counts in both.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from adapters.objectstore import S3Settings, StoreSpec
+from app.report.build import Report
+from app.report.tables import BOARD_TOP_MATCHED, load_report_data
+from sizing import rules
+from sizing.layout import RunKey
+from sizing.spec import load_campaign
+from spark_jobs import leaderboards, phase_summary
+from spark_jobs.synthetic import PhasePlan, RunModel, run_objects
+from spark_jobs.tableio import read_table
+from tests.spark_records import write_with_loadgen_recorder
+
+pytestmark = pytest.mark.spark
+
+SPEC = Path(__file__).resolve().parent.parent / "campaigns" / "local-quick.yaml"
+CAMPAIGN = load_campaign(SPEC)
+SMALL, BIG = "n1-c5.2xlarge-gp2", "n3-c5.2xlarge-gp2"
+LAGGING_PHASE = 3  # BIG, repeat 2: the generator reports itself behind in its top phase
+
+
+def write_repeat(s3, out_dir: Path, config: str, repeat: int, capacity: float, lagging: bool) -> None:
+    scenario = CAMPAIGN.scenario("increasing-intensity")
+    key = RunKey(CAMPAIGN.name, config, scenario.name, "R1", repeat)
+    model = RunModel(key, tuple(PhasePlan(rate, int(scenario.step_duration_s), int(scenario.warmup_s))
+                                for rate in scenario.step_rates), workers=2, capacity=capacity, seed=repeat)
+    objects = run_objects(model)
+    if lagging:
+        events_key = next(k for k in objects if "/events/" in k)
+        events = objects[events_key]
+        second = float(sum(int(scenario.step_duration_s) for _ in range(LAGGING_PHASE - 1)) + 8)
+        behind = {**key.as_dict(), "ts": model.start_ts + second, "second": second, "phase": LAGGING_PHASE,
+                  "kind": "worker_behind", "fault_id": None, "fault_kind": None, "node": None, "detail": None}
+        objects[events_key] = pa.concat_tables([events, pa.Table.from_pylist([behind], schema=events.schema)])
+    write_with_loadgen_recorder(objects, key, out_dir / f"{config}-{repeat}", s3)
+
+
+def test_report_intervals_use_the_leaderboards_per_repeat_numbers(spark, s3: S3Settings, tmp_path: Path) -> None:
+    for config, capacities in ((SMALL, (1500.0, 1800.0)), (BIG, (5000.0, 5000.0))):
+        for repeat, capacity in enumerate(capacities, start=1):
+            write_repeat(s3, tmp_path, config, repeat, capacity, lagging=config == BIG and repeat == 2)
+    spec = StoreSpec.from_env()
+    phase_summary.run(spark, spec, CAMPAIGN.name, [SMALL, BIG], ["R1"],
+                      phase_summary.Rules(slo_p99_ms=CAMPAIGN.target.p99_latency_ms))
+    tables = leaderboards.run(spark, spec, CAMPAIGN)
+
+    summary = {(r["config_id"], r["repeat"], r["phase"]): r
+               for r in read_table(spark, spec, "phase_summary", CAMPAIGN.name).collect()}
+    lagging = summary[(BIG, 2, LAGGING_PHASE)]
+    assert lagging["valid"] is False and lagging["invalid_reason"] == "loadgen_behind"
+    assert lagging["matched_target"] is True  # the generator lagged, the broker carried the target anyway
+    board = {r["config_id"]: r for r in tables["leaderboards"].collect()}
+    per_repeat = {(r["config_id"], r["repeat"]): r for r in tables["capacity_repeats"].collect()}
+    # The invalid-but-matched phase counts toward capacity (sizing.rules.counts_toward_capacity): repeat 2's
+    # top is its 2000 msg/s phase, as in repeat 1 (counting only valid phases would give its 1000 msg/s phase).
+    assert per_repeat[(BIG, 2)]["top_matched_phase"] == per_repeat[(BIG, 1)]["top_matched_phase"] == "rate-2000"
+    carried = min(lagging["confirm_rate"], lagging["consume_rate"])
+    assert per_repeat[(BIG, 2)]["top_matched_throughput"] == pytest.approx(rules.carried_rate(
+        lagging["confirm_rate"], lagging["consume_rate"])) == pytest.approx(carried)
+
+    data = load_report_data(s3, CAMPAIGN.name, [SMALL, BIG], ["broker-kill"], CAMPAIGN.target.rate)
+    report = Report(CAMPAIGN, data, "R1", "now")
+    assert report.with_ci and report.repeats_seen == 2
+    intervals = report.board_intervals(BOARD_TOP_MATCHED)
+    for config in (SMALL, BIG):
+        interval = intervals[config]
+        assert interval.n == 2
+        assert interval.estimate == pytest.approx(board[config]["top_matched_throughput"], rel=1e-12)
+        tops = sorted(per_repeat[(config, r)]["top_matched_throughput"] for r in (1, 2))
+        assert (interval.low, interval.high) == pytest.approx((tops[0], tops[1]))
