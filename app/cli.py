@@ -22,8 +22,13 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sizing.fields import SpecError
+
+if TYPE_CHECKING:
+    from sizing.plan import ConfigPlan
+    from sizing.spec import Campaign
 
 DAG_ID = "sizing_campaign"
 
@@ -72,6 +77,7 @@ def _plan(args: argparse.Namespace) -> int:
         load = f"{len(runs)}" + (f" ({seconds / 60:.1f} min of load)" if seconds else "")
         print(f"{config.config_id:<28} {config.shape.nodes:>5} {config.shape.instance_type:<12} "
               f"{config.shape.volume.type:<6} {config.monthly_cost:>10.2f}  {load:<22} {ports}")
+        print(f"  {_disk_breakdown(campaign, config)}")
     for scenario in campaign.scenarios:
         if scenario.search is not None:
             s = scenario.search
@@ -88,6 +94,22 @@ def _plan(args: argparse.Namespace) -> int:
                   if budget.max_hours is not None else ""]
         print(f"budget: {' and '.join(x for x in limits if x)} (within it: validation refuses a campaign over it)")
     return 0
+
+
+def _disk_breakdown(campaign: Campaign, config: ConfigPlan) -> str:
+    """`per node: instance 573.12 + data io1 725.00 + wal io1 725.00 = 2023.12 USD/month; on the data volume:
+    logs, segments`: what each role's volume adds to a node's price."""
+    from sizing.disks import placement
+    from sizing.plan import role_monthly_costs
+
+    catalog, shape = campaign.catalog, config.shape
+    instance = catalog.instances[shape.instance_type].hourly * catalog.hours_per_month
+    volumes = role_monthly_costs(catalog, shape)
+    parts = [f"instance {instance:.2f}"] + [f"{v.role} {v.volume.type} {volumes[v.role]:.2f}" for v in shape.volumes]
+    shared = [role for role, holder in placement([v.role for v in shape.dedicated]).items()
+              if holder == "data" and role != "data"]
+    on_data = f"; on the data volume: {', '.join(shared)}" if shared else ""
+    return f"per node: {' + '.join(parts)} = {instance + sum(volumes.values()):.2f} {catalog.currency}/month{on_data}"
 
 
 def _demo(args: argparse.Namespace) -> int:
