@@ -177,6 +177,7 @@ def local_stack_variables(plan: ConfigPlan, broker_config: Mapping[str, Any], wo
         "broker_config": {key: tf_string(value) for key, value in broker_config.items()},
         "username": username,
         "password": password,
+        "volume_roles": [v.role for v in plan.shape.volumes],  # a directory each (sizing/disks.py)
     }
 
 
