@@ -102,8 +102,9 @@ def test_aws_stack_variables_fill_volume_defaults_from_the_catalog():
     campaign = load_campaign(REPO / "campaigns" / "quorum-sizing-2020.yaml")
     io1 = next(p for p in plan_configs(campaign) if p.shape.volume.type == "io1")
     variables = aws_stack_variables(io1, campaign, region="eu-west-1")
-    assert variables["volume_type"] == "io1"
-    assert variables["volume_size_gb"] == 200 and variables["volume_iops"] == 10000
+    (data,) = variables["volumes"]
+    assert (data["role"], data["type"], data["mount_point"]) == ("data", "io1", "/var/lib/rabbitmq")
+    assert data["size_gb"] == 200 and data["iops"] == 10000
     assert variables["instance_type"] == io1.shape.instance_type and variables["node_count"] == io1.shape.nodes
     assert variables["aws_region"] == "eu-west-1"
     # 600 s apply + 54000 s of load + 300 s destroy, doubled, plus an hour: 113400 s after the apply
