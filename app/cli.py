@@ -68,14 +68,15 @@ def _plan(args: argparse.Namespace) -> int:
         return 0
     configs = [t for t in trials if t.repeat == 1]  # plan_trials is repeat-major: one per config, in order
     print(f"{len(trials)} trial(s): {len(configs)} config(s) x {campaign.repeats} repeat(s), a fresh cluster each")
-    print(f"{'config':<28} {'nodes':>5} {'instance':<12} {'volume':<6} {'$/month':>10}  {'runs':<22} "
+    width = max([28, *(len(c.config_id) for c in configs)])  # layout suffixes make ids longer
+    print(f"{'config':<{width}} {'nodes':>5} {'instance':<12} {'volume':<6} {'$/month':>10}  {'runs':<22} "
           "local ports by repeat")
     for config in configs:
         runs = plan_runs(campaign, config)
         seconds = sum(planned_duration_s(campaign.scenario(r.scenario)) for r in runs)  # worst case for a search
         ports = ", ".join(str(t.local_port_base) for t in trials if t.config_id == config.config_id)
         load = f"{len(runs)}" + (f" ({seconds / 60:.1f} min of load)" if seconds else "")
-        print(f"{config.config_id:<28} {config.shape.nodes:>5} {config.shape.instance_type:<12} "
+        print(f"{config.config_id:<{width}} {config.shape.nodes:>5} {config.shape.instance_type:<12} "
               f"{config.shape.volume.type:<6} {config.monthly_cost:>10.2f}  {load:<22} {ports}")
         print(f"  {_disk_breakdown(campaign, config)}")
     for scenario in campaign.scenarios:

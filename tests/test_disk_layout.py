@@ -145,3 +145,20 @@ def test_plan_prints_the_per_role_breakdown(tmp_path: Path, capsys: pytest.Captu
     assert "per node: instance 573.12 + data io1 725.00 + wal st1 45.00 = 1343.12 USD/month" in out
     assert "on the data volume: logs, segments" in out
 
+
+
+def test_seed_001_campaign_has_the_six_clusters() -> None:
+    """Seed 001's table: rabbitmq1/4/7 on 200 GB io1, 10/13/16 on 1 TB st1; one drive, + WAL, + WAL + segments."""
+    from sizing.spec import load_campaign
+
+    campaign = load_campaign(ROOT / "campaigns" / "disks-matter-2020.yaml")
+    layouts = [(s.nodes, s.instance_type, s.volume.type, s.volume.size_gb, [v.role for v in s.dedicated])
+               for s in campaign.clusters]
+    assert layouts == [(3, "c4.4xlarge", "io1", 200, []), (3, "c4.4xlarge", "io1", 200, ["wal"]),
+                       (3, "c4.4xlarge", "io1", 200, ["wal", "segments"]), (3, "c4.4xlarge", "st1", 1000, []),
+                       (3, "c4.4xlarge", "st1", 1000, ["wal"]), (3, "c4.4xlarge", "st1", 1000, ["wal", "segments"])]
+    assert all(v.volume == s.volume for s in campaign.clusters for v in s.dedicated)  # same drive kind per cluster
+    w = campaign.workload
+    assert (w.queues.count, w.queues.type, w.publishers.count, w.consumers.count, w.message.size_bytes) == (
+        40, "quorum", 40, 40, 1024)
+    assert [s.step_rates for s in campaign.scenarios] == [(400.0,), (2000.0,)]  # 40 x 10 and 40 x 50 msg/s
