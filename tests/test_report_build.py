@@ -185,3 +185,11 @@ def test_worst_dip_wording() -> None:
 
     assert _dip(1.02) == "no dip" and _dip(1.0) == "no dip"
     assert _dip(0.4) == "40% of pre-fault rate" and _dip(float("nan")) == "n/a"
+
+
+def test_disk_layouts_are_listed_and_a_local_target_says_disk_types_have_no_effect(one_repeat: str) -> None:
+    """local-quick: two one-volume gp2 configs, so every role reads `gp2 (on data)` except data itself."""
+    disks = section(one_repeat, "disks")
+    assert N1 in disks and N3 in disks
+    assert disks.count("gp2 (on data)") == 2 * 3
+    assert "disk types, sizes, IOPS and throughput have no effect" in disks
