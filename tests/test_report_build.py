@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from adapters.objectstore import S3Settings
+from app.cli import main as sizing_cli
 from app.report import build_report, fetch_report
 from app.report.__main__ import main
 from sizing import layout
@@ -147,7 +148,7 @@ def test_cli_builds_uploads_and_fetches_the_same_document(s3: S3Settings, tmp_pa
     assert main(["build", "--campaign", CAMPAIGN, "--run-id", RUN_ID, "--spec", str(SPEC), "-o", str(built)]) == 0
     assert capsys.readouterr().out.splitlines()[0] == f"s3://{s3.bucket}/{layout.report_key(CAMPAIGN, RUN_ID)}"
     fetched = tmp_path / "fetched.html"
-    assert main(["fetch", "--campaign", CAMPAIGN, "--run-id", RUN_ID, "-o", str(fetched)]) == 0
+    assert sizing_cli(["report", "--campaign", CAMPAIGN, "--run-id", RUN_ID, "-o", str(fetched)]) == 0
     assert fetched.read_bytes() == built.read_bytes() == fetch_report(CAMPAIGN, RUN_ID)
     head = s3.client().head_object(Bucket=s3.bucket, Key=layout.report_key(CAMPAIGN, RUN_ID))
     assert head["ContentType"].startswith("text/html")

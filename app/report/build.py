@@ -565,8 +565,7 @@ def build_report(campaign_spec_path: str, run_id: str, settings: S3Settings | No
                             [s.name for s in campaign.scenarios if not is_intensity(s)], campaign.target.rate)
     document = render_report(campaign, data, run_id)
     key = layout.report_key(campaign.name, run_id)
-    settings.client().put_object(Bucket=settings.bucket, Key=key, Body=document.encode(),
-                                 ContentType="text/html; charset=utf-8")
+    settings.store().put(key, document.encode(), content_type="text/html; charset=utf-8")
     path = Path(local_path) if local_path else Path("build/reports") / campaign.name / run_id / "report.html"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(document)
@@ -575,4 +574,4 @@ def build_report(campaign_spec_path: str, run_id: str, settings: S3Settings | No
 
 def fetch_report(campaign: str, run_id: str, settings: S3Settings | None = None) -> bytes:
     settings = settings or S3Settings.from_env()
-    return settings.client().get_object(Bucket=settings.bucket, Key=layout.report_key(campaign, run_id))["Body"].read()
+    return settings.store().get(layout.report_key(campaign, run_id))
