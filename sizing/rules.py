@@ -78,10 +78,15 @@ PROFILE_ADVERSE = "profile_adverse"  # rate/processing profiles: every phase jud
 SEARCH = "search"  # an adaptive capacity search (sizing/search.py): judged probe by probe with probe_passes
 
 
+CLIENT_SETTINGS = "client_settings"  # client-setting steps (seed 003): per-step figures, never a capacity verdict
+
+
 def scenario_kind(scenario: Scenario) -> str:
     """How the analysis and the report treat a scenario (one classification for both)."""
     if scenario.search is not None:
         return SEARCH
+    if scenario.step_settings:
+        return CLIENT_SETTINGS
     if scenario.step_rates is None:
         return PROFILE_ADVERSE
     return STEP_ADVERSE if scenario.faults else CAPACITY
