@@ -53,6 +53,13 @@ def matched_target(confirm_rate, consume_rate, target_rate, e2e_p99_ms, slo_p99_
     return (confirm_rate >= need) & (consume_rate >= need) & (e2e_p99_ms <= slo_p99_ms)
 
 
+def judged_against_target(rate_mode):
+    """A phase is judged against its target rate unless it ran in max mode (closed loop, issue 13): that has no
+    target, its throughput is the measurement, and its validity is only "the generator was not the bottleneck"
+    (cpu_saturated / worker_behind, as for every phase). `rate_mode` is sizing.spec's RATE_SCHEDULED | RATE_MAX."""
+    return rate_mode != "max"
+
+
 def held_target(matched, lost):
     """An adverse-scenario phase held: it matched its target and lost no confirmed message."""
     return matched & (lost == 0)
