@@ -99,6 +99,11 @@ def scenario_kind(scenario: Scenario) -> str:
     return STEP_ADVERSE if scenario.faults else CAPACITY
 
 
+def is_client_settings(scenario: Scenario) -> bool:
+    """Client-setting steps (seed 003): reported per step with their latency basis, never a pass/fail verdict."""
+    return scenario_kind(scenario) == CLIENT_SETTINGS
+
+
 def is_intensity(scenario: Scenario) -> bool:
     """A capacity (increasing-intensity) scenario; anything else is an adverse scenario (seed 002)."""
     return scenario_kind(scenario) == CAPACITY

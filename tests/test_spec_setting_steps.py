@@ -98,3 +98,39 @@ def test_max_with_faults_is_refused() -> None:
     with pytest.raises(SpecError) as info:
         parse_campaign(spec)
     assert any(p.path == "scenarios[0].faults" and "target rate" in p.reason for p in info.value.problems)
+
+
+@pytest.mark.parametrize("name", ["flow-control-2020", "flow-control-local", "ndq-10q-multiack",
+                                  "ndq-10q-multiack-local"])
+def test_seed_003_and_004_campaigns_are_valid(name: str) -> None:
+    from sizing.spec import load_campaign
+
+    campaign = load_campaign(ROOT / "campaigns" / f"{name}.yaml")
+    assert campaign.name == name and all(scenario_kind(s) == CLIENT_SETTINGS for s in campaign.scenarios)
+
+
+def test_flow_control_campaign_carries_seed_003() -> None:
+    from sizing.spec import load_campaign
+
+    campaign = load_campaign(ROOT / "campaigns" / "flow-control-2020.yaml")
+    assert [(c.nodes, c.instance_type, c.volume.type, c.volume.iops) for c in campaign.clusters] == [
+        (3, "c5.4xlarge", "io1", 10000)]
+    inflight = expand(campaign.scenario("qq-inflight"), 3).phases
+    assert [p.settings.confirms_in_flight for p in inflight] == [1, 5, 20, 200, 1000, 10000]
+    assert {p.duration_s for p in inflight} == {300} and {p.rate_mode for p in inflight} == {"max"}
+    # Benchmark 2: one isolated run per prefetch, for each queue type.
+    for queue_type, prefix in (("quorum", "qq"), ("mirrored", "mirrored")):
+        runs = [s for s in campaign.scenarios if s.name.startswith(f"{prefix}-prefetch-")]
+        assert [s.workload.consumers.prefetch for s in runs] == [1, 10, 100, 1000, 10000]
+        assert {s.workload.queues.type for s in runs} == {queue_type}
+    none = campaign.scenario("mirrored-no-confirms-no-acks")
+    assert none.workload.publishers.confirms_in_flight == 0 and none.workload.consumers.auto_ack
+    assert "x-quorum-initial-group-size" not in none.workload.queues.arguments
+
+
+def test_sizing_campaigns_give_the_rate_per_publisher() -> None:
+    from sizing.spec import read_campaign_yaml
+
+    raw = read_campaign_yaml(ROOT / "campaigns" / "quorum-sizing-2020.yaml")
+    steps = raw["scenarios"][0]["steps"]
+    assert steps["per_publisher"] is True and steps["rates"][2] == 50  # PerfTest's `--rate 50` x 200 producers
