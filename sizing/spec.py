@@ -20,6 +20,7 @@ import yaml
 from sizing.brokerconf import check_broker_config, check_message_size
 from sizing.catalog import Catalog, load_catalog
 from sizing.cost import Volume
+from sizing.disks import DATA_ROLE, FILESYSTEMS, VOLUME_ROLES, RoleVolume, layout_suffix, volume_label
 from sizing.fields import Fields, Problem, SpecError, join
 from sizing.search import SearchSpec
 
@@ -87,19 +88,21 @@ class Workload:
 class ClusterShape:
     nodes: int
     instance_type: str
-    volume: Volume
+    volume: Volume  # the data volume: holds every role without a volume of its own (sizing/disks.py)
+    dedicated: tuple[RoleVolume, ...] = ()  # volumes of their own for logs / wal / segments, in VOLUME_ROLES order
+    filesystem: str | None = None  # what every volume is formatted with (aws); None = the stack's default
+
+    @property
+    def volumes(self) -> tuple[RoleVolume, ...]:
+        """Every volume of one node, data first."""
+        return (RoleVolume(DATA_ROLE, self.volume), *self.dedicated)
 
     @property
     def config_id(self) -> str:
-        """Stable, path-safe id, e.g. `n3-c5.4xlarge-gp2` (S3 partitions, Terraform state, task labels)."""
-        parts = [f"n{self.nodes}", self.instance_type, self.volume.type]
-        if self.volume.size_gb:
-            parts.append(f"{self.volume.size_gb}gb")
-        if self.volume.iops:
-            parts.append(f"{self.volume.iops}iops")
-        if self.volume.throughput_mbps:
-            parts.append(f"{self.volume.throughput_mbps}mbps")
-        return "-".join(parts)
+        """Stable, path-safe id, e.g. `n3-c5.4xlarge-gp2` (S3 partitions, Terraform state, task labels); a layout
+        of several volumes adds a suffix (`n3-c4.4xlarge-io1-wal-segments`, sizing.disks.layout_suffix)."""
+        base = f"n{self.nodes}-{self.instance_type}-{volume_label(self.volume)}"
+        return base + layout_suffix(self.volume, self.dedicated, self.filesystem)
 
 
 @dataclass(frozen=True)
@@ -326,6 +329,52 @@ def _parse_volume(value: Any, path: str, catalog: Catalog | None, problems: list
     return volume if vtype else None
 
 
+def _parse_layout(e: Fields, catalog: Catalog | None, deployment: str | None
+                  ) -> tuple[Volume, tuple[RoleVolume, ...], str | None] | None:
+    """A cluster entry's disks: `volume` (one volume holding every role) or `volumes` (one per role, `data`
+    required; sizing/disks.py), and an optional `filesystem`. None (with problems recorded) when invalid."""
+    start = len(e.problems)
+    has_one, has_many = e.has("volume"), e.has("volumes")
+    filesystem = e.str("filesystem", None, choices=FILESYSTEMS)
+    if filesystem is not None and deployment == "local":
+        e.fail("filesystem", "the local target cannot honour a filesystem: its role directories share the "
+                             "machine's filesystem (a filesystem per volume would need root and loop mounts); "
+                             "remove it or use deployment: aws")
+    if has_one == has_many:
+        e.fail("", "give exactly one of `volume` (one volume holding everything) or `volumes` (one per role: "
+                   f"{', '.join(VOLUME_ROLES)})")
+        e.seen.update({"volume", "volumes"})
+        return None
+    if has_one:
+        volume = _parse_volume(e.raw("volume"), join(e.path, "volume"), catalog, e.problems)
+        return (volume, (), filesystem) if volume is not None and len(e.problems) == start else None
+    entries = e.list("volumes") or []
+    by_role: dict[str, tuple[int, Volume]] = {}
+    for j, entry in enumerate(entries):
+        where = join(join(e.path, "volumes"), j)
+        if not isinstance(entry, Mapping):
+            e.problems.append(Problem(where, f"must be a mapping {{role: ..., type: ...}}, got {entry!r}"))
+            continue
+        role = entry.get("role")
+        volume = _parse_volume({k: v for k, v in entry.items() if k != "role"}, where, catalog, e.problems)
+        if role not in VOLUME_ROLES:
+            e.problems.append(Problem(f"{where}.role", f"must be one of {', '.join(VOLUME_ROLES)}; got {role!r}"
+                                      if role is not None else "is required"))
+        elif role in by_role:
+            e.problems.append(Problem(f"{where}.role", f"role {role!r} already has a volume "
+                                                       f"(volumes[{by_role[role][0]}]); a role lives on one volume"))
+        elif volume is not None:
+            by_role[role] = (j, volume)
+    if entries and DATA_ROLE not in by_role and len(e.problems) == start:
+        e.fail("volumes", f"needs a `{DATA_ROLE}` volume (Mnesia and the message store; every role without a "
+                          f"volume of its own lives on it)")
+    if len(e.problems) > start or DATA_ROLE not in by_role:
+        return None
+    dedicated = tuple(RoleVolume(role, by_role[role][1]) for role in VOLUME_ROLES
+                      if role != DATA_ROLE and role in by_role)
+    return by_role[DATA_ROLE][1], dedicated, filesystem
+
+
 def _check_instance(f: Fields, key: str, name: str | None, catalog: Catalog | None) -> bool:
     if name is None:
         return False
@@ -336,7 +385,7 @@ def _check_instance(f: Fields, key: str, name: str | None, catalog: Catalog | No
     return True
 
 
-def _parse_clusters(f: Fields, catalog: Catalog | None) -> list[ClusterShape]:
+def _parse_clusters(f: Fields, catalog: Catalog | None, deployment: str | None = None) -> list[ClusterShape]:
     shapes: list[ClusterShape] = []
     has_matrix, has_list = f.has("matrix"), f.has("list")
     if has_matrix == has_list:
@@ -372,10 +421,10 @@ def _parse_clusters(f: Fields, catalog: Catalog | None) -> list[ClusterShape]:
             n = e.int("nodes", minimum=1)
             name = e.str("instance_type")
             ok = _check_instance(e, "instance_type", name, catalog)
-            volume = _parse_volume(e.raw("volume"), join(e.path, "volume"), catalog, f.problems)
+            layout = _parse_layout(e, catalog, deployment)
             e.done()
-            if n and ok and volume is not None and name:
-                shapes.append(ClusterShape(n, name, volume))
+            if n and ok and layout is not None and name:
+                shapes.append(ClusterShape(n, name, *layout))
     f.done()
     ids = [s.config_id for s in shapes]
     for dup in sorted({i for i in ids if ids.count(i) > 1}):
@@ -817,7 +866,7 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
     t.done()
     workload_raw = root.mapping("workload") or {}
     workload = _parse_workload(Fields(workload_raw, "workload", problems))
-    clusters = _parse_clusters(root.sub("clusters"), catalog)
+    clusters = _parse_clusters(root.sub("clusters"), catalog, deployment)
     if deployment == "local":
         for shape in clusters:
             if shape.nodes > MAX_LOCAL_NODES:

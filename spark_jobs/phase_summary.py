@@ -22,6 +22,7 @@ from pyspark.sql import functions as F
 
 from adapters.objectstore import StoreSpec
 from sizing import layout, records
+from sizing.histogram import encode_counts
 from sizing.rules import judged_against_target
 from spark_jobs import gate, histmerge, rules_columns
 from spark_jobs.campaigns import load as load_campaign
@@ -85,7 +86,7 @@ def _partial_client(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatc
                                      cpu_s=("cpu_s", "sum"), publish_delay_max_us=("publish_delay_max_us", "max"))
         for col in HIST_COLS:
             dense = histmerge.dense_counts(table.column(col), gid, len(agg))
-            agg[col] = [histmerge.to_wire(row) for row in dense]
+            agg[col] = [encode_counts(row) for row in dense]
         yield from pa.Table.from_pandas(agg.reset_index(drop=True), schema=out_schema,
                                         preserve_index=False).to_batches()
 

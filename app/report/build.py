@@ -24,6 +24,7 @@ from app.report.tables import (
 )
 from sizing import layout
 from sizing.cost import cost_per_1000_msgs
+from sizing.disks import VOLUME_ROLES, placement, volume_label
 from sizing.plan import plan_configs
 from sizing.rules import is_client_settings, is_intensity
 from sizing.spec import Campaign, load_campaign
@@ -540,10 +541,27 @@ class Report:
                                  ", ".join(f"{c}/{s}" for c, s in gaps)]))
         return out
 
+    # -- disk layouts (issue 14)
+    def disks_section(self) -> list[object]:
+        """Each config's volumes by role; on a local target, that disk types have no effect there."""
+        out: list[object] = [tag("h2", "Disk layouts", id="disks")]
+        rows = []
+        for plan in self.configs:
+            holders = placement([v.role for v in plan.shape.dedicated])
+            rows.append([plan.config_id] + [
+                volume_label(next(v.volume for v in plan.shape.volumes if v.role == holders[role]))
+                + ("" if holders[role] == role else " (on data)") for role in VOLUME_ROLES])
+        out.append(table(["config", *VOLUME_ROLES], rows))
+        if self.campaign.deployment == "local":
+            out.append(tag("p", "Local target: each role with a volume of its own is a directory of its own on "
+                                "the machine's one filesystem, so disk types, sizes, IOPS and throughput have no "
+                                "effect on these results; only where RabbitMQ writes differs.", class_="note"))
+        return out
+
     def render(self) -> str:
         body = [*self.header(), *self.verdict(), *self.intensity_section(), *self.leaderboards_section(),
                 *self.adverse_section(), *self.client_settings_section(), *self.broker_section(),
-                *self.quality_section(),
+                *self.disks_section(), *self.quality_section(),
                 tag("p", f"rabbit-sizing report · {self.charts} charts · self-contained (no external resources)",
                     class_="note")]
         return page(f"Sizing report {self.campaign.name} / {self.run_id}", body)
@@ -578,8 +596,7 @@ def build_report(campaign_spec_path: str, run_id: str, settings: S3Settings | No
                             campaign.target.rate)
     document = render_report(campaign, data, run_id)
     key = layout.report_key(campaign.name, run_id)
-    settings.client().put_object(Bucket=settings.bucket, Key=key, Body=document.encode(),
-                                 ContentType="text/html; charset=utf-8")
+    settings.store().put(key, document.encode(), content_type="text/html; charset=utf-8")
     path = Path(local_path) if local_path else Path("build/reports") / campaign.name / run_id / "report.html"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(document)
@@ -588,4 +605,4 @@ def build_report(campaign_spec_path: str, run_id: str, settings: S3Settings | No
 
 def fetch_report(campaign: str, run_id: str, settings: S3Settings | None = None) -> bytes:
     settings = settings or S3Settings.from_env()
-    return settings.client().get_object(Bucket=settings.bucket, Key=layout.report_key(campaign, run_id))["Body"].read()
+    return settings.store().get(layout.report_key(campaign, run_id))

@@ -168,23 +168,17 @@ class ReportData:
 
 
 class TableReader:
-    """Reads the campaign's tables and raw series from one bucket through boto3 + pyarrow."""
+    """Reads the campaign's tables and raw series from one bucket through the object-store client + pyarrow."""
 
     def __init__(self, settings: S3Settings) -> None:
         self.settings = settings
-        self.client = settings.client()
+        self.store = settings.store()
 
     def keys(self, prefix: str) -> list[str]:
-        keys: list[str] = []
-        for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.settings.bucket, Prefix=prefix):
-            keys.extend(obj["Key"] for obj in page.get("Contents", []))
-        return sorted(keys)
+        return self.store.list(prefix)
 
     def get(self, key: str) -> bytes:
-        return self.client.get_object(Bucket=self.settings.bucket, Key=key)["Body"].read()
-
-    def put(self, key: str, data: bytes, content_type: str) -> None:
-        self.client.put_object(Bucket=self.settings.bucket, Key=key, Body=data, ContentType=content_type)
+        return self.store.get(key)
 
     def parquet(self, prefix: str, columns: list[str] | None = None) -> pd.DataFrame | None:
         import pyarrow as pa

@@ -14,6 +14,6 @@ def build_campaign_report(run: Mapping[str, Any]) -> str:
     from app.report import build_report
 
     uri = build_report(run["spec_path"], run["run_label"], settings=S3Settings.from_env())
-    log.info("Report written to %s (fetch it with: python -m app.report fetch --campaign %s --run-id %s)",
+    log.info("Report written to %s (fetch it with: python -m app.cli report --campaign %s --run-id %s -o report.html)",
              uri, run["campaign"], run["run_label"])
     return uri
