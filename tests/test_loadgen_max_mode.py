@@ -39,6 +39,9 @@ SPEC = {
         {"name": "live-consumer", "warmup_s": 1,
          "steps": {"sequence": [{"prefetch": 10, "multi_ack_every": 1}, {"prefetch": 100, "multi_ack_every": 10}],
                    "duration_s": 4, "rate": 2000}},
+        {"name": "no-confirms", "warmup_s": 1,
+         "steps": {"sequence": [{"confirms_in_flight": 0, "auto_ack": True}], "duration_s": 4, "rate": "max",
+                   "max_rate": 3000}},
         {"name": "prefetch", "warmup_s": 1,
          "steps": {"vary": "prefetch", "values": [1, 1000], "duration_s": 4, "rate": "max", "isolate": True}},
     ],
@@ -143,3 +146,15 @@ def test_isolated_prefetch_runs_differ_in_consume_rate(cluster, tmp_path):
         rates[prefetch] = rows.consumed.sum() / rows.second.nunique()
     # Seed 003 benchmark 2: prefetch 1 makes the consumer block on every ack round trip.
     assert rates[1000] > 1.3 * rates[1], rates
+
+
+def test_max_mode_without_confirms_holds_the_stated_cap(cluster, tmp_path):
+    runner = run(cluster, "no-confirms", tmp_path)
+    rows = steady(read(tmp_path, runner, "client_seconds"))
+    per_second = rows.groupby("second").published.sum()
+    # No window: the cap (3000 msg/s, well below what the socket takes) is what bounds the publisher.
+    assert per_second.between(0.8 * 3000, 1.05 * 3000).all(), per_second.tolist()
+    assert (rows.confirms_in_flight == 0).all() and (rows.in_flight_max == 0).all()
+    assert set(rows.latency_basis) == {"sent"}
+    accounting = read(tmp_path, runner, "accounting")
+    assert accounting.published.sum() == read(tmp_path, runner, "client_seconds").published.sum()
