@@ -27,10 +27,16 @@ def test_client_settings_steps_show_their_latency_basis() -> None:
              "consume_rate": rate, "e2e_p50_ms": 3.0, "e2e_p75_ms": 4.0, "e2e_p95_ms": 6.0, "e2e_p99_ms": 9.0,
              "e2e_p999_ms": 12.0, "valid": True, **PHASE_SUMMARY_OPTIONAL, "rate_mode": "max", "latency_basis": "sent"}
             for n, w, rate in ((1, 5, 1234.0), (2, 200, 12345.0))]
+    for row in rows:
+        row["start_s"] = (row["phase"] - 1) * 5.0
+    client = pd.DataFrame({"repeat": 1, "second": range(10), "phase": [1] * 5 + [2] * 5,
+                           "confirmed": [1234] * 5 + [12345] * 5, "consumed": [1234] * 5 + [12345] * 5})
     data = ReportData(campaign.name, pd.DataFrame(rows), pd.DataFrame({"config_id": [], "monthly_cost": []}),
-                      pd.DataFrame(), None, None, {}, {}, {}, [])
+                      pd.DataFrame(), None, None, {(config, "inflight", "R1"): client}, {}, {}, [])
     report = Report(campaign, data, "R1", "now")
     assert report.adverse == [] and [s.name for s in report.client_settings] == ["inflight"]
     html = "".join(str(part) for part in report.client_settings_section())
     assert "confirms_in_flight=200" in html and "12,345" in html
     assert html.count("<td>sent</td>") == 2, html
+    # the run's throughput chart marks each step with its setting (seed 003, Figs 1-9)
+    assert report.charts == 1 and "<svg" in html and html.count("confirms_in_flight=") >= 4

@@ -406,6 +406,17 @@ class Report:
                              ("yes", "ok") if r.valid else ("no", "bad")])
             out.append(table(["config", "step", "rate", "confirm rate", "consume rate", "p50", "p95", "p99",
                               "latency from", "generator kept up"], body, numeric=[3, 4, 5, 6, 7]))
+            for (cid, name, run_id), client in sorted(self.data.client_seconds.items()):
+                if name != scenario.name or client is None or client.empty:
+                    continue
+                first = client["repeat"].min()
+                phases = rows[(rows["config_id"] == cid) & (rows["run_id"] == run_id) & (rows["repeat"] == first)]
+                steps = [(float(r.start_s), str(r.phase_name)) for r in phases.itertuples(index=False)
+                         if hasattr(r, "start_s")]
+                title = f"{scenario.name} on {cid}"
+                out.append(self.fig(charts.settings_timeseries(_repeat(client, first), steps, title),
+                                    f"{title} (run {run_id}, repeat {first}): confirmed and consumed rate per "
+                                    "second; dotted lines mark the step boundaries and their setting."))
         out.append(tag("p", "Latency from `sent`: max mode (closed loop) has no intended send time, so end-to-end "
                             "latency is measured from the actual send; `intended`: from the open-loop schedule.",
                        class_="note"))
