@@ -17,12 +17,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from adapters.objectstore import StoreSpec
 from sizing import layout, records
 from sizing.histogram import encode_counts
+from sizing.rules import judged_against_target
 from spark_jobs import gate, histmerge, rules_columns
 from spark_jobs.campaigns import load as load_campaign
 from spark_jobs.recovery import fault_impact
@@ -225,6 +226,13 @@ def accounting_stats(accounting: DataFrame) -> DataFrame:
 # ------------------------------------------------------------------------------------------ assemble
 
 
+def rate_mode_columns() -> list[Column]:
+    """Issue 13: the phase's rate mode and the basis of its latency figures (phases written before them are
+    scheduled, measured from the intended send time)."""
+    return [F.coalesce(F.col("rate_mode"), F.lit("scheduled")).alias("rate_mode"),
+            F.coalesce(F.col("latency_basis"), F.lit("intended")).alias("latency_basis")]
+
+
 def summarise(phases: DataFrame, client_seconds: DataFrame, accounting: DataFrame, events: DataFrame,
               broker_samples: DataFrame, rules: Rules, client_series: DataFrame | None = None) -> DataFrame:
     """The phase_summary table from the five raw record types (pure DataFrame transform).
@@ -233,7 +241,7 @@ def summarise(phases: DataFrame, client_seconds: DataFrame, accounting: DataFram
     so that the wide histogram columns are decoded once.
     """
     base = phases.select(*PHASE_KEY, "phase_name", "start_s", "duration_s", "warmup_s", "target_rate",
-                         "processing_ms_start", "processing_ms_end")
+                         "processing_ms_start", "processing_ms_end", *rate_mode_columns())
     joined = (base.join(client_phase_stats(client_seconds), PHASE_KEY, "left")
               .join(phase_dynamics(client_series if client_series is not None else client_seconds, events),
                     PHASE_KEY, "left")
@@ -250,7 +258,8 @@ def summarise(phases: DataFrame, client_seconds: DataFrame, accounting: DataFram
     with_validity = (with_rates.withColumn("invalid_reason", rules_columns.invalid_reason())
                      .withColumn("valid", F.col("invalid_reason").isNull()))
     return (with_validity.withColumn("slo_p99_ms", F.lit(float(rules.slo_p99_ms)))
-            .withColumn("matched_target", rules_columns.matched_target(F.col("slo_p99_ms")))
+            .withColumn("matched_target", rules_columns.matched_target(F.col("slo_p99_ms"))
+                        & judged_against_target(F.col("rate_mode")))
             .select(*[F.col(c.name).cast(records.SPARK_TYPES[c.type]).alias(c.name) for c in records.PHASE_SUMMARY]))
 
 

@@ -57,6 +57,7 @@ PHASE_SUMMARY_OPTIONAL: dict[str, object] = {
     "worst_dip_ratio": float("nan"),
     "broker_queue_max": float("nan"), "broker_mem_max_bytes": float("nan"),
     "broker_mem_max_fraction": float("nan"), "broker_alarm": None, "broker_node_down_seen": None,
+    "rate_mode": "scheduled", "latency_basis": "intended",  # issue 13; tables written before it are scheduled
 }
 
 # leaderboards: one row per config (wide); the report turns it into the seed's four boards.
