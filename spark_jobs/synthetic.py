@@ -142,6 +142,12 @@ def run_objects(model: RunModel) -> dict[str, pa.Table]:
                 "cpu_s": pa.array(np.full(secs.size, min(0.9, 0.1 + achieved * share * 25e-6))),
                 "publishers": pa.array(np.full(secs.size, 25, dtype=np.int32)),
                 "consumers": pa.array(np.full(secs.size, 25, dtype=np.int32)),
+                # the 2020 workload's client settings: open loop, confirm window and prefetch 1000
+                "rate_mode": pa.array(["scheduled"] * secs.size), "latency_basis": pa.array(["intended"] * secs.size),
+                "confirms_in_flight": pa.array(np.full(secs.size, 1000, dtype=np.int32)),
+                "prefetch": pa.array(np.full(secs.size, 1000, dtype=np.int32)),
+                "multi_ack_every": pa.array(np.full(secs.size, 1, dtype=np.int32)),
+                "in_flight_max": pa.array(np.minimum(n // 250, 1000)),
             }, schema=records.arrow_schema("client_seconds"))
             objects[layout.raw_part_key(key, "client_seconds", number, worker)] = table
         total = round(achieved * phase.duration_s)
@@ -151,7 +157,8 @@ def run_objects(model: RunModel) -> dict[str, pa.Table]:
                            "start_s": float(start), "duration_s": float(phase.duration_s),
                            "warmup_s": float(phase.warmup_s), "target_rate": phase.rate, "rate_start": phase.rate,
                            "rate_end": phase.rate, "processing_ms_start": 10.0, "processing_ms_end": 10.0,
-                           "scenario_start_ts": model.start_ts})
+                           "scenario_start_ts": model.start_ts, "rate_mode": "scheduled",
+                           "latency_basis": "intended"})
         for s in range(start, start + phase.duration_s, 5):
             broker_rows.append({**kd, "ts": model.start_ts + s, "second": float(s), "phase": number,
                                 "node": "rabbit1", "running": True, "mem_used_bytes": 500_000_000,
