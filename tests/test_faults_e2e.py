@@ -41,7 +41,7 @@ scenarios:
     faults: [{{kind: kill_node, at_s: 10, target: {{node: 2}}, heal_after_s: 1}}]
   - name: memory-alarm
     warmup_s: 2
-    steps: {{rates: [{RATE}], duration_s: 22}}
+    steps: {{rates: [{RATE}], duration_s: 28}}
     faults: [{{kind: memory_alarm, at_s: 8, target: {{node: 1}}, heal_after_s: 10}}]
   - name: rolling
     warmup_s: 2
