@@ -102,6 +102,62 @@ BROKER_SAMPLES = (*RUN_KEY,
     Column("deliver_rate", "float64", "broker-side deliver rate from queues led by this node, msg/s"),
 )
 
+# Resources of every broker node, one row per node per second (loadgen.nodes.NodeSampler; adapters.nodestats reads
+# /proc and the node's Prometheus endpoint locally, prometheus-node-exporter plus that endpoint on AWS). Rates are
+# per second over the row's span; a second whose sample failed or outlived its interval is a row with missing=True
+# and null figures, never an interpolated value.
+NODE_SECONDS = (*RUN_KEY,
+    Column("second", "int32", "whole seconds since scenario start the row's data starts in"),
+    Column("ts", "float64", "epoch seconds the data starts at (the previous sample's response time)"),
+    Column("span_s", "float64", "seconds the rates cover (between two sample responses)", nullable=True),
+    Column("phase", "int32", "phase at that second"),
+    Column("node", "string", "node name"),
+    Column("target", "string", "local | aws: where the figures come from (see adapters/nodestats.py)"),
+    Column("missing", "bool", "no data for this second (node down, endpoint silent, or the sample came too late)"),
+    Column("shared_cores", "bool", "the node shares its cores with the other nodes and the load generator (local)"),
+    Column("cores", "int32", "cores the node may use (machine cores locally, vCPUs on AWS)", nullable=True),
+    Column("cpu_user", "float64", "user CPU as a fraction of `cores`", nullable=True),
+    Column("cpu_system", "float64", "system CPU as a fraction of `cores`", nullable=True),
+    Column("cpu_iowait", "float64", "I/O wait as a fraction of `cores` (local: the VM's block-I/O delay)",
+           nullable=True),
+    Column("cpu_steal", "float64", "steal as a fraction of `cores` (AWS only; not visible per process)", nullable=True),
+    Column("cpu_busy", "float64", "cpu_user + cpu_system: the figure the bottleneck rule reads", nullable=True),
+    Column("cpu_s", "float64", "CPU seconds the node used per second (user + system)", nullable=True),
+    Column("machine_cpu_busy_s", "float64", "busy CPU seconds per second of the whole machine the node runs on "
+           "(/proc/stat: everything but idle and iowait; locally shared with the generator)", nullable=True),
+    Column("machine_cores", "int32", "cores of that machine", nullable=True),
+    Column("mem_rss_bytes", "int64", "resident memory of the node's VM", nullable=True),
+    Column("run_queue", "float64", "Erlang scheduler run queue (rabbitmq_erlang_scheduler_run_queue)", nullable=True),
+    Column("disk_read_bytes_per_s", "float64", "bytes read from storage (local: /proc/<pid>/io read_bytes)",
+           nullable=True),
+    Column("disk_write_bytes_per_s", "float64", "bytes written to storage (local: /proc/<pid>/io write_bytes)",
+           nullable=True),
+    Column("disk_read_ops_per_s", "float64", "device reads completed (AWS: data volume; null locally: not "
+           "attributable to one process)", nullable=True),
+    Column("disk_write_ops_per_s", "float64", "device writes completed (AWS: data volume; null locally)",
+           nullable=True),
+    Column("write_syscalls_per_s", "float64", "write system calls of the VM (local: /proc/<pid>/io syscw; files AND "
+           "sockets, so not IOPS)", nullable=True),
+    Column("fsyncs_per_s", "float64", "rabbitmq_io_sync_ops_total: fsyncs of the classic message store and index "
+           "(quorum-queue WAL syncs are not counted by 3.10)", nullable=True),
+    Column("net_in_bytes_per_s", "float64", "client_in + internode_in (the node's AMQP and distribution traffic)",
+           nullable=True),
+    Column("net_out_bytes_per_s", "float64", "client_out + internode_out", nullable=True),
+    Column("client_in_bytes_per_s", "float64", "AMQP client connections, in (rabbitmq_connection_incoming_bytes)",
+           nullable=True),
+    Column("client_out_bytes_per_s", "float64", "AMQP client connections, out", nullable=True),
+    Column("internode_in_bytes_per_s", "float64", "Erlang distribution from other nodes (erlang_vm_dist_recv_bytes)",
+           nullable=True),
+    Column("internode_out_bytes_per_s", "float64", "Erlang distribution to the other nodes", nullable=True),
+    Column("nic_in_bytes_per_s", "float64", "bytes received by the instance's NIC (AWS: node-exporter; null locally)",
+           nullable=True),
+    Column("nic_out_bytes_per_s", "float64", "bytes sent by the instance's NIC (AWS)", nullable=True),
+    Column("raft_written_per_s", "float64", "quorum-queue log entries written (WAL), summed over the node's members",
+           nullable=True),
+    Column("raft_snapshot_per_s", "float64", "quorum-queue entries released by snapshots (segment truncation)",
+           nullable=True),
+)
+
 # The timeline as run, one row per phase (the analysis reads phase windows from here).
 PHASES = (*RUN_KEY,
     Column("phase", "int32", "1-based phase number"),
@@ -122,6 +178,7 @@ RECORD_TYPES: dict[str, tuple[Column, ...]] = {
     "accounting": ACCOUNTING,
     "events": EVENTS,
     "broker_samples": BROKER_SAMPLES,
+    "node_seconds": NODE_SECONDS,
     "phases": PHASES,
 }
 

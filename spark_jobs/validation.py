@@ -64,6 +64,18 @@ def _suites() -> dict[str, list[Expectation]]:
             ("ExpectColumnValuesToBeInSet", {"column": "hist_wire_ok", "value_set": [True]}),
             ("ExpectCompoundColumnsToBeUnique", {"column_list": [*RUN_COLS, "worker", "second"]}),
         ],
+        # Row level: one row per node-second (loadgen.nodes); a missing second has no figures.
+        "raw_node_seconds": [
+            ("ExpectTableColumnsToMatchSet", {"column_set": [*records.column_names("node_seconds"),
+                                                             "missing_has_no_figures"],
+                                              "exact_match": True}),
+            *_not_null([*RUN_COLS, "node", "second", "phase", "missing", "target", "shared_cores"]),
+            ("ExpectCompoundColumnsToBeUnique", {"column_list": [*RUN_COLS, "node", "second"]}),
+            ("ExpectColumnValuesToBeInSet", {"column": "target", "value_set": ["local", "aws"]}),
+            *_non_negative(["second", "cpu_busy", "cpu_s", "disk_read_bytes_per_s", "disk_write_bytes_per_s",
+                            "net_in_bytes_per_s", "net_out_bytes_per_s", "span_s"]),
+            ("ExpectColumnValuesToBeInSet", {"column": "missing_has_no_figures", "value_set": [True]}),
+        ],
         # One row per (run, expected phase): cross-record rules of the raw batch.
         "raw_run_phase": [
             ("ExpectColumnValuesToBeInSet", {"column": "in_phases_table", "value_set": [True]}),
