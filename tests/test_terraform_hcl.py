@@ -14,6 +14,7 @@ import hcl2
 import pytest
 import yaml
 
+from adapters import nodestats
 from adapters.terraform import TERRAFORM_ROOT, aws_stack_variables, local_stack_variables
 from sizing.cluster import ClusterInfo, NodeInfo
 from sizing.plan import plan_configs
@@ -122,7 +123,10 @@ def test_broker_ports_open_only_to_the_load_generator_group():
     assert "0.0.0.0/0" not in sg.split("egress")[0], "no ingress from anywhere"
     client_rule = sg[sg.index('dynamic "ingress"'):sg.index("ingress {")]
     assert "security_groups = var.client_security_group_ids" in client_rule
-    assert re.search(r"amqp\s*=\s*local\.ports\.amqp, management", client_rule)
+    assert re.search(r"amqp\s*=\s*local\.ports\.amqp\s+management", client_rule)
+    # the node sampler scrapes node-exporter on the port adapters.nodestats reads (from the generator only)
+    assert re.search(r"node_exporter\s*=\s*local\.ports\.node_exporter", client_rule)
+    assert re.search(rf"node_exporter = {nodestats.NODE_EXPORTER_PORT}\b", text)
     assert sg.count("self        = true") == 2  # clustering ports only among the nodes
     assert "AmazonSSMManagedInstanceCore" in text
 
@@ -146,3 +150,6 @@ def test_cloud_init_renders_to_valid_yaml(tmp_path):
     assert "vm_memory_high_watermark.relative = 0.4" in conf
     assert "10.42.1.13 rabbit3" in files["/etc/hosts"]
     assert "await_online_nodes 3" in doc["runcmd"][0]
+    assert re.search(r"apt-get install .*prometheus-node-exporter", doc["runcmd"][0])
+    # the sampler finds the data volume's device through this mount point
+    assert f"{nodestats.RABBITMQ_DATA_MOUNT} ext4" in doc["runcmd"][0]
