@@ -214,6 +214,41 @@ _TABLE_KEY = (
 )
 _LATENCY = ("p50", "p75", "p95", "p99", "p999", "max")
 
+# phase_summary's resource view (node_seconds over the steady window; the bottleneck rule is sizing.rules').
+_RESOURCE_COLUMNS = (
+    Column("cluster_nodes", "int32", "nodes the run's node_seconds name (every node of the cluster)", nullable=True),
+    Column("resource_nodes", "int32", "nodes with figures in the steady window", nullable=True),
+    Column("resource_missing_seconds", "int64", "node-seconds of the steady window without figures", nullable=True),
+    Column("resource_target", "string", "local | aws: where the node figures come from", nullable=True),
+    Column("shared_cores", "bool", "the nodes shared their cores with the load generator (local)", nullable=True),
+    Column("cpu_busiest_node", "string", "node with the highest mean CPU", nullable=True),
+    Column("cpu_busiest_mean", "float64", "its mean busy share of its cores", nullable=True),
+    Column("cpu_busiest_p95", "float64", "its p95 busy share over the steady seconds", nullable=True),
+    Column("machine_cpu_busy_mean", "float64", "mean busy share of the machine's cores (local: nodes + generator)",
+           nullable=True),
+    Column("run_queue_max", "float64", "highest Erlang run queue of any node", nullable=True),
+    Column("disk_busiest_node", "string", "node with the highest mean write MB/s", nullable=True),
+    Column("disk_write_mb_s", "float64", "its mean write throughput, MB/s (10^6 B)", nullable=True),
+    Column("disk_write_iops", "float64", "highest mean write IOPS of a node (null locally)", nullable=True),
+    Column("disk_write_kb_per_op", "float64", "write size of the IOPS-busiest node, KB (null locally)",
+           nullable=True),
+    Column("disk_read_mb_s", "float64", "highest mean read throughput of a node, MB/s", nullable=True),
+    Column("net_busiest_node", "string", "node with the most traffic (in + out)", nullable=True),
+    Column("net_mb_s", "float64", "its mean traffic in + out, MB/s", nullable=True),
+    Column("net_client_mb_s", "float64", "of which AMQP clients, MB/s", nullable=True),
+    Column("net_internode_mb_s", "float64", "of which inter-node, MB/s", nullable=True),
+    Column("net_peak_mbit_s", "float64", "highest mean of one direction on one node (NIC on AWS), Mbit/s",
+           nullable=True),
+    Column("network_limit_mbit_s", "float64", "instance bandwidth per direction (catalog; null locally)",
+           nullable=True),
+    Column("volume_iops_limit", "float64", "volume IOPS limit (catalog; null locally)", nullable=True),
+    Column("volume_mb_s_limit", "float64", "volume throughput limit, MB/s (catalog; null locally)", nullable=True),
+    Column("bottleneck", "string", "generator | memory | cpu | disk | network | none (sizing.rules.bottleneck); "
+           "null: no node figures", nullable=True),
+    Column("bottleneck_detail", "string", "the figure that triggered the label against its threshold",
+           nullable=True),
+)
+
 PHASE_SUMMARY = (*_TABLE_KEY,
     Column("phase_name", "string", "e.g. rate-30000"),
     Column("start_s", "float64", "phase start, s since scenario start"),
@@ -272,6 +307,7 @@ PHASE_SUMMARY = (*_TABLE_KEY,
     Column("recovered", "bool", "every fault of the phase recovered before the phase ended"),
     Column("unavailable_s", "float64", "degraded seconds (< 95% of pre_fault_rate) between faults and recovery"),
     Column("worst_dip_ratio", "float64", "lowest 5 s mean throughput after a fault / pre_fault_rate"),
+    *_RESOURCE_COLUMNS,
 )
 
 # Per (config, run, repeat): that trial's capacity figures. The leaderboard's figures are means/minimums over
