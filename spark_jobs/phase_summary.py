@@ -22,7 +22,7 @@ from pyspark.sql import functions as F
 
 from adapters.objectstore import StoreSpec
 from sizing import layout, records
-from sizing.catalog import load_catalog, resource_limits
+from sizing.catalog import resource_limits
 from sizing.spec import Campaign
 from spark_jobs import gate, histmerge, rules_columns
 from spark_jobs.campaigns import load as load_campaign
@@ -297,7 +297,7 @@ def with_resource_limits(table: DataFrame, limits: DataFrame | None) -> DataFram
 
 def resource_limits_frame(spark: SparkSession, campaign: Campaign) -> DataFrame:
     """One row per config of the campaign: its catalog limits (sizing.catalog.resource_limits)."""
-    catalog = load_catalog(campaign.catalog)
+    catalog = campaign.catalog  # parsed with the spec
     rows = []
     for shape in campaign.clusters:
         limits = resource_limits(catalog, shape.instance_type, shape.volume.type, shape.volume.iops,
