@@ -44,9 +44,10 @@ class S3Settings:
         return env
 
     def client(self):  # -> botocore S3 client
-        import boto3
+        return s3_client(self.endpoint_url, self.region)
 
-        return boto3.client("s3", endpoint_url=self.endpoint_url, region_name=self.region)
+    def store(self) -> ObjectStore:
+        return S3Store(StoreSpec("s3", self.bucket, self.endpoint_url, self.region))
 
     def ensure_bucket(self) -> None:
         client = self.client()
@@ -94,7 +95,7 @@ class ObjectStore:
     def get(self, key: str) -> bytes:
         raise NotImplementedError
 
-    def put(self, key: str, data: bytes) -> None:
+    def put(self, key: str, data: bytes, content_type: str | None = None) -> None:
         raise NotImplementedError
 
     def delete(self, keys: list[str]) -> None:
@@ -115,14 +116,19 @@ class ObjectStore:
         self.put(key, sink.getvalue())
 
 
+def s3_client(endpoint_url: str | None, region: str):  # -> botocore S3 client
+    """The one place a boto3 S3 client is made (retries on throttling and passing faults)."""
+    import boto3
+    from botocore.config import Config
+
+    return boto3.client("s3", endpoint_url=endpoint_url, region_name=region,
+                        config=Config(retries={"max_attempts": 5, "mode": "standard"}))
+
+
 class S3Store(ObjectStore):
     def __init__(self, spec: StoreSpec) -> None:
-        import boto3
-        from botocore.config import Config
-
         self.bucket = spec.bucket
-        self.client = boto3.client("s3", endpoint_url=spec.endpoint_url, region_name=spec.region,
-                                   config=Config(retries={"max_attempts": 5, "mode": "standard"}))
+        self.client = s3_client(spec.endpoint_url, spec.region)
 
     def list(self, prefix: str) -> list[str]:
         keys: list[str] = []
@@ -133,8 +139,9 @@ class S3Store(ObjectStore):
     def get(self, key: str) -> bytes:
         return self.client.get_object(Bucket=self.bucket, Key=key)["Body"].read()
 
-    def put(self, key: str, data: bytes) -> None:
-        self.client.put_object(Bucket=self.bucket, Key=key, Body=data)
+    def put(self, key: str, data: bytes, content_type: str | None = None) -> None:
+        extra = {"ContentType": content_type} if content_type else {}
+        self.client.put_object(Bucket=self.bucket, Key=key, Body=data, **extra)
 
     def delete(self, keys: list[str]) -> None:
         for start in range(0, len(keys), 1000):  # DeleteObjects takes at most 1000 keys
@@ -159,7 +166,7 @@ class LocalStore(ObjectStore):
     def get(self, key: str) -> bytes:
         return (self.root / key).read_bytes()
 
-    def put(self, key: str, data: bytes) -> None:
+    def put(self, key: str, data: bytes, content_type: str | None = None) -> None:
         path = self.root / key
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")

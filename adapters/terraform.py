@@ -30,6 +30,7 @@ from typing import Any
 
 from adapters.management import wait_healthy
 from sizing.cluster import ClusterInfo
+from sizing.disks import AWS_DEVICE_NAMES, AWS_MOUNT_POINTS, DEFAULT_FILESYSTEM
 from sizing.plan import LOCAL_PORT_BLOCK, ConfigPlan, expiry_tag, trial_lifetime_s
 from sizing.spec import Campaign
 
@@ -177,26 +178,36 @@ def local_stack_variables(plan: ConfigPlan, broker_config: Mapping[str, Any], wo
         "broker_config": {key: tf_string(value) for key, value in broker_config.items()},
         "username": username,
         "password": password,
+        "volume_roles": [v.role for v in plan.shape.volumes],  # a directory each (sizing/disks.py)
     }
 
 
 def aws_stack_variables(plan: ConfigPlan, campaign: Campaign, region: str = "us-east-1",
                         username: str = "sizing", password: str = "",
                         applied_at: datetime | None = None) -> dict[str, Any]:
-    """Variables of terraform/stacks/aws for one cluster (config and repeat); volume size/IOPS/throughput
-    default to the catalog's; the ExpiresAt tag counts from `applied_at` (now by default)."""
-    volume = plan.shape.volume
-    default = campaign.catalog.volumes.get(volume.type)
+    """Variables of terraform/stacks/aws for one cluster (config and repeat): one EBS volume per role of the
+    disk layout (sizing/disks.py: device name, mount point), size/IOPS/throughput defaulting to the catalog's;
+    the ExpiresAt tag counts from `applied_at` (now by default)."""
+    volumes = []
+    for item in plan.shape.volumes:
+        volume, default = item.volume, campaign.catalog.volumes.get(item.volume.type)
+        volumes.append({
+            "role": item.role,
+            "type": volume.type,
+            "size_gb": volume.size_gb or (default.size_gb if default else None),
+            "iops": volume.iops or (default.iops if default else None),
+            "throughput_mbps": volume.throughput_mbps or (default.throughput_mbps if default else None),
+            "device_name": AWS_DEVICE_NAMES[item.role],
+            "mount_point": AWS_MOUNT_POINTS[item.role],
+        })
     return {
         "campaign": plan.campaign,
         "config_id": plan.config_id,
         "repeat": plan.repeat,
         "node_count": plan.shape.nodes,
         "instance_type": plan.shape.instance_type,
-        "volume_type": volume.type,
-        "volume_size_gb": volume.size_gb or (default.size_gb if default else None),
-        "volume_iops": volume.iops or (default.iops if default else None),
-        "volume_throughput_mbps": volume.throughput_mbps or (default.throughput_mbps if default else None),
+        "volumes": volumes,
+        "filesystem": plan.shape.filesystem or DEFAULT_FILESYSTEM,
         "broker_config": {key: tf_string(value) for key, value in campaign.broker_config.items()},
         "username": username,
         "password": password,

@@ -22,8 +22,13 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sizing.fields import SpecError
+
+if TYPE_CHECKING:
+    from sizing.plan import ConfigPlan
+    from sizing.spec import Campaign
 
 DAG_ID = "sizing_campaign"
 
@@ -63,15 +68,17 @@ def _plan(args: argparse.Namespace) -> int:
         return 0
     configs = [t for t in trials if t.repeat == 1]  # plan_trials is repeat-major: one per config, in order
     print(f"{len(trials)} trial(s): {len(configs)} config(s) x {campaign.repeats} repeat(s), a fresh cluster each")
-    print(f"{'config':<28} {'nodes':>5} {'instance':<12} {'volume':<6} {'$/month':>10}  {'runs':<22} "
+    width = max([28, *(len(c.config_id) for c in configs)])  # layout suffixes make ids longer
+    print(f"{'config':<{width}} {'nodes':>5} {'instance':<12} {'volume':<6} {'$/month':>10}  {'runs':<22} "
           "local ports by repeat")
     for config in configs:
         runs = plan_runs(campaign, config)
         seconds = sum(planned_duration_s(campaign.scenario(r.scenario)) for r in runs)  # worst case for a search
         ports = ", ".join(str(t.local_port_base) for t in trials if t.config_id == config.config_id)
         load = f"{len(runs)}" + (f" ({seconds / 60:.1f} min of load)" if seconds else "")
-        print(f"{config.config_id:<28} {config.shape.nodes:>5} {config.shape.instance_type:<12} "
+        print(f"{config.config_id:<{width}} {config.shape.nodes:>5} {config.shape.instance_type:<12} "
               f"{config.shape.volume.type:<6} {config.monthly_cost:>10.2f}  {load:<22} {ports}")
+        print(f"  {_disk_breakdown(campaign, config)}")
     for scenario in campaign.scenarios:
         if scenario.search is not None:
             s = scenario.search
@@ -88,6 +95,22 @@ def _plan(args: argparse.Namespace) -> int:
                   if budget.max_hours is not None else ""]
         print(f"budget: {' and '.join(x for x in limits if x)} (within it: validation refuses a campaign over it)")
     return 0
+
+
+def _disk_breakdown(campaign: Campaign, config: ConfigPlan) -> str:
+    """`per node: instance 573.12 + data io1 725.00 + wal io1 725.00 = 2023.12 USD/month; on the data volume:
+    logs, segments`: what each role's volume adds to a node's price."""
+    from sizing.disks import placement
+    from sizing.plan import role_monthly_costs
+
+    catalog, shape = campaign.catalog, config.shape
+    instance = catalog.instances[shape.instance_type].hourly * catalog.hours_per_month
+    volumes = role_monthly_costs(catalog, shape)
+    parts = [f"instance {instance:.2f}"] + [f"{v.role} {v.volume.type} {volumes[v.role]:.2f}" for v in shape.volumes]
+    shared = [role for role, holder in placement([v.role for v in shape.dedicated]).items()
+              if holder == "data" and role != "data"]
+    on_data = f"; on the data volume: {', '.join(shared)}" if shared else ""
+    return f"per node: {' + '.join(parts)} = {instance + sum(volumes.values()):.2f} {catalog.currency}/month{on_data}"
 
 
 def _demo(args: argparse.Namespace) -> int:

@@ -2,7 +2,7 @@
 
 validate_spec -> plan_trials -> cluster[trial] (mapped group, one per config and repeat, each on a fresh cluster):
     wait_for_slot -> terraform_apply (setup) -> wait_healthy -> run_scenarios -> upload -> terraform_destroy (teardown)
--> analysis_inputs -> phase_summary[config] -> leaderboards -> report -> trials_succeeded
+-> analysis_inputs -> phase_summary[config] -> leaderboards -> report (a UI link opens it) -> trials_succeeded
    (Spark jobs via SparkSubmitOperator; each runs the Great Expectations suites on what it reads and writes)
 
 A campaign with `repeats: N` runs N trials per config, repeat-major (every config's repeat 1 first), each
@@ -22,6 +22,7 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 from airflow.sdk import Asset, Param, dag, task, task_group
 from rabbit_sizing.operators.cluster import ClusterApplyOperator, ClusterDestroyOperator
 from rabbit_sizing.operators.loadgen import LoadgenOperator
+from rabbit_sizing.operators.report import ReportOperator
 from rabbit_sizing.sensors.cluster import ClusterHealthySensor, ClusterSlotSensor
 
 BUCKET = os.environ.get("SIZING_S3_BUCKET", "rabbit-sizing")
@@ -143,13 +144,6 @@ def sizing_campaign():
 
         return analysis_args(run, [])
 
-    @task(outlets=[REPORT])
-    def report(run: dict) -> str:
-        """Renders the HTML report (verdict, charts, leaderboards, data quality) next to the tables."""
-        from rabbit_sizing.reporting import build_campaign_report
-
-        return build_campaign_report(run)
-
     @task
     def trials_succeeded() -> None:
         """Fails the run when any trial failed. Airflow decides a run's state on its leaves, and the analysis
@@ -180,7 +174,9 @@ def sizing_campaign():
     phase_summary = spark("phase_summary", "phase_summary", inputs.map(_phase_summary_args),
                           [PHASE_SUMMARY, VALIDATION], True)
     leaderboards = spark("leaderboards", "leaderboards", boards["leaderboards"], [LEADERBOARDS, VALIDATION], False)
-    phase_summary >> leaderboards >> report(run) >> trials_succeeded()
+    # The HTML report next to the tables; the task's "Campaign report" link opens it from the UI.
+    report = ReportOperator(task_id="report", run=run, outlets=[REPORT])
+    phase_summary >> leaderboards >> report >> trials_succeeded()
 
 
 def _app(job: str) -> str:

@@ -37,6 +37,7 @@ from loadgen.frames import decode as decode_frames
 from loadgen.messages import Done, Event, Ready, Row, Start, Stop, WorkerConfig, WorkerError, WorkerMessage
 from loadgen.schedule import per_second_counts
 from sizing.rules import worker_behind
+from sizing.spec import RATE_MAX
 
 LOG = logging.getLogger("loadgen.worker")
 
@@ -105,6 +106,28 @@ class FastConnection(pika.SelectConnection):
 
     def ack(self, delivery_tag: int, multiple: bool) -> None:
         self.fast_write(wire.ack_frame(self.lg_channel, delivery_tag, multiple))
+
+    # Set by Worker._on_channel for a consumer link.
+    lg_ch: Any = None
+    lg_consumer_tag: str | None = None
+    lg_consume: Any = None  # (callback) -> consumer tag: basic.consume with the consumer's queue, ack mode, args
+
+    def set_prefetch(self, prefetch: int) -> None:
+        """Re-subscribe with the new prefetch: basic.cancel, basic.qos, basic.consume on the same channel.
+
+        Checked against RabbitMQ 3.10 (tests/test_loadgen_max_mode.py reads the consumer's prefetch_count back from
+        the management API): basic.qos with global=false sets the limit for consumers created *after* it on the
+        channel; an existing consumer keeps the prefetch it subscribed with. Hence the re-subscribe. Unacked
+        deliveries stay the channel's (delivery tags keep counting), so the driver's ack bookkeeping carries on."""
+        ch, tag = self.lg_ch, self.lg_consumer_tag
+        if ch is None or tag is None or not ch.is_open:
+            return
+
+        def consume(_frame: Any) -> None:
+            self.lg_consumer_tag = self.lg_consume(
+                lambda _ok: self._lg_worker.event("consumer_resubscribed", prefetch=prefetch))
+
+        ch.basic_cancel(tag, callback=lambda _frame: ch.basic_qos(prefetch_count=prefetch, callback=consume))
 
     def backlog_bytes(self) -> int:
         transport = self._transport
@@ -197,7 +220,12 @@ class Worker:
         self.last_behind_event = -math.inf
         self.next_tick = 0.0
         self.pending_ready = len(self.publishers) + len(self.consumers)
-        self.read_poller = select.epoll() if cfg.io_mode == "tick" else None
+        # Max mode is a closed loop: a confirm or delivery must be seen when it arrives, not at the next tick
+        # (with tick reads a window of 1 would cap a publisher at 1/tick_s msg/s), so such runs use event reads.
+        self.closed_loop = any(p.rate_mode == RATE_MAX for p in cfg.timeline.phases)
+        self.read_poller = select.epoll() if cfg.io_mode == "tick" and not self.closed_loop else None
+        self.phase_number = 0  # the phase whose client settings are in force
+        self.next_boundary_s = 0.0
         self.polled: dict[int, FastConnection] = {}
         self.sent_ready = False
 
@@ -268,8 +296,13 @@ class Worker:
             arguments = {"x-stream-offset": self.cfg.stream_offset} if workload.queues.type == "stream" else None
 
             def consume(_frame: Any) -> None:
-                ch.basic_consume(client.plan.queue, lambda *a: None, auto_ack=client.auto_ack, arguments=arguments,
-                                 callback=lambda frame: self._client_ready(client))
+                conn.lg_consumer_tag = ch.basic_consume(client.plan.queue, lambda *a: None, auto_ack=client.auto_ack,
+                                                        arguments=arguments,
+                                                        callback=lambda frame: self._client_ready(client))
+
+            conn.lg_ch = ch
+            conn.lg_consume = lambda callback: ch.basic_consume(
+                client.plan.queue, lambda *a: None, auto_ack=client.auto_ack, arguments=arguments, callback=callback)
 
             ch.basic_qos(prefetch_count=client.prefetch, callback=consume)
 
@@ -355,8 +388,10 @@ class Worker:
         self.start_epoch = start_epoch
         self.second = 0
         self.cpu_mark = time.process_time()
+        self._enter_phase(0.0)
         for pub in self.publishers:
-            pub.ensure_due(1.0)
+            if not pub.max_mode:
+                pub.ensure_due(1.0)
         for client in [*self.publishers, *self.consumers]:
             if client.ready:
                 self._poll_reads(client.link)
@@ -375,6 +410,8 @@ class Worker:
             self._read_all()
         while now >= self.second + 1:
             self.close_second()
+        if now >= self.next_boundary_s:
+            self._enter_phase(now)
         self.processing_s = self.cfg.timeline.processing_ms_at(now) / 1000.0
         for pub in self.publishers:
             pub.publish_due(now, stats)
@@ -386,6 +423,19 @@ class Worker:
             self.next_tick = now  # never try to catch up a backlog of ticks: the schedule already did
         self.ioloop.call_later(max(0.0, self.next_tick - self.now_s()), self.tick)
 
+    def _enter_phase(self, now: float) -> None:
+        """Step boundary: apply the new phase's client settings (window, rate mode, ack interval, prefetch)."""
+        phase = self.cfg.timeline.phase_at(now)
+        if phase is None:
+            self.next_boundary_s = math.inf
+            return
+        self.next_boundary_s = phase.end_s
+        if phase.number == self.phase_number:
+            return
+        self.phase_number = phase.number
+        for client in [*self.publishers, *self.consumers]:
+            client.apply_phase(phase)
+
     def close_second(self, final: bool = False) -> None:
         """Emit the row of `self.second` and move on (also called for seconds a stalled tick skipped)."""
         s = self.second
@@ -393,7 +443,8 @@ class Worker:
         now = self.now_s()
         end = min(now, s + 1)
         for pub in self.publishers:
-            pub.ensure_due(s + 2)
+            if not pub.max_mode:
+                pub.ensure_due(s + 2)
             if pub.blocked_since is not None:
                 stats.blocked_ms += max(0.0, end - max(pub.blocked_since, s)) * 1000
         self._flush_keys()
@@ -405,12 +456,19 @@ class Worker:
         confirm_hist, _ = hist_bytes(seconds_to_us(stats.confirm_parts, stats.confirm_single))
         timeline = self.cfg.timeline
         phase = timeline.phase_at(s)
+        is_max = bool(phase and phase.rate_mode == RATE_MAX)
+        settings = phase.settings if phase else None
+        workload = self.cfg.workload
+        in_flight_max = max((p.in_flight_peak for p in self.publishers), default=0)
+        for pub in self.publishers:
+            pub.in_flight_peak = pub.in_flight
         row = {
             "worker": self.cfg.worker, "second": s, "ts": self.start_epoch + s,
             "phase": phase.number if phase else 0,
             "warmup": bool(phase and s < phase.steady_start_s),
-            "target_rate": timeline.scheduled(s, s + 1),
-            "scheduled": int(self.scheduled[s]) if s < len(self.scheduled) else 0,
+            # Max mode has no target: its ramp is only a ceiling (sizing.timeline.Phase.rate).
+            "target_rate": 0.0 if is_max else timeline.scheduled(s, s + 1),
+            "scheduled": 0 if is_max or s >= len(self.scheduled) else int(self.scheduled[s]),
             "processing_ms": timeline.processing_ms_at(s + 0.5),
             "published": stats.published, "confirmed": stats.confirmed, "nacked": stats.nacked,
             "returned": stats.returned, "consumed": stats.consumed, "redelivered": stats.redelivered,
@@ -419,9 +477,16 @@ class Worker:
             "e2e_max_us": e2e_max if stats.e2e_us else None,
             "confirm_hist": confirm_hist, "blocked_ms": stats.blocked_ms, "cpu_s": cpu_s,
             "publishers": len(self.publishers), "consumers": len(self.consumers),
+            # The client settings in force this second (issue 13) and what e2e latency is measured from.
+            "rate_mode": phase.rate_mode if phase else "scheduled",
+            "latency_basis": phase.latency_basis if phase else "intended",
+            "confirms_in_flight": settings.confirms_in_flight if settings else workload.publishers.confirms_in_flight,
+            "prefetch": settings.prefetch if settings else workload.consumers.prefetch,
+            "multi_ack_every": settings.multi_ack_every if settings else workload.consumers.multi_ack_every,
+            "in_flight_max": in_flight_max,
         }
         late_s = max((now - float(p.due[p.next_seq - p.due_base]) for p in self.publishers
-                      if p.next_seq < p.total and p.next_seq - p.due_base < len(p.due)
+                      if not p.max_mode and p.next_seq < p.total and p.next_seq - p.due_base < len(p.due)
                       and p.due[p.next_seq - p.due_base] < now), default=0.0)
         if worker_behind(cpu_s, stats.tick_lag_max_s) and s - self.last_behind_event >= 10:
             self.last_behind_event = s
@@ -476,7 +541,7 @@ class Worker:
         path = self.save_accounting()
         times = os.times()
         self.send(Done(self.cfg.worker, path, times.user, times.system,
-                       published=sum(p.next_seq for p in self.publishers)))
+                       published=sum(p.next_seq - p.skipped for p in self.publishers)))
         for conn in list(self.connections):
             if conn.is_open:
                 conn.close()

@@ -1,8 +1,12 @@
 """The client drivers: what a publisher and a consumer do, above a `loadgen.protocol.Link` (no sockets here).
 
-`PublisherState` is the open-loop rate mode: it publishes, in batches, everything the schedule has made due
-and tracks confirms per sequence number. `ConsumerState` accounts for deliveries (latency, fresh /
-redelivered / reordered keys) and simulates processing time before acking with `multiple`. `SecondStats`
+`PublisherState` has two rate modes, chosen per phase: `scheduled` (open loop: it publishes, in batches,
+everything the schedule has made due) and `max` (closed loop: it sends whenever its confirm window has room,
+again as soon as a confirm frees it, and stamps each message with its actual send time, so end-to-end latency
+has basis `sent`; the phase's rate ramp is only a ceiling that sizes the sequence space and caps publishing
+without confirms). It tracks confirms per sequence number in both modes. `ConsumerState` accounts for
+deliveries (latency, fresh / redelivered / reordered keys) and simulates processing time before acking with
+`multiple`. `SecondStats`
 holds the counters and latency samples of the second in progress, which the worker turns into one
 `client_seconds` row. A new rate mode or workload group is a new driver of the `loadgen.protocol.Driver`
 protocol; the pika IO loop (`loadgen.client`) does not change.
@@ -15,10 +19,13 @@ from bisect import bisect_right
 
 import numpy as np
 
+from loadgen.accounting import SKIPPED  # max mode does not carry unsent ceiling credit into the next phase
 from loadgen.messages import WorkerConfig
 from loadgen.protocol import DeliveryFields, DriverHost, Link
 from loadgen.schedule import BatchSchedule, ConsumerPlan, PublisherPlan
 from sizing.histogram import MAX_BUCKET, LogHistogram, buckets_of
+from sizing.spec import RATE_MAX
+from sizing.timeline import Phase
 
 MAX_TX_BUFFER = 4 << 20  # stop feeding a connection whose socket is not draining (the broker is slow)
 MAX_BATCH = 2000  # messages one publisher sends per tick, so one publisher cannot starve the others
@@ -69,15 +76,18 @@ class PublisherState:
         self.schedule = BatchSchedule(cfg.timeline, plan.share, plan.start_s)
         self.total = self.schedule.total
         self.limit = cfg.workload.publishers.confirms_in_flight
-        self.confirms = self.limit > 0
+        self.confirms = self.limit > 0  # fixed for the run: sizing.spec.live_change_problems
         self.mandatory = cfg.workload.publishers.mandatory
-        self.state = np.zeros(max(self.total, 1), dtype=np.uint8)  # 0 unknown, 1 confirmed, 2 nacked
-        ring = 1 << max(4, math.ceil(math.log2(max(self.limit, 1) + 1)))
+        self.state = np.zeros(max(self.total, 1), dtype=np.uint8)  # 0 unknown, 1 confirmed, 2 nacked, 3 SKIPPED
+        # The window may change at step boundaries: the send-time ring covers the largest one of the run.
+        widest = max([self.limit, *(p.settings.confirms_in_flight for p in cfg.timeline.phases if p.settings)])
+        ring = 1 << max(4, math.ceil(math.log2(max(widest, 1) + 1)))
         self.sent_at = np.zeros(ring, dtype=np.float64)  # send time by seq & mask (only in-flight ones matter)
         self.mask = ring - 1
         self.next_seq = 0
         self.low = 0  # lowest sequence number that may still be unresolved on the current channel
         self.tag_base = 0  # delivery tag t on the current channel is sequence number tag_base + t - 1
+        self.tag_skips: list[tuple[int, int]] = []  # ... plus the max-mode skips before it (apply_phase)
         self.in_flight = 0
         self.due = np.zeros(0)  # intended send times of [due_base, due_base + len)
         self.due_list: list[float] = []
@@ -89,6 +99,67 @@ class PublisherState:
         self.ready = False
         self.blocked_since: float | None = None
         self.node = plan.node
+        self.max_mode = False
+        self.max_first = self.max_end = 0
+        self.max_start_s = self.max_until_s = self.max_rate = 0.0
+        self.skipped = 0  # sequence numbers marked SKIPPED (next_seq - skipped = messages sent)
+        self.phase_first_seq = self.schedule.phase_first_seq()
+        self.in_flight_peak = 0  # highest unconfirmed count since the last row (the window check)
+
+    def apply_phase(self, phase: Phase) -> None:
+        """Step boundary: the phase's confirm window and rate mode take effect now (a live change)."""
+        if phase.settings is not None and self.confirms:
+            self.limit = phase.settings.confirms_in_flight
+        was_max, self.max_mode = self.max_mode, phase.rate_mode == RATE_MAX
+        k = phase.number - 1
+        first = self.phase_first_seq[k]
+        if was_max and self.next_seq < first:
+            # Max mode's unused ceiling credit is not carried into the next phase (accounting attributes messages
+            # to phases by sequence number). The broker's delivery tags stay consecutive across the skip.
+            next_tag = self.next_seq - self.tag_base - sum(n for _tag, n in self.tag_skips) + 1
+            self.tag_skips.append((next_tag, first - self.next_seq))
+            self.state[self.next_seq:first] = SKIPPED
+            self.skipped += first - self.next_seq
+            self.next_seq = first
+            if not self.max_mode:  # back to a schedule: its intended times from `first` on
+                self.due, self.due_base = np.zeros(0), first
+                self.ensure_due(phase.start_s + 1.0)
+        # Max mode's ceiling as arithmetic (no intended-time arrays: the sender lags the ceiling far behind).
+        self.max_first, self.max_end = first, self.phase_first_seq[k + 1]
+        self.max_start_s = max(phase.start_s, self.plan.start_s)
+        self.max_until_s = phase.end_s  # max mode stops at the phase end (a drain publishes nothing)
+        self.max_rate = phase.rate.v0 * self.plan.share
+
+    def publish_max(self, now_s: float, stats: SecondStats) -> None:
+        """Closed loop: fill the confirm window (no window: up to the ceiling, the stated cap); the body carries
+        the actual send time, so end-to-end latency has basis `sent`."""
+        if not self.ready or self.blocked_since is not None or now_s >= self.max_until_s:
+            return
+        link = self.link
+        if link is None or link.backlog_bytes() > MAX_TX_BUFFER:
+            return
+        seq = self.next_seq
+        ceiling = min(self.max_first + int((now_s - self.max_start_s) * self.max_rate), self.max_end)
+        n = min(ceiling - seq, MAX_BATCH)
+        if self.confirms:
+            n = min(n, self.limit - self.in_flight)
+        if n <= 0:
+            return
+        link.publish_batch(self.worker.nonce, self.plan.index, seq, [int(now_s * 1e6)] * n)
+        self.sent(seq, n, now_s)
+        stats.published += n
+
+    def sent(self, seq: int, n: int, now_s: float) -> None:
+        if self.confirms:
+            first = seq & self.mask
+            if first + n <= len(self.sent_at):
+                self.sent_at[first:first + n] = now_s
+            else:
+                self.sent_at[(np.arange(seq, seq + n) & self.mask)] = now_s
+            self.in_flight += n
+            if self.in_flight > self.in_flight_peak:
+                self.in_flight_peak = self.in_flight
+        self.next_seq = seq + n
 
     # -- schedule
     def ensure_due(self, until_s: float) -> None:
@@ -107,6 +178,9 @@ class PublisherState:
         self.next_due_s = self.due_list[self.next_seq - self.due_base] if self.next_seq < self.total else math.inf
 
     def publish_due(self, now_s: float, stats: SecondStats) -> None:
+        if self.max_mode:
+            self.publish_max(now_s, stats)
+            return
         if now_s < self.next_due_s or not self.ready or self.blocked_since is not None:
             return
         link = self.link
@@ -122,14 +196,7 @@ class PublisherState:
         if n <= 0:
             return
         link.publish_batch(self.worker.nonce, self.plan.index, seq, self.due_us[i:i + n])
-        if self.confirms:
-            first = seq & self.mask
-            if first + n <= len(self.sent_at):
-                self.sent_at[first:first + n] = now_s
-            else:
-                self.sent_at[(np.arange(seq, seq + n) & self.mask)] = now_s
-            self.in_flight += n
-        self.next_seq = seq + n
+        self.sent(seq, n, now_s)
         self.next_due_s = self.due_list[i + n] if i + n < len(self.due_list) else (
             math.inf if self.next_seq >= self.total else now_s)
         stats.published += n
@@ -142,6 +209,8 @@ class PublisherState:
         now = worker.now_s()
         value = 1 if positive else 2
         hi = self.tag_base + tag  # exclusive
+        if self.tag_skips:
+            hi += sum(k for first_tag, k in self.tag_skips if tag >= first_tag)
         if hi > self.next_seq:
             return  # a tag we never sent on this channel: ignore rather than corrupt the bookkeeping
         if multiple:
@@ -172,6 +241,8 @@ class PublisherState:
             stats.confirmed += count
         else:
             stats.nacked += count
+        if self.max_mode:  # closed loop: refill the window now, not at the next tick
+            self.publish_max(now, stats)
 
     def on_open(self, link: Link) -> None:
         self.link = link
@@ -180,6 +251,7 @@ class PublisherState:
     def channel_reset(self) -> None:
         """A new channel: delivery tags restart at 1; in-flight messages of the old one stay unknown."""
         self.tag_base = self.next_seq
+        self.tag_skips: list[tuple[int, int]] = []  # (first delivery tag after a max-mode skip, seqs skipped)
         self.low = self.next_seq
         self.in_flight = 0
 
@@ -200,6 +272,18 @@ class ConsumerState:
     def on_open(self, link: Link) -> None:
         self.link = link
         self.channel_reset()
+
+    def apply_phase(self, phase: Phase) -> None:
+        """Step boundary: the ack interval applies from the next ack; a new prefetch needs a re-subscribe
+        (`Link.set_prefetch`), because RabbitMQ applies a per-consumer basic.qos to new consumers only."""
+        settings = phase.settings
+        if settings is None:
+            return
+        self.multi_ack = settings.multi_ack_every
+        if settings.prefetch != self.prefetch:
+            self.prefetch = settings.prefetch
+            if self.link is not None and self.ready:
+                self.link.set_prefetch(settings.prefetch)
 
     def channel_reset(self) -> None:
         self.delivered = 0  # last delivery tag received (tags are consecutive on one channel)

@@ -29,6 +29,9 @@ class Link(Protocol):
 
     def ack(self, delivery_tag: int, multiple: bool) -> None: ...
 
+    def set_prefetch(self, prefetch: int) -> None:
+        """A consumer link: the new prefetch for its consumer from now on (a live step change)."""
+
     def backlog_bytes(self) -> int:
         """Bytes written but not yet taken by the socket (a driver stops feeding a link that does not drain)."""
 

@@ -49,7 +49,7 @@ class RecordStore:
     errors: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self._client = None
+        self._store: Any = None  # adapters.objectstore.ObjectStore, made on first upload
         if self.upload and self.s3 is None:
             from adapters.objectstore import S3Settings
 
@@ -83,9 +83,9 @@ class RecordStore:
         if not self.upload:
             return
         try:
-            if self._client is None:
-                self._client = self.s3.client()
-            self._client.upload_file(str(path), self.s3.bucket, object_key)
+            if self._store is None:
+                self._store = self.s3.store()
+            self._store.put(object_key, path.read_bytes())
             self.uploaded.append(object_key)
         except Exception as err:
             LOG.warning("upload of %s failed: %s", object_key, err)

@@ -43,7 +43,7 @@ from sizing import records
 from sizing.cluster import ClusterInfo
 from sizing.histogram import merge_wire, quantile_from_counts
 from sizing.layout import RunKey
-from sizing.spec import Campaign
+from sizing.spec import RATE_MAX, Campaign
 from sizing.timeline import Timeline, expand
 
 NEMESIS_STOP_TIMEOUT_S = 600  # a rolling restart of 5 nodes under load takes minutes
@@ -112,10 +112,13 @@ class Together:
 
 
 def phase_rows(timeline: Timeline, start_epoch: float) -> list[dict[str, Any]]:
+    # A max-mode phase has no target: its rate ramp is only the ceiling (sizing.timeline.Phase.rate), recorded as 0.
     return [{"phase": p.number, "phase_name": p.name, "start_s": p.start_s, "duration_s": p.duration_s,
-             "warmup_s": p.warmup_s, "target_rate": p.target_rate, "rate_start": p.rate.v0, "rate_end": p.rate.v1,
+             "warmup_s": p.warmup_s, "target_rate": 0.0 if p.rate_mode == RATE_MAX else p.target_rate,
+             "rate_start": p.rate.v0, "rate_end": p.rate.v1,
              "processing_ms_start": p.processing_ms.v0, "processing_ms_end": p.processing_ms.v1,
-             "scenario_start_ts": start_epoch} for p in timeline.phases]
+             "scenario_start_ts": start_epoch, "rate_mode": p.rate_mode, "latency_basis": p.latency_basis}
+            for p in timeline.phases]
 
 
 def last_second_of(phase_end_s: float) -> int:

@@ -5,6 +5,7 @@ One implementation, used by the Spark leaderboards, the report and the tests.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sizing.catalog import Catalog, VolumePrice
@@ -37,12 +38,16 @@ def volume_monthly_cost(price: VolumePrice, volume: Volume) -> float:
     )
 
 
-def node_monthly_cost(catalog: Catalog, instance_type: str, volume: Volume) -> float:
+def node_monthly_cost(catalog: Catalog, instance_type: str, volume: Volume | Sequence[Volume]) -> float:
+    """One node: its instance plus every volume it carries (one, or one per role: sizing/disks.py)."""
+    volumes = (volume,) if isinstance(volume, Volume) else tuple(volume)
     instance = catalog.instances[instance_type]
-    return instance.hourly * catalog.hours_per_month + volume_monthly_cost(catalog.volumes[volume.type], volume)
+    return instance.hourly * catalog.hours_per_month + sum(
+        volume_monthly_cost(catalog.volumes[v.type], v) for v in volumes)
 
 
-def cluster_monthly_cost(catalog: Catalog, nodes: int, instance_type: str, volume: Volume) -> float:
+def cluster_monthly_cost(catalog: Catalog, nodes: int, instance_type: str,
+                         volume: Volume | Sequence[Volume]) -> float:
     return nodes * node_monthly_cost(catalog, instance_type, volume)
 
 

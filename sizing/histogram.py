@@ -89,11 +89,7 @@ class LogHistogram:
         return quantile_from_counts(self.counts, q)
 
     def to_bytes(self) -> bytes:
-        nonzero = np.flatnonzero(self.counts)
-        wire = np.empty(nonzero.size, dtype=WIRE_DTYPE)
-        wire["bucket"] = nonzero
-        wire["count"] = self.counts[nonzero]
-        return wire.tobytes()
+        return encode_counts(self.counts)
 
     @classmethod
     def from_bytes(cls, data: bytes | None) -> LogHistogram:
@@ -114,3 +110,13 @@ def merge_wire(blobs: Iterable[bytes | None]) -> np.ndarray:
         wire = np.frombuffer(joined, dtype=WIRE_DTYPE)
         counts += np.bincount(wire["bucket"], weights=wire["count"], minlength=MAX_BUCKET + 1).astype(np.int64)
     return counts
+
+
+def encode_counts(counts: np.ndarray) -> bytes:
+    """The wire encoding of dense bucket counts: nonzero buckets only, each count clamped to uint32 (a merged
+    histogram over a long phase can exceed it; the clamp keeps quantiles right to within one bucket)."""
+    nonzero = np.flatnonzero(counts)
+    wire = np.empty(nonzero.size, dtype=WIRE_DTYPE)
+    wire["bucket"] = nonzero
+    wire["count"] = np.minimum(counts[nonzero], np.iinfo(np.uint32).max)
+    return wire.tobytes()

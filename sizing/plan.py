@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from sizing.catalog import Catalog
 from sizing.cost import cluster_monthly_cost, volume_monthly_cost
 from sizing.fields import Problem, SpecError
 from sizing.spec import Campaign, ClusterShape
@@ -55,6 +56,7 @@ class ConfigPlan:
             "volume_throughput_mbps": self.shape.volume.throughput_mbps, "slot": self.slot,
             "local_port_base": self.local_port_base, "monthly_cost": self.monthly_cost,
             "repeat": self.repeat, "cluster_key": self.cluster_key,
+            "volumes": [{"role": v.role, **asdict(v.volume)} for v in self.shape.volumes],
         }
 
 
@@ -124,7 +126,8 @@ def plan_configs(campaign: Campaign, only: list[str] | None = None) -> list[Conf
                            f"{', '.join(sorted(known))}")
     return [
         ConfigPlan(campaign.name, shape.config_id, shape, slot,
-                   cluster_monthly_cost(campaign.catalog, shape.nodes, shape.instance_type, shape.volume))
+                   cluster_monthly_cost(campaign.catalog, shape.nodes, shape.instance_type,
+                                        [v.volume for v in shape.volumes]))
         for slot, shape in enumerate(campaign.clusters)
         if not only or shape.config_id in only
     ]
@@ -142,6 +145,11 @@ def plan_trials(campaign: Campaign, only: list[str] | None = None) -> list[Confi
     stride = len(campaign.clusters)
     return [replace(config, repeat=repeat, slot=config.slot + (repeat - 1) * stride)
             for repeat in range(1, campaign.repeats + 1) for config in configs]
+
+
+def role_monthly_costs(catalog: Catalog, shape: ClusterShape) -> dict[str, float]:
+    """One node's volumes priced per month, by role (`data` first; roles without a volume of their own are absent)."""
+    return {v.role: volume_monthly_cost(catalog.volumes[v.volume.type], v.volume) for v in shape.volumes}
 
 
 def plan_runs(campaign: Campaign, config: ConfigPlan, scenarios: list[str] | None = None) -> list[RunPlan]:
@@ -266,7 +274,7 @@ def trial_cost(campaign: Campaign, trial: ConfigPlan, scenarios: list[str] | Non
         catalog, shape = campaign.catalog, trial.shape
         hours = lifetime / 3600.0
         instance_cost = shape.nodes * catalog.instances[shape.instance_type].hourly * hours
-        monthly_volume = volume_monthly_cost(catalog.volumes[shape.volume.type], shape.volume)
+        monthly_volume = sum(role_monthly_costs(catalog, shape).values())  # every volume of a node
         volume_cost = shape.nodes * monthly_volume / catalog.hours_per_month * hours
     return TrialCost(trial.cluster_key, trial.shape.nodes, load, lifetime, instance_cost, volume_cost)
 

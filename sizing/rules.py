@@ -53,6 +53,13 @@ def matched_target(confirm_rate, consume_rate, target_rate, e2e_p99_ms, slo_p99_
     return (confirm_rate >= need) & (consume_rate >= need) & (e2e_p99_ms <= slo_p99_ms)
 
 
+def judged_against_target(rate_mode):
+    """A phase is judged against its target rate unless it ran in max mode (closed loop, issue 13): that has no
+    target, its throughput is the measurement, and its validity is only "the generator was not the bottleneck"
+    (cpu_saturated / worker_behind, as for every phase). `rate_mode` is sizing.spec's RATE_SCHEDULED | RATE_MAX."""
+    return rate_mode != "max"
+
+
 def held_target(matched, lost):
     """An adverse-scenario phase held: it matched its target and lost no confirmed message."""
     return matched & (lost == 0)
@@ -78,13 +85,23 @@ PROFILE_ADVERSE = "profile_adverse"  # rate/processing profiles: every phase jud
 SEARCH = "search"  # an adaptive capacity search (sizing/search.py): judged probe by probe with probe_passes
 
 
+CLIENT_SETTINGS = "client_settings"  # client-setting steps (seed 003): per-step figures, never a capacity verdict
+
+
 def scenario_kind(scenario: Scenario) -> str:
     """How the analysis and the report treat a scenario (one classification for both)."""
     if scenario.search is not None:
         return SEARCH
+    if scenario.step_settings:
+        return CLIENT_SETTINGS
     if scenario.step_rates is None:
         return PROFILE_ADVERSE
     return STEP_ADVERSE if scenario.faults else CAPACITY
+
+
+def is_client_settings(scenario: Scenario) -> bool:
+    """Client-setting steps (seed 003): reported per step with their latency basis, never a pass/fail verdict."""
+    return scenario_kind(scenario) == CLIENT_SETTINGS
 
 
 def is_intensity(scenario: Scenario) -> bool:

@@ -11,7 +11,7 @@ import copy
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ import yaml
 from sizing.brokerconf import check_broker_config, check_message_size
 from sizing.catalog import Catalog, load_catalog
 from sizing.cost import Volume
+from sizing.disks import DATA_ROLE, FILESYSTEMS, VOLUME_ROLES, RoleVolume, layout_suffix, volume_label
 from sizing.fields import Fields, Problem, SpecError, join
 from sizing.search import SearchSpec
 
@@ -87,19 +88,21 @@ class Workload:
 class ClusterShape:
     nodes: int
     instance_type: str
-    volume: Volume
+    volume: Volume  # the data volume: holds every role without a volume of its own (sizing/disks.py)
+    dedicated: tuple[RoleVolume, ...] = ()  # volumes of their own for logs / wal / segments, in VOLUME_ROLES order
+    filesystem: str | None = None  # what every volume is formatted with (aws); None = the stack's default
+
+    @property
+    def volumes(self) -> tuple[RoleVolume, ...]:
+        """Every volume of one node, data first."""
+        return (RoleVolume(DATA_ROLE, self.volume), *self.dedicated)
 
     @property
     def config_id(self) -> str:
-        """Stable, path-safe id, e.g. `n3-c5.4xlarge-gp2` (S3 partitions, Terraform state, task labels)."""
-        parts = [f"n{self.nodes}", self.instance_type, self.volume.type]
-        if self.volume.size_gb:
-            parts.append(f"{self.volume.size_gb}gb")
-        if self.volume.iops:
-            parts.append(f"{self.volume.iops}iops")
-        if self.volume.throughput_mbps:
-            parts.append(f"{self.volume.throughput_mbps}mbps")
-        return "-".join(parts)
+        """Stable, path-safe id, e.g. `n3-c5.4xlarge-gp2` (S3 partitions, Terraform state, task labels); a layout
+        of several volumes adds a suffix (`n3-c4.4xlarge-io1-wal-segments`, sizing.disks.layout_suffix)."""
+        base = f"n{self.nodes}-{self.instance_type}-{volume_label(self.volume)}"
+        return base + layout_suffix(self.volume, self.dedicated, self.filesystem)
 
 
 @dataclass(frozen=True)
@@ -130,6 +133,39 @@ class FaultSpec:
     params: Mapping[str, Any] = field(default_factory=dict)
 
 
+RATE_SCHEDULED = "scheduled"  # open loop from intended send times (latency basis: intended)
+RATE_MAX = "max"  # closed loop: send whenever the confirm window has room (latency basis: sent)
+RATE_MODES = (RATE_SCHEDULED, RATE_MAX)
+# The client settings a scenario's steps may vary, and whether the generator can change each one live (within
+# one run, at the step boundary) or only with `isolate: true` (a fresh run per value), and why not.
+STEP_DIMENSIONS: dict[str, str | None] = {
+    "rate": None,
+    "confirms_in_flight": None,  # live between non-zero values; 0 <-> N is checked per pair (see below)
+    "prefetch": None,  # basic.qos + re-subscribe (loadgen.client: QoS reaches new consumers only)
+    "multi_ack_every": None,
+    "processing_ms": None,
+    "auto_ack": "the ack mode is fixed by basic.consume when the consumer subscribes",
+    "message_size": "the publish frame template is built once when the publisher's channel opens",
+}
+CONFIRM_MODE_LIVE = ("a channel in confirm mode cannot leave it (confirm.select has no undo), and the publisher "
+                     "drivers choose confirm mode when the channel opens")
+
+
+@dataclass(frozen=True)
+class StepSetting:
+    """The client settings in force during one step (phase) of a client-setting scenario."""
+
+    label: str  # "confirms_in_flight=20": the phase name, the phase_summary row and the chart axis
+    rate_mode: str  # RATE_SCHEDULED | RATE_MAX
+    rate: float  # total msg/s; in max mode the ceiling (the stated cap), never a target
+    confirms_in_flight: int  # 0: no publisher confirms
+    prefetch: int
+    multi_ack_every: int
+    auto_ack: bool
+    size_bytes: int
+    processing_ms: float
+
+
 @dataclass(frozen=True)
 class Scenario:
     name: str
@@ -144,6 +180,14 @@ class Scenario:
     description: str = ""
     # A capacity search (sizing/search.py) instead of steps or a profile: its phases are decided online.
     search: SearchSpec | None = None
+    # Client-setting steps (seed 003): one StepSetting per phase, changed live at the step boundary;
+    # `steps_dimension` names the varied setting ("sequence" for a listed sequence). None: rate steps/profile.
+    step_settings: tuple[StepSetting, ...] | None = None
+    steps_dimension: str | None = None
+
+    @property
+    def has_max_rate(self) -> bool:
+        return bool(self.step_settings) and any(s.rate_mode == RATE_MAX for s in self.step_settings)
 
 
 @dataclass(frozen=True)
@@ -285,6 +329,52 @@ def _parse_volume(value: Any, path: str, catalog: Catalog | None, problems: list
     return volume if vtype else None
 
 
+def _parse_layout(e: Fields, catalog: Catalog | None, deployment: str | None
+                  ) -> tuple[Volume, tuple[RoleVolume, ...], str | None] | None:
+    """A cluster entry's disks: `volume` (one volume holding every role) or `volumes` (one per role, `data`
+    required; sizing/disks.py), and an optional `filesystem`. None (with problems recorded) when invalid."""
+    start = len(e.problems)
+    has_one, has_many = e.has("volume"), e.has("volumes")
+    filesystem = e.str("filesystem", None, choices=FILESYSTEMS)
+    if filesystem is not None and deployment == "local":
+        e.fail("filesystem", "the local target cannot honour a filesystem: its role directories share the "
+                             "machine's filesystem (a filesystem per volume would need root and loop mounts); "
+                             "remove it or use deployment: aws")
+    if has_one == has_many:
+        e.fail("", "give exactly one of `volume` (one volume holding everything) or `volumes` (one per role: "
+                   f"{', '.join(VOLUME_ROLES)})")
+        e.seen.update({"volume", "volumes"})
+        return None
+    if has_one:
+        volume = _parse_volume(e.raw("volume"), join(e.path, "volume"), catalog, e.problems)
+        return (volume, (), filesystem) if volume is not None and len(e.problems) == start else None
+    entries = e.list("volumes") or []
+    by_role: dict[str, tuple[int, Volume]] = {}
+    for j, entry in enumerate(entries):
+        where = join(join(e.path, "volumes"), j)
+        if not isinstance(entry, Mapping):
+            e.problems.append(Problem(where, f"must be a mapping {{role: ..., type: ...}}, got {entry!r}"))
+            continue
+        role = entry.get("role")
+        volume = _parse_volume({k: v for k, v in entry.items() if k != "role"}, where, catalog, e.problems)
+        if role not in VOLUME_ROLES:
+            e.problems.append(Problem(f"{where}.role", f"must be one of {', '.join(VOLUME_ROLES)}; got {role!r}"
+                                      if role is not None else "is required"))
+        elif role in by_role:
+            e.problems.append(Problem(f"{where}.role", f"role {role!r} already has a volume "
+                                                       f"(volumes[{by_role[role][0]}]); a role lives on one volume"))
+        elif volume is not None:
+            by_role[role] = (j, volume)
+    if entries and DATA_ROLE not in by_role and len(e.problems) == start:
+        e.fail("volumes", f"needs a `{DATA_ROLE}` volume (Mnesia and the message store; every role without a "
+                          f"volume of its own lives on it)")
+    if len(e.problems) > start or DATA_ROLE not in by_role:
+        return None
+    dedicated = tuple(RoleVolume(role, by_role[role][1]) for role in VOLUME_ROLES
+                      if role != DATA_ROLE and role in by_role)
+    return by_role[DATA_ROLE][1], dedicated, filesystem
+
+
 def _check_instance(f: Fields, key: str, name: str | None, catalog: Catalog | None) -> bool:
     if name is None:
         return False
@@ -295,7 +385,7 @@ def _check_instance(f: Fields, key: str, name: str | None, catalog: Catalog | No
     return True
 
 
-def _parse_clusters(f: Fields, catalog: Catalog | None) -> list[ClusterShape]:
+def _parse_clusters(f: Fields, catalog: Catalog | None, deployment: str | None = None) -> list[ClusterShape]:
     shapes: list[ClusterShape] = []
     has_matrix, has_list = f.has("matrix"), f.has("list")
     if has_matrix == has_list:
@@ -331,10 +421,10 @@ def _parse_clusters(f: Fields, catalog: Catalog | None) -> list[ClusterShape]:
             n = e.int("nodes", minimum=1)
             name = e.str("instance_type")
             ok = _check_instance(e, "instance_type", name, catalog)
-            volume = _parse_volume(e.raw("volume"), join(e.path, "volume"), catalog, f.problems)
+            layout = _parse_layout(e, catalog, deployment)
             e.done()
-            if n and ok and volume is not None and name:
-                shapes.append(ClusterShape(n, name, volume))
+            if n and ok and layout is not None and name:
+                shapes.append(ClusterShape(n, name, *layout))
     f.done()
     ids = [s.config_id for s in shapes]
     for dup in sorted({i for i in ids if ids.count(i) > 1}):
@@ -515,7 +605,7 @@ def _parse_budget(root: Fields) -> Budget | None:
 
 def _parse_scenario(value: Any, path: str, problems: list[Problem], workload_raw: Mapping[str, Any],
                     base_workload: Workload | None, deployment: str | None,
-                    default_p99_ms: float | None = None) -> Scenario | None:
+                    default_p99_ms: float | None = None) -> Scenario | tuple[Scenario, ...] | None:
     f = Fields(value, path, problems)
     start = len(problems)
     name = f.str("name")
@@ -531,6 +621,9 @@ def _parse_scenario(value: Any, path: str, problems: list[Problem], workload_raw
     publish_rate: tuple[ProfileSegment, ...] | None = None
     processing: tuple[ProfileSegment, ...] | None = None
     search: SearchSpec | None = None
+    step_settings: tuple[StepSetting, ...] | None = None
+    steps_dimension: str | None = None
+    isolate = False
     if has_steps + has_profile + has_search != 1:
         f.fail("", "give exactly one of `steps` (increasing intensities), `publish_rate` (a profile) or "
                    "`search` (a capacity search)")
@@ -539,11 +632,20 @@ def _parse_scenario(value: Any, path: str, problems: list[Problem], workload_raw
         search = _parse_search(f, default_p99_ms)
     elif has_steps:
         s = f.sub("steps")
-        rates = s.list("rates") or []
-        if not all(isinstance(r, int | float) and not isinstance(r, bool) and r > 0 for r in rates):
-            s.fail("rates", f"must be positive msg/s totals, got {rates!r}")
+        if s.has("vary") or s.has("sequence"):
+            step_settings, steps_dimension, isolate = _parse_setting_steps(s, workload)
+            if step_settings:
+                step_rates = tuple(x.rate for x in step_settings)
         else:
-            step_rates = tuple(float(r) for r in rates)
+            rates = s.list("rates") or []
+            # PerfTest style (`--rate 50` x 200 producers): the values are per publisher.
+            per_publisher = s.bool("per_publisher", False)
+            factor = workload.publishers.count if per_publisher and workload else 1
+            if not all(isinstance(r, int | float) and not isinstance(r, bool) and r > 0 for r in rates):
+                s.fail("rates", f"must be positive msg/s {'per publisher' if per_publisher else 'totals'}, "
+                                f"got {rates!r}")
+            else:
+                step_rates = tuple(float(r) * factor for r in rates)
         step_duration = s.number("duration_s", minimum=0, exclusive=True)
         s.done()
         if step_duration is not None and warmup >= step_duration:
@@ -569,11 +671,178 @@ def _parse_scenario(value: Any, path: str, problems: list[Problem], workload_raw
         if fault and fault.phases and n_phases and max(fault.phases) > n_phases:
             problems.append(Problem(join(join(path, "faults"), i) + ".phases",
                                     f"names phase {max(fault.phases)} but the scenario has {n_phases} phases"))
+    if step_settings and faults_raw and any(x.rate_mode == RATE_MAX for x in step_settings):
+        f.fail("faults", "a max-rate step has no target rate, and a scenario with faults is judged against its "
+                         "target rate (held_target); use a scheduled rate for fault scenarios")
+    if step_settings and processing:
+        f.fail("consumer_processing_ms", "client-setting steps set processing time per step "
+                                         "(vary: processing_ms, or processing_ms in a sequence entry)")
     f.done()
     if len(problems) > start or workload is None or name is None:
         return None
-    return Scenario(name, step_rates, step_duration, publish_rate, processing, warmup,
-                    tuple(x for x in faults if x is not None), workload, description, search)
+    scenario = Scenario(name, step_rates, step_duration, publish_rate, processing, warmup,
+                        tuple(x for x in faults if x is not None), workload, description, search,
+                        step_settings, steps_dimension)
+    if step_settings:
+        first = step_settings[0]
+        scenario = replace(scenario, workload=_workload_with(workload, first))
+    if isolate:
+        return tuple(isolated_runs(scenario))
+    return scenario
+
+
+# ------------------------------------------------------------------------------- client-setting steps
+# Seed 003: steps that vary a client setting (one `vary` dimension with `values`, or a listed `sequence`), each
+# at a scheduled rate or at `max` (closed loop). Checked here, before anything is provisioned.
+
+# Max mode without a stated cap (`steps.max_rate`, total msg/s): the confirm window bounds the publisher; this
+# per-publisher ceiling only sizes its sequence space (the per-message accounting arrays are preallocated).
+DEFAULT_MAX_RATE_PER_PUBLISHER = 100_000.0
+_SETTING_OF_WORKLOAD = {
+    "confirms_in_flight": lambda w: w.publishers.confirms_in_flight,
+    "prefetch": lambda w: w.consumers.prefetch,
+    "multi_ack_every": lambda w: w.consumers.multi_ack_every,
+    "auto_ack": lambda w: w.consumers.auto_ack,
+    "message_size": lambda w: w.message.size_bytes,
+    "processing_ms": lambda w: w.consumers.processing_ms,
+}
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _check_setting(key: str, value: Any) -> str | None:
+    """Why `value` is not valid for setting `key` (None: valid)."""
+    is_int = isinstance(value, int) and not isinstance(value, bool)
+    if key == "rate":
+        ok = value == RATE_MAX or (_is_number(value) and value > 0)
+        return None if ok else f"must be a positive msg/s or 'max', got {value!r}"
+    if key == "confirms_in_flight":
+        return None if is_int and value >= 0 else f"must be an integer >= 0 (0: no confirms), got {value!r}"
+    if key in ("prefetch", "multi_ack_every"):
+        return None if is_int and value >= 1 else f"must be an integer >= 1, got {value!r}"
+    if key == "auto_ack":
+        return None if isinstance(value, bool) else f"must be true or false, got {value!r}"
+    if key == "message_size":
+        return None if is_int and value >= 64 else f"must be an integer >= 64 (bytes), got {value!r}"
+    if key == "processing_ms":
+        return None if _is_number(value) and value >= 0 else f"must be a number >= 0 (ms), got {value!r}"
+    return f"unknown step dimension {key!r} (known: {', '.join(STEP_DIMENSIONS)})"
+
+
+def _format_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _parse_setting_steps(s: Fields, workload: Workload | None
+                         ) -> tuple[tuple[StepSetting, ...] | None, str | None, bool]:
+    """`steps: {vary: prefetch, values: [...]}` or `steps: {sequence: [{...}, ...]}`, plus `rate` (msg/s or
+    `max`, the default for every step), `per_publisher`, `max_rate` (max mode's total cap) and `isolate`."""
+    start = len(s.problems)
+    per_publisher = bool(s.bool("per_publisher", False))
+    isolate = bool(s.bool("isolate", False))
+    cap = s.number("max_rate", None, minimum=0, exclusive=True)
+    base_rate = s.raw("rate", RATE_MAX)
+    if (reason := _check_setting("rate", base_rate)) is not None:
+        s.fail("rate", reason)
+    entries: list[tuple[str, dict[str, Any]]] = []  # (field path, the settings that entry sets)
+    dimension: str | None = None
+    if s.has("vary") and s.has("sequence"):
+        s.fail("", "give either `vary` + `values` (one dimension) or `sequence` (a listed sequence), not both")
+        s.seen.update({"vary", "values", "sequence"})
+    elif s.has("vary"):
+        dimension = s.str("vary")
+        values = s.list("values") or []
+        if dimension is not None and dimension not in STEP_DIMENSIONS:
+            s.fail("vary", f"unknown step dimension {dimension!r} (known: {', '.join(STEP_DIMENSIONS)})")
+            dimension = None
+        if dimension is not None:
+            entries = [(join(join(s.path, "values"), i), {dimension: v}) for i, v in enumerate(values)]
+    else:
+        dimension = "sequence"
+        for i, item in enumerate(s.list("sequence") or []):
+            path = join(join(s.path, "sequence"), i)
+            if not isinstance(item, Mapping) or not item:
+                s.problems.append(Problem(path, f"must be a mapping of settings, got {item!r}"))
+                continue
+            entries.append((path, dict(item)))
+    if workload is None or len(s.problems) > start:
+        return None, None, isolate
+    pubs = workload.publishers.count
+    settings: list[StepSetting] = []
+    for path, entry in entries:
+        values: dict[str, Any] = {key: get(workload) for key, get in _SETTING_OF_WORKLOAD.items()}
+        values["rate"] = base_rate
+        bad = False
+        for key, value in entry.items():
+            reason = _check_setting(key, value)
+            if reason is not None:
+                s.problems.append(Problem(path if dimension != "sequence" else join(path, key), reason))
+                bad = True
+            values[key] = value
+        if bad:
+            continue
+        if values["multi_ack_every"] > values["prefetch"]:
+            s.problems.append(Problem(path, f"multi_ack_every ({values['multi_ack_every']}) must be <= prefetch "
+                                            f"({values['prefetch']}), or consumers stall"))
+            continue
+        is_max = values["rate"] == RATE_MAX
+        if is_max and values["confirms_in_flight"] == 0 and cap is None:
+            s.problems.append(Problem(path, "rate max with confirms_in_flight 0 has no window to bound it: give "
+                                            "steps.max_rate (total msg/s cap) so the generator cannot starve itself"))
+            continue
+        if is_max:
+            rate = cap if cap is not None else DEFAULT_MAX_RATE_PER_PUBLISHER * pubs
+        else:
+            rate = float(values["rate"]) * (pubs if per_publisher else 1)
+        label = ",".join(f"{key}={_format_value(value)}" for key, value in entry.items())
+        settings.append(StepSetting(label, RATE_MAX if is_max else RATE_SCHEDULED, float(rate),
+                                    values["confirms_in_flight"], values["prefetch"], values["multi_ack_every"],
+                                    values["auto_ack"], values["message_size"], float(values["processing_ms"])))
+    if len(s.problems) > start:
+        return None, None, isolate
+    if not isolate:
+        for (path, _entry), before, after in zip(entries[1:], settings, settings[1:], strict=False):
+            for reason in live_change_problems(before, after):
+                s.problems.append(Problem(path, f"{reason}; set steps.isolate: true (a fresh run per value)"))
+    return (tuple(settings) if len(s.problems) == start else None), dimension, isolate
+
+
+def live_change_problems(before: StepSetting, after: StepSetting) -> list[str]:
+    """Why the generator cannot change from `before` to `after` within one run (empty: it can)."""
+    problems = []
+    if (before.confirms_in_flight == 0) != (after.confirms_in_flight == 0):
+        problems.append(f"confirms_in_flight cannot change live from {before.confirms_in_flight} to "
+                        f"{after.confirms_in_flight}: {CONFIRM_MODE_LIVE}")
+    if before.auto_ack != after.auto_ack:
+        problems.append(f"auto_ack cannot change live: {STEP_DIMENSIONS['auto_ack']}")
+    if before.size_bytes != after.size_bytes:
+        problems.append(f"message_size cannot change live: {STEP_DIMENSIONS['message_size']}")
+    return problems
+
+
+def _workload_with(workload: Workload, setting: StepSetting) -> Workload:
+    """The workload as the run starts it: the (first) step's settings applied."""
+    return replace(
+        workload,
+        message=replace(workload.message, size_bytes=setting.size_bytes),
+        publishers=replace(workload.publishers, confirms_in_flight=setting.confirms_in_flight),
+        consumers=replace(workload.consumers, prefetch=setting.prefetch, multi_ack_every=setting.multi_ack_every,
+                          auto_ack=setting.auto_ack, processing_ms=setting.processing_ms))
+
+
+def isolated_runs(scenario: Scenario) -> list[Scenario]:
+    """`isolate: true`: one single-phase scenario per step, named `<scenario>-<setting>-<value>`, each its own
+    run (the runner declares and purges its queues), so a slow step cannot spoil the next (seed 003, #2)."""
+    runs = []
+    for setting in scenario.step_settings or ():
+        slug = setting.label.replace("=", "-").replace(",", "_").replace(".", "p")
+        runs.append(replace(scenario, name=f"{scenario.name}-{slug}", step_rates=(setting.rate,),
+                            step_settings=(setting,), workload=_workload_with(scenario.workload, setting)))
+    return runs
 
 
 def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None = None) -> Campaign:
@@ -597,7 +866,7 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
     t.done()
     workload_raw = root.mapping("workload") or {}
     workload = _parse_workload(Fields(workload_raw, "workload", problems))
-    clusters = _parse_clusters(root.sub("clusters"), catalog)
+    clusters = _parse_clusters(root.sub("clusters"), catalog, deployment)
     if deployment == "local":
         for shape in clusters:
             if shape.nodes > MAX_LOCAL_NODES:
@@ -610,9 +879,12 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
         problems.extend(check_message_size(workload.message.size_bytes, broker_config, "workload.message.size_bytes"))
     seed = root.int("seed", 2020) or 2020
     scenarios_raw = root.list("scenarios") or []
-    scenarios = [_parse_scenario(item, join("scenarios", i), problems, workload_raw, workload, deployment,
+    scenarios: list[Scenario | None] = []
+    for i, item in enumerate(scenarios_raw):
+        parsed = _parse_scenario(item, join("scenarios", i), problems, workload_raw, workload, deployment,
                                  target.p99_latency_ms or None)
-                 for i, item in enumerate(scenarios_raw)]
+        # `isolate: true` gives one scenario (run, fresh queues) per step value, each a single phase.
+        scenarios.extend(parsed if isinstance(parsed, tuple) else [parsed])
     for i, scenario in enumerate(scenarios):
         if scenario and workload and scenario.workload.message.size_bytes != workload.message.size_bytes:
             problems.extend(check_message_size(scenario.workload.message.size_bytes, broker_config,

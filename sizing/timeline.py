@@ -12,7 +12,7 @@ import math
 import random
 from dataclasses import dataclass
 
-from sizing.spec import FaultSpec, ProfileSegment, Scenario
+from sizing.spec import RATE_MAX, RATE_SCHEDULED, FaultSpec, ProfileSegment, Scenario, StepSetting
 
 
 @dataclass(frozen=True)
@@ -77,8 +77,18 @@ class Phase:
     start_s: float
     duration_s: float
     warmup_s: float
-    rate: Ramp  # total publish rate, msg/s
+    rate: Ramp  # total publish rate, msg/s (max mode: the ceiling that sizes the sequence space, not a target)
     processing_ms: Ramp  # consumer processing time per message
+    settings: StepSetting | None = None  # client-setting steps: the settings in force during this phase
+
+    @property
+    def rate_mode(self) -> str:
+        return self.settings.rate_mode if self.settings else RATE_SCHEDULED
+
+    @property
+    def latency_basis(self) -> str:
+        """What end-to-end latency is measured from: the intended send time (open loop) or the actual one."""
+        return "sent" if self.rate_mode == RATE_MAX else "intended"
 
     @property
     def end_s(self) -> float:
@@ -192,6 +202,13 @@ def _describe(rate: Ramp, processing: Ramp) -> str:
 
 def _phases(scenario: Scenario) -> list[Phase]:
     base_ms = scenario.workload.consumers.processing_ms
+    if scenario.step_settings and scenario.step_duration_s is not None:
+        d = scenario.step_duration_s
+        return [
+            Phase(i + 1, setting.label, i * d, d, scenario.warmup_s, Ramp(i * d, d, setting.rate, setting.rate),
+                  Ramp(i * d, d, setting.processing_ms, setting.processing_ms), setting)
+            for i, setting in enumerate(scenario.step_settings)
+        ]
     if scenario.step_rates is not None and scenario.step_duration_s is not None:
         d = scenario.step_duration_s
         total = d * len(scenario.step_rates)

@@ -40,14 +40,6 @@ def dense_counts(column: pa.Array | pa.ChunkedArray, group_index: np.ndarray, n_
     return out
 
 
-def to_wire(counts: np.ndarray) -> bytes:
-    nonzero = np.flatnonzero(counts)
-    wire = np.empty(nonzero.size, dtype=WIRE_DTYPE)
-    wire["bucket"] = nonzero
-    wire["count"] = np.minimum(counts[nonzero], np.iinfo(np.uint32).max)
-    return wire.tobytes()
-
-
 def quantiles_ms(counts: np.ndarray) -> dict[str, float | None]:
     """Nearest-rank p50..p99.9 and max of one dense histogram, in milliseconds (None when empty)."""
     if int(counts.sum()) == 0:

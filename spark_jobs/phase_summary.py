@@ -23,6 +23,8 @@ from pyspark.sql import functions as F
 from adapters.objectstore import StoreSpec
 from sizing import layout, records
 from sizing.catalog import resource_limits
+from sizing.histogram import encode_counts
+from sizing.rules import judged_against_target
 from sizing.spec import Campaign
 from spark_jobs import gate, histmerge, rules_columns
 from spark_jobs.campaigns import load as load_campaign
@@ -86,7 +88,7 @@ def _partial_client(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatc
                                      cpu_s=("cpu_s", "sum"), publish_delay_max_us=("publish_delay_max_us", "max"))
         for col in HIST_COLS:
             dense = histmerge.dense_counts(table.column(col), gid, len(agg))
-            agg[col] = [histmerge.to_wire(row) for row in dense]
+            agg[col] = [encode_counts(row) for row in dense]
         yield from pa.Table.from_pandas(agg.reset_index(drop=True), schema=out_schema,
                                         preserve_index=False).to_batches()
 
@@ -309,6 +311,13 @@ def resource_limits_frame(spark: SparkSession, campaign: Campaign) -> DataFrame:
 # ------------------------------------------------------------------------------------------ assemble
 
 
+def rate_mode_columns() -> list[Column]:
+    """Issue 13: the phase's rate mode and the basis of its latency figures (phases written before them are
+    scheduled, measured from the intended send time)."""
+    return [F.coalesce(F.col("rate_mode"), F.lit("scheduled")).alias("rate_mode"),
+            F.coalesce(F.col("latency_basis"), F.lit("intended")).alias("latency_basis")]
+
+
 def summarise(phases: DataFrame, client_seconds: DataFrame, accounting: DataFrame, events: DataFrame,
               broker_samples: DataFrame, rules: Rules, client_series: DataFrame | None = None,
               node_seconds: DataFrame | None = None, resource_limits: DataFrame | None = None) -> DataFrame:
@@ -318,7 +327,7 @@ def summarise(phases: DataFrame, client_seconds: DataFrame, accounting: DataFram
     so that the wide histogram columns are decoded once.
     """
     base = phases.select(*PHASE_KEY, "phase_name", "start_s", "duration_s", "warmup_s", "target_rate",
-                         "processing_ms_start", "processing_ms_end")
+                         "processing_ms_start", "processing_ms_end", *rate_mode_columns())
     joined = (base.join(client_phase_stats(client_seconds), PHASE_KEY, "left")
               .join(phase_dynamics(client_series if client_series is not None else client_seconds, events),
                     PHASE_KEY, "left")
@@ -341,7 +350,8 @@ def summarise(phases: DataFrame, client_seconds: DataFrame, accounting: DataFram
                      .withColumn("bottleneck", rules_columns.bottleneck())
                      .withColumn("bottleneck_detail", rules_columns.bottleneck_detail()))
     return (with_validity.withColumn("slo_p99_ms", F.lit(float(rules.slo_p99_ms)))
-            .withColumn("matched_target", rules_columns.matched_target(F.col("slo_p99_ms")))
+            .withColumn("matched_target", rules_columns.matched_target(F.col("slo_p99_ms"))
+                        & judged_against_target(F.col("rate_mode")))
             .select(*[F.col(c.name).cast(records.SPARK_TYPES[c.type]).alias(c.name) for c in records.PHASE_SUMMARY]))
 
 

@@ -72,7 +72,7 @@ def test_task_structure(dag):
         assert application.endswith(".py") and "/spark_jobs/" in application
     assert dag.get_task("phase_summary").upstream_task_ids == {"analysis_inputs"}
     assert dag.get_task("leaderboards").upstream_task_ids >= {"phase_summary"}
-    assert dag.get_task("report").upstream_task_ids >= {"leaderboards"}
+    assert dag.get_task("report").upstream_task_ids >= {"leaderboards", "validate_spec"}
     # Airflow judges a run by its leaves (teardowns aside): the last one fails the run for any failed trial.
     leaves = {t.task_id for t in dag.tasks if not t.downstream_task_ids and not t.is_teardown}
     assert leaves == {"trials_succeeded"}
@@ -83,6 +83,19 @@ def test_outlets_are_assets(dag):
     names = {a.name for t in dag.tasks for a in (t.outlets or [])}
     assert {"sizing_raw_runs", "sizing_phase_summary", "sizing_leaderboards", "sizing_validation",
             "sizing_report"} <= names
+
+
+def test_the_report_task_links_to_its_report(dag):
+    """The UI reads a task's links from the serialized DAG ({name: XCom key}); the URL is test_report_link's."""
+    from airflow.serialization.serialized_objects import DagSerialization
+    from rabbit_sizing.links import ReportLink
+
+    report = dag.get_task("report")
+    assert type(report).__name__ == "ReportOperator" and report.template_fields == ("run",)
+    assert {a.name for a in report.outlets} == {"sizing_report"}
+    encoded = DagSerialization.serialize_dag(dag)
+    (task,) = [t["__var"] for t in encoded["tasks"] if t["__var"]["task_id"] == "report"]
+    assert task["_operator_extra_links"] == {ReportLink.name: "_link_ReportLink"}
 
 
 def test_params_are_typed(dag):

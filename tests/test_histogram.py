@@ -62,3 +62,16 @@ def test_bucket_edges() -> None:
         assert abs(bucket_value(bucket_of(v)) - v) <= RELATIVE_ACCURACY * v
     assert quantile_from_counts(np.zeros(10, dtype=np.int64), 0.5) != quantile_from_counts(
         np.zeros(10, dtype=np.int64), 0.5)  # NaN for an empty histogram
+
+
+def test_one_wire_encoding_clamps_counts_beyond_uint32() -> None:
+    """Known answer: 5e9 samples in one bucket encode as the uint32 maximum, and decode to it."""
+    from sizing.histogram import MAX_BUCKET, LogHistogram, encode_counts
+
+    counts = np.zeros(MAX_BUCKET + 1, dtype=np.int64)
+    counts[10], counts[20] = 5_000_000_000, 3
+    blob = encode_counts(counts)
+    decoded = LogHistogram.from_bytes(blob)
+    assert decoded.counts[10] == np.iinfo(np.uint32).max and decoded.counts[20] == 3
+    assert decoded.total == np.iinfo(np.uint32).max + 3
+    assert LogHistogram.from_bytes(decoded.to_bytes()).total == decoded.total

@@ -2,19 +2,28 @@
 moto S3 + Airflow api-server/scheduler/dag-processor with LocalExecutor), with real local RabbitMQ clusters
 (Terraform local stack), the real load generator, real Spark jobs and GX. Then: the UI in headless Chromium,
 an idempotent rerun of one config, and a failure injected mid-run that must still tear the cluster down.
+
+The newcomer's path runs here too, in a fresh shell environment (no AWS_*/SIZING_*/AIRFLOW_* variables, no
+virtualenv on PATH): the campaign run is started with the README's trigger command, the rerun of one config
+with the README's backfill command, and the follow-up commands the demo prints are run verbatim.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import signal
 import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from app.demo import AirflowClient, DemoSettings, read_table, start, stop, wait_for_run
+from app import stackstate
+from app.demo import AirflowClient, DemoSettings, failure_reason, next_steps, read_table, start, stop, wait_for_run
 from tests.fixtures.cluster import busy_ports
 
 pytestmark = [pytest.mark.airflow, pytest.mark.cluster, pytest.mark.spark, pytest.mark.slow]
@@ -52,11 +61,6 @@ def stack(tmp_path_factory):
         stop(settings)
 
 
-def _run(client: AirflowClient, conf: dict, timeout_s: float = 1800) -> tuple[dict, list[dict]]:
-    run_id = client.trigger(DAG_ID, {"campaign": CAMPAIGN, **conf})
-    return wait_for_run(client, DAG_ID, run_id, timeout_s)
-
-
 def _s3(settings: DemoSettings):
     import boto3
 
@@ -78,17 +82,87 @@ def _no_broker_left(settings: DemoSettings) -> None:
         assert busy_ports(base) == [], f"ports still in use after teardown: {busy_ports(base)}"
 
 
+def _new_shell_env(settings: DemoSettings) -> dict[str, str]:
+    """What a new terminal has: PATH without this virtualenv (nothing activated) and HOME. Plus
+    SIZING_STATE_DIR, only because this stack lives in a tmp state dir rather than the default .state/
+    (which may hold the developer's own demo, on the default ports, that the test must not overwrite)."""
+    venv_bins = {str(Path(sys.executable).parent), str(Path(sys.executable).resolve().parent)}
+    path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if p and p not in venv_bins)
+    return {"PATH": path, "HOME": os.environ["HOME"], "SIZING_STATE_DIR": str(settings.state)}
+
+
+def _shell(command: str, settings: DemoSettings, timeout_s: float = 900) -> subprocess.CompletedProcess:
+    """`command` typed at a bash prompt in the repository, in a new shell's environment."""
+    result = subprocess.run(["bash", "-c", command], cwd=REPO, env=_new_shell_env(settings), capture_output=True,
+                            text=True, timeout=timeout_s)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, (command, result.stdout, result.stderr)
+    return result
+
+
+def _readme_command(subcommand: str) -> list[str]:
+    """The README's one `app.cli <subcommand>` line in a bash block (the test breaks when the README drifts)."""
+    blocks = re.findall(r"```bash\n(.*?)```", (REPO / "README.md").read_text(), re.S)
+    lines = [line for block in blocks for line in block.replace("\\\n", " ").splitlines()
+             if re.search(rf"\bapp\.cli {subcommand}\b", line)]
+    assert len(lines) == 1, f"README.md has {len(lines)} `app.cli {subcommand}` command lines: {lines}"
+    return shlex.split(lines[0], comments=True)
+
+
+def _readme_command_for_ci_tiny(subcommand: str, values: dict[str, str]) -> str:
+    """The README's command with this module's campaign, config and run label as the values of the flags the
+    README shows (its own values are checked by test_readme_commands_name_a_real_campaign_and_config);
+    interpreter, module, subcommand and flags verbatim. Running it for local-quick would add a campaign run."""
+    argv = _readme_command(subcommand)
+    flags = [a for a in argv if a.startswith("--")]
+    assert sorted(flags) == sorted(values), (argv, values)
+    for flag, value in values.items():
+        argv[argv.index(flag) + 1] = value
+    return shlex.join(argv)
+
+
+def _triggered_run(settings: DemoSettings, client: AirflowClient, command: str) -> tuple[dict, list[dict]]:
+    """Run a trigger/backfill command; it prints the run id and where to follow it; wait for that run."""
+    out = _shell(command, settings, timeout_s=120).stdout
+    match = re.search(rf"^triggered {DAG_ID} run (\S+): ", out, re.M)
+    assert match, out
+    assert f"follow it at {settings.api_url}/dags/{DAG_ID}/runs/{match.group(1)}" in out
+    return wait_for_run(client, DAG_ID, match.group(1), 1800)
+
+
+def test_readme_commands_name_a_real_campaign_and_config():
+    from sizing.spec import load_campaign
+
+    for subcommand in ("trigger", "backfill"):
+        argv = _readme_command(subcommand)
+        assert argv[:4] == [".venv/bin/python", "-m", "app.cli", subcommand]  # the venv's interpreter, no activation
+        campaign = load_campaign(REPO / argv[argv.index("--campaign") + 1])
+        if "--config" in argv:
+            assert argv[argv.index("--config") + 1] in [shape.config_id for shape in campaign.clusters]
+
+
+def test_the_demo_leaves_what_a_new_shell_needs_in_its_state_file(stack):
+    settings, _ = stack
+    # app.demo.start writes it (the demo calls start); the CLI reads it when the environment names no stack.
+    assert stackstate.read_state({"SIZING_STATE_DIR": str(settings.state)}) == settings.stack_state()
+
+
 @pytest.fixture(scope="module")
 def first_run(stack):
-    _, client = stack
-    run, tis = _run(client, {"run_label": "ci"})
+    """The campaign run, started with the README's trigger command in a new shell."""
+    settings, client = stack
+    command = _readme_command_for_ci_tiny("trigger", {"--campaign": CAMPAIGN, "--run-label": "ci"})
+    run, tis = _triggered_run(settings, client, command)
+    assert run["conf"]["campaign"] == CAMPAIGN and run["conf"]["run_label"] == "ci"
     return run, tis
 
 
 def test_campaign_run_is_green_with_tables_in_s3(stack, first_run):
-    settings, _ = stack
+    settings, client = stack
     run, tis = first_run
-    failed = [(t["task_id"], t.get("map_index"), t["state"]) for t in tis if t["state"] != "success"]
+    # Each failed task with the one-line reason from its log (the state dir is gone when the test ends).
+    failed = [(t["task_id"], t.get("map_index"), t["state"],
+               failure_reason(client, DAG_ID, run["dag_run_id"], t) if t["state"] == "failed" else "")
+              for t in tis if t["state"] != "success"]
     assert run["state"] == "success" and failed == [], failed
     for config in CONFIGS:
         for repeat in REPEATS:
@@ -146,6 +220,45 @@ def test_report_of_the_real_run_shows_the_verdict_every_config_phase_and_chart(s
     (REPO / "artifacts" / "ci_tiny_report.html").write_text(body)
 
 
+def test_the_report_task_links_to_the_report_from_the_ui(stack, first_run):
+    import requests
+    from rabbit_sizing.links import ReportLink
+
+    from sizing.layout import report_key
+
+    settings, client = stack
+    run, _ = first_run
+    # What the UI's task page shows: the api-server's extra links of the task instance.
+    links = client.get(f"/dags/{DAG_ID}/dagRuns/{run['dag_run_id']}/taskInstances/report/links")["extra_links"]
+    response = requests.get(links[ReportLink.name], timeout=30)
+    stored = _s3(settings).get_object(Bucket=settings.bucket, Key=report_key("ci-tiny", "ci"))["Body"].read()
+    assert response.status_code == 200 and response.content == stored
+
+
+def test_the_demos_next_steps_work_verbatim_in_a_new_shell(stack, first_run):
+    from sizing.layout import report_key
+
+    settings, _ = stack
+    steps = {next(word for word in ("query", "report", "runs") if f" app.cli {word} " in f"{step} "): step
+             for step in next_steps(settings, "ci-tiny", "ci")}
+    assert sorted(steps) == ["query", "report", "runs"]
+    # The leaderboard query: every config of the campaign, ranked (Spark, started by the command).
+    out = _shell(steps["query"], settings).stdout
+    assert all(config in out for config in CONFIGS) and "cost_per_1k_at_target" in out, out
+    # The report lands as a file (report.html in the repository, as printed): the stored report, verdict first.
+    target = REPO / "report.html"
+    kept = target.read_bytes() if target.exists() else None  # a developer's own report.html survives the test
+    try:
+        out = _shell(steps["report"], settings).stdout
+        assert out.strip() == str(target.resolve())
+        stored = _s3(settings).get_object(Bucket=settings.bucket, Key=report_key("ci-tiny", "ci"))["Body"].read()
+        assert target.read_bytes() == stored and b'id="verdict"' in stored
+    finally:
+        target.write_bytes(kept) if kept is not None else target.unlink(missing_ok=True)
+    out = _shell(steps["runs"], settings).stdout
+    assert re.search(r"^\s+ci-tiny: runs with a report: (.*, )?ci(,|$)", out, re.M), out
+
+
 @pytest.mark.browser
 def test_ui_shows_the_successful_run(stack, first_run):
     from adapters.browser import check_page
@@ -167,7 +280,10 @@ def test_rerun_of_one_config_replaces_only_its_partitions(stack, first_run):
     before_keep = _objects(settings, f"raw/campaign=ci-tiny/config={keep}/")
     before_keep |= _objects(settings, f"tables/phase_summary/campaign=ci-tiny/config={keep}/")
     before_redo = read_table(settings, f"tables/phase_summary/campaign=ci-tiny/config={redo}/")
-    run, tis = _run(client, {"run_label": "ci", "configs": [redo]})
+    # The README's backfill command, in a new shell.
+    command = _readme_command_for_ci_tiny("backfill", {"--campaign": CAMPAIGN, "--config": redo, "--run-label": "ci"})
+    run, tis = _triggered_run(settings, client, command)
+    assert run["conf"]["configs"] == [redo] and run["conf"]["run_label"] == "ci"
     failed = [(t["task_id"], t["state"]) for t in tis if t["state"] != "success"]
     assert run["state"] == "success" and failed == [], failed
     # The other config's objects are byte-for-byte the same objects.

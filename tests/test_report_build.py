@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from adapters.objectstore import S3Settings
+from app.cli import main as sizing_cli
 from app.report import build_report, fetch_report
 from app.report.__main__ import main
 from sizing import layout
@@ -158,7 +159,7 @@ def test_cli_builds_uploads_and_fetches_the_same_document(s3: S3Settings, tmp_pa
     assert main(["build", "--campaign", CAMPAIGN, "--run-id", RUN_ID, "--spec", str(SPEC), "-o", str(built)]) == 0
     assert capsys.readouterr().out.splitlines()[0] == f"s3://{s3.bucket}/{layout.report_key(CAMPAIGN, RUN_ID)}"
     fetched = tmp_path / "fetched.html"
-    assert main(["fetch", "--campaign", CAMPAIGN, "--run-id", RUN_ID, "-o", str(fetched)]) == 0
+    assert sizing_cli(["report", "--campaign", CAMPAIGN, "--run-id", RUN_ID, "-o", str(fetched)]) == 0
     assert fetched.read_bytes() == built.read_bytes() == fetch_report(CAMPAIGN, RUN_ID)
     head = s3.client().head_object(Bucket=s3.bucket, Key=layout.report_key(CAMPAIGN, RUN_ID))
     assert head["ContentType"].startswith("text/html")
@@ -196,3 +197,11 @@ def test_worst_dip_wording() -> None:
 
     assert _dip(1.02) == "no dip" and _dip(1.0) == "no dip"
     assert _dip(0.4) == "40% of pre-fault rate" and _dip(float("nan")) == "n/a"
+
+
+def test_disk_layouts_are_listed_and_a_local_target_says_disk_types_have_no_effect(one_repeat: str) -> None:
+    """local-quick: two one-volume gp2 configs, so every role reads `gp2 (on data)` except data itself."""
+    disks = section(one_repeat, "disks")
+    assert N1 in disks and N3 in disks
+    assert disks.count("gp2 (on data)") == 2 * 3
+    assert "disk types, sizes, IOPS and throughput have no effect" in disks

@@ -86,7 +86,7 @@ def test_local_stack_variables_come_from_the_plan_and_broker_config(quick, tmp_p
         "campaign": "local-quick", "config_id": "n3-c5.2xlarge-gp2", "repeat": 1, "node_count": 3,
         "port_base": 21050, "work_dir": str(tmp_path.resolve()),
         "broker_config": {"vm_memory_high_watermark.relative": "0.2", "log.console": "true"},
-        "username": "guest", "password": "guest",
+        "username": "guest", "password": "guest", "volume_roles": ["data"],
     }
     assert local_stack_variables(one, {}, tmp_path)["port_base"] == 21000
 
@@ -102,8 +102,9 @@ def test_aws_stack_variables_fill_volume_defaults_from_the_catalog():
     campaign = load_campaign(REPO / "campaigns" / "quorum-sizing-2020.yaml")
     io1 = next(p for p in plan_configs(campaign) if p.shape.volume.type == "io1")
     variables = aws_stack_variables(io1, campaign, region="eu-west-1")
-    assert variables["volume_type"] == "io1"
-    assert variables["volume_size_gb"] == 200 and variables["volume_iops"] == 10000
+    (data,) = variables["volumes"]
+    assert (data["role"], data["type"], data["mount_point"]) == ("data", "io1", "/var/lib/rabbitmq")
+    assert data["size_gb"] == 200 and data["iops"] == 10000
     assert variables["instance_type"] == io1.shape.instance_type and variables["node_count"] == io1.shape.nodes
     assert variables["aws_region"] == "eu-west-1"
     # 600 s apply + 54000 s of load + 300 s destroy, doubled, plus an hour: 113400 s after the apply

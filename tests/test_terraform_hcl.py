@@ -17,8 +17,9 @@ import yaml
 from adapters import nodestats
 from adapters.terraform import TERRAFORM_ROOT, aws_stack_variables, local_stack_variables
 from sizing.cluster import ClusterInfo, NodeInfo
+from sizing.disks import FILESYSTEMS, VOLUME_ROLES
 from sizing.plan import plan_configs
-from sizing.spec import load_campaign
+from sizing.spec import load_campaign, parse_campaign
 
 REPO = Path(__file__).resolve().parents[1]
 MODULES = ["local_cluster", "aws_network", "aws_rabbitmq_cluster"]
@@ -131,25 +132,118 @@ def test_broker_ports_open_only_to_the_load_generator_group():
     assert "AmazonSSMManagedInstanceCore" in text
 
 
-def test_cloud_init_renders_to_valid_yaml(tmp_path):
-    """Render the template with the real terraform (templatefile needs no provider) and parse the YAML."""
-    template = TERRAFORM_ROOT / "modules" / "aws_rabbitmq_cluster" / "templates" / "cloud-init.yaml.tftpl"
-    nodes = "[for i in range(3) : {number = i + 1, hostname = \"rabbit${i + 1}\", ip = \"10.42.1.${11 + i}\"}]"
-    expr = (f'templatefile("{template}", {{hostname = "rabbit1", node_number = 1, node_count = 3, nodes = {nodes}, '
-            'cluster_name = "c", erlang_cookie = "COOKIE", username = "u", password = "p", '
-            'extra_conf = ["vm_memory_high_watermark.relative = 0.4"]})')
+TEMPLATE = TERRAFORM_ROOT / "modules" / "aws_rabbitmq_cluster" / "templates" / "cloud-init.yaml.tftpl"
+AWS_MAIN = TERRAFORM_ROOT / "modules" / "aws_rabbitmq_cluster" / "main.tf"
+
+
+def unquote(value):
+    """python-hcl2 keeps the quotes of string literals inside lists and maps."""
+    if isinstance(value, str):
+        return value.strip('"')
+    if isinstance(value, list):
+        return [unquote(v) for v in value]
+    if isinstance(value, dict):
+        return {k: unquote(v) for k, v in value.items()}
+    return value
+
+
+def templatefile_keys() -> set[str]:
+    """The keys main.tf passes to templatefile() for the cloud-init user_data."""
+    instance = next(b['"aws_instance"'] for b in load(AWS_MAIN)["resource"] if '"aws_instance"' in b)
+    call = instance['"node"']["user_data"]
+    return set(re.findall(r"[{,]\s*(\w+)\s*=", call[call.index("{"):]))
+
+
+def render_cloud_init(tmp_path: Path, stack_variables: dict, node_number: int = 1) -> dict:
+    """The template rendered by the real terraform (templatefile needs no provider), with the values main.tf
+    passes: volumes and filesystem straight from the aws stack variables Python builds, role_dirs from main.tf."""
+    role_dirs = unquote(load(AWS_MAIN)["locals"][0]["role_dirs"])
+    n = stack_variables["node_count"]
+    values = {
+        "hostname": f"rabbit{node_number}", "node_number": node_number, "node_count": n,
+        "nodes": [{"number": i + 1, "hostname": f"rabbit{i + 1}", "ip": f"10.42.1.{11 + i}"} for i in range(n)],
+        "cluster_name": "c", "erlang_cookie": "COOKIE", "username": "u", "password": "p",
+        "extra_conf": [f"{k} = {v}" for k, v in sorted(stack_variables["broker_config"].items())]
+        or ["vm_memory_high_watermark.relative = 0.4"],
+        "volumes": stack_variables["volumes"], "filesystem": stack_variables["filesystem"], "role_dirs": role_dirs,
+    }
+    assert set(values) == templatefile_keys(), "the test passes what main.tf passes"
+    (tmp_path / "values.json").write_text(json.dumps(values))
+    expr = f'templatefile("{TEMPLATE}", jsondecode(file("values.json")))'
     result = subprocess.run(["terraform", f"-chdir={tmp_path}", "console"], input=expr + "\n", capture_output=True,
                             text=True, timeout=60, env={"CHECKPOINT_DISABLE": "1", "PATH": "/usr/local/bin:/usr/bin"})
     assert result.returncode == 0, result.stderr
     rendered = result.stdout.strip()
     rendered = rendered[rendered.index("<<EOT") + 5:rendered.rindex("EOT")].strip("\n")
-    doc = yaml.safe_load(rendered)
+    return yaml.safe_load(rendered)
+
+
+def test_cloud_init_renders_to_valid_yaml(tmp_path):
+    quorum = load_campaign(REPO / "campaigns" / "quorum-sizing-2020.yaml")
+    config = next(p for p in plan_configs(quorum) if p.shape.nodes == 3)
+    doc = render_cloud_init(tmp_path, aws_stack_variables(config, quorum))
     files = {f["path"]: f["content"] for f in doc["write_files"]}
     conf = files["/etc/rabbitmq/rabbitmq.conf"]
     assert "cluster_formation.classic_config.nodes.3 = rabbit@rabbit3" in conf
-    assert "vm_memory_high_watermark.relative = 0.4" in conf
     assert "10.42.1.13 rabbit3" in files["/etc/hosts"]
     assert "await_online_nodes 3" in doc["runcmd"][0]
     assert re.search(r"apt-get install .*prometheus-node-exporter", doc["runcmd"][0])
     # the sampler finds the data volume's device through this mount point
-    assert f"{nodestats.RABBITMQ_DATA_MOUNT} ext4" in doc["runcmd"][0]
+    assert f"LABEL=rmq-data {nodestats.RABBITMQ_DATA_MOUNT} " in doc["runcmd"][0]
+    # One volume: everything on it, the quorum dirs left to RabbitMQ's default (under the Mnesia dir)
+    env = files["/etc/rabbitmq/rabbitmq-env.conf"]
+    assert "RABBITMQ_MNESIA_BASE=/var/lib/rabbitmq/mnesia" in env and "RABBITMQ_LOG_BASE=/var/lib/rabbitmq/log" in env
+    assert "QUORUM_DIR" not in env and "wal_data_dir" not in files["/etc/rabbitmq/advanced.config"]
+    assert doc["runcmd"][0].count("mkfs.") == 1
+
+
+def test_cloud_init_of_a_three_volume_node_mounts_and_points_rabbitmq_at_each(tmp_path):
+    """Seed 001's rabbitmq16 (data/logs, segments, WAL on their own st1 drives), node 2 of 3, xfs: the mounts,
+    the filesystem and the RabbitMQ directories all come from the stack variables Python builds."""
+    st1 = {"type": "st1", "size_gb": 1000}
+    spec = {
+        "name": "disks", "deployment": "aws", "catalog": "aws-us-east-1-2020",
+        "target": {"rate": 1000, "p99_latency_ms": 500},
+        "workload": {"queues": {"count": 1, "type": "quorum"}, "message": {"size_bytes": 1024},
+                     "publishers": {"count": 1, "confirms_in_flight": 10}, "consumers": {"count": 1, "prefetch": 10}},
+        "clusters": {"list": [{"nodes": 3, "instance_type": "c4.4xlarge", "filesystem": "xfs", "volumes": [
+            {"role": "data", **st1}, {"role": "segments", **st1}, {"role": "wal", **st1}]}]},
+        "scenarios": [{"name": "steps", "steps": {"rates": [1000], "duration_s": 60}}],
+    }
+    campaign = parse_campaign(spec)
+    (config,) = plan_configs(campaign)
+    variables = aws_stack_variables(config, campaign)
+    assert [(v["role"], v["device_name"], v["mount_point"], v["size_gb"]) for v in variables["volumes"]] == [
+        ("data", "/dev/sdf", "/var/lib/rabbitmq", 1000), ("wal", "/dev/sdh", "/var/lib/rabbitmq-wal", 1000),
+        ("segments", "/dev/sdi", "/var/lib/rabbitmq-segments", 1000)]
+    doc = render_cloud_init(tmp_path, variables, node_number=2)
+    script = doc["runcmd"][0]
+    files = {f["path"]: f["content"] for f in doc["write_files"]}
+    for role, device, mount in [("data", "/dev/sdf", "/var/lib/rabbitmq"), ("wal", "/dev/sdh", "/var/lib/rabbitmq-wal"),
+                                ("segments", "/dev/sdi", "/var/lib/rabbitmq-segments")]:
+        assert f"dev=$(find_device {device})" in script
+        assert f'mkfs.xfs -q -L rmq-{role} "$dev"' in script
+        assert f"LABEL=rmq-{role} {mount} xfs defaults,noatime 0 2" in script
+        assert f"mount {mount}\n" in script and f"chown -R rabbitmq:rabbitmq {mount}\n" in script
+    assert script.count("mkfs.xfs") == 3 and "mkfs.ext4" not in script
+    # volumes are mounted before RabbitMQ is installed (its package starts the broker on the default dirs)
+    assert script.rindex("mount /var/lib/rabbitmq-segments") < script.index("apt-get install -y -q rabbitmq-server")
+    assert "mkdir -p /var/lib/rabbitmq-wal/wal" in script and "mkdir -p /var/lib/rabbitmq-segments/quorum" in script
+    env = files["/etc/rabbitmq/rabbitmq-env.conf"].splitlines()
+    assert env == ["NODENAME=rabbit@rabbit2", "RABBITMQ_MNESIA_BASE=/var/lib/rabbitmq/mnesia",
+                   "RABBITMQ_LOG_BASE=/var/lib/rabbitmq/log", "RABBITMQ_QUORUM_DIR=/var/lib/rabbitmq-segments/quorum"]
+    advanced = "".join(files["/etc/rabbitmq/advanced.config"].split())
+    assert advanced == '[{ra,[{wal_data_dir,"/var/lib/rabbitmq-wal/wal"}]}].'
+    assert "await_online_nodes" not in script  # node 2 does not create the user
+
+
+def test_python_and_terraform_agree_on_roles_and_filesystems():
+    """The roles and filesystems the Terraform variables accept are sizing.disks' (one home, checked here)."""
+    for module, name in [("aws_rabbitmq_cluster", "volumes"), ("local_cluster", "volume_roles")]:
+        text = (TERRAFORM_ROOT / "modules" / module / "variables.tf").read_text()
+        block = text[text.index(f'variable "{name}"'):]
+        roles = re.search(r'contains\(\[("data", "logs", "wal", "segments")\]', block)
+        assert roles and tuple(r.strip('"') for r in roles.group(1).split(", ")) == VOLUME_ROLES
+    text = (TERRAFORM_ROOT / "modules" / "aws_rabbitmq_cluster" / "variables.tf").read_text()
+    assert 'contains(["ext4", "xfs"], var.filesystem)' in text and FILESYSTEMS == ("ext4", "xfs")
+    assert set(unquote(load(AWS_MAIN)["locals"][0]["role_dirs"])) == set(VOLUME_ROLES)

@@ -3,7 +3,7 @@
     build_report(campaign_spec_path, run_id, settings=None) -> "s3://bucket/reports/campaign=C/run=R/report.html"
 
 CLI: `python -m app.report build --campaign C --run-id R --spec campaigns/X.yaml [-o file]`
-     `python -m app.report fetch --campaign C --run-id R [-o file]`
+     fetch a built one: `python -m app.cli report --campaign C --run-id R [-o file]`
 """
 
 from app.report.build import build_report, fetch_report, render_report

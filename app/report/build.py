@@ -24,8 +24,9 @@ from app.report.tables import (
 )
 from sizing import layout
 from sizing.cost import cost_per_1000_msgs
+from sizing.disks import VOLUME_ROLES, placement, volume_label
 from sizing.plan import plan_configs
-from sizing.rules import is_intensity
+from sizing.rules import is_client_settings, is_intensity
 from sizing.spec import Campaign, load_campaign
 
 MAX_GROUP = 7  # configs per latency chart (the seed splits 7 clusters into 4 + 3 for readability)
@@ -113,7 +114,7 @@ def verdicts(campaign: Campaign, data: ReportData, monthly: dict[str, float]) ->
     if data.adverse is not None:
         held = {(r.config_id, r.scenario): bool(r.held_target) for r in data.adverse.itertuples(index=False)
                 if r.held_target is not None and not pd.isna(r.held_target)}
-    adverse = [s.name for s in campaign.scenarios if not is_intensity(s)]
+    adverse = [s.name for s in campaign.scenarios if not is_intensity(s) and not is_client_settings(s)]
     summary = data.phase_summary
     out = []
     for config_id in monthly:
@@ -153,7 +154,8 @@ class Report:
         self.repeats_seen = int(self.summary_ci["n"].max()) if not self.summary_ci.empty else 0
         self.with_ci = self.repeats_seen > 1
         self.intensity = [s for s in campaign.scenarios if is_intensity(s)]
-        self.adverse = [s for s in campaign.scenarios if not is_intensity(s)]
+        self.adverse = [s for s in campaign.scenarios if not is_intensity(s) and not is_client_settings(s)]
+        self.client_settings = [s for s in campaign.scenarios if is_client_settings(s)]
         self.per_repeat = data.capacity_repeats  # the leaderboards job's per-repeat figures, never recomputed
         self.charts = 0
 
@@ -383,6 +385,45 @@ class Report:
                    + str(tag("p", "No other config is both cheaper per month and carries more within the SLO.",
                              class_="note")))
 
+    # -- client settings (issue 13)
+    def client_settings_section(self) -> list[object]:
+        """Per step of a client-setting scenario: the setting's value, the achieved rates and the latency
+        percentiles with their basis (`sent` for max mode: measured from the actual send time, not a schedule)."""
+        if not self.client_settings:
+            return []
+        out: list[object] = [tag("h2", "Client settings", id="client-settings")]
+        summary = self.data.phase_summary
+        for scenario in self.client_settings:
+            out.append(tag("h3", f"Scenario {scenario.name}"))
+            if scenario.description:
+                out.append(tag("p", scenario.description, class_="muted"))
+            rows = summary[summary["scenario"] == scenario.name].sort_values(["config_id", "phase"])
+            body = []
+            for r in rows.itertuples(index=False):
+                basis = getattr(r, "latency_basis", None) or "intended"
+                mode = getattr(r, "rate_mode", None) or "scheduled"
+                body.append([r.config_id, r.phase_name, "max" if mode == "max" else _rate(r.target_rate),
+                             f"{r.confirm_rate:,.0f}", f"{r.consume_rate:,.0f}", _ms(r.e2e_p50_ms),
+                             _ms(r.e2e_p95_ms), _ms(r.e2e_p99_ms), basis,
+                             ("yes", "ok") if r.valid else ("no", "bad")])
+            out.append(table(["config", "step", "rate", "confirm rate", "consume rate", "p50", "p95", "p99",
+                              "latency from", "generator kept up"], body, numeric=[3, 4, 5, 6, 7]))
+            for (cid, name, run_id), client in sorted(self.data.client_seconds.items()):
+                if name != scenario.name or client is None or client.empty:
+                    continue
+                first = client["repeat"].min()
+                phases = rows[(rows["config_id"] == cid) & (rows["run_id"] == run_id) & (rows["repeat"] == first)]
+                steps = [(float(r.start_s), str(r.phase_name)) for r in phases.itertuples(index=False)
+                         if hasattr(r, "start_s")]
+                title = f"{scenario.name} on {cid}"
+                out.append(self.fig(charts.settings_timeseries(_repeat(client, first), steps, title),
+                                    f"{title} (run {run_id}, repeat {first}): confirmed and consumed rate per "
+                                    "second; dotted lines mark the step boundaries and their setting."))
+        out.append(tag("p", "Latency from `sent`: max mode (closed loop) has no intended send time, so end-to-end "
+                            "latency is measured from the actual send; `intended`: from the open-loop schedule.",
+                       class_="note"))
+        return out
+
     # -- adverse
     def adverse_section(self) -> list[object]:
         out: list[object] = [tag("h2", "Adverse scenarios", id="adverse")]
@@ -565,9 +606,27 @@ class Report:
                                  ", ".join(f"{c}/{s}" for c, s in gaps)]))
         return out
 
+    # -- disk layouts (issue 14)
+    def disks_section(self) -> list[object]:
+        """Each config's volumes by role; on a local target, that disk types have no effect there."""
+        out: list[object] = [tag("h2", "Disk layouts", id="disks")]
+        rows = []
+        for plan in self.configs:
+            holders = placement([v.role for v in plan.shape.dedicated])
+            rows.append([plan.config_id] + [
+                volume_label(next(v.volume for v in plan.shape.volumes if v.role == holders[role]))
+                + ("" if holders[role] == role else " (on data)") for role in VOLUME_ROLES])
+        out.append(table(["config", *VOLUME_ROLES], rows))
+        if self.campaign.deployment == "local":
+            out.append(tag("p", "Local target: each role with a volume of its own is a directory of its own on "
+                                "the machine's one filesystem, so disk types, sizes, IOPS and throughput have no "
+                                "effect on these results; only where RabbitMQ writes differs.", class_="note"))
+        return out
+
     def render(self) -> str:
         body = [*self.header(), *self.verdict(), *self.intensity_section(), *self.leaderboards_section(),
-                *self.adverse_section(), *self.broker_section(), *self.resource_section(), *self.quality_section(),
+                *self.adverse_section(), *self.client_settings_section(), *self.broker_section(),
+                *self.resource_section(), *self.disks_section(), *self.quality_section(),
                 tag("p", f"rabbit-sizing report · {self.charts} charts · self-contained (no external resources)",
                     class_="note")]
         return page(f"Sizing report {self.campaign.name} / {self.run_id}", body)
@@ -623,13 +682,13 @@ def build_report(campaign_spec_path: str, run_id: str, settings: S3Settings | No
     settings = settings or S3Settings.from_env()
     campaign = load_campaign(campaign_spec_path)
     data = load_report_data(settings, campaign.name, [c.config_id for c in plan_configs(campaign)],
-                            [s.name for s in campaign.scenarios if not is_intensity(s)], campaign.target.rate,
+                            [s.name for s in campaign.scenarios if not is_intensity(s) and not is_client_settings(s)],
+                            campaign.target.rate,
                             resource_scenarios=[s.name for s in campaign.scenarios if is_intensity(s)],
                             resource_configs=resource_configs)  # None: the top and bottom of the leaderboard
     document = render_report(campaign, data, run_id)
     key = layout.report_key(campaign.name, run_id)
-    settings.client().put_object(Bucket=settings.bucket, Key=key, Body=document.encode(),
-                                 ContentType="text/html; charset=utf-8")
+    settings.store().put(key, document.encode(), content_type="text/html; charset=utf-8")
     path = Path(local_path) if local_path else Path("build/reports") / campaign.name / run_id / "report.html"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(document)
@@ -638,4 +697,4 @@ def build_report(campaign_spec_path: str, run_id: str, settings: S3Settings | No
 
 def fetch_report(campaign: str, run_id: str, settings: S3Settings | None = None) -> bytes:
     settings = settings or S3Settings.from_env()
-    return settings.client().get_object(Bucket=settings.bucket, Key=layout.report_key(campaign, run_id))["Body"].read()
+    return settings.store().get(layout.report_key(campaign, run_id))

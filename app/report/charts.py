@@ -348,3 +348,26 @@ def resource_panels(nodes: pd.DataFrame, events: pd.DataFrame | None, title: str
     fig.suptitle(title, fontsize=10, fontweight="bold")
     fig.tight_layout()
     return to_svg(fig, title), width
+
+
+def settings_timeseries(client: pd.DataFrame, steps: Sequence[tuple[float, str]], title: str) -> str:
+    """Client-setting steps (seed 003, Figs 1-9): confirmed and consumed rate per second over the whole run, a
+    dotted line at each step boundary labelled with the step's setting=value (`steps`: (start second, label))."""
+    per_second = client.groupby("second").agg(published=("confirmed", "sum"),
+                                              consumed=("consumed", "sum")).sort_index()
+    fig, ax = plt.subplots(figsize=(WIDTH, 3.6))
+    ax.step(per_second.index, per_second["published"], where="post", color="tab:blue", linewidth=1.4,
+            label="publish (confirmed)")
+    ax.step(per_second.index, per_second["consumed"], where="post", color="tab:orange", linewidth=1.2,
+            label="consume")
+    peak = max(float(per_second[["published", "consumed"]].max().max()), 1.0)
+    ax.set_ylim(0, peak * 1.2)
+    for start, label in steps:
+        ax.axvline(start, color="grey", linestyle=":", linewidth=1)
+        ax.text(start, peak * 1.17, f" {label}", fontsize=7, va="top", ha="left", color="dimgrey")
+    ax.set(ylabel="rate, msg/s", xlabel="seconds since scenario start")
+    ax.yaxis.set_major_formatter(FuncFormatter(_rate))
+    ax.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncols=2)
+    fig.suptitle(title, fontsize=10, fontweight="bold")
+    fig.tight_layout()
+    return to_svg(fig, title)

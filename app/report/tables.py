@@ -62,6 +62,7 @@ PHASE_SUMMARY_OPTIONAL: dict[str, object] = {
     "bottleneck": None, "bottleneck_detail": None, "cpu_busiest_mean": float("nan"),
     "cpu_busiest_p95": float("nan"), "machine_cpu_busy_mean": float("nan"), "disk_write_mb_s": float("nan"),
     "disk_write_iops": float("nan"), "net_mb_s": float("nan"), "net_peak_mbit_s": float("nan"),
+    "rate_mode": "scheduled", "latency_basis": "intended",  # issue 13; tables written before it are scheduled
 }
 
 # leaderboards: one row per config (wide); the report turns it into the seed's four boards.
@@ -177,23 +178,17 @@ class ReportData:
 
 
 class TableReader:
-    """Reads the campaign's tables and raw series from one bucket through boto3 + pyarrow."""
+    """Reads the campaign's tables and raw series from one bucket through the object-store client + pyarrow."""
 
     def __init__(self, settings: S3Settings) -> None:
         self.settings = settings
-        self.client = settings.client()
+        self.store = settings.store()
 
     def keys(self, prefix: str) -> list[str]:
-        keys: list[str] = []
-        for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.settings.bucket, Prefix=prefix):
-            keys.extend(obj["Key"] for obj in page.get("Contents", []))
-        return sorted(keys)
+        return self.store.list(prefix)
 
     def get(self, key: str) -> bytes:
-        return self.client.get_object(Bucket=self.settings.bucket, Key=key)["Body"].read()
-
-    def put(self, key: str, data: bytes, content_type: str) -> None:
-        self.client.put_object(Bucket=self.settings.bucket, Key=key, Body=data, ContentType=content_type)
+        return self.store.get(key)
 
     def parquet(self, prefix: str, columns: list[str] | None = None) -> pd.DataFrame | None:
         import pyarrow as pa

@@ -6,14 +6,15 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from adapters.objectstore import S3Settings
+
 log = logging.getLogger(__name__)
 
 
-def build_campaign_report(run: Mapping[str, Any]) -> str:
-    from adapters.objectstore import S3Settings
+def build_campaign_report(run: Mapping[str, Any], settings: S3Settings | None = None) -> str:
     from app.report import build_report
 
-    uri = build_report(run["spec_path"], run["run_label"], settings=S3Settings.from_env())
-    log.info("Report written to %s (fetch it with: python -m app.report fetch --campaign %s --run-id %s)",
+    uri = build_report(run["spec_path"], run["run_label"], settings=settings or S3Settings.from_env())
+    log.info("Report written to %s (fetch it with: python -m app.cli report --campaign %s --run-id %s -o report.html)",
              uri, run["campaign"], run["run_label"])
     return uri

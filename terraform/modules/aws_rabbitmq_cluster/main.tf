@@ -1,4 +1,4 @@
-# N EC2 nodes, each with its own EBS data volume, clustered through classic_config peer discovery
+# N EC2 nodes, each with its own EBS volumes (one per role of the disk layout: sizing/disks.py), clustered through classic_config peer discovery
 # (fixed private IPs, so the peer list is known at boot), reachable by SSM only (no SSH, no inbound internet).
 
 locals {
@@ -11,8 +11,9 @@ locals {
       ip       = cidrhost(var.subnet_cidr, 11 + i)
     }
   ]
-  provisioned_iops       = contains(["io1", "io2", "gp3"], var.volume_type) ? var.volume_iops : null
-  provisioned_throughput = var.volume_type == "gp3" ? var.volume_throughput_mbps : null
+  iops_types = ["io1", "io2", "gp3"]
+  # What RabbitMQ uses on each role's volume (rabbitmq-env.conf and advanced.config in the cloud-init template).
+  role_dirs = { data = ["mnesia", "log"], logs = ["."], wal = ["wal"], segments = ["quorum"] }
 }
 
 data "aws_ami" "debian12" {
@@ -116,14 +117,17 @@ resource "aws_instance" "node" {
     volume_size = 16
   }
 
-  # The data volume under test: attached at launch, so cloud-init can mount it before RabbitMQ installs.
-  ebs_block_device {
-    device_name           = "/dev/sdf"
-    volume_type           = var.volume_type
-    volume_size           = var.volume_size_gb
-    iops                  = local.provisioned_iops
-    throughput            = local.provisioned_throughput
-    delete_on_termination = true
+  # The volumes under test, one per role: attached at launch, so cloud-init can mount them before RabbitMQ installs.
+  dynamic "ebs_block_device" {
+    for_each = var.volumes
+    content {
+      device_name           = ebs_block_device.value.device_name
+      volume_type           = ebs_block_device.value.type
+      volume_size           = ebs_block_device.value.size_gb
+      iops                  = contains(local.iops_types, ebs_block_device.value.type) ? ebs_block_device.value.iops : null
+      throughput            = ebs_block_device.value.type == "gp3" ? ebs_block_device.value.throughput_mbps : null
+      delete_on_termination = true
+    }
   }
 
   user_data = templatefile("${path.module}/templates/cloud-init.yaml.tftpl", {
@@ -136,6 +140,9 @@ resource "aws_instance" "node" {
     username      = var.username
     password      = var.password
     extra_conf    = [for key in sort(keys(var.broker_config)) : "${key} = ${var.broker_config[key]}"]
+    volumes       = var.volumes
+    filesystem    = var.filesystem
+    role_dirs     = local.role_dirs
   })
   user_data_replace_on_change = true
 

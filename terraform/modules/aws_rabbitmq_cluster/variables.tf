@@ -15,29 +15,39 @@ variable "instance_type" {
   type        = string
 }
 
-variable "volume_type" {
-  description = "EBS type of each node's data volume (mounted at /var/lib/rabbitmq): gp2, gp3, io1, io2, st1, sc1."
-  type        = string
+variable "volumes" {
+  description = "Every node's EBS volumes, one per role (sizing/disks.py: data, logs, wal, segments; data always). device_name and mount_point come from sizing.disks; iops for io1/io2/gp3 and throughput_mbps for gp3 only (null otherwise)."
+  type = list(object({
+    role            = string
+    type            = string
+    size_gb         = number
+    iops            = optional(number)
+    throughput_mbps = optional(number)
+    device_name     = string
+    mount_point     = string
+  }))
   validation {
-    condition     = contains(["gp2", "gp3", "io1", "io2", "st1", "sc1"], var.volume_type)
-    error_message = "volume_type must be one of gp2, gp3, io1, io2, st1, sc1."
+    condition = (
+      contains([for v in var.volumes : v.role], "data")
+      && length(distinct([for v in var.volumes : v.role])) == length(var.volumes)
+      && alltrue([for v in var.volumes : contains(["data", "logs", "wal", "segments"], v.role)])
+    )
+    error_message = "volumes must hold a `data` volume and otherwise only logs, wal, segments, each role once."
+  }
+  validation {
+    condition     = alltrue([for v in var.volumes : contains(["gp2", "gp3", "io1", "io2", "st1", "sc1"], v.type)])
+    error_message = "every volume type must be one of gp2, gp3, io1, io2, st1, sc1."
   }
 }
 
-variable "volume_size_gb" {
-  type = number
-}
-
-variable "volume_iops" {
-  description = "Provisioned IOPS (io1/io2/gp3 only; null otherwise)."
-  type        = number
-  default     = null
-}
-
-variable "volume_throughput_mbps" {
-  description = "Provisioned throughput (gp3 only; null otherwise)."
-  type        = number
-  default     = null
+variable "filesystem" {
+  description = "What cloud-init formats every volume with (sizing.disks.FILESYSTEMS)."
+  type        = string
+  default     = "ext4"
+  validation {
+    condition     = contains(["ext4", "xfs"], var.filesystem)
+    error_message = "filesystem must be ext4 or xfs."
+  }
 }
 
 variable "subnet_id" {

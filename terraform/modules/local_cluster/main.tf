@@ -22,6 +22,7 @@ locals {
       prometheus_port = var.port_base + 20 + i
       dist_port       = var.port_base + 30 + i
       node_dir        = "${local.cluster_dir}/node-${i + 1}"
+      volume_roles    = join(" ", var.volume_roles)
     }
   ]
 
@@ -99,6 +100,7 @@ resource "terraform_data" "node" {
       CTL_PORT_MIN   = local.ctl_ports.min
       CTL_PORT_MAX   = local.ctl_ports.max
       NODE_CONF      = local.node_conf[count.index]
+      VOLUME_ROLES   = local.nodes[count.index].volume_roles
       SEED_NODE      = count.index == 0 ? "" : local.nodes[0].name
       SEED_PID_FILE  = count.index == 0 ? "" : "${local.nodes[0].node_dir}/rabbit.pid"
     }

@@ -66,3 +66,17 @@ variable "rabbitmq_bin" {
   type        = string
   default     = "/usr/lib/rabbitmq/bin"
 }
+
+variable "volume_roles" {
+  description = "Roles with a volume of their own on every node (sizing/disks.py): a directory each locally. `data` always; logs, wal, segments optional. Roles without one stay under the data directory (RabbitMQ's defaults)."
+  type        = list(string)
+  default     = ["data"]
+  validation {
+    condition = (
+      contains(var.volume_roles, "data")
+      && length(distinct(var.volume_roles)) == length(var.volume_roles)
+      && alltrue([for role in var.volume_roles : contains(["data", "logs", "wal", "segments"], role)])
+    )
+    error_message = "volume_roles must name `data` and otherwise only logs, wal, segments, each once."
+  }
+}

@@ -37,10 +37,8 @@ module "cluster" {
   cluster_name              = local.name
   node_count                = var.node_count
   instance_type             = var.instance_type
-  volume_type               = var.volume_type
-  volume_size_gb            = var.volume_size_gb
-  volume_iops               = var.volume_iops
-  volume_throughput_mbps    = var.volume_throughput_mbps
+  volumes                   = var.volumes
+  filesystem                = var.filesystem
   vpc_id                    = module.network.vpc_id
   subnet_id                 = module.network.subnet_id
   subnet_cidr               = module.network.subnet_cidr

@@ -24,22 +24,22 @@ variable "instance_type" {
   type = string
 }
 
-variable "volume_type" {
-  type = string
+variable "volumes" {
+  description = "Every node's EBS volumes, one per role (adapters.terraform.aws_stack_variables, from sizing.disks)."
+  type = list(object({
+    role            = string
+    type            = string
+    size_gb         = number
+    iops            = optional(number)
+    throughput_mbps = optional(number)
+    device_name     = string
+    mount_point     = string
+  }))
 }
 
-variable "volume_size_gb" {
-  type = number
-}
-
-variable "volume_iops" {
-  type    = number
-  default = null
-}
-
-variable "volume_throughput_mbps" {
-  type    = number
-  default = null
+variable "filesystem" {
+  type    = string
+  default = "ext4"
 }
 
 variable "broker_config" {

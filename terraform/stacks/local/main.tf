@@ -11,4 +11,5 @@ module "cluster" {
   password      = var.password
   vhost         = var.vhost
   wait_seconds  = var.wait_seconds
+  volume_roles  = var.volume_roles
 }

@@ -60,3 +60,9 @@ variable "wait_seconds" {
   type        = number
   default     = 90
 }
+
+variable "volume_roles" {
+  description = "Roles with a volume of their own (sizing.spec.ClusterShape.volumes): a directory per node locally."
+  type        = list(string)
+  default     = ["data"]
+}

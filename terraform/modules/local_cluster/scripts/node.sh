@@ -31,7 +31,22 @@ live_pid() {
 
 case $action in
 configure)
+  # Disk layout (sizing/disks.py): every role with a volume of its own gets a directory of its own. Locally
+  # these are directories on the machine's one filesystem (a filesystem each would need root and loop
+  # mounts), so disk types have no effect here. data = RABBITMQ_MNESIA_BASE, logs = RABBITMQ_LOG_BASE
+  # (node_dir/log either way); segments = RABBITMQ_QUORUM_DIR (ra's data_dir); wal = ra's wal_data_dir,
+  # which 3.10 only takes from advanced.config (sizing/disks.py says where each was found).
   mkdir -p "$node_dir/data" "$node_dir/log"
+  quorum_env='' wal_term=''
+  for role in ${VOLUME_ROLES:-data}; do
+    case $role in
+    data | logs) ;;
+    segments) mkdir -p "$node_dir/segments"; quorum_env="RABBITMQ_QUORUM_DIR='$node_dir/segments'" ;;
+    wal) mkdir -p "$node_dir/wal"; wal_term="{ra, [{wal_data_dir, \"$node_dir/wal\"}]}" ;;
+    *) log "unknown volume role $role"; exit 2 ;;
+    esac
+  done
+  printf '[%s].\n' "$wal_term" >"$node_dir/advanced.config"
   cat >"$node_dir/node.env" <<ENV
 HOME='$CLUSTER_HOME'
 RABBITMQ_CONF_ENV_FILE='$node_dir/node.env'
@@ -45,6 +60,8 @@ RABBITMQ_MNESIA_BASE='$node_dir/data'
 RABBITMQ_LOG_BASE='$node_dir/log'
 RABBITMQ_PID_FILE='$node_dir/rabbit.pid'
 RABBITMQ_CONFIG_FILE='$node_dir/rabbitmq.conf'
+RABBITMQ_ADVANCED_CONFIG_FILE='$node_dir/advanced.config'
+$quorum_env
 RABBITMQ_ENABLED_PLUGINS_FILE='$node_dir/enabled_plugins'
 RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS='-kernel inet_dist_use_interface {127,0,0,1}'
 SEED_NODE='${SEED_NODE:-}'
