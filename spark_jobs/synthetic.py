@@ -146,6 +146,12 @@ def run_objects(model: RunModel) -> dict[str, pa.Table]:
                 "cpu_s": pa.array(np.full(secs.size, min(0.9, 0.1 + achieved * share * 25e-6))),
                 "publishers": pa.array(np.full(secs.size, 25, dtype=np.int32)),
                 "consumers": pa.array(np.full(secs.size, 25, dtype=np.int32)),
+                # issue 13's columns: an open-loop schedule with the campaign's client settings
+                "rate_mode": pa.array(["scheduled"] * secs.size), "latency_basis": pa.array(["intended"] * secs.size),
+                "confirms_in_flight": pa.array(np.full(secs.size, 500, dtype=np.int32)),
+                "prefetch": pa.array(np.full(secs.size, 500, dtype=np.int32)),
+                "multi_ack_every": pa.array(np.full(secs.size, 50, dtype=np.int32)),
+                "in_flight_max": pa.array(np.minimum(n // 10, 1000)),
             }, schema=records.arrow_schema("client_seconds"))
             objects[layout.raw_part_key(key, "client_seconds", number, worker)] = table
         total = round(achieved * phase.duration_s)
