@@ -153,7 +153,8 @@ class BrokerSampler(threading.Thread):
             except ManagementError:
                 rows = unreachable_sample(self.cluster)
                 self.errors += 1
-            second = t - self.scenario_start
+            # Stamped at the response: a request held up by a frozen broker carries data from after the freeze.
+            second = self.now() - self.scenario_start
             for row in rows:
                 self.emit({"ts": self.start_epoch + second, "second": second, **row})
             self._stop_event.wait(max(0.0, self.interval_s - (self.now() - t)))

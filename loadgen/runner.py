@@ -63,6 +63,7 @@ class RunOptions:
     drain_timeout_s: float = 30.0
     drain_idle_s: float = 5.0  # stop draining once nothing was consumed for this long
     sample_interval_s: float = 5.0
+    node_interval_s: float = 1.0  # node resource rows (loadgen.nodes); 0 = no node sampler
     progress_interval_s: float = 5.0
     ready_timeout_s: float = 60.0
     stream_offset: str = "next"
@@ -89,6 +90,25 @@ class Background(Protocol):
     def stop(self) -> None: ...
 
     def join(self, timeout: float | None = None) -> None: ...
+
+
+class Together:
+    """Several background threads started, stopped and joined as one."""
+
+    def __init__(self, parts: list[Background]) -> None:
+        self.parts = parts
+
+    def start(self) -> None:
+        for part in self.parts:
+            part.start()
+
+    def stop(self) -> None:
+        for part in self.parts:
+            part.stop()
+
+    def join(self, timeout: float | None = None) -> None:
+        for part in self.parts:
+            part.join(timeout)
 
 
 def phase_rows(timeline: Timeline, start_epoch: float) -> list[dict[str, Any]]:
@@ -173,6 +193,9 @@ class Runner:
     def emit_sample(self, row: dict[str, Any]) -> None:
         self.sink.add_sample({**row, "phase": self.phase_number(row["second"])})
 
+    def emit_node_second(self, row: dict[str, Any]) -> None:
+        self.sink.add_node_second({**row, "phase": self.phase_number(row["second"])})
+
     # ------------------------------------------------------------------ the run
     def run(self) -> int:
         """Runs the scenario against the cluster; returns the process exit code (0 = complete)."""
@@ -183,8 +206,15 @@ class Runner:
             self.manifest["versions"]["rabbitmq"] = broker.rabbitmq_version(self.cluster)
 
         def sampler() -> Background:
-            return broker.BrokerSampler(self.cluster, self.queue_names, self.emit_sample, self.start_mono,
-                                        self.start_epoch, interval_s=self.options.sample_interval_s)
+            samplers: list[Background] = [broker.BrokerSampler(
+                self.cluster, self.queue_names, self.emit_sample, self.start_mono, self.start_epoch,
+                interval_s=self.options.sample_interval_s)]
+            if self.options.node_interval_s > 0:
+                from loadgen.nodes import NodeSampler
+
+                samplers.append(NodeSampler(self.cluster, self.emit_node_second, self.start_mono, self.start_epoch,
+                                            interval_s=self.options.node_interval_s))
+            return Together(samplers)
 
         return self.drive(ProcessPool, prepare=prepare, faults=self._fault_injector if self.timeline.faults else None,
                           sampler=sampler)

@@ -1,4 +1,5 @@
-"""The record sink: every client_seconds row, event and broker sample of a run, by phase, and ONE flush path.
+"""The record sink: every client_seconds row, event, broker sample and node second of a run, by phase; ONE
+flush path.
 
 A phase's records are written (and uploaded) once every worker has reported its last second; anything that
 arrives for a phase already written (a late event, a sample, the stop's partial second) marks it dirty and is
@@ -14,7 +15,7 @@ from typing import Any
 
 from loadgen.recorder import RecordStore
 
-RECORD_TYPES = ("client_seconds", "events", "broker_samples")
+RECORD_TYPES = ("client_seconds", "events", "broker_samples", "node_seconds")
 
 
 class RecordSink:
@@ -25,6 +26,7 @@ class RecordSink:
         self.rows: dict[tuple[int, int], list[dict[str, Any]]] = defaultdict(list)  # (phase, worker) -> rows
         self.events: dict[int, list[dict[str, Any]]] = defaultdict(list)
         self.samples: dict[int, list[dict[str, Any]]] = defaultdict(list)
+        self.node_rows: dict[int, list[dict[str, Any]]] = defaultdict(list)  # node_seconds, by phase
         self.written: set[int] = set()
         self.dirty: set[tuple[str, int]] = set()
 
@@ -47,6 +49,11 @@ class RecordSink:
         with self.lock:
             self.samples[sample["phase"]].append(sample)
             self._added("broker_samples", sample["phase"])
+
+    def add_node_second(self, row: dict[str, Any]) -> None:
+        with self.lock:
+            self.node_rows[row["phase"]].append(row)
+            self._added("node_seconds", row["phase"])
 
     def has_rows(self, phase: int) -> bool:
         return any(self.rows.get((phase, w)) for w in range(self.workers))
@@ -74,7 +81,8 @@ class RecordSink:
             elif record_type == "events":
                 rows = sorted(self.events.get(phase, []), key=lambda e: e["second"])
             else:
-                rows = sorted(self.samples.get(phase, []), key=lambda s: (s["second"], s["node"]))
+                source = self.node_rows if record_type == "node_seconds" else self.samples
+                rows = sorted(source.get(phase, []), key=lambda s: (s["second"], s["node"]))
         if record_type == "client_seconds":
             for worker, worker_rows in per_worker.items():
                 if worker_rows or phase != 0:  # drain seconds only for workers that had any

@@ -20,6 +20,7 @@ class InstancePrice:
     vcpus: int
     memory_gib: float
     hourly: float
+    network_gbps: float | None = None  # sustained (baseline) network bandwidth; None = unknown (rules ignore it)
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,9 @@ class VolumePrice:
     free_iops: int = 0
     per_mbps_month: float = 0.0
     free_mbps: int = 0
+    # Performance limits at `size_gb` (the bottleneck rule's disk limits); None = unknown.
+    max_iops: int | None = None
+    max_mib_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,7 @@ def parse_catalog(data: Any, source: str = "catalog") -> Catalog:
             vcpus=f.int("vcpus", minimum=1) or 0,
             memory_gib=f.number("memory_gib", minimum=0) or 0.0,
             hourly=f.number("hourly", minimum=0) or 0.0,
+            network_gbps=f.number("network_gbps", None, minimum=0, exclusive=True),
         )
         f.done()
         instances[key] = price
@@ -86,6 +91,8 @@ def parse_catalog(data: Any, source: str = "catalog") -> Catalog:
             free_iops=f.int("free_iops", 0, minimum=0) or 0,
             per_mbps_month=f.number("per_mbps_month", 0.0, minimum=0) or 0.0,
             free_mbps=f.int("free_mbps", 0, minimum=0) or 0,
+            max_iops=f.int("max_iops", None, minimum=1),
+            max_mib_s=f.number("max_mib_s", None, minimum=0, exclusive=True),
         )
         if volume.monthly is None and volume.per_gb_month == 0 and volume.per_iops_month == 0:
             f.fail("", "needs a price: `monthly` or `per_gb_month`/`per_iops_month`")
@@ -110,3 +117,33 @@ def load_catalog(name_or_path: str | Path) -> Catalog:
 
 def known_catalogs() -> list[str]:
     return sorted(p.stem for p in CATALOG_DIR.glob("*.yaml"))
+
+
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ResourceLimits:
+    """What one node of a config can do at most, from the catalog (sizing.rules' bottleneck limits)."""
+
+    network_mbit_s: float | None  # per direction
+    volume_iops: float | None
+    volume_mb_s: float | None  # 10^6 bytes/s, the unit the analysis reports disk throughput in
+
+    def to_dict(self) -> dict[str, float | None]:
+        return {"network_mbit_s": self.network_mbit_s, "volume_iops": self.volume_iops,
+                "volume_mb_s": self.volume_mb_s}
+
+
+def resource_limits(catalog: Catalog, instance_type: str, volume_type: str, iops: int | None = None,
+                    throughput_mib_s: float | None = None) -> ResourceLimits:
+    """A config's limits: the instance's network bandwidth and its volume's IOPS/throughput (a provisioned
+    figure of the config's volume wins over the catalog's default)."""
+    instance = catalog.instances.get(instance_type)
+    volume = catalog.volumes.get(volume_type)
+    gbps = instance.network_gbps if instance else None
+    max_iops = iops if iops is not None else (volume.max_iops if volume else None)
+    mib_s = throughput_mib_s if throughput_mib_s is not None else (volume.max_mib_s if volume else None)
+    return ResourceLimits(network_mbit_s=gbps * 1000 if gbps is not None else None,
+                          volume_iops=float(max_iops) if max_iops is not None else None,
+                          volume_mb_s=mib_s * MIB / 1e6 if mib_s is not None else None)

@@ -112,6 +112,63 @@ BROKER_SAMPLES = (*RUN_KEY,
     Column("deliver_rate", "float64", "broker-side deliver rate from queues led by this node, msg/s"),
 )
 
+# Resources of every broker node, one row per node per second (loadgen.nodes.NodeSampler; adapters.nodestats reads
+# /proc and the node's Prometheus endpoint locally, prometheus-node-exporter plus that endpoint on AWS). Rates are
+# per second over the row's span; a second whose sample failed or outlived its interval is a row with missing=True
+# and null figures, never an interpolated value.
+NODE_SECONDS = (*RUN_KEY,
+    Column("second", "int32", "whole seconds since scenario start the row's data starts in"),
+    Column("ts", "float64", "epoch seconds the data starts at (the previous sample's response time)"),
+    Column("span_s", "float64", "seconds the rates cover (between two sample responses)", nullable=True),
+    Column("phase", "int32", "phase at that second"),
+    Column("node", "string", "node name"),
+    Column("target", "string", "local | aws: where the figures come from (see adapters/nodestats.py)"),
+    Column("missing", "bool", "no data for this second (node down, endpoint silent, or the sample came too late)"),
+    Column("shared_cores", "bool", "the node shares its cores with the other nodes and the load generator (local)"),
+    Column("cores", "int32", "cores the node may use (machine cores locally, vCPUs on AWS)", nullable=True),
+    Column("cpu_user", "float64", "user CPU as a fraction of `cores`", nullable=True),
+    Column("cpu_system", "float64", "system CPU as a fraction of `cores`", nullable=True),
+    Column("cpu_iowait", "float64", "I/O wait as a fraction of `cores` (local: the VM's block-I/O delay)",
+           nullable=True),
+    Column("cpu_steal", "float64", "steal as a fraction of `cores` (AWS only; not visible per process)", nullable=True),
+    Column("cpu_busy", "float64", "cpu_user + cpu_system: the figure the bottleneck rule reads", nullable=True),
+    Column("cpu_s", "float64", "CPU seconds the node used per second (user + system)", nullable=True),
+    Column("machine_cpu_busy_s", "float64", "busy CPU seconds per second of the whole machine the node runs on "
+           "(/proc/stat: everything but idle and iowait; locally shared with the generator)", nullable=True),
+    Column("machine_cores", "int32", "cores of that machine", nullable=True),
+    Column("mem_rss_bytes", "int64", "resident memory of the node's VM", nullable=True),
+    Column("run_queue", "float64", "Erlang scheduler run queue (rabbitmq_erlang_scheduler_run_queue)", nullable=True),
+    Column("disk_read_bytes_per_s", "float64", "bytes read from storage (local: /proc/<pid>/io read_bytes)",
+           nullable=True),
+    Column("disk_write_bytes_per_s", "float64", "bytes written to storage (local: /proc/<pid>/io write_bytes)",
+           nullable=True),
+    Column("disk_read_ops_per_s", "float64", "device reads completed (AWS: data volume; null locally: not "
+           "attributable to one process)", nullable=True),
+    Column("disk_write_ops_per_s", "float64", "device writes completed (AWS: data volume; null locally)",
+           nullable=True),
+    Column("write_syscalls_per_s", "float64", "write system calls of the VM (local: /proc/<pid>/io syscw; files AND "
+           "sockets, so not IOPS)", nullable=True),
+    Column("fsyncs_per_s", "float64", "rabbitmq_io_sync_ops_total: fsyncs of the classic message store and index "
+           "(quorum-queue WAL syncs are not counted by 3.10)", nullable=True),
+    Column("net_in_bytes_per_s", "float64", "client_in + internode_in (the node's AMQP and distribution traffic)",
+           nullable=True),
+    Column("net_out_bytes_per_s", "float64", "client_out + internode_out", nullable=True),
+    Column("client_in_bytes_per_s", "float64", "AMQP client connections, in (rabbitmq_connection_incoming_bytes; "
+           "the broker refreshes it every collect_statistics_interval, 5 s: lumpy per second, right over a phase)",
+           nullable=True),
+    Column("client_out_bytes_per_s", "float64", "AMQP client connections, out", nullable=True),
+    Column("internode_in_bytes_per_s", "float64", "Erlang distribution from other nodes (erlang_vm_dist_recv_bytes)",
+           nullable=True),
+    Column("internode_out_bytes_per_s", "float64", "Erlang distribution to the other nodes", nullable=True),
+    Column("nic_in_bytes_per_s", "float64", "bytes received by the instance's NIC (AWS: node-exporter; null locally)",
+           nullable=True),
+    Column("nic_out_bytes_per_s", "float64", "bytes sent by the instance's NIC (AWS)", nullable=True),
+    Column("raft_written_per_s", "float64", "quorum-queue log entries written (WAL), summed over the node's members",
+           nullable=True),
+    Column("raft_snapshot_per_s", "float64", "quorum-queue entries released by snapshots (segment truncation)",
+           nullable=True),
+)
+
 # The timeline as run, one row per phase (the analysis reads phase windows from here).
 PHASES = (*RUN_KEY,
     Column("phase", "int32", "1-based phase number"),
@@ -136,6 +193,7 @@ RECORD_TYPES: dict[str, tuple[Column, ...]] = {
     "accounting": ACCOUNTING,
     "events": EVENTS,
     "broker_samples": BROKER_SAMPLES,
+    "node_seconds": NODE_SECONDS,
     "phases": PHASES,
 }
 
@@ -170,6 +228,41 @@ _TABLE_KEY = (
     Column("phase", "int32", "1-based phase number"),
 )
 _LATENCY = ("p50", "p75", "p95", "p99", "p999", "max")
+
+# phase_summary's resource view (node_seconds over the steady window; the bottleneck rule is sizing.rules').
+_RESOURCE_COLUMNS = (
+    Column("cluster_nodes", "int32", "nodes the run's node_seconds name (every node of the cluster)", nullable=True),
+    Column("resource_nodes", "int32", "nodes with figures in the steady window", nullable=True),
+    Column("resource_missing_seconds", "int64", "node-seconds of the steady window without figures", nullable=True),
+    Column("resource_target", "string", "local | aws: where the node figures come from", nullable=True),
+    Column("shared_cores", "bool", "the nodes shared their cores with the load generator (local)", nullable=True),
+    Column("cpu_busiest_node", "string", "node with the highest mean CPU", nullable=True),
+    Column("cpu_busiest_mean", "float64", "its mean busy share of its cores", nullable=True),
+    Column("cpu_busiest_p95", "float64", "its p95 busy share over the steady seconds", nullable=True),
+    Column("machine_cpu_busy_mean", "float64", "mean busy share of the machine's cores (local: nodes + generator)",
+           nullable=True),
+    Column("run_queue_max", "float64", "highest Erlang run queue of any node", nullable=True),
+    Column("disk_busiest_node", "string", "node with the highest mean write MB/s", nullable=True),
+    Column("disk_write_mb_s", "float64", "its mean write throughput, MB/s (10^6 B)", nullable=True),
+    Column("disk_write_iops", "float64", "highest mean write IOPS of a node (null locally)", nullable=True),
+    Column("disk_write_kb_per_op", "float64", "write size of the IOPS-busiest node, KB (null locally)",
+           nullable=True),
+    Column("disk_read_mb_s", "float64", "highest mean read throughput of a node, MB/s", nullable=True),
+    Column("net_busiest_node", "string", "node with the most traffic (in + out)", nullable=True),
+    Column("net_mb_s", "float64", "its mean traffic in + out, MB/s", nullable=True),
+    Column("net_client_mb_s", "float64", "of which AMQP clients, MB/s", nullable=True),
+    Column("net_internode_mb_s", "float64", "of which inter-node, MB/s", nullable=True),
+    Column("net_peak_mbit_s", "float64", "highest mean of one direction on one node (NIC on AWS), Mbit/s",
+           nullable=True),
+    Column("network_limit_mbit_s", "float64", "instance bandwidth per direction (catalog; null locally)",
+           nullable=True),
+    Column("volume_iops_limit", "float64", "volume IOPS limit (catalog; null locally)", nullable=True),
+    Column("volume_mb_s_limit", "float64", "volume throughput limit, MB/s (catalog; null locally)", nullable=True),
+    Column("bottleneck", "string", "generator | memory | cpu | disk | network | none (sizing.rules.bottleneck); "
+           "null: no node figures", nullable=True),
+    Column("bottleneck_detail", "string", "the figure that triggered the label against its threshold",
+           nullable=True),
+)
 
 PHASE_SUMMARY = (*_TABLE_KEY,
     Column("phase_name", "string", "e.g. rate-30000"),
@@ -232,6 +325,7 @@ PHASE_SUMMARY = (*_TABLE_KEY,
     Column("recovered", "bool", "every fault of the phase recovered before the phase ended"),
     Column("unavailable_s", "float64", "degraded seconds (< 95% of pre_fault_rate) between faults and recovery"),
     Column("worst_dip_ratio", "float64", "lowest 5 s mean throughput after a fault / pre_fault_rate"),
+    *_RESOURCE_COLUMNS,
 )
 
 # Per (config, run, repeat): that trial's capacity figures. The leaderboard's figures are means/minimums over

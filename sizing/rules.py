@@ -127,3 +127,68 @@ def probe_passes(*, target_rate: float, confirm_rate: float, consume_rate: float
     if p99_ms > slo_p99_ms:
         return False
     return slo_p999_ms is None or (p999_ms is not None and p999_ms <= slo_p999_ms)
+
+
+# ------------------------------------------------------------------------------ bottleneck (issue 15)
+# Which resource ran out in a phase, from its node_seconds figures over the steady window (phase_summary's
+# resource columns). Checked in this order, the first that holds names the phase; `none` means nothing was near
+# a limit, so what capped the cluster was coordination (seed 000's conclusion for its top cluster):
+#   generator  the load generator saturated (the phase is not valid): the broker's figures prove nothing
+#   memory     a memory/disk alarm, or memory within NEAR_LIMIT of the high watermark (publishers get blocked)
+#   cpu        the busiest node's mean CPU >= NODE_CPU_SATURATION of its cores; on a machine whose cores the
+#              nodes share with the generator (local), the machine's mean busy share >= NODE_CPU_SATURATION
+#   disk       the busiest node's write IOPS or MB/s >= NEAR_LIMIT of the volume's catalog limit
+#   network    the busiest node's traffic in either direction >= NEAR_LIMIT of the instance's catalog bandwidth
+# A limit that is unknown (local disks and networks, a catalog without the figure) never triggers its label.
+NODE_CPU_SATURATION = 0.90
+NEAR_LIMIT = 0.90
+BOTTLENECKS = ("generator", "memory", "cpu", "disk", "network")
+NO_BOTTLENECK = "none"
+
+
+def generator_bound(valid):
+    """The load generator, not the broker, limited the phase (it saturated or fell behind)."""
+    return ~valid if not isinstance(valid, bool) else not valid
+
+
+def memory_bound(alarm, mem_max_fraction):
+    return alarm | (mem_max_fraction >= NEAR_LIMIT)
+
+
+def cpu_bound(busiest_cpu_mean, machine_cpu_mean):
+    return (busiest_cpu_mean >= NODE_CPU_SATURATION) | (machine_cpu_mean >= NODE_CPU_SATURATION)
+
+
+def disk_bound(write_iops, iops_limit, write_mb_s, mb_s_limit):
+    return (write_iops >= NEAR_LIMIT * iops_limit) | (write_mb_s >= NEAR_LIMIT * mb_s_limit)
+
+
+def network_bound(net_mbit_s, mbit_s_limit):
+    return net_mbit_s >= NEAR_LIMIT * mbit_s_limit
+
+
+UNKNOWN_LIMIT = float("inf")  # an unknown limit: nothing is near it (Spark and pandas handle inf as well)
+
+
+def bottleneck(*, valid: bool, alarm: bool, mem_max_fraction: float | None, busiest_cpu_mean: float | None,
+               machine_cpu_mean: float | None, write_iops: float | None, iops_limit: float | None,
+               write_mb_s: float | None, mb_s_limit: float | None, net_mbit_s: float | None,
+               mbit_s_limit: float | None, resources_seen: bool = True) -> str | None:
+    """The label on plain values (None: no node figures, and neither the generator nor an alarm decides).
+    A missing figure is 0 and a missing limit UNKNOWN_LIMIT, so neither triggers; spark_jobs/rules_columns
+    .bottleneck applies the same predicates, in the same order, to Columns."""
+    def value(x: float | None) -> float:
+        return 0.0 if x is None else x
+
+    def limit(x: float | None) -> float:
+        return UNKNOWN_LIMIT if x is None else x
+
+    checks = {
+        "generator": generator_bound(bool(valid)),
+        "memory": memory_bound(bool(alarm), value(mem_max_fraction)),
+        "cpu": cpu_bound(value(busiest_cpu_mean), value(machine_cpu_mean)),
+        "disk": disk_bound(value(write_iops), limit(iops_limit), value(write_mb_s), limit(mb_s_limit)),
+        "network": network_bound(value(net_mbit_s), limit(mbit_s_limit)),
+    }
+    label = next((name for name in BOTTLENECKS if checks[name]), NO_BOTTLENECK)
+    return label if resources_seen or label in ("generator", "memory") else None

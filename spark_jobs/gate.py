@@ -61,7 +61,9 @@ def raw_frames(raw: dict[str, DataFrame], expected_phases: dict[str, int]) -> di
     for col in ("in_phases_table", "in_client_seconds", "in_accounting"):
         frame[col] = frame[col].astype("boolean").fillna(False).astype(bool)
     frame["warmup_flag_errors"] = frame["warmup_flag_errors"].fillna(0)
-    return {"raw_client_seconds": client, "raw_run_phase": frame}
+    nodes = raw["node_seconds"].toPandas()
+    nodes["missing_has_no_figures"] = ~nodes["missing"].astype(bool) | nodes["cpu_busy"].isna()
+    return {"raw_client_seconds": client, "raw_run_phase": frame, "raw_node_seconds": nodes}
 
 
 def _expected_phases(campaign: Campaign, config_id: str) -> dict[str, int]:

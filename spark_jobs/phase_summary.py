@@ -22,8 +22,10 @@ from pyspark.sql import functions as F
 
 from adapters.objectstore import StoreSpec
 from sizing import layout, records
+from sizing.catalog import resource_limits
 from sizing.histogram import encode_counts
 from sizing.rules import judged_against_target
+from sizing.spec import Campaign
 from spark_jobs import gate, histmerge, rules_columns
 from spark_jobs.campaigns import load as load_campaign
 from spark_jobs.recovery import fault_impact
@@ -223,6 +225,89 @@ def accounting_stats(accounting: DataFrame) -> DataFrame:
                              F.col("consumed_unique"), F.col("redelivered").alias("redelivered_accounted"))
 
 
+# ------------------------------------------------------------------------------------------ node resources
+
+RESOURCE_LIMITS_DDL = ("config_id STRING, network_limit_mbit_s DOUBLE, volume_iops_limit DOUBLE, "
+                       "volume_mb_s_limit DOUBLE")
+MB = 1e6
+
+
+def node_phase_stats(node_seconds: DataFrame, phases: DataFrame) -> DataFrame:
+    """phase_summary's resource columns from node_seconds over each phase's steady window (per node, then the
+    busiest node per figure). Missing seconds are counted, never averaged in."""
+    window = phases.select(*PHASE_KEY, "start_s", "duration_s", "warmup_s")
+    steady = (node_seconds.join(window, PHASE_KEY, "inner")
+              .where((F.col("second") >= F.col("start_s") + F.col("warmup_s"))
+                     & (F.col("second") < F.col("start_s") + F.col("duration_s"))))
+    present = ~F.col("missing")
+
+    def mean(column: Column | str) -> Column:
+        return F.avg(F.when(present, F.col(column) if isinstance(column, str) else column))
+
+    per_node = steady.groupBy(*PHASE_KEY, "node").agg(
+        F.sum(present.cast("int")).alias("seconds"),
+        F.sum(F.col("missing").cast("int")).alias("missing_seconds"),
+        F.first("target", ignorenulls=True).alias("target"),
+        F.max(F.col("shared_cores").cast("int")).alias("shared"),
+        mean("cpu_busy").alias("cpu_mean"),
+        F.percentile(F.when(present, F.col("cpu_busy")), 0.95).alias("cpu_p95"),
+        mean(F.col("machine_cpu_busy_s") / F.col("machine_cores")).alias("machine_mean"),
+        F.max("run_queue").alias("run_queue_max"),
+        (mean("disk_write_bytes_per_s") / MB).alias("write_mb_s"),
+        (mean("disk_read_bytes_per_s") / MB).alias("read_mb_s"),
+        mean("disk_write_ops_per_s").alias("write_iops"),
+        (mean(F.col("net_in_bytes_per_s") + F.col("net_out_bytes_per_s")) / MB).alias("net_mb_s"),
+        (mean(F.col("client_in_bytes_per_s") + F.col("client_out_bytes_per_s")) / MB).alias("client_mb_s"),
+        (mean(F.col("internode_in_bytes_per_s") + F.col("internode_out_bytes_per_s")) / MB).alias("internode_mb_s"),
+        (F.greatest(mean(F.coalesce("nic_in_bytes_per_s", "net_in_bytes_per_s")),
+                    mean(F.coalesce("nic_out_bytes_per_s", "net_out_bytes_per_s"))) * 8 / MB).alias("peak_mbit_s"))
+    with_data = F.col("seconds") > 0
+    phase = per_node.groupBy(*PHASE_KEY).agg(
+        F.sum(with_data.cast("int")).cast("int").alias("resource_nodes"),
+        F.sum("missing_seconds").alias("resource_missing_seconds"),
+        F.first("target", ignorenulls=True).alias("resource_target"),
+        (F.max("shared") > 0).alias("shared_cores"),
+        F.max_by("node", "cpu_mean").alias("cpu_busiest_node"),
+        F.max("cpu_mean").alias("cpu_busiest_mean"),
+        F.max_by("cpu_p95", "cpu_mean").alias("cpu_busiest_p95"),
+        F.max("machine_mean").alias("machine_cpu_busy_mean"),
+        F.max("run_queue_max").alias("run_queue_max"),
+        F.max_by("node", "write_mb_s").alias("disk_busiest_node"),
+        F.max("write_mb_s").alias("disk_write_mb_s"),
+        F.max("write_iops").alias("disk_write_iops"),
+        F.max_by(F.col("write_mb_s") * 1000 / F.col("write_iops"), "write_iops").alias("disk_write_kb_per_op"),
+        F.max("read_mb_s").alias("disk_read_mb_s"),
+        F.max_by("node", "net_mb_s").alias("net_busiest_node"),
+        F.max("net_mb_s").alias("net_mb_s"),
+        F.max_by("client_mb_s", "net_mb_s").alias("net_client_mb_s"),
+        F.max_by("internode_mb_s", "net_mb_s").alias("net_internode_mb_s"),
+        F.max("peak_mbit_s").alias("net_peak_mbit_s"))
+    cluster = node_seconds.groupBy(*RUN_COLS).agg(F.countDistinct("node").cast("int").alias("cluster_nodes"))
+    return phase.join(cluster, RUN_COLS, "left")
+
+
+def with_resource_limits(table: DataFrame, limits: DataFrame | None) -> DataFrame:
+    """The config's catalog limits, for AWS figures only: a local node's disk and network have no catalog limit."""
+    aws = F.col("resource_target") == "aws"
+    if limits is None:
+        limits = table.sparkSession.createDataFrame([], RESOURCE_LIMITS_DDL)
+    joined = table.join(F.broadcast(limits), "config_id", "left")
+    for column in ("network_limit_mbit_s", "volume_iops_limit", "volume_mb_s_limit"):
+        joined = joined.withColumn(column, F.when(aws, F.col(column)))
+    return joined
+
+
+def resource_limits_frame(spark: SparkSession, campaign: Campaign) -> DataFrame:
+    """One row per config of the campaign: its catalog limits (sizing.catalog.resource_limits)."""
+    catalog = campaign.catalog  # parsed with the spec
+    rows = []
+    for shape in campaign.clusters:
+        limits = resource_limits(catalog, shape.instance_type, shape.volume.type, shape.volume.iops,
+                                 shape.volume.throughput_mbps)
+        rows.append((shape.config_id, limits.network_mbit_s, limits.volume_iops, limits.volume_mb_s))
+    return spark.createDataFrame(rows, RESOURCE_LIMITS_DDL)
+
+
 # ------------------------------------------------------------------------------------------ assemble
 
 
@@ -234,7 +319,8 @@ def rate_mode_columns() -> list[Column]:
 
 
 def summarise(phases: DataFrame, client_seconds: DataFrame, accounting: DataFrame, events: DataFrame,
-              broker_samples: DataFrame, rules: Rules, client_series: DataFrame | None = None) -> DataFrame:
+              broker_samples: DataFrame, rules: Rules, client_series: DataFrame | None = None,
+              node_seconds: DataFrame | None = None, resource_limits: DataFrame | None = None) -> DataFrame:
     """The phase_summary table from the five raw record types (pure DataFrame transform).
 
     `client_series` may be a narrow read of client_seconds (SERIES_DDL) for the per-second dynamics,
@@ -257,6 +343,12 @@ def summarise(phases: DataFrame, client_seconds: DataFrame, accounting: DataFram
                   .withColumn("backlog_max", F.coalesce("broker_queue_max", "backlog_max_client")))
     with_validity = (with_rates.withColumn("invalid_reason", rules_columns.invalid_reason())
                      .withColumn("valid", F.col("invalid_reason").isNull()))
+    if node_seconds is None:  # runs recorded before node_seconds existed: the resource columns stay null
+        node_seconds = phases.sparkSession.createDataFrame([], records.spark_ddl("node_seconds"))
+    with_validity = with_validity.join(node_phase_stats(node_seconds, phases), PHASE_KEY, "left")
+    with_validity = (with_resource_limits(with_validity, resource_limits)
+                     .withColumn("bottleneck", rules_columns.bottleneck())
+                     .withColumn("bottleneck_detail", rules_columns.bottleneck_detail()))
     return (with_validity.withColumn("slo_p99_ms", F.lit(float(rules.slo_p99_ms)))
             .withColumn("matched_target", rules_columns.matched_target(F.col("slo_p99_ms"))
                         & judged_against_target(F.col("rate_mode")))
@@ -270,11 +362,12 @@ SERIES_DDL = RUN_KEY_DDL + ", second INT, phase INT, confirmed BIGINT, consumed 
 
 
 def run(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str],
-        rules: Rules) -> DataFrame:
+        rules: Rules, resource_limits: DataFrame | None = None) -> DataFrame:
     raw = {rt: read_raw(spark, spec, campaign, configs, run_ids, rt) for rt in records.RECORD_TYPES}
     series = read_raw(spark, spec, campaign, configs, run_ids, "client_seconds", SERIES_DDL)
     table = summarise(raw["phases"], raw["client_seconds"], raw["accounting"], raw["events"],
-                      raw["broker_samples"], rules, client_series=series)
+                      raw["broker_samples"], rules, client_series=series, node_seconds=raw["node_seconds"],
+                      resource_limits=resource_limits)
     replace_table(table, spec, TABLE, campaign, configs)
     return table
 
@@ -305,7 +398,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     checks = [(config, run_id) for config in args.configs for run_id in args.run_ids] if args.validate else []
     for config, run_id in checks:
         gate.gate(spark, spec, "raw", campaign, config, run_id, args.docs_dir)
-    run(spark, spec, args.campaign, args.configs, args.run_ids, Rules(slo_p99_ms=campaign.target.p99_latency_ms))
+    run(spark, spec, args.campaign, args.configs, args.run_ids, Rules(slo_p99_ms=campaign.target.p99_latency_ms),
+        resource_limits=resource_limits_frame(spark, campaign))
     for config, run_id in checks:
         gate.gate(spark, spec, "phase_summary", campaign, config, run_id, args.docs_dir)
     print(f"phase_summary: wrote {', '.join(args.configs)} of {args.campaign} to "

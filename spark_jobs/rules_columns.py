@@ -42,3 +42,54 @@ def counts_toward_capacity() -> Column:
 def held_target() -> Column:
     """sizing.rules.held_target over phase_summary's matched_target (a missing loss count counts as none lost)."""
     return F.coalesce(rules.held_target(F.col("matched_target"), F.coalesce("lost", F.lit(0))), F.lit(False))
+
+
+def bottleneck() -> Column:
+    """sizing.rules.bottleneck over phase_summary's resource columns: the same predicates in the same order; a
+    missing figure is 0 and a missing limit rules.UNKNOWN_LIMIT (neither triggers); null without node figures
+    unless the generator or an alarm decides."""
+    def value(name: str) -> Column:
+        return F.coalesce(F.col(name), F.lit(0.0))
+
+    def limit(name: str) -> Column:
+        return F.coalesce(F.col(name), F.lit(rules.UNKNOWN_LIMIT))
+
+    checks = {
+        "generator": rules.generator_bound(F.coalesce(F.col("valid"), F.lit(False))),
+        "memory": rules.memory_bound(F.coalesce(F.col("broker_alarm"), F.lit(False)), value("broker_mem_max_fraction")),
+        "cpu": rules.cpu_bound(value("cpu_busiest_mean"), value("machine_cpu_busy_mean")),
+        "disk": rules.disk_bound(value("disk_write_iops"), limit("volume_iops_limit"), value("disk_write_mb_s"),
+                                 limit("volume_mb_s_limit")),
+        "network": rules.network_bound(value("net_peak_mbit_s"), limit("network_limit_mbit_s")),
+    }
+    label = F.when(F.coalesce(F.col("resource_nodes"), F.lit(0)) == 0, F.lit(None).cast("string"))
+    chain = None
+    for name in rules.BOTTLENECKS:
+        condition = F.coalesce(checks[name], F.lit(False))
+        chain = F.when(condition, F.lit(name)) if chain is None else chain.when(condition, F.lit(name))
+    decided = chain.otherwise(F.lit(rules.NO_BOTTLENECK))  # type: ignore[union-attr]
+    # without node figures only the generator and alarms can be named; "none" would be a guess
+    return F.when(decided.isin("generator", "memory"), decided).otherwise(label.otherwise(decided))
+
+
+def bottleneck_detail() -> Column:
+    """The figure behind phase_summary.bottleneck, against its threshold."""
+    def fmt(template: str, *columns: str) -> Column:
+        return F.format_string(template, *[F.col(c) for c in columns])
+
+    return (F.when(F.col("bottleneck") == "generator", F.concat(F.lit("generator: "), F.col("invalid_reason")))
+            .when(F.col("bottleneck") == "memory",
+                  fmt(f"memory: alarm=%s, max %.2f of the watermark (>= {rules.NEAR_LIMIT:g})", "broker_alarm",
+                      "broker_mem_max_fraction"))
+            .when(F.col("bottleneck") == "cpu",
+                  fmt(f"cpu: %s mean %.2f (p95 %.2f), machine %.2f (>= {rules.NODE_CPU_SATURATION:g})",
+                      "cpu_busiest_node", "cpu_busiest_mean", "cpu_busiest_p95", "machine_cpu_busy_mean"))
+            .when(F.col("bottleneck") == "disk",
+                  fmt(f"disk: %s %.0f IOPS of %.0f, %.1f MB/s of %.1f (>= {rules.NEAR_LIMIT:g})", "disk_busiest_node",
+                      "disk_write_iops", "volume_iops_limit", "disk_write_mb_s", "volume_mb_s_limit"))
+            .when(F.col("bottleneck") == "network",
+                  fmt(f"network: %.0f Mbit/s of %.0f (>= {rules.NEAR_LIMIT:g})", "net_peak_mbit_s",
+                      "network_limit_mbit_s"))
+            .when(F.col("bottleneck") == "none",
+                  fmt("none: cpu %.2f, machine %.2f, disk %.1f MB/s, net %.0f Mbit/s", "cpu_busiest_mean",
+                      "machine_cpu_busy_mean", "disk_write_mb_s", "net_peak_mbit_s")))

@@ -6,6 +6,9 @@ the record schema defines it; a worker aggregates many clients (the seed's 400 c
 client-seconds" is therefore 21 x 15 x 600 x 8 = 1.51M worker-second rows here, each carrying three
 histograms (~90 + ~60 + ~20 buckets). Each config has a capacity; below it the phase keeps up with
 millisecond latencies, above it throughput flattens at the capacity and latency grows with the backlog.
+Node resources (`node_seconds`, one row per node per second): CPU grows with load / capacity and reaches 95 %
+at capacity (seed 000's bottom cluster: CPU-bound), disk writes 1 KB per message per replica plus the second
+write of a growing backlog, network carries the clients' traffic plus two replicas; figures on the `aws` target.
 
     python -m spark_jobs.synthetic --spec campaigns/quorum-sizing-2020.yaml --run-id synth-1 \
         --scenario increasing-intensity --duration-s 600 --workers 8
@@ -57,6 +60,7 @@ class RunModel:
     fault_outage_s: int = 20
     seed: int = 0
     start_ts: float = 1_600_000_000.0
+    nodes: int = 3
 
 
 def _hist_block(rng: np.random.Generator, n: np.ndarray, median_us: np.ndarray, sigma: float,
@@ -166,6 +170,8 @@ def run_objects(model: RunModel) -> dict[str, pa.Table]:
                                 "disk_free_bytes": 900_000_000_000, "disk_alarm": False,
                                 "queue_messages": int(backlog_growth * (s - start)), "queue_messages_ready": 0,
                                 "queue_messages_unacked": 0, "publish_rate": achieved, "deliver_rate": achieved})
+        objects[layout.raw_part_key(key, "node_seconds", number)] = node_seconds_table(model, number, secs,
+                                                                                       achieved, backlog_growth)
         start += phase.duration_s
     objects[layout.raw_part_key(key, "phases")] = pa.Table.from_pylist(phase_rows, records.arrow_schema("phases"))
     objects[layout.raw_part_key(key, "accounting")] = pa.Table.from_pylist(acc_rows,
@@ -174,6 +180,40 @@ def run_objects(model: RunModel) -> dict[str, pa.Table]:
     objects[layout.raw_part_key(key, "broker_samples", 1)] = pa.Table.from_pylist(
         broker_rows, records.arrow_schema("broker_samples"))
     return objects
+
+
+def node_seconds_table(model: RunModel, phase: int, secs: np.ndarray, achieved: float,
+                       backlog_growth: float) -> pa.Table:
+    """One phase's node_seconds rows for every node (see the module docstring for the model)."""
+    n = secs.size
+    columns: dict[str, list] = {c: [] for c in records.column_names("node_seconds")}
+    load = min(achieved / model.capacity, 1.0)
+    per_node_msgs = achieved / model.nodes
+    double_write = min(backlog_growth / max(achieved, 1.0), 1.0)
+    for i in range(model.nodes):
+        busy = np.clip(0.1 + 0.85 * load ** 2 + 0.02 * i, 0.0, 1.0)
+        write_bytes = per_node_msgs * 1024 * 3 * (1 + double_write)
+        net_client = per_node_msgs * 1024 * 2
+        figures = {
+            "second": secs, "ts": model.start_ts + secs.astype(np.float64), "span_s": 1.0, "phase": phase,
+            "node": f"rabbit@rabbit{i + 1}", "target": "aws", "missing": False, "shared_cores": False, "cores": 8,
+            "cpu_user": busy * 0.8, "cpu_system": busy * 0.2, "cpu_iowait": 0.01, "cpu_steal": 0.0, "cpu_busy": busy,
+            "cpu_s": busy * 8, "machine_cpu_busy_s": busy * 8, "machine_cores": 8, "mem_rss_bytes": 2 * 10**9,
+            "run_queue": 1.0 + 10 * load, "disk_read_bytes_per_s": 0.0, "disk_write_bytes_per_s": write_bytes,
+            "disk_read_ops_per_s": 0.0, "disk_write_ops_per_s": write_bytes / 16384, "write_syscalls_per_s": None,
+            "fsyncs_per_s": None, "net_in_bytes_per_s": net_client + 2 * per_node_msgs * 1024,
+            "net_out_bytes_per_s": net_client + 2 * per_node_msgs * 1024, "client_in_bytes_per_s": net_client,
+            "client_out_bytes_per_s": net_client, "internode_in_bytes_per_s": 2 * per_node_msgs * 1024,
+            "internode_out_bytes_per_s": 2 * per_node_msgs * 1024, "nic_in_bytes_per_s": None,
+            "nic_out_bytes_per_s": None, "raft_written_per_s": per_node_msgs * 3, "raft_snapshot_per_s": 0.0,
+        }
+        for column in columns:
+            if column in model.key.as_dict():
+                columns[column].extend([model.key.as_dict()[column]] * n)
+            else:
+                value = figures[column]
+                columns[column].extend(value.tolist() if isinstance(value, np.ndarray) else [value] * n)
+    return pa.Table.from_pydict(columns, schema=records.arrow_schema("node_seconds"))
 
 
 def write_objects(store, objects: dict[str, pa.Table]) -> int:

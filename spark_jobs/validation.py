@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from sizing import records
+from sizing import records, rules
 
 SITE_NAME = "sizing_docs"
 RUN_COLS = [c.name for c in records.RUN_KEY]
@@ -29,6 +29,7 @@ COUNT_COLS = ["scheduled", "published", "confirmed", "nacked", "returned", "cons
 LAT_ORDER = ["p50", "p75", "p95", "p99", "p999", "max"]
 
 Expectation = tuple[str, dict[str, Any]]
+VALID_ROWS = {"row_condition": "valid==True", "condition_parser": "pandas"}  # GX 1.24: pandas-query row filter
 
 
 def _not_null(columns: list[str]) -> list[Expectation]:
@@ -64,6 +65,18 @@ def _suites() -> dict[str, list[Expectation]]:
             ("ExpectColumnValuesToBeInSet", {"column": "hist_wire_ok", "value_set": [True]}),
             ("ExpectCompoundColumnsToBeUnique", {"column_list": [*RUN_COLS, "worker", "second"]}),
         ],
+        # Row level: one row per node-second (loadgen.nodes); a missing second has no figures.
+        "raw_node_seconds": [
+            ("ExpectTableColumnsToMatchSet", {"column_set": [*records.column_names("node_seconds"),
+                                                             "missing_has_no_figures"],
+                                              "exact_match": True}),
+            *_not_null([*RUN_COLS, "node", "second", "phase", "missing", "target", "shared_cores"]),
+            ("ExpectCompoundColumnsToBeUnique", {"column_list": [*RUN_COLS, "node", "second"]}),
+            ("ExpectColumnValuesToBeInSet", {"column": "target", "value_set": ["local", "aws"]}),
+            *_non_negative(["second", "cpu_busy", "cpu_s", "disk_read_bytes_per_s", "disk_write_bytes_per_s",
+                            "net_in_bytes_per_s", "net_out_bytes_per_s", "span_s"]),
+            ("ExpectColumnValuesToBeInSet", {"column": "missing_has_no_figures", "value_set": [True]}),
+        ],
         # One row per (run, expected phase): cross-record rules of the raw batch.
         "raw_run_phase": [
             ("ExpectColumnValuesToBeInSet", {"column": "in_phases_table", "value_set": [True]}),
@@ -81,6 +94,12 @@ def _suites() -> dict[str, list[Expectation]]:
             *_not_null([*PHASE_KEY, "target_rate", "valid", "matched_target"]),
             ("ExpectCompoundColumnsToBeUnique", {"column_list": PHASE_KEY}),
             *_monotonic("e2e"), *_monotonic("confirm"),
+            # every valid phase has node figures for every node of its cluster (node_seconds, issue 15)
+            ("ExpectColumnValuesToNotBeNull", {"column": "cluster_nodes", **VALID_ROWS}),
+            ("ExpectColumnPairValuesToBeEqual", {"column_A": "resource_nodes", "column_B": "cluster_nodes",
+                                                 **VALID_ROWS}),
+            ("ExpectColumnValuesToBeInSet", {"column": "bottleneck",
+                                             "value_set": [*rules.BOTTLENECKS, rules.NO_BOTTLENECK]}),
             *_non_negative(["target_rate", "publish_rate", "confirm_rate", "consume_rate", "e2e_p50_ms",
                             "confirm_p50_ms", "lost", "duplicates", "reordered", "backlog_max",
                             "time_to_recover_s", "unavailable_s"]),

@@ -86,6 +86,10 @@ def phase_summary_rows(repeats: int = 1) -> pd.DataFrame:
                 "broker_mem_max_bytes": int((120 + target * 0.02) * 2**20),
                 "broker_mem_max_fraction": (120 + target * 0.02) / 400, "broker_alarm": False,
                 "broker_node_down_seen": fault,
+                # what phase_summary derives from node_seconds: n1 runs out of CPU where it stops matching
+                "cpu_busiest_mean": min(1.0, 0.1 + rate / CAPACITY[config_id] * 0.85), "start_s": (phase - 1) * 15.0,
+                "bottleneck": ("cpu" if config_id == N1 and target > CAPACITY[config_id] else "none"),
+                "bottleneck_detail": "cpu: rabbit1@localhost mean 0.95" if config_id == N1 else None,
             }
             rows.append(row)
     return pd.DataFrame(rows)
@@ -160,7 +164,7 @@ def _raw_tables(campaign_name: str, config_id: str, timeline: Timeline, repeat: 
     key = {"campaign": campaign_name, "config_id": config_id, "scenario": timeline.scenario, "run_id": RUN_ID,
            "repeat": repeat}
     fault = (timeline.faults[0].at_s, timeline.faults[0].heal_at_s) if timeline.faults else None
-    seconds, events, samples = [], [], []
+    seconds, events, samples, node_rows = [], [], [], []
     backlog = 0.0
     for s in range(int(timeline.duration_s)):
         target = timeline.rate_at(s)
@@ -187,6 +191,17 @@ def _raw_tables(campaign_name: str, config_id: str, timeline: Timeline, repeat: 
                                 int((90 + 10 * n + publish * 0.02 + backlog * 0.02) * 2**20),
                                 "mem_limit_bytes": (400 * 2**20), "mem_alarm": False, "disk_alarm": False,
                                 "queue_messages": 0 if node_down else int(backlog / (nodes - 1 if down else nodes))})
+        for n in range(1, nodes + 1):  # node_seconds: CPU follows the load; node 1 has no figures while killed
+            node_down = down and n == 1
+            node_rows.append({**key, "second": s, "phase": phase, "node": f"rabbit{n}@localhost",
+                              "missing": node_down, "cpu_busy": None if node_down else
+                              min(1.0, 0.1 + publish / CAPACITY[config_id] * 0.85),
+                              "net_in_bytes_per_s": None if node_down else publish * 2048.0,
+                              "net_out_bytes_per_s": None if node_down else publish * 2048.0,
+                              "client_in_bytes_per_s": None if node_down else publish * 1024.0,
+                              "client_out_bytes_per_s": None if node_down else consumed * 1024.0,
+                              "disk_write_bytes_per_s": None if node_down else publish * 1024.0,
+                              "disk_write_ops_per_s": None})
     for phase in timeline.phases:
         events.append({**key, "second": phase.start_s, "phase": phase.number, "kind": "phase_start",
                        "fault_id": None, "fault_kind": None, "node": None})
@@ -195,7 +210,7 @@ def _raw_tables(campaign_name: str, config_id: str, timeline: Timeline, repeat: 
             events.append({**key, "second": at, "phase": f.phase, "kind": kind, "fault_id": f.fault_id,
                            "fault_kind": f.kind, "node": f"rabbit{f.node}@localhost"})
     return {"client_seconds": pd.DataFrame(seconds), "events": pd.DataFrame(events),
-            "broker_samples": pd.DataFrame(samples)}
+            "broker_samples": pd.DataFrame(samples), "node_seconds": pd.DataFrame(node_rows)}
 
 
 def _to_arrow(df: pd.DataFrame, record_type: str) -> pa.Table:

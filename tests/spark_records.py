@@ -76,3 +76,23 @@ def write_with_loadgen_recorder(objects: dict[str, pa.Table], key: RunKey, out_d
         assert written == object_key, (written, object_key)
     assert not recorder.errors, recorder.errors
     return recorder.uploaded
+
+
+def node_rows(key: RunKey, phase: int, node: str, seconds: range, *, cpu_busy: float, target: str = "local",
+              write_bytes: float = 0.0, write_ops: float | None = None, net_bytes: float = 0.0,
+              missing: range = range(0)) -> list[dict]:
+    """node_seconds rows with constant figures (net_bytes per direction, half of it client traffic)."""
+    rows = []
+    for s in seconds:
+        figures = dict.fromkeys(records.column_names("node_seconds"))
+        if s not in missing:
+            figures.update({"cores": 2, "cpu_busy": cpu_busy, "cpu_user": cpu_busy, "cpu_system": 0.0,
+                            "cpu_s": cpu_busy * 2, "machine_cpu_busy_s": cpu_busy * 2, "machine_cores": 2,
+                            "disk_write_bytes_per_s": write_bytes, "disk_read_bytes_per_s": 0.0,
+                            "disk_write_ops_per_s": write_ops, "net_in_bytes_per_s": net_bytes,
+                            "net_out_bytes_per_s": net_bytes, "client_in_bytes_per_s": net_bytes / 2,
+                            "client_out_bytes_per_s": net_bytes / 2, "internode_in_bytes_per_s": net_bytes / 2,
+                            "internode_out_bytes_per_s": net_bytes / 2, "run_queue": 1.0, "span_s": 1.0})
+        rows.append({**figures, **key.as_dict(), "second": s, "ts": 1.6e9 + s, "phase": phase, "node": node,
+                     "target": target, "missing": s in missing, "shared_cores": target == "local"})
+    return rows

@@ -26,7 +26,8 @@ def summary_frame(**overrides) -> pd.DataFrame:
     row = dict.fromkeys(records.table_columns("phase_summary"))
     row.update(campaign="c", config_id="k", scenario="s", run_id="R1", repeat=1, phase=1, target_rate=100.0,
                valid=True, matched_target=True, publish_rate=100.0, confirm_rate=100.0, consume_rate=100.0,
-               lost=0, duplicates=0, reordered=0, backlog_max=0)
+               lost=0, duplicates=0, reordered=0, backlog_max=0, cluster_nodes=3, resource_nodes=3,
+               bottleneck="none")
     for i, q in enumerate(validation.LAT_ORDER):
         row[f"e2e_{q}_ms"] = 5.0 + i
         row[f"confirm_{q}_ms"] = 2.0 + i
@@ -48,6 +49,17 @@ def test_phase_summary_suite_passes_a_good_table_and_names_what_fails(tmp_path):
     assert "column_A='e2e_p99_ms', column_B='e2e_p95_ms'" in text  # p99 below p95: percentiles not monotonic
     assert "column='confirm_rate'" in text  # negative rate
     assert "expect_compound_columns_to_be_unique" in text  # phase 2 twice: not one row per key
+
+
+def test_a_valid_phase_needs_figures_from_every_node_an_invalid_one_does_not():
+    # known answer: the sampler names 3 nodes; a valid phase where only 2 had figures fails
+    short = validation.validate_frames({"phase_summary": summary_frame(resource_nodes=2)})
+    assert not short.success and "column_A='resource_nodes', column_B='cluster_nodes'" in short.message()
+    unsampled = validation.validate_frames({"phase_summary": summary_frame(cluster_nodes=None, resource_nodes=None)})
+    assert "expect_column_values_to_not_be_null" in unsampled.message() and "column='cluster_nodes'" in \
+        unsampled.message()
+    invalid = validation.validate_frames({"phase_summary": summary_frame(valid=False, resource_nodes=2)})
+    assert invalid.success, invalid.message()
 
 
 @pytest.mark.parametrize("column,value", [("monthly_cost", 0.0), ("cost_per_1k_at_top", -1.0)])

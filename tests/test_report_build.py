@@ -64,11 +64,22 @@ def test_every_config_phase_and_chart_is_present(one_repeat: str) -> None:
         f"broker-kill on {N1}", f"broker-kill on {N3}",
         f"Broker metrics: {N1}, broker-kill", f"Broker metrics: {N1}, increasing-intensity",
         f"Broker metrics: {N3}, broker-kill", f"Broker metrics: {N3}, increasing-intensity",
+        # seed 000 Figs 6-9 for the top and the bottom of the leaderboard (here the only two configs)
+        f"Node resources: {N1}, increasing-intensity", f"Node resources: {N3}, increasing-intensity",
     ]
     assert one_repeat.count("<svg") == len(titles) == one_repeat.count("<figcaption>")
     # fault markers and axis units made it into the charts (text stays text in the SVG)
     assert "kill_node rabbit1@localhost" in one_repeat
     assert "seconds since scenario start" in one_repeat and "achieved (confirmed) publish rate, msg/s" in one_repeat
+
+
+def test_the_verdict_names_the_bottleneck_where_a_config_stopped_matching(one_repeat: str) -> None:
+    verdict = section(one_repeat, "verdict")
+    # report_sample: n1 misses its SLO at the 2,000 msg/s step, where phase_summary labelled it cpu; n3 never missed
+    assert re.search(rf"<b>{N1}</b>: stopped matching at 2,000 msg/s; bottleneck cpu \(cpu: rabbit1@localhost", verdict)
+    assert f"<b>{N3}</b>" not in verdict
+    resources = section(one_repeat, "resources")
+    assert "CPU busy per node" in resources and "gaps = seconds without figures" in resources
 
 
 def test_leaderboards_show_the_spark_tables_figures(one_repeat: str) -> None:

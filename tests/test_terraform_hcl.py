@@ -14,6 +14,7 @@ import hcl2
 import pytest
 import yaml
 
+from adapters import nodestats
 from adapters.terraform import TERRAFORM_ROOT, aws_stack_variables, local_stack_variables
 from sizing.cluster import ClusterInfo, NodeInfo
 from sizing.disks import FILESYSTEMS, VOLUME_ROLES
@@ -123,7 +124,10 @@ def test_broker_ports_open_only_to_the_load_generator_group():
     assert "0.0.0.0/0" not in sg.split("egress")[0], "no ingress from anywhere"
     client_rule = sg[sg.index('dynamic "ingress"'):sg.index("ingress {")]
     assert "security_groups = var.client_security_group_ids" in client_rule
-    assert re.search(r"amqp\s*=\s*local\.ports\.amqp, management", client_rule)
+    assert re.search(r"amqp\s*=\s*local\.ports\.amqp\s+management", client_rule)
+    # the node sampler scrapes node-exporter on the port adapters.nodestats reads (from the generator only)
+    assert re.search(r"node_exporter\s*=\s*local\.ports\.node_exporter", client_rule)
+    assert re.search(rf"node_exporter = {nodestats.NODE_EXPORTER_PORT}\b", text)
     assert sg.count("self        = true") == 2  # clustering ports only among the nodes
     assert "AmazonSSMManagedInstanceCore" in text
 
@@ -183,6 +187,9 @@ def test_cloud_init_renders_to_valid_yaml(tmp_path):
     assert "cluster_formation.classic_config.nodes.3 = rabbit@rabbit3" in conf
     assert "10.42.1.13 rabbit3" in files["/etc/hosts"]
     assert "await_online_nodes 3" in doc["runcmd"][0]
+    assert re.search(r"apt-get install .*prometheus-node-exporter", doc["runcmd"][0])
+    # the sampler finds the data volume's device through this mount point
+    assert f"LABEL=rmq-data {nodestats.RABBITMQ_DATA_MOUNT} " in doc["runcmd"][0]
     # One volume: everything on it, the quorum dirs left to RabbitMQ's default (under the Mnesia dir)
     env = files["/etc/rabbitmq/rabbitmq-env.conf"]
     assert "RABBITMQ_MNESIA_BASE=/var/lib/rabbitmq/mnesia" in env and "RABBITMQ_LOG_BASE=/var/lib/rabbitmq/log" in env

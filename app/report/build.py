@@ -169,7 +169,8 @@ class Report:
         scenarios = ", ".join(s.name for s in c.scenarios)
         toc = [tag("a", t, href=f"#{i}") for i, t in [("verdict", "Verdict"), ("intensity", "Increasing intensity"),
                                                       ("leaderboards", "Leaderboards"), ("adverse", "Adverse"),
-                                                      ("broker", "Broker metrics"), ("quality", "Data quality")]]
+                                                      ("broker", "Broker metrics"), ("resources", "Node resources"),
+                                                      ("quality", "Data quality")]]
         runs = sorted(self.data.phase_summary["run_id"].astype(str).unique())
         return [Raw('<header class="top">'), tag("h1", f"RabbitMQ sizing report: {c.name}"),
                 tag("p", c.description, class_="meta") if c.description else "",
@@ -230,6 +231,7 @@ class Report:
         out.append(table(["config", "cluster $/month", "$/1000 msg/s/mo at target", "top msg/s in SLO",
                           "top target met", "adverse passed", "invalid phases", "status"], table_rows,
                          numeric=[1, 2, 3, 4, 6]))
+        out.extend(self.bottleneck_verdict())
         out.append(tag("p", "Cost per 1000 msg/s per month = cluster monthly cost / (rate / 1000) (seed 000). "
                             "'At target' lists configs the analysis found to match the target rate within the SLO "
                             "under ideal conditions; an adverse scenario passes when every phase matched its rate "
@@ -518,6 +520,58 @@ class Report:
             out.append(tag("p", f"Charts limited to the first {MAX_BROKER_CHARTS}.", class_="note"))
         return out
 
+    # -- node resources (issue 15; seed 000 Figs 6-9)
+    def bottleneck_verdict(self) -> list[object]:
+        """Per config, what ran out at the first intensity it did not match (phase_summary.bottleneck)."""
+        items = []
+        for config_id in self.config_ids:
+            found = stopped_matching(self.data.phase_summary, config_id, [s.name for s in self.intensity])
+            if found is None:
+                continue
+            rate, label, detail = found
+            items.append(tag("li", [tag("b", config_id), f": stopped matching at {_rate(rate)} msg/s; bottleneck "
+                                    f"{label or 'unknown (no node figures)'}" + (f" ({detail})" if detail else "")]))
+        if not items:
+            return []
+        return [tag("p", "Where each config stopped matching its target, and what ran out there (sizing.rules "
+                         "bottleneck: cpu, disk, network, memory, generator, or none = coordination):"),
+                tag("ul", items)]
+
+    def resource_section(self) -> list[object]:
+        out: list[object] = [tag("h2", "Node resources", id="resources")]
+        summary = self.data.phase_summary
+        body = []
+        for config_id in self.config_ids:
+            for scenario in self.intensity:
+                rows = summary[(summary["config_id"] == config_id) & (summary["scenario"] == scenario.name)]
+                for r in rows.sort_values(["repeat", "phase"]).itertuples(index=False):
+                    if pd.isna(r.cpu_busiest_mean) and r.bottleneck is None:
+                        continue
+                    body.append([config_id, int(r.repeat), r.phase_name, _pct(r.cpu_busiest_mean),
+                                 _pct(r.cpu_busiest_p95), _pct(r.machine_cpu_busy_mean), _num(r.disk_write_mb_s, 1),
+                                 _num(r.disk_write_iops, 0), _num(r.net_mb_s, 1),
+                                 (r.bottleneck or "—", "bad" if r.bottleneck not in (None, "none") else "")])
+        if body:
+            out.append(table(["config", "repeat", "phase", "busiest CPU mean", "p95", "machine CPU", "disk write MB/s",
+                              "write IOPS", "network MB/s", "bottleneck"], body, numeric=[3, 4, 5, 6, 7, 8]))
+        figures = []
+        for (config_id, scenario, run_id), nodes in sorted(self.data.node_seconds.items()):
+            if nodes is None or nodes.empty:
+                continue
+            first = nodes["repeat"].min()
+            phases = summary[(summary["config_id"] == config_id) & (summary["scenario"] == scenario)
+                             & (summary["run_id"] == run_id) & (summary["repeat"] == first)]
+            boundaries = pd.DataFrame({"kind": "phase_start", "second": phases.get("start_s", pd.Series(dtype=float))})
+            svg, width = charts.resource_panels(_repeat(nodes, first), boundaries,
+                                                f"Node resources: {config_id}, {scenario}")
+            figures.append(self.fig(svg, f"CPU, network and disk per node of {config_id} over the increasing "
+                                         f"intensities of {scenario} (run {run_id}, repeat {first}; node_seconds"
+                                         + (f", means over {width} s bins" if width > 1 else "")
+                                         + "; gaps = seconds without figures)."))
+        if not body and not figures:
+            return [*out, tag("p", "No node resource figures were recorded.", class_="muted")]
+        return [*out, *figures]
+
     # -- data quality
     def quality_section(self) -> list[object]:
         out: list[object] = [tag("h2", "Data quality", id="quality")]
@@ -572,10 +626,35 @@ class Report:
     def render(self) -> str:
         body = [*self.header(), *self.verdict(), *self.intensity_section(), *self.leaderboards_section(),
                 *self.adverse_section(), *self.client_settings_section(), *self.broker_section(),
-                *self.disks_section(), *self.quality_section(),
+                *self.resource_section(), *self.disks_section(), *self.quality_section(),
                 tag("p", f"rabbit-sizing report · {self.charts} charts · self-contained (no external resources)",
                     class_="note")]
         return page(f"Sizing report {self.campaign.name} / {self.run_id}", body)
+
+
+def _pct(v: float) -> str:
+    return "n/a" if v is None or pd.isna(v) else f"{v * 100:,.0f}%"
+
+
+def _num(v: float, digits: int) -> str:
+    return "n/a" if v is None or pd.isna(v) else f"{v:,.{digits}f}"
+
+
+def stopped_matching(summary: pd.DataFrame, config_id: str, scenarios: list[str]
+                     ) -> tuple[float, str | None, str | None] | None:
+    """The lowest intensity (target rate) of the config's capacity scenarios that some repeat did not match, with
+    the bottleneck label phase_summary gave it (the most common over repeats) and one repeat's detail; None when
+    every intensity matched."""
+    rows = summary[(summary["config_id"] == config_id) & summary["scenario"].isin(scenarios)]
+    missed = rows[~rows["matched_target"].fillna(False).astype(bool)]
+    if missed.empty:
+        return None
+    rate = float(missed["target_rate"].min())
+    at = missed[missed["target_rate"] == rate].sort_values("repeat")
+    labels = at["bottleneck"].dropna()
+    label = str(labels.mode().iloc[0]) if not labels.empty else None
+    details = at.loc[at["bottleneck"] == label, "bottleneck_detail"].dropna() if label else pd.Series(dtype=object)
+    return rate, label, (str(details.iloc[0]) if not details.empty else None)
 
 
 def _any_true(values: pd.Series) -> bool | None:
@@ -597,14 +676,16 @@ def render_report(campaign: Campaign, data: ReportData, run_id: str, generated_a
 
 
 def build_report(campaign_spec_path: str, run_id: str, settings: S3Settings | None = None,
-                 local_path: str | Path | None = None) -> str:
+                 local_path: str | Path | None = None, resource_configs: list[str] | None = None) -> str:
     """Read the campaign's tables from S3, render the report, write it to S3 (and to `local_path`,
     default build/reports/<campaign>/<run>/report.html). Returns the report's s3:// URI."""
     settings = settings or S3Settings.from_env()
     campaign = load_campaign(campaign_spec_path)
     data = load_report_data(settings, campaign.name, [c.config_id for c in plan_configs(campaign)],
                             [s.name for s in campaign.scenarios if not is_intensity(s) and not is_client_settings(s)],
-                            campaign.target.rate)
+                            campaign.target.rate,
+                            resource_scenarios=[s.name for s in campaign.scenarios if is_intensity(s)],
+                            resource_configs=resource_configs)  # None: the top and bottom of the leaderboard
     document = render_report(campaign, data, run_id)
     key = layout.report_key(campaign.name, run_id)
     settings.store().put(key, document.encode(), content_type="text/html; charset=utf-8")

@@ -291,6 +291,65 @@ def broker_panels(broker: pd.DataFrame, events: pd.DataFrame | None, title: str)
     return to_svg(fig, title)
 
 
+MAX_POINTS = 600  # per line: longer series are shown as means over equal bins of seconds (the caption says so)
+
+
+def _binned(rows: pd.DataFrame, columns: Sequence[str]) -> tuple[pd.DataFrame, int]:
+    """Display only: a node's series as means over bins of `width` seconds; a bin with no figures stays a gap."""
+    span = float(rows["second"].max() - rows["second"].min()) if len(rows) else 0.0
+    width = max(1, math.ceil(span / MAX_POINTS))
+    if width == 1:
+        return rows, 1
+    grouped = rows.assign(bin=(rows["second"] // width) * width).groupby("bin")[list(columns)].mean()
+    return grouped.reset_index().rename(columns={"bin": "second"}), width
+
+
+def resource_panels(nodes: pd.DataFrame, events: pd.DataFrame | None, title: str) -> tuple[str, int]:
+    """Seed 000 Figs 6-9 for one run: CPU and network per node (top), disk write MB/s and IOPS per node
+    (bottom), over the run's increasing intensities. Missing seconds are gaps. Returns (svg, bin width in s)."""
+    frame = nodes.copy()
+    frame.loc[frame["missing"].fillna(False).astype(bool), ["cpu_busy"]] = float("nan")
+    frame["cpu_pct"] = frame["cpu_busy"] * 100
+    frame["net_mb_s"] = (frame["net_in_bytes_per_s"] + frame["net_out_bytes_per_s"]) / 1e6
+    frame["client_mb_s"] = (frame["client_in_bytes_per_s"] + frame["client_out_bytes_per_s"]) / 1e6
+    frame["write_mb_s"] = frame["disk_write_bytes_per_s"] / 1e6
+    frame["write_iops"] = frame["disk_write_ops_per_s"]
+    frame["write_kb"] = frame["disk_write_bytes_per_s"] / frame["disk_write_ops_per_s"] / 1000
+    fig, axes = plt.subplots(2, 2, figsize=(WIDTH, 5.2), sharex=True)
+    (cpu, net), (disk, iops) = axes
+    cmap = plt.get_cmap("tab10")
+    width = 1
+    for i, node in enumerate(sorted(frame["node"].dropna().unique())):
+        rows, width = _binned(frame[frame["node"] == node].sort_values("second"),
+                              ["cpu_pct", "net_mb_s", "client_mb_s", "write_mb_s", "write_iops", "write_kb"])
+        color = cmap(i % 10)
+        cpu.plot(rows["second"], rows["cpu_pct"], color=color, linewidth=1.0, label=node)
+        net.plot(rows["second"], rows["net_mb_s"], color=color, linewidth=1.0, label=node)
+        net.plot(rows["second"], rows["client_mb_s"], color=color, linewidth=0.8, linestyle=":")
+        disk.plot(rows["second"], rows["write_mb_s"], color=color, linewidth=1.0)
+        iops.plot(rows["second"], rows["write_iops"], color=color, linewidth=1.0)
+    cpu.axhline(90, color="firebrick", linestyle=":", linewidth=1, label="90 % (cpu rule)")
+    for ax in (cpu, net, disk, iops):
+        _phase_lines(ax, events)
+        _fault_spans(ax, events, label=False)
+        ax.set_ylim(bottom=0)
+    cpu.set(title="CPU busy per node", ylabel="% of the node's cores")
+    net.set(title="network per node (in + out; dotted: AMQP clients)", ylabel="MB/s")
+    disk.set(title="disk writes per node", ylabel="MB/s", xlabel="seconds since scenario start")
+    if frame["write_iops"].notna().any():
+        sizes = frame["write_kb"].replace([math.inf], float("nan")).dropna()
+        iops.set(title="disk write IOPS per node" + (f" (median write {sizes.median():,.1f} KB)" if len(sizes) else ""),
+                 ylabel="IOPS", xlabel="seconds since scenario start")
+    else:
+        iops.text(0.5, 0.5, "write IOPS not measured on this target\n(local: not attributable to one process)",
+                  ha="center", va="center", transform=iops.transAxes, fontsize=8, color="0.4")
+        iops.set(title="disk write IOPS per node", xlabel="seconds since scenario start")
+    cpu.legend(loc="upper left", fontsize=7)
+    fig.suptitle(title, fontsize=10, fontweight="bold")
+    fig.tight_layout()
+    return to_svg(fig, title), width
+
+
 def settings_timeseries(client: pd.DataFrame, steps: Sequence[tuple[float, str]], title: str) -> str:
     """Client-setting steps (seed 003, Figs 1-9): confirmed and consumed rate per second over the whole run, a
     dotted line at each step boundary labelled with the step's setting=value (`steps`: (start second, label))."""

@@ -8,7 +8,8 @@ Layout (sizing.layout):
     tables/leaderboards/campaign=C/part-*.parquet             one row per config (wide; see board_views)
     tables/capacity_repeats/campaign=C/part-*.parquet         one row per config x run x repeat
     tables/pareto/campaign=C/part-*.parquet                   optional
-    raw/campaign=C/config=K/scenario=S/run=R/repeat=N/{client_seconds,events,broker_samples}/phase=PP/*.parquet
+    raw/campaign=C/config=K/scenario=S/run=R/repeat=N/{client_seconds,events,broker_samples,node_seconds}/
+        phase=PP/*.parquet
     validation/<batch>/campaign=C/config=K/run=R/result.json
 """
 
@@ -57,6 +58,10 @@ PHASE_SUMMARY_OPTIONAL: dict[str, object] = {
     "worst_dip_ratio": float("nan"),
     "broker_queue_max": float("nan"), "broker_mem_max_bytes": float("nan"),
     "broker_mem_max_fraction": float("nan"), "broker_alarm": None, "broker_node_down_seen": None,
+    # node resources and the bottleneck label (sizing.rules.bottleneck, computed by phase_summary)
+    "bottleneck": None, "bottleneck_detail": None, "cpu_busiest_mean": float("nan"),
+    "cpu_busiest_p95": float("nan"), "machine_cpu_busy_mean": float("nan"), "disk_write_mb_s": float("nan"),
+    "disk_write_iops": float("nan"), "net_mb_s": float("nan"), "net_peak_mbit_s": float("nan"),
     "rate_mode": "scheduled", "latency_basis": "intended",  # issue 13; tables written before it are scheduled
 }
 
@@ -88,6 +93,9 @@ RENAMES: dict[str, dict[str, str]] = {
 
 CLIENT_SECONDS_COLUMNS = ["repeat", "worker", "second", "phase", "target_rate", "published", "confirmed", "consumed"]
 EVENTS_COLUMNS = ["repeat", "second", "phase", "kind", "fault_id", "fault_kind", "node"]
+NODE_SECONDS_COLUMNS = ["repeat", "second", "phase", "node", "missing", "cpu_busy", "net_in_bytes_per_s",
+                        "net_out_bytes_per_s", "client_in_bytes_per_s", "client_out_bytes_per_s",
+                        "disk_write_bytes_per_s", "disk_write_ops_per_s"]
 BROKER_COLUMNS = ["repeat", "second", "phase", "node", "running", "mem_used_bytes", "mem_limit_bytes", "mem_alarm",
                   "disk_alarm", "queue_messages"]
 
@@ -162,6 +170,8 @@ class ReportData:
     events: dict[tuple[str, str, str], pd.DataFrame]
     broker_samples: dict[tuple[str, str, str], pd.DataFrame]
     validations: list[ValidationResult]
+    # per (config_id, scenario, run_id): node_seconds of the top and bottom config's intensity runs (Figs 6-9)
+    node_seconds: dict[tuple[str, str, str], pd.DataFrame] = field(default_factory=dict)
 
 
 # ------------------------------------------------------------------------------------------ reading
@@ -234,8 +244,17 @@ def parse_validation(doc: dict, batch: str, config_id: str, run_id: str, key: st
                             key)
 
 
+def top_and_bottom(boards: pd.DataFrame) -> list[str]:
+    """The configs seed 000 shows server metrics for: the top and the bottom of the top-throughput board."""
+    board = boards[boards["board"] == BOARD_TOP_MATCHED].sort_values("rank")
+    ids = list(board["config_id"])
+    return list(dict.fromkeys([ids[0], ids[-1]])) if ids else []
+
+
 def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
-                     time_series_scenarios: list[str], target_rate: float) -> ReportData:
+                     time_series_scenarios: list[str], target_rate: float,
+                     resource_scenarios: list[str] | None = None,
+                     resource_configs: list[str] | None = None) -> ReportData:
     """Everything the report shows, for the configs of the campaign (missing configs simply have no rows)."""
     reader = TableReader(settings)
     frames = [f for c in config_ids if (f := reader.read_table(PHASE_SUMMARY, campaign, c)) is not None]
@@ -262,5 +281,13 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
             client[key] = reader.raw(campaign, config_id, scenario, run_id, "client_seconds", CLIENT_SECONDS_COLUMNS)
             events[key] = reader.raw(campaign, config_id, scenario, run_id, "events", EVENTS_COLUMNS)
         broker[key] = reader.raw(campaign, config_id, scenario, run_id, "broker_samples", BROKER_COLUMNS)
-    return ReportData(campaign, summary, board_views(wide, target_rate), per_repeat, adverse, pareto, client, events,
-                      broker, reader.validations(campaign))
+    boards = board_views(wide, target_rate)
+    nodes = {}
+    wanted = set(resource_configs if resource_configs is not None else top_and_bottom(boards))
+    runs = summary[["config_id", "scenario", "run_id"]].drop_duplicates().itertuples(index=False)
+    for config_id, scenario, run_id in runs:
+        if config_id in wanted and scenario in (resource_scenarios or []):
+            nodes[(config_id, scenario, run_id)] = reader.raw(campaign, config_id, scenario, run_id, "node_seconds",
+                                                              NODE_SECONDS_COLUMNS)
+    return ReportData(campaign, summary, boards, per_repeat, adverse, pareto, client, events,
+                      broker, reader.validations(campaign), node_seconds=nodes)

@@ -2,7 +2,8 @@
 # (fixed private IPs, so the peer list is known at boot), reachable by SSM only (no SSH, no inbound internet).
 
 locals {
-  ports = { amqp = 5672, management = 15672, prometheus = 15692, dist = 25672, epmd = 4369 }
+  # node_exporter: prometheus-node-exporter (cloud-init), scraped by the load generator's node sampler
+  ports = { amqp = 5672, management = 15672, prometheus = 15692, node_exporter = 9100, dist = 25672, epmd = 4369 }
   nodes = [
     for i in range(var.node_count) : {
       number   = i + 1
@@ -32,7 +33,12 @@ resource "aws_security_group" "rabbitmq" {
   tags        = merge(var.tags, { Name = "${var.cluster_name}-rabbitmq" })
 
   dynamic "ingress" {
-    for_each = { amqp = local.ports.amqp, management = local.ports.management, prometheus = local.ports.prometheus }
+    for_each = {
+      amqp          = local.ports.amqp
+      management    = local.ports.management
+      prometheus    = local.ports.prometheus
+      node_exporter = local.ports.node_exporter
+    }
     content {
       description     = ingress.key
       from_port       = ingress.value

@@ -1,0 +1,107 @@
+"""adapters.nodestats parsing and snapshot arithmetic on captured text (no node, no HTTP).
+
+Captured: tests/data/nodestats/rabbitmq_3.10_metrics.txt (a 3.10 node's /metrics, the series we read),
+node_exporter_1.5_metrics.txt (Debian's prometheus-node-exporter 1.5 on this machine), proc_*.txt (Linux /proc).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from adapters import nodestats
+from sizing import records
+
+DATA = Path(__file__).parent / "data" / "nodestats"
+
+
+def text(name: str) -> str:
+    return (DATA / name).read_text()
+
+
+def test_prometheus_text_parses_to_the_values_in_the_file():
+    metrics = nodestats.parse_prometheus(text("rabbitmq_3.10_metrics.txt"))
+    # known answers: the captured lines themselves
+    assert nodestats.metric_sum(metrics, "rabbitmq_process_resident_memory_bytes") == 159035392
+    assert nodestats.metric_sum(metrics, "erlang_vm_statistics_bytes_output_total") == 74692
+    assert nodestats.metric_sum(metrics, "erlang_vm_statistics_bytes_received_total") == 20866
+    assert nodestats.metric_sum(metrics, "no_such_metric") is None
+
+
+def test_labelled_series_are_summed_by_label_filter():
+    metrics = nodestats.parse_prometheus(text("node_exporter_1.5_metrics.txt"))
+    # cpu0 user 1763.45 + cpu1 user 2035.42 (the captured lines)
+    assert nodestats.metric_sum(metrics, "node_cpu_seconds_total", mode="user") == pytest.approx(3798.87)
+    assert nodestats.data_device(metrics, mount="/") == "vda"
+    assert nodestats.data_device(metrics) is None  # no /var/lib/rabbitmq mount on this machine
+
+
+def test_proc_files_parse_to_their_fields():
+    stat = nodestats.parse_proc_pid_stat(text("proc_pid_stat.txt"))
+    assert stat.rss_pages == 414  # field 24 of the captured line
+    assert stat.start_ticks == 285393  # field 22
+    machine = nodestats.parse_proc_stat(text("proc_stat.txt"))
+    assert machine.cores == 2
+    # user + nice + system + irq + softirq + steal of the "cpu " line
+    assert machine.busy_ticks == 378491 + 38 + 69300 + 0 + 5372 + 1612
+    assert nodestats.parse_proc_pid_io(text("proc_pid_io.txt"))["rchar"] == 6976
+
+
+def test_a_command_name_with_spaces_and_parentheses_does_not_shift_the_fields():
+    line = text("proc_pid_stat.txt").replace("(cat)", "(beam (smp) x)")
+    assert nodestats.parse_proc_pid_stat(line).rss_pages == 414
+
+
+def local_pair(cpu_ticks: int, write_bytes: int, client_in: float):
+    metrics = nodestats.parse_prometheus(text("rabbitmq_3.10_metrics.txt"))
+    fields = text("proc_pid_stat.txt").split()
+    fields[13] = str(int(fields[13]) + cpu_ticks)  # utime (field 14)
+    io = text("proc_pid_io.txt").replace("write_bytes: 0", f"write_bytes: {write_bytes}")
+    peer, cli = (("peer", "rabbit-2@host"),), (("peer", "rabbitmqcli-1-rabbit-1@host"),)
+    metrics = {**metrics, ("erlang_vm_dist_recv_bytes", peer): 100.0, ("erlang_vm_dist_recv_bytes", cli): 5.0}
+    first = nodestats.local_snapshot(10.0, text("proc_pid_stat.txt"), text("proc_pid_io.txt"),
+                                     text("proc_stat.txt"), metrics, pid=7)
+    later = dict(metrics)
+    later[("erlang_vm_dist_recv_bytes", peer)] += 2 * client_in
+    later[("erlang_vm_dist_recv_bytes", cli)] += 10**6  # a CLI tool's traffic is not inter-node
+    later[("rabbitmq_connection_incoming_bytes_total", ())] = client_in
+    second = nodestats.local_snapshot(12.0, " ".join(fields), io, text("proc_stat.txt"), later, pid=7)
+    return first, second
+
+
+def test_rates_divide_deltas_by_the_span_and_cpu_by_the_cores():
+    first, second = local_pair(cpu_ticks=nodestats.CLK_TCK, write_bytes=4_000_000, client_in=1000.0)
+    figures = nodestats.rates(first, second)
+    assert figures is not None and figures["span_s"] == 2.0
+    assert figures["cpu_s"] == pytest.approx(0.5)  # 1 CPU second over 2 s
+    assert figures["cpu_busy"] == pytest.approx(0.25)  # of the machine's 2 cores
+    assert figures["disk_write_bytes_per_s"] == pytest.approx(2_000_000)
+    assert figures["client_in_bytes_per_s"] == pytest.approx(500.0)
+    assert figures["internode_in_bytes_per_s"] == pytest.approx(1000.0)  # 2000 from the peer over 2 s
+    assert figures["net_in_bytes_per_s"] == pytest.approx(1500.0)  # client + inter-node
+    assert figures["disk_write_ops_per_s"] is None  # not attributable locally: never invented
+    assert set(figures) <= set(records.column_names("node_seconds"))
+
+
+def test_no_rates_across_a_restart_and_no_column_from_a_sum_that_dropped():
+    first, second = local_pair(cpu_ticks=10, write_bytes=10, client_in=1.0)
+    assert nodestats.rates(first, replace(second, identity="8:1")) is None  # another VM: nothing subtracts
+    # a client connection closed: its bytes left the sum, so the client column is unknown; CPU still stands
+    closed = replace(second, t=14.0, counters={**second.counters, "client_in_bytes": 0.0})
+    figures = nodestats.rates(second, closed)
+    assert figures["client_in_bytes_per_s"] is None and figures["net_in_bytes_per_s"] is None
+    assert figures["cpu_s"] == 0.0
+
+
+def test_aws_snapshot_reads_cpu_modes_disk_of_the_data_mount_and_nics():
+    node = nodestats.parse_prometheus(text("node_exporter_1.5_metrics.txt"))
+    rabbit = nodestats.parse_prometheus(text("rabbitmq_3.10_metrics.txt"))
+    snap = nodestats.aws_snapshot(1.0, node, rabbit, mount="/")
+    assert snap.cores == 2 and not snap.shared_cores
+    assert snap.counters["cpu_steal_s"] == pytest.approx(10.74 + 11.63)
+    assert snap.counters["disk_write_ops"] == 1.433645e06  # device vda, found through the "/" mount
+    later = nodestats.aws_snapshot(2.0, {**node, ("node_disk_writes_completed_total", (("device", "vda"),)):
+                                         1.433645e06 + 3000}, rabbit, mount="/")
+    assert nodestats.rates(snap, later)["disk_write_ops_per_s"] == pytest.approx(3000)
