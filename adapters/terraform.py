@@ -22,7 +22,7 @@ import logging
 import os
 import subprocess
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -230,6 +230,14 @@ def run(command: TerraformCommand, logger: logging.Logger | None = None, capture
     env = {**os.environ, **command.env}
     logger.info("$ %s", command)
     tail: deque[str] = deque(maxlen=tail_lines)
+    errors: list[str] = []  # `error:` lines anywhere in the output: the reason may scroll out of the tail
+
+    def keep(line: str) -> None:
+        tail.append(line)
+        if "error: " in line.lower():
+            errors.append(line)
+        logger.info("%s", line)
+
     with subprocess.Popen(
         command.argv, env=env, text=True, stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE if capture_stdout else subprocess.STDOUT,
@@ -237,20 +245,30 @@ def run(command: TerraformCommand, logger: logging.Logger | None = None, capture
         if capture_stdout:
             stdout, stderr = proc.communicate()
             for line in stderr.splitlines():
-                tail.append(line)
-                logger.info("%s", line)
+                keep(line)
         else:
             stdout = ""
             assert proc.stdout is not None
             for line in proc.stdout:
-                line = line.rstrip("\n")
-                tail.append(line)
-                logger.info("%s", line)
+                keep(line.rstrip("\n"))
         code = proc.wait()
     if code != 0:
         last = "\n".join(tail) or "(no output)"
-        raise TerraformError(f"terraform {command.argv[2]} failed (exit {code}): {command}\n{last}")
+        raise TerraformError(f"terraform {command.argv[2]} failed (exit {code}): {failure_reason(errors)}\n"
+                             f"{command}\n{last}")
     return stdout
+
+
+def failure_reason(lines: Iterable[str]) -> str:
+    """The one line that says why: the first `error: ...` line our stack scripts print (a port in use, a node that
+    would not start; Terraform prefixes it with the resource's `(local-exec): `), else Terraform's own first
+    `Error: ...`, else a pointer to the output below."""
+    stripped = [line.split("(local-exec): ", 1)[-1].strip().lstrip("│").strip() for line in lines]
+    for prefix in ("error: ", "Error: "):
+        found = next((line for line in stripped if line.startswith(prefix)), None)
+        if found:
+            return found
+    return "see its output below"
 
 
 Runner = Callable[..., str]

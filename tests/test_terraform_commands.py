@@ -219,3 +219,16 @@ def test_a_local_port_block_past_65535_is_refused(quick, tmp_path):
     with pytest.raises(ValueError, match=r"n1-c5\.2xlarge-gp2-r4 would need ports from 65500"):
         local_stack_variables(plan, {}, tmp_path)
 
+
+
+def test_a_failed_command_leads_with_its_reason():
+    from adapters.terraform import failure_reason
+
+    script = ["module.local_cluster...: Creating...",
+              "module.cluster.terraform_data.cluster_dir (local-exec): error: port 21010 (management of node 1) is in "
+              "use by pid 7",
+              "│ Error: local-exec provisioner error", "│ error: port 21010 (management of node 1) is in use"]
+    assert failure_reason(script) == "error: port 21010 (management of node 1) is in use by pid 7"
+    assert failure_reason(["│ Error: Invalid value for variable", "│ on main.tf line 3"]) == (
+        "Error: Invalid value for variable")
+    assert failure_reason(["plain output"]) == "see its output below"
