@@ -1,7 +1,7 @@
 """The GX gate (a library module): validate one batch, file the result next to it, stop a job on failure.
 
 Batches: raw (one config's raw records of one run), phase_summary (one config's partition),
-leaderboards (the campaign-wide tables: CAMPAIGN_TABLES). The result JSON goes to
+leaderboards (the campaign-wide tables: VALIDATED_CAMPAIGN_TABLES). The result JSON goes to
 sizing.layout.validation_key(batch, campaign, config, run) (config CAMPAIGN_WIDE for campaign-wide batches).
 The suites themselves are spark_jobs/validation.py; the `validate` job and the jobs' --validate flags call this.
 """
@@ -24,8 +24,9 @@ from spark_jobs.tableio import read_raw, read_table
 RUN_COLS = validation.RUN_COLS
 CAMPAIGN_WIDE = "all"
 BATCHES = ("raw", "phase_summary", "leaderboards")
-# The campaign-wide tables the `leaderboards` batch validates (each has a suite of the same name).
-CAMPAIGN_TABLES = ("leaderboards", "capacity_repeats", "adverse")
+# The campaign-wide tables the `leaderboards` batch validates: every one that has a suite of the same name
+# (derived, so a new campaign table with a suite is validated without a second list to update).
+VALIDATED_CAMPAIGN_TABLES = tuple(name for name in records.CAMPAIGN_TABLES if name in validation.SUITES)
 
 
 def raw_frames(raw: dict[str, DataFrame], expected_phases: dict[str, int]) -> dict[str, pd.DataFrame]:
@@ -79,7 +80,7 @@ def batch_frames(spark: SparkSession, spec: StoreSpec, batch: str, campaign: Cam
     if batch == "phase_summary":
         return {"phase_summary": read_table(spark, spec, "phase_summary", campaign.name, config_id).toPandas()}
     if batch == "leaderboards":
-        return {name: read_table(spark, spec, name, campaign.name).toPandas() for name in CAMPAIGN_TABLES}
+        return {name: read_table(spark, spec, name, campaign.name).toPandas() for name in VALIDATED_CAMPAIGN_TABLES}
     raise ValueError(f"unknown batch {batch!r}: raw | phase_summary | leaderboards")
 
 
