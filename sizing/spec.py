@@ -184,6 +184,8 @@ class Scenario:
     # `steps_dimension` names the varied setting ("sequence" for a listed sequence). None: rate steps/profile.
     step_settings: tuple[StepSetting, ...] | None = None
     steps_dimension: str | None = None
+    # `isolate: true`: the scenario as written, of whose steps this run is one (the report draws them as one line).
+    isolated_from: str | None = None
 
     @property
     def has_max_rate(self) -> bool:
@@ -841,7 +843,8 @@ def isolated_runs(scenario: Scenario) -> list[Scenario]:
     for setting in scenario.step_settings or ():
         slug = setting.label.replace("=", "-").replace(",", "_").replace(".", "p")
         runs.append(replace(scenario, name=f"{scenario.name}-{slug}", step_rates=(setting.rate,),
-                            step_settings=(setting,), workload=_workload_with(scenario.workload, setting)))
+                            step_settings=(setting,), workload=_workload_with(scenario.workload, setting),
+                            isolated_from=scenario.name))
     return runs
 
 

@@ -27,7 +27,7 @@ from sizing.cost import cost_per_1000_msgs
 from sizing.disks import VOLUME_ROLES, placement, volume_label
 from sizing.plan import plan_configs
 from sizing.rules import is_client_settings, is_intensity
-from sizing.spec import Campaign, load_campaign
+from sizing.spec import Campaign, Scenario, load_campaign
 
 MAX_GROUP = 7  # configs per latency chart (the seed splits 7 clusters into 4 + 3 for readability)
 MAX_BROKER_CHARTS = 24
@@ -419,9 +419,24 @@ class Report:
                 out.append(self.fig(charts.settings_timeseries(_repeat(client, first), steps, title),
                                     f"{title} (run {run_id}, repeat {first}): confirmed and consumed rate per "
                                     "second; dotted lines mark the step boundaries and their setting."))
+        out.extend(self.settings_by_queue_type())
         out.append(tag("p", "Latency from `sent`: max mode (closed loop) has no intended send time, so end-to-end "
                             "latency is measured from the actual send; `intended`: from the open-loop schedule.",
                        class_="note"))
+        return out
+
+    def settings_by_queue_type(self) -> list[object]:
+        """Seed 003's per-step charts: per varied setting, every scenario that steps it (quorum and mirrored)
+        as one line on shared axes, its figures as phase_summary holds them (mean over repeats)."""
+        out: list[object] = []
+        for setting, group in settings_step_points(self.client_settings, self.summary_ci,
+                                                   self.data.phase_summary, len(self.config_ids) > 1).items():
+            title = f"{setting} per step, one line per queue type"
+            caption = (f"{title}: achieved confirm and consume rate (top) and end-to-end p50/p95/p99 latency "
+                       f"measured from the {group.basis} time (bottom), as phase_summary holds them; the x axis "
+                       f"marks each step's value.")
+            out.append(self.fig(charts.settings_steps_by_queue_type(group.points, group.step_labels, setting,
+                                                                    group.basis, title), caption))
         return out
 
     # -- adverse
@@ -660,6 +675,47 @@ def stopped_matching(summary: pd.DataFrame, config_id: str, scenarios: list[str]
 def _any_true(values: pd.Series) -> bool | None:
     known = values.dropna()
     return None if known.empty else bool(known.astype(bool).any())
+
+
+@dataclass(frozen=True)
+class SettingSteps:
+    """One varied client setting's steps across scenarios: `points` has one row per (line, step)."""
+
+    points: pd.DataFrame
+    step_labels: list[str]  # tick of each step_index: the setting's value (the whole label for a sequence)
+    basis: str  # what the e2e figures are measured from: sent | intended (both, joined, if the steps mix them)
+
+
+SETTING_STEP_METRICS = ("confirm_rate", "consume_rate", "e2e_p50_ms", "e2e_p95_ms", "e2e_p99_ms")
+
+
+def settings_step_points(scenarios: list[Scenario], summary_ci: pd.DataFrame, phase_summary: pd.DataFrame,
+                         name_configs: bool) -> dict[str, SettingSteps]:
+    """Per varied setting (`steps_dimension`), one line per scenario as written (an isolated scenario's runs
+    joined back by `isolated_from`) labelled with its queue type, one point per step: the phase_summary figures
+    of the phase whose name is the step's label, never recomputed (`summary_ci`: the mean over repeats)."""
+    groups: dict[str, list[Scenario]] = {}
+    for scenario in scenarios:
+        groups.setdefault(scenario.steps_dimension or "sequence", []).append(scenario)
+    out: dict[str, SettingSteps] = {}
+    for setting, members in groups.items():
+        labels = list(dict.fromkeys(s.label for m in members for s in m.step_settings or ()))
+        names = {m.name for m in members}
+        rows = summary_ci[summary_ci["scenario"].isin(names) & summary_ci["phase_name"].isin(labels)]
+        if rows.empty:
+            continue
+        points = rows[["config_id", "scenario", "phase_name", *SETTING_STEP_METRICS]].copy()
+        family = points["scenario"].map({m.name: m.isolated_from or m.name for m in members})
+        points["queue_type"] = points["scenario"].map({m.name: m.workload.queues.type for m in members})
+        points["line"] = points["queue_type"] + " (" + family + ")"
+        if name_configs:
+            points["line"] += " on " + points["config_id"]
+        points["step_index"] = points["phase_name"].map(labels.index)
+        raw = phase_summary[phase_summary["scenario"].isin(names)]
+        bases = sorted(set(raw["latency_basis"].dropna().astype(str))) if "latency_basis" in raw else []
+        ticks = [label.split("=", 1)[1] if setting != "sequence" and "=" in label else label for label in labels]
+        out[setting] = SettingSteps(points, ticks, "/".join(bases) or "intended")
+    return out
 
 
 def _repeat(df: pd.DataFrame | None, repeat: int) -> pd.DataFrame | None:

@@ -371,3 +371,42 @@ def settings_timeseries(client: pd.DataFrame, steps: Sequence[tuple[float, str]]
     fig.suptitle(title, fontsize=10, fontweight="bold")
     fig.tight_layout()
     return to_svg(fig, title)
+
+
+QUEUE_TYPE_COLORS = {"quorum": "tab:blue", "mirrored": "tab:red", "classic": "tab:green", "stream": "tab:purple"}
+
+
+def settings_steps_by_queue_type(points: pd.DataFrame, step_labels: Sequence[str], setting: str, basis: str,
+                                 title: str) -> str:
+    """Seed 003, Figs 1-9 side by side: per step of one client setting, the achieved confirm and consume rate
+    (top) and e2e p50/p95/p99 (bottom), one line per queue type on the same axes. `points`: one row per
+    (line, step) with line, queue_type, step_index and the phase_summary figures; `step_labels[i]` is the tick of
+    step i (the setting's value); `basis` is what the latencies are measured from (sent | intended)."""
+    fig, (rates, latency) = plt.subplots(2, 1, figsize=(WIDTH, 6.4), sharex=True)
+    for i, (line, rows) in enumerate(points.groupby("line", sort=True)):
+        rows = rows.sort_values("step_index")
+        color = QUEUE_TYPE_COLORS.get(str(rows["queue_type"].iloc[0]), f"C{i}")
+        marker = MARKERS[i % len(MARKERS)]
+        x = rows["step_index"]
+        rates.plot(x, rows["confirm_rate"], color=color, marker=marker, linewidth=1.6, label=f"{line}: confirmed")
+        rates.plot(x, rows["consume_rate"], color=color, marker=marker, linewidth=1.0, linestyle="--",
+                   markerfacecolor="none", label=f"{line}: consumed")
+        for column, style, width in (("e2e_p50_ms", ":", 1.0), ("e2e_p95_ms", "-", 1.6), ("e2e_p99_ms", "--", 1.0)):
+            finite = rows[column].where(rows[column] > 0)
+            latency.plot(x, finite, color=color, marker=marker, linestyle=style, linewidth=width,
+                         markerfacecolor="none" if style != "-" else color,
+                         label=f"{line}: {column[4:-3]}")
+    rates.set(title="achieved rate per step", ylabel="rate, msg/s")
+    rates.set_ylim(bottom=0)
+    rates.yaxis.set_major_formatter(FuncFormatter(_rate))
+    rates.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    latency.set(title=f"end-to-end latency per step (from the {basis} time)", ylabel=f"latency (from {basis})",
+                xlabel=f"{setting} (one step each)")
+    if points[["e2e_p50_ms", "e2e_p95_ms", "e2e_p99_ms"]].gt(0).any().any():
+        latency.set_yscale("log")
+    latency.yaxis.set_major_formatter(FuncFormatter(_ms))
+    latency.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
+    latency.set_xticks(range(len(step_labels)), list(step_labels))
+    fig.suptitle(title, fontsize=10, fontweight="bold")
+    fig.tight_layout()
+    return to_svg(fig, title)
