@@ -248,13 +248,20 @@ class Campaign:
 
 
 def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """`override` on top of `base` (`extends`, a scenario's `workload`): a mapping merges key by key, anything
+    else replaces, and an explicit empty mapping (`arguments: {}`) replaces too: it clears what was inherited."""
     merged = copy.deepcopy(dict(base))
     for key, value in override.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+        if isinstance(value, Mapping) and value and isinstance(merged.get(key), Mapping):
             merged[key] = deep_merge(merged[key], value)
         else:
             merged[key] = copy.deepcopy(value)
     return merged
+
+
+# Queue arguments RabbitMQ 3.10 defines for quorum queues only (a mirrored or classic queue must not carry them).
+QUORUM_ONLY_ARGUMENTS = ("x-quorum-initial-group-size", "x-max-in-memory-length", "x-max-in-memory-bytes",
+                         "x-delivery-limit")
 
 
 def _parse_workload(f: Fields) -> Workload | None:
@@ -272,6 +279,9 @@ def _parse_workload(f: Fields) -> Workload | None:
         q.fail("policy", f"ha-* policy keys only apply to mirrored queues, not {qtype}")
     if qtype == "stream" and arguments and "x-max-length" in arguments:
         q.fail("arguments.x-max-length", "stream queues take x-max-length-bytes, not x-max-length")
+    for key in sorted(set(arguments or {}) & set(QUORUM_ONLY_ARGUMENTS) if qtype not in (None, "quorum") else ()):
+        q.fail(f"arguments.{key}", f"applies to quorum queues only, not {qtype} (inherited through `extends` or "
+                                   f"the campaign workload? `arguments: {{}}` clears inherited arguments)")
     queues = QueueSpec(
         count=q.int("count", minimum=1) or 0,
         name_pattern=pattern or "",
