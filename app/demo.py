@@ -405,11 +405,21 @@ def failure_reason(client: AirflowClient, dag_id: str, run_id: str, ti: dict) ->
         content = client.get(path, **params).get("content")
     except Exception as err:  # the reason is a convenience; the log stays in the UI
         return f"(log not readable: {err})"
+    return pick_reason(log_lines(content))
+
+
+def log_lines(content: object) -> list[str]:
+    """A task log's text lines. Airflow 3 logs structured entries: the exception of a failed task is in the
+    entry's `error_detail` (`{exc_type, exc_value}`), its `event` only says "Task failed with exception"."""
     lines = []
     for entry in content if isinstance(content, list) else str(content or "").splitlines():
         event = entry.get("event", "") if isinstance(entry, dict) else str(entry)
         lines.extend(line.strip() for line in str(event).splitlines() if line.strip())
-    return pick_reason(lines)
+        details = entry.get("error_detail") if isinstance(entry, dict) else None
+        for detail in details if isinstance(details, list) else ():
+            if isinstance(detail, dict) and detail.get("exc_type"):
+                lines.append(f"{detail['exc_type']}: {detail.get('exc_value', '')}".strip())
+    return lines
 
 
 def pick_reason(lines: list[str]) -> str:
