@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from app.report.build import Report, settings_step_points
+from app.report.build import Report, settings_step_points, time_series_scenarios
 from app.report.tables import PHASE_SUMMARY_OPTIONAL, ReportData
 from sizing.spec import load_campaign, parse_campaign
 
@@ -28,9 +28,10 @@ def test_client_settings_steps_show_their_latency_basis() -> None:
              "e2e_p999_ms": 12.0, "valid": True, **PHASE_SUMMARY_OPTIONAL, "rate_mode": "max", "latency_basis": "sent"}
             for n, w, rate in ((1, 5, 1234.0), (2, 200, 12345.0))]
     for row in rows:
-        row["start_s"] = (row["phase"] - 1) * 5.0
+        row.update(start_s=(row["phase"] - 1) * 5.0, warmup_s=1.0, duration_s=5.0)
     client = pd.DataFrame({"repeat": 1, "second": range(10), "phase": [1] * 5 + [2] * 5,
-                           "confirmed": [1234] * 5 + [12345] * 5, "consumed": [1234] * 5 + [12345] * 5})
+                           "confirmed": [1234] * 5 + [12345] * 5, "consumed": [1234] * 5 + [12345] * 5,
+                           "published": [1234] * 5 + [12345] * 5, "e2e_max_us": [15000.0] * 10})
     data = ReportData(campaign.name, pd.DataFrame(rows), pd.DataFrame({"config_id": [], "monthly_cost": []}),
                       pd.DataFrame(), None, None, {(config, "inflight", "R1"): client}, {}, {}, [])
     report = Report(campaign, data, "R1", "now")
@@ -41,6 +42,10 @@ def test_client_settings_steps_show_their_latency_basis() -> None:
     # the run's throughput chart marks each step with its setting (seed 003, Figs 1-9)
     # and the per-step chart (one line per queue type) follows it
     assert report.charts == 2 and html.count("<svg") == 2 and html.count("confirms_in_flight=") >= 4
+    # latency over the run under the rates: each step's percentiles and the worst per second, from `sent`
+    assert "worst per second" in html and "step p99" in html and "e2e latency (from sent)" in html
+    # build_report reads these runs' raw series (it once read only the adverse scenarios': no chart at all)
+    assert time_series_scenarios(campaign) == ["inflight"]
 
 
 def test_seed_003_step_charts_draw_one_line_per_queue_type_from_phase_summary() -> None:
@@ -54,16 +59,19 @@ def test_seed_003_step_charts_draw_one_line_per_queue_type_from_phase_summary() 
         qt_base = 100_000.0 if scenario.workload.queues.type == "quorum" else 200_000.0
         for n, setting in enumerate(scenario.step_settings or (), start=1):
             rate = qt_base + 10 * n + len(setting.label)  # known per (queue type, step), never equal across lines
+            confirms = setting.confirms_in_flight > 0  # without confirms, the published rate is the throughput
             rows.append({"campaign": campaign.name, "config_id": config, "scenario": scenario.name, "run_id": "R1",
                          "repeat": 1, "phase": n, "phase_name": setting.label, "start_s": (n - 1) * 300.0,
-                         "target_rate": 0.0, "confirm_rate": rate, "consume_rate": rate - 1, "e2e_p50_ms": 2.0,
+                         "target_rate": 0.0, "confirm_rate": rate if confirms else 0.0, "publish_rate": rate,
+                         "consume_rate": rate - 1, "e2e_p50_ms": 2.0,
                          "e2e_p75_ms": 3.0, "e2e_p95_ms": 5.0 * n, "e2e_p99_ms": 9.0 * n, "e2e_p999_ms": 20.0,
                          "valid": True, **PHASE_SUMMARY_OPTIONAL, "rate_mode": "max", "latency_basis": "sent"})
     summary = pd.DataFrame(rows)
     data = ReportData(campaign.name, summary, pd.DataFrame({"config_id": [], "monthly_cost": []}),
                       pd.DataFrame(), None, None, {}, {}, {}, [])
     report = Report(campaign, data, "R1", "now")
-    groups = settings_step_points(report.client_settings, report.summary_ci, summary, name_configs=False)
+    groups = settings_step_points(report.client_settings, summary, name_configs=False)
+    assert groups["sequence"].points["confirm_rate"].tolist() == [0.0, 0.0]  # no confirms: as the table says
     assert sorted(groups) == ["confirms_in_flight", "multi_ack_every", "prefetch", "sequence"]
     inflight = groups["confirms_in_flight"]
     assert inflight.step_labels == ["1", "5", "20", "200", "1000", "10000"] and inflight.basis == "sent"
@@ -81,3 +89,4 @@ def test_seed_003_step_charts_draw_one_line_per_queue_type_from_phase_summary() 
     assert report.charts == 4 and html.count("<svg") == 4
     assert "quorum (qq-inflight): confirmed" in html and "mirrored (mirrored-inflight): confirmed" in html
     assert "from the sent time" in html and "10000" in html
+    assert html.count("(published where no confirms)") == 2  # the no-confirms chart's two lines
