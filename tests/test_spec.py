@@ -160,6 +160,15 @@ def test_shipped_campaigns_are_valid(name: str) -> None:
     assert campaign.scenarios and campaign.clusters
 
 
+@pytest.mark.parametrize("path", sorted((ROOT / "campaigns").glob("*.yaml")), ids=lambda p: p.stem)
+def test_every_shipped_campaign_validates_and_plans(path: Path) -> None:
+    """`sizing validate` and `sizing plan` on each file in campaigns/ (the CLI's own entry points, in process)."""
+    from app.cli import main
+
+    assert main(["validate", str(path)]) == 0
+    assert main(["plan", str(path)]) == 0
+
+
 def test_seed_campaigns_carry_the_seed_methodology() -> None:
     quorum = load_campaign(ROOT / "campaigns" / "quorum-sizing-2020.yaml")
     assert len(quorum.clusters) == 21
