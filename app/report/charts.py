@@ -396,6 +396,7 @@ def settings_timeseries(client: pd.DataFrame, steps: Sequence[tuple[float, str]]
         lat.set(ylabel=f"e2e latency (from {basis})", xlabel="seconds since scenario start")
         lat.set_yscale("log")
         lat.yaxis.set_major_formatter(FuncFormatter(_ms))
+        lat.yaxis.set_minor_formatter(FuncFormatter(partial(_minor_ms, lat)))
         lat.legend(loc="lower left", bbox_to_anchor=(0, 1.0), fontsize=7, ncols=4)
     fig.suptitle(title, fontsize=10, fontweight="bold")
     fig.tight_layout()
@@ -430,13 +431,15 @@ def settings_steps_by_queue_type(points: pd.DataFrame, step_labels: Sequence[str
                          markerfacecolor="none" if style != "-" else color,
                          label=f"{line}: {column[4:-3]}")
     rates.set(title="achieved rate per step", ylabel="rate, msg/s")
-    rates.set_ylim(bottom=0)
+    top = points[[c for c in ("confirm_rate", "publish_rate", "consume_rate") if c in points]].max().max()
+    rates.set_ylim(0, max(float(top) if math.isfinite(top) else 0.0, 1.0) * 1.1)  # the highest marker in full
     rates.yaxis.set_major_formatter(FuncFormatter(_rate))
     rates.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     latency.set(title=f"end-to-end latency per step (from the {basis} time)", ylabel=f"latency (from {basis})",
                 xlabel=f"{setting} (one step each)")
     if points[["e2e_p50_ms", "e2e_p95_ms", "e2e_p99_ms"]].gt(0).any().any():
         latency.set_yscale("log")
+        latency.yaxis.set_minor_formatter(FuncFormatter(partial(_minor_ms, latency)))
     latency.yaxis.set_major_formatter(FuncFormatter(_ms))
     latency.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
     latency.set_xticks(range(len(step_labels)), list(step_labels))
