@@ -496,7 +496,7 @@ CLIENT_SETTINGS_COLUMNS = {  # phase_summary column -> heading: what a client-se
 
 def client_settings_table(summary, scenarios: list[str]) -> str:
     """Per step of the client-setting scenarios (seed 003): rates and p99 with the basis it is measured from, as
-    phase_summary holds them, in run order."""
+    phase_summary holds them; per scenario, its steps in run order."""
     rows = summary[summary["scenario"].isin(scenarios)].sort_values(["config_id", "scenario", "start_s"])
     table = rows[[c for c in CLIENT_SETTINGS_COLUMNS if c in rows.columns]].rename(columns=CLIENT_SETTINGS_COLUMNS)
     return table.to_string(index=False, float_format=lambda v: f"{v:,.1f}")

@@ -10,7 +10,7 @@ import pandas as pd
 import yaml
 
 from app.report.build import Report, settings_step_points, time_series_scenarios
-from app.report.tables import PHASE_SUMMARY_OPTIONAL, ReportData
+from app.report.tables import CLIENT_SECONDS_COLUMNS, PHASE_SUMMARY_OPTIONAL, ReportData
 from sizing.spec import load_campaign, parse_campaign
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,6 +46,7 @@ def test_client_settings_steps_show_their_latency_basis() -> None:
     assert "worst per second" in html and "step p99" in html and "e2e latency (from sent)" in html
     # build_report reads these runs' raw series (it once read only the adverse scenarios': no chart at all)
     assert time_series_scenarios(campaign) == ["inflight"]
+    assert "e2e_max_us" in CLIENT_SECONDS_COLUMNS  # ... including each second's worst latency
 
 
 def test_seed_003_step_charts_draw_one_line_per_queue_type_from_phase_summary() -> None:
