@@ -22,6 +22,7 @@ from sizing.catalog import Catalog, load_catalog
 from sizing.cost import Volume
 from sizing.disks import DATA_ROLE, FILESYSTEMS, VOLUME_ROLES, RoleVolume, layout_suffix, volume_label
 from sizing.fields import Fields, Problem, SpecError, join
+from sizing.records import DEFAULT_GROUP  # the one implicit group of a scenario without `groups:`
 from sizing.search import SearchSpec
 
 QUEUE_TYPES = ("classic", "quorum", "mirrored", "stream")
@@ -166,7 +167,6 @@ class StepSetting:
     processing_ms: float
 
 
-DEFAULT_GROUP = "main"  # the one implicit group of a scenario without `groups:`
 
 
 @dataclass(frozen=True)
