@@ -339,6 +339,12 @@ PHASE_SUMMARY = (*_TABLE_KEY,
     Column("unavailable_s", "float64", "degraded seconds (< 95% of pre_fault_rate) between faults and recovery"),
     Column("worst_dip_ratio", "float64", "lowest 5 s mean throughput after a fault / pre_fault_rate"),
     *_RESOURCE_COLUMNS,
+    # Issue 14: one row per workload group per phase. Client figures (rates, latencies, accounting, validity) are
+    # the group's own; broker, event and node figures are the cluster's, the same on every group's row.
+    Column("group", "string", "workload group (a scenario without groups: main)"),
+    Column("foreground", "bool", "the group the SLO and the leaderboards judge; the others are background load"),
+    Column("group_detail", "string", "JSON: the group's queues, message size, clients and held rate",
+           nullable=True),
 )
 
 # Per (config, run, repeat): that trial's capacity figures. The leaderboard's figures are means/minimums over
