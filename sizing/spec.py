@@ -805,10 +805,16 @@ def _with_groups(scenario: Scenario, value: Mapping[str, Any], groups_raw: list[
         g.done()
         if len(problems) > before or name is None:
             continue
-        sub_value = {"name": scenario.name, "warmup_s": scenario.warmup_s, "steps": steps_raw,
-                     "workload": deep_merge(scenario_overrides, overrides)}
+        merged, base_raw = deep_merge(scenario_overrides, overrides), workload_raw
+        if isinstance(overrides.get("queues"), Mapping) and "arguments" in overrides["queues"]:
+            # Queue arguments are the queue type's: a group's own replace what it inherits (a lazy classic group
+            # must not carry the quorum foreground's x-quorum-initial-group-size).
+            merged["queues"]["arguments"] = copy.deepcopy(overrides["queues"]["arguments"])
+            base_raw = {**workload_raw, "queues": {k: v for k, v in (workload_raw.get("queues") or {}).items()
+                                                   if k != "arguments"}}
+        sub_value = {"name": scenario.name, "warmup_s": scenario.warmup_s, "steps": steps_raw, "workload": merged}
         own: list[Problem] = []
-        parsed = _parse_scenario(sub_value, g.path, own, workload_raw, base_workload, deployment)
+        parsed = _parse_scenario(sub_value, g.path, own, base_raw, base_workload, deployment)
         for problem in own:  # problems of what the group inherited were reported for the scenario itself
             if problem.path.startswith(join(g.path, "workload")):
                 problems.append(problem)

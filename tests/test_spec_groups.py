@@ -18,7 +18,8 @@ BASE: dict[str, Any] = {
     "name": "groups", "deployment": "local", "catalog": "aws-us-east-1-2020",
     "target": {"rate": 400, "p99_latency_ms": 500},
     "workload": {
-        "queues": {"count": 4, "name_pattern": "qq-{n}", "type": "quorum", "durable": True},
+        "queues": {"count": 4, "name_pattern": "qq-{n}", "type": "quorum", "durable": True,
+                   "arguments": {"x-quorum-initial-group-size": 3}},
         "message": {"size_bytes": 1024, "persistent": True},
         "publishers": {"count": 4, "confirms_in_flight": 50},
         "consumers": {"count": 4, "prefetch": 50},
@@ -70,6 +71,8 @@ def test_groups_have_their_own_workload_and_the_scenarios_phases() -> None:
     assert lazy.workload.queues.type == "classic" and lazy.workload.queues.arguments == {"x-queue-mode": "lazy"}
     assert lazy.workload.queues.names()[0] == "lazy-1" and lazy.workload.message.size_bytes == 64
     assert quorum.workload.queues.type == "quorum" and scenario.workload == quorum.workload
+    # a group's own queue arguments replace the inherited ones (no quorum argument on a lazy classic queue)
+    assert quorum.workload.queues.arguments == {"x-quorum-initial-group-size": 3}
 
 
 def test_foreground_may_name_a_later_group_and_a_group_may_run_max() -> None:
