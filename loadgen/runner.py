@@ -483,7 +483,8 @@ class Runner:
             rows = [r for (_p, _w), rs in self.sink.rows.items() for r in rs if r["second"] == complete]
         published = sum(r["published"] for r in rows)
         consumed = sum(r["consumed"] for r in rows)
-        target = self.timeline.scheduled(complete, complete + 1) if complete >= 0 else 0.0
+        timelines = [g.timeline for g in self.groups] or [self.timeline]  # every workload group's schedule
+        target = sum(t.scheduled(complete, complete + 1) for t in timelines) if complete >= 0 else 0.0
         counts = self.e2e_by_phase.get(phase.number) if phase else None
         p99 = quantile_from_counts(counts, 0.99) / 1000 if counts is not None and counts.sum() else float("nan")
         late = max((r.late_s for r in self.last_rows.values()), default=0.0)
