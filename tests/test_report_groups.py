@@ -27,7 +27,7 @@ def test_groups_section_shows_every_group_and_states_the_background_load() -> No
                       None, None, {}, {}, {}, [], group_summary=everything)
     html = "".join(str(part) for part in Report(campaign, data, "R1", "now").groups_section())
     assert "Background load: lazy: 6 classic queue(s) (x-queue-mode: lazy), 6 publisher(s), 6 consumer(s), " \
-           "64 B messages, 10/publisher msg/s held" in html
+           "64 B messages, held at 10 msg/s per publisher (60 msg/s), no publisher confirms" in html
     assert html.count("<td>background</td>") == 2 and html.count("<td>foreground</td>") == 2
     assert "8,642" in html and ">60<" in html and "154.0 ms" in html  # each group's own rates and p99
 

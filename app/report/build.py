@@ -665,7 +665,16 @@ def describe_group(group: WorkloadGroup) -> str:
     """A group's workload in words (from the spec): queues, message size, clients and its rate."""
     w = group.workload
     args = ", ".join(f"{k}: {v}" for k, v in w.queues.arguments.items())
-    rate = f", {group.hold} msg/s held" if group.hold else ""
+    rate = ""
+    if group.hold == "max":
+        rate = ", publishing at max (closed loop)"
+    elif group.hold:
+        total = (group.schedule.step_rates or (0.0,))[0]
+        per = group.hold.removesuffix("/publisher")
+        rate = f", held at {per} msg/s per publisher ({total:g} msg/s)" if per != group.hold else \
+            f", held at {total:g} msg/s"
+    if not w.publishers.confirms_in_flight:
+        rate += ", no publisher confirms (its confirm rate is 0)"
     return (f"{w.queues.count} {w.queues.type} queue(s){f' ({args})' if args else ''}, {w.publishers.count} "
             f"publisher(s), {w.consumers.count} consumer(s), {w.message.size_bytes} B messages{rate}")
 
