@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from sizing.layout import RunKey
+from spark_jobs import gate
 from spark_jobs import phase_summary as ps
 from tests.spark_records import client_rows, frames, phase_row
 
@@ -21,7 +22,8 @@ KEY = RunKey("c", "n1-c5.2xlarge-gp2", "mixed", "R1")
 OLD = RunKey("c", "n1-c5.2xlarge-gp2", "pure", "R1")
 
 
-def test_one_row_per_group_per_phase_with_each_groups_own_figures(spark) -> None:
+def two_group_records() -> tuple[list[dict], list[dict], list[dict]]:
+    """phases, client_seconds and accounting rows of the two-group run and of the pre-groups run."""
     phases, rows, books = [], [], []
     for group, foreground, rate, workers, e2e_us in (("qq", True, 100, (0, 1), 5_000.0),
                                                      ("lazy", False, 10, (2,), 40_000.0)):
@@ -40,6 +42,11 @@ def test_one_row_per_group_per_phase_with_each_groups_own_figures(spark) -> None
                     per_second=per_worker, e2e_us=samples)]
     phases.append(phase_row(OLD, 1, 0, 10, 2, 100))  # written before groups: no group columns
     rows += client_rows(OLD, 1, 0, range(0, 10), 2, target_rate=100, per_second=100)
+    return phases, rows, books
+
+
+def test_one_row_per_group_per_phase_with_each_groups_own_figures(spark) -> None:
+    phases, rows, books = two_group_records()
     events = [{**KEY.as_dict(), "ts": 1.6e9 + 15, "second": 15.0, "phase": 2, "kind": "worker_behind",
                "fault_id": None, "fault_kind": None, "node": None, "detail": None}]
     summary = ps.summarise(frames(spark, "phases", phases), frames(spark, "client_seconds", rows),
@@ -61,3 +68,17 @@ def test_one_row_per_group_per_phase_with_each_groups_own_figures(spark) -> None
     assert got[("mixed", "qq", 2)]["invalid_reason"] == got[("mixed", "lazy", 2)]["invalid_reason"] == "loadgen_behind"
     old = got[("pure", "main", 1)]
     assert old["foreground"] is True and old["publish_rate"] == pytest.approx(100.0) and old["group_detail"] is None
+
+
+def test_the_raw_gate_wants_every_group_of_every_phase(spark) -> None:
+    """The raw suite's cross-record rule per (run, phase, group): a group whose accounting is missing fails."""
+    phases, rows, books = two_group_records()
+    raw = {"phases": frames(spark, "phases", phases), "client_seconds": frames(spark, "client_seconds", rows),
+           "accounting": frames(spark, "accounting", [b for b in books if b["group"] != "lazy"]),
+           "node_seconds": frames(spark, "node_seconds", [])}
+    frame = gate.raw_frames(raw, {"mixed": 2, "pure": 1}, {"mixed": ["qq", "lazy"]})["raw_run_phase"]
+    seen = {(r.scenario, r.group, r.phase): (r.in_phases_table, r.in_client_seconds, r.in_accounting)
+            for r in frame.itertuples()}
+    assert seen == {("mixed", "qq", 1): (True, True, True), ("mixed", "qq", 2): (True, True, True),
+                    ("mixed", "lazy", 1): (True, True, False), ("mixed", "lazy", 2): (True, True, False),
+                    ("pure", "main", 1): (True, True, False)}
