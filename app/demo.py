@@ -405,11 +405,21 @@ def failure_reason(client: AirflowClient, dag_id: str, run_id: str, ti: dict) ->
         content = client.get(path, **params).get("content")
     except Exception as err:  # the reason is a convenience; the log stays in the UI
         return f"(log not readable: {err})"
+    return pick_reason(log_lines(content))
+
+
+def log_lines(content: object) -> list[str]:
+    """A task log's text lines. Airflow 3 logs structured entries: the exception of a failed task is in the
+    entry's `error_detail` (`{exc_type, exc_value}`), its `event` only says "Task failed with exception"."""
     lines = []
     for entry in content if isinstance(content, list) else str(content or "").splitlines():
         event = entry.get("event", "") if isinstance(entry, dict) else str(entry)
         lines.extend(line.strip() for line in str(event).splitlines() if line.strip())
-    return pick_reason(lines)
+        details = entry.get("error_detail") if isinstance(entry, dict) else None
+        for detail in details if isinstance(details, list) else ():
+            if isinstance(detail, dict) and detail.get("exc_type"):
+                lines.append(f"{detail['exc_type']}: {detail.get('exc_value', '')}".strip())
+    return lines
 
 
 def pick_reason(lines: list[str]) -> str:
@@ -478,6 +488,30 @@ def print_leaderboard(s: DemoSettings, campaign: str, say: Callable[[str], None]
     return True
 
 
+CLIENT_SETTINGS_COLUMNS = {  # phase_summary column -> heading: what a client-setting step measured
+    "scenario": "scenario", "phase_name": "step", "publish_rate": "published/s", "confirm_rate": "confirmed/s",
+    "consume_rate": "consumed/s", "e2e_p99_ms": "e2e p99 ms", "latency_basis": "latency from", "valid": "kept up",
+}
+
+
+def client_settings_table(summary, scenarios: list[str]) -> str:
+    """Per step of the client-setting scenarios (seed 003): rates and p99 with the basis it is measured from, as
+    phase_summary holds them; per scenario, its steps in run order."""
+    rows = summary[summary["scenario"].isin(scenarios)].sort_values(["config_id", "scenario", "start_s"])
+    table = rows[[c for c in CLIENT_SETTINGS_COLUMNS if c in rows.columns]].rename(columns=CLIENT_SETTINGS_COLUMNS)
+    return table.to_string(index=False, float_format=lambda v: f"{v:,.1f}")
+
+
+def print_client_settings(s: DemoSettings, campaign: str, scenarios: list[str],
+                          say: Callable[[str], None] = print) -> bool:
+    df = read_table(s, table_prefix("phase_summary", campaign))
+    if df is None or df.empty or not df["scenario"].isin(scenarios).any():
+        return False
+    say(f"\n== client settings: {campaign} (per step, from phase_summary; max mode measures latency from the "
+        f"actual send)\n" + client_settings_table(df, scenarios))
+    return True
+
+
 def next_steps(s: DemoSettings, campaign: str, run_label: str) -> list[str]:
     """Follow-up commands that work verbatim in a new shell (the CLI reads <state>/demo.json by itself)."""
     cli = s.cli()
@@ -499,9 +533,12 @@ def demo(campaign: str = "campaigns/local-quick.yaml", run_label: str = "demo", 
     client = AirflowClient(s)
     say(f"waiting for the DAG processor to parse {DAG_ID} ...")
     client.wait_for_dag(DAG_ID)
+    from sizing.rules import is_client_settings
     from sizing.spec import load_campaign
 
-    name = load_campaign(REPO_ROOT / campaign if not Path(campaign).is_absolute() else campaign).name
+    spec = load_campaign(REPO_ROOT / campaign if not Path(campaign).is_absolute() else campaign)
+    name = spec.name
+    client_settings = [sc.name for sc in spec.scenarios if is_client_settings(sc)]
     run_id = client.trigger(DAG_ID, {"campaign": campaign, "run_label": run_label})
     say(f"triggered {DAG_ID} run {run_id} ({campaign}); follow it at {s.api_url}/dags/{DAG_ID}")
     t_triggered = time.monotonic()
@@ -521,8 +558,12 @@ def demo(campaign: str = "campaigns/local-quick.yaml", run_label: str = "demo", 
         for ti in tis:
             if ti.get("state") == "failed":
                 say(f"  {_label(ti)} failed: {failure_reason(client, DAG_ID, run_id, ti)}")
-    elif not print_leaderboard(s, name, say):
-        say(f"(no leaderboard table found under {table_prefix('leaderboards', name)})")
+    else:
+        # a campaign of client-setting steps only (seed 003/004) ranks no config: its steps are the result
+        if len(client_settings) < len(spec.scenarios) and not print_leaderboard(s, name, say):
+            say(f"(no leaderboard table found under {table_prefix('leaderboards', name)})")
+        if client_settings and not print_client_settings(s, name, client_settings, say):
+            say(f"(no client-setting rows under {table_prefix('phase_summary', name)})")
     steps = next_steps(s, name, run_label)
     say(f"\nUI:     {s.api_url}/dags/{DAG_ID}  (user {s.user}, password {s.password})"
         f"\nTables: s3://{s.bucket}/tables/ at {s.s3_url}; the CLI finds this stack by itself "

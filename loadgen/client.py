@@ -116,8 +116,8 @@ class FastConnection(pika.SelectConnection):
         """Re-subscribe with the new prefetch: basic.cancel, basic.qos, basic.consume on the same channel.
 
         Checked against RabbitMQ 3.10 (tests/test_loadgen_max_mode.py reads the consumer's prefetch_count back from
-        the management API): basic.qos with global=false sets the limit for consumers created *after* it on the
-        channel; an existing consumer keeps the prefetch it subscribed with. Hence the re-subscribe. Unacked
+        the queue with rabbitmqctl eval): basic.qos with global=false sets the limit for consumers created *after*
+        it on the channel; an existing consumer keeps the prefetch it subscribed with. Hence the re-subscribe. Unacked
         deliveries stay the channel's (delivery tags keep counting), so the driver's ack bookkeeping carries on."""
         ch, tag = self.lg_ch, self.lg_consumer_tag
         if ch is None or tag is None or not ch.is_open:

@@ -204,6 +204,8 @@ class Scenario:
     # `steps_dimension` names the varied setting ("sequence" for a listed sequence). None: rate steps/profile.
     step_settings: tuple[StepSetting, ...] | None = None
     steps_dimension: str | None = None
+    # `isolate: true`: the scenario as written, of whose steps this run is one (the report draws them as one line).
+    isolated_from: str | None = None
     # Issue 14: concurrent workload groups (empty: one implicit group, DEFAULT_GROUP). The scenario's own workload
     # and steps are the foreground group's; the SLO and the leaderboards judge the foreground only.
     groups: tuple[WorkloadGroup, ...] = ()
@@ -279,13 +281,20 @@ class Campaign:
 
 
 def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """`override` on top of `base` (`extends`, a scenario's `workload`): a mapping merges key by key, anything
+    else replaces, and an explicit empty mapping (`arguments: {}`) replaces too: it clears what was inherited."""
     merged = copy.deepcopy(dict(base))
     for key, value in override.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+        if isinstance(value, Mapping) and value and isinstance(merged.get(key), Mapping):
             merged[key] = deep_merge(merged[key], value)
         else:
             merged[key] = copy.deepcopy(value)
     return merged
+
+
+# Queue arguments RabbitMQ 3.10 defines for quorum queues only (a mirrored or classic queue must not carry them).
+QUORUM_ONLY_ARGUMENTS = ("x-quorum-initial-group-size", "x-max-in-memory-length", "x-max-in-memory-bytes",
+                         "x-delivery-limit")
 
 
 def _parse_workload(f: Fields) -> Workload | None:
@@ -303,6 +312,9 @@ def _parse_workload(f: Fields) -> Workload | None:
         q.fail("policy", f"ha-* policy keys only apply to mirrored queues, not {qtype}")
     if qtype == "stream" and arguments and "x-max-length" in arguments:
         q.fail("arguments.x-max-length", "stream queues take x-max-length-bytes, not x-max-length")
+    for key in sorted(set(arguments or {}) & set(QUORUM_ONLY_ARGUMENTS) if qtype not in (None, "quorum") else ()):
+        q.fail(f"arguments.{key}", f"applies to quorum queues only, not {qtype} (inherited through `extends` or "
+                                   f"the campaign workload? `arguments: {{}}` clears inherited arguments)")
     queues = QueueSpec(
         count=q.int("count", minimum=1) or 0,
         name_pattern=pattern or "",
@@ -1004,7 +1016,8 @@ def isolated_runs(scenario: Scenario) -> list[Scenario]:
     for setting in scenario.step_settings or ():
         slug = setting.label.replace("=", "-").replace(",", "_").replace(".", "p")
         runs.append(replace(scenario, name=f"{scenario.name}-{slug}", step_rates=(setting.rate,),
-                            step_settings=(setting,), workload=_workload_with(scenario.workload, setting)))
+                            step_settings=(setting,), workload=_workload_with(scenario.workload, setting),
+                            isolated_from=scenario.name))
     return runs
 
 

@@ -2,13 +2,17 @@
 
 Port slot 50 (this area's 50-54). Each run is a few seconds per step. Independent checks: the confirm window is
 checked against the per-second in-flight peak the publisher records; the live prefetch against the consumer's
-prefetch_count as the broker's management API reports it; throughput against the broker-confirmed counts.
+prefetch_count as the queue itself holds it (`rabbitmqctl eval` on the node, sampled every 50 ms: the management
+API lists consumers 2-3 s late on 3.10.8); throughput against the broker-confirmed counts.
 """
 
 from __future__ import annotations
 
 import copy
 import itertools
+import os
+import signal
+import subprocess
 import threading
 import time
 
@@ -16,7 +20,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from adapters.management import ManagementClient
 from loadgen.runner import Runner, RunOptions
 from sizing import layout
 from sizing.spec import parse_campaign
@@ -24,6 +27,7 @@ from sizing.spec import parse_campaign
 pytestmark = pytest.mark.cluster
 
 CONFIG = "n1-c5.2xlarge-gp2"
+LIVE_STEP_S = 5.0
 SPEC = {
     "name": "maxmode", "catalog": "aws-us-east-1-2020", "target": {"rate": 1000, "p99_latency_ms": 1000},
     "workload": {
@@ -37,10 +41,8 @@ SPEC = {
         {"name": "inflight", "warmup_s": 1,
          "steps": {"vary": "confirms_in_flight", "values": [1, 5, 20, 200], "duration_s": 4, "rate": "max"}},
         {"name": "live-consumer", "warmup_s": 1,
-         # 8 s steps: the management API lists consumers 2-3 s late (more on a busy machine), and the new
-         # prefetch must show up there before the run ends.
          "steps": {"sequence": [{"prefetch": 10, "multi_ack_every": 1}, {"prefetch": 100, "multi_ack_every": 10}],
-                   "duration_s": 8, "rate": 2000}},
+                   "duration_s": LIVE_STEP_S, "rate": 2000}},
         {"name": "no-confirms", "warmup_s": 1,
          "steps": {"sequence": [{"confirms_in_flight": 0, "auto_ack": True}], "duration_s": 4, "rate": "max",
                    "max_rate": 3000}},
@@ -52,9 +54,7 @@ SPEC = {
 
 @pytest.fixture(scope="module")
 def cluster(local_cluster_factory):
-    # The management API lists consumers from the broker's periodic metrics collection (5 s by default: a
-    # re-subscribed consumer showed up 0.5-5 s late); 250 ms shortens that to 2-3 s (measured).
-    return local_cluster_factory(slot=50, nodes=1, broker_config={"collect_statistics_interval": 250}).cluster
+    return local_cluster_factory(slot=50, nodes=1).cluster
 
 
 def run(cluster, scenario: str, tmp_path):
@@ -100,37 +100,63 @@ def test_max_mode_throughput_rises_with_the_confirm_window_which_is_never_exceed
     assert (accounting.lost == 0).all() and (accounting.consumed_unique == accounting.published).all()
 
 
+# Runs inside the node: every 50 ms, the node's clock (ms since the epoch) and the prefetch_count of each consumer
+# the queue holds (rabbit_amqqueue:consumers_all: what `rabbitmqctl list_consumers queue_name prefetch_count`
+# lists, without a CLI start-up of 1.5-2 s per sample).
+PREFETCH_SAMPLER = """
+End = os:system_time(millisecond) + {ms},
+Loop = fun L() ->
+    Now = os:system_time(millisecond),
+    P = [proplists:get_value(prefetch_count, C) || C <- rabbit_amqqueue:consumers_all(<<"{vhost}">>),
+         element(4, proplists:get_value(queue_name, C)) =:= <<"{queue}">>],
+    io:format("~b ~w~n", [Now, P]), timer:sleep(50),
+    case Now < End of true -> L(); false -> ok end end,
+Loop()."""
+
+
+def sample_broker_prefetch(cluster, queue: str, seconds: float) -> tuple[subprocess.Popen, list[tuple[float, list]]]:
+    """Start the sampler on node 1; returns the CLI process and the (epoch s, [prefetch_count, ...]) samples it
+    appends as they stream in. Returns once the first sample is in (the CLI is up)."""
+    node = cluster.nodes[0]
+    code = PREFETCH_SAMPLER.format(ms=int(seconds * 1000), vhost=cluster.vhost, queue=queue)
+    proc = subprocess.Popen([*node.ctl_cmd, "-t", str(int(seconds) + 30), "eval", code],
+                            env={**os.environ, **cluster.ctl_env}, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True, start_new_session=True)
+    samples: list[tuple[float, list]] = []
+    first = threading.Event()
+
+    def read_lines() -> None:
+        for line in proc.stdout:
+            stamp, _, listed = line.strip().partition(" ")
+            if stamp.isdigit():
+                samples.append((int(stamp) / 1000, [int(v) for v in listed.strip("[]").split(",") if v]))
+                first.set()
+
+    threading.Thread(target=read_lines, daemon=True).start()
+    assert first.wait(30), "rabbitmqctl eval gave no sample"
+    return proc, samples
+
+
 def test_live_prefetch_and_ack_interval_change_at_the_step_boundary(cluster, tmp_path):
-    management = ManagementClient(cluster)
-    seen: list[tuple[float, int]] = []  # (monotonic time, prefetch_count of the run's consumer per the broker)
-    done = threading.Event()
-
-    def watch() -> None:
-        while not done.is_set():
-            for consumer in management.get(f"/api/consumers/{management.vhost_path}"):
-                if consumer["queue"]["name"] == "maxmode-1":
-                    seen.append((time.monotonic(), consumer["prefetch_count"]))
-            time.sleep(0.1)
-
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
+    proc, seen = sample_broker_prefetch(cluster, "maxmode-1", seconds=60)
     try:
         runner = run(cluster, "live-consumer", tmp_path)
     finally:
-        done.set()
-        watcher.join()
-    boundary = runner.start_mono + 8.0
-    # The broker acknowledged the re-subscription (basic.consume-ok) within 1 s of the step boundary.
+        os.killpg(proc.pid, signal.SIGTERM)  # the CLI and what it started (its own session)
+        proc.wait(10)
+    boundary = runner.start_epoch + LIVE_STEP_S  # node and runner read the same machine clock
+    # The queue itself holds the new prefetch for the run's consumer within 1 s of the step boundary: the first
+    # sample listing 100 is no later than boundary + 1 s. Before the boundary only the old value (or, while the
+    # consumer subscribes at the start, none); after the first 100, never 10 again (the old consumer is gone).
+    assert any(p == [10] for t, p in seen if t < boundary), seen
+    assert all(set(p) <= {10} for t, p in seen if t < boundary), seen
+    first_new = next(t for t, p in seen if 100 in p)
+    assert boundary <= first_new <= boundary + 1.0, (first_new - boundary, seen)
+    assert all(10 not in p for t, p in seen if t >= first_new), seen
+    # The generator saw it too: basic.consume-ok for the re-subscription came within the same second.
     events = read(tmp_path, runner, "events")
     resubscribed = events[events.kind == "consumer_resubscribed"]
-    assert len(resubscribed) == 1 and 8.0 <= resubscribed.second.iloc[0] <= 9.0, resubscribed
-    # The management API reports the old prefetch before the boundary and the new one after: once it shows 100,
-    # never 10 again. It lists consumers from its periodic metrics collection, 2-3 s behind on RabbitMQ 3.10.8
-    # even at collect_statistics_interval 250 ms (measured here), so its own timing is not the 1 s check.
-    before = {p for t, p in seen if t < boundary}
-    assert before == {10}, seen
-    after = [p for t, p in seen if t >= boundary]
-    assert 100 in after and 10 not in after[after.index(100):], after
+    assert len(resubscribed) == 1 and LIVE_STEP_S <= resubscribed.second.iloc[0] <= LIVE_STEP_S + 1, resubscribed
     seconds = read(tmp_path, runner, "client_seconds")
     live = seconds[seconds.phase > 0].groupby("second").first()
     assert (live[live.phase == 1].multi_ack_every == 1).all() and (live[live.phase == 2].multi_ack_every == 10).all()

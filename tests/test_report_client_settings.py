@@ -9,9 +9,9 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from app.report.build import Report
-from app.report.tables import PHASE_SUMMARY_OPTIONAL, ReportData
-from sizing.spec import parse_campaign
+from app.report.build import Report, settings_step_points, time_series_scenarios
+from app.report.tables import CLIENT_SECONDS_COLUMNS, PHASE_SUMMARY_OPTIONAL, ReportData
+from sizing.spec import load_campaign, parse_campaign
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -28,9 +28,10 @@ def test_client_settings_steps_show_their_latency_basis() -> None:
              "e2e_p999_ms": 12.0, "valid": True, **PHASE_SUMMARY_OPTIONAL, "rate_mode": "max", "latency_basis": "sent"}
             for n, w, rate in ((1, 5, 1234.0), (2, 200, 12345.0))]
     for row in rows:
-        row["start_s"] = (row["phase"] - 1) * 5.0
+        row.update(start_s=(row["phase"] - 1) * 5.0, warmup_s=1.0, duration_s=5.0)
     client = pd.DataFrame({"repeat": 1, "second": range(10), "phase": [1] * 5 + [2] * 5,
-                           "confirmed": [1234] * 5 + [12345] * 5, "consumed": [1234] * 5 + [12345] * 5})
+                           "confirmed": [1234] * 5 + [12345] * 5, "consumed": [1234] * 5 + [12345] * 5,
+                           "published": [1234] * 5 + [12345] * 5, "e2e_max_us": [15000.0] * 10})
     data = ReportData(campaign.name, pd.DataFrame(rows), pd.DataFrame({"config_id": [], "monthly_cost": []}),
                       pd.DataFrame(), None, None, {(config, "inflight", "R1"): client}, {}, {}, [])
     report = Report(campaign, data, "R1", "now")
@@ -39,4 +40,54 @@ def test_client_settings_steps_show_their_latency_basis() -> None:
     assert "confirms_in_flight=200" in html and "12,345" in html
     assert html.count("<td>sent</td>") == 2, html
     # the run's throughput chart marks each step with its setting (seed 003, Figs 1-9)
-    assert report.charts == 1 and "<svg" in html and html.count("confirms_in_flight=") >= 4
+    # and the per-step chart (one line per queue type) follows it
+    assert report.charts == 2 and html.count("<svg") == 2 and html.count("confirms_in_flight=") >= 4
+    # latency over the run under the rates: each step's percentiles and the worst per second, from `sent`
+    assert "worst per second" in html and "step p99" in html and "e2e latency (from sent)" in html
+    # build_report reads these runs' raw series (it once read only the adverse scenarios': no chart at all)
+    assert time_series_scenarios(campaign) == ["inflight"]
+    assert "e2e_max_us" in CLIENT_SECONDS_COLUMNS  # ... including each second's worst latency
+
+
+def test_seed_003_step_charts_draw_one_line_per_queue_type_from_phase_summary() -> None:
+    """flow-control-2020 as written (quorum and mirrored scenarios, prefetch isolated into one run per value):
+    per varied setting one chart whose points are the phase_summary figures of each step, one line per queue
+    type. Known answers: each row's confirm_rate encodes (queue type, step) and must come back unchanged."""
+    campaign = load_campaign(ROOT / "campaigns" / "flow-control-2020.yaml")
+    config = campaign.clusters[0].config_id
+    rows = []
+    for scenario in campaign.scenarios:
+        qt_base = 100_000.0 if scenario.workload.queues.type == "quorum" else 200_000.0
+        for n, setting in enumerate(scenario.step_settings or (), start=1):
+            rate = qt_base + 10 * n + len(setting.label)  # known per (queue type, step), never equal across lines
+            confirms = setting.confirms_in_flight > 0  # without confirms, the published rate is the throughput
+            rows.append({"campaign": campaign.name, "config_id": config, "scenario": scenario.name, "run_id": "R1",
+                         "repeat": 1, "phase": n, "phase_name": setting.label, "start_s": (n - 1) * 300.0,
+                         "target_rate": 0.0, "confirm_rate": rate if confirms else 0.0, "publish_rate": rate,
+                         "consume_rate": rate - 1, "e2e_p50_ms": 2.0,
+                         "e2e_p75_ms": 3.0, "e2e_p95_ms": 5.0 * n, "e2e_p99_ms": 9.0 * n, "e2e_p999_ms": 20.0,
+                         "valid": True, **PHASE_SUMMARY_OPTIONAL, "rate_mode": "max", "latency_basis": "sent"})
+    summary = pd.DataFrame(rows)
+    data = ReportData(campaign.name, summary, pd.DataFrame({"config_id": [], "monthly_cost": []}),
+                      pd.DataFrame(), None, None, {}, {}, {}, [])
+    report = Report(campaign, data, "R1", "now")
+    groups = settings_step_points(report.client_settings, summary, name_configs=False)
+    assert groups["sequence"].points["confirm_rate"].tolist() == [0.0, 0.0]  # no confirms: as the table says
+    assert sorted(groups) == ["confirms_in_flight", "multi_ack_every", "prefetch", "sequence"]
+    inflight = groups["confirms_in_flight"]
+    assert inflight.step_labels == ["1", "5", "20", "200", "1000", "10000"] and inflight.basis == "sent"
+    assert sorted(inflight.points["line"].unique()) == ["mirrored (mirrored-inflight)", "quorum (qq-inflight)"]
+    prefetch = groups["prefetch"]  # five isolated runs per queue type, joined back into one line each
+    assert sorted(prefetch.points["line"].unique()) == ["mirrored (mirrored-prefetch)", "quorum (qq-prefetch)"]
+    assert prefetch.step_labels == ["1", "10", "100", "1000", "10000"]
+    quorum = prefetch.points[prefetch.points["line"] == "quorum (qq-prefetch)"].sort_values("step_index")
+    assert quorum["confirm_rate"].tolist() == [100_010.0 + len(f"prefetch={v}") for v in (1, 10, 100, 1000, 10000)]
+    expected = summary.set_index(["scenario", "phase_name"])["confirm_rate"]
+    for group in groups.values():
+        for r in group.points.itertuples(index=False):
+            assert r.confirm_rate == expected[(r.scenario, r.phase_name)]  # read, not recomputed
+    html = "".join(str(part) for part in report.settings_by_queue_type())
+    assert report.charts == 4 and html.count("<svg") == 4
+    assert "quorum (qq-inflight): confirmed" in html and "mirrored (mirrored-inflight): confirmed" in html
+    assert "from the sent time" in html and "10000" in html
+    assert html.count("(published where no confirms)") == 2  # the no-confirms chart's two lines

@@ -101,6 +101,10 @@ BAD_SPECS = [
     ("scenario-override-breaks-workload", _set("scenarios.0.workload", {"consumers": {"count": 0}}),
      "scenarios[0].workload.consumers.count", ">= 1"),
     ("null-field", _set("workload.message.persistent", None), "workload.message.persistent", "got null"),
+    # local-quick's quorum arguments inherited by a mirrored scenario that does not clear them (`arguments: {}`)
+    ("quorum-arguments-on-mirrored", _set("scenarios.0.workload", {"queues": {
+        "type": "mirrored", "policy": {"ha-mode": "exactly", "ha-params": 2}}}),
+     "scenarios[0].workload.queues.arguments.x-quorum-initial-group-size", "quorum queues only"),
     ("root-not-a-mapping", lambda spec: spec.clear() or spec.update({"x": 1}), "name", "is required"),
 ]
 
@@ -156,6 +160,15 @@ def test_shipped_campaigns_are_valid(name: str) -> None:
     assert campaign.scenarios and campaign.clusters
 
 
+@pytest.mark.parametrize("path", sorted((ROOT / "campaigns").glob("*.yaml")), ids=lambda p: p.stem)
+def test_every_shipped_campaign_validates_and_plans(path: Path) -> None:
+    """`sizing validate` and `sizing plan` on each file in campaigns/ (the CLI's own entry points, in process)."""
+    from app.cli import main
+
+    assert main(["validate", str(path)]) == 0
+    assert main(["plan", str(path)]) == 0
+
+
 def test_seed_campaigns_carry_the_seed_methodology() -> None:
     quorum = load_campaign(ROOT / "campaigns" / "quorum-sizing-2020.yaml")
     assert len(quorum.clusters) == 21
@@ -184,6 +197,33 @@ def test_seed_campaigns_carry_the_seed_methodology() -> None:
     assert (ndq.workload.consumers.prefetch, ndq.workload.consumers.multi_ack_every) == (200, 50)
     assert ndq.workload.message.persistent is False and ndq.workload.publishers.confirms_in_flight == 0
     assert [s.nodes for s in ndq.clusters] == [1]
+
+
+def test_an_explicit_empty_mapping_clears_what_is_inherited(tmp_path: Path) -> None:
+    """`arguments: {}` replaces the inherited arguments (a scenario override and `extends` alike); a non-empty
+    mapping still merges key by key. Known answers: local-quick's quorum workload carries
+    {x-quorum-initial-group-size: 3}; quorum-sizing-2020 two quorum-only arguments."""
+    mirrored = {"type": "mirrored", "policy": {"ha-mode": "exactly", "ha-params": 2}}
+    spec = mutated(_set("scenarios.0.workload", {"queues": {**mirrored, "arguments": {}}}))
+    spec["scenarios"][1]["workload"] = {"queues": {"arguments": {"x-max-length": 10}}}
+    campaign = parse_campaign(spec)
+    assert campaign.workload.queues.arguments == {"x-quorum-initial-group-size": 3}
+    assert campaign.scenarios[0].workload.queues.arguments == {}
+    assert campaign.scenarios[1].workload.queues.arguments == {"x-quorum-initial-group-size": 3, "x-max-length": 10}
+    # mirrored-sizing-2020 extends quorum-sizing-2020 and clears its quorum-only arguments
+    assert load_campaign(ROOT / "campaigns" / "quorum-sizing-2020.yaml").workload.queues.arguments == {
+        "x-quorum-initial-group-size": 3, "x-max-in-memory-length": 0}
+    resolved = load_campaign(ROOT / "campaigns" / "mirrored-sizing-2020.yaml")
+    assert resolved.workload.queues.arguments == {}
+    assert all(s.workload.queues.arguments == {} for s in resolved.scenarios)
+    # ... and without the `{}` the same child is refused, naming the inherited argument
+    child = tmp_path / "child.yaml"
+    child.write_text(f"extends: {ROOT / 'campaigns' / 'quorum-sizing-2020.yaml'}\nname: child\n"
+                     "workload: {queues: {type: mirrored, policy: {ha-mode: exactly, ha-params: 2}}}\n")
+    with pytest.raises(SpecError) as info:
+        load_campaign(child)
+    assert set(info.value.paths()) == {"workload.queues.arguments.x-max-in-memory-length",
+                                       "workload.queues.arguments.x-quorum-initial-group-size"}
 
 
 def test_spec_hash_is_stable_and_sensitive() -> None:

@@ -27,7 +27,7 @@ from sizing.cost import cost_per_1000_msgs
 from sizing.disks import VOLUME_ROLES, placement, volume_label
 from sizing.plan import plan_configs
 from sizing.rules import is_client_settings, is_intensity
-from sizing.spec import Campaign, WorkloadGroup, load_campaign
+from sizing.spec import Campaign, Scenario, WorkloadGroup, load_campaign
 
 MAX_GROUP = 7  # configs per latency chart (the seed splits 7 clusters into 4 + 3 for readability)
 MAX_BROKER_CHARTS = 24
@@ -416,12 +416,31 @@ class Report:
                 steps = [(float(r.start_s), str(r.phase_name)) for r in phases.itertuples(index=False)
                          if hasattr(r, "start_s")]
                 title = f"{scenario.name} on {cid}"
-                out.append(self.fig(charts.settings_timeseries(_repeat(client, first), steps, title),
+                basis = "/".join(sorted(set(phases["latency_basis"].dropna().astype(str)))) or "intended"
+                windows = phases if {"start_s", "warmup_s", "duration_s"} <= set(phases.columns) else None
+                out.append(self.fig(charts.settings_timeseries(_repeat(client, first), steps, title, windows, basis),
                                     f"{title} (run {run_id}, repeat {first}): confirmed and consumed rate per "
-                                    "second; dotted lines mark the step boundaries and their setting."))
+                                    "second; dotted lines mark the step boundaries and their setting. Below: "
+                                    f"each step's e2e p50/p95/p99 (phase_summary, from the {basis} time) and the "
+                                    "worst latency of each second."))
+        out.extend(self.settings_by_queue_type())
         out.append(tag("p", "Latency from `sent`: max mode (closed loop) has no intended send time, so end-to-end "
                             "latency is measured from the actual send; `intended`: from the open-loop schedule.",
                        class_="note"))
+        return out
+
+    def settings_by_queue_type(self) -> list[object]:
+        """Seed 003's per-step charts: per varied setting, every scenario that steps it (quorum and mirrored)
+        as one line on shared axes, its figures as phase_summary holds them (mean over repeats)."""
+        out: list[object] = []
+        for setting, group in settings_step_points(self.client_settings, self.data.phase_summary,
+                                                   len(self.config_ids) > 1).items():
+            title = f"{setting} per step, one line per queue type"
+            caption = (f"{title}: achieved confirm and consume rate (top) and end-to-end p50/p95/p99 latency "
+                       f"measured from the {group.basis} time (bottom), as phase_summary holds them; the x axis "
+                       f"marks each step's value.")
+            out.append(self.fig(charts.settings_steps_by_queue_type(group.points, group.step_labels, setting,
+                                                                    group.basis, title), caption))
         return out
 
     # -- adverse
@@ -709,6 +728,51 @@ def _any_true(values: pd.Series) -> bool | None:
     return None if known.empty else bool(known.astype(bool).any())
 
 
+@dataclass(frozen=True)
+class SettingSteps:
+    """One varied client setting's steps across scenarios: `points` has one row per (line, step)."""
+
+    points: pd.DataFrame
+    step_labels: list[str]  # tick of each step_index: the setting's value (the whole label for a sequence)
+    basis: str  # what the e2e figures are measured from: sent | intended (both, joined, if the steps mix them)
+
+
+SETTING_STEP_METRICS = ("confirm_rate", "publish_rate", "consume_rate", "e2e_p50_ms", "e2e_p95_ms", "e2e_p99_ms")
+
+
+def settings_step_points(scenarios: list[Scenario], phase_summary: pd.DataFrame,
+                         name_configs: bool) -> dict[str, SettingSteps]:
+    """Per varied setting (`steps_dimension`), one line per scenario as written (an isolated scenario's runs
+    joined back by `isolated_from`) labelled with its queue type, one point per step: the phase_summary figures
+    of the phase whose name is the step's label, never recomputed (the mean over repeats, as everywhere)."""
+    mine = phase_summary[phase_summary["scenario"].isin([s.name for s in scenarios])]
+    summary_ci = repeats.summarize_repeats(mine, SETTING_STEP_METRICS) if not mine.empty else pd.DataFrame(
+        columns=["config_id", "scenario", "phase_name", *SETTING_STEP_METRICS])
+    groups: dict[str, list[Scenario]] = {}
+    for scenario in scenarios:
+        groups.setdefault(scenario.steps_dimension or "sequence", []).append(scenario)
+    out: dict[str, SettingSteps] = {}
+    for setting, members in groups.items():
+        labels = list(dict.fromkeys(s.label for m in members for s in m.step_settings or ()))
+        names = {m.name for m in members}
+        rows = summary_ci[summary_ci["scenario"].isin(names) & summary_ci["phase_name"].isin(labels)]
+        if rows.empty:
+            continue
+        points = rows[["config_id", "scenario", "phase_name",
+                       *(m for m in SETTING_STEP_METRICS if m in rows.columns)]].copy()
+        family = points["scenario"].map({m.name: m.isolated_from or m.name for m in members})
+        points["queue_type"] = points["scenario"].map({m.name: m.workload.queues.type for m in members})
+        points["line"] = points["queue_type"] + " (" + family + ")"
+        if name_configs:
+            points["line"] += " on " + points["config_id"]
+        points["step_index"] = points["phase_name"].map(labels.index)
+        raw = phase_summary[phase_summary["scenario"].isin(names)]
+        bases = sorted(set(raw["latency_basis"].dropna().astype(str))) if "latency_basis" in raw else []
+        ticks = [label.split("=", 1)[1] if setting != "sequence" and "=" in label else label for label in labels]
+        out[setting] = SettingSteps(points, ticks, "/".join(bases) or "intended")
+    return out
+
+
 def _repeat(df: pd.DataFrame | None, repeat: int) -> pd.DataFrame | None:
     return None if df is None else df[df["repeat"] == repeat]
 
@@ -722,6 +786,12 @@ def render_report(campaign: Campaign, data: ReportData, run_id: str, generated_a
 # ---------------------------------------------------------------------------------------------- I/O
 
 
+def time_series_scenarios(campaign: Campaign) -> list[str]:
+    """Scenarios whose per-second raw series the report reads: the adverse ones (seed 002's charts) and the
+    client-setting runs (seed 003's rate and latency over the run)."""
+    return [s.name for s in campaign.scenarios if not is_intensity(s)]
+
+
 def build_report(campaign_spec_path: str, run_id: str, settings: S3Settings | None = None,
                  local_path: str | Path | None = None, resource_configs: list[str] | None = None) -> str:
     """Read the campaign's tables from S3, render the report, write it to S3 (and to `local_path`,
@@ -729,7 +799,7 @@ def build_report(campaign_spec_path: str, run_id: str, settings: S3Settings | No
     settings = settings or S3Settings.from_env()
     campaign = load_campaign(campaign_spec_path)
     data = load_report_data(settings, campaign.name, [c.config_id for c in plan_configs(campaign)],
-                            [s.name for s in campaign.scenarios if not is_intensity(s) and not is_client_settings(s)],
+                            time_series_scenarios(campaign),
                             campaign.target.rate,
                             resource_scenarios=[s.name for s in campaign.scenarios if is_intensity(s)],
                             resource_configs=resource_configs)  # None: the top and bottom of the leaderboard

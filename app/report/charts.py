@@ -350,14 +350,24 @@ def resource_panels(nodes: pd.DataFrame, events: pd.DataFrame | None, title: str
     return to_svg(fig, title), width
 
 
-def settings_timeseries(client: pd.DataFrame, steps: Sequence[tuple[float, str]], title: str) -> str:
+def settings_timeseries(client: pd.DataFrame, steps: Sequence[tuple[float, str]], title: str,
+                        step_latency: pd.DataFrame | None = None, basis: str = "intended") -> str:
     """Client-setting steps (seed 003, Figs 1-9): confirmed and consumed rate per second over the whole run, a
-    dotted line at each step boundary labelled with the step's setting=value (`steps`: (start second, label))."""
-    per_second = client.groupby("second").agg(published=("confirmed", "sum"),
-                                              consumed=("consumed", "sum")).sort_index()
-    fig, ax = plt.subplots(figsize=(WIDTH, 3.6))
+    dotted line at each step boundary labelled with the step's setting=value (`steps`: (start second, label)).
+    Below, latency over the run: each step's p50/p95/p99 over its steady window (`step_latency`: phase_summary's
+    start_s, warmup_s, duration_s, e2e_p50_ms, e2e_p95_ms, e2e_p99_ms) and the exact worst latency per second
+    (the client records' e2e_max_us), measured from `basis`. Without confirms, the published rate stands in."""
+    sent = "confirmed" if client["confirmed"].sum() > 0 or "published" not in client else "published"
+    per_second = client.groupby("second").agg(published=(sent, "sum"), consumed=("consumed", "sum")).sort_index()
+    worst = (client.groupby("second")["e2e_max_us"].max().dropna() / 1000 if "e2e_max_us" in client
+             else pd.Series(dtype=float))
+    with_latency = (step_latency is not None and not step_latency.empty) or not worst.empty
+    if with_latency:
+        fig, (ax, lat) = plt.subplots(2, 1, figsize=(WIDTH, 6.0), sharex=True, height_ratios=[3, 2])
+    else:
+        fig, ax = plt.subplots(figsize=(WIDTH, 3.6))
     ax.step(per_second.index, per_second["published"], where="post", color="tab:blue", linewidth=1.4,
-            label="publish (confirmed)")
+            label="publish (confirmed)" if sent == "confirmed" else "publish (sent; no confirms)")
     ax.step(per_second.index, per_second["consumed"], where="post", color="tab:orange", linewidth=1.2,
             label="consume")
     peak = max(float(per_second[["published", "consumed"]].max().max()), 1.0)
@@ -365,9 +375,74 @@ def settings_timeseries(client: pd.DataFrame, steps: Sequence[tuple[float, str]]
     for start, label in steps:
         ax.axvline(start, color="grey", linestyle=":", linewidth=1)
         ax.text(start, peak * 1.17, f" {label}", fontsize=7, va="top", ha="left", color="dimgrey")
-    ax.set(ylabel="rate, msg/s", xlabel="seconds since scenario start")
+    ax.set(ylabel="rate, msg/s", xlabel="" if with_latency else "seconds since scenario start")
     ax.yaxis.set_major_formatter(FuncFormatter(_rate))
     ax.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncols=2)
+    if with_latency:
+        if not worst.empty:
+            lat.step(worst.index, worst.values, where="post", color="0.6", linewidth=0.9,
+                     label="worst per second")
+        rows = step_latency if step_latency is not None else pd.DataFrame()
+        for i, r in enumerate(rows.itertuples(index=False)):
+            x0, x1 = float(r.start_s) + float(r.warmup_s), float(r.start_s) + float(r.duration_s)
+            for column, color in (("e2e_p50_ms", "tab:green"), ("e2e_p95_ms", "tab:purple"),
+                                  ("e2e_p99_ms", "tab:red")):
+                value = float(getattr(r, column))
+                if math.isfinite(value) and value > 0:
+                    lat.hlines(value, x0, x1, color=color, linewidth=1.8,
+                               label=f"step {column[4:-3]}" if i == 0 else None)
+        for start, _label in steps:
+            lat.axvline(start, color="grey", linestyle=":", linewidth=1)
+        lat.set(ylabel=f"e2e latency (from {basis})", xlabel="seconds since scenario start")
+        lat.set_yscale("log")
+        lat.yaxis.set_major_formatter(FuncFormatter(_ms))
+        lat.yaxis.set_minor_formatter(FuncFormatter(partial(_minor_ms, lat)))
+        lat.legend(loc="lower left", bbox_to_anchor=(0, 1.0), fontsize=7, ncols=4)
+    fig.suptitle(title, fontsize=10, fontweight="bold")
+    fig.tight_layout()
+    return to_svg(fig, title)
+
+
+QUEUE_TYPE_COLORS = {"quorum": "tab:blue", "mirrored": "tab:red", "classic": "tab:green", "stream": "tab:purple"}
+
+
+def settings_steps_by_queue_type(points: pd.DataFrame, step_labels: Sequence[str], setting: str, basis: str,
+                                 title: str) -> str:
+    """Seed 003, Figs 1-9 side by side: per step of one client setting, the achieved confirm and consume rate
+    (top) and e2e p50/p95/p99 (bottom), one line per queue type on the same axes. `points`: one row per
+    (line, step) with line, queue_type, step_index and the phase_summary figures; `step_labels[i]` is the tick of
+    step i (the setting's value); `basis` is what the latencies are measured from (sent | intended)."""
+    fig, (rates, latency) = plt.subplots(2, 1, figsize=(WIDTH, 6.4), sharex=True)
+    for i, (line, rows) in enumerate(points.groupby("line", sort=True)):
+        rows = rows.sort_values("step_index")
+        color = QUEUE_TYPE_COLORS.get(str(rows["queue_type"].iloc[0]), f"C{i}")
+        marker = MARKERS[i % len(MARKERS)]
+        x = rows["step_index"]
+        # without confirms a step's confirm rate is 0: its published rate is the measured throughput
+        unconfirmed = (rows["confirm_rate"] <= 0) & (rows.get("publish_rate", 0) > 0)
+        sent = rows["confirm_rate"].where(~unconfirmed, rows.get("publish_rate"))
+        rates.plot(x, sent, color=color, marker=marker, linewidth=1.6,
+                   label=f"{line}: confirmed" + (" (published where no confirms)" if unconfirmed.any() else ""))
+        rates.plot(x, rows["consume_rate"], color=color, marker=marker, linewidth=1.0, linestyle="--",
+                   markerfacecolor="none", label=f"{line}: consumed")
+        for column, style, width in (("e2e_p50_ms", ":", 1.0), ("e2e_p95_ms", "-", 1.6), ("e2e_p99_ms", "--", 1.0)):
+            finite = rows[column].where(rows[column] > 0)
+            latency.plot(x, finite, color=color, marker=marker, linestyle=style, linewidth=width,
+                         markerfacecolor="none" if style != "-" else color,
+                         label=f"{line}: {column[4:-3]}")
+    rates.set(title="achieved rate per step", ylabel="rate, msg/s")
+    top = points[[c for c in ("confirm_rate", "publish_rate", "consume_rate") if c in points]].max().max()
+    rates.set_ylim(0, max(float(top) if math.isfinite(top) else 0.0, 1.0) * 1.1)  # the highest marker in full
+    rates.yaxis.set_major_formatter(FuncFormatter(_rate))
+    rates.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    latency.set(title=f"end-to-end latency per step (from the {basis} time)", ylabel=f"latency (from {basis})",
+                xlabel=f"{setting} (one step each)")
+    if points[["e2e_p50_ms", "e2e_p95_ms", "e2e_p99_ms"]].gt(0).any().any():
+        latency.set_yscale("log")
+        latency.yaxis.set_minor_formatter(FuncFormatter(partial(_minor_ms, latency)))
+    latency.yaxis.set_major_formatter(FuncFormatter(_ms))
+    latency.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7)
+    latency.set_xticks(range(len(step_labels)), list(step_labels))
     fig.suptitle(title, fontsize=10, fontweight="bold")
     fig.tight_layout()
     return to_svg(fig, title)

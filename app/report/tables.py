@@ -94,7 +94,8 @@ RENAMES: dict[str, dict[str, str]] = {
     ADVERSE: {"config": "config_id"},
 }
 
-CLIENT_SECONDS_COLUMNS = ["repeat", "worker", "second", "phase", "target_rate", "published", "confirmed", "consumed"]
+CLIENT_SECONDS_COLUMNS = ["repeat", "worker", "second", "phase", "target_rate", "published", "confirmed", "consumed",
+                          "e2e_max_us"]  # the exact worst latency of each second (client-setting charts)
 EVENTS_COLUMNS = ["repeat", "second", "phase", "kind", "fault_id", "fault_kind", "node"]
 NODE_SECONDS_COLUMNS = ["repeat", "second", "phase", "node", "missing", "cpu_busy", "net_in_bytes_per_s",
                         "net_out_bytes_per_s", "client_in_bytes_per_s", "client_out_bytes_per_s",
