@@ -10,13 +10,14 @@ both jobs' mains in one spark-submit instead (benchmarks/analysis_both.py: one J
 fixed cost of a second start-up. Generation is not timed; `--store-dir DIR` keeps the generated store in DIR
 and reuses it when it is already there. The store is a local directory by default (`--store s3` uses a moto
 server on 127.0.0.1, which holds every object in its own memory). Last line:
-`analysis_seconds=<s> records=<n> node_records=<n>`.
+`analysis_seconds=<s> cpu_seconds=<s> records=<n> node_records=<n>` (cpu: the submits' process trees).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import sys
 import tempfile
@@ -33,6 +34,13 @@ from spark_jobs.synthetic import campaign_models, run_objects, write_objects  # 
 SPEC = REPO / "campaigns" / "quorum-sizing-2020.yaml"
 BOTH = REPO / "benchmarks" / "analysis_both.py"
 WORKERS, PHASES, CONFIGS = 8, 15, 21
+
+
+def _children_cpu_s() -> float:
+    """User + system CPU of every waited-for child process tree (the spark-submit JVM and its Python workers):
+    on a shared machine the wall time says how busy the machine was, this says what the analysis cost."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def main() -> int:
@@ -95,20 +103,24 @@ def main() -> int:
         if args.one_submit:  # one driver runs both mains: argv = the two jobs' arguments joined by "--next"
             both = [*jobs[0][1], "--next", *jobs[1][1]]
             jobs = [("phase_summary+leaderboards", both)]
-        total = 0.0
+        total = total_cpu = 0.0
+        print(f"load average {os.getloadavg()[0]:.1f} before the jobs", flush=True)
         for job, job_args in jobs:
             argv = submit.command("phase_summary" if args.one_submit else job, job_args, py_files=py_files,
                                   driver_memory=args.driver_memory, conf={"spark.sql.shuffle.partitions": "4"})
             if args.one_submit:  # the same argv with the two-job driver as the application
                 argv[argv.index(str(submit.application("phase_summary")))] = str(BOTH)
-            start = time.monotonic()
+            start, cpu_start = time.monotonic(), _children_cpu_s()
             result = submit.run(argv, env)
-            elapsed = time.monotonic() - start
+            elapsed, cpu = time.monotonic() - start, _children_cpu_s() - cpu_start
             total += elapsed
-            print(f"{job}: {elapsed:.1f} s (exit {result.returncode})", flush=True)
+            total_cpu += cpu
+            print(f"{job}: {elapsed:.1f} s, {cpu:.1f} CPU-s, load average {os.getloadavg()[0]:.1f} at the end "
+                  f"(exit {result.returncode})", flush=True)
             if result.returncode != 0:
                 return result.returncode
-        print(f"analysis_seconds={total:.1f} records={records} node_records={node_records}")
+        print(f"analysis_seconds={total:.1f} cpu_seconds={total_cpu:.1f} records={records} "
+              f"node_records={node_records}")
         return 0
     finally:
         if server is not None:

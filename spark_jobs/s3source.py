@@ -37,6 +37,9 @@ from sizing import layout
 
 FORMAT = "sizing_store"
 DEFAULT_PARTITIONS = 16  # input partitions per read: a few per core, each holding many small objects
+# A read of a few objects (one phases/accounting/events object per run) gets fewer partitions: each Python
+# task costs more than reading a small object, so 21 objects in 16 tasks was 16 task start-ups for nothing.
+MIN_OBJECTS_PER_PARTITION = 32
 
 
 def use_s3a(env: dict[str, str] | None = None) -> bool:
@@ -210,7 +213,13 @@ def read_objects(spark: SparkSession, spec: StoreSpec, prefixes: Sequence[str], 
     if use_s3a():
         return spark.read.schema(schema).parquet(*[f"s3a://{spec.bucket}/{k}" for k in keys])
     return (spark.read.format(FORMAT).schema(schema).option("store", spec.to_json())
-            .option("keys", json.dumps(keys)).load())
+            .option("keys", json.dumps(keys)).option("partitions", str(read_partitions(len(keys)))).load())
+
+
+def read_partitions(objects: int) -> int:
+    """Input partitions for a read of `objects` objects: one per MIN_OBJECTS_PER_PARTITION, DEFAULT_PARTITIONS
+    at most (so a large read still spreads over both cores)."""
+    return max(1, min(DEFAULT_PARTITIONS, -(-objects // MIN_OBJECTS_PER_PARTITION)))
 
 
 def write_table(df: DataFrame, spec: StoreSpec, table: str, partition_by: Sequence[str],
