@@ -3,8 +3,9 @@
 pyspark ships no S3AFileSystem and Maven is unreachable here, so objects are read and written by boto3
 (or the local-directory store) inside Spark's Python workers:
 
-- reading: one input partition per Parquet object; every object is aligned to the declared schema
-  (columns cast, a missing column becomes nulls so that the GX suites, not a cryptic cast error, name it);
+- reading: objects grouped into input partitions (`read_partitions`: one per 32 objects, 16 at most); every
+  object is aligned to the declared schema (columns cast, a missing column becomes nulls so that the GX
+  suites, not a cryptic cast error, name it);
 - writing: `DataSourceArrowWriter`; each task puts one Parquet object per table partition it holds
   (`layout.table_prefix`), and the driver-side commit then deletes every older object under the partitions
   it wrote (plus any listed in `replace_prefixes`). Re-running a config therefore replaces exactly that
