@@ -93,3 +93,8 @@ def bottleneck_detail() -> Column:
             .when(F.col("bottleneck") == "none",
                   fmt("none: cpu %.2f, machine %.2f, disk %.1f MB/s, net %.0f Mbit/s", "cpu_busiest_mean",
                       "machine_cpu_busy_mean", "disk_write_mb_s", "net_peak_mbit_s")))
+
+
+def judged_group() -> Column:
+    """sizing.rules.judged_group; tables written before workload groups have no `foreground`: judged."""
+    return F.coalesce(rules.judged_group(F.col("foreground")), F.lit(True))
