@@ -11,8 +11,10 @@ the I/O. What each column means on each target, and why:
 - Disk bytes, local: /proc/<pid>/io read_bytes/write_bytes, what the VM caused to be read from / sent to the
   storage layer (page-cache writes are charged when dirtied, so a file truncated before write-back is counted
   too). Disk ops are not attributable to one process, so they stay null locally: syscw counts socket writes too
-  (under load mostly sockets) and is recorded as write_syscalls, not as IOPS. AWS: the data volume's
-  node_disk_*_total, its device found through node_filesystem_size_bytes at the RabbitMQ data mount.
+  (under load mostly sockets) and is recorded as write_syscalls, not as IOPS. AWS: node_disk_*_total summed over
+  every volume of the node (data, and logs/wal/segments where the layout gives them their own volume), each
+  device found through node_filesystem_size_bytes at its mount point (sizing.disks.AWS_MOUNT_POINTS); the root
+  volume is not RabbitMQ's and is not counted.
 - fsyncs: rabbitmq_io_sync_ops_total (classic message store and queue index; 3.10 does not count the quorum
   WAL's syncs). No per-process fsync counter exists in /proc.
 - Network: AMQP clients from rabbitmq_connection_{incoming,outgoing}_bytes_total (summed over live
@@ -36,11 +38,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from sizing.cluster import NodeInfo
+from sizing.disks import AWS_MOUNT_POINTS
 
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 NODE_EXPORTER_PORT = 9100
-RABBITMQ_DATA_MOUNT = "/var/lib/rabbitmq"
+RABBITMQ_DATA_MOUNT = AWS_MOUNT_POINTS["data"]
+VOLUME_MOUNTS = tuple(AWS_MOUNT_POINTS.values())  # every role's mount point; only those with a volume are mounts
 CLI_PEER = "rabbitmqcli"  # rabbitmqctl & co. connect as rabbitmqcli-<n>-<node>: not inter-node traffic
 
 Metrics = dict[tuple[str, tuple[tuple[str, str], ...]], float]
@@ -266,18 +270,30 @@ def data_device(node_metrics: Metrics, mount: str = RABBITMQ_DATA_MOUNT) -> str 
     return None
 
 
-def aws_snapshot(t: float, node_metrics: Metrics, metrics: Metrics, mount: str = RABBITMQ_DATA_MOUNT) -> Snapshot:
-    """An EC2 node: prometheus-node-exporter (CPU, disk of the data volume, NIC) and the node's RabbitMQ metrics."""
+def volume_devices(node_metrics: Metrics, mounts: tuple[str, ...] = VOLUME_MOUNTS) -> list[str]:
+    """node-exporter's device names of the filesystems mounted at any of `mounts` (each device once, sorted).
+
+    A role without its own volume is a directory on the data volume, not a mount, so it adds no device."""
+    devices = {labels.get("device", "").removeprefix("/dev/")
+               for labels in metric_labels(node_metrics, "node_filesystem_size_bytes")
+               if labels.get("mountpoint") in mounts}
+    return sorted(d for d in devices if d)
+
+
+def aws_snapshot(t: float, node_metrics: Metrics, metrics: Metrics,
+                 mounts: tuple[str, ...] = VOLUME_MOUNTS) -> Snapshot:
+    """An EC2 node: prometheus-node-exporter (CPU, disk of every RabbitMQ volume, NIC) and the node's RabbitMQ
+    metrics."""
     counters, gauges = rabbitmq_counters(metrics)
     cpus = {labels["cpu"] for labels in metric_labels(node_metrics, "node_cpu_seconds_total") if "cpu" in labels}
     busy_modes = ("user", "nice", "system", "irq", "softirq", "steal")
     busy = [metric_sum(node_metrics, "node_cpu_seconds_total", mode=m) for m in busy_modes]
-    device = data_device(node_metrics, mount)
+    devices = volume_devices(node_metrics, mounts)
     nics = [labels["device"] for labels in metric_labels(node_metrics, "node_network_receive_bytes_total")
             if labels.get("device") not in (None, "lo")]
 
-    def disk(name: str) -> float | None:
-        return metric_sum(node_metrics, name, device=device) if device else None
+    def disk(name: str) -> float | None:  # a device without the counter makes the sum unknown, not smaller
+        return _add(*(metric_sum(node_metrics, name, device=d) for d in devices)) if devices else None
 
     def nic(name: str) -> float | None:
         values = [metric_sum(node_metrics, name, device=d) for d in nics]

@@ -9,6 +9,8 @@
     sizing runs                                                             the campaigns and runs in the store
     sizing query --campaign C "SELECT ..."                                  Spark SQL on the tables (spark_jobs.query)
     sizing report --campaign C --run-id R [-o report.html]                  fetch a run's HTML report
+    sizing report --campaign C --run-id R --resource-configs A,B [--spec S] rebuild it with those clusters'
+                                                                            node-resource charts
 
 The S3 and Airflow addresses come from the environment (SIZING_S3_ENDPOINT, SIZING_S3_BUCKET, AWS_*,
 SIZING_AIRFLOW_URL/_USER/_PASSWORD) or, when it names none, from the state file `make demo` writes
@@ -31,6 +33,9 @@ if TYPE_CHECKING:
     from sizing.spec import Campaign
 
 DAG_ID = "sizing_campaign"
+
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 class CliError(Exception):
@@ -181,9 +186,48 @@ def _runs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _resource_configs(args: argparse.Namespace) -> tuple[str, list[str]]:
+    """(spec path, config ids) of `--resource-configs`, checked against the campaign spec before any I/O."""
+    from sizing.spec import load_campaign
+
+    wanted = [c.strip() for c in args.resource_configs.split(",") if c.strip()]
+    if not wanted:
+        raise CliError("--resource-configs: give one or more config ids, comma-separated (e.g. A,B)")
+    spec_path = Path(args.spec) if args.spec else REPO_ROOT / "campaigns" / f"{args.campaign}.yaml"
+    if not spec_path.is_file():
+        raise CliError(f"--spec: no campaign spec for {args.campaign} at {spec_path}; pass --spec SPEC")
+    campaign = load_campaign(str(spec_path))
+    if campaign.name != args.campaign:
+        raise CliError(f"--spec {spec_path} defines campaign {campaign.name!r}, not {args.campaign!r}")
+    known = [c.config_id for c in campaign.clusters]
+    unknown = [c for c in wanted if c not in known]
+    if unknown:
+        raise CliError(f"--resource-configs: campaign {campaign.name} has no config {', '.join(unknown)}; "
+                       f"its configs: {', '.join(known)}")
+    return str(spec_path), wanted
+
+
+def _rebuild_report(args: argparse.Namespace) -> int:
+    """Issue 15: the report with the node-resource charts of the chosen clusters (the stored run report is
+    rebuilt from the same tables and replaced; without the switch a rebuild shows the leaderboard's top and bottom)."""
+    spec_path, configs = _resource_configs(args)
+    from adapters.objectstore import S3Settings
+    from app.report import build_report
+
+    spec, store = _store()
+    _require_campaign(store, spec, args.campaign)
+    uri = build_report(spec_path, args.run_id, S3Settings.from_env(), args.output, resource_configs=configs)
+    print(uri)
+    if args.output:
+        print(Path(args.output).resolve())
+    return 0
+
+
 def _report(args: argparse.Namespace) -> int:
     from sizing.layout import report_key
 
+    if args.resource_configs is not None:
+        return _rebuild_report(args)
     spec, store = _store()
     runs = _require_campaign(store, spec, args.campaign)
     if args.run_id not in runs[args.campaign]:
@@ -326,6 +370,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--campaign", required=True)
     p.add_argument("--run-id", required=True)
     p.add_argument("-o", "--output", help="file to write (default: stdout)")
+    p.add_argument("--resource-configs", metavar="A,B",
+                   help="rebuild the run's report from the tables with the node-resource charts of these config ids "
+                        "(default: the leaderboard's top and bottom); replaces the stored report")
+    p.add_argument("--spec", help="campaign spec for --resource-configs (default: campaigns/<campaign>.yaml)")
     p.set_defaults(func=_report)
     return parser
 

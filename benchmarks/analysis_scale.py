@@ -3,16 +3,21 @@
     python benchmarks/analysis_scale.py --records 1512000      # seed scale (21 x 15 x 600 s x 8 workers)
 
 Generates `--records` worker-second rows for the 21 configs x 15 intensities of quorum-sizing-2020
-(8 workers per run, phase length = records / 2520 s; see spark_jobs/synthetic.py for the modelling), then
-times both jobs end to end as the orchestrator runs them (spark-submit, JVM start included). Generation is
-not timed. The store is a local directory by default (`--store s3` uses a moto server on 127.0.0.1, which
-holds every object in its own memory). Last line: `analysis_seconds=<s> records=<n>`.
+(8 workers per run, phase length = records / 2520 s; see spark_jobs/synthetic.py for the modelling) and the
+node_seconds rows of every node of each config (3 to 9 nodes: one row per node per second), then times both
+jobs end to end as the orchestrator runs them (two spark-submits, JVM start included). `--one-submit` runs
+both jobs' mains in one spark-submit instead (benchmarks/analysis_both.py: one JVM, one session), for the
+fixed cost of a second start-up. Generation is not timed; `--store-dir DIR` keeps the generated store in DIR
+and reuses it when it is already there. The store is a local directory by default (`--store s3` uses a moto
+server on 127.0.0.1, which holds every object in its own memory). Last line:
+`analysis_seconds=<s> cpu_seconds=<s> records=<n> node_records=<n>` (cpu: the submits' process trees).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import sys
 import tempfile
@@ -27,7 +32,15 @@ from spark_jobs import submit  # noqa: E402
 from spark_jobs.synthetic import campaign_models, run_objects, write_objects  # noqa: E402
 
 SPEC = REPO / "campaigns" / "quorum-sizing-2020.yaml"
+BOTH = REPO / "benchmarks" / "analysis_both.py"
 WORKERS, PHASES, CONFIGS = 8, 15, 21
+
+
+def _children_cpu_s() -> float:
+    """User + system CPU of every waited-for child process tree (the spark-submit JVM and its Python workers):
+    on a shared machine the wall time says how busy the machine was, this says what the analysis cost."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def main() -> int:
@@ -36,6 +49,8 @@ def main() -> int:
     parser.add_argument("--store", choices=["file", "s3"], default="file")
     parser.add_argument("--driver-memory", default="3g")
     parser.add_argument("--keep", action="store_true", help="keep the generated store")
+    parser.add_argument("--store-dir", type=Path, help="local store directory to keep and reuse (file store)")
+    parser.add_argument("--one-submit", action="store_true", help="both jobs in one spark-submit")
     args = parser.parse_args()
 
     duration = max(10, round(args.records / (CONFIGS * PHASES * WORKERS)))
@@ -43,7 +58,7 @@ def main() -> int:
     env = dict(os.environ)
     server = None
     if args.store == "file":
-        env["SIZING_STORE_ROOT"] = str(work / "store")
+        env["SIZING_STORE_ROOT"] = str(args.store_dir.resolve() if args.store_dir else work / "store")
     else:
         from moto.server import ThreadedMotoServer
 
@@ -62,12 +77,22 @@ def main() -> int:
     try:
         t0 = time.monotonic()
         store = spec.open()
-        records = 0
         models = campaign_models(str(SPEC), "bench", "increasing-intensity", duration, WORKERS)
-        for model in models:
-            records += write_objects(store, run_objects(model))
-        print(f"generated {records} worker-second rows ({len(models)} configs x {PHASES} phases x {duration} s x "
-              f"{WORKERS} workers) in {time.monotonic() - t0:.1f} s", flush=True)
+        records = len(models) * PHASES * duration * WORKERS
+        node_records = sum(m.nodes for m in models) * PHASES * duration
+        marker = args.store_dir / f"generated-{records}.done" if args.store_dir else None
+        if marker is not None and marker.exists():
+            print(f"reusing the store in {args.store_dir} ({marker.name})", flush=True)
+        else:
+            written = 0
+            for model in models:
+                written += write_objects(store, run_objects(model))
+            assert written == records, (written, records)
+            if marker is not None:
+                marker.write_text("")
+            print(f"generated {records} worker-second rows ({len(models)} configs x {PHASES} phases x {duration} s x "
+                  f"{WORKERS} workers) and {node_records} node-second rows in {time.monotonic() - t0:.1f} s",
+                  flush=True)
 
         py_files = submit.py_files_zip(work / "sizing_jobs.zip")
         jobs = [
@@ -75,24 +100,33 @@ def main() -> int:
                                                    configs=[m.key.config_id for m in models], run_ids=["bench"])),
             ("leaderboards", submit.job_arguments("leaderboards", spec=str(SPEC), campaign=models[0].key.campaign)),
         ]
-        total = 0.0
+        if args.one_submit:  # one driver runs both mains: argv = the two jobs' arguments joined by "--next"
+            both = [*jobs[0][1], "--next", *jobs[1][1]]
+            jobs = [("phase_summary+leaderboards", both)]
+        total = total_cpu = 0.0
+        print(f"load average {os.getloadavg()[0]:.1f} before the jobs", flush=True)
         for job, job_args in jobs:
-            argv = submit.command(job, job_args, py_files=py_files, driver_memory=args.driver_memory,
-                                  conf={"spark.sql.shuffle.partitions": "4"})
-            start = time.monotonic()
+            argv = submit.command("phase_summary" if args.one_submit else job, job_args, py_files=py_files,
+                                  driver_memory=args.driver_memory, conf={"spark.sql.shuffle.partitions": "4"})
+            if args.one_submit:  # the same argv with the two-job driver as the application
+                argv[argv.index(str(submit.application("phase_summary")))] = str(BOTH)
+            start, cpu_start = time.monotonic(), _children_cpu_s()
             result = submit.run(argv, env)
-            elapsed = time.monotonic() - start
+            elapsed, cpu = time.monotonic() - start, _children_cpu_s() - cpu_start
             total += elapsed
-            print(f"{job}: {elapsed:.1f} s (exit {result.returncode})", flush=True)
+            total_cpu += cpu
+            print(f"{job}: {elapsed:.1f} s, {cpu:.1f} CPU-s, load average {os.getloadavg()[0]:.1f} at the end "
+                  f"(exit {result.returncode})", flush=True)
             if result.returncode != 0:
                 return result.returncode
-        print(f"analysis_seconds={total:.1f} records={records}")
+        print(f"analysis_seconds={total:.1f} cpu_seconds={total_cpu:.1f} records={records} "
+              f"node_records={node_records}")
         return 0
     finally:
         if server is not None:
             server.stop()
         if not args.keep:
-            shutil.rmtree(work, ignore_errors=True)
+            shutil.rmtree(work, ignore_errors=True)  # --store-dir lives elsewhere and stays
 
 
 if __name__ == "__main__":

@@ -319,7 +319,11 @@ def resource_limits_frame(spark: SparkSession, campaign: Campaign) -> DataFrame:
         limits = resource_limits(catalog, shape.instance_type, shape.volume.type, shape.volume.iops,
                                  shape.volume.throughput_mbps)
         rows.append((shape.config_id, limits.network_mbit_s, limits.volume_iops, limits.volume_mb_s))
-    return spark.createDataFrame(rows, RESOURCE_LIMITS_DDL)
+    # From pandas (Arrow, a local relation): a list of tuples would become a Python RDD whose broadcast job
+    # starts Python workers before anything else runs (measured: the first, serial stage of the job).
+    columns = [part.split()[0] for part in RESOURCE_LIMITS_DDL.split(", ")]
+    frame = pd.DataFrame(rows, columns=columns).astype({c: "float64" for c in columns[1:]})
+    return spark.createDataFrame(frame, RESOURCE_LIMITS_DDL)
 
 
 # ------------------------------------------------------------------------------------------ assemble

@@ -3,8 +3,9 @@
 pyspark ships no S3AFileSystem and Maven is unreachable here, so objects are read and written by boto3
 (or the local-directory store) inside Spark's Python workers:
 
-- reading: one input partition per Parquet object; every object is aligned to the declared schema
-  (columns cast, a missing column becomes nulls so that the GX suites, not a cryptic cast error, name it);
+- reading: objects grouped into input partitions (`read_partitions`: one per 32 objects, 16 at most); every
+  object is aligned to the declared schema (columns cast, a missing column becomes nulls so that the GX
+  suites, not a cryptic cast error, name it);
 - writing: `DataSourceArrowWriter`; each task puts one Parquet object per table partition it holds
   (`layout.table_prefix`), and the driver-side commit then deletes every older object under the partitions
   it wrote (plus any listed in `replace_prefixes`). Re-running a config therefore replaces exactly that
@@ -37,6 +38,9 @@ from sizing import layout
 
 FORMAT = "sizing_store"
 DEFAULT_PARTITIONS = 16  # input partitions per read: a few per core, each holding many small objects
+# A read of a few objects (one phases/accounting/events object per run) gets fewer partitions: each Python
+# task costs more than reading a small object, so 21 objects in 16 tasks was 16 task start-ups for nothing.
+MIN_OBJECTS_PER_PARTITION = 32
 
 
 def use_s3a(env: dict[str, str] | None = None) -> bool:
@@ -210,7 +214,13 @@ def read_objects(spark: SparkSession, spec: StoreSpec, prefixes: Sequence[str], 
     if use_s3a():
         return spark.read.schema(schema).parquet(*[f"s3a://{spec.bucket}/{k}" for k in keys])
     return (spark.read.format(FORMAT).schema(schema).option("store", spec.to_json())
-            .option("keys", json.dumps(keys)).load())
+            .option("keys", json.dumps(keys)).option("partitions", str(read_partitions(len(keys)))).load())
+
+
+def read_partitions(objects: int) -> int:
+    """Input partitions for a read of `objects` objects: one per MIN_OBJECTS_PER_PARTITION, DEFAULT_PARTITIONS
+    at most (so a large read still spreads over both cores)."""
+    return max(1, min(DEFAULT_PARTITIONS, -(-objects // MIN_OBJECTS_PER_PARTITION)))
 
 
 def write_table(df: DataFrame, spec: StoreSpec, table: str, partition_by: Sequence[str],

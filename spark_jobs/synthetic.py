@@ -187,10 +187,11 @@ def node_seconds_table(model: RunModel, phase: int, secs: np.ndarray, achieved: 
                        backlog_growth: float) -> pa.Table:
     """One phase's node_seconds rows for every node (see the module docstring for the model)."""
     n = secs.size
-    columns: dict[str, list] = {c: [] for c in records.column_names("node_seconds")}
+    parts: dict[str, list[np.ndarray]] = {c: [] for c in records.column_names("node_seconds")}
     load = min(achieved / model.capacity, 1.0)
     per_node_msgs = achieved / model.nodes
     double_write = min(backlog_growth / max(achieved, 1.0), 1.0)
+    kd = model.key.as_dict()
     for i in range(model.nodes):
         busy = np.clip(0.1 + 0.85 * load ** 2 + 0.02 * i, 0.0, 1.0)
         write_bytes = per_node_msgs * 1024 * 3 * (1 + double_write)
@@ -208,13 +209,14 @@ def node_seconds_table(model: RunModel, phase: int, secs: np.ndarray, achieved: 
             "internode_out_bytes_per_s": 2 * per_node_msgs * 1024, "nic_in_bytes_per_s": None,
             "nic_out_bytes_per_s": None, "raft_written_per_s": per_node_msgs * 3, "raft_snapshot_per_s": 0.0,
         }
-        for column in columns:
-            if column in model.key.as_dict():
-                columns[column].extend([model.key.as_dict()[column]] * n)
-            else:
-                value = figures[column]
-                columns[column].extend(value.tolist() if isinstance(value, np.ndarray) else [value] * n)
-    return pa.Table.from_pydict(columns, schema=records.arrow_schema("node_seconds"))
+        for column in parts:
+            value = kd[column] if column in kd else figures[column]
+            # numpy arrays pass through; scalars (None included) are repeated per second (vectorised: the
+            # seed-scale benchmark writes 9-node clusters' rows)
+            parts[column].append(value if isinstance(value, np.ndarray) else np.full(n, value, dtype=object))
+    schema = records.arrow_schema("node_seconds")
+    return pa.Table.from_pydict({c: pa.array(np.concatenate(v), type=schema.field(c).type) for c, v in parts.items()},
+                                schema=schema)
 
 
 def write_objects(store, objects: dict[str, pa.Table]) -> int:
@@ -244,7 +246,8 @@ def campaign_models(spec_path: str, run_id: str, scenario: str, duration_s: int 
         cap = SEED_000_CAPACITY.get(shape.volume.type, {}).get((shape.nodes, shape.instance_type), 30e3 + 5e3 * i)
         fault_at = {p + 1: d * 0.5 for p in range(len(rates))} if sc.faults else {}
         models.append(RunModel(RunKey(campaign.name, shape.config_id, scenario, run_id),
-                               tuple(PhasePlan(r, d, warm) for r in rates), workers, cap, fault_at=fault_at, seed=i))
+                               tuple(PhasePlan(r, d, warm) for r in rates), workers, cap, fault_at=fault_at, seed=i,
+                               nodes=shape.nodes))
     return models
 
 

@@ -98,10 +98,54 @@ def test_no_rates_across_a_restart_and_no_column_from_a_sum_that_dropped():
 def test_aws_snapshot_reads_cpu_modes_disk_of_the_data_mount_and_nics():
     node = nodestats.parse_prometheus(text("node_exporter_1.5_metrics.txt"))
     rabbit = nodestats.parse_prometheus(text("rabbitmq_3.10_metrics.txt"))
-    snap = nodestats.aws_snapshot(1.0, node, rabbit, mount="/")
+    snap = nodestats.aws_snapshot(1.0, node, rabbit, mounts=("/",))
     assert snap.cores == 2 and not snap.shared_cores
     assert snap.counters["cpu_steal_s"] == pytest.approx(10.74 + 11.63)
     assert snap.counters["disk_write_ops"] == 1.433645e06  # device vda, found through the "/" mount
     later = nodestats.aws_snapshot(2.0, {**node, ("node_disk_writes_completed_total", (("device", "vda"),)):
-                                         1.433645e06 + 3000}, rabbit, mount="/")
+                                         1.433645e06 + 3000}, rabbit, mounts=("/",))
     assert nodestats.rates(snap, later)["disk_write_ops_per_s"] == pytest.approx(3000)
+
+
+def node_exporter_text(disks: dict[str, tuple[str, float, float]]) -> str:
+    """node-exporter 1.5 exposition lines (the captured file's format) for {device: (mountpoint, written bytes,
+    writes completed)}, plus CPU lines so that the snapshot has cores."""
+    lines = ['node_cpu_seconds_total{cpu="0",mode="user"} 10', 'node_cpu_seconds_total{cpu="0",mode="system"} 5']
+    for device, (mountpoint, written, writes) in disks.items():
+        lines += [f'node_filesystem_size_bytes{{device="/dev/{device}",fstype="xfs",mountpoint="{mountpoint}"}} 1e+11',
+                  f'node_disk_written_bytes_total{{device="{device}"}} {written}',
+                  f'node_disk_writes_completed_total{{device="{device}"}} {writes}',
+                  f'node_disk_read_bytes_total{{device="{device}"}} 0',
+                  f'node_disk_reads_completed_total{{device="{device}"}} 0']
+    return "\n".join(lines) + "\n"
+
+
+def test_aws_disk_figures_sum_every_rabbitmq_volume_of_the_node_and_not_the_root_volume():
+    """Issue 15, multi-volume layouts (sizing.disks: data, wal, segments, logs each on their own EBS volume):
+    known answer = the sum over the four RabbitMQ devices of the deltas written into the text; the root
+    volume's writes (nvme0n1 at /) are excluded."""
+    from sizing.disks import AWS_MOUNT_POINTS
+
+    mounts = {"nvme0n1": "/", "nvme1n1": AWS_MOUNT_POINTS["data"], "nvme2n1": AWS_MOUNT_POINTS["wal"],
+              "nvme3n1": AWS_MOUNT_POINTS["segments"], "nvme4n1": AWS_MOUNT_POINTS["logs"]}
+    before = {d: (m, 1e9, 1000.0) for d, m in mounts.items()}
+    grown = {"nvme0n1": 7e6, "nvme1n1": 1e6, "nvme2n1": 40e6, "nvme3n1": 20e6, "nvme4n1": 0.5e6}
+    after = {d: (m, 1e9 + grown[d], 1000.0 + grown[d] / 4096) for d, m in mounts.items()}
+    parse = nodestats.parse_prometheus
+    assert nodestats.volume_devices(parse(node_exporter_text(before))) == ["nvme1n1", "nvme2n1", "nvme3n1", "nvme4n1"]
+    first = nodestats.aws_snapshot(1.0, parse(node_exporter_text(before)), {})
+    second = nodestats.aws_snapshot(3.0, parse(node_exporter_text(after)), {})
+    figures = nodestats.rates(first, second)
+    rabbit_bytes = grown["nvme1n1"] + grown["nvme2n1"] + grown["nvme3n1"] + grown["nvme4n1"]
+    assert figures["disk_write_bytes_per_s"] == pytest.approx(rabbit_bytes / 2.0)
+    assert figures["disk_write_ops_per_s"] == pytest.approx(rabbit_bytes / 4096 / 2.0)
+    # one-volume layout: only the data mount exists, so only its device counts (the pre-multi-volume figure)
+    single = {"nvme0n1": before["nvme0n1"], "nvme1n1": before["nvme1n1"]}
+    single_after = {"nvme0n1": after["nvme0n1"], "nvme1n1": after["nvme1n1"]}
+    figures = nodestats.rates(nodestats.aws_snapshot(1.0, parse(node_exporter_text(single)), {}),
+                              nodestats.aws_snapshot(2.0, parse(node_exporter_text(single_after)), {}))
+    assert figures["disk_write_bytes_per_s"] == pytest.approx(grown["nvme1n1"])
+    # a volume's device without the counter: the sum is unknown, never the smaller sum of the rest
+    partial = parse(node_exporter_text(after))
+    del partial[("node_disk_written_bytes_total", (("device", "nvme3n1"),))]
+    assert nodestats.aws_snapshot(3.0, partial, {}).counters["disk_write_bytes"] is None

@@ -167,6 +167,24 @@ def test_cli_builds_uploads_and_fetches_the_same_document(s3: S3Settings, tmp_pa
         main(["build", "--campaign", "other", "--run-id", RUN_ID, "--spec", str(SPEC)])
 
 
+def test_cli_rebuilds_the_report_with_the_resource_charts_of_chosen_configs(
+        s3: S3Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`sizing report --resource-configs`: the default report charts both configs (top and bottom, see
+    test_every_config_phase_and_chart_is_present); asking for N3 alone charts N3's node resources only."""
+    bad = sizing_cli(["report", "--campaign", CAMPAIGN, "--run-id", RUN_ID, "--resource-configs", f"{N3},n9-nosuch"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert bad == 1 and len(err) == 1, err  # checked against the spec before the (still empty) store is read
+    assert "--resource-configs: campaign local-quick has no config n9-nosuch; its configs:" in err[0] and N1 in err[0]
+    write_sample(s3)
+    out = tmp_path / "chosen.html"
+    assert sizing_cli(["report", "--campaign", CAMPAIGN, "--run-id", RUN_ID, "--resource-configs", N3,
+                       "--spec", str(SPEC), "-o", str(out)]) == 0
+    document = out.read_text()
+    assert f"Node resources: {N3}, increasing-intensity" in document
+    assert f"Node resources: {N1}," not in document
+    assert fetch_report(CAMPAIGN, RUN_ID) == out.read_bytes()  # the stored run report is the rebuilt one
+
+
 def test_a_campaign_without_tables_fails_with_the_prefix_it_looked_at(s3: S3Settings) -> None:
     with pytest.raises(FileNotFoundError, match="tables/phase_summary/campaign=local-quick/"):
         build_report(str(SPEC), RUN_ID, s3)

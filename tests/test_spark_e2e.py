@@ -60,7 +60,9 @@ def test_raw_to_tables_validated_idempotent_and_corruption_fails(spark, s3, tmp_
 
     docs = tmp_path / "docs"
     for batch, config in (("raw", SMALL), ("raw", BIG), ("phase_summary", SMALL), ("leaderboards", "all")):
-        outcome = gate.validate_batch(spark, spec, batch, CAMPAIGN, config, "R1", str(docs))
+        # Data Docs for the first batch only: one site shows they are built; each rebuild of the site costs seconds
+        outcome = gate.validate_batch(spark, spec, batch, CAMPAIGN, config, "R1",
+                                      str(docs) if (batch, config) == ("raw", SMALL) else None)
         assert outcome.success, outcome.message()
         result = json.loads(store.get(layout.validation_key(batch, CAMPAIGN.name, config, "R1")))
         assert result["success"] is True and result["results"]

@@ -74,3 +74,35 @@ def test_the_plain_rule_names_the_generator_first_and_guesses_nothing_without_fi
     idle = {**base, "busiest_cpu_mean": 0.1, "machine_cpu_mean": 0.2}
     assert rules.bottleneck(valid=True, **idle) == "none"
     assert rules.bottleneck(valid=True, resources_seen=False, **idle) is None
+
+
+def test_the_catalog_limits_frame_has_every_config_and_keeps_unknown_limits_null(spark, monkeypatch):
+    """Known answer: sizing.catalog.resource_limits per config of quorum-sizing-2020 (21 configs, gp2/io1/st1);
+    the frame is built from pandas (no Python RDD job), where a missing limit must stay null, never NaN: the
+    catalog knows every limit here, so one config's lookup is made to return none."""
+    import math
+    from pathlib import Path
+
+    from sizing.catalog import ResourceLimits, resource_limits
+    from sizing.spec import load_campaign
+
+    campaign = load_campaign(Path(__file__).resolve().parent.parent / "campaigns" / "quorum-sizing-2020.yaml")
+    unknown = campaign.clusters[0]
+
+    def lookup(catalog, instance_type, volume_type, iops=None, throughput=None):
+        if (instance_type, volume_type) == (unknown.instance_type, unknown.volume.type):
+            return ResourceLimits(None, None, None)
+        return resource_limits(catalog, instance_type, volume_type, iops, throughput)
+
+    monkeypatch.setattr(ps, "resource_limits", lookup)  # driver-side only: the frame is built on the driver
+    got = {r["config_id"]: r for r in ps.resource_limits_frame(spark, campaign).collect()}
+    assert sorted(got) == sorted(c.config_id for c in campaign.clusters)
+    assert got[unknown.config_id]["network_limit_mbit_s"] is None
+    for shape in campaign.clusters:
+        want = lookup(campaign.catalog, shape.instance_type, shape.volume.type, shape.volume.iops,
+                      shape.volume.throughput_mbps)
+        row = got[shape.config_id]
+        for column, value in (("network_limit_mbit_s", want.network_mbit_s), ("volume_iops_limit", want.volume_iops),
+                              ("volume_mb_s_limit", want.volume_mb_s)):
+            assert (row[column] is None) if value is None else (row[column] == pytest.approx(value)), (column, row)
+            assert row[column] is None or not math.isnan(row[column])

@@ -45,6 +45,15 @@ def test_chunking_keeps_every_key_once_in_order():
     assert chunk_keys(keys[:3], 16) == [["k000"], ["k001"], ["k002"]] and chunk_keys([], 4) == []
 
 
+def test_a_read_of_few_objects_gets_few_partitions_and_a_large_one_spreads():
+    from spark_jobs.s3source import DEFAULT_PARTITIONS, MIN_OBJECTS_PER_PARTITION, read_partitions
+
+    # one phases object per run of a 21-config campaign: one task, not 16 task start-ups
+    assert read_partitions(21) == 1 and read_partitions(1) == 1 and read_partitions(0) == 1
+    assert read_partitions(MIN_OBJECTS_PER_PARTITION + 1) == 2
+    assert read_partitions(2520) == DEFAULT_PARTITIONS  # seed scale's client_seconds objects: capped
+
+
 def test_alignment_casts_adds_missing_columns_as_nulls_and_drops_extras():
     schema = records.arrow_schema("accounting")
     table = pa.table({"campaign": ["c"], "lost": pa.array([3], pa.int32()), "extra": [1]})
