@@ -281,3 +281,22 @@ class CapacitySearch:
         if self._passes_at(lo) < 2:
             return _Decision(lo, "confirm")
         return _Decision(None, status="converged")
+
+
+def backlog_slope(seconds: list[float], confirmed: list[float], consumed: list[float]) -> float:
+    """Least-squares slope (msg/s per s) of the backlog over a probe's measurement window.
+
+    The backlog is the running sum of confirmed - consumed over the window's seconds (all workers summed);
+    the generator computes it online and phase_summary (spark_jobs) from the same client_seconds, with this
+    one function. Fewer than two seconds: 0 (no trend can be seen).
+    """
+    n = len(seconds)
+    if n < 2:
+        return 0.0
+    backlog, level = [], 0.0
+    for c, d in zip(confirmed, consumed, strict=True):
+        level += c - d
+        backlog.append(level)
+    mean_t, mean_b = sum(seconds) / n, sum(backlog) / n
+    var_t = sum((t - mean_t) ** 2 for t in seconds)
+    return sum((t - mean_t) * (b - mean_b) for t, b in zip(seconds, backlog, strict=True)) / var_t if var_t else 0.0
