@@ -194,6 +194,10 @@ class Runner:
                          "phase": self.phase_number(second) if phase is None else phase, "kind": kind,
                          "detail": detail or None})
 
+    def write_phases(self) -> None:
+        """The `phases` record of the timeline so far (a search adds a phase per probe and rewrites it)."""
+        self.store.write_records("phases", phase_rows(self.timeline, self.start_epoch))
+
     def emit_sample(self, row: dict[str, Any]) -> None:
         self.sink.add_sample({**row, "phase": self.phase_number(row["second"])})
 
@@ -255,7 +259,7 @@ class Runner:
                 if sampler is not None:
                     sample_thread = sampler()
                     sample_thread.start()
-                self.search_result = run_search(self, make_pool, between_probes)
+                self.search_result = run_search(self, make_pool, between_probes, START_DELAY_S)
                 self.status = "complete"
             else:
                 configs = self._plan()

@@ -23,7 +23,7 @@ import os
 import secrets
 from collections import defaultdict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from loadgen import accounting
 from loadgen.messages import Done, Start, WorkerConfig
@@ -33,8 +33,9 @@ from sizing.rules import cpu_saturated
 from sizing.search import CapacitySearch, Probe, ProbeOutcome, ProbeResult, SearchResult, backlog_slope
 from sizing.timeline import Phase, Ramp, Timeline
 
-if TYPE_CHECKING:
-    from loadgen.runner import Runner
+# `runner` below is a loadgen.runner.Runner: not imported (the runner imports this module), used through its
+# plan/ready/follow/drain/stop steps and its record sink.
+Runner = Any
 
 PROBE_EVENT = "search_probe"  # one per probe: the online verdict and the figures it was taken on
 RESULT_EVENT = "search_result"
@@ -106,11 +107,10 @@ def _finite(value: float | None) -> float | None:
 
 
 def run_search(runner: Runner, make_pool: Callable[[list[WorkerConfig]], Pool],
-               between_probes: Callable[[], int] | None) -> SearchResult:
+               between_probes: Callable[[], int] | None, start_delay_s: float) -> SearchResult:
     """Probe until the policy is done; every probe's phase, verdict and drain are recorded. The runner's clock
-    (start_mono/start_epoch) is set: second 0 is the search's start."""
-    from loadgen.runner import START_DELAY_S, phase_rows
-
+    (start_mono/start_epoch) is set: second 0 is the search's start; a probe starts `start_delay_s` after its
+    workers are ready."""
     spec = runner.scenario.search
     assert spec is not None
     search = CapacitySearch(spec)
@@ -127,11 +127,11 @@ def run_search(runner: Runner, make_pool: Callable[[list[WorkerConfig]], Pool],
         pool = make_pool(configs)
         try:
             runner._wait_ready(pool)
-            offset = max(next_free_s, math.ceil(runner.now_s() + START_DELAY_S))
+            offset = max(next_free_s, math.ceil(runner.now_s() + start_delay_s))
             runner.second_offset = offset
             placed = probe_phase(probe, float(offset), processing_ms, name)
             runner.timeline = Timeline(runner.timeline.scenario, (*runner.timeline.phases, placed), ())
-            runner.store.write_records("phases", phase_rows(runner.timeline, runner.start_epoch))
+            runner.write_phases()
             since = dict(runner.totals)
             pool.start(Start(runner.start_mono + offset, runner.start_epoch + offset))
             runner._follow(pool, (placed,))
