@@ -163,9 +163,11 @@ class Runner:
         self.accounting: list[dict[str, int]] = []
         self.layouts: list[accounting.PublisherLayout] = []
         self.scheduled_total = 0
-        # Capacity search (loadgen.search): each probe's workers count seconds from their own Start; their rows
-        # and events are moved onto the scenario clock by this many whole seconds.
+        # Capacity search (loadgen.search): each probe's workers count seconds from their own Start and run their
+        # probe as phase 1; their rows and events are moved onto the scenario clock by this many whole seconds
+        # and their phase renumbered by this many (phase 0, outside any phase, stays 0).
         self.second_offset = 0
+        self.phase_offset = 0
         self.search_result: Any = None  # sizing.search.SearchResult once a search scenario ran
 
     @property
@@ -354,8 +356,9 @@ class Runner:
     def _handle(self, message: WorkerMessage) -> None:
         if isinstance(message, Row):
             row, worker = message.record, message.worker
-            if self.second_offset:
+            if self.second_offset or self.phase_offset:
                 row["second"] += self.second_offset
+                row["phase"] += self.phase_offset if row["phase"] else 0
             self.sink.add_row(worker, row)
             self.max_second[worker] = max(self.max_second.get(worker, -1), row["second"])
             self.last_rows[worker] = message
@@ -366,8 +369,10 @@ class Runner:
                 counts = self.e2e_by_phase.setdefault(row["phase"], np.zeros_like(merge_wire([])))
                 counts += merge_wire([row["e2e_hist"]])
         elif isinstance(message, Event):
-            if self.second_offset:
+            if self.second_offset or self.phase_offset:
                 message.record["second"] += self.second_offset
+                if message.record.get("phase"):
+                    message.record["phase"] += self.phase_offset
             self.emit_event(message.record)
         elif isinstance(message, WorkerError):
             raise RunFailed(f"worker {message.worker}: {message.text}")

@@ -43,10 +43,11 @@ DRAIN_EVENT = "probe_drain"  # what the drain left behind and what was purged
 READY_WAIT_S = 5.0  # longest wait for the last second of a probe's phase to arrive before judging it
 
 
-def probe_phase(probe: Probe, start_s: float, processing_ms: float, name: str) -> Phase:
-    """The probe as one phase starting at `start_s` (0 for the workers' own clock, the placed second for the run)."""
+def probe_phase(probe: Probe, start_s: float, processing_ms: float, name: str, number: int) -> Phase:
+    """The probe as one phase: for its workers phase 1 at second 0 (their timeline holds only it), for the run
+    phase `probe.index + 1` at the second it was placed at."""
     duration = probe.warmup_s + probe.measure_s
-    return Phase(probe.index + 1, name, start_s, duration, probe.warmup_s,
+    return Phase(number, name, start_s, duration, probe.warmup_s,
                  Ramp(start_s, duration, probe.rate, probe.rate),
                  Ramp(start_s, duration, processing_ms, processing_ms))
 
@@ -119,9 +120,10 @@ def run_search(runner: Runner, make_pool: Callable[[list[WorkerConfig]], Pool],
     next_free_s = 0
     while (probe := search.next_probe()) is not None:
         name = phase_name(probe)
-        own = Timeline(runner.timeline.scenario, (probe_phase(probe, 0.0, processing_ms, name),), ())
+        own = Timeline(runner.timeline.scenario, (probe_phase(probe, 0.0, processing_ms, name, 1),), ())
         runner.nonce = secrets.randbits(32)  # what an earlier probe left behind counts as foreign
         runner.second_offset = max(next_free_s, math.ceil(runner.now_s()))
+        runner.phase_offset = probe.index  # the workers' phase 1 is the run's phase probe.index + 1
         configs = runner._plan(own)
         runner.done = {}
         pool = make_pool(configs)
@@ -129,7 +131,7 @@ def run_search(runner: Runner, make_pool: Callable[[list[WorkerConfig]], Pool],
             runner._wait_ready(pool)
             offset = max(next_free_s, math.ceil(runner.now_s() + start_delay_s))
             runner.second_offset = offset
-            placed = probe_phase(probe, float(offset), processing_ms, name)
+            placed = probe_phase(probe, float(offset), processing_ms, name, probe.index + 1)
             runner.timeline = Timeline(runner.timeline.scenario, (*runner.timeline.phases, placed), ())
             runner.write_phases()
             since = dict(runner.totals)
