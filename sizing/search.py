@@ -300,3 +300,10 @@ def backlog_slope(seconds: list[float], confirmed: list[float], consumed: list[f
     mean_t, mean_b = sum(seconds) / n, sum(backlog) / n
     var_t = sum((t - mean_t) ** 2 for t in seconds)
     return sum((t - mean_t) * (b - mean_b) for t, b in zip(seconds, backlog, strict=True)) / var_t if var_t else 0.0
+
+
+def replay(spec: SearchSpec, outcomes: tuple[ProbeOutcome, ...]) -> SearchResult | None:
+    """The search's result from recorded outcomes (the analysis passes its recomputed verdicts); None when those
+    verdicts would have called for another probe, i.e. the run cannot answer for them."""
+    search = CapacitySearch(spec, outcomes)
+    return search.result() if search.done() else None

@@ -25,6 +25,7 @@ from sizing import layout, records
 from sizing.catalog import resource_limits
 from sizing.histogram import encode_counts
 from sizing.rules import judged_against_target
+from sizing.search import SearchSpec, backlog_slope
 from sizing.spec import Campaign
 from spark_jobs import gate, histmerge, rules_columns
 from spark_jobs.campaigns import load as load_campaign
@@ -48,6 +49,13 @@ class Rules:
     """
 
     slo_p99_ms: float
+    # Capacity-search scenarios (issue 16) and their specs: each probe's verdict is recomputed with its SLO.
+    searches: tuple[tuple[str, SearchSpec], ...] = ()
+
+    @classmethod
+    def of(cls, campaign: Campaign) -> Rules:
+        return cls(slo_p99_ms=campaign.target.p99_latency_ms,
+                   searches=tuple((s.name, s.search) for s in campaign.scenarios if s.search is not None))
 
 
 # ------------------------------------------------------------------------- client seconds -> per phase
@@ -220,6 +228,45 @@ def event_phase_stats(events: DataFrame) -> DataFrame:
         count("fault_error").alias("fault_errors"))
 
 
+# ------------------------------------------------------------------------------------ capacity-search probes
+
+SLOPE_DDL = RUN_KEY_DDL + ", phase INT, backlog_slope DOUBLE"
+PROBE_EVENT = "search_probe"  # loadgen.search.PROBE_EVENT (the generator is not imported by the jobs)
+
+
+def _phase_slope(frame: pd.DataFrame) -> pd.DataFrame:
+    frame = frame.sort_values("second")
+    row = {k: frame[k].iloc[0] for k in PHASE_KEY}
+    row["backlog_slope"] = backlog_slope(frame["second"].astype(float).tolist(),
+                                         frame["confirmed"].astype(float).tolist(),
+                                         frame["consumed"].astype(float).tolist())
+    return pd.DataFrame([row])
+
+
+def phase_backlog_slope(client_seconds: DataFrame) -> DataFrame:
+    """Per phase: sizing.search.backlog_slope over the steady seconds, all workers summed (as the generator)."""
+    per_second = (client_seconds.filter(~F.col("warmup") & (F.col("phase") > 0))
+                  .groupBy(*PHASE_KEY, "second")
+                  .agg(F.sum("confirmed").alias("confirmed"), F.sum("consumed").alias("consumed")))
+    return per_second.groupBy(*PHASE_KEY).applyInPandas(_phase_slope, SLOPE_DDL)
+
+
+def probe_decisions(events: DataFrame) -> DataFrame:
+    """The generator's online verdict and stage of every search probe, from its search_probe event."""
+    return (events.filter(F.col("kind") == PROBE_EVENT)
+            .select(*PHASE_KEY, F.get_json_object("detail", "$.stage").alias("probe_stage"),
+                    F.get_json_object("detail", "$.passed").cast("boolean").alias("probe_online_passed")))
+
+
+def recomputed_probe_verdict(rules: Rules) -> Column:
+    """sizing.rules.probe_verdict with each search scenario's SLO; null outside search scenarios."""
+    verdict = F.lit(None).cast("boolean")
+    for name, search in rules.searches:
+        verdict = F.when(F.col("scenario") == name,
+                         rules_columns.probe_passes(search.slo_p99_ms, search.slo_p999_ms)).otherwise(verdict)
+    return verdict
+
+
 def accounting_stats(accounting: DataFrame) -> DataFrame:
     return accounting.select(*PHASE_KEY, "lost", "duplicates", "reordered",
                              F.col("consumed_unique"), F.col("redelivered").alias("redelivered_accounted"))
@@ -349,6 +396,11 @@ def summarise(phases: DataFrame, client_seconds: DataFrame, accounting: DataFram
     with_validity = (with_resource_limits(with_validity, resource_limits)
                      .withColumn("bottleneck", rules_columns.bottleneck())
                      .withColumn("bottleneck_detail", rules_columns.bottleneck_detail()))
+    with_validity = (with_validity
+                     .join(phase_backlog_slope(client_series if client_series is not None else client_seconds),
+                           PHASE_KEY, "left")
+                     .join(probe_decisions(events), PHASE_KEY, "left")
+                     .withColumn("probe_passed", recomputed_probe_verdict(rules)))
     return (with_validity.withColumn("slo_p99_ms", F.lit(float(rules.slo_p99_ms)))
             .withColumn("matched_target", rules_columns.matched_target(F.col("slo_p99_ms"))
                         & judged_against_target(F.col("rate_mode")))
@@ -358,7 +410,7 @@ def summarise(phases: DataFrame, client_seconds: DataFrame, accounting: DataFram
 # --------------------------------------------------------------------------------------------- I/O
 
 
-SERIES_DDL = RUN_KEY_DDL + ", second INT, phase INT, confirmed BIGINT, consumed BIGINT"
+SERIES_DDL = RUN_KEY_DDL + ", second INT, phase INT, warmup BOOLEAN, confirmed BIGINT, consumed BIGINT"
 
 
 def run(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str],
@@ -398,7 +450,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     checks = [(config, run_id) for config in args.configs for run_id in args.run_ids] if args.validate else []
     for config, run_id in checks:
         gate.gate(spark, spec, "raw", campaign, config, run_id, args.docs_dir)
-    run(spark, spec, args.campaign, args.configs, args.run_ids, Rules(slo_p99_ms=campaign.target.p99_latency_ms),
+    run(spark, spec, args.campaign, args.configs, args.run_ids, Rules.of(campaign),
         resource_limits=resource_limits_frame(spark, campaign))
     for config, run_id in checks:
         gate.gate(spark, spec, "phase_summary", campaign, config, run_id, args.docs_dir)

@@ -93,3 +93,12 @@ def bottleneck_detail() -> Column:
             .when(F.col("bottleneck") == "none",
                   fmt("none: cpu %.2f, machine %.2f, disk %.1f MB/s, net %.0f Mbit/s", "cpu_busiest_mean",
                       "machine_cpu_busy_mean", "disk_write_mb_s", "net_peak_mbit_s")))
+
+
+def probe_passes(slo_p99_ms: float, slo_p999_ms: float | None) -> Column:
+    """sizing.rules.probe_verdict over phase_summary's figures of a capacity-search probe (the generator decided
+    online with the same rule); false (not null) when a figure is missing, as a probe without them fails."""
+    verdict = rules.probe_verdict(F.col("target_rate"), F.col("confirm_rate"), F.col("consume_rate"),
+                                  F.col("backlog_slope"), F.col("e2e_p99_ms"), F.col("e2e_p999_ms"), F.col("valid"),
+                                  F.lit(float(slo_p99_ms)), None if slo_p999_ms is None else F.lit(float(slo_p999_ms)))
+    return F.coalesce(verdict, F.lit(False))
