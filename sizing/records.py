@@ -273,6 +273,10 @@ _SEARCH_COLUMNS = (
            nullable=True),
     Column("probe_passed", "bool", "search probe: the verdict recomputed from this row (sizing.rules.probe_verdict "
            "with the scenario's SLO); the GX gate fails when it differs from probe_online_passed", nullable=True),
+    Column("probe_last_pass", "float64", "search probe: the bracket's low end the generator held after this probe",
+           nullable=True),
+    Column("probe_first_fail", "float64", "search probe: the bracket's high end after this probe (null: no fail "
+           "yet)", nullable=True),
 )
 
 PHASE_SUMMARY = (*_TABLE_KEY,

@@ -252,10 +252,12 @@ def phase_backlog_slope(client_seconds: DataFrame) -> DataFrame:
 
 
 def probe_decisions(events: DataFrame) -> DataFrame:
-    """The generator's online verdict and stage of every search probe, from its search_probe event."""
+    """The generator's online verdict, stage and bracket after every search probe, from its search_probe event."""
     return (events.filter(F.col("kind") == PROBE_EVENT)
             .select(*PHASE_KEY, F.get_json_object("detail", "$.stage").alias("probe_stage"),
-                    F.get_json_object("detail", "$.passed").cast("boolean").alias("probe_online_passed")))
+                    F.get_json_object("detail", "$.passed").cast("boolean").alias("probe_online_passed"),
+                    F.get_json_object("detail", "$.last_pass").cast("double").alias("probe_last_pass"),
+                    F.get_json_object("detail", "$.first_fail").cast("double").alias("probe_first_fail")))
 
 
 def recomputed_probe_verdict(rules: Rules) -> Column:
