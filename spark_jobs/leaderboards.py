@@ -215,7 +215,8 @@ def add_search_ranks(board: list[dict[str, Any]], capacity: Sequence[dict[str, A
                      plans: Sequence[ConfigPlan]) -> list[dict[str, Any]]:
     """The leaderboard's search columns (records.LEADERBOARD_SEARCH_COLUMNS): each config's sustainable rate (the
     highest mean over its search scenarios), cost per 1000 msg/s at it, and both ranks. Without search rows
-    they stay null and the order is unchanged; with them the board is ordered by cost at the sustainable rate."""
+    they stay null and the order is unchanged; with them the board is ordered by cost at the sustainable rate, and
+    a config whose sustainable rate reaches the campaign target has met it (cost and rank at target follow)."""
     cost = {p.config_id: p.monthly_cost for p in plans}
     rates: dict[str, float] = {}
     for row in capacity:
@@ -227,8 +228,15 @@ def add_search_ranks(board: list[dict[str, Any]], capacity: Sequence[dict[str, A
         key = row["config_id"]
         row.update(sustainable_rate=rates.get(key), cost_per_1k_at_sustainable=per_1k.get(key),
                    rank_at_sustainable=at_sustainable.get(key), sustainable_rank=by_rate.get(key))
+        # A search that sustained the campaign target within the SLO met it, as a matched ladder step does.
+        target = row["campaign_target_rate"]
+        if not row["met_target"] and key in per_1k and rates[key] >= target:
+            row.update(met_target=True, cost_per_1k_at_target=cost_per_1000_msgs(cost[key], target))
     if not rates:
         return board
+    at_target = _ranks({r["config_id"]: r["cost_per_1k_at_target"] for r in board})
+    for row in board:
+        row["rank_at_target"] = at_target.get(row["config_id"])
     return sorted(board, key=lambda r: (r["rank_at_sustainable"] is None, r["rank_at_sustainable"] or 0,
                                         r["config_id"]))
 
