@@ -266,13 +266,16 @@ _RESOURCE_COLUMNS = (
 
 # Capacity-search probes (issue 16): every phase of a search scenario is one probe. Null on other phases.
 _SEARCH_COLUMNS = (
-    Column("backlog_slope", "float64", "least-squares slope of the client-side backlog (cumulative confirmed - "
-           "consumed) over the steady seconds, msg/s per s (sizing.search.backlog_slope)", nullable=True),
+    Column("backlog_slope", "float64", "least-squares slope of the client-side backlog (cumulative published - "
+           "acked: prefetched but unprocessed messages count) over the steady seconds, msg/s per s "
+           "(sizing.search.backlog_slope)", nullable=True),
     Column("probe_stage", "string", "search probe: ladder | bisect | confirm (its search_probe event)", nullable=True),
     Column("probe_online_passed", "bool", "search probe: the generator's online verdict (search_probe event)",
            nullable=True),
     Column("probe_passed", "bool", "search probe: the verdict recomputed from this row (sizing.rules.probe_verdict "
            "with the scenario's SLO); the GX gate fails when it differs from probe_online_passed", nullable=True),
+    Column("probe_inconclusive", "bool", "search probe: an attempt the generator fell behind in (not valid), "
+           "re-run and left out of the search's replay", nullable=True),
     Column("probe_last_pass", "float64", "search probe: the bracket's low end the generator held after this probe",
            nullable=True),
     Column("probe_first_fail", "float64", "search probe: the bracket's high end after this probe (null: no fail "
@@ -422,7 +425,8 @@ CAPACITY = (
            nullable=True),
     Column("last_pass", "float64", "bracket: highest pass below first_fail, msg/s", nullable=True),
     Column("first_fail", "float64", "bracket: lowest failing rate, msg/s (null: nothing failed)", nullable=True),
-    Column("probes_used", "int32", "probes the search ran"),
+    Column("probes_used", "int32", "conclusive probes the search ran (what worst_case_probes bounds)"),
+    Column("inconclusive_attempts", "int32", "attempts re-run because the generator fell behind"),
     Column("worst_case_probes", "int32", "the plan's bound (SearchSpec.worst_case_probes)"),
     Column("p99_at_sustainable_ms", "float64", "worst e2e p99 of the passes at the sustainable rate", nullable=True),
     Column("bottleneck_at_sustainable", "string", "phase_summary.bottleneck of the last pass at the sustainable "

@@ -283,18 +283,21 @@ class CapacitySearch:
         return _Decision(None, status="converged")
 
 
-def backlog_slope(seconds: list[float], confirmed: list[float], consumed: list[float]) -> float:
+def backlog_slope(seconds: list[float], published: list[float], acked: list[float]) -> float:
     """Least-squares slope (msg/s per s) of the backlog over a probe's measurement window.
 
-    The backlog is the running sum of confirmed - consumed over the window's seconds (all workers summed);
-    the generator computes it online and phase_summary (spark_jobs) from the same client_seconds, with this
-    one function. Fewer than two seconds: 0 (no trend can be seen).
+    The backlog is the running sum of published - acked over the window's seconds (all workers summed): every
+    message in the system, including those delivered into a consumer's prefetch buffer but not yet processed.
+    (Deliveries alone would hide a consumer-bound overload for as long as the prefetch buffers absorb it: at
+    4 consumers x prefetch 50, a 5 s probe 6 msg/s above the bound showed no growth at all, measured.) The
+    generator computes it online and phase_summary (spark_jobs) from the same client_seconds, with this one
+    function. Fewer than two seconds: 0 (no trend can be seen).
     """
     n = len(seconds)
     if n < 2:
         return 0.0
     backlog, level = [], 0.0
-    for c, d in zip(confirmed, consumed, strict=True):
+    for c, d in zip(published, acked, strict=True):
         level += c - d
         backlog.append(level)
     mean_t, mean_b = sum(seconds) / n, sum(backlog) / n

@@ -42,7 +42,7 @@ from spark_jobs.tableio import read_table, replace_table
 TABLES = ("capacity_repeats", "leaderboards", "pareto", "adverse", "capacity")  # schemas: sizing.records.TABLES
 PROBE_COLUMNS = ("campaign", "config_id", "scenario", "run_id", "repeat", "phase", "target_rate", "warmup_s",
                  "duration_s", "confirm_rate", "consume_rate", "backlog_slope", "e2e_p99_ms", "e2e_p999_ms", "valid",
-                 "probe_stage", "probe_passed", "probe_online_passed", "bottleneck")
+                 "probe_stage", "probe_passed", "probe_online_passed", "probe_inconclusive", "bottleneck")
 
 
 # -------------------------------------------------------------------------------- Spark aggregations
@@ -182,11 +182,13 @@ def capacity_rows(probes: Sequence[dict[str, Any]], searches: dict[str, SearchSp
             key = (row["campaign"], row["config_id"], row["scenario"], row["run_id"], row["repeat"])
             runs.setdefault(key, []).append(row)
     out = []
-    for (campaign, config_id, scenario, run_id, repeat), rows in sorted(runs.items()):
-        rows = sorted(rows, key=lambda r: r["phase"])
+    for (campaign, config_id, scenario, run_id, repeat), attempts in sorted(runs.items()):
+        attempts = sorted(attempts, key=lambda r: r["phase"])
+        # attempts the generator fell behind in were re-run (the GX gate checks they were indeed not valid)
+        rows = [r for r in attempts if not r.get("probe_inconclusive")]
         spec = searches[scenario]
         result = replay(spec, tuple(_outcome(r) for r in rows))
-        disagreeing = sum(1 for r in rows if bool(r.get("probe_passed")) != bool(r.get("probe_online_passed")))
+        disagreeing = sum(1 for r in attempts if bool(r.get("probe_passed")) != bool(r.get("probe_online_passed")))
         sustainable = result.sustainable_rate if result else None
         at_sustainable = [r for r in rows if sustainable is not None and r["target_rate"] == sustainable
                           and r.get("probe_passed")]
@@ -194,6 +196,7 @@ def capacity_rows(probes: Sequence[dict[str, Any]], searches: dict[str, SearchSp
                     "repeat": int(repeat), "status": result.status if result else "replay_incomplete",
                     "sustainable_rate": sustainable, "last_pass": result.last_pass if result else None,
                     "first_fail": result.first_fail if result else None, "probes_used": len(rows),
+                    "inconclusive_attempts": len(attempts) - len(rows),
                     "worst_case_probes": spec.worst_case_probes(),
                     "p99_at_sustainable_ms": result.p99_at_sustainable_ms if result else None,
                     "bottleneck_at_sustainable": at_sustainable[-1].get("bottleneck") if at_sustainable else None,

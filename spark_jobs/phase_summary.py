@@ -238,8 +238,8 @@ def _phase_slope(frame: pd.DataFrame) -> pd.DataFrame:
     frame = frame.sort_values("second")
     row = {k: frame[k].iloc[0] for k in PHASE_KEY}
     row["backlog_slope"] = backlog_slope(frame["second"].astype(float).tolist(),
-                                         frame["confirmed"].astype(float).tolist(),
-                                         frame["consumed"].astype(float).tolist())
+                                         frame["published"].astype(float).tolist(),
+                                         frame["acked"].astype(float).tolist())
     return pd.DataFrame([row])
 
 
@@ -247,7 +247,7 @@ def phase_backlog_slope(client_seconds: DataFrame) -> DataFrame:
     """Per phase: sizing.search.backlog_slope over the steady seconds, all workers summed (as the generator)."""
     per_second = (client_seconds.filter(~F.col("warmup") & (F.col("phase") > 0))
                   .groupBy(*PHASE_KEY, "second")
-                  .agg(F.sum("confirmed").alias("confirmed"), F.sum("consumed").alias("consumed")))
+                  .agg(F.sum("published").alias("published"), F.sum("acked").alias("acked")))
     return per_second.groupBy(*PHASE_KEY).applyInPandas(_phase_slope, SLOPE_DDL)
 
 
@@ -256,6 +256,8 @@ def probe_decisions(events: DataFrame) -> DataFrame:
     return (events.filter(F.col("kind") == PROBE_EVENT)
             .select(*PHASE_KEY, F.get_json_object("detail", "$.stage").alias("probe_stage"),
                     F.get_json_object("detail", "$.passed").cast("boolean").alias("probe_online_passed"),
+                    F.coalesce(F.get_json_object("detail", "$.inconclusive").cast("boolean"),
+                               F.lit(False)).alias("probe_inconclusive"),
                     F.get_json_object("detail", "$.last_pass").cast("double").alias("probe_last_pass"),
                     F.get_json_object("detail", "$.first_fail").cast("double").alias("probe_first_fail")))
 
@@ -412,7 +414,8 @@ def summarise(phases: DataFrame, client_seconds: DataFrame, accounting: DataFram
 # --------------------------------------------------------------------------------------------- I/O
 
 
-SERIES_DDL = RUN_KEY_DDL + ", second INT, phase INT, warmup BOOLEAN, confirmed BIGINT, consumed BIGINT"
+SERIES_DDL = (RUN_KEY_DDL + ", second INT, phase INT, warmup BOOLEAN, published BIGINT, confirmed BIGINT, "
+              "consumed BIGINT, acked BIGINT")
 
 
 def run(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str],

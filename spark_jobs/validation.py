@@ -103,6 +103,10 @@ def _suites() -> dict[str, list[Expectation]]:
             # a capacity-search probe: the generator's online verdict equals the one recomputed from this row
             ("ExpectColumnPairValuesToBeEqual", {"column_A": "probe_online_passed", "column_B": "probe_passed",
                                                  "ignore_row_if": "either_value_is_missing"}),
+            # an attempt the generator called inconclusive (and re-ran) really was not valid
+            ("ExpectColumnValuesToBeInSet", {"column": "valid", "value_set": [False],
+                                             "row_condition": "probe_inconclusive==True",
+                                             "condition_parser": "pandas"}),
             *_non_negative(["target_rate", "publish_rate", "confirm_rate", "consume_rate", "e2e_p50_ms",
                             "confirm_p50_ms", "lost", "duplicates", "reordered", "backlog_max",
                             "time_to_recover_s", "unavailable_s"]),

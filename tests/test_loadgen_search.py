@@ -22,11 +22,16 @@ SEARCH = {"start_rate": 100, "upper_rate": 800, "growth": 2, "resolution": "5%",
 
 
 class CappedPool(FakePool):
-    """Consumers carry at most CAPACITY msg/s; a probe above it sees its backlog grow and 500 ms latencies."""
+    """Consumers carry at most CAPACITY msg/s; a probe above it sees its backlog grow and 500 ms latencies.
+    A pool made with `saturated=True` reports a worker at 99 % CPU every second (the generator fell behind)."""
+
+    saturated = False
 
     def _row(self, cfg: WorkerConfig, second: int, final: bool = False) -> Row:
         row = super()._row(cfg, second, final)
         record = row.record
+        if self.saturated:
+            record["cpu_s"] = 0.99
         phase = cfg.timeline.phase_at(second)
         over = phase is not None and phase.target_rate > CAPACITY
         if over:
@@ -36,7 +41,7 @@ class CappedPool(FakePool):
         return row
 
 
-def run_search(tmp_path, search=SEARCH):
+def run_search(tmp_path, search=SEARCH, saturated_pools=()):
     spec = copy.deepcopy(SPEC)
     spec["scenarios"] = [{"name": "search", "search": search}]
     campaign = parse_campaign(spec)
@@ -51,6 +56,7 @@ def run_search(tmp_path, search=SEARCH):
 
     def make_pool(configs):
         pools.append(CappedPool(configs, clock))
+        pools[-1].saturated = len(pools) in saturated_pools  # 1-based: which attempts the generator lags in
         return pools[-1]
 
     def between_probes() -> int:
@@ -89,7 +95,7 @@ def test_every_probe_is_a_phase_on_the_scenario_clock_with_its_decision_recorded
     assert code == 0
     result = runner.search_result
     phases = read(tmp_path, runner, "phases").sort_values("phase")
-    assert phases["phase"].tolist() == list(range(1, result.probes_used + 1))
+    assert phases["phase"].tolist() == list(range(1, result.probes_used + 1))  # no inconclusive attempt here
     assert phases["target_rate"].tolist() == [o.rate for o in result.outcomes]
     ends = (phases["start_s"] + phases["duration_s"]).tolist()
     assert all(nxt >= end for end, nxt in zip(ends, phases["start_s"].tolist()[1:], strict=False))  # no overlap
@@ -114,3 +120,21 @@ def test_every_probe_is_a_phase_on_the_scenario_clock_with_its_decision_recorded
     accounting = read(tmp_path, runner, "accounting").sort_values("phase")
     assert accounting["phase"].tolist() == phases["phase"].tolist()
     assert runner.manifest["search"]["sustainable_rate"] == result.sustainable_rate
+
+
+def test_an_attempt_the_generator_fell_behind_in_is_re_run_not_judged(tmp_path):
+    """The second attempt (the 200 msg/s ladder rung) runs with a saturated worker: inconclusive, re-run."""
+    runner, code, pools, _purges, lines = run_search(tmp_path, saturated_pools=(2,))
+    assert code == 0, runner.errors
+    result = runner.search_result
+    reference = run_search(tmp_path / "reference")[0].search_result
+    # the same answer as without the lagging attempt, one attempt more
+    assert (result.sustainable_rate, result.last_pass, result.first_fail, result.probes_used) == (
+        reference.sustainable_rate, reference.last_pass, reference.first_fail, reference.probes_used)
+    assert len(pools) == result.probes_used + 1
+    assert any("INCONCLUSIVE" in line for line in lines)
+    events = read(tmp_path, runner, "events")
+    details = [json.loads(d) for d in events[events.kind == "search_probe"].sort_values("phase")["detail"]]
+    assert [d["inconclusive"] for d in details] == [False, True] + [False] * (len(details) - 2)
+    assert details[1]["rate"] == details[2]["rate"] == 200 and details[1]["valid"] is False
+    assert json.loads(events[events.kind == "search_result"]["detail"].iloc[0])["inconclusive_attempts"] == 1

@@ -33,12 +33,13 @@ def report_data() -> ReportData:
                    warmup_s=2.0, target_rate=rate, confirm_rate=rate, consume_rate=min(rate, 800.0), valid=True,
                    e2e_p50_ms=p99 / 4, e2e_p75_ms=p99 / 3, e2e_p95_ms=p99 / 2, e2e_p99_ms=p99, e2e_p999_ms=p99 * 1.5,
                    matched_target=passed, probe_stage=stage, probe_passed=passed, probe_online_passed=passed,
+                   probe_inconclusive=False,
                    probe_last_pass=low, probe_first_fail=high, bottleneck="none")
         rows.append(row)
     capacity = pd.DataFrame([{
         "campaign": CAMPAIGN.name, "config_id": CONFIG, "scenario": "capacity-search", "run_id": "s1", "repeat": 1,
         "status": "converged", "sustainable_rate": 787.5, "last_pass": 787.5, "first_fail": 806.25,
-        "probes_used": 8, "worst_case_probes": 13, "p99_at_sustainable_ms": 124.3,
+        "probes_used": 8, "inconclusive_attempts": 0, "worst_case_probes": 13, "p99_at_sustainable_ms": 124.3,
         "bottleneck_at_sustainable": "none", "probes_disagreeing": 0, "verdicts_agree": True, "repeats": 1,
         "sustainable_mean": 787.5, "sustainable_ci_low": None, "sustainable_ci_high": None}])
     board = pd.DataFrame([{"board": "top_matched_throughput", "rank": 1, "config_id": CONFIG, "value": 787.5,

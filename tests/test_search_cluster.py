@@ -20,6 +20,7 @@ import pytest
 
 from loadgen.runner import Runner, RunOptions
 from sizing import layout
+from sizing.rules import PROBE_MATCH_FRACTION
 from sizing.spec import load_campaign
 
 pytestmark = pytest.mark.cluster
@@ -47,13 +48,15 @@ def test_the_search_finds_the_consumer_bound_within_5_percent(local_cluster_fact
     print("\n".join(lines[-12:]), f"\nsearch wall time {elapsed:.1f} s", sep="\n")
     assert result.status == "converged", lines
     assert abs(result.sustainable_rate - bound) <= 0.05 * bound, lines
-    assert result.last_pass <= bound <= result.first_fail * 1.005, lines  # PROBE_MATCH_FRACTION above the bound
+    assert result.last_pass <= bound / PROBE_MATCH_FRACTION and bound <= result.first_fail, lines
     assert result.probes_used <= spec.worst_case_probes()
     # every decision is in the records, with the figures it used
     prefix = tmp_path / layout.raw_run_prefix(runner.key) / "events"
     events = pd.concat([pd.read_parquet(f) for f in sorted(prefix.rglob("*.parquet"))])
     decisions = [json.loads(d) for d in events[events.kind == "search_probe"].sort_values("phase")["detail"]]
     assert [d["passed"] for d in decisions] == [o.passed for o in result.outcomes]
-    # a probe above the bound fails on what the consumers carried: never more than the bound (1 % slack)
+    # no probe passed above the bound plus the backlog tolerance the rule allows (PROBE_MATCH_FRACTION): the
+    # unprocessed messages in the consumers' prefetch buffers count as backlog (sizing.search.backlog_slope)
     for decision in decisions:
-        assert decision["consume_rate"] <= bound * 1.01, decision
+        if decision["rate"] > bound / PROBE_MATCH_FRACTION:
+            assert not decision["passed"], decision

@@ -458,7 +458,9 @@ class Report:
                             f"{_rate(r.sustainable_ci_high)}] (n={int(r.repeats)})")
                 body.append([r.config_id, f"{r.run_id} #{int(r.repeat)}", r.status, _rate(r.sustainable_rate),
                              f"{_rate(r.last_pass)} .. {_rate(r.first_fail)}",
-                             f"{int(r.probes_used)} / {int(r.worst_case_probes)}", _ms(r.p99_at_sustainable_ms),
+                             f"{int(r.probes_used)} / {int(r.worst_case_probes)}"
+                             + (f" (+{int(r.inconclusive_attempts)} re-run)" if r.inconclusive_attempts else ""),
+                             _ms(r.p99_at_sustainable_ms),
                              r.bottleneck_at_sustainable or "n/a", interval,
                              ("yes", "ok") if r.verdicts_agree else ("no", "bad")])
             out.append(table(["config", "run", "status", "sustainable msg/s", "bracket", "probes / worst case",

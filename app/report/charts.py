@@ -377,6 +377,13 @@ def settings_timeseries(client: pd.DataFrame, steps: Sequence[tuple[float, str]]
 PASS_COLOR, FAIL_COLOR = "#2a9d4b", "#c0392b"
 
 
+def _inconclusive(probes: pd.DataFrame) -> np.ndarray:
+    """Attempts the generator fell behind in (re-run, never judged); tables written before the column: none."""
+    if "probe_inconclusive" not in probes:
+        return np.zeros(len(probes), dtype=bool)
+    return probes["probe_inconclusive"].fillna(False).astype(bool).to_numpy()
+
+
 def search_progress(probes: pd.DataFrame, title: str) -> str:
     """One search as it ran: each probe's rate at its start time, a filled circle when it passed and a cross when
     it failed, and the bracket the generator held after each probe (probe_last_pass / probe_first_fail) narrowing
@@ -394,10 +401,15 @@ def search_progress(probes: pd.DataFrame, title: str) -> str:
                             label="bracket (last pass .. first fail)" if i == int(np.argmax(np.isfinite(high)))
                             else None)
     passed = probes["probe_passed"].fillna(False).astype(bool).to_numpy()
+    rerun = _inconclusive(probes)
     rate = probes["target_rate"].to_numpy(dtype=float)
     ax.plot(t, rate, color="grey", linewidth=0.8, alpha=0.6)
     ax.scatter(t[passed], rate[passed], marker="o", color=PASS_COLOR, zorder=3, label="pass")
-    ax.scatter(t[~passed], rate[~passed], marker="x", color=FAIL_COLOR, s=50, zorder=3, label="fail")
+    ax.scatter(t[~passed & ~rerun], rate[~passed & ~rerun], marker="x", color=FAIL_COLOR, s=50, zorder=3,
+               label="fail")
+    if rerun.any():
+        ax.scatter(t[rerun], rate[rerun], marker="o", facecolors="none", edgecolors="grey", zorder=3,
+                   label="inconclusive (re-run)")
     for ti, ri, stage in zip(t, rate, probes["probe_stage"].fillna(""), strict=True):
         ax.annotate(str(stage)[:1], (ti, ri), xytext=(4, 4), textcoords="offset points", fontsize=7, color="grey")
     ax.set(title=title, xlabel="time since the search started (s)", ylabel="probe rate (msg/s)")
@@ -410,7 +422,7 @@ def rate_vs_p99(probes: pd.DataFrame, slo_p99_ms: float, knee: float | None, bra
                 title: str) -> str:
     """Every probe's end-to-end p99 against its rate (pass / fail marks), the SLO line and the knee: the capacity
     table's sustainable rate, with its bracket shaded."""
-    probes = probes.sort_values("target_rate")
+    probes = probes[~_inconclusive(probes)].sort_values("target_rate")
     fig, ax = plt.subplots(figsize=(WIDTH / 2 - 0.1, 3.2))
     passed = probes["probe_passed"].fillna(False).astype(bool).to_numpy()
     rate = probes["target_rate"].to_numpy(dtype=float)

@@ -66,7 +66,8 @@ PHASE_SUMMARY_OPTIONAL: dict[str, object] = {
     "disk_write_iops": float("nan"), "net_mb_s": float("nan"), "net_peak_mbit_s": float("nan"),
     "rate_mode": "scheduled", "latency_basis": "intended",  # issue 13; tables written before it are scheduled
     # capacity-search probes (issue 16): start, recomputed verdict, stage and the generator's bracket after it
-    "start_s": float("nan"), "probe_passed": None, "probe_stage": None, "probe_last_pass": float("nan"),
+    "start_s": float("nan"), "probe_passed": None, "probe_stage": None, "probe_inconclusive": None,
+    "probe_last_pass": float("nan"),
     "probe_first_fail": float("nan"),
 }
 
@@ -80,7 +81,7 @@ CAPACITY_REPEATS_REQUIRED = ["config_id", "run_id", "repeat", "top_matched_throu
 # capacity: one row per config x search scenario x run x repeat (the search replayed by the leaderboards job).
 CAPACITY_REQUIRED = ["config_id", "scenario", "run_id", "repeat", "status", "sustainable_rate", "last_pass",
                      "first_fail", "probes_used", "worst_case_probes", "p99_at_sustainable_ms", "verdicts_agree"]
-CAPACITY_OPTIONAL: dict[str, object] = {"bottleneck_at_sustainable": None, "repeats": 1,
+CAPACITY_OPTIONAL: dict[str, object] = {"bottleneck_at_sustainable": None, "repeats": 1, "inconclusive_attempts": 0,
                                         "sustainable_mean": float("nan"), "sustainable_ci_low": float("nan"),
                                         "sustainable_ci_high": float("nan")}
 # adverse: one row per config x adverse scenario: did it hold the target.
