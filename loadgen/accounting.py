@@ -75,6 +75,22 @@ def worker_path(out_dir: str, worker: int) -> str:
 
 def merge(paths: Iterable[str], layouts: Sequence[PublisherLayout], size: int, phases: int) -> list[dict[str, int]]:
     """ACCOUNTING rows (without the run key) from every worker's file."""
+    return account(*_books(paths, layouts, size, phases))
+
+
+def merge_by_group(paths: Iterable[str], layouts: Sequence[PublisherLayout], size: int, phases: int,
+                   group_of: Mapping[int, str]) -> list[dict[str, int | str]]:
+    """ACCOUNTING rows per workload group (issue 14): `group_of` maps publisher ids to their group's name."""
+    books, _phases, fresh, redelivered, reordered = _books(paths, layouts, size, phases)
+    rows: list[dict[str, int | str]] = []
+    for name in dict.fromkeys(group_of.values()):
+        own = [b for b in books if group_of.get(b.index) == name]
+        rows.extend({**row, "group": name} for row in account(own, phases, fresh, redelivered, reordered))
+    return rows
+
+
+def _books(paths: Iterable[str], layouts: Sequence[PublisherLayout], size: int, phases: int
+           ) -> tuple[list[PublisherBook], int, np.ndarray, np.ndarray, np.ndarray]:
     fresh, redelivered, reordered = [], [], []
     published: dict[int, int] = {}
     states: dict[int, np.ndarray] = {}
@@ -88,7 +104,7 @@ def merge(paths: Iterable[str], layouts: Sequence[PublisherLayout], size: int, p
     publisher_books = [PublisherBook(p.index, p.offset, p.phase_first_seq, published.get(p.index, 0),
                                      states.get(p.index, np.zeros(p.phase_first_seq[-1], dtype=np.uint8)))
                        for p in layouts]
-    return account(publisher_books, phases, merge_consumed(fresh, size), _concat(redelivered), _concat(reordered))
+    return publisher_books, phases, merge_consumed(fresh, size), _concat(redelivered), _concat(reordered)
 
 
 def _concat(parts: list[np.ndarray]) -> np.ndarray:

@@ -84,8 +84,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (SpecError, KeyError, ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    workload = scenario.workload
-    workers = args.workers or default_workers(max(workload.publishers.count, workload.consumers.count))
+    groups = [g.workload for g in scenario.workload_groups]  # issue 14: the clients of every workload group
+    workers = args.workers or default_workers(max(sum(w.publishers.count for w in groups),
+                                                  sum(w.consumers.count for w in groups)))
     options = RunOptions(workers=workers, out_dir=Path(args.out), upload=not args.no_upload,
                          tick_s=args.tick_ms / 1000, drain_timeout_s=args.drain_timeout,
                          sample_interval_s=args.sample_interval, progress_interval_s=args.progress_interval,

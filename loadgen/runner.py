@@ -27,17 +27,18 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
 from loadgen import accounting
+from loadgen.groups import GroupPlan, group_of_publisher, group_of_worker, plan_groups, workers_needed
 from loadgen.messages import Done, Event, Ready, Row, Start, WorkerConfig, WorkerError, WorkerMessage
 from loadgen.pool import Pool, ProcessPool, RunFailed
 from loadgen.recorder import RecordStore
-from loadgen.schedule import BatchSchedule, plan_clients, publisher_offsets
+from loadgen.schedule import BatchSchedule, publisher_offsets
 from loadgen.sink import RecordSink
 from sizing import records
 from sizing.cluster import ClusterInfo
@@ -141,6 +142,8 @@ class Runner:
         self.scenario = campaign.scenario(scenario)
         self.cluster = cluster
         self.options = options or RunOptions()
+        if workers_needed(self.scenario, self.options.workers) > self.options.workers:  # a worker per group
+            self.options = replace(self.options, workers=workers_needed(self.scenario, self.options.workers))
         self.key = RunKey(campaign.name, config_id, scenario, run_id, repeat)
         self.timeline = expand(self.scenario, self.shape.nodes, campaign.seed)
         self.workload = self.scenario.workload
@@ -169,6 +172,8 @@ class Runner:
         self.second_offset = 0
         self.phase_offset = 0
         self.search_result: Any = None  # sizing.search.SearchResult once a search scenario ran
+        self.groups: list[GroupPlan] = []  # issue 14: every workload group (one implicit `main` without groups)
+        self.worker_group: dict[int, str] = {}
 
     @property
     def worker_cpu(self) -> dict[int, dict[str, float]]:
@@ -197,8 +202,10 @@ class Runner:
                          "detail": detail or None})
 
     def write_phases(self) -> None:
-        """The `phases` record of the timeline so far (a search adds a phase per probe and rewrites it)."""
-        self.store.write_records("phases", phase_rows(self.timeline, self.start_epoch))
+        """The `phases` record of a search so far (a phase per attempt, rewritten after each), per workload group."""
+        self.store.write_records("phases", [
+            {**row, "group": group.name, "foreground": group.foreground, "group_detail": group.detail}
+            for group in self.groups for row in phase_rows(self.timeline, self.start_epoch)])
 
     def emit_sample(self, row: dict[str, Any]) -> None:
         self.sink.add_sample({**row, "phase": self.phase_number(row["second"])})
@@ -212,7 +219,9 @@ class Runner:
         from loadgen import broker
 
         def prepare() -> None:
-            self.queue_names = broker.declare_queues(self.cluster, self.workload.queues, purge=self.options.purge)
+            self.queue_names = [name for group in self.scenario.workload_groups
+                                for name in broker.declare_queues(self.cluster, group.workload.queues,
+                                                                  purge=self.options.purge)]
             self.manifest["versions"]["rabbitmq"] = broker.rabbitmq_version(self.cluster)
 
         def between_probes() -> int:
@@ -277,7 +286,7 @@ class Runner:
                 pool.start(Start(self.start_mono, self.start_epoch))
                 # Stamped at scenario second 0 (what it marks), not when this line runs after the first write.
                 self.runner_event("run_start", 0.0, phase=0, workers=len(configs), nonce=self.nonce)
-                self.store.write_records("phases", phase_rows(self.timeline, self.start_epoch))
+                self.store.write_records("phases", self._group_phase_rows())
                 if sampler is not None:
                     sample_thread = sampler()
                     sample_thread.start()
@@ -314,13 +323,22 @@ class Runner:
         return FaultInjector(self.cluster, self.timeline.faults, self.emit_event, self.start_mono,
                              now=time.monotonic, phase_at=self.phase_number, broker_config=self.campaign.broker_config)
 
+    def _group_phase_rows(self) -> list[dict[str, Any]]:
+        """The phases record: one row per workload group per phase (issue 14)."""
+        return [{**row, "group": group.name, "foreground": group.foreground, "group_detail": group.detail}
+                for group in self.groups for row in phase_rows(group.timeline, self.start_epoch)]
+
     def _plan(self, timeline: Timeline | None = None) -> list[WorkerConfig]:
         """The workers' configs for `timeline` (default: the scenario's; a search probe passes its own)."""
         opts = self.options
-        timeline = timeline or self.timeline
-        publishers, consumers = plan_clients(self.workload, len(self.cluster.nodes), opts.workers,
-                                             seed=f"{self.campaign.seed}/{self.key.run_id}/{self.key.repeat}")
-        schedules = [BatchSchedule(timeline, p.share, p.start_s) for p in publishers]
+        self.groups = plan_groups(self.scenario, timeline or self.timeline, len(self.cluster.nodes), opts.workers,
+                                  seed=f"{self.campaign.seed}/{self.key.run_id}/{self.key.repeat}")
+        self.worker_group = group_of_worker(self.groups)
+        by_worker = {w: group for group in self.groups for w in group.workers}
+        publishers = sorted((p for g in self.groups for p in g.publishers), key=lambda p: p.index)
+        consumers = [c for g in self.groups for c in g.consumers]
+        timeline_of = {p.index: g.timeline for g in self.groups for p in g.publishers}
+        schedules = [BatchSchedule(timeline_of[p.index], p.share, p.start_s) for p in publishers]
         offsets = publisher_offsets([s.total for s in schedules])
         self.layouts = [accounting.PublisherLayout(p.index, offsets[p.index], tuple(s.phase_first_seq()))
                         for p, s in zip(publishers, schedules, strict=True)]
@@ -328,8 +346,8 @@ class Runner:
         work_dir = Path(self.options.out_dir) / "work" / f"{self.key.run_id}-{self.key.repeat}-{os.getpid()}"
         work_dir.mkdir(parents=True, exist_ok=True)
         return [
-            WorkerConfig(worker=w, workers=opts.workers, cluster=self.cluster, workload=self.workload,
-                         timeline=timeline, publishers=tuple(p for p in publishers if p.worker == w),
+            WorkerConfig(worker=w, workers=opts.workers, cluster=self.cluster, workload=by_worker[w].workload,
+                         timeline=by_worker[w].timeline, publishers=tuple(p for p in publishers if p.worker == w),
                          consumers=tuple(c for c in consumers if c.worker == w), offsets=tuple(offsets),
                          nonce=self.nonce, out_dir=str(work_dir), tick_s=opts.tick_s,
                          stream_offset=opts.stream_offset, io_mode=opts.io_mode)
@@ -359,6 +377,7 @@ class Runner:
             if self.second_offset or self.phase_offset:
                 row["second"] += self.second_offset
                 row["phase"] += self.phase_offset if row["phase"] else 0
+            row["group"] = self.worker_group.get(worker, records.DEFAULT_GROUP)
             self.sink.add_row(worker, row)
             self.max_second[worker] = max(self.max_second.get(worker, -1), row["second"])
             self.last_rows[worker] = message
@@ -417,7 +436,7 @@ class Runner:
         opts = self.options
         timeout_s = opts.drain_timeout_s if timeout_s is None else timeout_s
         since = since or {}
-        confirms = self.workload.publishers.confirms_in_flight > 0
+        confirms = all(g.workload.publishers.confirms_in_flight > 0 for g in self.scenario.workload_groups)
         deadline = self.clock.monotonic() + timeout_s
         last_consumed, last_change = -1, self.clock.monotonic()
         while self.clock.monotonic() < deadline:
@@ -480,8 +499,8 @@ class Runner:
             if self.scenario.search is not None:  # merged probe by probe (loadgen.search)
                 self.store.write_records("accounting", self.accounting)
             elif paths and len(paths) == n_workers:
-                self.accounting = accounting.merge(paths.values(), self.layouts, self.scheduled_total,
-                                                   len(self.timeline.phases))
+                self.accounting = accounting.merge_by_group(paths.values(), self.layouts, self.scheduled_total,
+                                                            len(self.timeline.phases), group_of_publisher(self.groups))
                 self.store.write_records("accounting", self.accounting)
             elif self.start_mono:
                 self.errors.append(f"accounting skipped: {len(paths)}/{n_workers} workers returned their books")
@@ -515,7 +534,8 @@ class Runner:
             rows = [r for (_p, _w), rs in self.sink.rows.items() for r in rs if r["second"] == complete]
         published = sum(r["published"] for r in rows)
         consumed = sum(r["consumed"] for r in rows)
-        target = self.timeline.scheduled(complete, complete + 1) if complete >= 0 else 0.0
+        timelines = [g.timeline for g in self.groups] or [self.timeline]  # every workload group's schedule
+        target = sum(t.scheduled(complete, complete + 1) for t in timelines) if complete >= 0 else 0.0
         counts = self.e2e_by_phase.get(phase.number) if phase else None
         p99 = quantile_from_counts(counts, 0.99) / 1000 if counts is not None and counts.sum() else float("nan")
         late = max((r.late_s for r in self.last_rows.values()), default=0.0)
@@ -546,6 +566,8 @@ class Runner:
             "scenario": {"name": self.scenario.name, "duration_s": self.timeline.duration_s,
                          "phases": len(self.timeline.phases), "faults": [asdict(f) for f in self.timeline.faults]},
             "workload": _jsonable(asdict(self.workload)),
+            "groups": {g.name: {"foreground": g.name == self.scenario.foreground, "hold": g.hold,
+                                "workload": _jsonable(asdict(g.workload))} for g in self.scenario.workload_groups},
             "cluster": {"target": self.cluster.target, "cluster_name": self.cluster.cluster_name,
                         "nodes": [n.name for n in self.cluster.nodes]},
             "loadgen": {**{k: str(v) if isinstance(v, Path) else v for k, v in asdict(self.options).items()},

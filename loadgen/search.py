@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from loadgen import accounting
+from loadgen.groups import group_of_publisher
 from loadgen.messages import Done, Start, WorkerConfig
 from loadgen.pool import Pool
 from sizing.histogram import merge_wire, quantile_from_counts
@@ -188,7 +189,8 @@ def _merge_probe_books(runner: Runner, phase: int, cpu: dict[int, Done]) -> None
     """The probe's loss/duplicate accounting (its own key space) as the rows of its phase; CPU summed per worker."""
     paths = [d.path for d in runner.done.values()]
     if len(paths) == runner.options.workers:
-        for row in accounting.merge(paths, runner.layouts, runner.scheduled_total, 1):
+        for row in accounting.merge_by_group(paths, runner.layouts, runner.scheduled_total, 1,
+                                             group_of_publisher(runner.groups)):
             runner.accounting.append({**row, "phase": phase})
     else:
         runner.errors.append(f"accounting of phase {phase} skipped: {len(paths)}/{runner.options.workers} workers "

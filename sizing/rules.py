@@ -198,3 +198,10 @@ def bottleneck(*, valid: bool, alarm: bool, mem_max_fraction: float | None, busi
     }
     label = next((name for name in BOTTLENECKS if checks[name]), NO_BOTTLENECK)
     return label if resources_seen or label in ("generator", "memory") else None
+
+
+def judged_group(foreground):
+    """Issue 14: the SLO verdicts and the leaderboards judge a scenario's foreground workload group only; the other
+    groups are background load, reported beside it. `foreground` is phase_summary's column (a row of a scenario
+    without groups is its one group, so it is judged)."""
+    return foreground == True  # noqa: E712 - a Spark Column or a pandas Series compares element-wise

@@ -22,6 +22,7 @@ from sizing.catalog import Catalog, load_catalog
 from sizing.cost import Volume
 from sizing.disks import DATA_ROLE, FILESYSTEMS, VOLUME_ROLES, RoleVolume, layout_suffix, volume_label
 from sizing.fields import Fields, Problem, SpecError, join
+from sizing.records import DEFAULT_GROUP  # the one implicit group of a scenario without `groups:`
 from sizing.search import SearchSpec
 
 QUEUE_TYPES = ("classic", "quorum", "mirrored", "stream")
@@ -166,6 +167,25 @@ class StepSetting:
     processing_ms: float
 
 
+
+
+@dataclass(frozen=True)
+class WorkloadGroup:
+    """One of a scenario's concurrent workloads (seed 001's quorum foreground next to a lazy classic background).
+
+    `schedule` is the group as a scenario of its own: its workload (queues, message, clients) and its steps, with
+    the phase boundaries of the scenario it belongs to (checked when parsed), no faults and no groups.
+    """
+
+    name: str
+    schedule: Scenario
+    hold: str | None = None  # `rate: ...` given: the held rate as written ("10/publisher", "400", "max")
+
+    @property
+    def workload(self) -> Workload:
+        return self.schedule.workload
+
+
 @dataclass(frozen=True)
 class Scenario:
     name: str
@@ -184,6 +204,19 @@ class Scenario:
     # `steps_dimension` names the varied setting ("sequence" for a listed sequence). None: rate steps/profile.
     step_settings: tuple[StepSetting, ...] | None = None
     steps_dimension: str | None = None
+    # Issue 14: concurrent workload groups (empty: one implicit group, DEFAULT_GROUP). The scenario's own workload
+    # and steps are the foreground group's; the SLO and the leaderboards judge the foreground only.
+    groups: tuple[WorkloadGroup, ...] = ()
+    foreground: str = DEFAULT_GROUP
+
+    @property
+    def workload_groups(self) -> tuple[WorkloadGroup, ...]:
+        """Every group the scenario runs, the foreground included (one implicit `main` group without `groups:`)."""
+        return self.groups or (WorkloadGroup(DEFAULT_GROUP, self),)
+
+    @property
+    def background_groups(self) -> tuple[WorkloadGroup, ...]:
+        return tuple(g for g in self.workload_groups if g.name != self.foreground)
 
     @property
     def has_max_rate(self) -> bool:
@@ -677,18 +710,148 @@ def _parse_scenario(value: Any, path: str, problems: list[Problem], workload_raw
     if step_settings and processing:
         f.fail("consumer_processing_ms", "client-setting steps set processing time per step "
                                          "(vary: processing_ms, or processing_ms in a sequence entry)")
+    groups_raw = f.list("groups", None)
+    foreground_raw = f.str("foreground", None)
     f.done()
     if len(problems) > start or workload is None or name is None:
         return None
     scenario = Scenario(name, step_rates, step_duration, publish_rate, processing, warmup,
                         tuple(x for x in faults if x is not None), workload, description, search,
                         step_settings, steps_dimension)
+    if groups_raw is not None or foreground_raw is not None:
+        grouped = _with_groups(scenario, value, groups_raw, foreground_raw, path, problems, workload_raw,
+                               base_workload, deployment, isolate)
+        if grouped is None:
+            return None
+        return grouped
     if step_settings:
         first = step_settings[0]
         scenario = replace(scenario, workload=_workload_with(workload, first))
     if isolate:
         return tuple(isolated_runs(scenario))
     return scenario
+
+
+# ------------------------------------------------------------------------------------- workload groups
+# Issue 14 (seed 001): `groups:` of a scenario run concurrently, each with its own workload (deep-merged onto the
+# scenario's) and its own steps or a held `rate:`; every group has the scenario's phase boundaries, so one phase
+# number means the same window for every group. The first group is the foreground unless `foreground:` says.
+
+
+def _group_steps(g: Fields, scenario: Scenario, value: Mapping[str, Any]) -> tuple[Any, str]:
+    """The `steps` mapping a group is parsed with, and the field path its problems belong to: its own `steps`,
+    a held `rate:` written out as one step per scenario phase, or (neither) the scenario's."""
+    n, duration = len(scenario.step_rates or ()), scenario.step_duration_s
+    if g.has("steps") and g.has("rate"):
+        g.fail("", "give either `steps` (the group's own steps) or `rate` (held over every phase), not both")
+    if g.has("steps"):
+        return g.raw("steps"), join(g.path, "steps")
+    if g.has("rate"):
+        rate = g.raw("rate")
+        per_publisher = g.bool("per_publisher", False)
+        max_rate = g.raw("max_rate", None)
+        if (reason := _check_setting("rate", rate)) is not None:
+            g.fail("rate", reason)
+            return None, join(g.path, "rate")
+        if rate == RATE_MAX:
+            steps: dict[str, Any] = {"sequence": [{"rate": RATE_MAX}] * n, "duration_s": duration}
+            if max_rate is not None:
+                steps["max_rate"] = max_rate
+            return steps, join(g.path, "rate")
+        return {"rates": [rate] * n, "per_publisher": bool(per_publisher), "duration_s": duration}, join(g.path, "rate")
+    return value.get("steps"), join(g.path, "steps")
+
+
+def _hold_label(g: Mapping[str, Any]) -> str | None:
+    if "rate" not in g:
+        return None
+    rate = g["rate"]
+    return f"{_format_value(rate)}/publisher" if g.get("per_publisher") and rate != RATE_MAX else _format_value(rate)
+
+
+def _with_groups(scenario: Scenario, value: Mapping[str, Any], groups_raw: list[Any] | None,
+                 foreground_raw: str | None, path: str, problems: list[Problem], workload_raw: Mapping[str, Any],
+                 base_workload: Workload | None, deployment: str | None, isolate: bool) -> Scenario | None:
+    """The scenario with its workload groups parsed and checked; the scenario's own workload and steps become
+    the foreground's. None (with problems recorded) when a group is invalid."""
+    start = len(problems)
+    where = join(path, "groups")
+    if scenario.search is not None or scenario.step_rates is None:
+        problems.append(Problem(where, "workload groups need a `steps` scenario (their phases follow its steps); "
+                                       "a profile or a capacity search runs one workload"))
+        return None
+    if isolate:
+        problems.append(Problem(where, "workload groups cannot run with steps.isolate (each step is its own run "
+                                       "of one workload)"))
+        return None
+    entries = groups_raw if groups_raw is not None else [{"name": DEFAULT_GROUP}]
+    scenario_overrides = value.get("workload") or {}
+    groups: list[WorkloadGroup] = []
+    names: dict[str, int] = {}
+    queues: dict[str, tuple[int, str]] = {}
+    for j, entry in enumerate(entries):
+        g = Fields(entry, join(where, j), problems)
+        before = len(problems)
+        name = g.str("name")
+        if name is not None and not all(ch.isalnum() or ch in "-_" for ch in name):
+            g.fail("name", f"may only contain letters, digits, '-' and '_' (it names record rows), got {name!r}")
+        elif name is not None and name in names:
+            g.fail("name", f"group name {name!r} is used twice (groups[{names[name]}] has it)")
+        elif name is not None:
+            names[name] = j
+        overrides = g.mapping("workload", {}) or {}
+        g.str("description", "")
+        steps_raw, steps_path = _group_steps(g, scenario, value)
+        g.done()
+        if len(problems) > before or name is None:
+            continue
+        merged, base_raw = deep_merge(scenario_overrides, overrides), workload_raw
+        if isinstance(overrides.get("queues"), Mapping) and "arguments" in overrides["queues"]:
+            # Queue arguments are the queue type's: a group's own replace what it inherits (a lazy classic group
+            # must not carry the quorum foreground's x-quorum-initial-group-size).
+            merged["queues"]["arguments"] = copy.deepcopy(overrides["queues"]["arguments"])
+            base_raw = {**workload_raw, "queues": {k: v for k, v in (workload_raw.get("queues") or {}).items()
+                                                   if k != "arguments"}}
+        sub_value = {"name": scenario.name, "warmup_s": scenario.warmup_s, "steps": steps_raw, "workload": merged}
+        own: list[Problem] = []
+        parsed = _parse_scenario(sub_value, g.path, own, base_raw, base_workload, deployment)
+        for problem in own:  # problems of what the group inherited were reported for the scenario itself
+            if problem.path.startswith(join(g.path, "workload")):
+                problems.append(problem)
+            elif "rate" in entry or not problem.path.startswith(join(g.path, "steps")):
+                problems.append(Problem(steps_path, problem.reason))  # a held rate: the steps were written for it
+            else:
+                problems.append(Problem(steps_path + problem.path[len(join(g.path, "steps")):], problem.reason))
+        if not isinstance(parsed, Scenario) or own:
+            if not own:
+                problems.append(Problem(steps_path, "a group's steps cannot be isolated"))
+            continue
+        n, duration = len(scenario.step_rates), scenario.step_duration_s
+        if len(parsed.step_rates or ()) != n or parsed.step_duration_s != duration:
+            problems.append(Problem(steps_path, f"has {len(parsed.step_rates or ())} steps of "
+                                                f"{parsed.step_duration_s:g}s but the scenario has {n} of "
+                                                f"{duration:g}s; every group follows the scenario's phases"))
+            continue
+        for queue in parsed.workload.queues.names():
+            if queue in queues and queues[queue][0] != j:
+                problems.append(Problem(join(join(g.path, "workload"), "queues.name_pattern"),
+                                        f"queue {queue!r} is also a queue of group {queues[queue][1]!r}; give "
+                                        f"each group queue names of its own"))
+                break
+            queues[queue] = (j, name)
+        groups.append(WorkloadGroup(name, parsed, _hold_label(entry) if isinstance(entry, Mapping) else None))
+    if not entries:
+        problems.append(Problem(where, "must list at least one group"))
+    foreground = foreground_raw if foreground_raw is not None else (groups[0].name if groups else DEFAULT_GROUP)
+    known = [g.name for g in groups]
+    if foreground_raw is not None and len(problems) == start and foreground_raw not in known:
+        problems.append(Problem(join(path, "foreground"), f"names no group: {foreground_raw!r} (groups: "
+                                                          f"{', '.join(known)})"))
+    if len(problems) > start:
+        return None
+    fg = next(g for g in groups if g.name == foreground).schedule
+    return replace(scenario, workload=fg.workload, step_rates=fg.step_rates, step_settings=fg.step_settings,
+                   steps_dimension=fg.steps_dimension, groups=tuple(groups), foreground=foreground)
 
 
 # ------------------------------------------------------------------------------- client-setting steps
@@ -889,6 +1052,11 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
         if scenario and workload and scenario.workload.message.size_bytes != workload.message.size_bytes:
             problems.extend(check_message_size(scenario.workload.message.size_bytes, broker_config,
                                                f"scenarios[{i}].workload.message.size_bytes"))
+    for i, scenario in enumerate(scenarios):
+        for j, group in enumerate(scenario.groups if scenario else ()):
+            if workload and group.workload.message.size_bytes != workload.message.size_bytes:
+                problems.extend(check_message_size(group.workload.message.size_bytes, broker_config,
+                                                   f"scenarios[{i}].groups[{j}].workload.message.size_bytes"))
     names = [s.name for s in scenarios if s]
     for dup in sorted({n for n in names if names.count(n) > 1}):
         problems.append(Problem("scenarios", f"scenario name {dup!r} is used more than once"))

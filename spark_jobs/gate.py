@@ -29,8 +29,14 @@ BATCHES = ("raw", "phase_summary", "leaderboards")
 VALIDATED_CAMPAIGN_TABLES = tuple(name for name in records.CAMPAIGN_TABLES if name in validation.SUITES)
 
 
-def raw_frames(raw: dict[str, DataFrame], expected_phases: dict[str, int]) -> dict[str, pd.DataFrame]:
-    """Pandas frames for the raw suites. `expected_phases`: scenario -> phase count per the campaign spec."""
+def raw_frames(raw: dict[str, DataFrame], expected_phases: dict[str, int],
+               expected_groups: dict[str, list[str]] | None = None) -> dict[str, pd.DataFrame]:
+    """Pandas frames for the raw suites. `expected_phases`: scenario -> phase count per the campaign spec;
+    `expected_groups`: scenario -> its workload groups (issue 14; default: the one implicit group). The
+    cross-record rules hold per (run, phase, group): every group of every phase has phases, client and
+    accounting rows."""
+    expected_groups = expected_groups or {}
+    group = F.coalesce(F.col("group"), F.lit(records.DEFAULT_GROUP)).alias("group")
     cs = raw["client_seconds"]
     wire_ok = F.lit(True)
     for col in ("e2e_hist", "confirm_hist", "publish_delay_hist"):
@@ -38,7 +44,7 @@ def raw_frames(raw: dict[str, DataFrame], expected_phases: dict[str, int]) -> di
     binary = [c.name for c in records.CLIENT_SECONDS if c.type == "binary"]
     client = cs.withColumn("hist_wire_ok", wire_ok).drop(*binary).toPandas()
 
-    phases = raw["phases"].select(*RUN_COLS, "phase", "start_s", "warmup_s")
+    phases = raw["phases"].select(*RUN_COLS, "phase", "start_s", "warmup_s").dropDuplicates([*RUN_COLS, "phase"])
     warm = (cs.select(*RUN_COLS, "phase", "second", "warmup").join(phases, [*RUN_COLS, "phase"], "inner")
             .withColumn("expected", F.col("second") < F.col("start_s") + F.col("warmup_s"))
             .groupBy(*RUN_COLS, "phase")
@@ -47,18 +53,20 @@ def raw_frames(raw: dict[str, DataFrame], expected_phases: dict[str, int]) -> di
                .agg((F.sum("published") + F.sum("redelivered")).alias("run_published_plus_redelivered"),
                     F.sum("consumed").alias("run_consumed"))).toPandas()
     # phase 0 is the drain after the timeline: records, but no phase of the spec
-    seen_cs = cs.where(F.col("phase") > 0).select(*RUN_COLS, "phase").distinct().toPandas().assign(
+    seen_cs = cs.where(F.col("phase") > 0).select(*RUN_COLS, "phase", group).distinct().toPandas().assign(
         in_client_seconds=True)
-    seen_ph = raw["phases"].select(*RUN_COLS, "phase").distinct().toPandas().assign(in_phases_table=True)
-    acc = raw["accounting"].select(*RUN_COLS, "phase", "lost", "duplicates", "reordered").toPandas().assign(
+    seen_ph = raw["phases"].select(*RUN_COLS, "phase", group).distinct().toPandas().assign(in_phases_table=True)
+    acc = raw["accounting"].select(*RUN_COLS, "phase", group, "lost", "duplicates", "reordered").toPandas().assign(
         in_accounting=True)
     runs = pd.concat([seen_cs[RUN_COLS], seen_ph[RUN_COLS], per_run[RUN_COLS]]).drop_duplicates()
-    expected = pd.DataFrame([{**r, "phase": p} for r in runs.to_dict("records")
-                             for p in range(1, expected_phases.get(r["scenario"], 0) + 1)],
-                            columns=[*RUN_COLS, "phase"])
-    key = [*RUN_COLS, "phase"]
+    expected = pd.DataFrame([{**r, "phase": p, "group": g} for r in runs.to_dict("records")
+                             for p in range(1, expected_phases.get(r["scenario"], 0) + 1)
+                             for g in expected_groups.get(r["scenario"], [records.DEFAULT_GROUP])],
+                            columns=[*RUN_COLS, "phase", "group"])
+    key = [*RUN_COLS, "phase", "group"]
     frame = (expected.merge(seen_ph, on=key, how="outer").merge(seen_cs, on=key, how="outer")
-             .merge(acc, on=key, how="left").merge(warm, on=key, how="left").merge(per_run, on=RUN_COLS, how="left"))
+             .merge(acc, on=key, how="left").merge(warm, on=[*RUN_COLS, "phase"], how="left")
+             .merge(per_run, on=RUN_COLS, how="left"))
     for col in ("in_phases_table", "in_client_seconds", "in_accounting"):
         frame[col] = frame[col].astype("boolean").fillna(False).astype(bool)
     frame["warmup_flag_errors"] = frame["warmup_flag_errors"].fillna(0)
@@ -76,7 +84,8 @@ def batch_frames(spark: SparkSession, spec: StoreSpec, batch: str, campaign: Cam
                  run_id: str) -> dict[str, pd.DataFrame]:
     if batch == "raw":
         raw = {rt: read_raw(spark, spec, campaign.name, [config_id], [run_id], rt) for rt in records.RECORD_TYPES}
-        return raw_frames(raw, _expected_phases(campaign, config_id))
+        return raw_frames(raw, _expected_phases(campaign, config_id),
+                          {s.name: [g.name for g in s.workload_groups] for s in campaign.scenarios})
     if batch == "phase_summary":
         return {"phase_summary": read_table(spark, spec, "phase_summary", campaign.name, config_id).toPandas()}
     if batch == "leaderboards":

@@ -261,6 +261,7 @@ def scenarios_of(campaign: Campaign, kind: str) -> list[str]:
 
 def build(spark: SparkSession, phase_summary: DataFrame, campaign: Campaign) -> dict[str, DataFrame]:
     """The campaign tables (TABLES) from the campaign's phase_summary rows and its spec."""
+    phase_summary = phase_summary.filter(rules_columns.judged_group())  # issue 14: background groups are not ranked
     per_repeat = capacity_repeats(phase_summary, scenarios_of(campaign, rules.CAPACITY)).cache()
     capacity = {r["config_id"]: r.asDict() for r in config_capacity(per_repeat).collect()}
     plans = plan_configs(campaign)

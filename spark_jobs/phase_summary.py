@@ -36,6 +36,8 @@ from spark_jobs.tableio import read_raw, replace_table
 TABLE = "phase_summary"
 RUN_COLS = [c.name for c in records.RUN_KEY]
 PHASE_KEY = [*RUN_COLS, "phase"]
+# Issue 14: client figures are per workload group; broker, event and node figures per phase (the cluster's).
+GROUP_KEY = [*PHASE_KEY, "group"]
 RUN_KEY_DDL = "campaign STRING, config_id STRING, scenario STRING, run_id STRING, repeat INT"
 
 
@@ -62,12 +64,12 @@ class Rules:
 
 SUM_COLS = ["scheduled", "published", "confirmed", "nacked", "returned", "consumed", "redelivered"]
 HIST_COLS = {"e2e_hist": "e2e", "confirm_hist": "confirm", "publish_delay_hist": "publish_delay"}
-PARTIAL_DDL = (RUN_KEY_DDL + ", phase INT, worker INT, rows BIGINT, first_second INT, last_second INT, "
+PARTIAL_DDL = (RUN_KEY_DDL + ", phase INT, `group` STRING, worker INT, rows BIGINT, first_second INT, last_second INT, "
                + ", ".join(f"{c} BIGINT" for c in SUM_COLS)
                + ", blocked_ms DOUBLE, cpu_s DOUBLE, publish_delay_max_us DOUBLE, "
                + ", ".join(f"{c} BINARY" for c in HIST_COLS))
 LAT_NAMES = [*histmerge.QUANTILES, "max"]
-CLIENT_DDL = (RUN_KEY_DDL + ", phase INT, workers INT, steady_seconds_observed INT, "
+CLIENT_DDL = (RUN_KEY_DDL + ", phase INT, `group` STRING, workers INT, steady_seconds_observed INT, "
               + ", ".join(f"{c} BIGINT" for c in SUM_COLS)
               + ", blocked_share DOUBLE, worker_cpu_max DOUBLE, publish_delay_p99_ms DOUBLE, "
                 "publish_delay_max_ms DOUBLE, e2e_samples BIGINT, "
@@ -83,7 +85,7 @@ def _partial_client(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatc
     over two batches just yields two partial rows, which the final stage adds up.
     """
     out_schema = ddl_to_arrow(PARTIAL_DDL)
-    keys = [*PHASE_KEY, "worker"]
+    keys = [*GROUP_KEY, "worker"]
     for batch in batches:
         if batch.num_rows == 0:
             continue
@@ -105,7 +107,7 @@ def _final_client(table: pa.Table) -> pa.Table:
     """One (run, phase): add the per-worker partials, read percentiles from the merged histograms."""
     frame = table.drop_columns(list(HIST_COLS)).to_pandas()
     zeros = np.zeros(table.num_rows, dtype=np.int64)
-    row: dict[str, object] = {k: frame[k].iloc[0] for k in PHASE_KEY}
+    row: dict[str, object] = {k: frame[k].iloc[0] for k in GROUP_KEY}
     per_worker = frame.groupby("worker").agg(rows=("rows", "sum"), cpu=("cpu_s", "sum"))
     row["workers"] = len(per_worker)
     row["steady_seconds_observed"] = int(frame["last_second"].max() - frame["first_second"].min() + 1)
@@ -134,20 +136,27 @@ _ARROW_TYPES = {"STRING": pa.string(), "INT": pa.int32(), "BIGINT": pa.int64(), 
 
 def ddl_to_arrow(ddl: str) -> pa.Schema:
     """Arrow schema of a flat `name TYPE, ...` DDL (Spark's own parser needs the JVM, which workers lack)."""
-    return pa.schema([pa.field(name, _ARROW_TYPES[kind]) for name, kind in
+    return pa.schema([pa.field(name.strip("`"), _ARROW_TYPES[kind]) for name, kind in
                       (part.split() for part in ddl.split(","))])
 
 
 def client_phase_stats(client_seconds: DataFrame) -> DataFrame:
-    """Steady-window (warm-up excluded) totals and merged-histogram percentiles per (run, phase)."""
-    steady = client_seconds.filter(~F.col("warmup"))
+    """Steady-window (warm-up excluded) totals and merged-histogram percentiles per (run, phase, group)."""
+    steady = with_group(client_seconds).filter(~F.col("warmup"))
     partial = steady.mapInArrow(_partial_client, PARTIAL_DDL)
-    return partial.groupBy(*PHASE_KEY).applyInArrow(_final_client, CLIENT_DDL)
+    return partial.groupBy(*GROUP_KEY).applyInArrow(_final_client, CLIENT_DDL)
+
+
+def with_group(frame: DataFrame) -> DataFrame:
+    """Records written before workload groups have no group: they are the implicit one (records.DEFAULT_GROUP)."""
+    if "group" not in frame.columns:
+        frame = frame.withColumn("group", F.lit(None).cast("string"))
+    return frame.withColumn("group", F.coalesce(F.col("group"), F.lit(records.DEFAULT_GROUP)))
 
 
 # ------------------------------------------------------------------- faults, recovery, client backlog
 
-DYNAMICS_DDL = (RUN_KEY_DDL + ", phase INT, backlog_max_client BIGINT, faults INT, fault_kinds STRING, "
+DYNAMICS_DDL = (RUN_KEY_DDL + ", `group` STRING, phase INT, backlog_max_client BIGINT, faults INT, fault_kinds STRING, "
                 "pre_fault_rate DOUBLE, time_to_recover_s DOUBLE, recovered BOOLEAN, unavailable_s DOUBLE, "
                 "worst_dip_ratio DOUBLE")
 
@@ -158,11 +167,14 @@ def run_dynamics(series: pd.DataFrame, faults: pd.DataFrame) -> pd.DataFrame:
     `series`: one row per second of the run (all workers summed): second, phase, confirmed, consumed.
     `faults`: the run's fault_start events: phase, second, fault_kind.
     """
-    columns = [c.split()[0] for c in DYNAMICS_DDL.split(", ")]
+    columns = [c.split()[0].strip("`") for c in DYNAMICS_DDL.split(", ")]
     if series.empty:
         return pd.DataFrame(columns=columns)
+    if "group" in series and series["group"].nunique() > 1:  # issue 14: each workload group on its own
+        return pd.concat([run_dynamics(part, faults) for _group, part in series.groupby("group")],
+                         ignore_index=True)
     series = series.sort_values("second")
-    key = {k: series[k].iloc[0] for k in RUN_COLS}
+    key = {k: series[k].iloc[0] for k in [*RUN_COLS, "group"] if k in series}
     # Throughput the broker accepted; without publisher confirms there is only the consume side.
     signal = "confirmed" if series["confirmed"].sum() > 0 else "consumed"
     backlog = (series["confirmed"] - series["consumed"]).cumsum().clip(lower=0)
@@ -191,7 +203,8 @@ def run_dynamics(series: pd.DataFrame, faults: pd.DataFrame) -> pd.DataFrame:
 
 
 def phase_dynamics(client_seconds: DataFrame, events: DataFrame) -> DataFrame:
-    series = (client_seconds.groupBy(*RUN_COLS, "second")
+    """Per run and workload group: each group's own throughput series against the run's faults."""
+    series = (with_group(client_seconds).groupBy(*RUN_COLS, "group", "second")
               .agg(F.max("phase").alias("phase"), F.sum("confirmed").alias("confirmed"),
                    F.sum("consumed").alias("consumed")))
     faults = (events.filter(F.col("kind") == "fault_start")
@@ -230,13 +243,13 @@ def event_phase_stats(events: DataFrame) -> DataFrame:
 
 # ------------------------------------------------------------------------------------ capacity-search probes
 
-SLOPE_DDL = RUN_KEY_DDL + ", phase INT, backlog_slope DOUBLE"
+SLOPE_DDL = RUN_KEY_DDL + ", phase INT, `group` STRING, backlog_slope DOUBLE"
 PROBE_EVENT = "search_probe"  # loadgen.search.PROBE_EVENT (the generator is not imported by the jobs)
 
 
 def _phase_slope(frame: pd.DataFrame) -> pd.DataFrame:
     frame = frame.sort_values("second")
-    row = {k: frame[k].iloc[0] for k in PHASE_KEY}
+    row = {k: frame[k].iloc[0] for k in GROUP_KEY}
     row["backlog_slope"] = backlog_slope(frame["second"].astype(float).tolist(),
                                          frame["published"].astype(float).tolist(),
                                          frame["acked"].astype(float).tolist())
@@ -244,11 +257,12 @@ def _phase_slope(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def phase_backlog_slope(client_seconds: DataFrame) -> DataFrame:
-    """Per phase: sizing.search.backlog_slope over the steady seconds, all workers summed (as the generator)."""
-    per_second = (client_seconds.filter(~F.col("warmup") & (F.col("phase") > 0))
-                  .groupBy(*PHASE_KEY, "second")
+    """Per phase and workload group: sizing.search.backlog_slope over the steady seconds, all workers summed (as
+    the generator)."""
+    per_second = (with_group(client_seconds).filter(~F.col("warmup") & (F.col("phase") > 0))
+                  .groupBy(*GROUP_KEY, "second")
                   .agg(F.sum("published").alias("published"), F.sum("acked").alias("acked")))
-    return per_second.groupBy(*PHASE_KEY).applyInPandas(_phase_slope, SLOPE_DDL)
+    return per_second.groupBy(*GROUP_KEY).applyInPandas(_phase_slope, SLOPE_DDL)
 
 
 def probe_decisions(events: DataFrame) -> DataFrame:
@@ -272,7 +286,7 @@ def recomputed_probe_verdict(rules: Rules) -> Column:
 
 
 def accounting_stats(accounting: DataFrame) -> DataFrame:
-    return accounting.select(*PHASE_KEY, "lost", "duplicates", "reordered",
+    return with_group(accounting).select(*GROUP_KEY, "lost", "duplicates", "reordered",
                              F.col("consumed_unique"), F.col("redelivered").alias("redelivered_accounted"))
 
 
@@ -286,7 +300,8 @@ MB = 1e6
 def node_phase_stats(node_seconds: DataFrame, phases: DataFrame) -> DataFrame:
     """phase_summary's resource columns from node_seconds over each phase's steady window (per node, then the
     busiest node per figure). Missing seconds are counted, never averaged in."""
-    window = phases.select(*PHASE_KEY, "start_s", "duration_s", "warmup_s")
+    # every workload group has the same phase window: one window per phase
+    window = phases.select(*PHASE_KEY, "start_s", "duration_s", "warmup_s").dropDuplicates(PHASE_KEY)
     steady = (node_seconds.join(window, PHASE_KEY, "inner")
               .where((F.col("second") >= F.col("start_s") + F.col("warmup_s"))
                      & (F.col("second") < F.col("start_s") + F.col("duration_s"))))
@@ -369,6 +384,13 @@ def rate_mode_columns() -> list[Column]:
             F.coalesce(F.col("latency_basis"), F.lit("intended")).alias("latency_basis")]
 
 
+def group_columns(phases: DataFrame) -> list[Column]:
+    """Issue 14: whether the row's group is the foreground (phases written before groups: their one group is)."""
+    detail = F.col("group_detail") if "group_detail" in phases.columns else F.lit(None).cast("string")
+    foreground = F.col("foreground") if "foreground" in phases.columns else F.lit(None).cast("boolean")
+    return [F.coalesce(foreground, F.lit(True)).alias("foreground"), detail.alias("group_detail")]
+
+
 def summarise(phases: DataFrame, client_seconds: DataFrame, accounting: DataFrame, events: DataFrame,
               broker_samples: DataFrame, rules: Rules, client_series: DataFrame | None = None,
               node_seconds: DataFrame | None = None, resource_limits: DataFrame | None = None) -> DataFrame:
@@ -377,12 +399,13 @@ def summarise(phases: DataFrame, client_seconds: DataFrame, accounting: DataFram
     `client_series` may be a narrow read of client_seconds (SERIES_DDL) for the per-second dynamics,
     so that the wide histogram columns are decoded once.
     """
-    base = phases.select(*PHASE_KEY, "phase_name", "start_s", "duration_s", "warmup_s", "target_rate",
-                         "processing_ms_start", "processing_ms_end", *rate_mode_columns())
-    joined = (base.join(client_phase_stats(client_seconds), PHASE_KEY, "left")
+    base = with_group(phases).select(*GROUP_KEY, "phase_name", "start_s", "duration_s", "warmup_s", "target_rate",
+                                     "processing_ms_start", "processing_ms_end", *rate_mode_columns(),
+                                     *group_columns(phases))
+    joined = (base.join(client_phase_stats(client_seconds), GROUP_KEY, "left")
               .join(phase_dynamics(client_series if client_series is not None else client_seconds, events),
-                    PHASE_KEY, "left")
-              .join(accounting_stats(accounting), PHASE_KEY, "left")
+                    GROUP_KEY, "left")
+              .join(accounting_stats(accounting), GROUP_KEY, "left")
               .join(event_phase_stats(events), PHASE_KEY, "left")
               .join(broker_phase_stats(broker_samples), PHASE_KEY, "left"))
     steady = F.col("duration_s") - F.col("warmup_s")
@@ -402,7 +425,7 @@ def summarise(phases: DataFrame, client_seconds: DataFrame, accounting: DataFram
                      .withColumn("bottleneck_detail", rules_columns.bottleneck_detail()))
     with_validity = (with_validity
                      .join(phase_backlog_slope(client_series if client_series is not None else client_seconds),
-                           PHASE_KEY, "left")
+                           GROUP_KEY, "left")
                      .join(probe_decisions(events), PHASE_KEY, "left")
                      .withColumn("probe_passed", recomputed_probe_verdict(rules)))
     return (with_validity.withColumn("slo_p99_ms", F.lit(float(rules.slo_p99_ms)))
@@ -415,7 +438,7 @@ def summarise(phases: DataFrame, client_seconds: DataFrame, accounting: DataFram
 
 
 SERIES_DDL = (RUN_KEY_DDL + ", second INT, phase INT, warmup BOOLEAN, published BIGINT, confirmed BIGINT, "
-              "consumed BIGINT, acked BIGINT")
+              "consumed BIGINT, acked BIGINT, `group` STRING")
 
 
 def run(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str],

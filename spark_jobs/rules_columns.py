@@ -95,6 +95,11 @@ def bottleneck_detail() -> Column:
                       "machine_cpu_busy_mean", "disk_write_mb_s", "net_peak_mbit_s")))
 
 
+def judged_group() -> Column:
+    """sizing.rules.judged_group; tables written before workload groups have no `foreground`: judged."""
+    return F.coalesce(rules.judged_group(F.col("foreground")), F.lit(True))
+
+
 def probe_passes(slo_p99_ms: float, slo_p999_ms: float | None) -> Column:
     """sizing.rules.probe_verdict over phase_summary's figures of a capacity-search probe (the generator decided
     online with the same rule); false (not null) when a figure is missing, as a probe without them fails."""

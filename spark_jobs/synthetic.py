@@ -152,6 +152,7 @@ def run_objects(model: RunModel) -> dict[str, pa.Table]:
                 "prefetch": pa.array(np.full(secs.size, 1000, dtype=np.int32)),
                 "multi_ack_every": pa.array(np.full(secs.size, 1, dtype=np.int32)),
                 "in_flight_max": pa.array(np.minimum(n // 250, 1000)),
+                "group": pa.array([records.DEFAULT_GROUP] * secs.size),  # issue 14: the one implicit group
             }, schema=records.arrow_schema("client_seconds"))
             objects[layout.raw_part_key(key, "client_seconds", number, worker)] = table
         total = round(achieved * phase.duration_s)

@@ -91,8 +91,8 @@ def _suites() -> dict[str, list[Expectation]]:
         "phase_summary": [
             ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("phase_summary"),
                                               "exact_match": True}),
-            *_not_null([*PHASE_KEY, "target_rate", "valid", "matched_target"]),
-            ("ExpectCompoundColumnsToBeUnique", {"column_list": PHASE_KEY}),
+            *_not_null([*PHASE_KEY, "group", "foreground", "target_rate", "valid", "matched_target"]),
+            ("ExpectCompoundColumnsToBeUnique", {"column_list": [*PHASE_KEY, "group"]}),  # a row per group
             *_monotonic("e2e"), *_monotonic("confirm"),
             # every valid phase has node figures for every node of its cluster (node_seconds, issue 15)
             ("ExpectColumnValuesToNotBeNull", {"column": "cluster_nodes", **VALID_ROWS}),

@@ -27,7 +27,7 @@ def summary_frame(**overrides) -> pd.DataFrame:
     row.update(campaign="c", config_id="k", scenario="s", run_id="R1", repeat=1, phase=1, target_rate=100.0,
                valid=True, matched_target=True, publish_rate=100.0, confirm_rate=100.0, consume_rate=100.0,
                lost=0, duplicates=0, reordered=0, backlog_max=0, cluster_nodes=3, resource_nodes=3,
-               bottleneck="none")
+               bottleneck="none", group="main", foreground=True)
     for i, q in enumerate(validation.LAT_ORDER):
         row[f"e2e_{q}_ms"] = 5.0 + i
         row[f"confirm_{q}_ms"] = 2.0 + i
@@ -49,6 +49,10 @@ def test_phase_summary_suite_passes_a_good_table_and_names_what_fails(tmp_path):
     assert "column_A='e2e_p99_ms', column_B='e2e_p95_ms'" in text  # p99 below p95: percentiles not monotonic
     assert "column='confirm_rate'" in text  # negative rate
     assert "expect_compound_columns_to_be_unique" in text  # phase 2 twice: not one row per key
+    # issue 14: one row per workload group per phase is unique; a row without its group is not valid
+    groups = pd.concat([summary_frame(), summary_frame(group="lazy", foreground=False).assign(group="lazy")])
+    assert validation.validate_frames({"phase_summary": groups}).success
+    assert "column='group'" in validation.validate_frames({"phase_summary": summary_frame(group=None)}).message()
 
 
 def test_a_valid_phase_needs_figures_from_every_node_an_invalid_one_does_not():

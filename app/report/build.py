@@ -27,7 +27,7 @@ from sizing.cost import cost_per_1000_msgs
 from sizing.disks import VOLUME_ROLES, placement, volume_label
 from sizing.plan import plan_configs
 from sizing.rules import SEARCH, is_client_settings, is_intensity, scenario_kind
-from sizing.spec import Campaign, load_campaign
+from sizing.spec import Campaign, WorkloadGroup, load_campaign
 
 MAX_GROUP = 7  # configs per latency chart (the seed splits 7 clusters into 4 + 3 for readability)
 MAX_BROKER_CHARTS = 24
@@ -683,14 +683,61 @@ class Report:
                                 "effect on these results; only where RabbitMQ writes differs.", class_="note"))
         return out
 
+    # -- workload groups (issue 14)
+    def groups_section(self) -> list[object]:
+        """Per scenario with workload groups: what each group runs, and every group's figures per phase. The
+        verdicts, boards and charts above read the foreground group's rows only."""
+        grouped = [s for s in self.campaign.scenarios if s.groups]
+        if not grouped:
+            return []
+        out: list[object] = [tag("h2", "Workload groups", id="groups")]
+        every = self.data.group_summary if self.data.group_summary is not None else self.data.phase_summary
+        for scenario in grouped:
+            out.append(tag("h3", f"Scenario {scenario.name}"))
+            lines = [tag("li", [tag("b", g.name), f" ({'foreground' if g.name == scenario.foreground else 'background'}"
+                                f"): {describe_group(g)}"]) for g in scenario.workload_groups]
+            out.append(tag("ul", lines))
+            background = ", ".join(f"{g.name}: {describe_group(g)}" for g in scenario.background_groups)
+            out.append(tag("p", f"Background load: {background}. The verdicts, leaderboards and charts judge the "
+                                f"foreground group ({scenario.foreground}) only.", class_="note"))
+            rows = every[every["scenario"] == scenario.name].sort_values(["config_id", "repeat", "phase", "group"])
+            body = [[r.config_id, int(r.repeat), r.phase_name, r.group,
+                     "foreground" if r.foreground else "background",
+                     "max" if (getattr(r, "rate_mode", None) or "scheduled") == "max" else _rate(r.target_rate),
+                     f"{r.confirm_rate:,.0f}", f"{r.consume_rate:,.0f}", _ms(r.e2e_p50_ms), _ms(r.e2e_p99_ms),
+                     _int(r.lost), ("yes", "ok") if r.valid else ("no", "bad")]
+                    for r in rows.itertuples(index=False)]
+            out.append(table(["config", "repeat", "phase", "group", "role", "target", "confirm rate", "consume rate",
+                              "p50", "p99", "lost", "generator kept up"], body, numeric=[5, 6, 7, 8, 9, 10]))
+        return out
+
     def render(self) -> str:
         body = [*self.header(), *self.verdict(), *self.intensity_section(), *self.leaderboards_section(),
                 *self.search_section(),
+                *self.groups_section(),
                 *self.adverse_section(), *self.client_settings_section(), *self.broker_section(),
                 *self.resource_section(), *self.disks_section(), *self.quality_section(),
                 tag("p", f"rabbit-sizing report · {self.charts} charts · self-contained (no external resources)",
                     class_="note")]
         return page(f"Sizing report {self.campaign.name} / {self.run_id}", body)
+
+
+def describe_group(group: WorkloadGroup) -> str:
+    """A group's workload in words (from the spec): queues, message size, clients and its rate."""
+    w = group.workload
+    args = ", ".join(f"{k}: {v}" for k, v in w.queues.arguments.items())
+    rate = ""
+    if group.hold == "max":
+        rate = ", publishing at max (closed loop)"
+    elif group.hold:
+        total = (group.schedule.step_rates or (0.0,))[0]
+        per = group.hold.removesuffix("/publisher")
+        rate = f", held at {per} msg/s per publisher ({total:g} msg/s)" if per != group.hold else \
+            f", held at {total:g} msg/s"
+    if not w.publishers.confirms_in_flight:
+        rate += ", no publisher confirms (its confirm rate is 0)"
+    return (f"{w.queues.count} {w.queues.type} queue(s){f' ({args})' if args else ''}, {w.publishers.count} "
+            f"publisher(s), {w.consumers.count} consumer(s), {w.message.size_bytes} B messages{rate}")
 
 
 def _pct(v: float) -> str:

@@ -24,6 +24,7 @@ import pandas as pd
 
 from adapters.objectstore import S3Settings
 from sizing import layout
+from sizing.rules import judged_group
 
 # ----------------------------------------------------------------------------------------- contract
 # The tables' schemas are sizing.records.TABLES (one definition, written by the Spark jobs). The lists
@@ -69,6 +70,8 @@ PHASE_SUMMARY_OPTIONAL: dict[str, object] = {
     "start_s": float("nan"), "probe_passed": None, "probe_stage": None, "probe_inconclusive": None,
     "probe_last_pass": float("nan"),
     "probe_first_fail": float("nan"),
+    # issue 14: one row per workload group per phase; tables written before groups have their one group
+    "group": "main", "foreground": True, "group_detail": None,
 }
 
 # leaderboards: one row per config (wide); the report turns it into the seed's four boards.
@@ -184,6 +187,8 @@ class ReportData:
     validations: list[ValidationResult]
     # per (config_id, scenario, run_id): node_seconds of the top and bottom config's intensity runs (Figs 6-9)
     node_seconds: dict[tuple[str, str, str], pd.DataFrame] = field(default_factory=dict)
+    # issue 14: phase_summary rows of every workload group (`phase_summary` above holds the foreground's only)
+    group_summary: pd.DataFrame | None = None
     capacity: pd.DataFrame | None = None  # CAPACITY_REQUIRED; None when the campaign ran no search
 
 
@@ -276,6 +281,7 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
                                 f"{layout.table_prefix(PHASE_SUMMARY, campaign)} for configs {', '.join(config_ids)}")
     summary = conform(pd.concat(frames, ignore_index=True), PHASE_SUMMARY, PHASE_SUMMARY_REQUIRED,
                       PHASE_SUMMARY_OPTIONAL)
+    everything, summary = foreground_split(summary)
     wide = reader.read_table(LEADERBOARDS, campaign)
     wide = conform(wide if wide is not None else pd.DataFrame(columns=LEADERBOARD_REQUIRED), LEADERBOARDS,
                    LEADERBOARD_REQUIRED, LEADERBOARD_OPTIONAL)
@@ -291,7 +297,8 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
     for config_id, scenario, run_id in runs:
         key = (config_id, scenario, run_id)
         if scenario in time_series_scenarios:
-            client[key] = reader.raw(campaign, config_id, scenario, run_id, "client_seconds", CLIENT_SECONDS_COLUMNS)
+            client[key] = foreground_seconds(reader.raw(campaign, config_id, scenario, run_id, "client_seconds",
+                                                        [*CLIENT_SECONDS_COLUMNS, "group"]), everything, key)
             events[key] = reader.raw(campaign, config_id, scenario, run_id, "events", EVENTS_COLUMNS)
         broker[key] = reader.raw(campaign, config_id, scenario, run_id, "broker_samples", BROKER_COLUMNS)
     boards = board_views(wide, target_rate)
@@ -306,4 +313,23 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
     if capacity is not None:
         capacity = conform(capacity, CAPACITY, CAPACITY_REQUIRED, CAPACITY_OPTIONAL)
     return ReportData(campaign, summary, boards, per_repeat, adverse, pareto, client, events,
-                      broker, reader.validations(campaign), node_seconds=nodes, capacity=capacity)
+                      broker, reader.validations(campaign), node_seconds=nodes, group_summary=everything,
+                      capacity=capacity)
+
+
+def foreground_split(summary: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every group's rows, and the foreground's (what every verdict, table and chart of the report reads)."""
+    summary = summary.assign(group=summary["group"].fillna("main"),
+                             foreground=summary["foreground"].astype("boolean").fillna(True).astype(bool))
+    judged = summary[judged_group(summary["foreground"])].reset_index(drop=True)
+    return summary, judged
+
+
+def foreground_seconds(client: pd.DataFrame | None, summary: pd.DataFrame, key: tuple[str, str, str]
+                       ) -> pd.DataFrame | None:
+    """A run's client_seconds of its foreground group only (records written before groups have no group)."""
+    if client is None or "group" not in client.columns:
+        return client
+    rows = summary[(summary["config_id"] == key[0]) & (summary["scenario"] == key[1]) & (summary["run_id"] == key[2])]
+    names = set(rows.loc[rows["foreground"], "group"])
+    return client[client["group"].isna() | client["group"].isin(names)].reset_index(drop=True)
