@@ -50,27 +50,13 @@ def _regex_escape(text: str) -> str:
 def declare_queues(cluster: ClusterInfo, queues: QueueSpec, purge: bool = True) -> list[str]:
     """Declare (and empty) the workload's queues; returns their names. Mirrored queues get their policy first,
     so that they are mirrored from birth."""
-    import pika
-
     policy = policy_request(queues)
     if policy is not None:
         name, body = policy
         ManagementClient(cluster, timeout_s=5.0).put_policy(name, body)
     arguments = queue_arguments(queues)
     durable = queues.durable or queues.type in ("quorum", "stream")
-    last_error: Exception | None = None
-    for node in cluster.nodes:
-        try:
-            params = pika.ConnectionParameters(
-                host=node.host, port=node.amqp_port, virtual_host=cluster.vhost,
-                credentials=pika.PlainCredentials(cluster.username, cluster.password),
-                connection_attempts=2, retry_delay=1, socket_timeout=10, blocked_connection_timeout=60)
-            connection = pika.BlockingConnection(params)
-            break
-        except Exception as err:
-            last_error = err
-    else:
-        raise RuntimeError(f"no node accepted an AMQP connection: {last_error!r}")
+    connection = _connect(cluster)
     try:
         channel = connection.channel()
         names = queues.names()
@@ -79,6 +65,33 @@ def declare_queues(cluster: ClusterInfo, queues: QueueSpec, purge: bool = True) 
             if purge and queues.type != "stream":  # streams cannot be purged; the run nonce filters old messages
                 channel.queue_purge(name)
         return names
+    finally:
+        connection.close()
+
+
+def _connect(cluster: ClusterInfo) -> Any:
+    """A blocking AMQP connection to the first node that accepts one."""
+    import pika
+
+    last_error: Exception | None = None
+    for node in cluster.nodes:
+        try:
+            params = pika.ConnectionParameters(
+                host=node.host, port=node.amqp_port, virtual_host=cluster.vhost,
+                credentials=pika.PlainCredentials(cluster.username, cluster.password),
+                connection_attempts=2, retry_delay=1, socket_timeout=10, blocked_connection_timeout=60)
+            return pika.BlockingConnection(params)
+        except Exception as err:
+            last_error = err
+    raise RuntimeError(f"no node accepted an AMQP connection: {last_error!r}")
+
+
+def purge_queues(cluster: ClusterInfo, names: Sequence[str]) -> int:
+    """Empty the named queues (between capacity-search probes); returns how many messages were purged."""
+    connection = _connect(cluster)
+    try:
+        channel = connection.channel()
+        return sum(int(channel.queue_purge(name).method.message_count) for name in names)
     finally:
         connection.close()
 

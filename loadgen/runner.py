@@ -45,7 +45,7 @@ from sizing.cluster import ClusterInfo
 from sizing.histogram import merge_wire, quantile_from_counts
 from sizing.layout import RunKey
 from sizing.spec import RATE_MAX, Campaign
-from sizing.timeline import Timeline, expand
+from sizing.timeline import Phase, Timeline, expand
 
 NEMESIS_STOP_TIMEOUT_S = 600  # a rolling restart of 5 nodes under load takes minutes
 START_DELAY_S = 0.5  # second 0 lies this far after the start command, so every worker starts on time
@@ -166,6 +166,12 @@ class Runner:
         self.accounting: list[dict[str, int]] = []
         self.layouts: list[accounting.PublisherLayout] = []
         self.scheduled_total = 0
+        # Capacity search (loadgen.search): each probe's workers count seconds from their own Start and run their
+        # probe as phase 1; their rows and events are moved onto the scenario clock by this many whole seconds
+        # and their phase renumbered by this many (phase 0, outside any phase, stays 0).
+        self.second_offset = 0
+        self.phase_offset = 0
+        self.search_result: Any = None  # sizing.search.SearchResult once a search scenario ran
         self.groups: list[GroupPlan] = []  # issue 14: every workload group (one implicit `main` without groups)
         self.worker_group: dict[int, str] = {}
 
@@ -195,6 +201,12 @@ class Runner:
                          "phase": self.phase_number(second) if phase is None else phase, "kind": kind,
                          "detail": detail or None})
 
+    def write_phases(self) -> None:
+        """The `phases` record of a search so far (a phase per attempt, rewritten after each), per workload group."""
+        self.store.write_records("phases", [
+            {**row, "group": group.name, "foreground": group.foreground, "group_detail": group.detail}
+            for group in self.groups for row in phase_rows(self.timeline, self.start_epoch)])
+
     def emit_sample(self, row: dict[str, Any]) -> None:
         self.sink.add_sample({**row, "phase": self.phase_number(row["second"])})
 
@@ -212,6 +224,12 @@ class Runner:
                                                                   purge=self.options.purge)]
             self.manifest["versions"]["rabbitmq"] = broker.rabbitmq_version(self.cluster)
 
+        def between_probes() -> int:
+            """A search probe's undrained backlog is purged so that the next probe starts from empty queues."""
+            if self.workload.queues.type == "stream":  # streams cannot be purged; the probe's nonce filters them
+                return 0
+            return broker.purge_queues(self.cluster, self.queue_names)
+
         def sampler() -> Background:
             samplers: list[Background] = [broker.BrokerSampler(
                 self.cluster, self.queue_names, self.emit_sample, self.start_mono, self.start_epoch,
@@ -224,11 +242,12 @@ class Runner:
             return Together(samplers)
 
         return self.drive(ProcessPool, prepare=prepare, faults=self._fault_injector if self.timeline.faults else None,
-                          sampler=sampler)
+                          sampler=sampler, between_probes=between_probes)
 
     def drive(self, make_pool: Callable[[list[WorkerConfig]], Pool], prepare: Callable[[], None] | None = None,
               faults: Callable[[], Background] | None = None,
-              sampler: Callable[[], Background] | None = None) -> int:
+              sampler: Callable[[], Background] | None = None,
+              between_probes: Callable[[], int] | None = None) -> int:
         """The run around a pool: ready, one clock, phases, drain, stop, final records. Returns the exit code."""
         self.started_at = self.clock.time()
         import pyarrow.parquet  # noqa: F401 - import (seconds on a busy host) before the clock starts
@@ -242,26 +261,38 @@ class Runner:
         try:
             if prepare is not None:
                 prepare()
-            configs = self._plan()
-            pool = make_pool(configs)
-            self._wait_ready(pool)
-            # One clock for every process: the system-wide monotonic clock, second 0 shortly after this.
-            self.start_mono = self.clock.monotonic() + START_DELAY_S
-            self.start_epoch = self.clock.time() + START_DELAY_S
-            if faults is not None:
-                # Started before anything slow (uploads) so that no fault fires late; it waits for its times.
-                nemesis = faults()
-                nemesis.start()
-            pool.start(Start(self.start_mono, self.start_epoch))
-            # Stamped at scenario second 0 (what it marks), not when this line runs after the first write.
-            self.runner_event("run_start", 0.0, phase=0, workers=len(configs), nonce=self.nonce)
-            self.store.write_records("phases", self._group_phase_rows())
-            if sampler is not None:
-                sample_thread = sampler()
-                sample_thread.start()
-            self._follow(pool)
-            self._drain(pool)
-            self.status = "complete"
+            if self.scenario.search is not None:
+                # A search has no timeline ahead of the run: loadgen.search runs one pool per probe.
+                from loadgen.search import run_search
+
+                self.start_mono, self.start_epoch = self.clock.monotonic(), self.clock.time()
+                self.runner_event("run_start", 0.0, phase=0, workers=self.options.workers, nonce=self.nonce)
+                if sampler is not None:
+                    sample_thread = sampler()
+                    sample_thread.start()
+                self.search_result = run_search(self, make_pool, between_probes, START_DELAY_S)
+                self.status = "complete"
+            else:
+                configs = self._plan()
+                pool = make_pool(configs)
+                self._wait_ready(pool)
+                # One clock for every process: the system-wide monotonic clock, second 0 shortly after this.
+                self.start_mono = self.clock.monotonic() + START_DELAY_S
+                self.start_epoch = self.clock.time() + START_DELAY_S
+                if faults is not None:
+                    # Started before anything slow (uploads) so that no fault fires late; it waits for its times.
+                    nemesis = faults()
+                    nemesis.start()
+                pool.start(Start(self.start_mono, self.start_epoch))
+                # Stamped at scenario second 0 (what it marks), not when this line runs after the first write.
+                self.runner_event("run_start", 0.0, phase=0, workers=len(configs), nonce=self.nonce)
+                self.store.write_records("phases", self._group_phase_rows())
+                if sampler is not None:
+                    sample_thread = sampler()
+                    sample_thread.start()
+                self._follow(pool)
+                self._drain(pool)
+                self.status = "complete"
         except KeyboardInterrupt:
             self.status = "interrupted"
             self.errors.append("interrupted (SIGINT/SIGTERM)")
@@ -297,9 +328,10 @@ class Runner:
         return [{**row, "group": group.name, "foreground": group.foreground, "group_detail": group.detail}
                 for group in self.groups for row in phase_rows(group.timeline, self.start_epoch)]
 
-    def _plan(self) -> list[WorkerConfig]:
+    def _plan(self, timeline: Timeline | None = None) -> list[WorkerConfig]:
+        """The workers' configs for `timeline` (default: the scenario's; a search probe passes its own)."""
         opts = self.options
-        self.groups = plan_groups(self.scenario, self.timeline, len(self.cluster.nodes), opts.workers,
+        self.groups = plan_groups(self.scenario, timeline or self.timeline, len(self.cluster.nodes), opts.workers,
                                   seed=f"{self.campaign.seed}/{self.key.run_id}/{self.key.repeat}")
         self.worker_group = group_of_worker(self.groups)
         by_worker = {w: group for group in self.groups for w in group.workers}
@@ -342,6 +374,9 @@ class Runner:
     def _handle(self, message: WorkerMessage) -> None:
         if isinstance(message, Row):
             row, worker = message.record, message.worker
+            if self.second_offset or self.phase_offset:
+                row["second"] += self.second_offset
+                row["phase"] += self.phase_offset if row["phase"] else 0
             row["group"] = self.worker_group.get(worker, records.DEFAULT_GROUP)
             self.sink.add_row(worker, row)
             self.max_second[worker] = max(self.max_second.get(worker, -1), row["second"])
@@ -353,6 +388,10 @@ class Runner:
                 counts = self.e2e_by_phase.setdefault(row["phase"], np.zeros_like(merge_wire([])))
                 counts += merge_wire([row["e2e_hist"]])
         elif isinstance(message, Event):
+            if self.second_offset or self.phase_offset:
+                message.record["second"] += self.second_offset
+                if message.record.get("phase"):
+                    message.record["phase"] += self.phase_offset
             self.emit_event(message.record)
         elif isinstance(message, WorkerError):
             raise RunFailed(f"worker {message.worker}: {message.text}")
@@ -365,16 +404,18 @@ class Runner:
         if check_alive:
             pool.check_alive()
 
-    def _follow(self, pool: Pool) -> None:
-        """Until the scenario ends: receive rows, write finished phases, print progress."""
-        duration = self.timeline.duration_s
+    def _follow(self, pool: Pool, phases: tuple[Phase, ...] | None = None) -> None:
+        """Until the scenario (or the given phases: a search probe) ends: receive rows, write finished phases,
+        print progress."""
+        phases = self.timeline.phases if phases is None else phases
+        duration = phases[-1].end_s if phases else 0.0
         announced_start: set[int] = set()
         announced_end: set[int] = set()
         next_progress = self.options.progress_interval_s
         while True:
             self._pump(pool, 0.2)
             now = self.now_s()
-            for phase in self.timeline.phases:
+            for phase in phases:
                 if now >= phase.start_s and phase.number not in announced_start:
                     announced_start.add(phase.number)
                     self.runner_event("phase_start", phase.start_s, phase=phase.number, name=phase.name,
@@ -386,30 +427,36 @@ class Runner:
             if now >= next_progress:
                 next_progress += self.options.progress_interval_s
                 self.echo(self.progress_line(now))
-            if now >= duration and len(announced_end) == len(self.timeline.phases):
+            if now >= duration and len(announced_end) == len(phases):
                 return
 
-    def _drain(self, pool: Pool) -> None:
-        """Let consumers catch up with what was confirmed (bounded), so loss is not confused with backlog."""
+    def _drain(self, pool: Pool, timeout_s: float | None = None, since: dict[str, int] | None = None) -> bool:
+        """Let consumers catch up with what was confirmed (bounded), so loss is not confused with backlog.
+        A search probe passes its own timeout and the totals at its start (`since`). True when drained."""
         opts = self.options
+        timeout_s = opts.drain_timeout_s if timeout_s is None else timeout_s
+        since = since or {}
         confirms = all(g.workload.publishers.confirms_in_flight > 0 for g in self.scenario.workload_groups)
-        deadline = self.clock.monotonic() + opts.drain_timeout_s
+        deadline = self.clock.monotonic() + timeout_s
         last_consumed, last_change = -1, self.clock.monotonic()
         while self.clock.monotonic() < deadline:
             self._pump(pool, 0.2)
             self._write_finished_phases()
-            fresh = self.totals["consumed"] - self.totals["redelivered"] - self.totals["_foreign"]
-            expected = self.totals["confirmed"] if confirms else self.totals["published"]
+            totals = {k: self.totals[k] - since.get(k, 0) for k in ("consumed", "redelivered", "_foreign",
+                                                                    "confirmed", "published")}
+            fresh = totals["consumed"] - totals["redelivered"] - totals["_foreign"]
+            expected = totals["confirmed"] if confirms else totals["published"]
             in_flight = sum(r.record["in_flight"] for r in self.last_rows.values())
             if fresh >= expected and (in_flight == 0 or not confirms):
-                return
+                return True
             if fresh != last_consumed:
                 last_consumed, last_change = fresh, self.clock.monotonic()
             elif self.clock.monotonic() - last_change > opts.drain_idle_s:
                 self.echo(f"drain: nothing consumed for {opts.drain_idle_s:g}s with {expected - fresh} messages "
                           f"outstanding; stopping")
-                return
-        self.echo(f"drain: timed out after {opts.drain_timeout_s:g}s")
+                return False
+        self.echo(f"drain: timed out after {timeout_s:g}s")
+        return False
 
     def _stop_workers(self, pool: Pool) -> None:
         pool.stop()
@@ -449,7 +496,9 @@ class Runner:
                 self.sink.flush_dirty()
             else:
                 self.sink.flush("events", 0)
-            if paths and len(paths) == n_workers:
+            if self.scenario.search is not None:  # merged probe by probe (loadgen.search)
+                self.store.write_records("accounting", self.accounting)
+            elif paths and len(paths) == n_workers:
                 self.accounting = accounting.merge_by_group(paths.values(), self.layouts, self.scheduled_total,
                                                             len(self.timeline.phases), group_of_publisher(self.groups))
                 self.store.write_records("accounting", self.accounting)
@@ -470,6 +519,8 @@ class Runner:
             "foreign_deliveries": self.totals.get("_foreign", 0), "accounting": self.accounting,
             "worker_cpu": self.worker_cpu,
         })
+        if self.search_result is not None:
+            self.manifest["search"] = self.search_result.to_dict()
         self.store.write_manifest(self.manifest)
         for path in paths.values():
             with contextlib.suppress(OSError):

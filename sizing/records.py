@@ -277,6 +277,24 @@ _RESOURCE_COLUMNS = (
            nullable=True),
 )
 
+# Capacity-search probes (issue 16): every phase of a search scenario is one probe. Null on other phases.
+_SEARCH_COLUMNS = (
+    Column("backlog_slope", "float64", "least-squares slope of the client-side backlog (cumulative published - "
+           "acked: prefetched but unprocessed messages count) over the steady seconds, msg/s per s "
+           "(sizing.search.backlog_slope)", nullable=True),
+    Column("probe_stage", "string", "search probe: ladder | bisect | confirm (its search_probe event)", nullable=True),
+    Column("probe_online_passed", "bool", "search probe: the generator's online verdict (search_probe event)",
+           nullable=True),
+    Column("probe_passed", "bool", "search probe: the verdict recomputed from this row (sizing.rules.probe_verdict "
+           "with the scenario's SLO); the GX gate fails when it differs from probe_online_passed", nullable=True),
+    Column("probe_inconclusive", "bool", "search probe: an attempt the generator fell behind in (not valid), "
+           "re-run and left out of the search's replay", nullable=True),
+    Column("probe_last_pass", "float64", "search probe: the bracket's low end the generator held after this probe",
+           nullable=True),
+    Column("probe_first_fail", "float64", "search probe: the bracket's high end after this probe (null: no fail "
+           "yet)", nullable=True),
+)
+
 PHASE_SUMMARY = (*_TABLE_KEY,
     Column("phase_name", "string", "e.g. rate-30000"),
     Column("start_s", "float64", "phase start, s since scenario start"),
@@ -345,6 +363,7 @@ PHASE_SUMMARY = (*_TABLE_KEY,
     Column("foreground", "bool", "the group the SLO and the leaderboards judge; the others are background load"),
     Column("group_detail", "string", "JSON: the group's queues, message size, clients and held rate",
            nullable=True),
+    *_SEARCH_COLUMNS,
 )
 
 # Per (config, run, repeat): that trial's capacity figures. The leaderboard's figures are means/minimums over
@@ -411,12 +430,52 @@ ADVERSE = (
     Column("max_e2e_p99_ms", "float64", "worst phase p99"),
 )
 
+# Per (config, search scenario, run, repeat): the capacity search replayed from phase_summary's recomputed probe
+# verdicts (sizing.search.replay); the interval columns are the config's, over its repeats.
+CAPACITY = (
+    Column("campaign", "string", "campaign name (partition)"),
+    Column("config_id", "string", "cluster config"),
+    Column("scenario", "string", "search scenario"),
+    Column("run_id", "string", "run label"),
+    Column("repeat", "int32", "1-based repeat"),
+    Column("status", "string", "converged | at_upper | below_start | unstable (sizing.search.STATUSES), "
+           "replay_incomplete when the recomputed verdicts call for a probe the run did not take"),
+    Column("sustainable_rate", "float64", "highest rate that passed twice below every failing probe, msg/s",
+           nullable=True),
+    Column("last_pass", "float64", "bracket: highest pass below first_fail, msg/s", nullable=True),
+    Column("first_fail", "float64", "bracket: lowest failing rate, msg/s (null: nothing failed)", nullable=True),
+    Column("probes_used", "int32", "conclusive probes the search ran (what worst_case_probes bounds)"),
+    Column("inconclusive_attempts", "int32", "attempts re-run because the generator fell behind"),
+    Column("worst_case_probes", "int32", "the plan's bound (SearchSpec.worst_case_probes)"),
+    Column("p99_at_sustainable_ms", "float64", "worst e2e p99 of the passes at the sustainable rate", nullable=True),
+    Column("bottleneck_at_sustainable", "string", "phase_summary.bottleneck of the last pass at the sustainable "
+           "rate", nullable=True),
+    Column("probes_disagreeing", "int32", "probes whose online verdict differs from the recomputed one"),
+    Column("verdicts_agree", "bool", "probes_disagreeing == 0 (the GX gate requires it)"),
+    Column("repeats", "int32", "repeats of this config's search with a sustainable rate"),
+    Column("sustainable_mean", "float64", "mean sustainable rate over those repeats", nullable=True),
+    Column("sustainable_ci_low", "float64", "95% bootstrap interval (sizing.stats) of that mean, low; null with "
+           "fewer than 2 repeats", nullable=True),
+    Column("sustainable_ci_high", "float64", "its high end", nullable=True),
+)
+
+# Leaderboard columns of campaigns with search scenarios (null otherwise).
+LEADERBOARD_SEARCH_COLUMNS = (
+    Column("sustainable_rate", "float64", "capacity.sustainable_mean of the config's search", nullable=True),
+    Column("cost_per_1k_at_sustainable", "float64", "sizing.cost.cost_per_1000_msgs at sustainable_rate",
+           nullable=True),
+    Column("rank_at_sustainable", "int32", "1 = cheapest per 1000 msg/s at its sustainable rate", nullable=True),
+    Column("sustainable_rank", "int32", "1 = highest sustainable rate", nullable=True),
+)
+LEADERBOARDS = (*LEADERBOARDS, *LEADERBOARD_SEARCH_COLUMNS)
+
 TABLES: dict[str, tuple[Column, ...]] = {
     "phase_summary": PHASE_SUMMARY,
     "capacity_repeats": CAPACITY_REPEATS,
     "leaderboards": LEADERBOARDS,
     "pareto": PARETO,
     "adverse": ADVERSE,
+    "capacity": CAPACITY,
 }
 
 # Tables partitioned by config (a backfill of one config replaces its partition); the others are campaign-wide

@@ -119,14 +119,20 @@ def probe_passes(*, target_rate: float, confirm_rate: float, consume_rate: float
     shortfall that fraction allows), and p99 (and p99.9 when the SLO names one) is within the SLO.
     The generator decides online with it; the analysis recomputes it from the raw records.
     """
+    if slo_p999_ms is not None and p999_ms is None:
+        return False
+    return bool(probe_verdict(target_rate, confirm_rate, consume_rate, backlog_slope, p99_ms, p999_ms, bool(valid),
+                              slo_p99_ms, slo_p999_ms))
+
+
+def probe_verdict(target_rate, confirm_rate, consume_rate, backlog_slope, p99_ms, p999_ms, valid, slo_p99_ms,
+                  slo_p999_ms=None):
+    """probe_passes as one expression (`&` and comparisons: values, pandas and Spark Columns alike); the SLOs are
+    plain numbers of the scenario. spark_jobs.rules_columns.probe_passes applies it to phase_summary columns."""
     floor = PROBE_MATCH_FRACTION * target_rate
-    if not valid or confirm_rate < floor or consume_rate < floor:
-        return False
-    if backlog_slope > (1.0 - PROBE_MATCH_FRACTION) * target_rate:
-        return False
-    if p99_ms > slo_p99_ms:
-        return False
-    return slo_p999_ms is None or (p999_ms is not None and p999_ms <= slo_p999_ms)
+    verdict = (valid & (confirm_rate >= floor) & (consume_rate >= floor)
+               & (backlog_slope <= (1.0 - PROBE_MATCH_FRACTION) * target_rate) & (p99_ms <= slo_p99_ms))
+    return verdict if slo_p999_ms is None else verdict & (p999_ms <= slo_p999_ms)
 
 
 # ------------------------------------------------------------------------------ bottleneck (issue 15)

@@ -281,3 +281,32 @@ class CapacitySearch:
         if self._passes_at(lo) < 2:
             return _Decision(lo, "confirm")
         return _Decision(None, status="converged")
+
+
+def backlog_slope(seconds: list[float], published: list[float], acked: list[float]) -> float:
+    """Least-squares slope (msg/s per s) of the backlog over a probe's measurement window.
+
+    The backlog is the running sum of published - acked over the window's seconds (all workers summed): every
+    message in the system, including those delivered into a consumer's prefetch buffer but not yet processed.
+    (Deliveries alone would hide a consumer-bound overload for as long as the prefetch buffers absorb it: at
+    4 consumers x prefetch 50, a 5 s probe 6 msg/s above the bound showed no growth at all, measured.) The
+    generator computes it online and phase_summary (spark_jobs) from the same client_seconds, with this one
+    function. Fewer than two seconds: 0 (no trend can be seen).
+    """
+    n = len(seconds)
+    if n < 2:
+        return 0.0
+    backlog, level = [], 0.0
+    for c, d in zip(published, acked, strict=True):
+        level += c - d
+        backlog.append(level)
+    mean_t, mean_b = sum(seconds) / n, sum(backlog) / n
+    var_t = sum((t - mean_t) ** 2 for t in seconds)
+    return sum((t - mean_t) * (b - mean_b) for t, b in zip(seconds, backlog, strict=True)) / var_t if var_t else 0.0
+
+
+def replay(spec: SearchSpec, outcomes: tuple[ProbeOutcome, ...]) -> SearchResult | None:
+    """The search's result from recorded outcomes (the analysis passes its recomputed verdicts); None when those
+    verdicts would have called for another probe, i.e. the run cannot answer for them."""
+    search = CapacitySearch(spec, outcomes)
+    return search.result() if search.done() else None

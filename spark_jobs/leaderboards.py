@@ -9,7 +9,11 @@ Writes four tables, each one object set per campaign (the campaign partition is 
 - leaderboards: per config, top matched throughput, cost per 1000 msg/s per month at it and at the
   campaign target (only configs that met target and SLO), ranks, Pareto flag;
 - pareto: the configs on the cost-vs-capacity Pareto front;
-- adverse: per config and adverse scenario, held the target or not, worst dip, recovery time, losses.
+- adverse: per config and adverse scenario, held the target or not, worst dip, recovery time, losses;
+- capacity: per config, search scenario and repeat, the capacity search replayed from phase_summary's recomputed
+  probe verdicts (sustainable rate, bracket, probes, p99 and bottleneck there, agreement with the online
+  verdicts) and the config's bootstrap interval over its repeats. With search scenarios the leaderboard also
+  ranks by sustainable rate and by cost per 1000 msg/s at it.
 Costs come from sizing.cost on the driver (21 rows; no second implementation of the cost model in Spark).
 """
 
@@ -27,13 +31,18 @@ from adapters.objectstore import StoreSpec
 from sizing import records, rules
 from sizing.cost import cost_per_1000_msgs
 from sizing.plan import ConfigPlan, plan_configs
+from sizing.search import Probe, ProbeOutcome, ProbeResult, SearchSpec, replay
 from sizing.spec import Campaign
+from sizing.stats import bootstrap_ci
 from spark_jobs import gate, rules_columns
 from spark_jobs.campaigns import load as load_campaign
 from spark_jobs.session import get_session
 from spark_jobs.tableio import read_table, replace_table
 
-TABLES = ("capacity_repeats", "leaderboards", "pareto", "adverse")  # schemas: sizing.records.TABLES
+TABLES = ("capacity_repeats", "leaderboards", "pareto", "adverse", "capacity")  # schemas: sizing.records.TABLES
+PROBE_COLUMNS = ("campaign", "config_id", "scenario", "run_id", "repeat", "phase", "target_rate", "warmup_s",
+                 "duration_s", "confirm_rate", "consume_rate", "backlog_slope", "e2e_p99_ms", "e2e_p999_ms", "valid",
+                 "probe_stage", "probe_passed", "probe_online_passed", "probe_inconclusive", "bottleneck")
 
 
 # -------------------------------------------------------------------------------- Spark aggregations
@@ -147,6 +156,102 @@ def rank_configs(capacity: dict[str, dict[str, Any]], plans: Sequence[ConfigPlan
     return sorted(rows.values(), key=lambda r: (r["rank_at_top"] is None, r["rank_at_top"] or 0, r["config_id"]))
 
 
+# ------------------------------------------------------------------------------- capacity search (issue 16)
+
+
+def _outcome(row: dict[str, Any]) -> ProbeOutcome:
+    """A probe as recorded in phase_summary, with its recomputed verdict (a missing figure is a failing one)."""
+    def number(key: str, missing: float) -> float:
+        return missing if row.get(key) is None else float(row[key])
+
+    measure_s = float(row["duration_s"]) - float(row["warmup_s"])
+    probe = Probe(int(row["phase"]) - 1, float(row["target_rate"]), row.get("probe_stage") or "unknown",
+                  float(row["warmup_s"]), measure_s)
+    result = ProbeResult(probe, number("confirm_rate", 0.0), number("consume_rate", 0.0),
+                         number("backlog_slope", 0.0), number("e2e_p99_ms", float("inf")),
+                         None if row.get("e2e_p999_ms") is None else float(row["e2e_p999_ms"]), bool(row.get("valid")))
+    return ProbeOutcome(result, bool(row.get("probe_passed")))
+
+
+def capacity_rows(probes: Sequence[dict[str, Any]], searches: dict[str, SearchSpec]) -> list[dict[str, Any]]:
+    """The capacity table from phase_summary's probe rows (PROBE_COLUMNS): each repeat's search replayed by
+    sizing.search.replay on the recomputed verdicts, and each config's bootstrap interval over its repeats."""
+    runs: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for row in probes:
+        if row["scenario"] in searches:
+            key = (row["campaign"], row["config_id"], row["scenario"], row["run_id"], row["repeat"])
+            runs.setdefault(key, []).append(row)
+    out = []
+    for (campaign, config_id, scenario, run_id, repeat), attempts in sorted(runs.items()):
+        attempts = sorted(attempts, key=lambda r: r["phase"])
+        # attempts the generator fell behind in were re-run (the GX gate checks they were indeed not valid)
+        rows = [r for r in attempts if not r.get("probe_inconclusive")]
+        spec = searches[scenario]
+        result = replay(spec, tuple(_outcome(r) for r in rows))
+        disagreeing = sum(1 for r in attempts if bool(r.get("probe_passed")) != bool(r.get("probe_online_passed")))
+        sustainable = result.sustainable_rate if result else None
+        at_sustainable = [r for r in rows if sustainable is not None and r["target_rate"] == sustainable
+                          and r.get("probe_passed")]
+        out.append({"campaign": campaign, "config_id": config_id, "scenario": scenario, "run_id": run_id,
+                    "repeat": int(repeat), "status": result.status if result else "replay_incomplete",
+                    "sustainable_rate": sustainable, "last_pass": result.last_pass if result else None,
+                    "first_fail": result.first_fail if result else None, "probes_used": len(rows),
+                    "inconclusive_attempts": len(attempts) - len(rows),
+                    "worst_case_probes": spec.worst_case_probes(),
+                    "p99_at_sustainable_ms": result.p99_at_sustainable_ms if result else None,
+                    "bottleneck_at_sustainable": at_sustainable[-1].get("bottleneck") if at_sustainable else None,
+                    "probes_disagreeing": disagreeing, "verdicts_agree": disagreeing == 0})
+    by_config: dict[tuple[str, str], list[float]] = {}
+    for row in out:
+        if row["sustainable_rate"] is not None:
+            by_config.setdefault((row["config_id"], row["scenario"]), []).append(row["sustainable_rate"])
+    for row in out:
+        values = by_config.get((row["config_id"], row["scenario"]), [])
+        interval = bootstrap_ci(values) if len(values) >= 2 else None
+        row.update(repeats=len(values), sustainable_mean=sum(values) / len(values) if values else None,
+                   sustainable_ci_low=interval.low if interval else None,
+                   sustainable_ci_high=interval.high if interval else None)
+    return out
+
+
+def add_search_ranks(board: list[dict[str, Any]], capacity: Sequence[dict[str, Any]],
+                     plans: Sequence[ConfigPlan]) -> list[dict[str, Any]]:
+    """The leaderboard's search columns (records.LEADERBOARD_SEARCH_COLUMNS): each config's sustainable rate (the
+    highest mean over its search scenarios), cost per 1000 msg/s at it, and both ranks. Without search rows
+    they stay null and the order is unchanged; with them the board is ordered by cost at the sustainable rate, and
+    a config whose sustainable rate reaches the campaign target has met it (cost and rank at target follow)."""
+    cost = {p.config_id: p.monthly_cost for p in plans}
+    rates: dict[str, float] = {}
+    for row in capacity:
+        if row["sustainable_mean"] is not None:
+            rates[row["config_id"]] = max(rates.get(row["config_id"], 0.0), row["sustainable_mean"])
+    per_1k = {k: cost_per_1000_msgs(cost[k], v) for k, v in rates.items() if k in cost and v > 0}
+    at_sustainable, by_rate = _ranks(dict(per_1k)), _ranks(dict(rates), descending=True)
+    for row in board:
+        key = row["config_id"]
+        row.update(sustainable_rate=rates.get(key), cost_per_1k_at_sustainable=per_1k.get(key),
+                   rank_at_sustainable=at_sustainable.get(key), sustainable_rank=by_rate.get(key))
+        # A search that sustained the campaign target within the SLO met it, as a matched ladder step does.
+        target = row["campaign_target_rate"]
+        if not row["met_target"] and key in per_1k and rates[key] >= target:
+            row.update(met_target=True, cost_per_1k_at_target=cost_per_1000_msgs(cost[key], target))
+    if not rates:
+        return board
+    at_target = _ranks({r["config_id"]: r["cost_per_1k_at_target"] for r in board})
+    for row in board:
+        row["rank_at_target"] = at_target.get(row["config_id"])
+    return sorted(board, key=lambda r: (r["rank_at_sustainable"] is None, r["rank_at_sustainable"] or 0,
+                                        r["config_id"]))
+
+
+def search_capacity(spark: SparkSession, phase_summary: DataFrame, campaign: Campaign) -> list[dict[str, Any]]:
+    searches = {s.name: s.search for s in campaign.scenarios if s.search is not None}
+    if not searches:
+        return []
+    probes = phase_summary.filter(F.col("scenario").isin(list(searches))).select(*PROBE_COLUMNS).collect()
+    return capacity_rows([r.asDict() for r in probes], searches)
+
+
 # ------------------------------------------------------------------------------------------------ job
 
 
@@ -155,19 +260,24 @@ def scenarios_of(campaign: Campaign, kind: str) -> list[str]:
 
 
 def build(spark: SparkSession, phase_summary: DataFrame, campaign: Campaign) -> dict[str, DataFrame]:
-    """The four campaign tables (TABLES) from the campaign's phase_summary rows and its spec."""
+    """The campaign tables (TABLES) from the campaign's phase_summary rows and its spec."""
     phase_summary = phase_summary.filter(rules_columns.judged_group())  # issue 14: background groups are not ranked
     per_repeat = capacity_repeats(phase_summary, scenarios_of(campaign, rules.CAPACITY)).cache()
     capacity = {r["config_id"]: r.asDict() for r in config_capacity(per_repeat).collect()}
-    board = rank_configs(capacity, plan_configs(campaign), campaign.workload.queues.type, campaign.target.rate,
+    plans = plan_configs(campaign)
+    board = rank_configs(capacity, plans, campaign.workload.queues.type, campaign.target.rate,
                          campaign.catalog.currency)
+    searched = search_capacity(spark, phase_summary, campaign)
+    board = add_search_ranks(board, searched, plans)
     leaderboards = spark.createDataFrame(board, records.table_ddl("leaderboards"))
     pareto_columns = records.table_columns("pareto")
     pareto = spark.createDataFrame([{k: r[k] for k in pareto_columns} for r in board if r["pareto"]],
                                    records.table_ddl("pareto"))
     adverse = adverse_verdicts(phase_summary, scenarios_of(campaign, rules.STEP_ADVERSE),
                                scenarios_of(campaign, rules.PROFILE_ADVERSE), campaign.target.rate)
-    return {"capacity_repeats": per_repeat, "leaderboards": leaderboards, "pareto": pareto, "adverse": adverse}
+    capacity_table = spark.createDataFrame(searched, records.table_ddl("capacity"))
+    return {"capacity_repeats": per_repeat, "leaderboards": leaderboards, "pareto": pareto, "adverse": adverse,
+            "capacity": capacity_table}
 
 
 def run(spark: SparkSession, spec: StoreSpec, campaign: Campaign) -> dict[str, DataFrame]:

@@ -25,6 +25,7 @@ from sizing import layout, records
 from sizing.catalog import resource_limits
 from sizing.histogram import encode_counts
 from sizing.rules import judged_against_target
+from sizing.search import SearchSpec, backlog_slope
 from sizing.spec import Campaign
 from spark_jobs import gate, histmerge, rules_columns
 from spark_jobs.campaigns import load as load_campaign
@@ -50,6 +51,13 @@ class Rules:
     """
 
     slo_p99_ms: float
+    # Capacity-search scenarios (issue 16) and their specs: each probe's verdict is recomputed with its SLO.
+    searches: tuple[tuple[str, SearchSpec], ...] = ()
+
+    @classmethod
+    def of(cls, campaign: Campaign) -> Rules:
+        return cls(slo_p99_ms=campaign.target.p99_latency_ms,
+                   searches=tuple((s.name, s.search) for s in campaign.scenarios if s.search is not None))
 
 
 # ------------------------------------------------------------------------- client seconds -> per phase
@@ -233,6 +241,50 @@ def event_phase_stats(events: DataFrame) -> DataFrame:
         count("fault_error").alias("fault_errors"))
 
 
+# ------------------------------------------------------------------------------------ capacity-search probes
+
+SLOPE_DDL = RUN_KEY_DDL + ", phase INT, `group` STRING, backlog_slope DOUBLE"
+PROBE_EVENT = "search_probe"  # loadgen.search.PROBE_EVENT (the generator is not imported by the jobs)
+
+
+def _phase_slope(frame: pd.DataFrame) -> pd.DataFrame:
+    frame = frame.sort_values("second")
+    row = {k: frame[k].iloc[0] for k in GROUP_KEY}
+    row["backlog_slope"] = backlog_slope(frame["second"].astype(float).tolist(),
+                                         frame["published"].astype(float).tolist(),
+                                         frame["acked"].astype(float).tolist())
+    return pd.DataFrame([row])
+
+
+def phase_backlog_slope(client_seconds: DataFrame) -> DataFrame:
+    """Per phase and workload group: sizing.search.backlog_slope over the steady seconds, all workers summed (as
+    the generator)."""
+    per_second = (with_group(client_seconds).filter(~F.col("warmup") & (F.col("phase") > 0))
+                  .groupBy(*GROUP_KEY, "second")
+                  .agg(F.sum("published").alias("published"), F.sum("acked").alias("acked")))
+    return per_second.groupBy(*GROUP_KEY).applyInPandas(_phase_slope, SLOPE_DDL)
+
+
+def probe_decisions(events: DataFrame) -> DataFrame:
+    """The generator's online verdict, stage and bracket after every search probe, from its search_probe event."""
+    return (events.filter(F.col("kind") == PROBE_EVENT)
+            .select(*PHASE_KEY, F.get_json_object("detail", "$.stage").alias("probe_stage"),
+                    F.get_json_object("detail", "$.passed").cast("boolean").alias("probe_online_passed"),
+                    F.coalesce(F.get_json_object("detail", "$.inconclusive").cast("boolean"),
+                               F.lit(False)).alias("probe_inconclusive"),
+                    F.get_json_object("detail", "$.last_pass").cast("double").alias("probe_last_pass"),
+                    F.get_json_object("detail", "$.first_fail").cast("double").alias("probe_first_fail")))
+
+
+def recomputed_probe_verdict(rules: Rules) -> Column:
+    """sizing.rules.probe_verdict with each search scenario's SLO; null outside search scenarios."""
+    verdict = F.lit(None).cast("boolean")
+    for name, search in rules.searches:
+        verdict = F.when(F.col("scenario") == name,
+                         rules_columns.probe_passes(search.slo_p99_ms, search.slo_p999_ms)).otherwise(verdict)
+    return verdict
+
+
 def accounting_stats(accounting: DataFrame) -> DataFrame:
     return with_group(accounting).select(*GROUP_KEY, "lost", "duplicates", "reordered",
                              F.col("consumed_unique"), F.col("redelivered").alias("redelivered_accounted"))
@@ -375,6 +427,11 @@ def summarise(phases: DataFrame, client_seconds: DataFrame, accounting: DataFram
     with_validity = (with_resource_limits(with_validity, resource_limits)
                      .withColumn("bottleneck", rules_columns.bottleneck())
                      .withColumn("bottleneck_detail", rules_columns.bottleneck_detail()))
+    with_validity = (with_validity
+                     .join(phase_backlog_slope(client_series if client_series is not None else client_seconds),
+                           GROUP_KEY, "left")
+                     .join(probe_decisions(events), PHASE_KEY, "left")
+                     .withColumn("probe_passed", recomputed_probe_verdict(rules)))
     return (with_validity.withColumn("slo_p99_ms", F.lit(float(rules.slo_p99_ms)))
             .withColumn("matched_target", rules_columns.matched_target(F.col("slo_p99_ms"))
                         & judged_against_target(F.col("rate_mode")))
@@ -384,7 +441,8 @@ def summarise(phases: DataFrame, client_seconds: DataFrame, accounting: DataFram
 # --------------------------------------------------------------------------------------------- I/O
 
 
-SERIES_DDL = RUN_KEY_DDL + ", second INT, phase INT, confirmed BIGINT, consumed BIGINT, `group` STRING"
+SERIES_DDL = (RUN_KEY_DDL + ", second INT, phase INT, warmup BOOLEAN, published BIGINT, confirmed BIGINT, "
+              "consumed BIGINT, acked BIGINT, `group` STRING")
 
 
 def run(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str],
@@ -424,7 +482,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     checks = [(config, run_id) for config in args.configs for run_id in args.run_ids] if args.validate else []
     for config, run_id in checks:
         gate.gate(spark, spec, "raw", campaign, config, run_id, args.docs_dir)
-    run(spark, spec, args.campaign, args.configs, args.run_ids, Rules(slo_p99_ms=campaign.target.p99_latency_ms),
+    run(spark, spec, args.campaign, args.configs, args.run_ids, Rules.of(campaign),
         resource_limits=resource_limits_frame(spark, campaign))
     for config, run_id in checks:
         gate.gate(spark, spec, "phase_summary", campaign, config, run_id, args.docs_dir)

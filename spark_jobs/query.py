@@ -2,7 +2,7 @@
 
     python -m spark_jobs.query --campaign local-quick "SELECT config_id, cost_per_1k_at_top FROM leaderboards"
 
-Views: phase_summary, capacity_repeats, leaderboards, pareto, adverse (derived tables, sizing.records.TABLES)
+Views: phase_summary, capacity_repeats, leaderboards, pareto, adverse, capacity (derived tables, sizing.records.TABLES)
 and client_seconds, accounting, events, broker_samples, phases (raw records of every config and run of the
 campaign). Only the views a query names are registered, so a query on the leaderboards never lists the raw objects.
 """

@@ -98,3 +98,12 @@ def bottleneck_detail() -> Column:
 def judged_group() -> Column:
     """sizing.rules.judged_group; tables written before workload groups have no `foreground`: judged."""
     return F.coalesce(rules.judged_group(F.col("foreground")), F.lit(True))
+
+
+def probe_passes(slo_p99_ms: float, slo_p999_ms: float | None) -> Column:
+    """sizing.rules.probe_verdict over phase_summary's figures of a capacity-search probe (the generator decided
+    online with the same rule); false (not null) when a figure is missing, as a probe without them fails."""
+    verdict = rules.probe_verdict(F.col("target_rate"), F.col("confirm_rate"), F.col("consume_rate"),
+                                  F.col("backlog_slope"), F.col("e2e_p99_ms"), F.col("e2e_p999_ms"), F.col("valid"),
+                                  F.lit(float(slo_p99_ms)), None if slo_p999_ms is None else F.lit(float(slo_p999_ms)))
+    return F.coalesce(verdict, F.lit(False))

@@ -100,6 +100,13 @@ def _suites() -> dict[str, list[Expectation]]:
                                                  **VALID_ROWS}),
             ("ExpectColumnValuesToBeInSet", {"column": "bottleneck",
                                              "value_set": [*rules.BOTTLENECKS, rules.NO_BOTTLENECK]}),
+            # a capacity-search probe: the generator's online verdict equals the one recomputed from this row
+            ("ExpectColumnPairValuesToBeEqual", {"column_A": "probe_online_passed", "column_B": "probe_passed",
+                                                 "ignore_row_if": "either_value_is_missing"}),
+            # an attempt the generator called inconclusive (and re-ran) really was not valid
+            ("ExpectColumnValuesToBeInSet", {"column": "valid", "value_set": [False],
+                                             "row_condition": "probe_inconclusive==True",
+                                             "condition_parser": "pandas"}),
             *_non_negative(["target_rate", "publish_rate", "confirm_rate", "consume_rate", "e2e_p50_ms",
                             "confirm_p50_ms", "lost", "duplicates", "reordered", "backlog_max",
                             "time_to_recover_s", "unavailable_s"]),
@@ -122,6 +129,19 @@ def _suites() -> dict[str, list[Expectation]]:
             ("ExpectColumnValuesToBeBetween", {"column": "top_matched_throughput", "min_value": 0,
                                                "strict_min": True}),
             ("ExpectColumnValuesToBeBetween", {"column": "capacity_phases", "min_value": 1}),
+        ],
+        # Capacity searches replayed from recomputed verdicts (issue 16): an online decision that disagrees
+        # with the one recomputed from the raw records fails the batch.
+        "capacity": [
+            ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("capacity"), "exact_match": True}),
+            *_not_null(["campaign", "config_id", "scenario", "run_id", "repeat", "status", "probes_used"]),
+            ("ExpectCompoundColumnsToBeUnique", {"column_list": ["campaign", "config_id", "scenario", "run_id",
+                                                                "repeat"]}),
+            ("ExpectColumnValuesToBeInSet", {"column": "verdicts_agree", "value_set": [True]}),
+            ("ExpectColumnPairValuesAToBeGreaterThanB", {"column_A": "worst_case_probes", "column_B": "probes_used",
+                                                         "or_equal": True}),
+            ("ExpectColumnPairValuesAToBeGreaterThanB", {"column_A": "first_fail", "column_B": "last_pass",
+                                                         "ignore_row_if": "either_value_is_missing"}),
         ],
         "adverse": [
             ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("adverse"), "exact_match": True}),

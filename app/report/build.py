@@ -26,7 +26,7 @@ from sizing import layout
 from sizing.cost import cost_per_1000_msgs
 from sizing.disks import VOLUME_ROLES, placement, volume_label
 from sizing.plan import plan_configs
-from sizing.rules import is_client_settings, is_intensity
+from sizing.rules import SEARCH, is_client_settings, is_intensity, scenario_kind
 from sizing.spec import Campaign, Scenario, WorkloadGroup, load_campaign
 
 MAX_GROUP = 7  # configs per latency chart (the seed splits 7 clusters into 4 + 3 for readability)
@@ -114,7 +114,8 @@ def verdicts(campaign: Campaign, data: ReportData, monthly: dict[str, float]) ->
     if data.adverse is not None:
         held = {(r.config_id, r.scenario): bool(r.held_target) for r in data.adverse.itertuples(index=False)
                 if r.held_target is not None and not pd.isna(r.held_target)}
-    adverse = [s.name for s in campaign.scenarios if not is_intensity(s) and not is_client_settings(s)]
+    adverse = [s.name for s in campaign.scenarios if not is_intensity(s) and not is_client_settings(s)
+               and scenario_kind(s) != SEARCH]  # a search's failing probes are its method, not a failure
     summary = data.phase_summary
     out = []
     for config_id in monthly:
@@ -154,7 +155,9 @@ class Report:
         self.repeats_seen = int(self.summary_ci["n"].max()) if not self.summary_ci.empty else 0
         self.with_ci = self.repeats_seen > 1
         self.intensity = [s for s in campaign.scenarios if is_intensity(s)]
-        self.adverse = [s for s in campaign.scenarios if not is_intensity(s) and not is_client_settings(s)]
+        self.adverse = [s for s in campaign.scenarios if not is_intensity(s) and not is_client_settings(s)
+                        and scenario_kind(s) != SEARCH]
+        self.searches = [s for s in campaign.scenarios if scenario_kind(s) == SEARCH]
         self.client_settings = [s for s in campaign.scenarios if is_client_settings(s)]
         self.per_repeat = data.capacity_repeats  # the leaderboards job's per-repeat figures, never recomputed
         self.charts = 0
@@ -443,6 +446,63 @@ class Report:
                                                                     group.basis, title), caption))
         return out
 
+    # -- capacity search (issue 16)
+    def search_section(self) -> list[object]:
+        """Per search: the capacity table's answer per config and repeat, the search as it ran and the rate-vs-p99
+        curve with the knee. Figures come from the capacity table and phase_summary's probe rows, never recomputed."""
+        if not self.searches:
+            return []
+        out: list[object] = [tag("h2", "Capacity search", id="search")]
+        capacity = self.data.capacity if self.data.capacity is not None else pd.DataFrame()
+        summary = self.data.phase_summary
+        for scenario in self.searches:
+            spec = scenario.search
+            assert spec is not None
+            out.append(tag("h3", f"Scenario {scenario.name}"))
+            out.append(tag("p", f"Ladder from {_rate(spec.start_rate)} msg/s (x{spec.growth:g}, at most "
+                                f"{_rate(spec.upper_rate)}), then bisection to "
+                                + (f"{spec.resolution:.0%}" if spec.resolution_relative else
+                                   f"{_rate(spec.resolution)} msg/s")
+                                + f"; each probe {spec.warmup_s:g} s warm-up + {spec.measure_s:g} s measured; SLO p99 "
+                                  f"{_ms(spec.slo_p99_ms)}; at most {spec.worst_case_probes()} probes.",
+                           class_="muted"))
+            rows = capacity[capacity["scenario"] == scenario.name] if not capacity.empty else capacity
+            if rows.empty:
+                out.append(tag("p", "No capacity table rows for this search yet.", class_="muted"))
+                continue
+            body = []
+            for r in rows.sort_values(["config_id", "run_id", "repeat"]).itertuples(index=False):
+                interval = ("n/a" if pd.isna(r.sustainable_ci_low) else
+                            f"{_rate(r.sustainable_mean)} [{_rate(r.sustainable_ci_low)}, "
+                            f"{_rate(r.sustainable_ci_high)}] (n={int(r.repeats)})")
+                body.append([r.config_id, f"{r.run_id} #{int(r.repeat)}", r.status, _rate(r.sustainable_rate),
+                             f"{_rate(r.last_pass)} .. {_rate(r.first_fail)}",
+                             f"{int(r.probes_used)} / {int(r.worst_case_probes)}"
+                             + (f" (+{int(r.inconclusive_attempts)} re-run)" if r.inconclusive_attempts else ""),
+                             _ms(r.p99_at_sustainable_ms),
+                             r.bottleneck_at_sustainable or "n/a", interval,
+                             ("yes", "ok") if r.verdicts_agree else ("no", "bad")])
+            out.append(table(["config", "run", "status", "sustainable msg/s", "bracket", "probes / worst case",
+                              "p99 there", "bottleneck there", "mean [95% CI] over repeats",
+                              "online = recomputed"], body, numeric=[3, 5, 6]))
+            for r in rows.sort_values(["config_id", "run_id", "repeat"]).itertuples(index=False):
+                probes = summary[(summary["config_id"] == r.config_id) & (summary["scenario"] == scenario.name)
+                                 & (summary["run_id"] == r.run_id) & (summary["repeat"] == r.repeat)]
+                if probes.empty:
+                    continue
+                name = f"{scenario.name} on {r.config_id} (run {r.run_id}, repeat {int(r.repeat)})"
+                out.append(self.fig(charts.search_progress(probes, f"Search {name}"),
+                                    f"Search {name}: each probe's rate when it started (o pass, x fail; letter: "
+                                    "ladder / bisect / confirm) and the bracket held after it narrowing to "
+                                    f"{_rate(r.last_pass)} .. {_rate(r.first_fail)} msg/s."))
+                bracket = (float(r.last_pass), float(r.first_fail)) if not (
+                    pd.isna(r.last_pass) or pd.isna(r.first_fail)) else None
+                knee = None if pd.isna(r.sustainable_rate) else float(r.sustainable_rate)
+                out.append(self.fig(charts.rate_vs_p99(probes, spec.slo_p99_ms, knee, bracket, f"p99 vs rate {name}"),
+                                    f"End-to-end p99 against probe rate, {name}: the knee is the sustainable rate "
+                                    f"{_rate(knee)} msg/s (capacity table)."))
+        return out
+
     # -- adverse
     def adverse_section(self) -> list[object]:
         out: list[object] = [tag("h2", "Adverse scenarios", id="adverse")]
@@ -672,6 +732,7 @@ class Report:
 
     def render(self) -> str:
         body = [*self.header(), *self.verdict(), *self.intensity_section(), *self.leaderboards_section(),
+                *self.search_section(),
                 *self.groups_section(),
                 *self.adverse_section(), *self.client_settings_section(), *self.broker_section(),
                 *self.resource_section(), *self.disks_section(), *self.quality_section(),

@@ -446,3 +446,74 @@ def settings_steps_by_queue_type(points: pd.DataFrame, step_labels: Sequence[str
     fig.suptitle(title, fontsize=10, fontweight="bold")
     fig.tight_layout()
     return to_svg(fig, title)
+
+
+# ------------------------------------------------------------------------------------ capacity search (issue 16)
+PASS_COLOR, FAIL_COLOR = "#2a9d4b", "#c0392b"
+
+
+def _inconclusive(probes: pd.DataFrame) -> np.ndarray:
+    """Attempts the generator fell behind in (re-run, never judged); tables written before the column: none."""
+    if "probe_inconclusive" not in probes:
+        return np.zeros(len(probes), dtype=bool)
+    return probes["probe_inconclusive"].fillna(False).astype(bool).to_numpy()
+
+
+def search_progress(probes: pd.DataFrame, title: str) -> str:
+    """One search as it ran: each probe's rate at its start time, a filled circle when it passed and a cross when
+    it failed, and the bracket the generator held after each probe (probe_last_pass / probe_first_fail) narrowing
+    as a shaded band. `probes`: phase_summary rows of one run and repeat."""
+    probes = probes.sort_values("phase")
+    fig, ax = plt.subplots(figsize=(WIDTH / 2 - 0.1, 3.2))
+    t = probes["start_s"].to_numpy(dtype=float)
+    ends = t + probes["duration_s"].to_numpy(dtype=float) if "duration_s" in probes else t
+    low = probes["probe_last_pass"].to_numpy(dtype=float)
+    high = probes["probe_first_fail"].to_numpy(dtype=float)
+    for i in range(len(probes)):  # held from this probe's verdict until the next one's
+        if np.isfinite(low[i]) and np.isfinite(high[i]):
+            right = ends[i + 1] if i + 1 < len(probes) else ends[i] + (ends[i] - t[i])
+            ax.fill_between([ends[i], right], low[i], high[i], color="grey", alpha=0.2, linewidth=0,
+                            label="bracket (last pass .. first fail)" if i == int(np.argmax(np.isfinite(high)))
+                            else None)
+    passed = probes["probe_passed"].fillna(False).astype(bool).to_numpy()
+    rerun = _inconclusive(probes)
+    rate = probes["target_rate"].to_numpy(dtype=float)
+    ax.plot(t, rate, color="grey", linewidth=0.8, alpha=0.6)
+    ax.scatter(t[passed], rate[passed], marker="o", color=PASS_COLOR, zorder=3, label="pass")
+    ax.scatter(t[~passed & ~rerun], rate[~passed & ~rerun], marker="x", color=FAIL_COLOR, s=50, zorder=3,
+               label="fail")
+    if rerun.any():
+        ax.scatter(t[rerun], rate[rerun], marker="o", facecolors="none", edgecolors="grey", zorder=3,
+                   label="inconclusive (re-run)")
+    for ti, ri, stage in zip(t, rate, probes["probe_stage"].fillna(""), strict=True):
+        ax.annotate(str(stage)[:1], (ti, ri), xytext=(4, 4), textcoords="offset points", fontsize=7, color="grey")
+    ax.set(title=title, xlabel="time since the search started (s)", ylabel="probe rate (msg/s)")
+    ax.yaxis.set_major_formatter(FuncFormatter(_rate))
+    ax.legend(loc="lower right")
+    return to_svg(fig, title)
+
+
+def rate_vs_p99(probes: pd.DataFrame, slo_p99_ms: float, knee: float | None, bracket: tuple[float, float] | None,
+                title: str) -> str:
+    """Every probe's end-to-end p99 against its rate (pass / fail marks), the SLO line and the knee: the capacity
+    table's sustainable rate, with its bracket shaded."""
+    probes = probes[~_inconclusive(probes)].sort_values("target_rate")
+    fig, ax = plt.subplots(figsize=(WIDTH / 2 - 0.1, 3.2))
+    passed = probes["probe_passed"].fillna(False).astype(bool).to_numpy()
+    rate = probes["target_rate"].to_numpy(dtype=float)
+    p99 = probes["e2e_p99_ms"].to_numpy(dtype=float)
+    worst = probes.groupby("target_rate")["e2e_p99_ms"].max()  # the curve through each rate's worst probe
+    ax.plot(worst.index.to_numpy(dtype=float), worst.to_numpy(dtype=float), color="grey", linewidth=0.8, alpha=0.6)
+    ax.scatter(rate[passed], p99[passed], marker="o", color=PASS_COLOR, zorder=3, label="pass")
+    ax.scatter(rate[~passed], p99[~passed], marker="x", color=FAIL_COLOR, s=50, zorder=3, label="fail")
+    ax.axhline(slo_p99_ms, color="black", linestyle="--", linewidth=0.8, label=f"SLO p99 {slo_p99_ms:g} ms")
+    if bracket is not None and all(np.isfinite(bracket)):
+        ax.axvspan(bracket[0], bracket[1], color="grey", alpha=0.2, linewidth=0, label="bracket")
+    if knee is not None and np.isfinite(knee):
+        ax.axvline(knee, color=PASS_COLOR, linewidth=1.2, label=f"knee: sustainable {knee:,.0f} msg/s")
+    ax.set_yscale("log")
+    ax.set(title=title, xlabel="probe rate (msg/s)", ylabel="end-to-end p99 (ms)")
+    ax.xaxis.set_major_formatter(FuncFormatter(_rate))
+    ax.yaxis.set_major_formatter(FuncFormatter(_ms))
+    ax.legend(loc="upper left")
+    return to_svg(fig, title)

@@ -8,6 +8,7 @@ Layout (sizing.layout):
     tables/leaderboards/campaign=C/part-*.parquet             one row per config (wide; see board_views)
     tables/capacity_repeats/campaign=C/part-*.parquet         one row per config x run x repeat
     tables/pareto/campaign=C/part-*.parquet                   optional
+    tables/capacity/campaign=C/part-*.parquet                 capacity searches, one row per config x run x repeat
     raw/campaign=C/config=K/scenario=S/run=R/repeat=N/{client_seconds,events,broker_samples,node_seconds}/
         phase=PP/*.parquet
     validation/<batch>/campaign=C/config=K/run=R/result.json
@@ -34,6 +35,7 @@ LEADERBOARDS = "leaderboards"
 CAPACITY_REPEATS = "capacity_repeats"
 ADVERSE = "adverse"
 PARETO = "pareto"
+CAPACITY = "capacity"
 
 RUN_KEYS = ["campaign", "config_id", "scenario", "run_id", "repeat"]
 
@@ -64,6 +66,10 @@ PHASE_SUMMARY_OPTIONAL: dict[str, object] = {
     "cpu_busiest_p95": float("nan"), "machine_cpu_busy_mean": float("nan"), "disk_write_mb_s": float("nan"),
     "disk_write_iops": float("nan"), "net_mb_s": float("nan"), "net_peak_mbit_s": float("nan"),
     "rate_mode": "scheduled", "latency_basis": "intended",  # issue 13; tables written before it are scheduled
+    # capacity-search probes (issue 16): start, recomputed verdict, stage and the generator's bracket after it
+    "start_s": float("nan"), "probe_passed": None, "probe_stage": None, "probe_inconclusive": None,
+    "probe_last_pass": float("nan"),
+    "probe_first_fail": float("nan"),
     # issue 14: one row per workload group per phase; tables written before groups have their one group
     "group": "main", "foreground": True, "group_detail": None,
 }
@@ -75,6 +81,12 @@ LEADERBOARD_OPTIONAL: dict[str, object] = {"max_matched_target_rate": float("nan
                                            "campaign_target_rate": float("nan"), "pareto": None}
 # capacity_repeats: per config and repeat, the figures the leaderboard aggregates (the report's intervals).
 CAPACITY_REPEATS_REQUIRED = ["config_id", "run_id", "repeat", "top_matched_throughput", "max_matched_target_rate"]
+# capacity: one row per config x search scenario x run x repeat (the search replayed by the leaderboards job).
+CAPACITY_REQUIRED = ["config_id", "scenario", "run_id", "repeat", "status", "sustainable_rate", "last_pass",
+                     "first_fail", "probes_used", "worst_case_probes", "p99_at_sustainable_ms", "verdicts_agree"]
+CAPACITY_OPTIONAL: dict[str, object] = {"bottleneck_at_sustainable": None, "repeats": 1, "inconclusive_attempts": 0,
+                                        "sustainable_mean": float("nan"), "sustainable_ci_low": float("nan"),
+                                        "sustainable_ci_high": float("nan")}
 # adverse: one row per config x adverse scenario: did it hold the target.
 ADVERSE_REQUIRED = ["config_id", "scenario", "held_target"]
 ADVERSE_OPTIONAL: dict[str, object] = {"phases_judged": None, "phases_held": None, "worst_dip_ratio": float("nan"),
@@ -178,6 +190,7 @@ class ReportData:
     node_seconds: dict[tuple[str, str, str], pd.DataFrame] = field(default_factory=dict)
     # issue 14: phase_summary rows of every workload group (`phase_summary` above holds the foreground's only)
     group_summary: pd.DataFrame | None = None
+    capacity: pd.DataFrame | None = None  # CAPACITY_REQUIRED; None when the campaign ran no search
 
 
 # ------------------------------------------------------------------------------------------ reading
@@ -297,8 +310,12 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
         if config_id in wanted and scenario in (resource_scenarios or []):
             nodes[(config_id, scenario, run_id)] = reader.raw(campaign, config_id, scenario, run_id, "node_seconds",
                                                               NODE_SECONDS_COLUMNS)
+    capacity = reader.read_table(CAPACITY, campaign)
+    if capacity is not None:
+        capacity = conform(capacity, CAPACITY, CAPACITY_REQUIRED, CAPACITY_OPTIONAL)
     return ReportData(campaign, summary, boards, per_repeat, adverse, pareto, client, events,
-                      broker, reader.validations(campaign), node_seconds=nodes, group_summary=everything)
+                      broker, reader.validations(campaign), node_seconds=nodes, group_summary=everything,
+                      capacity=capacity)
 
 
 def foreground_split(summary: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -1,0 +1,205 @@
+"""The capacity search, driven online: sizing.search.CapacitySearch picks each probe, the generator runs it.
+
+A search has no timeline ahead of the run, and the workers follow a timeline fixed at spawn, so every probe is
+a one-phase timeline run by its own worker pool through the runner's machinery (plan, ready, follow, drain,
+stop): the probe's warm-up and measurement at its rate, then a drain of its backlog bounded by the search's
+`drain_s`; whatever is left is purged before the next probe, which starts from empty queues. Each attempt is a
+phase of the run, numbered on from the previous one and placed on the scenario clock after it, so the records of
+a search read like those of any scenario (`phases`, `client_seconds`, `events`, `accounting`) and phase_summary
+works unchanged: a probe's phase carries its rate as the target.
+
+An attempt the generator could not keep up with (rules.worker_behind or CPU saturation: the phase is not valid)
+says nothing about the cluster: it is recorded as inconclusive and run again (at most MAX_INCONCLUSIVE times per
+search; after that an invalid attempt counts as a fail). Each verdict is taken from the generator's own
+per-second figures of the measurement window, the same figures and formulas phase_summary uses (steady sums over
+the steady seconds, merged e2e histograms, sizing.search.backlog_slope, validity as
+spark_jobs.rules_columns.invalid_reason), and recorded as a `search_probe` event with the figures it used and
+the bracket after it; the analysis recomputes it from the raw records and the GX gate fails the batch when the
+two disagree.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import secrets
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+from loadgen import accounting
+from loadgen.groups import group_of_publisher
+from loadgen.messages import Done, Start, WorkerConfig
+from loadgen.pool import Pool
+from sizing.histogram import merge_wire, quantile_from_counts
+from sizing.rules import cpu_saturated
+from sizing.search import CapacitySearch, Probe, ProbeOutcome, ProbeResult, SearchResult, backlog_slope
+from sizing.timeline import Phase, Ramp, Timeline
+
+# `runner` below is a loadgen.runner.Runner: not imported (the runner imports this module), used through its
+# plan/ready/follow/drain/stop steps and its record sink.
+Runner = Any
+
+PROBE_EVENT = "search_probe"  # one per probe: the online verdict and the figures it was taken on
+RESULT_EVENT = "search_result"
+DRAIN_EVENT = "probe_drain"  # what the drain left behind and what was purged
+# An attempt during which the generator fell behind (not valid) says nothing about the cluster: it is recorded as
+# inconclusive and re-run, at most this many times per search; after that an invalid attempt counts as a fail.
+MAX_INCONCLUSIVE = 3
+READY_WAIT_S = 5.0  # longest wait for the last second of a probe's phase to arrive before judging it
+
+
+def probe_phase(probe: Probe, start_s: float, processing_ms: float, name: str, number: int) -> Phase:
+    """The probe as one phase: for its workers phase 1 at second 0 (their timeline holds only it), for the run
+    phase `number` (the attempt's) at the second it was placed at."""
+    duration = probe.warmup_s + probe.measure_s
+    return Phase(number, name, start_s, duration, probe.warmup_s,
+                 Ramp(start_s, duration, probe.rate, probe.rate),
+                 Ramp(start_s, duration, processing_ms, processing_ms))
+
+
+def phase_name(probe: Probe, number: int) -> str:
+    return f"p{number}-probe{probe.index + 1}-{probe.stage}-rate{probe.rate:g}"
+
+
+def measure(runner: Runner, probe: Probe, phase: Phase) -> ProbeResult:
+    """The probe's figures over its measurement window, from the per-second rows the workers reported."""
+    with runner.sink.lock:
+        rows = [dict(r) for w in range(runner.options.workers) for r in runner.sink.rows.get((phase.number, w), [])
+                if not r["warmup"]]
+        behind = sum(1 for e in runner.sink.events.get(phase.number, []) if e.get("kind") == "worker_behind")
+    steady_s = phase.duration_s - phase.warmup_s  # phase_summary's denominator
+    per_second: dict[int, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    cpu: dict[int, list[float]] = defaultdict(list)
+    for r in rows:
+        per_second[r["second"]][0] += r["published"]
+        per_second[r["second"]][1] += r["acked"]
+        cpu[r["worker"]].append(r["cpu_s"])
+    seconds = sorted(per_second)
+    slope = backlog_slope([float(s) for s in seconds], [per_second[s][0] for s in seconds],
+                          [per_second[s][1] for s in seconds])
+    hists = [r["e2e_hist"] for r in rows if r["e2e_hist"]]
+    counts = merge_wire(hists) if hists else None
+    has_latency = counts is not None and counts.sum() > 0
+    p99 = quantile_from_counts(counts, 0.99) / 1000.0 if has_latency else math.inf
+    p999 = quantile_from_counts(counts, 0.999) / 1000.0 if has_latency else math.inf
+    worker_cpu_max = max((sum(v) / len(v) for v in cpu.values()), default=0.0)
+    valid = bool(rows) and behind == 0 and not cpu_saturated(worker_cpu_max)
+    return ProbeResult(probe, sum(r["confirmed"] for r in rows) / steady_s, sum(r["consumed"] for r in rows) / steady_s,
+                       slope, p99, p999, valid)
+
+
+def _wait_for_phase(runner: Runner, pool: Pool, number: int) -> None:
+    """Until every worker reported the phase's last second (the phase is written) or READY_WAIT_S passed."""
+    deadline = runner.clock.monotonic() + READY_WAIT_S
+    while number not in runner.sink.written and runner.clock.monotonic() < deadline:
+        runner._pump(pool, 0.2)
+        runner._write_finished_phases()
+
+
+def _figures(result: ProbeResult) -> dict[str, Any]:
+    return {"probe": result.probe.index, "rate": result.probe.rate, "stage": result.probe.stage,
+            "confirm_rate": result.confirm_rate, "consume_rate": result.consume_rate,
+            "backlog_slope": result.backlog_slope, "p99_ms": _finite(result.p99_ms),
+            "p999_ms": _finite(result.p999_ms), "valid": result.valid}
+
+
+def _decision_detail(outcome: ProbeOutcome, search: CapacitySearch) -> dict[str, Any]:
+    fails = [o.rate for o in search.outcomes if not o.passed]
+    first_fail = min(fails) if fails else None
+    passes = [o.rate for o in search.outcomes if o.passed and (first_fail is None or o.rate < first_fail)]
+    return {**_figures(outcome.result), "passed": outcome.passed, "last_pass": max(passes) if passes else None,
+            "first_fail": first_fail}
+
+
+def _finite(value: float | None) -> float | None:
+    return None if value is None or not math.isfinite(value) else value
+
+
+def run_search(runner: Runner, make_pool: Callable[[list[WorkerConfig]], Pool],
+               between_probes: Callable[[], int] | None, start_delay_s: float) -> SearchResult:
+    """Probe until the policy is done; every probe's phase, verdict and drain are recorded. The runner's clock
+    (start_mono/start_epoch) is set: second 0 is the search's start; a probe starts `start_delay_s` after its
+    workers are ready."""
+    spec = runner.scenario.search
+    assert spec is not None
+    search = CapacitySearch(spec)
+    processing_ms = runner.workload.consumers.processing_ms
+    cpu: dict[int, Done] = {}
+    next_free_s = 0
+    number = 0  # phases of the run: one per attempt (an inconclusive attempt is re-run as a phase of its own)
+    inconclusive = 0
+    while (probe := search.next_probe()) is not None:
+        number += 1
+        name = phase_name(probe, number)
+        own = Timeline(runner.timeline.scenario, (probe_phase(probe, 0.0, processing_ms, name, 1),), ())
+        runner.nonce = secrets.randbits(32)  # what an earlier probe left behind counts as foreign
+        runner.second_offset = max(next_free_s, math.ceil(runner.now_s()))
+        runner.phase_offset = number - 1  # the workers' phase 1 is the run's phase `number`
+        configs = runner._plan(own)
+        runner.done = {}
+        pool = make_pool(configs)
+        try:
+            runner._wait_ready(pool)
+            offset = max(next_free_s, math.ceil(runner.now_s() + start_delay_s))
+            runner.second_offset = offset
+            placed = probe_phase(probe, float(offset), processing_ms, name, number)
+            runner.timeline = Timeline(runner.timeline.scenario, (*runner.timeline.phases, placed), ())
+            runner.write_phases()
+            since = dict(runner.totals)
+            pool.start(Start(runner.start_mono + offset, runner.start_epoch + offset))
+            runner._follow(pool, (placed,))
+            _wait_for_phase(runner, pool, placed.number)
+            result = measure(runner, probe, placed)
+            retry = not result.valid and inconclusive < MAX_INCONCLUSIVE
+            if retry:  # the generator fell behind: the attempt says nothing about the cluster; run it again
+                inconclusive += 1
+                detail = {**_figures(result), "passed": False, "inconclusive": True}
+                verdict = "INCONCLUSIVE (generator behind), re-run"
+            else:
+                outcome = search.record(result)
+                detail = {**_decision_detail(outcome, search), "inconclusive": False}
+                verdict = "pass" if outcome.passed else "FAIL"
+            runner.runner_event(PROBE_EVENT, placed.end_s, phase=placed.number, **detail)
+            runner.echo(f"search probe {probe.index + 1} ({probe.stage}) at {probe.rate:g} msg/s: {verdict} "
+                        f"(confirm {detail['confirm_rate']:.1f}, consume {detail['consume_rate']:.1f} msg/s, "
+                        f"backlog slope {detail['backlog_slope']:.1f}, p99 {result.p99_ms:.1f} ms, valid "
+                        f"{result.valid}); bracket [{detail.get('last_pass')}, {detail.get('first_fail')}]")
+            drained = runner._drain(pool, timeout_s=spec.drain_s, since=since)
+        finally:
+            runner._stop_workers(pool)
+        _merge_probe_books(runner, placed.number, cpu)
+        purged = between_probes() if between_probes is not None and not drained else 0
+        next_free_s = math.ceil(runner.now_s())
+        runner.runner_event(DRAIN_EVENT, runner.now_s(), phase=0, probe=probe.index, drained=drained, purged=purged)
+    runner.done = cpu
+    result = search.result()
+    runner.runner_event(RESULT_EVENT, runner.now_s(), phase=0, status=result.status,
+                        sustainable_rate=result.sustainable_rate, last_pass=result.last_pass,
+                        first_fail=result.first_fail, probes_used=result.probes_used,
+                        worst_case_probes=spec.worst_case_probes(), inconclusive_attempts=inconclusive)
+    runner.echo(f"search {result.status}: sustainable {result.sustainable_rate} msg/s, bracket "
+                f"[{result.last_pass}, {result.first_fail}], {result.probes_used} probes "
+                f"(worst case {spec.worst_case_probes()}) and {inconclusive} inconclusive re-run(s)")
+    return result
+
+
+def _merge_probe_books(runner: Runner, phase: int, cpu: dict[int, Done]) -> None:
+    """The probe's loss/duplicate accounting (its own key space) as the rows of its phase; CPU summed per worker."""
+    paths = [d.path for d in runner.done.values()]
+    if len(paths) == runner.options.workers:
+        for row in accounting.merge_by_group(paths, runner.layouts, runner.scheduled_total, 1,
+                                             group_of_publisher(runner.groups)):
+            runner.accounting.append({**row, "phase": phase})
+    else:
+        runner.errors.append(f"accounting of phase {phase} skipped: {len(paths)}/{runner.options.workers} workers "
+                             f"returned their books")
+    for worker, done in runner.done.items():
+        before = cpu.get(worker)
+        cpu[worker] = done if before is None else Done(worker, "", before.user_s + done.user_s,
+                                                       before.system_s + done.system_s,
+                                                       before.published + done.published)
+        if done.path:
+            with contextlib.suppress(OSError):
+                os.remove(done.path)
