@@ -16,6 +16,10 @@ Where each concept lives (OpenMessaging-Benchmark / Jepsen style seams):
   `Row`, `Event`, `WorkerError`, `Done`); `pool`: the worker processes behind a `Pool` protocol.
 - `sink`: every record of a run by phase, one flush path; `recorder`: Parquet per `sizing.records` + upload.
 - `accounting`: the per-worker accounting file (writer and reader) and the loss / duplicate / reorder merge.
+- `groups`: workload groups (issue 14): each named group's workers, clients, queues and timeline, planned apart.
+- `search`: the online capacity search (issue 16): asks `sizing.search.CapacitySearch` for each probe, runs it as a
+  one-phase timeline through the runner, judges it from the workers' per-second figures (`sizing.rules`), and
+  records every decision as a `search_probe` event.
 - `runner`: the run itself (ready, one clock, phases, drain, stop, final records, manifest) over a `Pool` and
   an injectable `Clock`; `cli`: `python -m loadgen run ...`.
 - `broker`: queue declaration and the management-API sampler; `nemesis` and `faults/`: fault injection, only
