@@ -34,15 +34,22 @@ from loadgen.messages import Done, Start, WorkerConfig
 from loadgen.pool import Pool
 from sizing.histogram import merge_wire, quantile_from_counts
 from sizing.rules import cpu_saturated
-from sizing.search import CapacitySearch, Probe, ProbeOutcome, ProbeResult, SearchResult, backlog_slope
+from sizing.search import (
+    PROBE_EVENT,
+    RESULT_EVENT,
+    CapacitySearch,
+    Probe,
+    ProbeOutcome,
+    ProbeResult,
+    SearchResult,
+    backlog_slope,
+)
 from sizing.timeline import Phase, Ramp, Timeline
 
 # `runner` below is a loadgen.runner.Runner: not imported (the runner imports this module), used through its
 # plan/ready/follow/drain/stop steps and its record sink.
 Runner = Any
 
-PROBE_EVENT = "search_probe"  # one per probe: the online verdict and the figures it was taken on
-RESULT_EVENT = "search_result"
 DRAIN_EVENT = "probe_drain"  # what the drain left behind and what was purged
 # An attempt during which the generator fell behind (not valid) says nothing about the cluster: it is recorded as
 # inconclusive and re-run, at most this many times per search; after that an invalid attempt counts as a fail.
@@ -106,11 +113,8 @@ def _figures(result: ProbeResult) -> dict[str, Any]:
 
 
 def _decision_detail(outcome: ProbeOutcome, search: CapacitySearch) -> dict[str, Any]:
-    fails = [o.rate for o in search.outcomes if not o.passed]
-    first_fail = min(fails) if fails else None
-    passes = [o.rate for o in search.outcomes if o.passed and (first_fail is None or o.rate < first_fail)]
-    return {**_figures(outcome.result), "passed": outcome.passed, "last_pass": max(passes) if passes else None,
-            "first_fail": first_fail}
+    last_pass, first_fail = search.bracket()
+    return {**_figures(outcome.result), "passed": outcome.passed, "last_pass": last_pass, "first_fail": first_fail}
 
 
 def _finite(value: float | None) -> float | None:

@@ -34,6 +34,11 @@ STAGES = ("ladder", "bisect", "confirm")
 STATUSES = ("converged", "at_upper", "below_start", "unstable")
 
 
+# The events a search records (written by loadgen.search, read by spark_jobs.phase_summary and the tests).
+PROBE_EVENT = "search_probe"  # one per probe: the online verdict and the figures it was taken on
+RESULT_EVENT = "search_result"
+
+
 @dataclass(frozen=True)
 class SearchSpec:
     """A search scenario's inputs (campaign spec `scenarios[].search`, SLO resolved from the target)."""
@@ -245,25 +250,26 @@ class CapacitySearch:
         decision = self._decide()
         if decision.rate is not None:
             raise ValueError(f"search not finished: next is a {decision.stage} probe at {decision.rate:g} msg/s")
-        lo, hi = self._bracket()
+        lo, hi = self.bracket()
         sustainable = lo if decision.status in ("converged", "at_upper") else None
         p99 = max((o.result.p99_ms for o in self._outcomes if o.passed and o.rate == sustainable), default=None)
         return SearchResult(sustainable, lo, hi, len(self._outcomes), decision.status, p99, tuple(self._outcomes))
 
-    # ------------------------------------------------------------------------------------------ policy
-
-    def _bracket(self) -> tuple[float | None, float | None]:
+    def bracket(self) -> tuple[float | None, float | None]:
+        """(last pass below the first fail, first fail) over the outcomes so far; None where there is none yet."""
         fails = [o.rate for o in self._outcomes if not o.passed]
         hi = min(fails) if fails else None
         passes = [o.rate for o in self._outcomes if o.passed and (hi is None or o.rate < hi)]
         return (max(passes) if passes else None), hi
+
+    # ------------------------------------------------------------------------------------------ policy
 
     def _passes_at(self, rate: float) -> int:
         return sum(1 for o in self._outcomes if o.passed and o.rate == rate)
 
     def _decide(self) -> _Decision:
         spec = self.spec
-        lo, hi = self._bracket()
+        lo, hi = self.bracket()
         disagreements = sum(1 for o in self._outcomes if o.result.probe.stage == "confirm" and not o.passed)
         if disagreements > spec.max_disagreements:
             return _Decision(None, status="unstable")

@@ -25,7 +25,7 @@ from sizing import layout, records
 from sizing.catalog import resource_limits
 from sizing.histogram import encode_counts
 from sizing.rules import judged_against_target
-from sizing.search import SearchSpec, backlog_slope
+from sizing.search import PROBE_EVENT, SearchSpec, backlog_slope
 from sizing.spec import Campaign
 from spark_jobs import gate, histmerge, rules_columns
 from spark_jobs.campaigns import load as load_campaign
@@ -244,7 +244,6 @@ def event_phase_stats(events: DataFrame) -> DataFrame:
 # ------------------------------------------------------------------------------------ capacity-search probes
 
 SLOPE_DDL = RUN_KEY_DDL + ", phase INT, `group` STRING, backlog_slope DOUBLE"
-PROBE_EVENT = "search_probe"  # loadgen.search.PROBE_EVENT (the generator is not imported by the jobs)
 
 
 def _phase_slope(frame: pd.DataFrame) -> pd.DataFrame:
