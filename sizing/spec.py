@@ -167,8 +167,6 @@ class StepSetting:
     processing_ms: float
 
 
-
-
 @dataclass(frozen=True)
 class WorkloadGroup:
     """One of a scenario's concurrent workloads (seed 001's quorum foreground next to a lazy classic background).
@@ -731,11 +729,8 @@ def _parse_scenario(value: Any, path: str, problems: list[Problem], workload_raw
                         tuple(x for x in faults if x is not None), workload, description, search,
                         step_settings, steps_dimension)
     if groups_raw is not None or foreground_raw is not None:
-        grouped = _with_groups(scenario, value, groups_raw, foreground_raw, path, problems, workload_raw,
-                               base_workload, deployment, isolate)
-        if grouped is None:
-            return None
-        return grouped
+        return _with_groups(scenario, value, groups_raw, foreground_raw, path, problems, workload_raw,
+                            base_workload, deployment, isolate)
     if step_settings:
         first = step_settings[0]
         scenario = replace(scenario, workload=_workload_with(workload, first))
@@ -1062,14 +1057,14 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
         # `isolate: true` gives one scenario (run, fresh queues) per step value, each a single phase.
         scenarios.extend(parsed if isinstance(parsed, tuple) else [parsed])
     for i, scenario in enumerate(scenarios):
-        if scenario and workload and scenario.workload.message.size_bytes != workload.message.size_bytes:
-            problems.extend(check_message_size(scenario.workload.message.size_bytes, broker_config,
-                                               f"scenarios[{i}].workload.message.size_bytes"))
-    for i, scenario in enumerate(scenarios):
-        for j, group in enumerate(scenario.groups if scenario else ()):
-            if workload and group.workload.message.size_bytes != workload.message.size_bytes:
-                problems.extend(check_message_size(group.workload.message.size_bytes, broker_config,
-                                                   f"scenarios[{i}].groups[{j}].workload.message.size_bytes"))
+        if scenario is None or workload is None:
+            continue
+        # a grouped scenario's workload is its foreground group's: each group is checked once, under its own path
+        own = ([(f"scenarios[{i}].groups[{j}].workload", g.workload) for j, g in enumerate(scenario.groups)]
+               or [(f"scenarios[{i}].workload", scenario.workload)])
+        for where, w in own:
+            if w.message.size_bytes != workload.message.size_bytes:
+                problems.extend(check_message_size(w.message.size_bytes, broker_config, f"{where}.message.size_bytes"))
     names = [s.name for s in scenarios if s]
     for dup in sorted({n for n in names if names.count(n) > 1}):
         problems.append(Problem("scenarios", f"scenario name {dup!r} is used more than once"))
