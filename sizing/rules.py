@@ -105,8 +105,14 @@ def is_client_settings(scenario: Scenario) -> bool:
 
 
 def is_intensity(scenario: Scenario) -> bool:
-    """A capacity (increasing-intensity) scenario; anything else is an adverse scenario (seed 002)."""
+    """A capacity (increasing-intensity) scenario (seed 000)."""
     return scenario_kind(scenario) == CAPACITY
+
+
+def is_adverse(scenario: Scenario) -> bool:
+    """An adverse scenario (seed 002: faults on steps, or rate/processing profiles), judged on holding the target;
+    a search's failing probes and client-setting steps are their method, not a failure."""
+    return scenario_kind(scenario) in (STEP_ADVERSE, PROFILE_ADVERSE)
 
 
 def probe_passes(*, target_rate: float, confirm_rate: float, consume_rate: float, backlog_slope: float,

@@ -26,7 +26,7 @@ from sizing import layout
 from sizing.cost import cost_per_1000_msgs
 from sizing.disks import VOLUME_ROLES, placement, volume_label
 from sizing.plan import plan_configs
-from sizing.rules import SEARCH, is_client_settings, is_intensity, scenario_kind
+from sizing.rules import SEARCH, is_adverse, is_client_settings, is_intensity, scenario_kind
 from sizing.spec import Campaign, Scenario, WorkloadGroup, load_campaign
 
 MAX_GROUP = 7  # configs per latency chart (the seed splits 7 clusters into 4 + 3 for readability)
@@ -114,8 +114,7 @@ def verdicts(campaign: Campaign, data: ReportData, monthly: dict[str, float]) ->
     if data.adverse is not None:
         held = {(r.config_id, r.scenario): bool(r.held_target) for r in data.adverse.itertuples(index=False)
                 if r.held_target is not None and not pd.isna(r.held_target)}
-    adverse = [s.name for s in campaign.scenarios if not is_intensity(s) and not is_client_settings(s)
-               and scenario_kind(s) != SEARCH]  # a search's failing probes are its method, not a failure
+    adverse = [s.name for s in campaign.scenarios if is_adverse(s)]
     summary = data.phase_summary
     out = []
     for config_id in monthly:
@@ -155,8 +154,7 @@ class Report:
         self.repeats_seen = int(self.summary_ci["n"].max()) if not self.summary_ci.empty else 0
         self.with_ci = self.repeats_seen > 1
         self.intensity = [s for s in campaign.scenarios if is_intensity(s)]
-        self.adverse = [s for s in campaign.scenarios if not is_intensity(s) and not is_client_settings(s)
-                        and scenario_kind(s) != SEARCH]
+        self.adverse = [s for s in campaign.scenarios if is_adverse(s)]
         self.searches = [s for s in campaign.scenarios if scenario_kind(s) == SEARCH]
         self.client_settings = [s for s in campaign.scenarios if is_client_settings(s)]
         self.per_repeat = data.capacity_repeats  # the leaderboards job's per-repeat figures, never recomputed

@@ -24,6 +24,7 @@ import pandas as pd
 
 from adapters.objectstore import S3Settings
 from sizing import layout
+from sizing.records import DEFAULT_GROUP
 from sizing.rules import judged_group
 
 # ----------------------------------------------------------------------------------------- contract
@@ -71,7 +72,7 @@ PHASE_SUMMARY_OPTIONAL: dict[str, object] = {
     "probe_last_pass": float("nan"),
     "probe_first_fail": float("nan"),
     # issue 14: one row per workload group per phase; tables written before groups have their one group
-    "group": "main", "foreground": True, "group_detail": None,
+    "group": DEFAULT_GROUP, "foreground": True, "group_detail": None,
 }
 
 # leaderboards: one row per config (wide); the report turns it into the seed's four boards.
@@ -320,7 +321,7 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
 
 def foreground_split(summary: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Every group's rows, and the foreground's (what every verdict, table and chart of the report reads)."""
-    summary = summary.assign(group=summary["group"].fillna("main"),
+    summary = summary.assign(group=summary["group"].fillna(DEFAULT_GROUP),
                              foreground=summary["foreground"].astype("boolean").fillna(True).astype(bool))
     judged = summary[judged_group(summary["foreground"])].reset_index(drop=True)
     return summary, judged
