@@ -262,14 +262,6 @@ def local_snapshot(t: float, pid_stat: str, pid_io: str, machine_stat: str, metr
                     counters=counters, gauges=gauges)
 
 
-def data_device(node_metrics: Metrics, mount: str = RABBITMQ_DATA_MOUNT) -> str | None:
-    """node-exporter's device name (e.g. nvme1n1) of the filesystem mounted at `mount`."""
-    for labels in metric_labels(node_metrics, "node_filesystem_size_bytes"):
-        if labels.get("mountpoint") == mount:
-            return labels.get("device", "").removeprefix("/dev/") or None
-    return None
-
-
 def volume_devices(node_metrics: Metrics, mounts: tuple[str, ...] = VOLUME_MOUNTS) -> list[str]:
     """node-exporter's device names of the filesystems mounted at any of `mounts` (each device once, sorted).
 

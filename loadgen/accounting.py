@@ -73,14 +73,10 @@ def worker_path(out_dir: str, worker: int) -> str:
     return os.path.join(out_dir, f"accounting-worker-{worker}.npz")
 
 
-def merge(paths: Iterable[str], layouts: Sequence[PublisherLayout], size: int, phases: int) -> list[dict[str, int]]:
-    """ACCOUNTING rows (without the run key) from every worker's file."""
-    return account(*_books(paths, layouts, size, phases))
-
-
 def merge_by_group(paths: Iterable[str], layouts: Sequence[PublisherLayout], size: int, phases: int,
                    group_of: Mapping[int, str]) -> list[dict[str, int | str]]:
-    """ACCOUNTING rows per workload group (issue 14): `group_of` maps publisher ids to their group's name."""
+    """ACCOUNTING rows (without the run key) from every worker's file, per workload group (issue 14): `group_of`
+    maps publisher ids to their group's name (a scenario without groups: all to the one implicit group)."""
     books, _phases, fresh, redelivered, reordered = _books(paths, layouts, size, phases)
     rows: list[dict[str, int | str]] = []
     for name in dict.fromkeys(group_of.values()):

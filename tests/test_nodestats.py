@@ -34,8 +34,8 @@ def test_labelled_series_are_summed_by_label_filter():
     metrics = nodestats.parse_prometheus(text("node_exporter_1.5_metrics.txt"))
     # cpu0 user 1763.45 + cpu1 user 2035.42 (the captured lines)
     assert nodestats.metric_sum(metrics, "node_cpu_seconds_total", mode="user") == pytest.approx(3798.87)
-    assert nodestats.data_device(metrics, mount="/") == "vda"
-    assert nodestats.data_device(metrics) is None  # no /var/lib/rabbitmq mount on this machine
+    assert nodestats.volume_devices(metrics, mounts=("/",)) == ["vda"]
+    assert nodestats.volume_devices(metrics) == []  # no RabbitMQ volume mount on this machine
 
 
 def test_proc_files_parse_to_their_fields():
