@@ -3,7 +3,8 @@
 Independent counters each check is against:
 - CPU: the node's cpu_s (from /proc/<pid>/stat) against the VM's own runtime counter
   (erlang_vm_statistics_runtime_milliseconds, Erlang's accounting of its threads' CPU time); and, on a quiet
-  machine (CI), nodes + generator against the machine's busy CPU from /proc/stat.
+  machine (CI), nodes + generator against the machine's busy CPU from /proc/stat, on transient queues (a
+  persistent run's writeback is kernel-worker CPU that no process is charged for).
 - Disk: the node's write counter (/proc/<pid>/io write_bytes) against the growth of its data directory (the quorum
   WAL grows by what is written; a 12 s run is far from the WAL's roll size, so nothing is truncated meanwhile),
   within [0.9, 2.0] x (the page-granular accounting bound, explained at the assertion).
@@ -15,9 +16,11 @@ from __future__ import annotations
 
 import copy
 import os
+import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -83,23 +86,55 @@ def tree_bytes(path: str) -> int:
     return sum(f.stat().st_size for f in Path(path).rglob("*") if f.is_file())
 
 
-def machine_busy_share(seconds: float) -> float:
-    """Busy share of the machine's cores over a quiet wait (what else runs here)."""
-    with open("/proc/stat") as f:
-        before = nodestats.parse_proc_stat(f.read())
+def other_work(cluster, seconds: float) -> float:
+    """Share of the machine's cores busy with anything but the node's VM and this process over a wait before the
+    run (/proc/stat minus /proc/<pid>/stat of both): what else runs here."""
+    def ticks() -> tuple[nodestats.MachineCpu, int]:
+        with open("/proc/stat") as f:
+            machine = nodestats.parse_proc_stat(f.read())
+        ours = 0
+        for pid in (int(Path(cluster.nodes[0].pid_file).read_text().strip()), os.getpid()):
+            stat = nodestats.parse_proc_pid_stat(Path(f"/proc/{pid}/stat").read_text())
+            ours += stat.utime_ticks + stat.stime_ticks
+        return machine, ours
+
+    m0, ours0 = ticks()
     time.sleep(seconds)
-    with open("/proc/stat") as f:
-        after = nodestats.parse_proc_stat(f.read())
-    busy, idle = after.busy_ticks - before.busy_ticks, after.idle_ticks - before.idle_ticks
-    return busy / max(busy + idle, 1)
+    m1, ours1 = ticks()
+    busy, idle = m1.busy_ticks - m0.busy_ticks, m1.idle_ticks - m0.idle_ticks
+    return max(busy - (ours1 - ours0), 0) / max(busy + idle, 1)
+
+
+class OwnCpu(threading.Thread):
+    """This process's CPU seconds (os.times) every 0.1 s, stamped with the wall clock, so that the runner's own CPU
+    can be taken over exactly the node rows' window (its set-up before and its record writing after lie outside)."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.samples: list[tuple[float, float]] = []
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.1):
+            t = os.times()
+            self.samples.append((time.time(), t.user + t.system))
+
+    def between(self, start: float, end: float) -> float:
+        times, cpu = [s[0] for s in self.samples], [s[1] for s in self.samples]
+        return float(np.interp(end, times, cpu) - np.interp(start, times, cpu))
 
 
 def test_every_second_of_the_run_has_a_row_and_cpu_agrees_with_the_vms_own_counter(cluster, tmp_path):
-    background = machine_busy_share(2.0)
+    background = other_work(cluster, 2.0)
     runtime_before = nodestats.metric_sum(vm_metrics(cluster), "erlang_vm_statistics_runtime_milliseconds")
-    cpu_before = os.times()
-    _runner, nodes, clients, _events = run(cluster, QUORUM, "steady", tmp_path)
-    cpu_after = os.times()
+    own_cpu = OwnCpu()
+    own_cpu.start()
+    # Transient classic queues: the disk writes of a persistent run are finished by kernel workers (ext4's
+    # kworkers: measured 2.3 of 7.7 busy CPU-s in a quorum run) that no process is charged for, so a persistent
+    # run cannot add up; without disk writes, every busy second belongs to a process we count.
+    _runner, nodes, clients, _events = run(cluster, TRANSIENT, "steady", tmp_path)
+    own_cpu.done.set()
+    own_cpu.join()
     runtime_after = nodestats.metric_sum(vm_metrics(cluster), "erlang_vm_statistics_runtime_milliseconds")
     node = cluster.nodes[0].name
     mine = nodes[nodes.node == node].sort_values("second")
@@ -118,15 +153,16 @@ def test_every_second_of_the_run_has_a_row_and_cpu_agrees_with_the_vms_own_count
     vm_cpu = (runtime_after - runtime_before) / 1000
     assert 0.7 * vm_cpu <= rows_user <= 1.15 * vm_cpu, (rows_user, vm_cpu, rows_cpu)
     # nodes + generator vs the machine (/proc/stat) over the same seconds: only honest on a quiet machine
-    generator_cpu = float(clients.cpu_s.sum()) + (cpu_after.user + cpu_after.system
-                                                  - cpu_before.user - cpu_before.system)
+    # the workers' per-second CPU plus the runner process's own over the node rows' window [first ts, last ts + span]
+    window = (float(present.ts.min()), float((present.ts + present.span_s).max()))
+    generator_cpu = float(clients.cpu_s.sum()) + own_cpu.between(*window)
     machine = float((present.machine_cpu_busy_s * present.span_s).sum())
     print(f"cpu: node rows {rows_cpu:.2f}s, VM runtime {vm_cpu:.2f}s, generator {generator_cpu:.2f}s, "
-          f"machine busy {machine:.2f}s, background before the run {background:.0%}")
+          f"machine busy {machine:.2f}s, other work before the run {background:.0%}")
     assert rows_cpu + float(clients.cpu_s.sum()) <= machine * 1.1  # ours can never exceed the machine's
     if background > 0.10:
-        pytest.skip(f"machine {background:.0%} busy before the run (other work): the 10 % cross-check needs a quiet "
-                    "machine")
+        pytest.skip(f"machine {background:.0%} busy before the run with other work: the 10 % cross-check needs a "
+                    "quiet machine")
     assert abs(rows_cpu + generator_cpu - machine) <= 0.10 * machine
 
 
@@ -151,7 +187,7 @@ def test_a_persistent_quorum_run_writes_what_its_data_grows_and_a_transient_one_
 
 
 def test_an_overloaded_phase_is_cpu_or_generator_bound_and_a_light_one_is_not(cluster, tmp_path):
-    background = machine_busy_share(2.0)
+    background = other_work(cluster, 2.0)
     # Transient classic queues: no fsync waits, so the overload is all CPU (a quorum run idled ~10 % on fsyncs).
     runner, nodes, clients, events = run(cluster, TRANSIENT, "light-then-max", tmp_path)
     labels = {}
