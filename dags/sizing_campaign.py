@@ -35,7 +35,6 @@ REPORT = Asset(uri=f"s3://{BUCKET}/reports/", name="sizing_report", group="rabbi
 
 SPARK_CONN_ID = "spark_default"
 PY_FILES = "{{ ti.xcom_pull(task_ids='analysis_inputs', key='py_files') }}"
-SPARK_CONF = {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4"}
 # The cluster group's map index in the UI: "n3-c5.2xlarge-gp2-r2" rather than "7".
 TRIAL_LABEL = "{{ task.trial.cluster_key }}"
 
@@ -165,7 +164,7 @@ def sizing_campaign():
 
     def spark(task_id: str, job: str, args, outlets, per_config: bool):
         kwargs = dict(task_id=task_id, conn_id=SPARK_CONN_ID, application=_app(job), py_files=PY_FILES,
-                      conf=SPARK_CONF, env_vars=_spark_env(), name=task_id, outlets=outlets)
+                      conf=_spark_conf(), env_vars=_spark_env(), name=task_id, outlets=outlets)
         if per_config:  # one job per config, one at a time (each spark-submit is ~400 MB and two cores' worth)
             return SparkSubmitOperator.partial(max_active_tis_per_dagrun=1, **kwargs).expand(application_args=args)
         return SparkSubmitOperator(application_args=args, **kwargs)
@@ -187,6 +186,12 @@ def _app(job: str) -> str:
 
 def _phase_summary_args(item: dict) -> list[str]:
     return item["phase_summary"]
+
+
+def _spark_conf() -> dict[str, str]:
+    from rabbit_sizing.spark import submit_conf
+
+    return submit_conf()
 
 
 def _spark_env() -> dict[str, str]:

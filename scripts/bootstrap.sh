@@ -29,6 +29,11 @@ if [ ! -e "$stamp" ]; then
   VIRTUAL_ENV="$VENV" uv pip install -q -r requirements/lock.txt
   # The Spark provider pulls pyspark-client, which overwrites files of pyspark: put pyspark's back.
   VIRTUAL_ENV="$VENV" uv pip install -q --reinstall --no-deps "$(grep -E '^pyspark==' requirements/lock.txt)"
-  rm -f "$VENV"/.lock-* && touch "$stamp"
+  rm -f "$VENV"/.lock-* "$VENV/spark-classes.jsa" && touch "$stamp"
+fi
+# The Spark driver's class-data-sharing archive (spark_jobs/settings.py): valid only for these jars.
+if [ ! -e "$VENV/spark-classes.jsa" ]; then
+  log "building the Spark class archive (one small phase_summary run, about a minute)"
+  "$VENV/bin/python" -m spark_jobs.classarchive || log "no class archive: Spark jobs start without it"
 fi
 log "ready: $("$VENV/bin/python" --version), $(terraform version | head -1), rabbitmq-server $(dpkg-query -W -f='${Version}' rabbitmq-server)"

@@ -281,7 +281,8 @@ def build(spark: SparkSession, phase_summary: DataFrame, campaign: Campaign) -> 
 
 
 def run(spark: SparkSession, spec: StoreSpec, campaign: Campaign) -> dict[str, DataFrame]:
-    summary = read_table(spark, spec, "phase_summary", campaign.name)
+    # Every table (and the driver-side cost and search steps) reads phase_summary: read it once.
+    summary = read_table(spark, spec, "phase_summary", campaign.name).cache()
     tables = build(spark, summary, campaign)
     for name, frame in tables.items():
         replace_table(frame, spec, name, campaign.name)

@@ -17,8 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.window import Window
 
 from adapters.objectstore import StoreSpec
 from sizing import layout, records
@@ -31,7 +33,7 @@ from spark_jobs import gate, histmerge, rules_columns
 from spark_jobs.campaigns import load as load_campaign
 from spark_jobs.recovery import fault_impact
 from spark_jobs.session import get_session
-from spark_jobs.tableio import read_raw, replace_table
+from spark_jobs.tableio import ObjectFold, read_raw, replace_table
 
 TABLE = "phase_summary"
 RUN_COLS = [c.name for c in records.RUN_KEY]
@@ -77,19 +79,20 @@ CLIENT_DDL = (RUN_KEY_DDL + ", phase INT, `group` STRING, workers INT, steady_se
               + ", ".join(f"confirm_{q}_ms DOUBLE" for q in LAT_NAMES))
 
 
-def _partial_client(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """Combiner: fold each incoming batch into one row per (run, phase, worker) before the shuffle.
+def fold_client_seconds(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Combiner: fold the steady (warm-up excluded) seconds of each batch of raw client_seconds into one row per
+    (run, phase, group, worker) before anything is shuffled.
 
-    Raw objects hold one worker's phase, so this turns ~600 rows into 1 and the shuffle carries merged
-    histograms, not per-second ones. Batches are folded one at a time (bounded memory); a group split
-    over two batches just yields two partial rows, which the final stage adds up.
+    The job runs it where objects are read (CLIENT_FOLD): a raw object holds one worker's phase, so ~600 wide
+    rows with three histograms each become 1 before they reach the JVM. Batches are folded one at a time
+    (bounded memory); a group split over two batches just yields two partial rows, which the final stage adds.
     """
     out_schema = ddl_to_arrow(PARTIAL_DDL)
     keys = [*GROUP_KEY, "worker"]
     for batch in batches:
-        if batch.num_rows == 0:
+        table = _steady_with_group(pa.Table.from_batches([batch]))
+        if table.num_rows == 0:
             continue
-        table = pa.Table.from_batches([batch])
         frame = table.drop_columns(list(HIST_COLS)).to_pandas()
         gid = frame.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
         agg = frame.groupby(gid).agg(**{k: (k, "first") for k in keys}, rows=("second", "size"),
@@ -101,6 +104,43 @@ def _partial_client(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatc
             agg[col] = [encode_counts(row) for row in dense]
         yield from pa.Table.from_pandas(agg.reset_index(drop=True), schema=out_schema,
                                         preserve_index=False).to_batches()
+
+
+def _steady_with_group(table: pa.Table) -> pa.Table:
+    """The steady seconds, each with its workload group."""
+    table = _with_group(table)
+    return table.filter(pc.invert(table.column("warmup")))
+
+
+def _with_group(table: pa.Table) -> pa.Table:
+    """with_group on Arrow rows: records written before workload groups are the implicit one."""
+    group = table.column("group") if "group" in table.column_names else pa.nulls(table.num_rows, pa.string())
+    table = table.drop_columns(["group"]) if "group" in table.column_names else table
+    return table.append_column("group", pc.fill_null(group, records.DEFAULT_GROUP))
+
+
+SERIES_DDL = (RUN_KEY_DDL + ", `group` STRING, phase INT, warmup BOOLEAN, second INT, published BIGINT, "
+              "confirmed BIGINT, consumed BIGINT, acked BIGINT")
+SERIES_KEY = [*RUN_COLS, "group", "phase", "warmup", "second"]
+SERIES_COUNTS = ["published", "confirmed", "consumed", "acked"]
+
+
+def fold_series(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Combiner of the per-second series: each batch's counts summed per (run, group, phase, warm-up, second).
+
+    Objects are read in key order, so a batch holds whole phases of all of a run's workers: ~8 rows become 1.
+    """
+    out_schema = ddl_to_arrow(SERIES_DDL)
+    for batch in batches:
+        frame = _with_group(pa.Table.from_batches([batch])).select([*SERIES_KEY, *SERIES_COUNTS]).to_pandas()
+        if frame.empty:
+            continue
+        summed = frame.groupby(SERIES_KEY, sort=False, dropna=False, as_index=False)[SERIES_COUNTS].sum()
+        yield from pa.Table.from_pandas(summed, schema=out_schema, preserve_index=False).to_batches()
+
+
+CLIENT_FOLD = ObjectFold("spark_jobs.phase_summary:fold_client_seconds", PARTIAL_DDL)
+SERIES_FOLD = ObjectFold("spark_jobs.phase_summary:fold_series", SERIES_DDL)
 
 
 def _final_client(table: pa.Table) -> pa.Table:
@@ -140,11 +180,25 @@ def ddl_to_arrow(ddl: str) -> pa.Schema:
                       (part.split() for part in ddl.split(","))])
 
 
-def client_phase_stats(client_seconds: DataFrame) -> DataFrame:
-    """Steady-window (warm-up excluded) totals and merged-histogram percentiles per (run, phase, group)."""
-    steady = with_group(client_seconds).filter(~F.col("warmup"))
-    partial = steady.mapInArrow(_partial_client, PARTIAL_DDL)
-    return partial.groupBy(*GROUP_KEY).applyInArrow(_final_client, CLIENT_DDL)
+def client_phase_stats(partials: DataFrame) -> DataFrame:
+    """Steady-window (warm-up excluded) totals and merged-histogram percentiles per (run, phase, group), from the
+    folded partials (fold_client_seconds)."""
+    return partials.groupBy(*GROUP_KEY).applyInArrow(_final_client, CLIENT_DDL)
+
+
+@dataclass(frozen=True)
+class ClientRecords:
+    """client_seconds as phase_summary reads it: `partials`, the steady seconds folded per worker (PARTIAL_DDL:
+    the wide histogram columns, folded where they are read), and `series`, the per-second counts (at least
+    SERIES_DDL's columns) for the run's dynamics and backlog slope."""
+
+    partials: DataFrame
+    series: DataFrame
+
+    @classmethod
+    def of(cls, client_seconds: DataFrame) -> ClientRecords:
+        """From raw client_seconds rows already in Spark (tests, and S3A reads): the fold as a mapInArrow."""
+        return cls(client_seconds.mapInArrow(fold_client_seconds, PARTIAL_DDL), client_seconds)
 
 
 def with_group(frame: DataFrame) -> DataFrame:
@@ -158,23 +212,28 @@ def with_group(frame: DataFrame) -> DataFrame:
 
 DYNAMICS_DDL = (RUN_KEY_DDL + ", `group` STRING, phase INT, backlog_max_client BIGINT, faults INT, fault_kinds STRING, "
                 "pre_fault_rate DOUBLE, time_to_recover_s DOUBLE, recovered BOOLEAN, unavailable_s DOUBLE, "
-                "worst_dip_ratio DOUBLE")
+                "worst_dip_ratio DOUBLE, backlog_slope DOUBLE")
 
 
 def run_dynamics(series: pd.DataFrame, faults: pd.DataFrame) -> pd.DataFrame:
-    """Per run: client-side backlog per phase, and the impact of every fault on the per-second throughput.
+    """Per run, phase and workload group: client-side backlog, the impact of every fault on the per-second
+    throughput, and (issue 16) sizing.search.backlog_slope over the steady seconds, as the generator computes it.
 
-    `series`: one row per second of the run (all workers summed): second, phase, confirmed, consumed.
+    `series`: per (group, phase, warmup, second), all workers summed: published, confirmed, consumed, acked.
     `faults`: the run's fault_start events: phase, second, fault_kind.
     """
     columns = [c.split()[0].strip("`") for c in DYNAMICS_DDL.split(", ")]
     if series.empty:
         return pd.DataFrame(columns=columns)
-    if "group" in series and series["group"].nunique() > 1:  # issue 14: each workload group on its own
+    if series["group"].nunique() > 1:  # issue 14: each workload group on its own
         return pd.concat([run_dynamics(part, faults) for _group, part in series.groupby("group")],
                          ignore_index=True)
-    series = series.sort_values("second")
-    key = {k: series[k].iloc[0] for k in [*RUN_COLS, "group"] if k in series}
+    key = {k: series[k].iloc[0] for k in [*RUN_COLS, "group"]}
+    slopes = _steady_backlog_slopes(series)
+    # One row per second: a worker's boundary second may still count in the phase before.
+    series = (series.groupby("second", as_index=False)
+              .agg(phase=("phase", "max"), confirmed=("confirmed", "sum"), consumed=("consumed", "sum"))
+              .sort_values("second", ignore_index=True))
     # Throughput the broker accepted; without publisher confirms there is only the consume side.
     signal = "confirmed" if series["confirmed"].sum() > 0 else "consumed"
     backlog = (series["confirmed"] - series["consumed"]).cumsum().clip(lower=0)
@@ -188,7 +247,7 @@ def run_dynamics(series: pd.DataFrame, faults: pd.DataFrame) -> pd.DataFrame:
                "faults": len(impacts),
                "fault_kinds": ",".join(sorted({str(k) for k in in_phase["fault_kind"]})) if impacts else None,
                "pre_fault_rate": None, "time_to_recover_s": None, "recovered": None, "unavailable_s": None,
-               "worst_dip_ratio": None}
+               "worst_dip_ratio": None, "backlog_slope": slopes.get(int(phase))}
         if impacts:
             levels = [i.pre_fault_rate for i in impacts if i.pre_fault_rate is not None]
             dips = [i.worst_dip_ratio for i in impacts if i.worst_dip_ratio is not None]
@@ -202,11 +261,20 @@ def run_dynamics(series: pd.DataFrame, faults: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def phase_dynamics(client_seconds: DataFrame, events: DataFrame) -> DataFrame:
-    """Per run and workload group: each group's own throughput series against the run's faults."""
-    series = (with_group(client_seconds).groupBy(*RUN_COLS, "group", "second")
-              .agg(F.max("phase").alias("phase"), F.sum("confirmed").alias("confirmed"),
-                   F.sum("consumed").alias("consumed")))
+def _steady_backlog_slopes(series: pd.DataFrame) -> dict[int, float]:
+    """phase -> sizing.search.backlog_slope over the phase's steady seconds (phases after the first), all workers
+    summed, as the generator judges a capacity-search probe."""
+    steady = series[~series["warmup"].astype(bool) & (series["phase"] > 0)]
+    per_second = steady.groupby(["phase", "second"], as_index=False)[["published", "acked"]].sum()
+    return {int(phase): backlog_slope(part["second"].astype(float).tolist(), part["published"].astype(float).tolist(),
+                                      part["acked"].astype(float).tolist())
+            for phase, part in per_second.groupby("phase")}
+
+
+def phase_dynamics(client_series: DataFrame, events: DataFrame) -> DataFrame:
+    """Per run and workload group: each group's own throughput series against the run's faults, and its backlog
+    slope per phase (one pass over the narrow per-second columns)."""
+    series = with_group(client_series).groupBy(*SERIES_KEY).agg(*[F.sum(c).alias(c) for c in SERIES_COUNTS])
     faults = (events.filter(F.col("kind") == "fault_start")
               .select(*RUN_COLS, "phase", "second", "fault_kind"))
     return (series.groupBy(*RUN_COLS).cogroup(faults.groupBy(*RUN_COLS))
@@ -242,27 +310,6 @@ def event_phase_stats(events: DataFrame) -> DataFrame:
 
 
 # ------------------------------------------------------------------------------------ capacity-search probes
-
-SLOPE_DDL = RUN_KEY_DDL + ", phase INT, `group` STRING, backlog_slope DOUBLE"
-
-
-def _phase_slope(frame: pd.DataFrame) -> pd.DataFrame:
-    frame = frame.sort_values("second")
-    row = {k: frame[k].iloc[0] for k in GROUP_KEY}
-    row["backlog_slope"] = backlog_slope(frame["second"].astype(float).tolist(),
-                                         frame["published"].astype(float).tolist(),
-                                         frame["acked"].astype(float).tolist())
-    return pd.DataFrame([row])
-
-
-def phase_backlog_slope(client_seconds: DataFrame) -> DataFrame:
-    """Per phase and workload group: sizing.search.backlog_slope over the steady seconds, all workers summed (as
-    the generator)."""
-    per_second = (with_group(client_seconds).filter(~F.col("warmup") & (F.col("phase") > 0))
-                  .groupBy(*GROUP_KEY, "second")
-                  .agg(F.sum("published").alias("published"), F.sum("acked").alias("acked")))
-    return per_second.groupBy(*GROUP_KEY).applyInPandas(_phase_slope, SLOPE_DDL)
-
 
 def probe_decisions(events: DataFrame) -> DataFrame:
     """The generator's online verdict, stage and bracket after every search probe, from its search_probe event."""
@@ -301,23 +348,27 @@ def node_phase_stats(node_seconds: DataFrame, phases: DataFrame) -> DataFrame:
     busiest node per figure). Missing seconds are counted, never averaged in."""
     # every workload group has the same phase window: one window per phase
     window = phases.select(*PHASE_KEY, "start_s", "duration_s", "warmup_s").dropDuplicates(PHASE_KEY)
-    steady = (node_seconds.join(window, PHASE_KEY, "inner")
-              .where((F.col("second") >= F.col("start_s") + F.col("warmup_s"))
-                     & (F.col("second") < F.col("start_s") + F.col("duration_s"))))
-    present = ~F.col("missing")
+    # One scan of node_seconds: every row is kept for the cluster's node count, the steady ones are aggregated.
+    rows = (node_seconds.join(F.broadcast(window), PHASE_KEY, "left")
+            .withColumn("steady", F.coalesce((F.col("second") >= F.col("start_s") + F.col("warmup_s"))
+                                             & (F.col("second") < F.col("start_s") + F.col("duration_s")),
+                                             F.lit(False))))
+    steady = F.col("steady")
+    present = steady & ~F.col("missing")
 
     def mean(column: Column | str) -> Column:
         return F.avg(F.when(present, F.col(column) if isinstance(column, str) else column))
 
-    per_node = steady.groupBy(*PHASE_KEY, "node").agg(
+    per_node = rows.groupBy(*PHASE_KEY, "node").agg(
+        F.sum(steady.cast("int")).alias("steady_rows"),
         F.sum(present.cast("int")).alias("seconds"),
-        F.sum(F.col("missing").cast("int")).alias("missing_seconds"),
-        F.first("target", ignorenulls=True).alias("target"),
-        F.max(F.col("shared_cores").cast("int")).alias("shared"),
+        F.sum((steady & F.col("missing")).cast("int")).alias("missing_seconds"),
+        F.first(F.when(steady, F.col("target")), ignorenulls=True).alias("target"),
+        F.max(F.when(steady, F.col("shared_cores").cast("int"))).alias("shared"),
         mean("cpu_busy").alias("cpu_mean"),
         F.percentile(F.when(present, F.col("cpu_busy")), 0.95).alias("cpu_p95"),
         mean(F.col("machine_cpu_busy_s") / F.col("machine_cores")).alias("machine_mean"),
-        F.max("run_queue").alias("run_queue_max"),
+        F.max(F.when(steady, F.col("run_queue"))).alias("run_queue_max"),
         (mean("disk_write_bytes_per_s") / MB).alias("write_mb_s"),
         (mean("disk_read_bytes_per_s") / MB).alias("read_mb_s"),
         mean("disk_write_ops_per_s").alias("write_iops"),
@@ -326,8 +377,12 @@ def node_phase_stats(node_seconds: DataFrame, phases: DataFrame) -> DataFrame:
         (mean(F.col("internode_in_bytes_per_s") + F.col("internode_out_bytes_per_s")) / MB).alias("internode_mb_s"),
         (F.greatest(mean(F.coalesce("nic_in_bytes_per_s", "net_in_bytes_per_s")),
                     mean(F.coalesce("nic_out_bytes_per_s", "net_out_bytes_per_s"))) * 8 / MB).alias("peak_mbit_s"))
+    # The cluster's size counts every node seen in the run (a window, not a second aggregation: that one would
+    # prune per_node's columns differently and scan node_seconds again).
+    per_node = per_node.withColumn("cluster_nodes", F.size(F.collect_set("node").over(Window.partitionBy(*RUN_COLS))))
     with_data = F.col("seconds") > 0
-    phase = per_node.groupBy(*PHASE_KEY).agg(
+    return per_node.where(F.col("steady_rows") > 0).groupBy(*PHASE_KEY).agg(
+        F.max("cluster_nodes").cast("int").alias("cluster_nodes"),
         F.sum(with_data.cast("int")).cast("int").alias("resource_nodes"),
         F.sum("missing_seconds").alias("resource_missing_seconds"),
         F.first("target", ignorenulls=True).alias("resource_target"),
@@ -347,8 +402,6 @@ def node_phase_stats(node_seconds: DataFrame, phases: DataFrame) -> DataFrame:
         F.max_by("client_mb_s", "net_mb_s").alias("net_client_mb_s"),
         F.max_by("internode_mb_s", "net_mb_s").alias("net_internode_mb_s"),
         F.max("peak_mbit_s").alias("net_peak_mbit_s"))
-    cluster = node_seconds.groupBy(*RUN_COLS).agg(F.countDistinct("node").cast("int").alias("cluster_nodes"))
-    return phase.join(cluster, RUN_COLS, "left")
 
 
 def with_resource_limits(table: DataFrame, limits: DataFrame | None) -> DataFrame:
@@ -394,20 +447,15 @@ def group_columns(phases: DataFrame) -> list[Column]:
     return [F.coalesce(foreground, F.lit(True)).alias("foreground"), detail.alias("group_detail")]
 
 
-def summarise(phases: DataFrame, client_seconds: DataFrame, accounting: DataFrame, events: DataFrame,
-              broker_samples: DataFrame, rules: Rules, client_series: DataFrame | None = None,
-              node_seconds: DataFrame | None = None, resource_limits: DataFrame | None = None) -> DataFrame:
-    """The phase_summary table from the five raw record types (pure DataFrame transform).
-
-    `client_series` may be a narrow read of client_seconds (SERIES_DDL) for the per-second dynamics,
-    so that the wide histogram columns are decoded once.
-    """
+def summarise(phases: DataFrame, clients: ClientRecords, accounting: DataFrame, events: DataFrame,
+              broker_samples: DataFrame, rules: Rules, node_seconds: DataFrame | None = None,
+              resource_limits: DataFrame | None = None) -> DataFrame:
+    """The phase_summary table from the raw record types (pure DataFrame transform)."""
     base = with_group(phases).select(*GROUP_KEY, "phase_name", "start_s", "duration_s", "warmup_s", "target_rate",
                                      "processing_ms_start", "processing_ms_end", *rate_mode_columns(),
                                      *group_columns(phases))
-    joined = (base.join(client_phase_stats(client_seconds), GROUP_KEY, "left")
-              .join(phase_dynamics(client_series if client_series is not None else client_seconds, events),
-                    GROUP_KEY, "left")
+    joined = (base.join(client_phase_stats(clients.partials), GROUP_KEY, "left")
+              .join(phase_dynamics(clients.series, events), GROUP_KEY, "left")
               .join(accounting_stats(accounting), GROUP_KEY, "left")
               .join(event_phase_stats(events), PHASE_KEY, "left")
               .join(broker_phase_stats(broker_samples), PHASE_KEY, "left"))
@@ -426,10 +474,7 @@ def summarise(phases: DataFrame, client_seconds: DataFrame, accounting: DataFram
     with_validity = (with_resource_limits(with_validity, resource_limits)
                      .withColumn("bottleneck", rules_columns.bottleneck())
                      .withColumn("bottleneck_detail", rules_columns.bottleneck_detail()))
-    with_validity = (with_validity
-                     .join(phase_backlog_slope(client_series if client_series is not None else client_seconds),
-                           GROUP_KEY, "left")
-                     .join(probe_decisions(events), PHASE_KEY, "left")
+    with_validity = (with_validity.join(probe_decisions(events), PHASE_KEY, "left")
                      .withColumn("probe_passed", recomputed_probe_verdict(rules)))
     return (with_validity.withColumn("slo_p99_ms", F.lit(float(rules.slo_p99_ms)))
             .withColumn("matched_target", rules_columns.matched_target(F.col("slo_p99_ms"))
@@ -440,17 +485,17 @@ def summarise(phases: DataFrame, client_seconds: DataFrame, accounting: DataFram
 # --------------------------------------------------------------------------------------------- I/O
 
 
-SERIES_DDL = (RUN_KEY_DDL + ", second INT, phase INT, warmup BOOLEAN, published BIGINT, confirmed BIGINT, "
-              "consumed BIGINT, acked BIGINT, `group` STRING")
-
-
 def run(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str],
         rules: Rules, resource_limits: DataFrame | None = None) -> DataFrame:
-    raw = {rt: read_raw(spark, spec, campaign, configs, run_ids, rt) for rt in records.RECORD_TYPES}
-    series = read_raw(spark, spec, campaign, configs, run_ids, "client_seconds", SERIES_DDL)
-    table = summarise(raw["phases"], raw["client_seconds"], raw["accounting"], raw["events"],
-                      raw["broker_samples"], rules, client_series=series, node_seconds=raw["node_seconds"],
-                      resource_limits=resource_limits)
+    raw = {rt: read_raw(spark, spec, campaign, configs, run_ids, rt)
+           for rt in records.RECORD_TYPES if rt != "client_seconds"}
+    # client_seconds is read twice, never whole: folded per worker phase, and its narrow per-second columns
+    # summed over workers.
+    clients = ClientRecords(read_raw(spark, spec, campaign, configs, run_ids, "client_seconds", fold=CLIENT_FOLD),
+                            read_raw(spark, spec, campaign, configs, run_ids, "client_seconds", SERIES_DDL,
+                                     fold=SERIES_FOLD))
+    table = summarise(raw["phases"], clients, raw["accounting"], raw["events"], raw["broker_samples"], rules,
+                      node_seconds=raw["node_seconds"], resource_limits=resource_limits)
     replace_table(table, spec, TABLE, campaign, configs)
     return table
 

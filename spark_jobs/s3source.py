@@ -5,7 +5,8 @@ pyspark ships no S3AFileSystem and Maven is unreachable here, so objects are rea
 
 - reading: objects grouped into input partitions (`read_partitions`: one per 32 objects, 16 at most); every
   object is aligned to the declared schema (columns cast, a missing column becomes nulls so that the GX
-  suites, not a cryptic cast error, name it);
+  suites, not a cryptic cast error, name it); an `ObjectFold` maps each object's rows where they are read
+  (a combiner pushed into the scan: wide rows never cross into the JVM and back);
 - writing: `DataSourceArrowWriter`; each task puts one Parquet object per table partition it holds
   (`layout.table_prefix`), and the driver-side commit then deletes every older object under the partitions
   it wrote (plus any listed in `replace_prefixes`). Re-running a config therefore replaces exactly that
@@ -17,6 +18,7 @@ use plain `s3a://` paths instead; the jobs only ever call `read_objects` / `writ
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import uuid
@@ -31,7 +33,7 @@ from pyspark.sql.datasource import (
     InputPartition,
     WriterCommitMessage,
 )
-from pyspark.sql.types import StructField, StructType
+from pyspark.sql.types import StructField, StructType, _parse_datatype_string
 
 from adapters.objectstore import StoreSpec
 from sizing import layout
@@ -45,6 +47,25 @@ MIN_OBJECTS_PER_PARTITION = 32
 
 def use_s3a(env: dict[str, str] | None = None) -> bool:
     return (os.environ if env is None else env).get("SIZING_SPARK_S3A", "") in ("1", "true", "yes")
+
+
+BATCH_ROWS = 65536
+
+
+def _coalesce(tables: Iterator, rows: int) -> Iterator:  # (Iterator[pyarrow.Table], int) -> Iterator[RecordBatch]
+    """Consecutive small tables as record batches of about `rows` rows (never splitting a table)."""
+    import pyarrow as pa
+
+    pending: list = []
+    held = 0
+    for table in tables:
+        pending.append(table)
+        held += table.num_rows
+        if held >= rows:
+            yield from pa.concat_tables(pending).combine_chunks().to_batches()
+            pending, held = [], 0
+    if pending:
+        yield from pa.concat_tables(pending).combine_chunks().to_batches()
 
 
 class ObjectPartition(InputPartition):
@@ -83,13 +104,38 @@ def align_to_schema(table, schema):  # (pyarrow.Table, pyarrow.Schema) -> pyarro
     return pa.Table.from_arrays(columns, schema=pa.schema([f.with_nullable(True) for f in schema]))
 
 
+@dataclass(frozen=True)
+class ObjectFold:
+    """A map applied to every object's rows as they are read, before they reach the JVM.
+
+    `function` names ("module:name") an `Iterator[pyarrow.RecordBatch] -> Iterator[pyarrow.RecordBatch]`, the
+    same signature `DataFrame.mapInArrow` takes, so that with S3A (no Python reader) it runs as exactly that;
+    `schema` (DDL) is what it yields.
+    """
+
+    function: str
+    schema: str
+
+    def load(self) -> Callable[[Iterator], Iterator]:
+        return load_function(self.function)
+
+
+def load_function(path: str) -> Callable:
+    module, name = path.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
 class StoreReader(DataSourceReader):
     def __init__(self, options: dict[str, str], schema: StructType) -> None:
         self.spec = StoreSpec.from_json(options["store"])
         self.keys: list[str] = json.loads(options.get("keys", "[]"))
         self.prefixes: list[str] = json.loads(options.get("prefixes", "[]"))
         self.max_partitions = int(options.get("partitions", DEFAULT_PARTITIONS))
-        self.schema = schema
+        self.schema = schema  # what the read yields: the objects' schema, or the fold's
+        # With a fold, the objects are read with their own schema (JSON: the workers have no JVM to parse DDL).
+        self.object_schema = StructType.fromJson(json.loads(options["object_schema"])) \
+            if "object_schema" in options else schema
+        self.fold = options.get("fold")
 
     def partitions(self) -> Sequence[InputPartition]:
         keys = list(self.keys)
@@ -104,11 +150,16 @@ class StoreReader(DataSourceReader):
 
         assert isinstance(partition, ObjectPartition)
         store = self.spec.open()
-        schema = to_arrow_schema(self.schema)
-        for key in partition.keys:
-            # Only the declared columns are decoded: a narrow schema reads a fraction of a wide object.
-            table = store.read_parquet(key, columns=schema.names)
-            yield from align_to_schema(table, schema).to_batches(max_chunksize=65536)
+        schema = to_arrow_schema(self.object_schema)
+        # Only the declared columns are decoded: a narrow schema reads a fraction of a wide object.
+        tables = (align_to_schema(store.read_parquet(key, columns=schema.names), schema) for key in partition.keys)
+        if self.fold is None:
+            for table in tables:
+                yield from table.to_batches(max_chunksize=BATCH_ROWS)
+            return
+        fold = load_function(self.fold)
+        for batch in _coalesce(tables, BATCH_ROWS):  # a fold call costs ~20 ms however few its rows: batch them
+            yield from fold(iter([batch]))
 
 
 @dataclass
@@ -204,17 +255,25 @@ def list_objects(spec: StoreSpec, prefixes: Sequence[str],
 
 
 def read_objects(spark: SparkSession, spec: StoreSpec, prefixes: Sequence[str], schema: str | StructType,
-                 key_filter: Callable[[str], bool] | None = None) -> DataFrame:
-    """Every Parquet object under `prefixes` (that `key_filter` keeps), read with the declared schema."""
+                 key_filter: Callable[[str], bool] | None = None, fold: ObjectFold | None = None) -> DataFrame:
+    """Every Parquet object under `prefixes` (that `key_filter` keeps), read with the declared schema, and with a
+    `fold` mapped object by object (the frame then has the fold's schema)."""
     keys = list_objects(spec, prefixes, key_filter)
-    if isinstance(schema, StructType):  # stored objects may lack a column: read everything as nullable
-        schema = StructType([StructField(f.name, f.dataType, True) for f in schema.fields])
+    if isinstance(schema, str):
+        schema = _parse_datatype_string(schema)
+    # stored objects may lack a column: read everything as nullable
+    schema = StructType([StructField(f.name, f.dataType, True) for f in schema.fields])
     if not keys:
-        return spark.createDataFrame([], schema)
+        return spark.createDataFrame([], fold.schema if fold is not None else schema)
     if use_s3a():
-        return spark.read.schema(schema).parquet(*[f"s3a://{spec.bucket}/{k}" for k in keys])
-    return (spark.read.format(FORMAT).schema(schema).option("store", spec.to_json())
-            .option("keys", json.dumps(keys)).option("partitions", str(read_partitions(len(keys)))).load())
+        frame = spark.read.schema(schema).parquet(*[f"s3a://{spec.bucket}/{k}" for k in keys])
+        return frame.mapInArrow(fold.load(), fold.schema) if fold is not None else frame
+    reader = (spark.read.format(FORMAT).option("store", spec.to_json()).option("keys", json.dumps(keys))
+              .option("partitions", str(read_partitions(len(keys)))))
+    if fold is None:
+        return reader.schema(schema).load()
+    return (reader.schema(fold.schema).option("object_schema", schema.json()).option("fold", fold.function)
+            .load())
 
 
 def read_partitions(objects: int) -> int:

@@ -8,15 +8,7 @@ import sys
 from pyspark.sql import SparkSession
 
 from spark_jobs import s3source
-
-DEFAULT_CONF = {
-    # Tables here are small per partition; the default 200 shuffle partitions would be 200 tiny tasks.
-    "spark.sql.shuffle.partitions": "8",
-    "spark.sql.execution.arrow.pyspark.enabled": "true",
-    "spark.sql.session.timeZone": "UTC",
-    "spark.ui.showConsoleProgress": "false",
-    "spark.python.worker.reuse": "true",
-}
+from spark_jobs.settings import session_conf
 
 
 def get_session(app_name: str, master: str | None = None, conf: dict[str, str] | None = None) -> SparkSession:
@@ -26,7 +18,7 @@ def get_session(app_name: str, master: str | None = None, conf: dict[str, str] |
     builder = SparkSession.builder.appName(app_name)
     if master or not os.environ.get("SPARK_ENV_LOADED"):
         builder = builder.master(master or os.environ.get("SIZING_SPARK_MASTER", "local[2]"))
-    for key, value in {**DEFAULT_CONF, **(conf or {})}.items():
+    for key, value in {**session_conf(), **(conf or {})}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")

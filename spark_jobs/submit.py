@@ -17,6 +17,8 @@ import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from spark_jobs.settings import session_conf
+
 REPO = Path(__file__).resolve().parent.parent
 JOBS = ("phase_summary", "leaderboards", "validate", "query")
 PACKAGES = ("sizing", "spark_jobs")
@@ -42,9 +44,8 @@ def application(job: str, root: Path = REPO) -> Path:
 
 
 def spark_conf(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    conf = {"spark.sql.shuffle.partitions": "8", "spark.ui.showConsoleProgress": "false",
-            "spark.sql.execution.arrow.pyspark.enabled": "true"}
-    return {**conf, **(extra or {})}
+    """spark_jobs.settings' session settings as --conf (the driver JVM's options only take effect here)."""
+    return {**session_conf(), **(extra or {})}
 
 
 def job_arguments(job: str, *, spec: str, campaign: str, configs: Sequence[str] = (), run_ids: Sequence[str] = (),

@@ -12,7 +12,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from adapters.objectstore import StoreSpec
 from sizing import layout, records
-from spark_jobs.s3source import read_objects, write_table
+from spark_jobs.s3source import ObjectFold, read_objects, write_table
 
 
 def raw_key_filter(record_type: str, run_ids: Sequence[str]) -> Callable[[str], bool]:
@@ -25,11 +25,12 @@ def raw_key_filter(record_type: str, run_ids: Sequence[str]) -> Callable[[str], 
 
 
 def read_raw(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str],
-             record_type: str, schema: str | None = None) -> DataFrame:
-    """One record type of the given configs and runs (never "latest"); `schema` may narrow the columns."""
+             record_type: str, schema: str | None = None, fold: ObjectFold | None = None) -> DataFrame:
+    """One record type of the given configs and runs (never "latest"); `schema` may narrow the columns, `fold`
+    maps each object's rows as they are read (s3source.ObjectFold)."""
     prefixes = [layout.raw_config_prefix(campaign, c) for c in configs]
     return read_objects(spark, spec, prefixes, schema or records.spark_ddl(record_type),
-                        raw_key_filter(record_type, run_ids))
+                        raw_key_filter(record_type, run_ids), fold)
 
 
 def read_campaign_raw(spark: SparkSession, spec: StoreSpec, campaign: str, record_type: str) -> DataFrame:

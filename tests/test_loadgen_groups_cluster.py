@@ -3,7 +3,7 @@
 A quorum foreground at scheduled steps (300 then 600 msg/s) next to a lazy classic background held at 8 publishers
 x 10 msg/s. Independent counter: the broker's own per-queue publish counts (management API, adapters.management)
 for each group's queues. Known answer: the background's schedule, 80 msg/s in every phase. The per-group rates and
-latencies come from phase_summary's own client functions (`_partial_client` / `_final_client`, the Arrow code the
+latencies come from phase_summary's own client functions (`fold_client_seconds` / `_final_client`, the Arrow code the
 Spark job runs per group) applied to the recorded records, without starting Spark.
 """
 
@@ -94,8 +94,7 @@ def test_two_groups_run_concurrently_each_with_its_own_figures(cluster, tmp_path
     assert abs(published["lazy"] - scheduled) <= 0.02 * scheduled, published
 
     # phase_summary's client figures, one row per (phase, group), from the job's own per-group functions.
-    steady = seconds.filter(pc.invert(seconds["warmup"]))
-    partial = pa.Table.from_batches(list(ps._partial_client(iter(steady.to_batches()))))
+    partial = pa.Table.from_batches(list(ps.fold_client_seconds(iter(seconds.to_batches()))))
     rows = {}
     for key in {(r["phase"], r["group"]) for r in partial.select(["phase", "group"]).to_pylist()}:
         part = partial.filter(pc.and_(pc.equal(partial["phase"], key[0]), pc.equal(partial["group"], key[1])))

@@ -7,11 +7,14 @@ import math
 import numpy as np
 import pytest
 
+from adapters.objectstore import StoreSpec
+from sizing import layout
 from sizing.histogram import RELATIVE_ACCURACY
 from sizing.layout import RunKey
 from spark_jobs import phase_summary as ps
 from spark_jobs.recovery import fault_impact
-from tests.spark_records import client_rows, frames, phase_row
+from spark_jobs.tableio import read_raw
+from tests.spark_records import client_rows, frames, phase_row, table
 
 pytestmark = pytest.mark.spark
 
@@ -32,7 +35,7 @@ def test_merged_histogram_percentiles_are_within_the_documented_error_of_exact_o
             samples[s] = samples[s] * 1000
         steady.extend(samples[5:])
         rows += client_rows(KEY, 1, worker, range(20), 5, target_rate=600, per_second=200, e2e_us=samples)
-    stats = ps.client_phase_stats(frames(spark, "client_seconds", rows)).collect()
+    stats = ps.client_phase_stats(ps.ClientRecords.of(frames(spark, "client_seconds", rows)).partials).collect()
     assert len(stats) == 1
     got = stats[0].asDict()
     exact = np.concatenate(steady)
@@ -73,7 +76,7 @@ def test_matched_target_validity_and_recovery_rules(spark):
                "fault_id": "p01-f1", "fault_kind": "kill_node", "node": "rabbit1", "detail": None},
               {**KEY.as_dict(), "ts": 1.6e9 + 65, "second": 65.0, "phase": 7, "kind": "worker_behind",
                "fault_id": None, "fault_kind": None, "node": None, "detail": '{"tick_lag_ms": 180.0}'}]
-    summary = ps.summarise(frames(spark, "phases", phases), frames(spark, "client_seconds", rows),
+    summary = ps.summarise(frames(spark, "phases", phases), ps.ClientRecords.of(frames(spark, "client_seconds", rows)),
                            frames(spark, "accounting", []), frames(spark, "events", events),
                            frames(spark, "broker_samples", []), ps.Rules(slo_p99_ms=slo))
     got = {(r["scenario"], r["phase"]): r.asDict() for r in summary.collect()}
@@ -119,3 +122,34 @@ def test_fault_impact_rules_on_hand_built_series():
     # A missing second inside the series counts as zero throughput.
     gap = fault_impact(np.delete(seconds, [60]), np.delete(level, [60]), 60.0)
     assert (gap.time_to_recover_s, gap.unavailable_s) == (1.0, 1.0)
+
+
+def test_folding_where_objects_are_read_gives_what_folding_after_the_read_gives(spark, tmp_path):
+    """Known answer: the same rows folded by a mapInArrow over the plain read (ClientRecords.of). The reader's
+    ObjectFold changes where the fold runs, never what it computes. One object predates workload groups."""
+    spec = StoreSpec("file", "bucket", root=str(tmp_path))
+    store, rows = spec.open(), []
+    for phase in (1, 2):
+        for worker in (0, 1, 2):
+            part = client_rows(KEY, phase, worker, range(20 * phase, 20 * phase + 20), 20 * phase + 5,
+                               target_rate=300, per_second=100 + 10 * worker + phase, cpu_s=0.1 * worker)
+            rows += part
+            data = table("client_seconds", part)
+            if (phase, worker) == (2, 2):
+                data = data.drop_columns(["group"])
+            store.put_parquet(layout.raw_part_key(KEY, "client_seconds", phase, worker), data)
+
+    def read(*args, **kwargs):
+        return read_raw(spark, spec, KEY.campaign, [KEY.config_id], [KEY.run_id], "client_seconds", *args, **kwargs)
+
+    folded, series = read(fold=ps.CLIENT_FOLD), read(ps.SERIES_DDL, fold=ps.SERIES_FOLD)
+    plain = ps.ClientRecords.of(frames(spark, "client_seconds", rows))
+    assert folded.count() == 6  # one partial row per worker phase reached the JVM, not 120 seconds
+    assert series.count() == 40  # each second once: the three workers summed in the reader
+
+    def ordered(frame) -> list[tuple]:
+        return sorted((tuple(r) for r in frame.collect()), key=repr)
+
+    assert ordered(ps.client_phase_stats(folded)) == ordered(ps.client_phase_stats(plain.partials))
+    no_events = frames(spark, "events", [])
+    assert ordered(ps.phase_dynamics(series, no_events)) == ordered(ps.phase_dynamics(plain.series, no_events))

@@ -49,7 +49,7 @@ def test_one_row_per_group_per_phase_with_each_groups_own_figures(spark) -> None
     phases, rows, books = two_group_records()
     events = [{**KEY.as_dict(), "ts": 1.6e9 + 15, "second": 15.0, "phase": 2, "kind": "worker_behind",
                "fault_id": None, "fault_kind": None, "node": None, "detail": None}]
-    summary = ps.summarise(frames(spark, "phases", phases), frames(spark, "client_seconds", rows),
+    summary = ps.summarise(frames(spark, "phases", phases), ps.ClientRecords.of(frames(spark, "client_seconds", rows)),
                            frames(spark, "accounting", books), frames(spark, "events", events),
                            frames(spark, "broker_samples", []), ps.Rules(slo_p99_ms=1000.0))
     got = {(r["scenario"], r["group"], r["phase"]): r.asDict() for r in summary.collect()}

@@ -23,7 +23,7 @@ def test_max_phase_is_labelled_sent_and_not_judged_against_a_target(spark):
     rows = (client_rows(KEY, 1, 0, range(0, 10), 2, target_rate=100, per_second=100)
             + client_rows(KEY, 2, 0, range(10, 20), 12, target_rate=0, per_second=900)
             + client_rows(KEY, 3, 0, range(20, 30), 22, target_rate=0, per_second=900, cpu_s=0.99))
-    summary = ps.summarise(frames(spark, "phases", phases), frames(spark, "client_seconds", rows),
+    summary = ps.summarise(frames(spark, "phases", phases), ps.ClientRecords.of(frames(spark, "client_seconds", rows)),
                            frames(spark, "accounting", []), frames(spark, "events", []),
                            frames(spark, "broker_samples", []), ps.Rules(slo_p99_ms=1000.0))
     got = {r["phase"]: r.asDict() for r in summary.collect()}

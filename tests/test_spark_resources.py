@@ -36,7 +36,8 @@ def test_busiest_node_figures_missing_seconds_limits_and_bottleneck(spark):
     nodes += node_rows(AWS, 1, "a", range(0, 10), cpu_busy=0.4, target="aws", write_bytes=40e6, write_ops=2900)
     nodes += node_rows(AWS, 2, "a", range(10, 20), cpu_busy=0.4, target="aws", net_bytes=320e6, write_ops=10)
     limits = spark.createDataFrame([("n2-c5.2xlarge-gp2", 2500.0, 3000.0, 262.144)], ps.RESOURCE_LIMITS_DDL)
-    summary = ps.summarise(frames(spark, "phases", phases), frames(spark, "client_seconds", clients),
+    summary = ps.summarise(frames(spark, "phases", phases),
+                           ps.ClientRecords.of(frames(spark, "client_seconds", clients)),
                            frames(spark, "accounting", []), frames(spark, "events", []),
                            frames(spark, "broker_samples", []), ps.Rules(slo_p99_ms=1000),
                            node_seconds=frames(spark, "node_seconds", nodes), resource_limits=limits)

@@ -68,8 +68,9 @@ def summaries(spark, search_run):
         data = both[record_type]
         return frames(spark, record_type, [] if data is None else data.to_dict("records"))
 
-    summary = ps.summarise(frame("phases"), frame("client_seconds"), frame("accounting"), frame("events"),
-                           frame("broker_samples"), ps.Rules.of(runner.campaign)).toPandas().sort_values("phase")
+    summary = ps.summarise(frame("phases"), ps.ClientRecords.of(frame("client_seconds")), frame("accounting"),
+                           frame("events"), frame("broker_samples"), ps.Rules.of(runner.campaign))
+    summary = summary.toPandas().sort_values("phase")
     return summary[summary.run_id != TAMPERED], summary[summary.run_id == TAMPERED]
 
 

@@ -23,6 +23,13 @@ def application(job: str) -> str:
     return str(job_path(job, REPO_ROOT))
 
 
+def submit_conf() -> dict[str, str]:
+    """SparkSubmitOperator's conf: spark_jobs.settings' (SQL, driver JVM options), no UI, 4 shuffle partitions."""
+    from spark_jobs.submit import spark_conf
+
+    return spark_conf({"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4"})
+
+
 def driver_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The spark-submit process env additions: the repo on PYTHONPATH (what a local master imports)."""
     env = os.environ if env is None else env

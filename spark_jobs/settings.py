@@ -1,0 +1,46 @@
+"""The Spark settings of every session here, spark-submitted jobs and in-process sessions alike (one home).
+
+SQL: few shuffle partitions (tables are small per partition), Arrow transfers, UTC, reused Python workers, and
+no adaptive execution: AQE plans each shuffle stage only after the previous one finished, which serialised
+phase_summary's dozen small stages (measured: 60 s instead of 69 s at seed scale, BENCHMARKS.md).
+
+Driver JVM: a job here is short (tens of seconds) and starts a fresh JVM, so start-up and JIT dominate its CPU:
+- `-XX:TieredStopAtLevel=1`: C1 only. C2 spent ~30 CPU-s compiling for a phase_summary run that is over
+  before the compiled code pays back (BENCHMARKS.md, "Analysis ... fixed costs");
+- class-data sharing: an archive of the ~15k classes a job loads, mapped instead of loaded, parsed and verified
+  from Spark's 250 jars. `python -m spark_jobs.classarchive` builds it (setup does) by running phase_summary once on a
+  small synthetic store with `-XX:ArchiveClassesAtExit`. It lives in the virtualenv, since it is only valid for
+  those jars; a missing or stale archive is ignored by the JVM (it then loads classes as usual).
+
+stdlib only at import: the DAG builds its SparkSubmitOperator conf from here at parse time.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+JIT = "-XX:TieredStopAtLevel=1"
+
+
+def session_conf() -> dict[str, str]:
+    return {
+        "spark.sql.shuffle.partitions": "8",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.sql.adaptive.enabled": "false",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.python.worker.reuse": "true",
+        # Only where the JVM is started: spark-submit's command line, or an in-process session's first builder.
+        "spark.driver.extraJavaOptions": driver_java_options(),
+    }
+
+
+def class_archive(prefix: str | None = None) -> Path:
+    """The archive of the virtualenv whose spark-submit runs the jobs (this interpreter's)."""
+    return Path(prefix or sys.prefix) / "spark-classes.jsa"
+
+
+def driver_java_options(archive: Path | None = None) -> str:
+    archive = class_archive() if archive is None else archive
+    return " ".join([JIT, *([f"-XX:SharedArchiveFile={archive}"] if archive.exists() else [])])
