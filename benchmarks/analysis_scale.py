@@ -10,7 +10,8 @@ both jobs' mains in one spark-submit instead (benchmarks/analysis_both.py: one J
 fixed cost of a second start-up. Generation is not timed; `--store-dir DIR` keeps the generated store in DIR
 and reuses it when it is already there. The store is a local directory by default (`--store s3` uses a moto
 server on 127.0.0.1, which holds every object in its own memory). Last line:
-`analysis_seconds=<s> cpu_seconds=<s> records=<n> node_records=<n>` (cpu: the submits' process trees).
+`analysis_seconds=<s> cpu_seconds=<s> machine_busy_seconds=<s> records=<n> node_records=<n>` (cpu: the
+submits' rusage, which misses Spark's Python worker daemons; machine busy: /proc/stat over the jobs).
 """
 
 from __future__ import annotations
@@ -34,6 +35,15 @@ from spark_jobs.synthetic import campaign_models, run_objects, write_objects  # 
 SPEC = REPO / "campaigns" / "quorum-sizing-2020.yaml"
 BOTH = REPO / "benchmarks" / "analysis_both.py"
 WORKERS, PHASES, CONFIGS = 8, 15, 21
+
+
+def _machine_busy_s() -> float:
+    """Busy CPU seconds of the whole machine (/proc/stat): unlike the rusage of waited-for children, this sees the
+    Python worker daemons Spark starts (they are not reaped into the submit's rusage). On a quiet machine it is
+    the analysis' cost; on a shared one an upper bound."""
+    with open("/proc/stat", encoding="ascii") as stat:
+        ticks = [int(x) for x in stat.readline().split()[1:]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")  # all but idle and iowait
 
 
 def _children_cpu_s() -> float:
@@ -103,24 +113,26 @@ def main() -> int:
         if args.one_submit:  # one driver runs both mains: argv = the two jobs' arguments joined by "--next"
             both = [*jobs[0][1], "--next", *jobs[1][1]]
             jobs = [("phase_summary+leaderboards", both)]
-        total = total_cpu = 0.0
+        total = total_cpu = total_busy = 0.0
         print(f"load average {os.getloadavg()[0]:.1f} before the jobs", flush=True)
         for job, job_args in jobs:
             argv = submit.command("phase_summary" if args.one_submit else job, job_args, py_files=py_files,
                                   driver_memory=args.driver_memory, conf={"spark.sql.shuffle.partitions": "4"})
             if args.one_submit:  # the same argv with the two-job driver as the application
                 argv[argv.index(str(submit.application("phase_summary")))] = str(BOTH)
-            start, cpu_start = time.monotonic(), _children_cpu_s()
+            start, cpu_start, busy_start = time.monotonic(), _children_cpu_s(), _machine_busy_s()
             result = submit.run(argv, env)
             elapsed, cpu = time.monotonic() - start, _children_cpu_s() - cpu_start
+            busy = _machine_busy_s() - busy_start
             total += elapsed
             total_cpu += cpu
-            print(f"{job}: {elapsed:.1f} s, {cpu:.1f} CPU-s, load average {os.getloadavg()[0]:.1f} at the end "
-                  f"(exit {result.returncode})", flush=True)
+            total_busy += busy
+            print(f"{job}: {elapsed:.1f} s, {cpu:.1f} CPU-s (rusage), machine busy {busy:.1f} CPU-s, load average "
+                  f"{os.getloadavg()[0]:.1f} at the end (exit {result.returncode})", flush=True)
             if result.returncode != 0:
                 return result.returncode
-        print(f"analysis_seconds={total:.1f} cpu_seconds={total_cpu:.1f} records={records} "
-              f"node_records={node_records}")
+        print(f"analysis_seconds={total:.1f} cpu_seconds={total_cpu:.1f} machine_busy_seconds={total_busy:.1f} "
+              f"records={records} node_records={node_records}")
         return 0
     finally:
         if server is not None:

@@ -16,15 +16,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from adapters.objectstore import StoreSpec
 from spark_jobs import submit
 from spark_jobs.settings import JIT, class_archive
+from spark_jobs.synthetic import campaign_models, run_objects, write_objects
 
 
 def build_archive(archive: Path | None = None) -> Path:
     """Run phase_summary on a one-config synthetic store with -XX:ArchiveClassesAtExit; replace the archive."""
-    from adapters.objectstore import StoreSpec
-    from spark_jobs.synthetic import campaign_models, run_objects, write_objects
-
     archive = class_archive() if archive is None else archive
     spec = submit.REPO / "campaigns" / "quorum-sizing-2020.yaml"
     work = Path(tempfile.mkdtemp(prefix="spark_classes_"))

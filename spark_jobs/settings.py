@@ -2,15 +2,16 @@
 
 SQL: few shuffle partitions (tables are small per partition), Arrow transfers, UTC, reused Python workers, and
 no adaptive execution: AQE plans each shuffle stage only after the previous one finished, which serialised
-phase_summary's dozen small stages (measured: 60 s instead of 69 s at seed scale, BENCHMARKS.md).
+phase_summary's dozen small stages (measured with C1 at seed scale: 58-60 s instead of 69 s, BENCHMARKS.md).
 
 Driver JVM: a job here is short (tens of seconds) and starts a fresh JVM, so start-up and JIT dominate its CPU:
 - `-XX:TieredStopAtLevel=1`: C1 only. C2 spent ~30 CPU-s compiling for a phase_summary run that is over
-  before the compiled code pays back (BENCHMARKS.md, "Analysis ... fixed costs");
-- class-data sharing: an archive of the ~15k classes a job loads, mapped instead of loaded, parsed and verified
-  from Spark's 250 jars. `python -m spark_jobs.classarchive` builds it (setup does) by running phase_summary once on a
-  small synthetic store with `-XX:ArchiveClassesAtExit`. It lives in the virtualenv, since it is only valid for
-  those jars; a missing or stale archive is ignored by the JVM (it then loads classes as usual).
+  before the compiled code pays back (BENCHMARKS.md, "Cutting the fixed costs");
+- class-data sharing: an archive of the classes a job loads (~175 MB), mapped instead of loaded, parsed and
+  verified from Spark's 280 jars (a no-op spark-submit: 11-13 s without it, 6.5 s with it). Setup builds it with
+  `python -m spark_jobs.classarchive` (one phase_summary run on a small synthetic store with
+  `-XX:ArchiveClassesAtExit`). It lives in the virtualenv, since it is only valid for those jars; a missing or
+  stale archive is ignored by the JVM (it then loads classes as usual).
 
 stdlib only at import: the DAG builds its SparkSubmitOperator conf from here at parse time.
 """
