@@ -105,36 +105,68 @@ def other_work(cluster, seconds: float) -> float:
     return max(busy - (ours1 - ours0), 0) / max(busy + idle, 1)
 
 
-class OwnCpu(threading.Thread):
-    """This process's CPU seconds (os.times) every 0.1 s, stamped with the wall clock, so that the runner's own CPU
-    can be taken over exactly the node rows' window (its set-up before and its record writing after lie outside)."""
+def process_ticks() -> dict[int, tuple[int, int]]:
+    """pid -> (parent pid, user + system ticks) of every process (kernel threads included), from /proc/<pid>/stat."""
+    out = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                text = Path(entry.path, "stat").read_text()
+            except OSError:
+                continue  # gone meanwhile
+            stat = nodestats.parse_proc_pid_stat(text)
+            out[int(entry.name)] = (int(text.rsplit(")", 1)[1].split()[1]), stat.utime_ticks + stat.stime_ticks)
+    return out
 
-    def __init__(self) -> None:
+
+class CpuWitness(threading.Thread):
+    """Samples, every 0.25 s and stamped with the wall clock, this process's CPU seconds (os.times) and those of
+    every process that is neither ours nor the node's (the OS's own per-process counters), so that both can be
+    taken over exactly the node rows' window. "Others" are the processes already running when it starts, minus
+    this one and the node VM's tree: kernel workers, a Spark JVM a previous test module left up, a moto server.
+    Processes that start later are the generator's workers, whose CPU the records carry themselves."""
+
+    def __init__(self, node_pid: int) -> None:
         super().__init__(daemon=True)
-        self.samples: list[tuple[float, float]] = []
+        table = process_ticks()
+        ours = {os.getpid(), node_pid}
+        while True:  # the node VM's descendants (erl_child_setup, inet_gethost) are the node's
+            grown = ours | {pid for pid, (ppid, _) in table.items() if ppid in ours}
+            if grown == ours:
+                break
+            ours = grown
+        self.others = {pid: ticks for pid, (_, ticks) in table.items() if pid not in ours}
+        self.samples: list[tuple[float, float, float]] = []
         self.done = threading.Event()
 
     def run(self) -> None:
-        while not self.done.wait(0.1):
+        tick = os.sysconf("SC_CLK_TCK")
+        while not self.done.wait(0.25):
+            now = process_ticks()
+            for pid in self.others:  # a process that ended keeps its last count
+                if pid in now:
+                    self.others[pid] = now[pid][1]
             t = os.times()
-            self.samples.append((time.time(), t.user + t.system))
+            self.samples.append((time.time(), t.user + t.system, sum(self.others.values()) / tick))
 
-    def between(self, start: float, end: float) -> float:
-        times, cpu = [s[0] for s in self.samples], [s[1] for s in self.samples]
-        return float(np.interp(end, times, cpu) - np.interp(start, times, cpu))
+    def between(self, start: float, end: float) -> tuple[float, float]:
+        """(this process's CPU seconds, other processes' CPU seconds) over [start, end]."""
+        times = [s[0] for s in self.samples]
+        return tuple(float(np.interp(end, times, [s[i] for s in self.samples])
+                           - np.interp(start, times, [s[i] for s in self.samples])) for i in (1, 2))
 
 
 def test_every_second_of_the_run_has_a_row_and_cpu_agrees_with_the_vms_own_counter(cluster, tmp_path):
     background = other_work(cluster, 2.0)
     runtime_before = nodestats.metric_sum(vm_metrics(cluster), "erlang_vm_statistics_runtime_milliseconds")
-    own_cpu = OwnCpu()
-    own_cpu.start()
+    witness = CpuWitness(int(Path(cluster.nodes[0].pid_file).read_text().strip()))
+    witness.start()
     # Transient classic queues: the disk writes of a persistent run are finished by kernel workers (ext4's
     # kworkers: measured 2.3 of 7.7 busy CPU-s in a quorum run) that no process is charged for, so a persistent
     # run cannot add up; without disk writes, every busy second belongs to a process we count.
     _runner, nodes, clients, _events = run(cluster, TRANSIENT, "steady", tmp_path)
-    own_cpu.done.set()
-    own_cpu.join()
+    witness.done.set()
+    witness.join()
     runtime_after = nodestats.metric_sum(vm_metrics(cluster), "erlang_vm_statistics_runtime_milliseconds")
     node = cluster.nodes[0].name
     mine = nodes[nodes.node == node].sort_values("second")
@@ -152,18 +184,21 @@ def test_every_second_of_the_run_has_a_row_and_cpu_agrees_with_the_vms_own_count
     rows_user = float((present.cpu_user * present.cores * present.span_s).sum())
     vm_cpu = (runtime_after - runtime_before) / 1000
     assert 0.7 * vm_cpu <= rows_user <= 1.15 * vm_cpu, (rows_user, vm_cpu, rows_cpu)
-    # nodes + generator vs the machine (/proc/stat) over the same seconds: only honest on a quiet machine
-    # the workers' per-second CPU plus the runner process's own over the node rows' window [first ts, last ts + span]
+    # nodes + generator vs the machine (/proc/stat) over the same seconds, the node rows' window [first ts, last ts
+    # + span]: the workers' per-second CPU plus the runner process's own. What the OS charges to processes that are
+    # neither (a Spark JVM an earlier test module left idling, kernel workers) is measured over the same window and
+    # set apart, not guessed: a CI run with them up left 0.83 of 4.98 busy CPU-s unaccounted.
     window = (float(present.ts.min()), float((present.ts + present.span_s).max()))
-    generator_cpu = float(clients.cpu_s.sum()) + own_cpu.between(*window)
+    own, others = witness.between(*window)
+    generator_cpu = float(clients.cpu_s.sum()) + own
     machine = float((present.machine_cpu_busy_s * present.span_s).sum())
     print(f"cpu: node rows {rows_cpu:.2f}s, VM runtime {vm_cpu:.2f}s, generator {generator_cpu:.2f}s, "
-          f"machine busy {machine:.2f}s, other work before the run {background:.0%}")
+          f"machine busy {machine:.2f}s, other processes {others:.2f}s, other work before the run {background:.0%}")
     assert rows_cpu + float(clients.cpu_s.sum()) <= machine * 1.1  # ours can never exceed the machine's
-    if background > 0.10:
+    if background > 0.25:
         pytest.skip(f"machine {background:.0%} busy before the run with other work: the 10 % cross-check needs a "
                     "quiet machine")
-    assert abs(rows_cpu + generator_cpu - machine) <= 0.10 * machine
+    assert abs(rows_cpu + generator_cpu - (machine - others)) <= 0.10 * (machine - others)
 
 
 def test_a_persistent_quorum_run_writes_what_its_data_grows_and_a_transient_one_far_less(cluster, tmp_path):
