@@ -86,6 +86,7 @@ def metric_labels(metrics: Metrics, name: str) -> list[dict[str, str]]:
 
 @dataclass(frozen=True)
 class ProcStat:
+    ppid: int
     utime_ticks: int
     stime_ticks: int
     blkio_ticks: int
@@ -98,8 +99,8 @@ def parse_proc_pid_stat(text: str) -> ProcStat:
     fields = text[text.rindex(")") + 2:].split()
     # fields[0] is field 3 (state); field n is fields[n - 3]
     blkio = int(fields[42 - 3]) if len(fields) > 42 - 3 else 0
-    return ProcStat(utime_ticks=int(fields[14 - 3]), stime_ticks=int(fields[15 - 3]), blkio_ticks=blkio,
-                    rss_pages=int(fields[24 - 3]), start_ticks=int(fields[22 - 3]))
+    return ProcStat(ppid=int(fields[4 - 3]), utime_ticks=int(fields[14 - 3]), stime_ticks=int(fields[15 - 3]),
+                    blkio_ticks=blkio, rss_pages=int(fields[24 - 3]), start_ticks=int(fields[22 - 3]))
 
 
 def parse_proc_pid_io(text: str) -> dict[str, int]:

@@ -28,6 +28,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from adapters import nodestats  # noqa: E402
 from adapters.objectstore import StoreSpec  # noqa: E402
 from spark_jobs import submit  # noqa: E402
 from spark_jobs.synthetic import campaign_models, run_objects, write_objects  # noqa: E402
@@ -42,8 +43,7 @@ def _machine_busy_s() -> float:
     Python worker daemons Spark starts (they are not reaped into the submit's rusage). On a quiet machine it is
     the analysis' cost; on a shared one an upper bound."""
     with open("/proc/stat", encoding="ascii") as stat:
-        ticks = [int(x) for x in stat.readline().split()[1:]]
-    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")  # all but idle and iowait
+        return nodestats.parse_proc_stat(stat.read()).busy_ticks / nodestats.CLK_TCK
 
 
 def _children_cpu_s() -> float:

@@ -2,8 +2,8 @@
 
     python -m spark_jobs.classarchive
 
-Runs phase_summary once on a one-config synthetic store with -XX:ArchiveClassesAtExit (~30 s): the classes that
-run loads are what every job loads. Exit 1 (and the jobs start without an archive) if that run fails.
+Runs phase_summary once on a one-config synthetic store with -XX:ArchiveClassesAtExit (about a minute): the
+classes that run loads are what every job loads. Exit 1 (and the jobs start without an archive) if that run fails.
 """
 
 from __future__ import annotations

@@ -197,7 +197,7 @@ class ClientRecords:
 
     @classmethod
     def of(cls, client_seconds: DataFrame) -> ClientRecords:
-        """From raw client_seconds rows already in Spark (tests, and S3A reads): the fold as a mapInArrow."""
+        """From raw client_seconds rows already in Spark (as the tests build them): the fold as a mapInArrow."""
         return cls(client_seconds.mapInArrow(fold_client_seconds, PARTIAL_DDL), client_seconds)
 
 

@@ -115,7 +115,7 @@ def process_ticks() -> dict[int, tuple[int, int]]:
             except OSError:
                 continue  # gone meanwhile
             stat = nodestats.parse_proc_pid_stat(text)
-            out[int(entry.name)] = (int(text.rsplit(")", 1)[1].split()[1]), stat.utime_ticks + stat.stime_ticks)
+            out[int(entry.name)] = (stat.ppid, stat.utime_ticks + stat.stime_ticks)
     return out
 
 

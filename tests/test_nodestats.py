@@ -42,6 +42,7 @@ def test_proc_files_parse_to_their_fields():
     stat = nodestats.parse_proc_pid_stat(text("proc_pid_stat.txt"))
     assert stat.rss_pages == 414  # field 24 of the captured line
     assert stat.start_ticks == 285393  # field 22
+    assert stat.ppid == 29734  # field 4
     machine = nodestats.parse_proc_stat(text("proc_stat.txt"))
     assert machine.cores == 2
     # user + nice + system + irq + softirq + steal of the "cpu " line
