@@ -117,6 +117,10 @@ class MachineCpu:
     busy_ticks: int  # user + nice + system + irq + softirq + steal
     idle_ticks: int  # idle + iowait
     cores: int
+    # Parts of busy_ticks no process is charged for: steal is the hypervisor's, never any task's; interrupt
+    # (irq + softirq) is charged to the task it interrupted, under tick accounting, and to no one if that was idle.
+    steal_ticks: int = 0
+    interrupt_ticks: int = 0
 
 
 def parse_proc_stat(text: str) -> MachineCpu:
@@ -129,7 +133,7 @@ def parse_proc_stat(text: str) -> MachineCpu:
             cores += 1
     user, nice, system, idle, iowait, irq, softirq, steal = (total + [0] * 8)[:8]
     return MachineCpu(busy_ticks=user + nice + system + irq + softirq + steal, idle_ticks=idle + iowait,
-                      cores=cores)
+                      cores=cores, steal_ticks=steal, interrupt_ticks=irq + softirq)
 
 
 # ------------------------------------------------------------------------------------------ snapshots (pure)

@@ -47,6 +47,7 @@ def test_proc_files_parse_to_their_fields():
     assert machine.cores == 2
     # user + nice + system + irq + softirq + steal of the "cpu " line
     assert machine.busy_ticks == 378491 + 38 + 69300 + 0 + 5372 + 1612
+    assert (machine.steal_ticks, machine.interrupt_ticks) == (1612, 0 + 5372)
     assert nodestats.parse_proc_pid_io(text("proc_pid_io.txt"))["rchar"] == 6976
 
 
