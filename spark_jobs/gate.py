@@ -19,7 +19,7 @@ from sizing import layout, records
 from sizing.spec import Campaign
 from sizing.timeline import expand
 from spark_jobs import validation
-from spark_jobs.tableio import read_raw, read_table
+from spark_jobs.tableio import RawObjects, read_table
 
 RUN_COLS = validation.RUN_COLS
 CAMPAIGN_WIDE = "all"
@@ -83,7 +83,8 @@ def _expected_phases(campaign: Campaign, config_id: str) -> dict[str, int]:
 def batch_frames(spark: SparkSession, spec: StoreSpec, batch: str, campaign: Campaign, config_id: str,
                  run_id: str) -> dict[str, pd.DataFrame]:
     if batch == "raw":
-        raw = {rt: read_raw(spark, spec, campaign.name, [config_id], [run_id], rt) for rt in records.RECORD_TYPES}
+        objects = RawObjects.list(spec, campaign.name, [config_id], [run_id])
+        raw = {rt: objects.read(spark, rt) for rt in records.RECORD_TYPES}
         return raw_frames(raw, _expected_phases(campaign, config_id),
                           {s.name: [g.name for g in s.workload_groups] for s in campaign.scenarios})
     if batch == "phase_summary":

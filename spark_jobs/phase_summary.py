@@ -33,7 +33,7 @@ from spark_jobs import gate, histmerge, rules_columns
 from spark_jobs.campaigns import load as load_campaign
 from spark_jobs.recovery import fault_impact
 from spark_jobs.session import get_session
-from spark_jobs.tableio import ObjectFold, read_raw, replace_table
+from spark_jobs.tableio import ObjectFold, RawObjects, replace_table
 
 TABLE = "phase_summary"
 RUN_COLS = [c.name for c in records.RUN_KEY]
@@ -487,13 +487,12 @@ def summarise(phases: DataFrame, clients: ClientRecords, accounting: DataFrame, 
 
 def run(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str],
         rules: Rules, resource_limits: DataFrame | None = None) -> DataFrame:
-    raw = {rt: read_raw(spark, spec, campaign, configs, run_ids, rt)
-           for rt in records.RECORD_TYPES if rt != "client_seconds"}
+    objects = RawObjects.list(spec, campaign, configs, run_ids)
+    raw = {rt: objects.read(spark, rt) for rt in records.RECORD_TYPES if rt != "client_seconds"}
     # client_seconds is read twice, never whole: folded per worker phase, and its narrow per-second columns
     # summed over workers.
-    clients = ClientRecords(read_raw(spark, spec, campaign, configs, run_ids, "client_seconds", fold=CLIENT_FOLD),
-                            read_raw(spark, spec, campaign, configs, run_ids, "client_seconds", SERIES_DDL,
-                                     fold=SERIES_FOLD))
+    clients = ClientRecords(objects.read(spark, "client_seconds", fold=CLIENT_FOLD),
+                            objects.read(spark, "client_seconds", SERIES_DDL, fold=SERIES_FOLD))
     table = summarise(raw["phases"], clients, raw["accounting"], raw["events"], raw["broker_samples"], rules,
                       node_seconds=raw["node_seconds"], resource_limits=resource_limits)
     replace_table(table, spec, TABLE, campaign, configs)

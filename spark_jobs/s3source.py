@@ -6,14 +6,16 @@ pyspark ships no S3AFileSystem and Maven is unreachable here, so objects are rea
 - reading: objects grouped into input partitions (`read_partitions`: one per 32 objects, 16 at most); every
   object is aligned to the declared schema (columns cast, a missing column becomes nulls so that the GX
   suites, not a cryptic cast error, name it); an `ObjectFold` maps each object's rows where they are read
-  (a combiner pushed into the scan: wide rows never cross into the JVM and back);
-- writing: `DataSourceArrowWriter`; each task puts one Parquet object per table partition it holds
-  (`layout.table_prefix`), and the driver-side commit then deletes every older object under the partitions
-  it wrote (plus any listed in `replace_prefixes`). Re-running a config therefore replaces exactly that
-  config's partitions: new objects land first, old ones go only after every task succeeded.
+  (a combiner pushed into the scan: wide rows never cross into the JVM and back); a read of a few objects
+  without a fold is read by the driver instead (`read_in_driver`, aligned the same way: through the data
+  source it would cost a Python planner process and a Python task, each more than the objects);
+- writing: derived tables are small, so the driver collects one as Arrow and puts one Parquet object per
+  table partition (`layout.table_prefix`), then deletes every older object under the partitions it wrote (plus
+  any listed in `replace_prefixes`). Re-running a config therefore replaces exactly that config's partitions:
+  new objects land first, old ones go only after every new one is in.
 
 Where the cluster has S3A (EMR, images with hadoop-aws) set SIZING_SPARK_S3A=1 and the same two helpers
-use plain `s3a://` paths instead; the jobs only ever call `read_objects` / `write_table`.
+use plain `s3a://` paths instead; the jobs only ever read and write through `tableio`.
 """
 
 from __future__ import annotations
@@ -23,19 +25,13 @@ import json
 import os
 import uuid
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.datasource import (
-    DataSource,
-    DataSourceArrowWriter,
-    DataSourceReader,
-    InputPartition,
-    WriterCommitMessage,
-)
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructField, StructType, _parse_datatype_string
 
-from adapters.objectstore import StoreSpec
+from adapters.objectstore import ObjectStore, StoreSpec
 from sizing import layout
 
 FORMAT = "sizing_store"
@@ -43,6 +39,9 @@ DEFAULT_PARTITIONS = 16  # input partitions per read: a few per core, each holdi
 # A read of a few objects (one phases/accounting/events object per run) gets fewer partitions: each Python
 # task costs more than reading a small object, so 21 objects in 16 tasks was 16 task start-ups for nothing.
 MIN_OBJECTS_PER_PARTITION = 32
+# A fold-less read of at most this many objects is read by the driver (read_in_driver): the data source would
+# cost it a Python planner process and a Python task, each more than reading a few small objects.
+DRIVER_READ_MAX_OBJECTS = MIN_OBJECTS_PER_PARTITION
 
 
 def use_s3a(env: dict[str, str] | None = None) -> bool:
@@ -162,65 +161,40 @@ class StoreReader(DataSourceReader):
             yield from fold(iter([batch]))
 
 
-@dataclass
-class WrittenObjects(WriterCommitMessage):
-    keys: list[str] = field(default_factory=list)
-    prefixes: list[str] = field(default_factory=list)
-
-
 def partition_prefix(table: str, partition_by: Sequence[str], values: Sequence[str]) -> str:
     """`tables/<table>/campaign=C/` or `tables/<table>/campaign=C/config=K/` (sizing.layout)."""
     by = dict(zip(partition_by, values, strict=True))
     return layout.table_prefix(table, by["campaign"], by.get("config_id"))
 
 
-class StoreWriter(DataSourceArrowWriter):
-    def __init__(self, options: dict[str, str], overwrite: bool) -> None:
-        self.spec = StoreSpec.from_json(options["store"])
-        self.table = options["table"]
-        self.partition_by = [c for c in options.get("partition_by", "campaign").split(",") if c]
-        self.replace_prefixes: list[str] = json.loads(options.get("replace_prefixes", "[]"))
-        self.overwrite = overwrite
+def put_partitions(store: ObjectStore, table: str, partition_by: Sequence[str], rows,
+                   replace_prefixes: Sequence[str] = ()) -> list[str]:  # rows: pyarrow.Table
+    """One object per partition present in `rows`, then every older object under those partitions and under
+    `replace_prefixes` deleted: new objects land first, old ones go only after every new one is in. Returns the
+    keys written (none are left behind when a put fails)."""
+    import pyarrow.compute as pc
 
-    def write(self, iterator: Iterator) -> WrittenObjects:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        batches = list(iterator)
-        if not batches:
-            return WrittenObjects()
-        table = pa.Table.from_batches(batches)
-        if table.num_rows == 0:
-            return WrittenObjects()
-        store = self.spec.open()
-        message = WrittenObjects()
-        groups = table.group_by(self.partition_by).aggregate([]).to_pylist()
-        task = uuid.uuid4().hex[:12]
+    tag = uuid.uuid4().hex[:12]
+    written: list[str] = []
+    touched: set[str] = set()
+    groups = rows.group_by(list(partition_by)).aggregate([]).to_pylist() if rows.num_rows else []
+    try:
         for group in groups:
             mask = None
-            for col in self.partition_by:
-                eq = pc.equal(table.column(col), group[col])
+            for col in partition_by:
+                eq = pc.equal(rows.column(col), group[col])
                 mask = eq if mask is None else pc.and_(mask, eq)
-            prefix = partition_prefix(self.table, self.partition_by, [str(group[c]) for c in self.partition_by])
-            key = f"{prefix}part-{task}.parquet"
-            store.put_parquet(key, table.filter(mask))
-            message.keys.append(key)
-            message.prefixes.append(prefix)
-        return message
-
-    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
-        written = {k for m in messages if isinstance(m, WrittenObjects) for k in m.keys}
-        touched = {p for m in messages if isinstance(m, WrittenObjects) for p in m.prefixes}
-        if not self.overwrite:
-            return
-        store = self.spec.open()
-        for prefix in sorted(touched | set(self.replace_prefixes)):
-            stale = [k for k in store.list(prefix) if k not in written]
-            store.delete(stale)
-
-    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
-        written = [k for m in messages if isinstance(m, WrittenObjects) for k in m.keys]
-        self.spec.open().delete(written)
+            prefix = partition_prefix(table, partition_by, [str(group[c]) for c in partition_by])
+            key = f"{prefix}part-{tag}.parquet"
+            store.put_parquet(key, rows.filter(mask))
+            written.append(key)
+            touched.add(prefix)
+    except BaseException:
+        store.delete(written)
+        raise
+    for prefix in sorted(touched | set(replace_prefixes)):
+        store.delete([k for k in store.list(prefix) if k not in written])
+    return written
 
 
 class StoreDataSource(DataSource):
@@ -235,9 +209,6 @@ class StoreDataSource(DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         return StoreReader(dict(self.options), schema)
-
-    def writer(self, schema: StructType, overwrite: bool) -> StoreWriter:
-        return StoreWriter(dict(self.options), overwrite)
 
 
 def register(spark: SparkSession) -> None:
@@ -256,9 +227,14 @@ def list_objects(spec: StoreSpec, prefixes: Sequence[str],
 
 def read_objects(spark: SparkSession, spec: StoreSpec, prefixes: Sequence[str], schema: str | StructType,
                  key_filter: Callable[[str], bool] | None = None, fold: ObjectFold | None = None) -> DataFrame:
-    """Every Parquet object under `prefixes` (that `key_filter` keeps), read with the declared schema, and with a
-    `fold` mapped object by object (the frame then has the fold's schema)."""
-    keys = list_objects(spec, prefixes, key_filter)
+    """Every Parquet object under `prefixes` (that `key_filter` keeps): `read_keys` of what is listed."""
+    return read_keys(spark, spec, list_objects(spec, prefixes, key_filter), schema, fold)
+
+
+def read_keys(spark: SparkSession, spec: StoreSpec, keys: Sequence[str], schema: str | StructType,
+              fold: ObjectFold | None = None) -> DataFrame:
+    """The Parquet objects `keys`, read with the declared schema, and with a `fold` mapped over their rows (the
+    frame then has the fold's schema)."""
     if isinstance(schema, str):
         schema = _parse_datatype_string(schema)
     # stored objects may lack a column: read everything as nullable
@@ -268,12 +244,29 @@ def read_objects(spark: SparkSession, spec: StoreSpec, prefixes: Sequence[str], 
     if use_s3a():
         frame = spark.read.schema(schema).parquet(*[f"s3a://{spec.bucket}/{k}" for k in keys])
         return frame.mapInArrow(fold.load(), fold.schema) if fold is not None else frame
-    reader = (spark.read.format(FORMAT).option("store", spec.to_json()).option("keys", json.dumps(keys))
+    if fold is None and len(keys) <= DRIVER_READ_MAX_OBJECTS:
+        return read_in_driver(spark, spec, keys, schema)
+    reader = (spark.read.format(FORMAT).option("store", spec.to_json()).option("keys", json.dumps(list(keys)))
               .option("partitions", str(read_partitions(len(keys)))))
     if fold is None:
         return reader.schema(schema).load()
     return (reader.schema(fold.schema).option("object_schema", schema.json()).option("fold", fold.function)
             .load())
+
+
+def read_in_driver(spark: SparkSession, spec: StoreSpec, keys: Sequence[str], schema: StructType) -> DataFrame:
+    """A few objects (the phases, accounting or events of the runs one job reads, a table's config partitions),
+    aligned to the schema as the data source aligns them, read by the driver and handed to Spark as Arrow."""
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    arrow_schema = to_arrow_schema(schema)
+    store = spec.open()
+    table = pa.concat_tables([align_to_schema(store.read_parquet(key, columns=arrow_schema.names), arrow_schema)
+                              for key in keys])
+    # One chunk per column: given a chunk per object, createDataFrame (pyspark 4.3) drops every row after an
+    # empty chunk that is not the first (an events object of a run without events; the test has one).
+    return spark.createDataFrame(table.combine_chunks(), schema)
 
 
 def read_partitions(objects: int) -> int:
@@ -284,13 +277,15 @@ def read_partitions(objects: int) -> int:
 
 def write_table(df: DataFrame, spec: StoreSpec, table: str, partition_by: Sequence[str],
                 replace_prefixes: Sequence[str] = ()) -> None:
-    """Overwrite exactly the partitions present in `df` (and `replace_prefixes`), leave every other one alone."""
+    """Overwrite exactly the partitions present in `df` (and `replace_prefixes`), leave every other one alone.
+
+    Derived tables are summaries (a row per phase, config or group: a few thousand at seed scale), so the
+    driver collects the frame as Arrow and puts the objects itself (`put_partitions`); a Python data source
+    writer cost every write two Python processes (its planning and its commit) and a task."""
     if use_s3a():
         _write_table_s3a(df, spec, table, partition_by, replace_prefixes)
         return
-    (df.write.format(FORMAT).mode("overwrite").option("store", spec.to_json()).option("table", table)
-     .option("partition_by", ",".join(partition_by)).option("replace_prefixes", json.dumps(list(replace_prefixes)))
-     .save())
+    put_partitions(spec.open(), table, partition_by, df.toArrow(), replace_prefixes)
 
 
 def _write_table_s3a(df: DataFrame, spec: StoreSpec, table: str, partition_by: Sequence[str],

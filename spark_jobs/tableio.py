@@ -6,31 +6,44 @@ the GX gate and the query CLI read and write through these helpers only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 
 from adapters.objectstore import StoreSpec
 from sizing import layout, records
-from spark_jobs.s3source import ObjectFold, read_objects, write_table
+from spark_jobs.s3source import ObjectFold, list_objects, read_keys, read_objects, write_table
 
 
-def raw_key_filter(record_type: str, run_ids: Sequence[str]) -> Callable[[str], bool]:
-    runs = {f"/run={r}/" for r in run_ids}
+@dataclass(frozen=True)
+class RawObjects:
+    """The raw objects of some configs and runs (never "latest"), listed once for every read a job makes of them:
+    a listing walks every record type of every config, and a job reads six of them, one at a time."""
 
-    def keep(key: str) -> bool:
-        return f"/{record_type}/" in key and any(r in key for r in runs)
+    spec: StoreSpec
+    keys: tuple[str, ...]
 
-    return keep
+    @classmethod
+    def list(cls, spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str]) -> RawObjects:
+        runs = {f"/run={r}/" for r in run_ids}
+        return cls(spec, tuple(list_objects(spec, [layout.raw_config_prefix(campaign, c) for c in configs],
+                                            lambda key: any(r in key for r in runs))))
+
+    def of(self, record_type: str) -> list[str]:
+        return [key for key in self.keys if f"/{record_type}/" in key]
+
+    def read(self, spark: SparkSession, record_type: str, schema: str | None = None,
+             fold: ObjectFold | None = None) -> DataFrame:
+        """One record type; `schema` may narrow the columns, `fold` maps the objects' rows as they are read
+        (s3source.ObjectFold)."""
+        return read_keys(spark, self.spec, self.of(record_type), schema or records.spark_ddl(record_type), fold)
 
 
 def read_raw(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str],
              record_type: str, schema: str | None = None, fold: ObjectFold | None = None) -> DataFrame:
-    """One record type of the given configs and runs (never "latest"); `schema` may narrow the columns, `fold`
-    maps each object's rows as they are read (s3source.ObjectFold)."""
-    prefixes = [layout.raw_config_prefix(campaign, c) for c in configs]
-    return read_objects(spark, spec, prefixes, schema or records.spark_ddl(record_type),
-                        raw_key_filter(record_type, run_ids), fold)
+    """One record type of the given configs and runs (a job reading several lists once: RawObjects)."""
+    return RawObjects.list(spec, campaign, configs, run_ids).read(spark, record_type, schema, fold)
 
 
 def read_campaign_raw(spark: SparkSession, spec: StoreSpec, campaign: str, record_type: str) -> DataFrame:

@@ -1,4 +1,5 @@
-"""Pure pieces of the Spark plumbing: spark-submit argv, the --py-files zip, object chunking, schema alignment."""
+"""Pure pieces of the Spark plumbing: spark-submit argv, the --py-files zip, object chunking, schema alignment,
+the partitioned put of a derived table."""
 
 from __future__ import annotations
 
@@ -6,11 +7,12 @@ import sys
 import zipfile
 
 import pyarrow as pa
+import pytest
 
 from adapters.objectstore import StoreSpec
 from sizing import records
 from spark_jobs import submit
-from spark_jobs.s3source import align_to_schema, chunk_keys
+from spark_jobs.s3source import align_to_schema, chunk_keys, put_partitions
 
 
 def test_spark_submit_command_for_phase_summary(tmp_path):
@@ -69,3 +71,37 @@ def test_store_spec_from_env_and_round_trip():
     assert StoreSpec.from_json(s3.to_json()) == s3
     local = StoreSpec.from_env({"SIZING_STORE_ROOT": "/tmp/x"})
     assert local.kind == "file" and local.uri("tables/t/") == "/tmp/x/tables/t"
+
+
+def test_a_partitioned_put_replaces_exactly_the_partitions_written_and_leaves_nothing_when_a_put_fails(tmp_path):
+    store = StoreSpec("file", "b", root=str(tmp_path)).open()
+
+    def rows(configs: list[str], value: int) -> pa.Table:
+        return pa.table({"campaign": ["c"] * len(configs), "config_id": configs, "v": [value] * len(configs)})
+
+    def values(prefix: str) -> list[int]:
+        return sorted(v for k in store.list(prefix) for v in store.read_parquet(k).column("v").to_pylist())
+
+    by = ["campaign", "config_id"]
+    put_partitions(store, "t", by, rows(["a", "b", "z"], 1))
+    put_partitions(store, "t", by, rows(["a", "b"], 2), replace_prefixes=["tables/t/campaign=c/config=z/"])
+    # a and b rewritten (one object each, the older ones gone); z cleared through replace_prefixes
+    assert [len(store.list(f"tables/t/campaign=c/config={c}/")) for c in "abz"] == [1, 1, 0]
+    assert values("tables/t/campaign=c/") == [2, 2]
+
+    class FailingSecondPut:  # the store, except that its second put fails
+        def __init__(self) -> None:
+            self.puts = 0
+
+        def __getattr__(self, name):
+            return getattr(store, name)
+
+        def put_parquet(self, key, table) -> None:
+            self.puts += 1
+            if self.puts == 2:
+                raise OSError("disk full")
+            store.put_parquet(key, table)
+
+    with pytest.raises(OSError):
+        put_partitions(FailingSecondPut(), "t", by, rows(["a", "b"], 3))
+    assert values("tables/t/campaign=c/") == [2, 2]  # the first new object was taken back, the old ones stayed
