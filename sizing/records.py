@@ -7,6 +7,7 @@ Arrow type names (see `arrow_type`). Every record carries the run key columns fi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 SCHEMA_VERSION = 1
@@ -223,9 +224,16 @@ def arrow_schema(record_type: str):  # -> pyarrow.Schema; pyarrow imported lazil
     return pa.schema([pa.field(c.name, types[c.type], nullable=c.nullable) for c in RECORD_TYPES[record_type]])
 
 
-def spark_ddl(record_type: str) -> str:
-    """The same schema as a Spark DDL string (the Spark jobs never infer raw schemas)."""
-    return ", ".join(f"`{c.name}` {SPARK_TYPES[c.type]}" for c in RECORD_TYPES[record_type])
+def spark_ddl(record_type: str, columns: Sequence[str] | None = None) -> str:
+    """The same schema as a Spark DDL string (the Spark jobs never infer raw schemas); with `columns`, only those
+    (in the record's order: a read that needs a few columns of a wide record decodes only them)."""
+    fields = RECORD_TYPES[record_type]
+    if columns is not None:
+        unknown = set(columns) - {c.name for c in fields}
+        if unknown:
+            raise ValueError(f"{record_type} has no column(s) {sorted(unknown)}")
+        fields = [c for c in fields if c.name in set(columns)]
+    return ", ".join(f"`{c.name}` {SPARK_TYPES[c.type]}" for c in fields)
 
 
 # ------------------------------------------------------------------------------------ derived tables

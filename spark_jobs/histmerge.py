@@ -18,26 +18,34 @@ QUANTILES = {"p50": 0.50, "p75": 0.75, "p95": 0.95, "p99": 0.99, "p999": 0.999}
 
 def dense_counts(column: pa.Array | pa.ChunkedArray, group_index: np.ndarray, n_groups: int) -> np.ndarray:
     """(n_groups, NBUCKETS) int64 counts: row i's histogram is added to group `group_index[i]`."""
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
-    column = column.cast(pa.large_binary())
     out = np.zeros((n_groups, NBUCKETS), dtype=np.int64)
-    if len(column) == 0:
-        return out
-    _, offsets_buf, data_buf = column.buffers()
-    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[column.offset: column.offset + len(column) + 1]
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    group_index = np.asarray(group_index, dtype=np.int64)
+    start = 0
+    for chunk in chunks:  # chunk by chunk: concatenating them first would copy every histogram byte
+        _add_chunk(out, chunk, group_index[start: start + len(chunk)])
+        start += len(chunk)
+    return out
+
+
+def _add_chunk(out: np.ndarray, chunk: pa.Array, group_index: np.ndarray) -> None:
+    if chunk.type != pa.large_binary():
+        chunk = chunk.cast(pa.large_binary())
+    if len(chunk) == 0:
+        return
+    _, offsets_buf, data_buf = chunk.buffers()
+    offsets = np.frombuffer(offsets_buf, dtype=np.int64)[chunk.offset: chunk.offset + len(chunk) + 1]
     if data_buf is None or offsets[-1] == offsets[0]:
-        return out
-    raw = np.frombuffer(data_buf, dtype=np.uint8)[offsets[0]: offsets[-1]]
+        return
     lengths = np.diff(offsets)
     if np.any(lengths % WIRE_DTYPE.itemsize):
         raise ValueError("histogram blob whose length is not a multiple of 6 bytes: not sizing.histogram wire format")
-    wire = np.frombuffer(raw.tobytes(), dtype=WIRE_DTYPE)
-    rows = np.repeat(np.asarray(group_index, dtype=np.int64), lengths // WIRE_DTYPE.itemsize)
+    # a view of the blobs (the data buffer between the first and last offset), not a copy
+    wire = np.frombuffer(data_buf, dtype=np.uint8)[offsets[0]: offsets[-1]].view(WIRE_DTYPE)
+    rows = np.repeat(group_index, lengths // WIRE_DTYPE.itemsize)
     flat = rows * NBUCKETS + wire["bucket"].astype(np.int64)
-    out += np.bincount(flat, weights=wire["count"].astype(np.float64), minlength=n_groups * NBUCKETS).astype(
-        np.int64).reshape(n_groups, NBUCKETS)
-    return out
+    out += np.bincount(flat, weights=wire["count"].astype(np.float64), minlength=out.size).astype(
+        np.int64).reshape(out.shape)
 
 
 def quantiles_ms(counts: np.ndarray) -> dict[str, float | None]:

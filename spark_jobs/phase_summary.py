@@ -32,6 +32,7 @@ from sizing.spec import Campaign
 from spark_jobs import gate, histmerge, rules_columns
 from spark_jobs.campaigns import load as load_campaign
 from spark_jobs.recovery import fault_impact
+from spark_jobs.s3source import align_to_schema
 from spark_jobs.session import get_session
 from spark_jobs.tableio import ObjectFold, RawObjects, replace_table
 
@@ -79,37 +80,58 @@ CLIENT_DDL = (RUN_KEY_DDL + ", phase INT, `group` STRING, workers INT, steady_se
               + ", ".join(f"confirm_{q}_ms DOUBLE" for q in LAT_NAMES))
 
 
+SERIES_DDL = (RUN_KEY_DDL + ", `group` STRING, phase INT, warmup BOOLEAN, second INT, published BIGINT, "
+              "confirmed BIGINT, consumed BIGINT, acked BIGINT")
+SERIES_KEY = [*RUN_COLS, "group", "phase", "warmup", "second"]
+SERIES_COUNTS = ["published", "confirmed", "consumed", "acked"]
+# What one fold of client_seconds yields: partial rows (`series` false, PARTIAL_DDL's columns) and series rows
+# (`series` true, SERIES_DDL's columns), the other kind's columns null. One read serves both passes.
+FOLDED_DDL = PARTIAL_DDL + ", series BOOLEAN, warmup BOOLEAN, second INT, acked BIGINT"
+
+
 def fold_client_seconds(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """Combiner: fold the steady (warm-up excluded) seconds of each batch of raw client_seconds into one row per
-    (run, phase, group, worker) before anything is shuffled.
+    """Combiner of raw client_seconds, batch by batch, before anything is shuffled (FOLDED_DDL):
 
-    The job runs it where objects are read (CLIENT_FOLD): a raw object holds one worker's phase, so ~600 wide
-    rows with three histograms each become 1 before they reach the JVM. Batches are folded one at a time
-    (bounded memory); a group split over two batches just yields two partial rows, which the final stage adds.
+    - partial rows: the steady (warm-up excluded) seconds folded into one row per (run, phase, group, worker).
+      A raw object holds one worker's phase, so ~600 wide rows with three histograms each become 1;
+    - series rows: the per-second counts summed per (run, group, phase, warm-up, second). Objects are read in
+      key order, so a batch holds whole phases of all of a run's workers: ~8 rows become 1.
+
+    The job runs it where objects are read (CLIENT_FOLD). Batches are folded one at a time (bounded memory); a
+    group split over two batches just yields two rows, which the final stages add.
     """
-    out_schema = ddl_to_arrow(PARTIAL_DDL)
-    keys = [*GROUP_KEY, "worker"]
+    out_schema = ddl_to_arrow(FOLDED_DDL)
     for batch in batches:
-        table = _steady_with_group(pa.Table.from_batches([batch]))
-        if table.num_rows == 0:
-            continue
-        frame = table.drop_columns(list(HIST_COLS)).to_pandas()
-        gid = frame.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
-        agg = frame.groupby(gid).agg(**{k: (k, "first") for k in keys}, rows=("second", "size"),
-                                     first_second=("second", "min"), last_second=("second", "max"),
-                                     **{c: (c, "sum") for c in SUM_COLS}, blocked_ms=("blocked_ms", "sum"),
-                                     cpu_s=("cpu_s", "sum"), publish_delay_max_us=("publish_delay_max_us", "max"))
-        for col in HIST_COLS:
-            dense = histmerge.dense_counts(table.column(col), gid, len(agg))
-            agg[col] = [encode_counts(row) for row in dense]
-        yield from pa.Table.from_pandas(agg.reset_index(drop=True), schema=out_schema,
-                                        preserve_index=False).to_batches()
+        table = _with_group(pa.Table.from_batches([batch]))
+        for folded in (_partials(table.filter(pc.invert(table.column("warmup")))), _series(table)):
+            if folded is not None:
+                yield from align_to_schema(folded, out_schema).to_batches()
 
 
-def _steady_with_group(table: pa.Table) -> pa.Table:
-    """The steady seconds, each with its workload group."""
-    table = _with_group(table)
-    return table.filter(pc.invert(table.column("warmup")))
+def _partials(steady: pa.Table) -> pa.Table | None:
+    if steady.num_rows == 0:
+        return None
+    keys = [*GROUP_KEY, "worker"]
+    frame = steady.drop_columns(list(HIST_COLS)).to_pandas()
+    gid = frame.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
+    agg = frame.groupby(gid).agg(**{k: (k, "first") for k in keys}, rows=("second", "size"),
+                                 first_second=("second", "min"), last_second=("second", "max"),
+                                 **{c: (c, "sum") for c in SUM_COLS}, blocked_ms=("blocked_ms", "sum"),
+                                 cpu_s=("cpu_s", "sum"), publish_delay_max_us=("publish_delay_max_us", "max"))
+    for col in HIST_COLS:
+        dense = histmerge.dense_counts(steady.column(col), gid, len(agg))
+        agg[col] = [encode_counts(row) for row in dense]
+    agg["series"] = False
+    return pa.Table.from_pandas(agg.reset_index(drop=True), preserve_index=False)
+
+
+def _series(table: pa.Table) -> pa.Table | None:
+    if table.num_rows == 0:
+        return None
+    frame = table.select([*SERIES_KEY, *SERIES_COUNTS]).to_pandas()
+    summed = frame.groupby(SERIES_KEY, sort=False, dropna=False, as_index=False)[SERIES_COUNTS].sum()
+    summed["series"] = True
+    return pa.Table.from_pandas(summed, preserve_index=False)
 
 
 def _with_group(table: pa.Table) -> pa.Table:
@@ -119,28 +141,10 @@ def _with_group(table: pa.Table) -> pa.Table:
     return table.append_column("group", pc.fill_null(group, records.DEFAULT_GROUP))
 
 
-SERIES_DDL = (RUN_KEY_DDL + ", `group` STRING, phase INT, warmup BOOLEAN, second INT, published BIGINT, "
-              "confirmed BIGINT, consumed BIGINT, acked BIGINT")
-SERIES_KEY = [*RUN_COLS, "group", "phase", "warmup", "second"]
-SERIES_COUNTS = ["published", "confirmed", "consumed", "acked"]
-
-
-def fold_series(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """Combiner of the per-second series: each batch's counts summed per (run, group, phase, warm-up, second).
-
-    Objects are read in key order, so a batch holds whole phases of all of a run's workers: ~8 rows become 1.
-    """
-    out_schema = ddl_to_arrow(SERIES_DDL)
-    for batch in batches:
-        frame = _with_group(pa.Table.from_batches([batch])).select([*SERIES_KEY, *SERIES_COUNTS]).to_pandas()
-        if frame.empty:
-            continue
-        summed = frame.groupby(SERIES_KEY, sort=False, dropna=False, as_index=False)[SERIES_COUNTS].sum()
-        yield from pa.Table.from_pandas(summed, schema=out_schema, preserve_index=False).to_batches()
-
-
-CLIENT_FOLD = ObjectFold("spark_jobs.phase_summary:fold_client_seconds", PARTIAL_DDL)
-SERIES_FOLD = ObjectFold("spark_jobs.phase_summary:fold_series", SERIES_DDL)
+# The fold decodes only the columns a phase figure or the series comes from: 24 of client_seconds' 37.
+CLIENT_FOLD = ObjectFold("spark_jobs.phase_summary:fold_client_seconds", FOLDED_DDL, records.spark_ddl(
+    "client_seconds", [*GROUP_KEY, "worker", "second", "warmup", *SUM_COLS, *SERIES_COUNTS, "blocked_ms", "cpu_s",
+                       "publish_delay_max_us", *HIST_COLS]))
 
 
 def _final_client(table: pa.Table) -> pa.Table:
@@ -196,9 +200,20 @@ class ClientRecords:
     series: DataFrame
 
     @classmethod
+    def folded(cls, folded: DataFrame) -> ClientRecords:
+        """Both from one fold's output (FOLDED_DDL). Cached: two passes read it, and the fold (a read of every
+        client_seconds object) must run once."""
+        folded = folded.persist()
+        return cls(folded.filter(~F.col("series")).select(*ddl_to_arrow(PARTIAL_DDL).names),
+                   folded.filter(F.col("series")).select(*ddl_to_arrow(SERIES_DDL).names))
+
+    @classmethod
     def of(cls, client_seconds: DataFrame) -> ClientRecords:
-        """From raw client_seconds rows already in Spark (as the tests build them): the fold as a mapInArrow."""
-        return cls(client_seconds.mapInArrow(fold_client_seconds, PARTIAL_DDL), client_seconds)
+        """From raw client_seconds rows already in Spark (as the tests build them): the fold as a mapInArrow for
+        the partials, the raw rows themselves as the series."""
+        partials = (client_seconds.mapInArrow(fold_client_seconds, FOLDED_DDL).filter(~F.col("series"))
+                    .select(*ddl_to_arrow(PARTIAL_DDL).names))
+        return cls(partials, client_seconds)
 
 
 def with_group(frame: DataFrame) -> DataFrame:
@@ -343,6 +358,14 @@ RESOURCE_LIMITS_DDL = ("config_id STRING, network_limit_mbit_s DOUBLE, volume_io
 MB = 1e6
 
 
+# What node_phase_stats reads of node_seconds (27 of its 40 columns: the reader has no column pruning).
+NODE_COLUMNS = [*PHASE_KEY, "second", "node", "target", "missing", "shared_cores", "cpu_busy", "machine_cpu_busy_s",
+                "machine_cores", "run_queue", "disk_write_bytes_per_s", "disk_read_bytes_per_s",
+                "disk_write_ops_per_s", "net_in_bytes_per_s", "net_out_bytes_per_s", "client_in_bytes_per_s",
+                "client_out_bytes_per_s", "internode_in_bytes_per_s", "internode_out_bytes_per_s",
+                "nic_in_bytes_per_s", "nic_out_bytes_per_s"]
+
+
 def node_phase_stats(node_seconds: DataFrame, phases: DataFrame) -> DataFrame:
     """phase_summary's resource columns from node_seconds over each phase's steady window (per node, then the
     busiest node per figure). Missing seconds are counted, never averaged in."""
@@ -479,7 +502,9 @@ def summarise(phases: DataFrame, clients: ClientRecords, accounting: DataFrame, 
     return (with_validity.withColumn("slo_p99_ms", F.lit(float(rules.slo_p99_ms)))
             .withColumn("matched_target", rules_columns.matched_target(F.col("slo_p99_ms"))
                         & judged_against_target(F.col("rate_mode")))
-            .select(*[F.col(c.name).cast(records.SPARK_TYPES[c.type]).alias(c.name) for c in records.PHASE_SUMMARY]))
+            # one expression list, one call: a Column per column was ~360 py4j calls (0.8 s of driver time)
+            .selectExpr(*[f"CAST(`{c.name}` AS {records.SPARK_TYPES[c.type]}) AS `{c.name}`"
+                          for c in records.PHASE_SUMMARY]))
 
 
 # --------------------------------------------------------------------------------------------- I/O
@@ -488,11 +513,11 @@ def summarise(phases: DataFrame, clients: ClientRecords, accounting: DataFrame, 
 def run(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str],
         rules: Rules, resource_limits: DataFrame | None = None) -> DataFrame:
     objects = RawObjects.list(spec, campaign, configs, run_ids)
-    raw = {rt: objects.read(spark, rt) for rt in records.RECORD_TYPES if rt != "client_seconds"}
-    # client_seconds is read twice, never whole: folded per worker phase, and its narrow per-second columns
-    # summed over workers.
-    clients = ClientRecords(objects.read(spark, "client_seconds", fold=CLIENT_FOLD),
-                            objects.read(spark, "client_seconds", SERIES_DDL, fold=SERIES_FOLD))
+    raw = {rt: objects.read(spark, rt, columns=NODE_COLUMNS if rt == "node_seconds" else None)
+           for rt in records.RECORD_TYPES if rt != "client_seconds"}
+    # client_seconds is read once, never whole: folded per worker phase, and its narrow per-second columns summed
+    # over workers, in the same pass.
+    clients = ClientRecords.folded(objects.read(spark, "client_seconds", CLIENT_FOLD))
     table = summarise(raw["phases"], clients, raw["accounting"], raw["events"], raw["broker_samples"], rules,
                       node_seconds=raw["node_seconds"], resource_limits=resource_limits)
     replace_table(table, spec, TABLE, campaign, configs)

@@ -97,7 +97,8 @@ def align_to_schema(table, schema):  # (pyarrow.Table, pyarrow.Schema) -> pyarro
     columns = []
     for fld in schema:
         if fld.name in table.column_names:
-            columns.append(table.column(fld.name).cast(fld.type))
+            column = table.column(fld.name)
+            columns.append(column if column.type == fld.type else column.cast(fld.type))
         else:
             columns.append(pa.nulls(table.num_rows, fld.type))
     return pa.Table.from_arrays(columns, schema=pa.schema([f.with_nullable(True) for f in schema]))
@@ -109,11 +110,12 @@ class ObjectFold:
 
     `function` names ("module:name") an `Iterator[pyarrow.RecordBatch] -> Iterator[pyarrow.RecordBatch]`, the
     same signature `DataFrame.mapInArrow` takes, so that with S3A (no Python reader) it runs as exactly that;
-    `schema` (DDL) is what it yields.
+    `reads` (DDL) is what it needs of the objects (only those columns are decoded), `schema` (DDL) what it yields.
     """
 
     function: str
     schema: str
+    reads: str
 
     def load(self) -> Callable[[Iterator], Iterator]:
         return load_function(self.function)

@@ -33,17 +33,18 @@ class RawObjects:
     def of(self, record_type: str) -> list[str]:
         return [key for key in self.keys if f"/{record_type}/" in key]
 
-    def read(self, spark: SparkSession, record_type: str, schema: str | None = None,
-             fold: ObjectFold | None = None) -> DataFrame:
-        """One record type; `schema` may narrow the columns, `fold` maps the objects' rows as they are read
-        (s3source.ObjectFold)."""
-        return read_keys(spark, self.spec, self.of(record_type), schema or records.spark_ddl(record_type), fold)
+    def read(self, spark: SparkSession, record_type: str, fold: ObjectFold | None = None,
+             columns: Sequence[str] | None = None) -> DataFrame:
+        """One record type (only `columns`, if given: the data source decodes and ships every column it is told
+        of), or with a `fold` (s3source.ObjectFold) the fold of the columns it reads, as they are read."""
+        schema = fold.reads if fold is not None else records.spark_ddl(record_type, columns)
+        return read_keys(spark, self.spec, self.of(record_type), schema, fold)
 
 
 def read_raw(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str],
-             record_type: str, schema: str | None = None, fold: ObjectFold | None = None) -> DataFrame:
+             record_type: str, fold: ObjectFold | None = None) -> DataFrame:
     """One record type of the given configs and runs (a job reading several lists once: RawObjects)."""
-    return RawObjects.list(spec, campaign, configs, run_ids).read(spark, record_type, schema, fold)
+    return RawObjects.list(spec, campaign, configs, run_ids).read(spark, record_type, fold)
 
 
 def read_campaign_raw(spark: SparkSession, spec: StoreSpec, campaign: str, record_type: str) -> DataFrame:

@@ -58,6 +58,10 @@ def test_every_record_type_has_the_run_key_and_matching_schemas() -> None:
         assert len(names) == len(set(names)), name
         assert arrow_schema(name).names == names
         assert spark_ddl(name).count("`") == 2 * len(names)
+    # a narrowed schema keeps the record's order, whatever order the columns are asked in; a typo is refused
+    assert spark_ddl("phases", ["phase", "campaign"]) == "`campaign` STRING, `phase` INT"
+    with pytest.raises(ValueError, match="phase_nmae"):
+        spark_ddl("phases", ["phase_nmae"])
 
 
 def test_stop_process_group_ends_the_leader_and_its_children() -> None:

@@ -142,10 +142,11 @@ def test_folding_where_objects_are_read_gives_what_folding_after_the_read_gives(
     def read(*args, **kwargs):
         return read_raw(spark, spec, KEY.campaign, [KEY.config_id], [KEY.run_id], "client_seconds", *args, **kwargs)
 
-    folded, series = read(fold=ps.CLIENT_FOLD), read(ps.SERIES_DDL, fold=ps.SERIES_FOLD)
+    clients = ps.ClientRecords.folded(read(ps.CLIENT_FOLD))
+    folded, series = clients.partials, clients.series
     plain = ps.ClientRecords.of(frames(spark, "client_seconds", rows))
     assert folded.count() == 6  # one partial row per worker phase reached the JVM, not 120 seconds
-    assert series.count() == 40  # each second once: the three workers summed in the reader
+    assert series.count() == 40  # each second once: the three workers summed in the reader, in the same pass
 
     def ordered(frame) -> list[tuple]:
         return sorted((tuple(r) for r in frame.collect()), key=repr)

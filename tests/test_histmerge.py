@@ -1,0 +1,42 @@
+"""spark_jobs.histmerge (pure): dense per-group counts from an Arrow column of wire-format histograms equal the
+merge of the same histograms one by one (sizing.histogram.merge_wire, the known answer), however the column
+is chunked, sliced or typed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from sizing.histogram import LogHistogram, merge_wire
+from spark_jobs.histmerge import NBUCKETS, dense_counts
+
+
+@pytest.fixture
+def blobs() -> list[bytes | None]:
+    rng = np.random.default_rng(3)
+    out: list[bytes | None] = []
+    for i in range(40):
+        hist = LogHistogram()
+        hist.add_many(rng.lognormal(8, 1, size=int(rng.integers(1, 200))))
+        out.append(None if i % 9 == 4 else b"" if i % 13 == 6 else hist.to_bytes())  # nulls and empty blobs too
+    return out
+
+
+def test_dense_counts_equal_the_merge_of_each_groups_histograms_however_the_column_is_held(blobs) -> None:
+    groups = np.arange(len(blobs)) % 3
+    expected = np.stack([merge_wire(b for b, g in zip(blobs, groups, strict=True) if g == k) for k in range(3)])
+    assert expected.shape == (3, NBUCKETS) and expected.sum() > 0
+    whole = pa.array(blobs, pa.binary())
+    chunked = pa.chunked_array([whole.slice(0, 7), whole.slice(7, 0), whole.slice(7, 20), whole.slice(27)])
+    for column in (whole, whole.cast(pa.large_binary()), chunked):
+        assert np.array_equal(dense_counts(column, groups, 3), expected)
+    # a slice keeps its offset into the parent's buffers
+    assert np.array_equal(dense_counts(whole.slice(10, 15), groups[10:25], 3),
+                          np.stack([merge_wire(b for b, g in zip(blobs[10:25], groups[10:25], strict=True) if g == k)
+                                    for k in range(3)]))
+
+
+def test_a_blob_that_is_not_wire_format_is_refused() -> None:
+    with pytest.raises(ValueError, match="multiple of 6"):
+        dense_counts(pa.array([b"12345"]), np.zeros(1, dtype=np.int64), 1)
