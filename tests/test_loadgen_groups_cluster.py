@@ -94,7 +94,11 @@ def test_two_groups_run_concurrently_each_with_its_own_figures(cluster, tmp_path
     assert abs(published["lazy"] - scheduled) <= 0.02 * scheduled, published
 
     # phase_summary's client figures, one row per (phase, group), from the job's own per-group functions.
-    partial = pa.Table.from_batches(list(ps.fold_client_seconds(iter(seconds.to_batches()))))
+    folded = pa.Table.from_batches(list(ps.fold_client_seconds(iter(seconds.to_batches()))))
+    partial = folded.filter(pc.invert(folded["series"]))  # the fold's other rows are the per-second series
+    series = folded.filter(folded["series"])
+    for group, count in published.items():  # the series rows sum the same records, warm-up included
+        assert pc.sum(series.filter(pc.equal(series["group"], group))["published"]).as_py() == count, group
     rows = {}
     for key in {(r["phase"], r["group"]) for r in partial.select(["phase", "group"]).to_pylist()}:
         part = partial.filter(pc.and_(pc.equal(partial["phase"], key[0]), pc.equal(partial["group"], key[1])))
