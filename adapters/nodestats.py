@@ -366,6 +366,12 @@ def http_scrape(url: str, timeout_s: float) -> Scrape:
     return Scrape(body.decode("utf-8", "replace"), bytes_to_node=sent, bytes_from_node=received)
 
 
+def read_machine_cpu(proc: str = "/proc") -> MachineCpu:
+    """The machine's CPU counters now (/proc/stat)."""
+    with open(f"{proc}/stat", encoding="ascii") as f:
+        return parse_proc_stat(f.read())
+
+
 class LocalNodeReader:
     """Reads a local node: its pid file, /proc/<pid>/{stat,io}, /proc/stat and http://host:<prometheus>/metrics."""
 

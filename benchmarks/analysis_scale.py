@@ -42,8 +42,7 @@ def _machine_busy_s() -> float:
     """Busy CPU seconds of the whole machine (/proc/stat): unlike the rusage of waited-for children, this sees the
     Python worker daemons Spark starts (they are not reaped into the submit's rusage). On a quiet machine it is
     the analysis' cost; on a shared one an upper bound."""
-    with open("/proc/stat", encoding="ascii") as stat:
-        return nodestats.parse_proc_stat(stat.read()).busy_ticks / nodestats.CLK_TCK
+    return nodestats.read_machine_cpu().busy_ticks / nodestats.CLK_TCK
 
 
 def _children_cpu_s() -> float:

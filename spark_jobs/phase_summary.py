@@ -204,16 +204,18 @@ class ClientRecords:
         """Both from one fold's output (FOLDED_DDL). Cached: two passes read it, and the fold (a read of every
         client_seconds object) must run once."""
         folded = folded.persist()
-        return cls(folded.filter(~F.col("series")).select(*ddl_to_arrow(PARTIAL_DDL).names),
-                   folded.filter(F.col("series")).select(*ddl_to_arrow(SERIES_DDL).names))
+        return cls(_partial_rows(folded), folded.filter(F.col("series")).select(*ddl_to_arrow(SERIES_DDL).names))
 
     @classmethod
     def of(cls, client_seconds: DataFrame) -> ClientRecords:
         """From raw client_seconds rows already in Spark (as the tests build them): the fold as a mapInArrow for
         the partials, the raw rows themselves as the series."""
-        partials = (client_seconds.mapInArrow(fold_client_seconds, FOLDED_DDL).filter(~F.col("series"))
-                    .select(*ddl_to_arrow(PARTIAL_DDL).names))
-        return cls(partials, client_seconds)
+        return cls(_partial_rows(client_seconds.mapInArrow(fold_client_seconds, FOLDED_DDL)), client_seconds)
+
+
+def _partial_rows(folded: DataFrame) -> DataFrame:
+    """The partial rows of a fold's output (FOLDED_DDL), with PARTIAL_DDL's columns."""
+    return folded.filter(~F.col("series")).select(*ddl_to_arrow(PARTIAL_DDL).names)
 
 
 def with_group(frame: DataFrame) -> DataFrame:

@@ -129,8 +129,7 @@ def load_function(path: str) -> Callable:
 class StoreReader(DataSourceReader):
     def __init__(self, options: dict[str, str], schema: StructType) -> None:
         self.spec = StoreSpec.from_json(options["store"])
-        self.keys: list[str] = json.loads(options.get("keys", "[]"))
-        self.prefixes: list[str] = json.loads(options.get("prefixes", "[]"))
+        self.keys: list[str] = json.loads(options.get("keys", "[]"))  # listed by the driver (list_objects)
         self.max_partitions = int(options.get("partitions", DEFAULT_PARTITIONS))
         self.schema = schema  # what the read yields: the objects' schema, or the fold's
         # With a fold, the objects are read with their own schema (JSON: the workers have no JVM to parse DDL).
@@ -139,12 +138,7 @@ class StoreReader(DataSourceReader):
         self.fold = options.get("fold")
 
     def partitions(self) -> Sequence[InputPartition]:
-        keys = list(self.keys)
-        if self.prefixes:
-            store = self.spec.open()
-            for prefix in self.prefixes:
-                keys.extend(k for k in store.list(prefix) if k.endswith(".parquet"))
-        return [ObjectPartition(chunk) for chunk in chunk_keys(sorted(set(keys)), self.max_partitions)]
+        return [ObjectPartition(chunk) for chunk in chunk_keys(sorted(set(self.keys)), self.max_partitions)]
 
     def read(self, partition: InputPartition) -> Iterator:
         from pyspark.sql.pandas.types import to_arrow_schema
@@ -200,7 +194,7 @@ def put_partitions(store: ObjectStore, table: str, partition_by: Sequence[str], 
 
 
 class StoreDataSource(DataSource):
-    """`spark.read.format("sizing_store").schema(ddl).option("store", spec_json).option("prefixes", json)`."""
+    """`spark.read.format("sizing_store").schema(ddl).option("store", spec_json).option("keys", json)`."""
 
     @classmethod
     def name(cls) -> str:

@@ -92,8 +92,7 @@ def other_work(cluster, seconds: float) -> float:
     """Share of the machine's cores busy with anything but the node's VM and this process over a wait before the
     run (/proc/stat minus /proc/<pid>/stat of both): what else runs here."""
     def ticks() -> tuple[nodestats.MachineCpu, int]:
-        with open("/proc/stat") as f:
-            machine = nodestats.parse_proc_stat(f.read())
+        machine = nodestats.read_machine_cpu()
         ours = 0
         for pid in (int(Path(cluster.nodes[0].pid_file).read_text().strip()), os.getpid()):
             stat = nodestats.parse_proc_pid_stat(Path(f"/proc/{pid}/stat").read_text())
@@ -157,8 +156,7 @@ class CpuWitness(threading.Thread):
                 if pid in now:
                     self.others[pid] = now[pid][1]
             t = os.times()
-            with open("/proc/stat") as f:
-                machine = nodestats.parse_proc_stat(f.read())
+            machine = nodestats.read_machine_cpu()
             self.samples.append((time.time(), t.user + t.system, sum(self.others.values()) / tick,
                                  machine.steal_ticks / tick, machine.interrupt_ticks / tick))
 
