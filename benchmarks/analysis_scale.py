@@ -1,17 +1,16 @@
-"""Scale benchmark of the analysis: synthetic campaign -> phase_summary + leaderboards via spark-submit, local[2].
+"""Scale benchmark of the analysis: synthetic campaign -> the analysis job (phase_summary, leaderboards), local[2].
 
     python benchmarks/analysis_scale.py --records 1512000      # seed scale (21 x 15 x 600 s x 8 workers)
 
 Generates `--records` worker-second rows for the 21 configs x 15 intensities of quorum-sizing-2020
 (8 workers per run, phase length = records / 2520 s; see spark_jobs/synthetic.py for the modelling) and the
-node_seconds rows of every node of each config (3 to 9 nodes: one row per node per second), then times both
-jobs end to end as the orchestrator runs them (two spark-submits, JVM start included). `--one-submit` runs
-both jobs' mains in one spark-submit instead (benchmarks/analysis_both.py: one JVM, one session), for the
-fixed cost of a second start-up. Generation is not timed; `--store-dir DIR` keeps the generated store in DIR
+node_seconds rows of every node of each config (3 to 9 nodes: one row per node per second), then times the
+analysis job end to end as the DAG's `analysis` task runs it (one spark-submit over every config, JVM start
+included; the job prints its steps' times). Generation is not timed; `--store-dir DIR` keeps the generated store in DIR
 and reuses it when it is already there. The store is a local directory by default (`--store s3` uses a moto
 server on 127.0.0.1, which holds every object in its own memory). Last line:
 `analysis_seconds=<s> cpu_seconds=<s> machine_busy_seconds=<s> records=<n> node_records=<n>` (cpu: the
-submits' rusage, which misses Spark's Python worker daemons; machine busy: /proc/stat over the jobs).
+submit's rusage, which misses Spark's Python worker daemons; machine busy: /proc/stat over the jobs).
 """
 
 from __future__ import annotations
@@ -34,7 +33,6 @@ from spark_jobs import submit  # noqa: E402
 from spark_jobs.synthetic import campaign_models, run_objects, write_objects  # noqa: E402
 
 SPEC = REPO / "campaigns" / "quorum-sizing-2020.yaml"
-BOTH = REPO / "benchmarks" / "analysis_both.py"
 WORKERS, PHASES, CONFIGS = 8, 15, 21
 
 
@@ -59,7 +57,8 @@ def main() -> int:
     parser.add_argument("--driver-memory", default="3g")
     parser.add_argument("--keep", action="store_true", help="keep the generated store")
     parser.add_argument("--store-dir", type=Path, help="local store directory to keep and reuse (file store)")
-    parser.add_argument("--one-submit", action="store_true", help="both jobs in one spark-submit")
+    parser.add_argument("--validate", action="store_true",
+                        help="with the GX gates the DAG's task runs (each config's raw batch and table, the campaign)")
     args = parser.parse_args()
 
     duration = max(10, round(args.records / (CONFIGS * PHASES * WORKERS)))
@@ -104,33 +103,22 @@ def main() -> int:
                   flush=True)
 
         py_files = submit.py_files_zip(work / "sizing_jobs.zip")
-        jobs = [
-            ("phase_summary", submit.job_arguments("phase_summary", spec=str(SPEC), campaign=models[0].key.campaign,
-                                                   configs=[m.key.config_id for m in models], run_ids=["bench"])),
-            ("leaderboards", submit.job_arguments("leaderboards", spec=str(SPEC), campaign=models[0].key.campaign)),
-        ]
-        if args.one_submit:  # one driver runs both mains: argv = the two jobs' arguments joined by "--next"
-            both = [*jobs[0][1], "--next", *jobs[1][1]]
-            jobs = [("phase_summary+leaderboards", both)]
-        total = total_cpu = total_busy = 0.0
-        print(f"load average {os.getloadavg()[0]:.1f} before the jobs", flush=True)
-        for job, job_args in jobs:
-            argv = submit.command("phase_summary" if args.one_submit else job, job_args, py_files=py_files,
-                                  driver_memory=args.driver_memory, conf={"spark.sql.shuffle.partitions": "4"})
-            if args.one_submit:  # the same argv with the two-job driver as the application
-                argv[argv.index(str(submit.application("phase_summary")))] = str(BOTH)
-            start, cpu_start, busy_start = time.monotonic(), _children_cpu_s(), _machine_busy_s()
-            result = submit.run(argv, env)
-            elapsed, cpu = time.monotonic() - start, _children_cpu_s() - cpu_start
-            busy = _machine_busy_s() - busy_start
-            total += elapsed
-            total_cpu += cpu
-            total_busy += busy
-            print(f"{job}: {elapsed:.1f} s, {cpu:.1f} CPU-s (rusage), machine busy {busy:.1f} CPU-s, load average "
-                  f"{os.getloadavg()[0]:.1f} at the end (exit {result.returncode})", flush=True)
-            if result.returncode != 0:
-                return result.returncode
-        print(f"analysis_seconds={total:.1f} cpu_seconds={total_cpu:.1f} machine_busy_seconds={total_busy:.1f} "
+        job_args = submit.job_arguments("analysis", spec=str(SPEC), campaign=models[0].key.campaign,
+                                        configs=[m.key.config_id for m in models], run_ids=["bench"])
+        if args.validate:
+            job_args += ["--validate", "--docs-dir", str(work / "gx_docs")]
+        argv = submit.command("analysis", job_args, py_files=py_files, driver_memory=args.driver_memory,
+                              conf={"spark.sql.shuffle.partitions": "4"})
+        print(f"load average {os.getloadavg()[0]:.1f} before the job", flush=True)
+        start, cpu_start, busy_start = time.monotonic(), _children_cpu_s(), _machine_busy_s()
+        result = submit.run(argv, env)
+        elapsed, cpu = time.monotonic() - start, _children_cpu_s() - cpu_start
+        busy = _machine_busy_s() - busy_start
+        print(f"analysis: {elapsed:.1f} s, {cpu:.1f} CPU-s (rusage), machine busy {busy:.1f} CPU-s, load average "
+              f"{os.getloadavg()[0]:.1f} at the end (exit {result.returncode})", flush=True)
+        if result.returncode != 0:
+            return result.returncode
+        print(f"analysis_seconds={elapsed:.1f} cpu_seconds={cpu:.1f} machine_busy_seconds={busy:.1f} "
               f"records={records} node_records={node_records}")
         return 0
     finally:

@@ -2,8 +2,9 @@
 
 validate_spec -> plan_trials -> cluster[trial] (mapped group, one per config and repeat, each on a fresh cluster):
     wait_for_slot -> terraform_apply (setup) -> wait_healthy -> run_scenarios -> upload -> terraform_destroy (teardown)
--> analysis_inputs -> phase_summary[config] -> leaderboards -> report (a UI link opens it) -> trials_succeeded
-   (Spark jobs via SparkSubmitOperator; each runs the Great Expectations suites on what it reads and writes)
+-> analysis_inputs -> analysis -> report (a UI link opens it) -> trials_succeeded
+   (analysis: one SparkSubmitOperator job, phase_summary of every complete config then the leaderboards,
+   Great Expectations on every batch it reads and table it writes)
 
 A campaign with `repeats: N` runs N trials per config, repeat-major (every config's repeat 1 first), each
 on its own cluster, ports, Terraform state and slot lease; the analysis then sees each config once.
@@ -110,7 +111,7 @@ def sizing_campaign():
         slot >> apply >> healthy >> load >> uploaded >> destroy.as_teardown(setups=apply, on_failure_fail_dagrun=True)
 
     @task(trigger_rule="all_done")
-    def analysis_inputs(run: dict, trials: list[dict]) -> list[dict]:
+    def analysis_inputs(run: dict, trials: list[dict]) -> list[str]:
         """Runs once every trial's group is done (a failed trial does not abandon the others) and
         analyses the configs whose every repeat's raw runs landed; the failed cluster tasks it records
         make `trials_succeeded` fail the run at the end."""
@@ -137,13 +138,7 @@ def sizing_campaign():
         py_files = "" if master.startswith("local") else str(build_py_files())
         ti.xcom_push(key="py_files", value=py_files)
         print(f"spark master {master}; py-files: {py_files or '(none: local master, repo on PYTHONPATH)'}")
-        return analysis_args(run, [trial.config_id for trial in complete])["per_config"]
-
-    @task(multiple_outputs=True)
-    def campaign_args(run: dict) -> dict:
-        from rabbit_sizing.spark import analysis_args
-
-        return analysis_args(run, [])
+        return analysis_args(run, list(dict.fromkeys(trial.config_id for trial in complete)))
 
     @task
     def trials_succeeded() -> None:
@@ -164,30 +159,21 @@ def sizing_campaign():
     inputs = analysis_inputs(run, trials)
     clusters >> inputs
 
-    def spark(task_id: str, job: str, args, outlets, per_config: bool):
-        kwargs = dict(task_id=task_id, conn_id=SPARK_CONN_ID, application=_app(job), py_files=PY_FILES,
-                      conf=_spark_conf(), env_vars=_spark_env(), name=task_id, outlets=outlets)
-        if per_config:  # one job per config, one at a time (each spark-submit is ~400 MB and two cores' worth)
-            return SparkSubmitOperator.partial(max_active_tis_per_dagrun=1, **kwargs).expand(application_args=args)
-        return SparkSubmitOperator(application_args=args, **kwargs)
-
-    boards = campaign_args(run)
-    phase_summary = spark("phase_summary", "phase_summary", inputs.map(_phase_summary_args),
-                          [PHASE_SUMMARY, VALIDATION], True)
-    leaderboards = spark("leaderboards", "leaderboards", boards["leaderboards"], [LEADERBOARDS, VALIDATION], False)
+    # One spark-submit for the whole analysis: each submit pays ~13 s of JVM, imports and session start-up, once
+    # per config when phase_summary was a task per config (21 configs at seed scale).
+    analysis = SparkSubmitOperator(
+        task_id="analysis", conn_id=SPARK_CONN_ID, application=_app("analysis"), application_args=inputs,
+        py_files=PY_FILES, conf=_spark_conf(), env_vars=_spark_env(), name="analysis",
+        outlets=[PHASE_SUMMARY, LEADERBOARDS, VALIDATION])
     # The HTML report next to the tables; the task's "Campaign report" link opens it from the UI.
     report = ReportOperator(task_id="report", run=run, outlets=[REPORT])
-    phase_summary >> leaderboards >> report >> trials_succeeded()
+    analysis >> report >> trials_succeeded()
 
 
 def _app(job: str) -> str:
     from rabbit_sizing.spark import application
 
     return application(job)
-
-
-def _phase_summary_args(item: dict) -> list[str]:
-    return item["phase_summary"]
 
 
 def _spark_conf() -> dict[str, str]:

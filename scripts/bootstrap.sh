@@ -33,7 +33,7 @@ if [ ! -e "$stamp" ]; then
 fi
 # The Spark driver's class-data-sharing archive (spark_jobs/settings.py): valid only for these jars.
 if [ ! -e "$VENV/spark-classes.jsa" ]; then
-  log "building the Spark class archive (one small phase_summary run, about a minute)"
+  log "building the Spark class archive (one small analysis run, about a minute)"
   "$VENV/bin/python" -m spark_jobs.classarchive || log "no class archive: Spark jobs start without it"
 fi
 log "ready: $("$VENV/bin/python" --version), $(terraform version | head -1), rabbitmq-server $(dpkg-query -W -f='${Version}' rabbitmq-server)"

@@ -487,7 +487,7 @@ TABLES: dict[str, tuple[Column, ...]] = {
 }
 
 # Tables partitioned by config (a backfill of one config replaces its partition); the others are campaign-wide
-# and recomputed whole by the leaderboards job.
+# and recomputed whole by the leaderboards step.
 PER_CONFIG_TABLES = ("phase_summary",)
 CAMPAIGN_TABLES = tuple(name for name in TABLES if name not in PER_CONFIG_TABLES)
 

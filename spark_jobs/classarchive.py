@@ -2,7 +2,7 @@
 
     python -m spark_jobs.classarchive
 
-Runs phase_summary once on a one-config synthetic store with -XX:ArchiveClassesAtExit (about a minute): the
+Runs the analysis job once on a one-config synthetic store with -XX:ArchiveClassesAtExit (about a minute): the
 classes that run loads are what every job loads. Exit 1 (and the jobs start without an archive) if that run fails.
 """
 
@@ -23,7 +23,7 @@ from spark_jobs.synthetic import campaign_models, run_objects, write_objects
 
 
 def build_archive(archive: Path | None = None) -> Path:
-    """Run phase_summary on a one-config synthetic store with -XX:ArchiveClassesAtExit; replace the archive."""
+    """Run the analysis job on a one-config synthetic store with -XX:ArchiveClassesAtExit; replace the archive."""
     archive = class_archive() if archive is None else archive
     spec = submit.REPO / "campaigns" / "quorum-sizing-2020.yaml"
     work = Path(tempfile.mkdtemp(prefix="spark_classes_"))
@@ -31,15 +31,15 @@ def build_archive(archive: Path | None = None) -> Path:
         env = {**os.environ, "SIZING_STORE_ROOT": str(work / "store")}
         model = campaign_models(str(spec), "archive", "increasing-intensity", 10, 2)[0]
         write_objects(StoreSpec.from_env(env).open(), run_objects(model))
-        args = submit.job_arguments("phase_summary", spec=str(spec), campaign=model.key.campaign,
+        args = submit.job_arguments("analysis", spec=str(spec), campaign=model.key.campaign,
                                     configs=[model.key.config_id], run_ids=["archive"])
         dump = work / "classes.jsa"
         java_options = f"{JIT} -XX:ArchiveClassesAtExit={dump}"
-        argv = submit.command("phase_summary", args, py_files=submit.py_files_zip(work / "jobs.zip"),
+        argv = submit.command("analysis", args, py_files=submit.py_files_zip(work / "jobs.zip"),
                               conf={"spark.driver.extraJavaOptions": java_options})
         result = subprocess.run(argv, env=submit.environment(env), capture_output=True, text=True, check=False)
         if result.returncode != 0 or not dump.exists():
-            raise RuntimeError(f"phase_summary exited {result.returncode} without an archive:\n{result.stderr[-2000:]}")
+            raise RuntimeError(f"analysis exited {result.returncode} without an archive:\n{result.stderr[-2000:]}")
         archive.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(dump, archive)
         return archive

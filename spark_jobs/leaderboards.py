@@ -1,7 +1,5 @@
 """leaderboards: campaign-wide capacity and cost tables, recomputed from every phase_summary partition.
-
-    spark-submit --py-files build/sizing_jobs.zip spark_jobs/leaderboards.py \
-        --spec campaigns/quorum-sizing-2020.yaml --campaign quorum-sizing-2020
+The last step of the `analysis` job (spark_jobs/analysis.py runs it).
 
 Writes four tables, each one object set per campaign (the campaign partition is replaced whole):
 - capacity_repeats: per config and repeat, the top carried rate within the SLO (the leaderboard's figures are
@@ -19,8 +17,6 @@ Costs come from sizing.cost on the driver (21 rows; no second implementation of 
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -35,8 +31,6 @@ from sizing.search import Probe, ProbeOutcome, ProbeResult, SearchSpec, replay
 from sizing.spec import Campaign
 from sizing.stats import bootstrap_ci
 from spark_jobs import gate, rules_columns
-from spark_jobs.campaigns import load as load_campaign
-from spark_jobs.session import get_session
 from spark_jobs.tableio import read_table, replace_table
 
 TABLES = ("capacity_repeats", "leaderboards", "pareto", "adverse", "capacity")  # schemas: sizing.records.TABLES
@@ -289,33 +283,12 @@ def run(spark: SparkSession, spec: StoreSpec, campaign: Campaign) -> dict[str, D
     return tables
 
 
-def parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="leaderboards", description=__doc__.splitlines()[0])
-    parser.add_argument("--spec", required=True, help="campaign spec YAML (catalog, shapes, target, SLO)")
-    parser.add_argument("--campaign", required=True)
-    parser.add_argument("--validate", metavar="RUN_ID", default=None,
-                        help="run the GX suites on the written tables; the result is filed under this run id")
-    parser.add_argument("--docs-dir", default=None, help="where GX Data Docs are built (with --validate)")
-    return parser.parse_args(argv)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
-    campaign = load_campaign(args.spec)
-    if campaign.name != args.campaign:
-        raise SystemExit(f"--campaign {args.campaign!r} but {args.spec} defines campaign {campaign.name!r}")
-    spark = get_session(f"leaderboards {args.campaign}")
-    spec = StoreSpec.from_env()
+def step(spark: SparkSession, spec: StoreSpec, campaign: Campaign, validate_run: str | None = None,
+         docs_dir: str | None = None) -> dict[str, DataFrame]:
+    """The analysis job's last step: every campaign table from every phase_summary partition. With
+    `validate_run`, GX checks the written tables and files the result under that run id."""
     tables = run(spark, spec, campaign)
-    print(f"leaderboards: wrote {', '.join(tables)} for {args.campaign} under {spec.uri('tables/')}")
-    if args.validate:
-        gate.gate(spark, spec, "leaderboards", campaign, gate.CAMPAIGN_WIDE, args.validate, args.docs_dir)
-    return 0
-
-
-if __name__ == "__main__":
-    # Run the importable module's main, so that functions shipped to Python workers come from
-    # spark_jobs.leaderboards (in the --py-files zip), not from a second copy loaded as __main__.
-    from spark_jobs.leaderboards import main as _main
-
-    sys.exit(_main())
+    print(f"leaderboards: wrote {', '.join(tables)} for {campaign.name} under {spec.uri('tables/')}", flush=True)
+    if validate_run:
+        gate.gate(spark, spec, "leaderboards", campaign, gate.CAMPAIGN_WIDE, validate_run, docs_dir)
+    return tables

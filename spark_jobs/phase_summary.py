@@ -1,7 +1,5 @@
-"""phase_summary: one row per campaign, config, scenario, run, repeat and phase (schema: spark_jobs/README.md).
-
-    spark-submit --py-files build/sizing_jobs.zip spark_jobs/phase_summary.py \
-        --spec campaigns/local-quick.yaml --campaign local-quick --config n1-c5.2xlarge-gp2 --run-id R1
+"""phase_summary: one row per campaign, config, scenario, run, repeat, phase and group (schema:
+spark_jobs/README.md). The first step of the `analysis` job (spark_jobs/analysis.py runs it).
 
 Reads the raw records of the given configs and runs (never "latest"), and overwrites exactly the
 `tables/phase_summary/campaign=C/config=K/` partitions of those configs.
@@ -9,8 +7,6 @@ Reads the raw records of the given configs and runs (never "latest"), and overwr
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -30,10 +26,8 @@ from sizing.rules import judged_against_target
 from sizing.search import PROBE_EVENT, SearchSpec, backlog_slope
 from sizing.spec import Campaign
 from spark_jobs import gate, histmerge, rules_columns
-from spark_jobs.campaigns import load as load_campaign
 from spark_jobs.recovery import fault_impact
 from spark_jobs.s3source import align_to_schema
-from spark_jobs.session import get_session
 from spark_jobs.tableio import ObjectFold, RawObjects, replace_table
 
 TABLE = "phase_summary"
@@ -198,13 +192,20 @@ class ClientRecords:
 
     partials: DataFrame
     series: DataFrame
+    cached: DataFrame | None = None  # what `release` drops once the table is written
 
     @classmethod
     def folded(cls, folded: DataFrame) -> ClientRecords:
         """Both from one fold's output (FOLDED_DDL). Cached: two passes read it, and the fold (a read of every
         client_seconds object) must run once."""
         folded = folded.persist()
-        return cls(_partial_rows(folded), folded.filter(F.col("series")).select(*ddl_to_arrow(SERIES_DDL).names))
+        return cls(_partial_rows(folded), folded.filter(F.col("series")).select(*ddl_to_arrow(SERIES_DDL).names),
+                   folded)
+
+    def release(self) -> None:
+        """Drop the cached fold (the analysis job's next step shares the driver and the executors' memory)."""
+        if self.cached is not None:
+            self.cached.unpersist()
 
     @classmethod
     def of(cls, client_seconds: DataFrame) -> ClientRecords:
@@ -513,7 +514,8 @@ def summarise(phases: DataFrame, clients: ClientRecords, accounting: DataFrame, 
 
 
 def run(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str],
-        rules: Rules, resource_limits: DataFrame | None = None) -> DataFrame:
+        rules: Rules, resource_limits: DataFrame | None = None) -> None:
+    """Read these configs' raw records of these runs, summarise them, replace their phase_summary partitions."""
     objects = RawObjects.list(spec, campaign, configs, run_ids)
     raw = {rt: objects.read(spark, rt, columns=NODE_COLUMNS if rt == "node_seconds" else None)
            for rt in records.RECORD_TYPES if rt != "client_seconds"}
@@ -523,47 +525,19 @@ def run(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[s
     table = summarise(raw["phases"], clients, raw["accounting"], raw["events"], raw["broker_samples"], rules,
                       node_seconds=raw["node_seconds"], resource_limits=resource_limits)
     replace_table(table, spec, TABLE, campaign, configs)
-    return table
+    clients.release()
 
 
-def parse_args(argv: Sequence[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="phase_summary", description=__doc__.splitlines()[0])
-    parser.add_argument("--spec", required=True, help="campaign spec YAML (gives the p99 SLO)")
-    parser.add_argument("--campaign", required=True)
-    parser.add_argument("--config", dest="configs", action="append", required=True,
-                        help="config id; repeat for several (each one's partition is replaced)")
-    parser.add_argument("--run-id", dest="run_ids", action="append", required=True,
-                        help="run id(s) to summarise; repeat for several")
-    parser.add_argument("--validate", action="store_true",
-                        help="run the GX suites on the raw batch first and on the written table after")
-    parser.add_argument("--docs-dir", default=None, help="where GX Data Docs are built (with --validate)")
-    return parser.parse_args(argv)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
-    campaign = load_campaign(args.spec)
-    if campaign.name != args.campaign:
-        raise SystemExit(f"--campaign {args.campaign!r} but {args.spec} defines campaign {campaign.name!r}")
-    for config in args.configs:
-        campaign.cluster(config)  # unknown config: fail before reading anything
-    spark = get_session(f"phase_summary {args.campaign}")
-    spec = StoreSpec.from_env()
-    checks = [(config, run_id) for config in args.configs for run_id in args.run_ids] if args.validate else []
+def step(spark: SparkSession, spec: StoreSpec, campaign: Campaign, configs: Sequence[str], run_ids: Sequence[str],
+         validate: bool = False, docs_dir: str | None = None) -> None:
+    """The analysis job's first step: the phase_summary partitions of these configs from these runs. With
+    `validate`, GX checks each raw batch before it is read and each written partition after."""
+    checks = [(config, run_id) for config in configs for run_id in run_ids] if validate else []
     for config, run_id in checks:
-        gate.gate(spark, spec, "raw", campaign, config, run_id, args.docs_dir)
-    run(spark, spec, args.campaign, args.configs, args.run_ids, Rules.of(campaign),
+        gate.gate(spark, spec, "raw", campaign, config, run_id, docs_dir)
+    run(spark, spec, campaign.name, configs, run_ids, Rules.of(campaign),
         resource_limits=resource_limits_frame(spark, campaign))
     for config, run_id in checks:
-        gate.gate(spark, spec, "phase_summary", campaign, config, run_id, args.docs_dir)
-    print(f"phase_summary: wrote {', '.join(args.configs)} of {args.campaign} to "
-          f"{spec.uri(layout.table_prefix(TABLE, args.campaign))}")
-    return 0
-
-
-if __name__ == "__main__":
-    # Run the importable module's main, so that functions shipped to Python workers come from
-    # spark_jobs.phase_summary (in the --py-files zip), not from a second copy loaded as __main__.
-    from spark_jobs.phase_summary import main as _main
-
-    sys.exit(_main())
+        gate.gate(spark, spec, "phase_summary", campaign, config, run_id, docs_dir)
+    print(f"phase_summary: wrote {', '.join(configs)} of {campaign.name} to "
+          f"{spec.uri(layout.table_prefix(TABLE, campaign.name))}", flush=True)

@@ -3,7 +3,7 @@
 The orchestration helper's SparkSubmitOperator reuses `py_files_zip()`, `application(job)` and
 `job_arguments(...)`; `command(...)` is the complete argv for running a job by hand or from a benchmark.
 
-    python -m spark_jobs.submit phase_summary -- --spec campaigns/local-quick.yaml --campaign local-quick \
+    python -m spark_jobs.submit analysis -- --spec campaigns/local-quick.yaml --campaign local-quick \
         --config n1-c5.2xlarge-gp2 --run-id R1          # prints the spark-submit command line
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path
 from spark_jobs.settings import session_conf
 
 REPO = Path(__file__).resolve().parent.parent
-JOBS = ("phase_summary", "leaderboards", "validate", "query")
+JOBS = ("analysis", "validate", "query")
 PACKAGES = ("sizing", "spark_jobs")
 DEFAULT_ZIP = REPO / "build" / "sizing_jobs.zip"
 
@@ -52,7 +52,7 @@ def job_arguments(job: str, *, spec: str, campaign: str, configs: Sequence[str] 
                   batch: str | None = None) -> list[str]:
     """The job's own arguments (after the application path)."""
     args = ["--spec", spec, "--campaign", campaign]
-    if job == "phase_summary":
+    if job == "analysis":
         for config in configs:
             args += ["--config", config]
         for run_id in run_ids:

@@ -50,7 +50,7 @@ def test_task_structure(dag):
     ids = set(dag.task_ids)
     assert {"validate_spec", "plan_trials", "cluster.wait_for_slot", "cluster.terraform_apply",
             "cluster.wait_healthy", "cluster.run_scenarios", "cluster.upload", "cluster.terraform_destroy",
-            "analysis_inputs", "phase_summary", "leaderboards", "report"} <= ids
+            "analysis_inputs", "analysis", "report"} <= ids
     apply, destroy = dag.get_task("cluster.terraform_apply"), dag.get_task("cluster.terraform_destroy")
     assert apply.is_setup and destroy.is_teardown and destroy.on_failure_fail_dagrun
     assert "cluster.terraform_apply" in destroy.upstream_task_ids
@@ -65,19 +65,14 @@ def test_task_structure(dag):
         task = dag.get_task(f"cluster.{task_id}")
         template = getattr(task, "map_index_template", None) or task.partial_kwargs.get("map_index_template")
         assert template in ("{{ task.trial.cluster_key }}", "{{ trial_label }}"), task_id  # rendered: e2e test
-    # Spark work is done by the provider's SparkSubmitOperator, one phase_summary per config, one at a time.
-    summary = dag.get_task("phase_summary")
-    assert summary.operator_name == "SparkSubmitOperator" or summary.operator_class.__name__ == "SparkSubmitOperator"
-    assert summary.partial_kwargs["max_active_tis_per_dagrun"] == 1
+    # Spark work is one SparkSubmitOperator (the provider's): every config's phase_summary, then the leaderboards.
+    analysis = dag.get_task("analysis")
+    assert type(analysis).__name__ == "SparkSubmitOperator"
+    assert analysis.application.endswith("/spark_jobs/analysis.py")
     assert dag.get_task("analysis_inputs").trigger_rule == "all_done"  # a failed config does not abandon the rest
-    for task_id in ("phase_summary", "leaderboards"):
-        task = dag.get_task(task_id)
-        kwargs = getattr(task, "partial_kwargs", None) or {}
-        application = kwargs.get("application") or getattr(task, "application", None) or task._application
-        assert application.endswith(".py") and "/spark_jobs/" in application
-    assert dag.get_task("phase_summary").upstream_task_ids == {"analysis_inputs"}
-    assert dag.get_task("leaderboards").upstream_task_ids >= {"phase_summary"}
-    assert dag.get_task("report").upstream_task_ids >= {"leaderboards", "validate_spec"}
+    assert analysis.upstream_task_ids == {"analysis_inputs"}
+    assert {a.name for a in analysis.outlets} == {"sizing_phase_summary", "sizing_leaderboards", "sizing_validation"}
+    assert dag.get_task("report").upstream_task_ids >= {"analysis", "validate_spec"}
     # Airflow judges a run by its leaves (teardowns aside): the last one fails the run for any failed trial.
     leaves = {t.task_id for t in dag.tasks if not t.downstream_task_ids and not t.is_teardown}
     assert leaves == {"trials_succeeded"}
@@ -118,14 +113,15 @@ def test_params_are_typed(dag):
         params.get_param("configs").resolve("n1-c5.2xlarge-gp2")  # must be a list
 
 
-def test_every_spark_job_runs_the_gx_suites_on_what_it_reads_and_writes(tmp_path):
+def test_the_analysis_job_summarises_every_complete_config_and_runs_the_gx_suites(tmp_path):
     from rabbit_sizing.spark import analysis_args
+
+    from spark_jobs.analysis import parse_args
 
     run = {"spec_path": "campaigns/local-quick.yaml", "campaign": "local-quick", "run_label": "r1"}
     args = analysis_args(run, ["n1-c5.2xlarge-gp2", "n3-c5.2xlarge-gp2"])
-    summary = args["per_config"][1]["phase_summary"]
-    assert summary[:8] == ["--spec", "campaigns/local-quick.yaml", "--campaign", "local-quick",
-                           "--config", "n3-c5.2xlarge-gp2", "--run-id", "r1"]
-    assert "--validate" in summary and "--docs-dir" in summary
-    boards = args["leaderboards"]
-    assert boards[boards.index("--validate") + 1] == "r1"
+    assert args[:10] == ["--spec", "campaigns/local-quick.yaml", "--campaign", "local-quick",
+                         "--config", "n1-c5.2xlarge-gp2", "--config", "n3-c5.2xlarge-gp2", "--run-id", "r1"]
+    parsed = parse_args(args)  # the job's own parser reads them as meant
+    assert parsed.configs == ["n1-c5.2xlarge-gp2", "n3-c5.2xlarge-gp2"] and parsed.run_ids == ["r1"]
+    assert parsed.validate and parsed.docs_dir

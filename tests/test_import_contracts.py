@@ -51,7 +51,7 @@ def test_a_forbidden_import_breaks_its_contract(tree_copy: Path, module: str, so
                                                 contract: str | None) -> None:
     path = tree_copy / module
     original = path.read_text() if path.exists() else None
-    path.write_text(original + "\nimport spark_jobs.leaderboards  # noqa\n" if source is None else source)
+    path.write_text(original + "\nimport spark_jobs.analysis  # noqa\n" if source is None else source)
     try:
         proc = lint_imports(tree_copy)
     finally:

@@ -11,7 +11,7 @@ from adapters.objectstore import StoreSpec
 from sizing import layout
 from sizing.layout import RunKey
 from sizing.spec import load_campaign
-from spark_jobs import gate, leaderboards, phase_summary, query, validate
+from spark_jobs import analysis, gate, leaderboards, phase_summary, query, validate
 from spark_jobs.synthetic import PhasePlan, RunModel, run_objects
 from spark_jobs.tableio import read_table
 from tests.spark_records import write_with_loadgen_recorder
@@ -95,11 +95,11 @@ def test_raw_to_tables_validated_idempotent_and_corruption_fails(spark, s3, tmp_
     # The CLI (what spark-submit runs) exits 1 on the same batch.
     assert validate.main(["--batch", "raw", "--spec", str(SPEC), "--campaign", CAMPAIGN.name, "--config", BIG,
                           "--run-id", "BAD", "--docs-dir", str(tmp_path / "docs2")]) == 1
-    # The phase_summary job gates on the raw suite: the same batch stops it before it writes a row.
+    # The analysis job gates on the raw suite: the same batch stops it before it writes a row.
     before = store.list(layout.table_prefix("phase_summary", CAMPAIGN.name, BIG))
     with pytest.raises(gate.ValidationFailed, match="run_consumed"):
-        phase_summary.main(["--spec", str(SPEC), "--campaign", CAMPAIGN.name, "--config", BIG, "--run-id", "BAD",
-                            "--validate"])
+        analysis.main(["--spec", str(SPEC), "--campaign", CAMPAIGN.name, "--config", BIG, "--run-id", "BAD",
+                       "--validate"])
     assert store.list(layout.table_prefix("phase_summary", CAMPAIGN.name, BIG)) == before
 
     # `sizing query`: the campaign's tables and raw records as Spark SQL views.

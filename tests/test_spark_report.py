@@ -1,4 +1,4 @@
-"""The report's repeat intervals are computed on the leaderboards job's own per-repeat numbers (real Spark run).
+"""The report's repeat intervals are computed on the leaderboards step's own per-repeat numbers (real Spark run).
 
 Raw records of two repeats per config go through phase_summary and leaderboards on a local SparkSession; the
 report then reads the tables from the same bucket. Independent check: the interval's point estimate (the mean

@@ -1,5 +1,5 @@
 """The capacity search in the analysis (issue 16): phase_summary recomputes every probe's verdict from the raw
-records, the leaderboards job replays the search into the `capacity` table, and the GX gate fails the batch
+records, the leaderboards step replays the search into the `capacity` table, and the GX gate fails the batch
 when a recorded online decision disagrees with the recomputed one.
 
 The raw records are the real output of the online loop (loadgen.search through Runner.drive with the fake pool

@@ -17,7 +17,7 @@ def test_the_archive_is_named_only_when_it_exists(tmp_path: Path):
 
 
 def test_spark_submit_gets_the_session_settings_and_a_job_may_override_them():
-    argv = submit.command("leaderboards", [], conf={"spark.sql.shuffle.partitions": "4"})
+    argv = submit.command("analysis", [], conf={"spark.sql.shuffle.partitions": "4"})
     confs = dict(argv[i + 1].split("=", 1) for i, arg in enumerate(argv) if arg == "--conf")
     assert confs["spark.driver.extraJavaOptions"] == settings.driver_java_options()
     assert confs["spark.sql.adaptive.enabled"] == "false" and confs["spark.sql.shuffle.partitions"] == "4"

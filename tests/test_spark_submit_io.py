@@ -15,19 +15,37 @@ from spark_jobs import submit
 from spark_jobs.s3source import align_to_schema, chunk_keys, put_partitions
 
 
-def test_spark_submit_command_for_phase_summary(tmp_path):
-    args = submit.job_arguments("phase_summary", spec="campaigns/local-quick.yaml", campaign="local-quick",
+def test_spark_submit_command_for_the_analysis(tmp_path):
+    args = submit.job_arguments("analysis", spec="campaigns/local-quick.yaml", campaign="local-quick",
                                 configs=["n1-c5.2xlarge-gp2", "n3-c5.2xlarge-gp2"], run_ids=["R1"])
     assert args == ["--spec", "campaigns/local-quick.yaml", "--campaign", "local-quick", "--config",
                     "n1-c5.2xlarge-gp2", "--config", "n3-c5.2xlarge-gp2", "--run-id", "R1"]
-    argv = submit.command("phase_summary", args, master="local[2]", py_files=tmp_path / "z.zip",
+    argv = submit.command("analysis", args, master="local[2]", py_files=tmp_path / "z.zip",
                           spark_submit="/venv/bin/spark-submit")
     assert argv[:3] == ["/venv/bin/spark-submit", "--master", "local[2]"]
     assert argv[argv.index("--py-files") + 1] == str(tmp_path / "z.zip")
-    assert argv[-len(args) - 1].endswith("spark_jobs/phase_summary.py") and argv[-len(args):] == args
+    assert argv[-len(args) - 1].endswith("spark_jobs/analysis.py") and argv[-len(args):] == args
     validate = submit.job_arguments("validate", spec="s.yaml", campaign="c", configs=["k"], run_ids=["R1"],
                                     batch="raw")
     assert validate[:2] == ["--batch", "raw"] and validate[-4:] == ["--config", "k", "--run-id", "R1"]
+
+
+def test_the_analysis_job_refuses_bad_arguments_before_its_session_starts(monkeypatch, capsys):
+    from spark_jobs import analysis
+
+    sessions: list[str] = []
+    monkeypatch.setattr(analysis, "get_session", lambda name: sessions.append(name))  # a spy: was one started?
+    spec = ["--spec", "campaigns/local-quick.yaml", "--campaign", "local-quick"]
+    for argv, reason in (([*spec, "--config", "n1-c5.2xlarge-gp2"], "--config needs at least one --run-id"),
+                         ([*spec, "--validate"], "--validate needs a --run-id")):
+        with pytest.raises(SystemExit) as stopped:
+            analysis.main(argv)
+        assert stopped.value.code == 2 and reason in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="--config: campaign 'local-quick' has no config 'n9-nope'"):
+        analysis.main([*spec, "--config", "n9-nope", "--run-id", "R1"])
+    with pytest.raises(SystemExit, match="--campaign 'other'"):
+        analysis.main(["--spec", "campaigns/local-quick.yaml", "--campaign", "other"])
+    assert sessions == []
 
 
 def test_py_files_zip_holds_both_packages_and_env_points_workers_at_the_venv(tmp_path):

@@ -157,7 +157,7 @@ class Report:
         self.adverse = [s for s in campaign.scenarios if is_adverse(s)]
         self.searches = [s for s in campaign.scenarios if scenario_kind(s) == SEARCH]
         self.client_settings = [s for s in campaign.scenarios if is_client_settings(s)]
-        self.per_repeat = data.capacity_repeats  # the leaderboards job's per-repeat figures, never recomputed
+        self.per_repeat = data.capacity_repeats  # the leaderboards step's per-repeat figures, never recomputed
         self.charts = 0
 
     def fig(self, svg: str, caption: str) -> Raw:

@@ -1,7 +1,7 @@
 """Repeated trials -> figures with confidence intervals (pure: pandas + sizing.stats).
 
 A campaign with `repeats: N` has N phase_summary rows per (config, scenario, phase) and N capacity_repeats
-rows per config (the leaderboards job's per-repeat figures). The report shows each figure as the mean over
+rows per config (the leaderboards step's per-repeat figures). The report shows each figure as the mean over
 repeats with an exact percentile-bootstrap interval computed over the numbers it read, and says when two
 adjacent configs of a leaderboard cannot be told apart (their intervals overlap).
 """

@@ -82,7 +82,7 @@ LEADERBOARD_OPTIONAL: dict[str, object] = {"max_matched_target_rate": float("nan
                                            "campaign_target_rate": float("nan"), "pareto": None}
 # capacity_repeats: per config and repeat, the figures the leaderboard aggregates (the report's intervals).
 CAPACITY_REPEATS_REQUIRED = ["config_id", "run_id", "repeat", "top_matched_throughput", "max_matched_target_rate"]
-# capacity: one row per config x search scenario x run x repeat (the search replayed by the leaderboards job).
+# capacity: one row per config x search scenario x run x repeat (the search replayed by the leaderboards step).
 CAPACITY_REQUIRED = ["config_id", "scenario", "run_id", "repeat", "status", "sustainable_rate", "last_pass",
                      "first_fail", "probes_used", "worst_case_probes", "p99_at_sustainable_ms", "verdicts_agree"]
 CAPACITY_OPTIONAL: dict[str, object] = {"bottleneck_at_sustainable": None, "repeats": 1, "inconclusive_attempts": 0,

@@ -1,9 +1,9 @@
 """spark-submit arguments of the analysis jobs, as SparkSubmitOperator takes them.
 
-Job CLIs (spark_jobs/*.py, built by spark_jobs.submit):
-    phase_summary.py --spec S --campaign C --config K --run-id R --validate   (GX on the raw batch and the table)
-    leaderboards.py  --spec S --campaign C --validate R                        (GX on the campaign tables)
-GX runs inside each job's Spark session: a separate validate job would cost another JVM start per batch.
+The DAG's Spark job (spark_jobs/analysis.py, its argv built by spark_jobs.submit):
+    analysis.py --spec S --campaign C --config K [--config K2 ...] --run-id R --validate
+        (phase_summary of each K, then the campaign's leaderboards; GX on every batch read and table written)
+GX runs inside the job's Spark session: a separate validate job would cost another JVM start per batch.
 The jobs' Python modules (sizing/, spark_jobs/) reach remote executors as one zip given to --py-files.
 """
 
@@ -42,17 +42,10 @@ def build_py_files() -> Path:
     return py_files_zip(state_dir() / "build" / "sizing_jobs.zip", REPO_ROOT)
 
 
-def analysis_args(run: Mapping[str, Any], config_ids: list[str]) -> dict[str, Any]:
-    """Arguments of every analysis job of one campaign run (per-config lists for the mapped tasks)."""
+def analysis_args(run: Mapping[str, Any], config_ids: list[str]) -> list[str]:
+    """The analysis job's arguments for one campaign run: these configs' phase_summary from the run's raw
+    partitions, then the campaign's leaderboards, GX on everything read and written."""
     from spark_jobs.submit import job_arguments
 
-    spec, campaign, label = run["spec_path"], run["campaign"], run["run_label"]
-    docs = ["--docs-dir", str(state_dir() / "gx_docs")]
-    return {
-        "per_config": [{
-            "config_id": config_id,
-            "phase_summary": [*job_arguments("phase_summary", spec=spec, campaign=campaign,
-                                             configs=[config_id], run_ids=[label]), "--validate", *docs],
-        } for config_id in config_ids],
-        "leaderboards": [*job_arguments("leaderboards", spec=spec, campaign=campaign), "--validate", label, *docs],
-    }
+    return [*job_arguments("analysis", spec=run["spec_path"], campaign=run["campaign"], configs=config_ids,
+                           run_ids=[run["run_label"]]), "--validate", "--docs-dir", str(state_dir() / "gx_docs")]
