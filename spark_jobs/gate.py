@@ -42,7 +42,9 @@ def raw_frames(raw: dict[str, DataFrame], expected_phases: dict[str, int],
     for col in ("e2e_hist", "confirm_hist", "publish_delay_hist"):
         wire_ok = wire_ok & F.coalesce(F.length(col) % 6 == 0, F.lit(True))
     binary = [c.name for c in records.CLIENT_SECONDS if c.type == "binary"]
-    client = cs.withColumn("hist_wire_ok", wire_ok).drop(*binary).toPandas()
+    # Cached without the histograms: four frames below read it, and each would read every object again.
+    cs = cs.withColumn("hist_wire_ok", wire_ok).drop(*binary).cache()
+    client = cs.toPandas()
 
     phases = raw["phases"].select(*RUN_COLS, "phase", "start_s", "warmup_s").dropDuplicates([*RUN_COLS, "phase"])
     warm = (cs.select(*RUN_COLS, "phase", "second", "warmup").join(phases, [*RUN_COLS, "phase"], "inner")
@@ -70,6 +72,7 @@ def raw_frames(raw: dict[str, DataFrame], expected_phases: dict[str, int],
     for col in ("in_phases_table", "in_client_seconds", "in_accounting"):
         frame[col] = frame[col].astype("boolean").fillna(False).astype(bool)
     frame["warmup_flag_errors"] = frame["warmup_flag_errors"].fillna(0)
+    cs.unpersist()
     nodes = raw["node_seconds"].toPandas()
     nodes["missing_has_no_figures"] = ~nodes["missing"].astype(bool) | nodes["cpu_busy"].isna()
     return {"raw_client_seconds": client, "raw_run_phase": frame, "raw_node_seconds": nodes}
