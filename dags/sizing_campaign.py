@@ -138,7 +138,7 @@ def sizing_campaign():
         py_files = "" if master.startswith("local") else str(build_py_files())
         ti.xcom_push(key="py_files", value=py_files)
         print(f"spark master {master}; py-files: {py_files or '(none: local master, repo on PYTHONPATH)'}")
-        return analysis_args(run, list(dict.fromkeys(trial.config_id for trial in complete)))
+        return analysis_args(run, [trial.config_id for trial in complete])  # one trial per config
 
     @task
     def trials_succeeded() -> None:

@@ -19,7 +19,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from adapters.objectstore import StoreSpec
 from spark_jobs import leaderboards, phase_summary
@@ -57,18 +58,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             campaign.cluster(config)  # an unknown config fails before the session starts or anything is read
         except KeyError as exc:
             raise SystemExit(f"--config: {exc.args[0]}") from None
-    start = time.monotonic()
-    spark = get_session(f"analysis {args.campaign}")
+    with timed("session start"):
+        spark = get_session(f"analysis {args.campaign}")
     spec = StoreSpec.from_env()
-    print(f"analysis: session ready in {time.monotonic() - start:.1f} s", flush=True)
     if args.configs:
-        start = time.monotonic()
-        phase_summary.step(spark, spec, campaign, args.configs, args.run_ids, args.validate, args.docs_dir)
-        print(f"analysis: phase_summary took {time.monotonic() - start:.1f} s", flush=True)
-    start = time.monotonic()
-    leaderboards.step(spark, spec, campaign, args.run_ids[0] if args.validate else None, args.docs_dir)
-    print(f"analysis: leaderboards took {time.monotonic() - start:.1f} s", flush=True)
+        with timed("phase_summary"):
+            phase_summary.step(spark, spec, campaign, args.configs, args.run_ids, args.validate, args.docs_dir)
+    with timed("leaderboards"):
+        leaderboards.step(spark, spec, campaign, args.run_ids[0] if args.validate else None, args.docs_dir)
     return 0
+
+
+@contextmanager
+def timed(what: str) -> Iterator[None]:
+    """Progress in the task log: how long each part of the job took."""
+    start = time.monotonic()
+    yield
+    print(f"analysis: {what} took {time.monotonic() - start:.1f} s", flush=True)
 
 
 if __name__ == "__main__":

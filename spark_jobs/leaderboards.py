@@ -284,11 +284,10 @@ def run(spark: SparkSession, spec: StoreSpec, campaign: Campaign) -> dict[str, D
 
 
 def step(spark: SparkSession, spec: StoreSpec, campaign: Campaign, validate_run: str | None = None,
-         docs_dir: str | None = None) -> dict[str, DataFrame]:
+         docs_dir: str | None = None) -> None:
     """The analysis job's last step: every campaign table from every phase_summary partition. With
     `validate_run`, GX checks the written tables and files the result under that run id."""
     tables = run(spark, spec, campaign)
     print(f"leaderboards: wrote {', '.join(tables)} for {campaign.name} under {spec.uri('tables/')}", flush=True)
     if validate_run:
         gate.gate(spark, spec, "leaderboards", campaign, gate.CAMPAIGN_WIDE, validate_run, docs_dir)
-    return tables
