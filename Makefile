@@ -11,7 +11,7 @@ setup:            ## install system packages and the pinned virtualenv (idempote
 demo: setup       ## run the local-quick campaign end to end and print the leaderboard
 	$(PY) -m app.cli demo
 
-stop:             ## stop everything `make demo` started
+stop:             ## stop everything `make demo` started; stored results stay (`make clean` deletes them)
 	$(PY) -m app.cli demo --stop
 
 test: setup       ## the whole suite, as CI runs it
@@ -32,5 +32,7 @@ fmt:
 lock:             ## re-pin requirements/lock.txt from requirements/base.in
 	uv pip compile requirements/base.in -o requirements/lock.txt --python-version 3.11
 
-clean:
-	rm -rf .state build artifacts
+clean:           ## stop the demo, then delete its state: stored results (the local S3 store), Airflow DB, logs
+	@if [ -x $(PY) ]; then $(PY) -m app.cli demo --clean; \
+	else echo "deleting .state (stored results, Airflow DB, logs)"; rm -rf .state; fi
+	rm -rf build artifacts

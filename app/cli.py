@@ -2,6 +2,7 @@
 
     sizing demo [--campaign campaigns/local-quick.yaml] [--run-label demo]   start if needed, run, print
     sizing demo --stop                                                      stop everything the demo started
+    sizing demo --clean                                                     stop, delete stored results and state
     sizing validate SPEC                                                    exit 2 with every problem
     sizing plan SPEC [--config ID ...]                                      configs, costs, port blocks, runs
     sizing trigger [--campaign SPEC] [--run-label L] [--config ID ...]      start a sizing_campaign run (REST)
@@ -124,6 +125,9 @@ def _demo(args: argparse.Namespace) -> int:
     settings = demo.DemoSettings.from_env()
     if args.stop:
         demo.stop(settings)
+        return 0
+    if args.clean:
+        demo.clean(settings)
         return 0
     try:
         timings = demo.demo(args.campaign, args.run_label, args.timeout, settings)
@@ -336,7 +340,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--campaign", default="campaigns/local-quick.yaml")
     p.add_argument("--run-label", default="demo")
     p.add_argument("--timeout", type=float, default=1800, help="seconds to wait for the run")
-    p.add_argument("--stop", action="store_true", help="stop everything the demo started")
+    p.add_argument("--stop", action="store_true", help="stop everything the demo started (stored results stay)")
+    p.add_argument("--clean", action="store_true",
+                   help="stop, then delete the state dir: stored results, Airflow DB, logs (`make clean`)")
     p.set_defaults(func=_demo)
     p = sub.add_parser("validate", help="validate a campaign spec")
     p.add_argument("spec")

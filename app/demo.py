@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -22,7 +23,7 @@ from adapters.leases import LeaseBoard
 from adapters.objectstore import S3Settings, StoreSpec
 from adapters.planning import slot_offset, state_dir
 from adapters.procs import pid_alive, stop_process_group
-from app import stackstate
+from app import s3server, stackstate
 from app.stackstate import AirflowLogin, DemoState
 from sizing.layout import report_key, table_prefix
 
@@ -31,7 +32,10 @@ SERVICES = ("s3", "api-server", "scheduler", "dag-processor")
 DAG_ID = "sizing_campaign"
 FINISHED = {"success", "failed"}
 UNFINISHED = ("queued", "running")
-LOCAL_S3_KEY = LOCAL_S3_SECRET = "testing"  # the moto server accepts any credentials; these are the demo's
+LOCAL_S3_KEY = LOCAL_S3_SECRET = "testing"  # the local S3 server's only identity (app.s3server), on 127.0.0.1
+# What each service's command line runs: a pid file whose process runs something else (a pid reused after a
+# reboot, a pid file of an older demo) names no running service.
+PROGRAMS = {"s3": s3server.PROGRAM, "api-server": "airflow", "scheduler": "airflow", "dag-processor": "airflow"}
 
 
 @dataclass(frozen=True)
@@ -74,6 +78,15 @@ class DemoSettings:
     @property
     def s3(self) -> S3Settings:
         return S3Settings(bucket=self.bucket, endpoint_url=self.s3_url)
+
+    @property
+    def store_dir(self) -> Path:
+        """Where the local S3 server keeps every object (kept by `make stop`, deleted by `make clean` only)."""
+        return self.state / "objectstore"
+
+    def s3_server(self) -> s3server.S3Server:
+        return s3server.S3Server(self.store_dir, self.s3_port, LOCAL_S3_KEY, LOCAL_S3_SECRET,
+                                 self.bin_dir / s3server.PROGRAM)
 
     def stack_state(self) -> DemoState:
         """What the CLI in a new shell needs to reach this stack (written to <state>/demo.json)."""
@@ -143,11 +156,20 @@ def _pid_file(s: DemoSettings, name: str) -> Path:
 
 
 def running_pid(s: DemoSettings, name: str) -> int | None:
+    """The service's pid while its process is alive and still runs the service's program."""
     path = _pid_file(s, name)
     if not path.exists():
         return None
     pid = int(path.read_text().strip() or 0)
-    return pid if pid and pid_alive(pid) else None
+    return pid if pid and pid_alive(pid) and _runs(pid, PROGRAMS.get(name, "")) else None
+
+
+def _runs(pid: int, program: str) -> bool:
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return any(Path(arg.decode(errors="replace")).name == program for arg in argv[:2])
 
 
 def _start(s: DemoSettings, name: str, command: list[str], env: Mapping[str, str]) -> int:
@@ -191,11 +213,7 @@ def start(s: DemoSettings, say: Callable[[str], None] = print) -> None:
     """
     env = airflow_env(s)
     _use_stack(s)
-    say(f"starting the S3 server on {s.s3_url} ...")
-    _start(s, "s3", [str(s.bin_dir / "moto_server"), "-H", "127.0.0.1", "-p", str(s.s3_port)], env)
-    _wait_http(s.s3_url, 60, "S3 server")
-    s.s3.ensure_bucket()
-    say(f"S3 (moto) on {s.s3_url}, bucket {s.bucket}")
+    start_object_store(s, say)
     fresh_scheduler = not running_pid(s, "scheduler")
     if not all(running_pid(s, name) for name in ("api-server", "scheduler", "dag-processor")):
         s.airflow_home.mkdir(parents=True, exist_ok=True)
@@ -211,6 +229,57 @@ def start(s: DemoSettings, say: Callable[[str], None] = print) -> None:
     for name in ("scheduler", "dag-processor"):
         _start(s, name, [str(s.bin_dir / "airflow"), name], env)
     say(f"Airflow on {s.api_url} (LocalExecutor, parallelism {s.parallelism})")
+
+
+def start_object_store(s: DemoSettings, say: Callable[[str], None] = print) -> None:
+    """The local S3 server (SeaweedFS) on its data directory, and the bucket: what earlier runs stored is there."""
+    _use_stack(s)
+    server = s.s3_server()
+    if not running_pid(s, "s3"):
+        say(f"starting the S3 server on {s.s3_url} (SeaweedFS; objects kept in {s.store_dir}) ...")
+        server.write_config()
+        _start(s, "s3", server.command(), os.environ)
+    _wait_http(s.s3_url, 60, "S3 server")
+    _ensure_bucket(s, timeout_s=60)
+    _wait_volumes(s, timeout_s=60)
+    say(f"S3 on {s.s3_url}, bucket {s.bucket} (kept on disk in {s.store_dir}; `make clean` deletes it)")
+
+
+def _ensure_bucket(s: DemoSettings, timeout_s: float) -> None:
+    """The bucket, once the server's filer accepts writes (its HTTP port answers a moment earlier)."""
+    from botocore.exceptions import ClientError, ConnectionError
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            s.s3.ensure_bucket()
+            return
+        except (ConnectionError, ClientError) as err:
+            status = getattr(err, "response", {}).get("ResponseMetadata", {}).get("HTTPStatusCode", 503)
+            if status < 500 or time.monotonic() >= deadline:
+                raise TimeoutError(f"S3 server at {s.s3_url} did not accept bucket {s.bucket} within "
+                                   f"{timeout_s:.0f}s: {err} (its log: {s.state / 'logs' / 's3.log'})") from err
+        time.sleep(0.5)
+
+
+def _wait_volumes(s: DemoSettings, timeout_s: float) -> None:
+    """Until the server's master knows every volume on disk: right after a restart its S3 port answers while the
+    volume server is still registering, and a read of an older object then fails."""
+    import requests
+
+    server = s.s3_server()
+    master = f"http://127.0.0.1:{server.ports()['master']}"
+    deadline = time.monotonic() + timeout_s
+    waiting = sorted(s3server.volume_ids_on_disk(s.store_dir))
+    while waiting:
+        with contextlib.suppress(requests.RequestException, ValueError):
+            waiting = [v for v in waiting if not s3server.volume_known(
+                requests.get(f"{master}/dir/lookup", params={"volumeId": v}, timeout=5).json())]
+        if waiting and time.monotonic() >= deadline:
+            raise TimeoutError(f"S3 server at {s.s3_url}: volume(s) {waiting} in {s.store_dir} not served after "
+                               f"{timeout_s:.0f}s (its log: {s.state / 'logs' / 's3.log'})")
+        if waiting:
+            time.sleep(0.5)
 
 
 def end_interrupted_runs(s: DemoSettings, say: Callable[[str], None] = print) -> list[str]:
@@ -308,10 +377,24 @@ def stop(s: DemoSettings, say: Callable[[str], None] = print) -> list[str]:
     left += [f"process {pid} (still alive)" for pid in _leftover_pids(s)]
     stackstate.state_file({"SIZING_STATE_DIR": str(s.state)}).unlink(missing_ok=True)
     if s.state.exists():
-        left.append(f"{s.state} (Airflow DB and task logs, Terraform state, service logs; `make clean` removes it)")
+        left.append(f"{s.state} (stored results, Airflow DB and task logs, Terraform state, service logs; "
+                    "`make clean` removes it)")
     say("left behind: " + ("; ".join(left) if left else "nothing")
-        + ". The S3 server kept its data in memory: tables and reports are gone.")
+        + f". Stored results (raw runs, tables, reports) stay in {s.store_dir}: the next `make demo` serves them "
+        "again; `make clean` deletes them.")
     return left
+
+
+def clean(s: DemoSettings, say: Callable[[str], None] = print) -> None:
+    """`make clean`: stop the stack, then delete the state dir, stored results included, saying what goes."""
+    stop(s, lambda line: None)
+    if not s.state.exists():
+        say(f"nothing to delete: {s.state} does not exist")
+        return
+    files, size = s3server.stored_size(s.store_dir)
+    say(f"deleting {s.state}: the local S3 store's {files} file(s), {size / 2**20:.1f} MiB (every stored raw run, "
+        "table and report), the Airflow DB, task logs and Terraform state")
+    shutil.rmtree(s.state)
 
 
 def _leftover_pids(s: DemoSettings) -> list[int]:
