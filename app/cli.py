@@ -8,7 +8,8 @@
     sizing trigger [--campaign SPEC] [--run-label L] [--config ID ...]      start a sizing_campaign run (REST)
     sizing backfill --config ID [--config ...] [--campaign SPEC] --run-label L   rerun those configs only
     sizing runs                                                             the campaigns and runs in the store
-    sizing query --campaign C "SELECT ..."                                  Spark SQL on the tables (spark_jobs.query)
+    sizing query --campaign C "SELECT ..."                                  Spark SQL on the tables (spark_jobs.query);
+                                                                            Spark's log: .state/logs/query.log
     sizing report --campaign C --run-id R [-o report.html]                  fetch a run's HTML report
     sizing report --campaign C --run-id R --resource-configs A,B [--spec S] rebuild it with those clusters'
                                                                             node-resource charts
@@ -21,6 +22,7 @@ SIZING_AIRFLOW_URL/_USER/_PASSWORD) or, when it names none, from the state file 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -248,16 +250,55 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _query(args: argparse.Namespace) -> int:
+    """Prints the answer and nothing else: Spark's and the JVM's logs go to a file (named with --debug)."""
+    from adapters.planning import state_dir
+
     spec, store = _store()
     _require_campaign(store, spec, args.campaign)  # before Spark starts: a typo fails in a second
-    from spark_jobs import query  # pyspark: imported only for this command
-
+    log = state_dir() / "logs" / "query.log"
+    if args.debug:
+        print(f"sizing query: Spark's and the JVM's log: {log}", file=sys.stderr)
     try:
-        return int(query.main(["--campaign", args.campaign, "--limit", str(args.limit), args.sql]) or 0)
+        with output_to(log):
+            from spark_jobs import query  # pyspark: imported only for this command
+
+            text = query.answer(args.campaign, args.sql, args.limit)
     except Exception as err:
         if type(err).__name__ in ("AnalysisException", "ParseException"):  # a SQL mistake: Spark's first line
-            raise CliError(f"query failed: {str(err).strip().splitlines()[0]}") from err
+            raise CliError(f"query failed: {query_error_line(str(err))}") from err
         raise
+    print(text)
+    return 0
+
+
+def query_error_line(message: str) -> str:
+    """Spark's first line of a failed query, which holds the reason and its suggestions ("Did you mean one of
+    the following? [...]"); the SQLSTATE and position that follow it on that line are for Spark developers."""
+    first = message.strip().splitlines()[0] if message.strip() else "(no message)"
+    return first.split(" SQLSTATE:", 1)[0].strip()
+
+
+@contextlib.contextmanager
+def output_to(path: Path):
+    """Points this process's stdout and stderr (file descriptors 1 and 2) at `path` for the block. A JVM started in
+    the block inherits them and keeps writing there after the block: Spark's log4j console output, the JVM's own
+    warnings and the Python workers it forks never reach the terminal."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with open(path, "wb") as log:  # the last query's log only
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+    try:
+        yield path
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        os.close(saved[0])
+        os.close(saved[1])
 
 
 # ------------------------------------------------------------------------------------------ Airflow
@@ -389,6 +430,7 @@ def main(argv: list[str] | None = None) -> int:
     debug = "--debug" in argv  # accepted anywhere on the line
     argv = [a for a in argv if a != "--debug"]
     args = build_parser().parse_args(argv)
+    args.debug = debug
     try:
         if args.command not in ("validate", "plan"):
             from app.stackstate import apply_state

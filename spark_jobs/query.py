@@ -48,15 +48,20 @@ def render(df: DataFrame, limit: int) -> str:
     return text + (f"\n... (more than {limit} rows)" if more else f"\n({len(frame)} rows)")
 
 
+def answer(campaign: str, sql: str, limit: int = 100) -> str:
+    """The query's result as text (raises Spark's AnalysisException / ParseException for a wrong query)."""
+    spark = get_session(f"sizing query {campaign}")
+    register_views(spark, StoreSpec.from_env(), campaign, views_named(sql))
+    return render(spark.sql(sql), limit)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="sizing query", description=__doc__.splitlines()[0])
     parser.add_argument("--campaign", required=True)
     parser.add_argument("--limit", type=int, default=100)
     parser.add_argument("sql")
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    spark = get_session(f"sizing query {args.campaign}")
-    register_views(spark, StoreSpec.from_env(), args.campaign, views_named(args.sql))
-    print(render(spark.sql(args.sql), args.limit))
+    print(answer(args.campaign, args.sql, args.limit))
     return 0
 
 

@@ -111,3 +111,24 @@ def test_the_found_report_is_fetched_and_runs_are_listed(stored, tmp_path):
 def test_debug_shows_the_traceback(tmp_path):
     result = run_cli(tmp_path, "--debug", "runs")
     assert result.returncode != 0 and "Traceback" in result.stderr and "NoCredentialsError" in result.stderr
+
+
+@pytest.mark.spark
+def test_a_query_prints_its_answer_only_and_a_wrong_one_is_one_line_with_sparks_suggestions(stored):
+    """Issue 25, item 5. Known answer: the one leaderboard row the fixture stored. Spark's own log lands in the file
+    --debug names (the JVM's and log4j's lines there prove the session really ran)."""
+    sql = "SELECT config_id, rank_at_target FROM leaderboards"
+    ok = run_cli(stored, "query", "--campaign", "local-quick", sql)
+    assert ok.returncode == 0 and ok.stderr == "", ok.stderr
+    assert ok.stdout.splitlines() == ["config_id  rank_at_target", "       n1               1", "(1 rows)"], ok.stdout
+    log = stored / "logs" / "query.log"
+    assert log.stat().st_size > 0  # Spark said something, and it went here
+
+    wrong = run_cli(stored, "query", "--campaign", "local-quick", "SELECT confg_id FROM leaderboards")
+    line = assert_one_line_failure(wrong, "query failed", "`confg_id`", "Did you mean one of the following?",
+                                   "`config_id`")
+    assert "SQLSTATE" not in line and wrong.stdout == ""
+
+    debug = run_cli(stored, "--debug", "query", "--campaign", "local-quick", sql)
+    assert debug.returncode == 0 and debug.stderr.strip() == f"sizing query: Spark's and the JVM's log: {log}"
+    assert debug.stdout == ok.stdout
