@@ -45,7 +45,16 @@ LOCAL_REFUSED: tuple[tuple[str, str], ...] = (
 
 
 def _control_chars(text: str) -> list[str]:
-    return sorted({repr(ch) for ch in text if ord(ch) < 32 or ord(ch) == 127})
+    """C0 controls, DEL and the C1 controls of Latin-1: a line break would add a rabbitmq.conf line the spec never
+    named, and none of them is visible in the file."""
+    return sorted({repr(ch) for ch in text if ord(ch) < 32 or 127 <= ord(ch) <= 159})
+
+
+def _beyond_latin1(text: str) -> list[str]:
+    """Characters RabbitMQ 3.10 cannot read in rabbitmq.conf: it fails to start with
+    `failed_to_parse_configuration_file` on any character beyond U+00FF (measured on 3.10.8; `é` boots, `ā`, `Ω`,
+    CJK and emoji do not: tests/test_spec_broker_config.py starts a real node with each)."""
+    return sorted({ch for ch in text if ord(ch) > 255})
 
 
 def refused_on_local(key: str) -> str | None:
@@ -74,6 +83,12 @@ def check_broker_config(config: Mapping[Any, Any], deployment: str | None, path:
             if bad:
                 problems.append(Problem(where, f"must be one line without control characters (it becomes one "
                                                f"rabbitmq.conf line), got {', '.join(bad)} in {value!r}"))
+                continue
+            unreadable = _beyond_latin1(value)
+            if unreadable:
+                problems.append(Problem(where, f"has {', '.join(unreadable)}: RabbitMQ 3.10 reads rabbitmq.conf as "
+                                               f"Latin-1 and fails to start on a character beyond U+00FF; use "
+                                               f"printable ASCII (or Latin-1) only"))
                 continue
             if not value.strip():
                 problems.append(Problem(where, "must not be empty"))

@@ -22,6 +22,7 @@ from sizing.catalog import Catalog, load_catalog
 from sizing.cost import Volume
 from sizing.disks import DATA_ROLE, FILESYSTEMS, VOLUME_ROLES, RoleVolume, layout_suffix, volume_label
 from sizing.fields import Fields, Problem, SpecError, join
+from sizing.queueargs import check_queue_arguments
 from sizing.records import DEFAULT_GROUP  # the one implicit group of a scenario without `groups:`
 from sizing.search import SearchSpec
 
@@ -290,11 +291,6 @@ def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str
     return merged
 
 
-# Queue arguments RabbitMQ 3.10 defines for quorum queues only (a mirrored or classic queue must not carry them).
-QUORUM_ONLY_ARGUMENTS = ("x-quorum-initial-group-size", "x-max-in-memory-length", "x-max-in-memory-bytes",
-                         "x-delivery-limit")
-
-
 def _parse_workload(f: Fields) -> Workload | None:
     start = len(f.problems)
     q = f.sub("queues")
@@ -308,11 +304,7 @@ def _parse_workload(f: Fields) -> Workload | None:
         q.fail("policy", "mirrored queues need an HA policy, e.g. {ha-mode: exactly, ha-params: 2}")
     if qtype not in (None, "mirrored") and policy and any(k.startswith("ha-") for k in policy):
         q.fail("policy", f"ha-* policy keys only apply to mirrored queues, not {qtype}")
-    if qtype == "stream" and arguments and "x-max-length" in arguments:
-        q.fail("arguments.x-max-length", "stream queues take x-max-length-bytes, not x-max-length")
-    for key in sorted(set(arguments or {}) & set(QUORUM_ONLY_ARGUMENTS) if qtype not in (None, "quorum") else ()):
-        q.fail(f"arguments.{key}", f"applies to quorum queues only, not {qtype} (inherited through `extends` or "
-                                   f"the campaign workload? `arguments: {{}}` clears inherited arguments)")
+    q.problems.extend(check_queue_arguments(arguments or {}, qtype, join(q.path, "arguments")))
     queues = QueueSpec(
         count=q.int("count", minimum=1) or 0,
         name_pattern=pattern or "",
