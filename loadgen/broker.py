@@ -1,4 +1,5 @@
-"""Broker-side edges: queue declaration before a run and management-API sampling during it.
+"""Broker-side edges: queue declaration before a run and broker sampling during it (the management API for memory,
+alarms and queue depths; each node's exact counters, adapters.brokercounters, for message counts and rates).
 
 Request building and response aggregation are pure functions (unit tested on recorded JSON); the thin
 management client (adapters.management) tries every node in turn, because the node asked may be the one a
@@ -12,12 +13,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from adapters import brokercounters
 from adapters.management import ManagementClient, ManagementError
+from adapters.nodestats import NodeUnavailable
 from sizing.cluster import ClusterInfo
 from sizing.spec import QueueSpec
 
-QUEUE_COLUMNS = ("name,node,leader,type,messages,messages_ready,messages_unacknowledged,"
-                 "message_stats.publish_details.rate,message_stats.deliver_get_details.rate")
+QUEUE_COLUMNS = "name,node,leader,type,messages,messages_ready,messages_unacknowledged"
 NODE_COLUMNS = "name,running,mem_used,mem_limit,mem_alarm,disk_free,disk_free_alarm"
 
 
@@ -107,7 +109,6 @@ def aggregate_sample(nodes: Sequence[Mapping[str, Any]], queues: Sequence[Mappin
     for name in known_nodes:
         n = by_name.get(name, {})
         mine = [q for q in queues if (q.get("leader") or q.get("node")) == name]
-        stats = [q.get("message_stats") or {} for q in mine]
         rows.append({
             "node": name,
             "running": bool(n.get("running", False)),
@@ -119,10 +120,42 @@ def aggregate_sample(nodes: Sequence[Mapping[str, Any]], queues: Sequence[Mappin
             "queue_messages": sum(int(q.get("messages") or 0) for q in mine),
             "queue_messages_ready": sum(int(q.get("messages_ready") or 0) for q in mine),
             "queue_messages_unacked": sum(int(q.get("messages_unacknowledged") or 0) for q in mine),
-            "publish_rate": float(sum((s.get("publish_details") or {}).get("rate", 0.0) for s in stats)),
-            "deliver_rate": float(sum((s.get("deliver_get_details") or {}).get("rate", 0.0) for s in stats)),
         })
     return rows
+
+
+def counter_fields(current: brokercounters.MessageCounts | None,
+                   previous: tuple[float, brokercounters.MessageCounts] | None, at: float) -> dict[str, Any]:
+    """A node's exact counters and its rates since its previous sample (null where they cannot be known: no answer,
+    no previous sample, or a counter that went back because the node restarted)."""
+    row: dict[str, Any] = {
+        "messages_received": current.received if current else None,
+        "messages_confirmed": current.confirmed if current else None,
+        "messages_delivered": current.delivered if current else None,
+        "messages_acknowledged": current.acknowledged if current else None,
+        "publish_rate": None, "deliver_rate": None}
+    if current is not None and previous is not None and at > previous[0]:
+        delta = current.minus(previous[1])
+        if delta is not None:
+            row["publish_rate"] = delta.received / (at - previous[0])
+            row["deliver_rate"] = delta.delivered / (at - previous[0])
+    return row
+
+
+def count_check(broker: brokercounters.MessageCounts | None, generator: Mapping[str, int], acks: bool,
+                why_none: str = "") -> dict[str, Any]:
+    """The run's broker-side counts (exact counters read before the workers started and after the drain) next to the
+    generator's own: published = received, confirmed = confirmed, consumed = delivered (and = acknowledged when the
+    consumers ack). `agrees` is None when the counts cannot be known (a node restarted: its counters reset)."""
+    if broker is None:
+        return {"source": brokercounters.SOURCE, "broker": None, "generator": dict(generator), "agrees": None,
+                "differ": [], "why": why_none or "no counts"}
+    pairs = [("published", "received"), ("confirmed", "confirmed"), ("consumed", "delivered")]
+    pairs += [("consumed", "acknowledged")] if acks else []
+    differ = [f"{mine} {int(generator.get(mine, 0))} != broker {theirs} {getattr(broker, theirs)}"
+              for mine, theirs in pairs if int(generator.get(mine, 0)) != getattr(broker, theirs)]
+    return {"source": brokercounters.SOURCE, "broker": broker.to_dict(), "generator": dict(generator),
+            "agrees": not differ, "differ": differ}
 
 
 def _int_or_none(value: Any) -> int | None:
@@ -146,7 +179,8 @@ def rabbitmq_version(cluster: ClusterInfo) -> str | None:
 
 
 class BrokerSampler(threading.Thread):
-    """Samples the management API every `interval_s` and hands rows (with ts/second) to `emit`."""
+    """Samples the management API and each node's exact counters every `interval_s` and hands rows (with ts/second)
+    to `emit`."""
 
     def __init__(self, cluster: ClusterInfo, queue_names: Sequence[str], emit: Callable[[dict[str, Any]], None],
                  scenario_start: float, start_epoch: float, interval_s: float = 5.0,
@@ -156,6 +190,7 @@ class BrokerSampler(threading.Thread):
         self.scenario_start, self.start_epoch, self.interval_s, self.now = scenario_start, start_epoch, interval_s, now
         self._stop_event = threading.Event()
         self.api = ManagementClient(cluster, timeout_s=min(3.0, interval_s))
+        self._previous: dict[str, tuple[float, brokercounters.MessageCounts]] = {}
         self.errors = 0
 
     def run(self) -> None:
@@ -166,11 +201,29 @@ class BrokerSampler(threading.Thread):
             except ManagementError:
                 rows = unreachable_sample(self.cluster)
                 self.errors += 1
+            counts = self._counts()
             # Stamped at the response: a request held up by a frozen broker carries data from after the freeze.
-            second = self.now() - self.scenario_start
+            at = self.now()
+            second = at - self.scenario_start
             for row in rows:
+                node = row["node"]
+                row.update(counter_fields(counts.get(node), self._previous.get(node), at))
+                if counts.get(node) is not None:
+                    self._previous[node] = (at, counts[node])
+                else:
+                    self._previous.pop(node, None)
                 self.emit({"ts": self.start_epoch + second, "second": second, **row})
             self._stop_event.wait(max(0.0, self.interval_s - (self.now() - t)))
+
+    def _counts(self) -> dict[str, brokercounters.MessageCounts | None]:
+        out: dict[str, brokercounters.MessageCounts | None] = {}
+        for node in self.cluster.nodes:
+            try:
+                out[node.name] = brokercounters.node_counts(node, timeout_s=min(3.0, self.interval_s))
+            except (OSError, NodeUnavailable):
+                out[node.name] = None
+                self.errors += 1
+        return out
 
     def stop(self) -> None:
         self._stop_event.set()

@@ -174,6 +174,10 @@ class Runner:
         self.search_result: Any = None  # sizing.search.SearchResult once a search scenario ran
         self.groups: list[GroupPlan] = []  # issue 14: every workload group (one implicit `main` without groups)
         self.worker_group: dict[int, str] = {}
+        # The broker's exact counters before the workers start (adapters.brokercounters), for the manifest's
+        # broker_counts: what the broker counted over the run next to the generator's own totals.
+        self.counts_before: Any = None
+        self.counts_error = ""
 
     @property
     def worker_cpu(self) -> dict[int, dict[str, float]]:
@@ -223,6 +227,7 @@ class Runner:
                                 for name in broker.declare_queues(self.cluster, group.workload.queues,
                                                                   purge=self.options.purge)]
             self.manifest["versions"]["rabbitmq"] = broker.rabbitmq_version(self.cluster)
+            self.counts_before = self._broker_counts()
 
         def between_probes() -> int:
             """A search probe's undrained backlog is purged so that the next probe starts from empty queues."""
@@ -521,11 +526,40 @@ class Runner:
         })
         if self.search_result is not None:
             self.manifest["search"] = self.search_result.to_dict()
+        if self.counts_before is not None or self.counts_error:
+            self.manifest["broker_counts"] = self._count_check()
         self.store.write_manifest(self.manifest)
         for path in paths.values():
             with contextlib.suppress(OSError):
                 os.remove(path)
         self.echo(self.summary_line())
+    def _broker_counts(self) -> Any:
+        """Every node's exact counters now (None, and the reason kept, when a node does not answer)."""
+        from adapters import brokercounters
+        from adapters.nodestats import NodeUnavailable
+
+        try:
+            return brokercounters.cluster_counts(self.cluster)
+        except NodeUnavailable as err:
+            self.counts_error = f"counters not readable: {err}"
+            return None
+
+    def _count_check(self) -> dict[str, Any]:
+        from adapters import brokercounters
+        from loadgen import broker
+
+        after = self._broker_counts() if self.counts_before is not None else None
+        counted = brokercounters.counted_between(self.counts_before, after) if after is not None else None
+        why = self.counts_error or ("" if counted is not None else "a node restarted during the run (its counters "
+                                                                   "started again at 0)")
+        acks = not any(group.workload.consumers.auto_ack for group in self.scenario.workload_groups)
+        generator = {k: int(self.totals.get(k, 0)) for k in ("published", "confirmed", "consumed")}
+        check = broker.count_check(counted, generator, acks, why)
+        if check["agrees"] is False:
+            self.echo(f"broker counts differ from the generator's ({brokercounters.SOURCE}): "
+                      + "; ".join(check["differ"]))
+        return check
+
     # ------------------------------------------------------------------ reporting
     def progress_line(self, now: float) -> str:
         phase = self.timeline.phase_at(min(now, self.timeline.duration_s - 1e-9))

@@ -98,7 +98,9 @@ EVENTS = (*RUN_KEY,
     Column("detail", "string", "JSON with anything else", nullable=True),
 )
 
-# Broker-side samples from the management API, one row per node per sample.
+# Broker-side samples, one row per node per sample: memory, alarms and queue depths from the management API (only it
+# has them); message counts and rates from the node's exact counters (Prometheus rabbitmq_global_messages_*_total,
+# adapters/brokercounters.py: the management API's message_stats lose counts across a stall).
 BROKER_SAMPLES = (*RUN_KEY,
     Column("ts", "float64", "epoch seconds"),
     Column("second", "float64", "seconds since scenario start"),
@@ -113,8 +115,17 @@ BROKER_SAMPLES = (*RUN_KEY,
     Column("queue_messages", "int64", "messages in queues led by this node"),
     Column("queue_messages_ready", "int64", "ready messages in queues led by this node"),
     Column("queue_messages_unacked", "int64", "unacknowledged messages in queues led by this node"),
-    Column("publish_rate", "float64", "broker-side publish rate into queues led by this node, msg/s"),
-    Column("deliver_rate", "float64", "broker-side deliver rate from queues led by this node, msg/s"),
+    Column("publish_rate", "float64", "messages received by this node's channels per second since the node's previous "
+           "sample (exact counters; null on its first sample, after a failed one or across a node restart)",
+           nullable=True),
+    Column("deliver_rate", "float64", "messages delivered by this node's channels per second, as publish_rate",
+           nullable=True),
+    Column("messages_received", "int64", "rabbitmq_global_messages_received_total of this node (since it started)",
+           nullable=True),
+    Column("messages_confirmed", "int64", "rabbitmq_global_messages_confirmed_total of this node", nullable=True),
+    Column("messages_delivered", "int64", "rabbitmq_global_messages_delivered_total of this node", nullable=True),
+    Column("messages_acknowledged", "int64", "rabbitmq_global_messages_acknowledged_total of this node",
+           nullable=True),
 )
 
 # Resources of every broker node, one row per node per second (loadgen.nodes.NodeSampler; adapters.nodestats reads

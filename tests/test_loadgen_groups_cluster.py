@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+from adapters import brokercounters
 from adapters.management import ManagementClient
 from loadgen.runner import Runner, RunOptions
 from sizing import layout
@@ -79,11 +80,14 @@ def test_two_groups_run_concurrently_each_with_its_own_figures(cluster, tmp_path
     runner = Runner(campaign, CONFIG, "mixed", f"g{int(time.time() * 1000)}", cluster,
                     options=RunOptions(workers=2, out_dir=tmp_path, upload=False, drain_timeout_s=15,
                                        sample_interval_s=2, progress_interval_s=60), echo=lambda line: None)
+    before = brokercounters.cluster_counts(cluster)
     assert runner.run() == 0, runner.errors
+    counted = brokercounters.counted_between(before, brokercounters.cluster_counts(cluster))
     seconds = read(tmp_path, runner, "client_seconds")
     by_group = {g: seconds.filter(pc.equal(seconds["group"], g)) for g in ("quorum", "lazy")}
     assert sum(t.num_rows for t in by_group.values()) == seconds.num_rows  # every row carries its group
     published = {g: int(pc.sum(t["published"]).as_py()) for g, t in by_group.items()}
+    assert counted is not None and counted.received == sum(published.values())  # exact, at once
     # Independent counter: the broker's publish counts per group's queues equal each group's own records.
     assert broker_publishes(cluster, "bg-lazy-", published["lazy"]) == published["lazy"]
     assert broker_publishes(cluster, "fg-qq-", published["quorum"]) == published["quorum"]

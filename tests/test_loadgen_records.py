@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from adapters.brokercounters import MessageCounts, counted_between
 from loadgen import broker
 from loadgen.accounting import PublisherBook, account, merge_consumed
 from loadgen.drivers import hist_bytes
@@ -112,19 +113,46 @@ def test_broker_samples_aggregate_queues_by_leader_node():
              {"name": "b", "running": True, "mem_used": 200, "mem_limit": 1000, "mem_alarm": True,
               "disk_free": 6000, "disk_free_alarm": False}]
     queues = [
-        {"name": "q1", "leader": "a", "node": "a", "messages": 10, "messages_ready": 7, "messages_unacknowledged": 3,
-         "message_stats": {"publish_details": {"rate": 100.0}, "deliver_get_details": {"rate": 90.0}}},
+        {"name": "q1", "leader": "a", "node": "a", "messages": 10, "messages_ready": 7, "messages_unacknowledged": 3},
         {"name": "q2", "leader": "a", "node": "a", "messages": 5, "messages_ready": 5, "messages_unacknowledged": 0},
-        {"name": "q3", "node": "b", "messages": 1, "messages_ready": 0, "messages_unacknowledged": 1,
-         "message_stats": {"publish_details": {"rate": 50.5}}},
+        {"name": "q3", "node": "b", "messages": 1, "messages_ready": 0, "messages_unacknowledged": 1},
     ]
     rows = {r["node"]: r for r in broker.aggregate_sample(nodes, queues, ["a", "b", "c"])}
     assert rows["a"]["queue_messages"] == 15 and rows["a"]["queue_messages_ready"] == 12
-    assert rows["a"]["publish_rate"] == 100.0 and rows["a"]["deliver_rate"] == 90.0
-    assert rows["b"]["mem_alarm"] and rows["b"]["queue_messages_unacked"] == 1 and rows["b"]["publish_rate"] == 50.5
+    assert rows["b"]["mem_alarm"] and rows["b"]["queue_messages_unacked"] == 1
     assert rows["c"]["running"] is False and rows["c"]["mem_used_bytes"] is None  # down: no answer for it
+    # Message counts and rates come from the exact counters (adapters.brokercounters), per node.
+    earlier, now = MessageCounts(100, 90, 100, 80, 0, 70), MessageCounts(300, 290, 300, 230, 1, 220)
+    rows["a"].update(broker.counter_fields(now, (10.0, earlier), 12.0))
+    rows["b"].update(broker.counter_fields(now, None, 12.0))  # its first sample: no rate yet
+    rows["c"].update(broker.counter_fields(None, (10.0, earlier), 12.0))  # no answer: nothing made up
+    assert (rows["a"]["publish_rate"], rows["a"]["deliver_rate"], rows["a"]["messages_received"]) == (100.0, 75.0, 300)
+    assert rows["b"]["publish_rate"] is None and rows["b"]["messages_acknowledged"] == 220
+    assert rows["c"]["messages_received"] is None and rows["c"]["publish_rate"] is None
+    restarted = broker.counter_fields(MessageCounts(5, 5, 5, 5, 0, 5), (10.0, earlier), 12.0)
+    assert restarted["publish_rate"] is None and restarted["messages_received"] == 5  # counters reset: no rate
     table = to_table("broker_samples", KEY, [{"ts": 1.0, "second": 1.0, "phase": 1, **r} for r in rows.values()])
     assert table.schema.equals(records.arrow_schema("broker_samples"))
+
+
+def test_the_runs_count_check_compares_exact_counts_with_the_generators():
+    generator = {"published": 1000, "confirmed": 1000, "consumed": 1000}
+    exact = MessageCounts(received=1000, confirmed=1000, routed=1000, delivered=1000, redelivered=0, acknowledged=1000)
+    assert broker.count_check(exact, generator, acks=True)["agrees"] is True
+    short = MessageCounts(received=1000, confirmed=1000, routed=1000, delivered=1000, redelivered=0, acknowledged=990)
+    check = broker.count_check(short, generator, acks=True)
+    assert check["agrees"] is False and check["differ"] == ["consumed 1000 != broker acknowledged 990"]
+    assert broker.count_check(short, generator, acks=False)["agrees"] is True  # auto-ack: nothing is acknowledged
+    unknown = broker.count_check(None, generator, acks=True, why_none="a node restarted")
+    assert unknown["agrees"] is None and unknown["why"] == "a node restarted"
+
+
+def test_cluster_counts_between_two_readings_are_none_across_a_restart():
+    a1, a2 = MessageCounts(10, 10, 10, 10, 0, 10), MessageCounts(30, 30, 30, 30, 0, 30)
+    b1, b2 = MessageCounts(5, 5, 5, 5, 0, 5), MessageCounts(6, 6, 6, 6, 0, 6)
+    assert counted_between({"a": a1, "b": b1}, {"a": a2, "b": b2}) == MessageCounts(21, 21, 21, 21, 0, 21)
+    assert counted_between({"a": a2, "b": b1}, {"a": a1, "b": b2}) is None  # a's counters went back: restarted
+    assert counted_between({"a": a1}, {"a": a2, "b": b2}) is None
 
 
 def test_queue_declaration_arguments_and_mirroring_policy():
