@@ -5,6 +5,10 @@ its Terraform apply (setup) to its destroy (teardown), across several tasks. A l
 apply and given back by the destroy bounds what actually matters: clusters up at the same time.
 Leases are files created with O_EXCL in one directory, so they hold across processes and DAG runs on
 one machine (the local target, and docker-compose's single LocalExecutor host).
+
+A lease outlives the process that took it (the slot sensor's task ends once it holds one), so a holder is alive
+while its DAG run is: `reclaim` drops the leases whose owner the caller says is gone (a run that failed, was
+ended by the demo's clean-up, or no longer exists), so that a crash never blocks the slots for good.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,6 +68,23 @@ class LeaseBoard:
                 self._path(slot).unlink(missing_ok=True)
                 released = True
         return released
+
+    def reclaim(self, alive: Callable[[str], bool]) -> list[Lease]:
+        """Drop every lease whose owner `alive` says is gone; returns them. A lease whose file changed hands while
+        this ran (its owner differs from what was read) is left alone."""
+        dropped = []
+        for slot, owner in self.holders().items():
+            if alive(owner):
+                continue
+            path = self._path(slot)
+            try:
+                if json.loads(path.read_text())["owner"] != owner:
+                    continue
+                path.unlink()
+            except (OSError, ValueError, KeyError):
+                continue
+            dropped.append(Lease(slot, owner))
+        return dropped
 
     def clear(self) -> int:
         """Drop every lease (`sizing demo --stop`: nothing is up any more)."""

@@ -133,6 +133,9 @@ def _demo(args: argparse.Namespace) -> int:
         return 0
     try:
         timings = demo.demo(args.campaign, args.run_label, args.timeout, settings)
+    except (demo.StackDown, TimeoutError) as err:  # what died or what it waits for, and the next step
+        print(f"sizing demo: {err}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("\ninterrupted; the stack keeps running (stop it with `make stop`)", file=sys.stderr)
         return 130

@@ -33,6 +33,11 @@ DAG_ID = "sizing_campaign"
 FINISHED = {"success", "failed"}
 UNFINISHED = ("queued", "running")
 LOCAL_S3_KEY = LOCAL_S3_SECRET = "testing"  # the local S3 server's only identity (app.s3server), on 127.0.0.1
+# Set in the environment of every process the stack starts, and so inherited by everything those start (LocalExecutor
+# workers, task processes, load generators, Spark): `make stop` finds the orphans of a crashed service by it.
+STACK_MARKER = "SIZING_DEMO_STACK"
+SERVICE_NAMES = {"s3": "the S3 server", "api-server": "the Airflow api-server", "scheduler": "the Airflow scheduler",
+                 "dag-processor": "the Airflow dag-processor"}
 # What each service's command line runs: a pid file whose process runs something else (a pid reused after a
 # reboot, a pid file of an older demo) names no running service.
 PROGRAMS = {"s3": s3server.PROGRAM, "api-server": "airflow", "scheduler": "airflow", "dag-processor": "airflow"}
@@ -132,6 +137,7 @@ def airflow_env(s: DemoSettings, base: Mapping[str, str] | None = None) -> dict[
             "extra": {"endpoint_url": s.s3_url, "region_name": "us-east-1"}}),
         **s.stack_state().s3_env(),
         "SIZING_STATE_DIR": str(s.state), "SIZING_SLOT_OFFSET": str(s.slot_offset),
+        STACK_MARKER: str(s.state),
         # spark-submit and `python -m loadgen` must resolve to this virtualenv inside the tasks.
         "PATH": f"{s.bin_dir}{os.pathsep}{env.get('PATH', '')}",
         "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")])),
@@ -179,8 +185,8 @@ def _start(s: DemoSettings, name: str, command: list[str], env: Mapping[str, str
     (s.state / "logs").mkdir(parents=True, exist_ok=True)
     _pid_file(s, name).parent.mkdir(parents=True, exist_ok=True)
     log = open(s.state / "logs" / f"{name}.log", "ab")  # noqa: SIM115 (the child keeps it)
-    proc = subprocess.Popen(command, cwd=REPO_ROOT, env=dict(env), stdout=log, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(command, cwd=REPO_ROOT, env={**env, STACK_MARKER: str(s.state)}, stdout=log,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
     _pid_file(s, name).write_text(str(proc.pid))
     return proc.pid
 
@@ -225,6 +231,9 @@ def start(s: DemoSettings, say: Callable[[str], None] = print) -> None:
     _wait_http(f"{s.api_url}/api/v2/monitor/health", 120, "Airflow api-server")
     stackstate.write_state(s.stack_state(), stackstate.state_file({"SIZING_STATE_DIR": str(s.state)}))
     if fresh_scheduler:
+        # A scheduler that died leaves its LocalExecutor workers and task processes running: they would go on
+        # taking cluster slots and starting load after the clean-up below. They go first.
+        end_orphans(s, _service_groups(s, ("s3", "api-server", "dag-processor")), say)
         end_interrupted_runs(s, say)
     for name in ("scheduler", "dag-processor"):
         _start(s, name, [str(s.bin_dir / "airflow"), name], env)
@@ -365,6 +374,7 @@ def stop(s: DemoSettings, say: Callable[[str], None] = print) -> list[str]:
             stop_process_group(pid)
             say(f"stopped {name} (pid {pid})")
         _pid_file(s, name).unlink(missing_ok=True)
+    end_orphans(s, _service_groups(s, ("api-server", "s3")), say)  # a crashed scheduler's workers and tasks
     if running_pid(s, "api-server"):
         end_interrupted_runs(s, say)
     for name in ("api-server", "s3"):
@@ -373,8 +383,9 @@ def stop(s: DemoSettings, say: Callable[[str], None] = print) -> list[str]:
             stop_process_group(pid)
             say(f"stopped {name} (pid {pid})")
         _pid_file(s, name).unlink(missing_ok=True)
+    end_orphans(s, set(), say)
     left = _tear_down_leftovers(s, say)
-    left += [f"process {pid} (still alive)" for pid in _leftover_pids(s)]
+    left += [f"process {pid} (still alive)" for pid in sorted(set(_leftover_pids(s)) | set(stack_processes(s)))]
     stackstate.state_file({"SIZING_STATE_DIR": str(s.state)}).unlink(missing_ok=True)
     if s.state.exists():
         left.append(f"{s.state} (stored results, Airflow DB and task logs, Terraform state, service logs; "
@@ -395,6 +406,71 @@ def clean(s: DemoSettings, say: Callable[[str], None] = print) -> None:
     say(f"deleting {s.state}: the local S3 store's {files} file(s), {size / 2**20:.1f} MiB (every stored raw run, "
         "table and report), the Airflow DB, task logs and Terraform state")
     shutil.rmtree(s.state)
+
+
+def stack_processes(s: DemoSettings) -> dict[int, int]:
+    """{pid: process group} of every live process carrying this stack's marker (this process excepted; epmd too: a
+    node of ours may have started it, every Erlang node on the machine uses it)."""
+    marker = f"{STACK_MARKER}={s.state}".encode() + b"\0"
+    out = {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            if marker not in (proc / "environ").read_bytes() + b"\0" or not pid_alive(int(proc.name)):
+                continue
+            if (proc / "comm").read_text().strip() == "epmd":  # shared by every Erlang node on the machine
+                continue
+            out[int(proc.name)] = os.getpgid(int(proc.name))
+        except (OSError, ProcessLookupError):
+            continue
+    return out
+
+
+def _service_groups(s: DemoSettings, names: tuple[str, ...]) -> set[int]:
+    """Process groups of the named services that are running (each service leads a session of its own)."""
+    return {pid for pid in (running_pid(s, name) for name in names) if pid}
+
+
+def end_orphans(s: DemoSettings, keep_groups: set[int], say: Callable[[str], None] = print,
+                grace_s: float = 10.0) -> list[int]:
+    """End every process of this stack outside the `keep_groups` process groups: SIGTERM, then SIGKILL after
+    `grace_s`. Returns the pids ended."""
+    victims = sorted(pid for pid, group in stack_processes(s).items() if group not in keep_groups)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in victims:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + (grace_s if sig == signal.SIGTERM else 5.0)
+        while time.monotonic() < deadline and any(pid_alive(pid) for pid in victims):
+            for pid in victims:
+                with contextlib.suppress(ChildProcessError, OSError):
+                    os.waitpid(pid, os.WNOHANG)
+            time.sleep(0.2)
+        if not any(pid_alive(pid) for pid in victims):
+            break
+    if victims:
+        say(f"ended {len(victims)} process(es) a crashed or stopped service left running (pids "
+            f"{', '.join(map(str, victims[:10]))}{', ...' if len(victims) > 10 else ''})")
+    return victims
+
+
+class StackDown(RuntimeError):
+    """A service of the demo's stack died: the message says which, what it means and what to do next."""
+
+
+def check_services(s: DemoSettings, run_id: str | None = None) -> None:
+    """Raises StackDown naming the first service of the stack whose process is gone."""
+    for name in ("s3", "api-server", "scheduler", "dag-processor"):
+        if running_pid(s, name):
+            continue
+        pid_file = _pid_file(s, name)
+        was = f" (pid {pid_file.read_text().strip()})" if pid_file.exists() else ""
+        run = f"run {run_id} cannot go on" if run_id else "nothing can run"
+        raise StackDown(f"{SERVICE_NAMES[name]}{was} is no longer running, so {run} (its log: "
+                        f"{s.state / 'logs' / (name + '.log')}). Next: `make stop` (ends the run, tears its clusters "
+                        f"down, ends what the service left running), then `make demo` again; stored results are "
+                        f"kept.")
 
 
 def _leftover_pids(s: DemoSettings) -> list[int]:
@@ -443,15 +519,26 @@ def _label(ti: dict) -> str:
 
 
 def wait_for_run(client: AirflowClient, dag_id: str, run_id: str, timeout_s: float,
-                 say: Callable[[str], None] = print, poll_s: float = 3.0) -> tuple[dict, list[dict]]:
+                 say: Callable[[str], None] = print, poll_s: float = 3.0,
+                 check: Callable[[], None] | None = None) -> tuple[dict, list[dict]]:
     """Poll until the run finishes, printing each task as it finishes, and what the run waits for while
-    nothing finishes (a queued run: the runs ahead of it; a running one: the tasks running)."""
+    nothing finishes (a queued run: the runs ahead of it; a running one: the tasks running). `check` runs before
+    every poll and when Airflow does not answer: it raises when the stack itself is down (check_services)."""
+    import requests
+
     seen: set[tuple[str, int]] = set()
     start = time.monotonic()
     last_said = start
     while True:
-        run = client.run(dag_id, run_id)
-        tis = client.task_instances(dag_id, run_id)
+        if check is not None:
+            check()
+        try:
+            run = client.run(dag_id, run_id)
+            tis = client.task_instances(dag_id, run_id)
+        except requests.RequestException:
+            if check is not None:
+                check()  # the api-server died meanwhile: say so rather than a connection error
+            raise
         for ti in sorted(tis, key=lambda t: t.get("end_date") or ""):
             key = (ti["task_id"], ti.get("map_index", -1))
             if ti.get("state") in ("success", "failed", "upstream_failed", "skipped") and key not in seen:
@@ -466,7 +553,9 @@ def wait_for_run(client: AirflowClient, dag_id: str, run_id: str, timeout_s: flo
             say(f"  [{time.monotonic() - start:6.0f}s] waiting: {_waiting_for(client, dag_id, run, tis)}")
             last_said = time.monotonic()
         if time.monotonic() - start > timeout_s:
-            raise TimeoutError(f"run {run_id} still {run['state']} after {timeout_s:.0f}s")
+            raise TimeoutError(f"run {run_id} still {run['state']} after {timeout_s:.0f}s, "
+                               f"{_waiting_for(client, dag_id, run, tis)}; it goes on in Airflow ({client.url}), "
+                               f"`make stop` ends it")
         time.sleep(poll_s)
 
 
@@ -476,7 +565,12 @@ def _waiting_for(client: AirflowClient, dag_id: str, run: dict, tis: list[dict])
         return (f"run queued behind {', '.join(ahead)} (one campaign run at a time)" if ahead
                 else "run queued; the scheduler has not started it yet")
     running = [_label(t) for t in tis if t.get("state") in ("running", "queued", "scheduled", "deferred")]
-    return "running " + (", ".join(running) if running else "(no task yet: the scheduler is creating them)")
+    said = "running " + (", ".join(running) if running else "(no task yet: the scheduler is creating them)")
+    if any(label.startswith("cluster.wait_for_slot") for label in running) and isinstance(client, AirflowClient):
+        holders = sorted({owner for board in (client.s.state / "leases").glob("*")
+                          for owner in LeaseBoard(board).holders().values()})
+        said += f" (cluster slots held by {', '.join(holders) or 'nobody'})"
+    return said
 
 
 def failure_reason(client: AirflowClient, dag_id: str, run_id: str, ti: dict) -> str:
@@ -625,7 +719,7 @@ def demo(campaign: str = "campaigns/local-quick.yaml", run_label: str = "demo", 
     run_id = client.trigger(DAG_ID, {"campaign": campaign, "run_label": run_label})
     say(f"triggered {DAG_ID} run {run_id} ({campaign}); follow it at {s.api_url}/dags/{DAG_ID}")
     t_triggered = time.monotonic()
-    run, tis = wait_for_run(client, DAG_ID, run_id, timeout_s, say)
+    run, tis = wait_for_run(client, DAG_ID, run_id, timeout_s, say, check=lambda: check_services(s, run_id))
     t_done = time.monotonic()
     busy = busy_seconds(tis)
     run_wall = t_done - t_triggered

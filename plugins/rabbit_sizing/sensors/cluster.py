@@ -27,7 +27,11 @@ class ClusterSlotSensor(BaseSensorOperator):
     Poke mode, and one waiting instance per run (max_active_tis_per_dagrun=1): a waiting sensor holds one
     worker slot, never more, so a lease holder always finds a worker. (Reschedule mode would free that slot,
     but Airflow 3.3's LocalExecutor raced on it here: a rescheduled instance re-queued before the executor
-    reported the previous try, and the scheduler then failed it.)"""
+    reported the previous try, and the scheduler then failed it.)
+
+    A slot held by a run that is no longer queued or running (it failed, was ended by the demo's clean-up, or is
+    gone) is reclaimed: its holder died without giving it back. The wait is bounded by twice the campaign's planned
+    wall time (sizing.plan) plus ten minutes; past it the task fails naming who holds the slots."""
 
     template_fields: Sequence[str] = ("trial",)
 
@@ -37,18 +41,62 @@ class ClusterSlotSensor(BaseSensorOperator):
         kwargs.setdefault("max_active_tis_per_dagrun", 1)
         super().__init__(**kwargs)
         self.trial = trial
+        self._waiting_since: float | None = None
+        self._bound_s: float | None = None
 
     def poke(self, context) -> bool:
+        import time
+
+        from airflow.sdk.exceptions import AirflowFailException
+
         trial = Trial.from_dict(self.trial)
         owner = owner_id(self.dag_id, context["run_id"], trial.cluster_key)
         board = lease_board(trial.deployment)
         slots = trial.max_parallel_configs
         lease = board.try_acquire(owner, slots)
         if lease is None:
-            self.log.info("All %d cluster slot(s) busy: %s", slots, board.holders())
+            for stale in board.reclaim(lambda holder: run_alive(context["ti"], holder)):
+                self.log.warning("Reclaimed cluster slot %d from %s: its run is no longer running", stale.slot,
+                                 stale.owner)
+            lease = board.try_acquire(owner, slots)
+        if lease is None:
+            now = time.monotonic()
+            self._waiting_since = self._waiting_since or now
+            bound = self._bound_s = self._bound_s or slot_wait_bound_s(trial)
+            holders = board.holders()
+            self.log.info("All %d cluster slot(s) busy, waiting %.0f of at most %.0f s: %s", slots,
+                          now - self._waiting_since, bound, holders)
+            if now - self._waiting_since > bound:
+                raise AirflowFailException(
+                    f"no cluster slot came free within {bound:.0f}s (twice the campaign's planned wall time): held by "
+                    f"{', '.join(holders.values()) or 'nobody'}; `make stop` ends stuck runs and frees their slots")
             return False
         self.log.info("Cluster slot %d taken for %s", lease.slot, owner)
         return True
+
+
+def run_alive(ti: Any, owner: str) -> bool:
+    """A lease owner (`dag/run/cluster`, adapters.planning.owner_id) is alive while its DAG run is queued or running.
+    An owner that is not a DAG run's, or a state that cannot be read, counts as alive: never reclaim on a doubt."""
+    dag_id, _, rest = owner.partition("/")
+    run_id, _, _ = rest.rpartition("/")
+    if not dag_id or not run_id:
+        return True
+    try:
+        state = ti.get_dagrun_state(dag_id=dag_id, run_id=run_id)
+    except Exception as err:  # a run that no longer exists answers 404
+        return "404" not in str(err) and "not found" not in str(err).lower()
+    return str(state).lower().rsplit(".", 1)[-1] in ("queued", "running")
+
+
+def slot_wait_bound_s(trial: Trial) -> float:
+    """Twice the campaign's planned wall time at the run's parallelism, plus ten minutes (at least 30 minutes)."""
+    from sizing.plan import campaign_cost
+    from sizing.spec import load_campaign
+
+    campaign = load_campaign(trial.spec_path)
+    wall = campaign_cost(campaign, trial.max_parallel_configs, scenarios=list(trial.scenarios)).wall_s
+    return max(1800.0, 2 * wall + 600)
 
 
 class ClusterHealthySensor(BaseSensorOperator):

@@ -1,0 +1,94 @@
+"""The demo's stack survives its own crashes (issue 25, item 2), with real processes: a service killed with -9 leaves
+orphans that `make stop` ends; the demo names a dead service and the next step; a lease whose run is gone is
+reclaimed. The whole stack's fault matrix (real Airflow, clusters, load) is benchmarks/fault_matrix.py, its figures
+in README's "Reliability" section.
+
+Independent counter: /proc (which processes exist, and their process groups), not the demo's own bookkeeping.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+
+import pytest
+
+from adapters.leases import LeaseBoard
+from adapters.procs import pid_alive
+from app import demo
+
+FAKE_SCHEDULER = """#!{python}
+# Stands in for `airflow scheduler`: a forked worker in its process group (LocalExecutor's), and a task that
+# starts a process in a session of its own (the load generator's), then waits.
+import os, subprocess, sys, time
+if os.fork() == 0:
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+    time.sleep(600)
+    sys.exit(0)
+time.sleep(600)
+"""
+
+
+def _wait(predicate, timeout_s: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return predicate()
+
+
+def test_stop_ends_what_a_killed_scheduler_left_running(tmp_path):
+    s = demo.DemoSettings(state=tmp_path / "state", bin_dir=tmp_path / "bin")
+    s.bin_dir.mkdir()
+    fake = s.bin_dir / "airflow"
+    fake.write_text(FAKE_SCHEDULER.format(python=sys.executable))
+    fake.chmod(0o755)
+    scheduler = demo._start(s, "scheduler", [str(fake)], dict(os.environ))
+    assert demo.running_pid(s, "scheduler") == scheduler
+    assert _wait(lambda: len(demo.stack_processes(s)) == 3), demo.stack_processes(s)
+    os.kill(scheduler, signal.SIGKILL)
+    assert _wait(lambda: not pid_alive(scheduler))
+    orphans = demo.stack_processes(s)
+    assert len(orphans) == 2 and all(pid_alive(pid) for pid in orphans)  # what the issue measured: left running
+    assert len(set(orphans.values())) == 2  # one in the dead scheduler's group, one in a session of its own
+
+    said: list[str] = []
+    left = demo.stop(s, said.append)
+    assert demo.stack_processes(s) == {} and not any(pid_alive(pid) for pid in orphans)
+    assert any(line.startswith("ended 2 process(es) a crashed or stopped service left running") for line in said)
+    assert not any("still alive" in item for item in left)
+
+
+def test_a_dead_service_is_named_with_its_log_and_the_next_step(tmp_path):
+    s = demo.DemoSettings(state=tmp_path / "state", s3_port=21000 + 50 * 68 + 10)  # slot 68: this area's
+    demo.start_object_store(s, lambda line: None)
+    pid = demo.running_pid(s, "s3")
+    try:
+        with pytest.raises(demo.StackDown) as down:
+            demo.check_services(s, "manual__1")  # the S3 server runs, Airflow does not
+        assert str(down.value).startswith("the Airflow api-server is no longer running, so run manual__1 cannot go on")
+        os.kill(pid, signal.SIGKILL)
+        assert _wait(lambda: demo.running_pid(s, "s3") is None)
+        with pytest.raises(demo.StackDown) as down:
+            demo.check_services(s, "manual__1")
+        message = str(down.value)
+        assert message.startswith(f"the S3 server (pid {pid}) is no longer running, so run manual__1 cannot go on")
+        assert str(s.state / "logs" / "s3.log") in message and "Next: `make stop`" in message
+        assert "then `make demo` again; stored results are kept" in message
+    finally:
+        if pid_alive(pid):
+            os.killpg(pid, signal.SIGKILL)
+
+
+def test_a_lease_whose_run_is_gone_is_reclaimed_and_a_live_ones_is_kept(tmp_path):
+    board = LeaseBoard(tmp_path)
+    dead, live = "sizing_campaign/manual__old/n1-c5.2xlarge-gp2-r1", "sizing_campaign/manual__new/n1-x-r1"
+    assert board.try_acquire(dead, 2).slot == 0 and board.try_acquire(live, 2).slot == 1
+    assert board.try_acquire("sizing_campaign/manual__new/n1-y-r1", 2) is None  # both slots held
+    reclaimed = board.reclaim(lambda owner: "manual__new" in owner)
+    assert [(lease.slot, lease.owner) for lease in reclaimed] == [(0, dead)]
+    assert board.holders() == {1: live}
+    assert board.try_acquire("sizing_campaign/manual__new/n1-y-r1", 2).slot == 0
