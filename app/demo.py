@@ -175,7 +175,9 @@ def _runs(pid: int, program: str) -> bool:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return False
-    return any(Path(arg.decode(errors="replace")).name == program for arg in argv[:2])
+    # Airflow's servers retitle themselves ("airflow api_server -- host:..."), all in argv[0]: its first word counts.
+    words = [arg.decode(errors="replace").split(" ", 1)[0] for arg in argv[:2] if arg]
+    return any(Path(word).name == program for word in words)
 
 
 def _start(s: DemoSettings, name: str, command: list[str], env: Mapping[str, str]) -> int:
@@ -373,7 +375,6 @@ def stop(s: DemoSettings, say: Callable[[str], None] = print) -> list[str]:
         if pid:
             stop_process_group(pid)
             say(f"stopped {name} (pid {pid})")
-        _pid_file(s, name).unlink(missing_ok=True)
     end_orphans(s, _service_groups(s, ("api-server", "s3")), say)  # a crashed scheduler's workers and tasks
     if running_pid(s, "api-server"):
         end_interrupted_runs(s, say)
@@ -382,8 +383,9 @@ def stop(s: DemoSettings, say: Callable[[str], None] = print) -> list[str]:
         if pid:
             stop_process_group(pid)
             say(f"stopped {name} (pid {pid})")
-        _pid_file(s, name).unlink(missing_ok=True)
     end_orphans(s, set(), say)
+    for name in SERVICES:  # kept until now: a dead service's process group is how its orphans are found
+        _pid_file(s, name).unlink(missing_ok=True)
     left = _tear_down_leftovers(s, say)
     left += [f"process {pid} (still alive)" for pid in sorted(set(_leftover_pids(s)) | set(stack_processes(s)))]
     stackstate.state_file({"SIZING_STATE_DIR": str(s.state)}).unlink(missing_ok=True)
@@ -409,15 +411,26 @@ def clean(s: DemoSettings, say: Callable[[str], None] = print) -> None:
 
 
 def stack_processes(s: DemoSettings) -> dict[int, int]:
-    """{pid: process group} of every live process carrying this stack's marker (this process excepted; epmd too: a
-    node of ours may have started it, every Erlang node on the machine uses it)."""
+    """{pid: process group} of every live process of this stack (this process excepted; epmd too: a node of ours
+    may have started it, every Erlang node on the machine uses it): those carrying the stack's marker, and those in
+    the process group of a service (each leads its own, so the group outlives a killed leader; Airflow's servers
+    retitle themselves over their environment, where the marker was)."""
     marker = f"{STACK_MARKER}={s.state}".encode() + b"\0"
+    groups = set()
+    booted = _boot_time()
+    for pid_file in (s.state / "pids").glob("*.pid") if (s.state / "pids").exists() else ():
+        with contextlib.suppress(OSError, ValueError):
+            if pid_file.stat().st_mtime >= booted:  # a pid from before a reboot names someone else's group now
+                groups.add(int(pid_file.read_text().strip()))
     out = {}
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit() or int(proc.name) == os.getpid():
             continue
         try:
-            if marker not in (proc / "environ").read_bytes() + b"\0" or not pid_alive(int(proc.name)):
+            group = os.getpgid(int(proc.name))
+            if group not in groups and marker not in (proc / "environ").read_bytes() + b"\0":
+                continue
+            if not pid_alive(int(proc.name)):
                 continue
             if (proc / "comm").read_text().strip() == "epmd":  # shared by every Erlang node on the machine
                 continue
@@ -425,6 +438,14 @@ def stack_processes(s: DemoSettings) -> dict[int, int]:
         except (OSError, ProcessLookupError):
             continue
     return out
+
+
+def _boot_time() -> float:
+    try:
+        return float(next(line.split()[1] for line in Path("/proc/stat").read_text().splitlines()
+                          if line.startswith("btime ")))
+    except (OSError, StopIteration, ValueError):
+        return 0.0
 
 
 def _service_groups(s: DemoSettings, names: tuple[str, ...]) -> set[int]:

@@ -12,6 +12,7 @@ import os
 import signal
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -92,3 +93,24 @@ def test_a_lease_whose_run_is_gone_is_reclaimed_and_a_live_ones_is_kept(tmp_path
     assert [(lease.slot, lease.owner) for lease in reclaimed] == [(0, dead)]
     assert board.holders() == {1: live}
     assert board.try_acquire("sizing_campaign/manual__new/n1-y-r1", 2).slot == 0
+
+
+def test_a_server_that_retitled_itself_is_still_recognised(tmp_path):
+    """Airflow's api-server rewrites its command line to `airflow api_server -- host:... port:...` (seen in /proc
+    here); the demo missed it once, called it dead and left it running at `make stop`."""
+    import subprocess
+
+    s = demo.DemoSettings(state=tmp_path / "state")
+    server = subprocess.Popen(["bash", "-c", 'exec -a "airflow api_server -- host:127.0.0.1 port:1" sleep 60'],
+                              start_new_session=True)
+    try:
+        (s.state / "pids").mkdir(parents=True)
+        (s.state / "pids" / "api-server.pid").write_text(str(server.pid))
+        assert _wait(lambda: Path(f"/proc/{server.pid}/cmdline").read_bytes().startswith(b"airflow api_server"))
+        assert demo.running_pid(s, "api-server") == server.pid
+        assert demo.running_pid(s, "s3") is None
+        (s.state / "pids" / "s3.pid").write_text(str(server.pid))  # the same pid, but not the S3 server's program
+        assert demo.running_pid(s, "s3") is None
+    finally:
+        server.kill()
+        server.wait()
