@@ -110,8 +110,8 @@ def watch(s: demo.DemoSettings, client: demo.AirflowClient, run_id: str, since: 
                                      check=lambda: demo.check_services(s, run_id))
     except demo.StackDown as down:
         return str(down), time.monotonic() - since, None
-    failed = [f"{demo._label(t)}: {demo.failure_reason(client, DAG_ID, run_id, t)}" for t in tis
-              if t.get("state") == "failed"]
+    failed = [f"{demo._label(t)}: {demo.failure_reason(client, DAG_ID, run_id, t)[:200]}"
+              for t in sorted(tis, key=lambda t: t.get("start_date") or "~") if t.get("state") == "failed"]
     return (f"run {run['state']}" + (f"; {failed[0]}" if failed else "")), time.monotonic() - since, run
 
 

@@ -48,8 +48,18 @@ def publish_run_logs(trial: Trial, runs: list[dict]) -> list[str]:
 
 
 def configs_with_complete_raw(trials: list[Trial]) -> list[Trial]:
-    """One trial per config whose every trial (repeat) has every run's manifest in S3."""
+    """One trial per config whose every trial (repeat) has every run's manifest in S3, saying `complete`. The load
+    generator writes its manifest when it starts (status `running`) and again at the end: a generator killed
+    mid-run leaves a manifest that is not complete, and its partial records are not analysed."""
+    import json
+
     from adapters.planning import complete_configs
 
     hook, bucket = raw_store()
-    return complete_configs(trials, lambda key: hook.check_for_key(key, bucket_name=bucket))
+
+    def complete(key: str) -> bool:
+        if not hook.check_for_key(key, bucket_name=bucket):
+            return False
+        return json.loads(hook.read_key(key, bucket_name=bucket)).get("status") == "complete"
+
+    return complete_configs(trials, complete)
