@@ -8,7 +8,7 @@ that config's partitions.
         manifest.json                           run metadata (versions, spec hash, config, times, status)
         phases/part-0.parquet                   the timeline as run (records.PHASES)
         client_seconds/phase=PP/worker=W.parquet per-second per-worker records, uploaded phase by phase
-        broker_samples/phase=PP/part-0.parquet  management-API samples
+        broker_samples/phase=PP/part-0.parquet  broker samples (management API + exact counters)
         events/phase=PP/part-0.parquet          events of that phase (faults, blocks, ...)
         accounting/part-0.parquet               loss / duplicate / reorder accounting, after the drain
     tables/<table>/campaign=C/config=K/part-*.parquet   per-config tables (phase_summary, ...)
