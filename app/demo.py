@@ -32,6 +32,7 @@ SERVICES = ("s3", "api-server", "scheduler", "dag-processor")
 DAG_ID = "sizing_campaign"
 FINISHED = {"success", "failed"}
 UNFINISHED = ("queued", "running")
+TASK_FINISHED = {"success", "failed", "skipped", "upstream_failed", "removed"}
 LOCAL_S3_KEY = LOCAL_S3_SECRET = "testing"  # the local S3 server's only identity (app.s3server), on 127.0.0.1
 # Set in the environment of every process the stack starts, and so inherited by everything those start (LocalExecutor
 # workers, task processes, load generators, Spark): `make stop` finds the orphans of a crashed service by it.
@@ -308,6 +309,14 @@ def end_interrupted_runs(s: DemoSettings, say: Callable[[str], None] = print) ->
     ended = []
     for run in runs:
         client.patch_run_state(DAG_ID, run["dag_run_id"], "failed")
+        # Marking a run failed skips its pending tasks but leaves its teardowns (terraform_destroy) to run, and the
+        # run running until they have; it then ends on its leaves, all skipped or successful: "success" (measured,
+        # fault matrix case A). The clusters are torn down above, so the teardowns are skipped too and the run marked
+        # failed again, for good.
+        for ti in client.task_instances(DAG_ID, run["dag_run_id"]):
+            if ti.get("state") not in TASK_FINISHED:
+                client.patch_task_state(DAG_ID, run["dag_run_id"], ti["task_id"], ti.get("map_index", -1), "skipped")
+        client.patch_run_state(DAG_ID, run["dag_run_id"], "failed")
         ended.append(run["dag_run_id"])
         say(f"ended interrupted run {run['dag_run_id']} (was {run['state']}): marked failed, its clusters torn down")
     return ended
@@ -550,6 +559,7 @@ def wait_for_run(client: AirflowClient, dag_id: str, run_id: str, timeout_s: flo
     seen: set[tuple[str, int]] = set()
     start = time.monotonic()
     last_said = start
+    client.before_retry = check
     while True:
         if check is not None:
             check()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -131,6 +131,9 @@ class AirflowClient:
             raise PermissionError(f"Airflow at {login.url} refused user {login.user!r} (HTTP {response.status_code})")
         response.raise_for_status()
         self.http.headers["Authorization"] = f"Bearer {response.json()['access_token']}"
+        # Called before each retry of a GET: the demo checks there that the api-server is still running, so a dead
+        # one is named at once rather than after every retry has failed.
+        self.before_retry: Callable[[], None] | None = None
 
     def get(self, path: str, attempts: int = 5, **params: Any) -> Any:
         """GET with retries: on a busy 2-core machine the single api-server worker can be slow to answer."""
@@ -144,6 +147,8 @@ class AirflowClient:
             except (requests.ConnectionError, requests.Timeout):
                 if attempt == attempts - 1:
                     raise
+                if self.before_retry is not None:
+                    self.before_retry()
                 time.sleep(2 * (attempt + 1))
         raise AssertionError("unreachable")
 
@@ -166,6 +171,11 @@ class AirflowClient:
 
     def patch_run_state(self, dag_id: str, run_id: str, state: str) -> None:
         self.http.patch(f"{self.url}/api/v2/dags/{dag_id}/dagRuns/{run_id}", json={"state": state},
+                        timeout=30).raise_for_status()
+
+    def patch_task_state(self, dag_id: str, run_id: str, task_id: str, map_index: int, state: str) -> None:
+        path = f"{self.url}/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}"
+        self.http.patch(path + (f"/{map_index}" if map_index >= 0 else ""), json={"new_state": state},
                         timeout=30).raise_for_status()
 
     def runs(self, dag_id: str, states: tuple[str, ...] = ()) -> list[dict]:

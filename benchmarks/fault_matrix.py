@@ -179,20 +179,22 @@ def case(s: demo.DemoSettings, name: str) -> dict:
         demo.start(s, say)
     else:  # the run failed by itself and the stack runs on: the next step is the retry
         leaked = leaked_clusters(s)
+    faulted = demo.AirflowClient(s).run(DAG_ID, run_id)["state"]  # what the UI shows for the run that was hit
     after = retry(s, label)
     result = {"case": name, "fault": CASES[name], "user_sees": message, "noticed_s": round(noticed_s, 1),
-              "orphans_after_stop": orphans, "clusters_leaked": leaked, **after,
+              "orphans_after_stop": orphans, "clusters_leaked": leaked, "faulted_run": faulted, **after,
               "clusters_leaked_after_retry": leaked_clusters(s)}
     print(f"[{name}] {json.dumps(result)}", flush=True)
     return result
 
 
 def table(results: list[dict]) -> str:
-    lines = ["| fault | what the user sees | noticed after | clusters leaked | orphans after `make stop` | retry "
-             "(same run label) | duplicate rows / manifests | confirmed unaccounted for |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| fault | what the user sees | noticed after | the hit run ends | clusters leaked | orphans after "
+             "`make stop` | retry (same run label) | duplicate rows / manifests | confirmed unaccounted for |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         lines.append(f"| {r['fault']} | {r['user_sees'].replace('|', '/')} | {r['noticed_s']:.0f} s | "
+                     f"{r['faulted_run']} | "
                      f"{r['clusters_leaked']} (after retry {r['clusters_leaked_after_retry']}) | "
                      f"{'-' if r['orphans_after_stop'] is None else r['orphans_after_stop']} | {r['state']} "
                      f"({r['rows']} phase_summary rows) | {r['duplicate_rows']} / {r['duplicate_manifests']} | "
