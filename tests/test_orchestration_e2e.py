@@ -327,3 +327,27 @@ def test_failure_mid_run_still_tears_the_cluster_down(stack, first_run):
     assert states[("cluster.run_scenarios", f"{config}-r1")] == "failed"
     assert states[("cluster.terraform_destroy", f"{config}-r1")] == "success"
     _no_broker_left(settings)
+
+
+def test_results_survive_make_stop_and_a_new_start(stack, first_run, tmp_path):
+    """Issue 25, item 1: what `runs`, `query` and `report` answer (the demo's printed commands, in a new shell) is
+    byte for byte the same after `make stop` and a new start of the stack; the stop says the results stay."""
+    settings, _ = stack
+    steps = {next(word for word in ("query", "report", "runs") if f" app.cli {word} " in f"{step} "): step
+             for step in next_steps(settings, "ci-tiny", "ci")}
+    report = tmp_path / "report.html"
+    steps["report"] = steps["report"].replace("-o report.html", f"-o {report}")
+
+    def answers() -> dict[str, bytes]:
+        out = {name: _shell(command, settings).stdout.encode() for name, command in steps.items()}
+        out["report"] = report.read_bytes()
+        return out
+
+    before = answers()
+    said: list[str] = []
+    stop(settings, said.append)
+    assert "Stored results (raw runs, tables, reports) stay in" in said[-1]
+    assert not stackstate.state_file({"SIZING_STATE_DIR": str(settings.state)}).exists()  # the stack is down
+    start(settings, said.append)
+    after = answers()
+    assert after == before and b"ci-tiny" in before["runs"] and b'id="verdict"' in before["report"]
