@@ -167,7 +167,7 @@ def _boots(tmp_path: Path, conf_line: str, timeout_s: float = 60) -> tuple[bool,
             time.sleep(0.2)
     with open(out, "wb") as sink:
         node = subprocess.Popen(["rabbitmq-server"], env=env, stdout=sink, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+                                start_new_session=True, cwd=node_dir)  # a failed boot writes erl_crash.dump here
     deadline = time.monotonic() + timeout_s
     try:
         while time.monotonic() < deadline:
