@@ -398,7 +398,7 @@ LEADERBOARDS = (
     Column("volume_type", "string", "volume type"),
     Column("monthly_cost", "float64", "cluster cost per month (sizing.cost)"),
     Column("currency", "string", "catalog currency"),
-    Column("top_matched_throughput", "float64", "mean over repeats of capacity_repeats.top_matched_throughput"),
+    Column("top_matched_throughput", "float64", "median over repeats of capacity_repeats.top_matched_throughput"),
     Column("top_matched_phase", "string", "phase of the best repeat's top"),
     Column("max_matched_target_rate", "float64", "highest target matched in every repeat"),
     Column("capacity_phases", "int32", "phases that counted toward capacity, all repeats"),
@@ -461,15 +461,17 @@ CAPACITY = (
     Column("probes_disagreeing", "int32", "probes whose online verdict differs from the recomputed one"),
     Column("verdicts_agree", "bool", "probes_disagreeing == 0 (the GX gate requires it)"),
     Column("repeats", "int32", "repeats of this config's search with a sustainable rate"),
-    Column("sustainable_mean", "float64", "mean sustainable rate over those repeats", nullable=True),
-    Column("sustainable_ci_low", "float64", "95% bootstrap interval (sizing.stats) of that mean, low; null with "
-           "fewer than 2 repeats", nullable=True),
+    Column("sustainable_median", "float64", "median sustainable rate over those repeats", nullable=True),
+    Column("sustainable_ci_low", "float64", "order-statistic interval of that median (sizing.stats.median_interval), "
+           "low; null with fewer than 2 repeats", nullable=True),
     Column("sustainable_ci_high", "float64", "its high end", nullable=True),
+    Column("sustainable_ci_level", "float64", "the interval's true coverage for this many repeats (0.75 for 3; "
+           "null without an interval)", nullable=True),
 )
 
 # Leaderboard columns of campaigns with search scenarios (null otherwise).
 LEADERBOARD_SEARCH_COLUMNS = (
-    Column("sustainable_rate", "float64", "capacity.sustainable_mean of the config's search", nullable=True),
+    Column("sustainable_rate", "float64", "capacity.sustainable_median of the config's search", nullable=True),
     Column("cost_per_1k_at_sustainable", "float64", "sizing.cost.cost_per_1000_msgs at sustainable_rate",
            nullable=True),
     Column("rank_at_sustainable", "int32", "1 = cheapest per 1000 msg/s at its sustainable rate", nullable=True),

@@ -10,8 +10,8 @@ Writes four tables, each one object set per campaign (the campaign partition is 
 - adverse: per config and adverse scenario, held the target or not, worst dip, recovery time, losses;
 - capacity: per config, search scenario and repeat, the capacity search replayed from phase_summary's recomputed
   probe verdicts (sustainable rate, bracket, probes, p99 and bottleneck there, agreement with the online
-  verdicts) and the config's bootstrap interval over its repeats. With search scenarios the leaderboard also
-  ranks by sustainable rate and by cost per 1000 msg/s at it.
+  verdicts) and the config's median with its order-statistic interval over its repeats. With search scenarios
+  the leaderboard also ranks by sustainable rate and by cost per 1000 msg/s at it.
 Costs come from sizing.cost on the driver (21 rows; no second implementation of the cost model in Spark).
 """
 
@@ -29,7 +29,7 @@ from sizing.cost import cost_per_1000_msgs
 from sizing.plan import ConfigPlan, plan_configs
 from sizing.search import Probe, ProbeOutcome, ProbeResult, SearchSpec, replay
 from sizing.spec import Campaign
-from sizing.stats import bootstrap_ci
+from sizing.stats import median_interval
 from spark_jobs import gate, rules_columns
 from spark_jobs.tableio import read_table, replace_table
 
@@ -63,10 +63,11 @@ def capacity_repeats(phase_summary: DataFrame, capacity_scenarios: Sequence[str]
 
 
 def config_capacity(per_repeat: DataFrame) -> DataFrame:
-    """Per config from its capacity_repeats rows: the mean of the repeats' tops (a single lucky repeat must
-    not lead the board), the best repeat's phase, and the highest intensity matched in every repeat."""
+    """Per config from its capacity_repeats rows: the median of the repeats' tops (a single lucky repeat must
+    not lead the board; the report's interval is the median's), the best repeat's phase, and the highest intensity
+    matched in every repeat."""
     return (per_repeat.groupBy("campaign", "config_id")
-            .agg(F.avg("top_matched_throughput").alias("top_matched_throughput"),
+            .agg(F.median("top_matched_throughput").alias("top_matched_throughput"),
                  F.max_by("top_matched_phase", "top_matched_throughput").alias("top_matched_phase"),
                  F.min("max_matched_target_rate").alias("max_matched_target_rate"),
                  F.sum("capacity_phases").cast("int").alias("capacity_phases")))
@@ -201,24 +202,26 @@ def capacity_rows(probes: Sequence[dict[str, Any]], searches: dict[str, SearchSp
             by_config.setdefault((row["config_id"], row["scenario"]), []).append(row["sustainable_rate"])
     for row in out:
         values = by_config.get((row["config_id"], row["scenario"]), [])
-        interval = bootstrap_ci(values) if len(values) >= 2 else None
-        row.update(repeats=len(values), sustainable_mean=sum(values) / len(values) if values else None,
-                   sustainable_ci_low=interval.low if interval else None,
-                   sustainable_ci_high=interval.high if interval else None)
+        interval = median_interval(values) if values else None
+        with_interval = interval is not None and interval.has_interval
+        row.update(repeats=len(values), sustainable_median=interval.estimate if interval else None,
+                   sustainable_ci_low=interval.low if with_interval else None,
+                   sustainable_ci_high=interval.high if with_interval else None,
+                   sustainable_ci_level=interval.level if with_interval else None)
     return out
 
 
 def add_search_ranks(board: list[dict[str, Any]], capacity: Sequence[dict[str, Any]],
                      plans: Sequence[ConfigPlan]) -> list[dict[str, Any]]:
     """The leaderboard's search columns (records.LEADERBOARD_SEARCH_COLUMNS): each config's sustainable rate (the
-    highest mean over its search scenarios), cost per 1000 msg/s at it, and both ranks. Without search rows
+    highest median over its search scenarios), cost per 1000 msg/s at it, and both ranks. Without search rows
     they stay null and the order is unchanged; with them the board is ordered by cost at the sustainable rate, and
     a config whose sustainable rate reaches the campaign target has met it (cost and rank at target follow)."""
     cost = {p.config_id: p.monthly_cost for p in plans}
     rates: dict[str, float] = {}
     for row in capacity:
-        if row["sustainable_mean"] is not None:
-            rates[row["config_id"]] = max(rates.get(row["config_id"], 0.0), row["sustainable_mean"])
+        if row["sustainable_median"] is not None:
+            rates[row["config_id"]] = max(rates.get(row["config_id"], 0.0), row["sustainable_median"])
     per_1k = {k: cost_per_1000_msgs(cost[k], v) for k, v in rates.items() if k in cost and v > 0}
     at_sustainable, by_rate = _ranks(dict(per_1k)), _ranks(dict(rates), descending=True)
     for row in board:

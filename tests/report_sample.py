@@ -113,9 +113,9 @@ def capacity_repeat_rows(summary: pd.DataFrame, slo: float) -> pd.DataFrame:
 
 def leaderboard_rows(per_repeat: pd.DataFrame, campaign_name: str, monthly: dict[str, float],
                      target_rate: float) -> pd.DataFrame:
-    """The wide leaderboards table as the Spark job computes it from capacity_repeats: the mean of the repeats'
+    """The wide leaderboards table as the Spark job computes it from capacity_repeats: the median of the repeats'
     tops; the matched intensity is the one every repeat matched."""
-    top = per_repeat.groupby("config_id")["top_matched_throughput"].mean()
+    top = per_repeat.groupby("config_id")["top_matched_throughput"].median()
     max_matched = per_repeat.groupby("config_id")["max_matched_target_rate"].min()
     rows = []
     for config_id, cost in monthly.items():

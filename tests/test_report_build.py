@@ -125,19 +125,19 @@ def test_the_report_is_self_contained(one_repeat: str) -> None:
     assert one_repeat.startswith("<!DOCTYPE html>") and "<style>" in one_repeat
 
 
-def test_three_repeats_show_bootstrap_intervals(s3: S3Settings, tmp_path: Path) -> None:
+def test_three_repeats_show_medians_with_intervals_of_stated_coverage(s3: S3Settings, tmp_path: Path) -> None:
     spec = tmp_path / "quick-3.yaml"
     spec.write_text(f"extends: {SPEC}\nrepeats: 3\n")
     write_sample(s3, repeats=3)
     build_report(str(spec), RUN_ID, s3, tmp_path / "report.html")
     document = (tmp_path / "report.html").read_text()
     intensity = section(document, "intensity")
-    # achieved rates of n3 at 2000 msg/s over repeats 1985, 1980, 1990: exact bootstrap of the mean
+    # achieved rates of n3 at 2000 msg/s over repeats 1985, 1980, 1990: the median and [min, max], 75 %
     assert "1,985 [1,980,\u00a01,990]" in intensity
-    assert "1,617 [1,580,\u00a01,650]" in intensity  # n1 at 2000: 1620, 1580, 1650
-    assert "Points are means over 3 repeats (each on a fresh cluster); bars are 95% bootstrap intervals." in intensity
+    assert "1,620 [1,580,\u00a01,650]" in intensity  # n1 at 2000: 1620, 1580, 1650
+    assert "Values are medians over 3 repeats" in intensity and "75 % of the time with 3 repeats" in intensity
     boards = section(document, "leaderboards")
-    # the Spark figure (the mean of the per-repeat tops 1978, 1983, 1988) with their bootstrap interval
+    # the Spark figure (the median of the per-repeat tops 1978, 1983, 1988) with its interval
     assert "1,983 [1,978,\u00a01,988]" in boards
     assert "vs next" in boards
     adverse = section(document, "adverse")

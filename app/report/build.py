@@ -28,6 +28,7 @@ from sizing.disks import VOLUME_ROLES, placement, volume_label
 from sizing.plan import plan_configs
 from sizing.rules import SEARCH, is_adverse, is_client_settings, is_intensity, scenario_kind
 from sizing.spec import Campaign, Scenario, WorkloadGroup, load_campaign
+from sizing.stats import level_text
 
 MAX_GROUP = 7  # configs per latency chart (the seed splits 7 clusters into 4 + 3 for readability)
 MAX_BROKER_CHARTS = 24
@@ -256,9 +257,7 @@ class Report:
         out: list[object] = [tag("h2", "Increasing intensity (ideal conditions)", id="intensity")]
         if not self.intensity:
             return [*out, tag("p", "This campaign has no increasing-intensity scenario.", class_="muted")]
-        ci_note = (f" Points are means over {self.repeats_seen} repeats (each on a fresh cluster); bars are 95% "
-                   "bootstrap intervals."
-                   if self.with_ci else "")
+        ci_note = " " + repeats.interval_note(self.repeats_seen) if self.with_ci else ""
         slo = self.campaign.target.p99_latency_ms
         for scenario in self.intensity:
             rows = self.summary_ci[self.summary_ci["scenario"] == scenario.name]
@@ -311,24 +310,22 @@ class Report:
         return Raw(str(table(headers, body, numeric=list(range(1, len(steps) + 1))))
                    + str(tag("p", "Achieved publish rate, msg/s (with p99 latency) per intensity step. Green: "
                                   "matched the target rate within the SLO; amber: missed the rate or the SLO; red: "
-                                  "phase flagged invalid." + (" Brackets: 95% bootstrap interval over repeats."
+                                  "phase flagged invalid." + (" " + repeats.interval_note(self.repeats_seen)
                                                               if self.with_ci else ""), class_="note")))
 
     # -- leaderboards
-    def board_intervals(self, board: str) -> dict:
+    def board_values(self, board: str) -> dict[str, list[float]]:
+        """Each config's per-repeat figures of a board (capacity_repeats, as the leaderboards step wrote them)."""
         if not self.with_ci or self.per_repeat.empty:
             return {}
         per_repeat = self.per_repeat
         if board == BOARD_TOP_MATCHED:
-            return repeats.config_intervals(per_repeat.dropna(subset=["top_matched_throughput"]),
-                                            "top_matched_throughput")
+            return repeats.config_values(per_repeat, "top_matched_throughput")
         if board == BOARD_MATCHED_TARGET:
-            return repeats.config_intervals(per_repeat.dropna(subset=["max_matched_target_rate"]),
-                                            "max_matched_target_rate")
+            return repeats.config_values(per_repeat, "max_matched_target_rate")
         if board == BOARD_COST_AT_TOP:
-            return repeats.config_intervals(per_repeat.dropna(subset=["top_matched_throughput"]),
-                                            "top_matched_throughput", transform=lambda c, v: [
-                                                cost_per_1000_msgs(self.monthly[c], x) for x in v if x > 0])
+            return repeats.config_values(per_repeat, "top_matched_throughput", transform=lambda c, v: [
+                cost_per_1000_msgs(self.monthly[c], x) for x in v if x > 0])
         return {}  # cost at target is cost / target: no trial-to-trial spread
 
     def leaderboards_section(self) -> list[object]:
@@ -347,19 +344,20 @@ class Report:
                 boards.append(tag("div", [tag("h3", title), tag("p", "no entries", class_="muted")], class_="board"))
                 continue
             value = "value"
-            intervals = self.board_intervals(board)
-            notes = {n.config_id: n.text() for n in repeats.annotate_adjacent(list(rows["config_id"]), intervals)}
+            values = self.board_values(board)
+            intervals = repeats.config_intervals(values)
+            notes = {n.config_id: n.text() for n in repeats.annotate_adjacent(list(rows["config_id"]), values)}
             body = []
             for r in rows.itertuples(index=False):
                 interval = intervals.get(r.config_id)
                 shown = _money(getattr(r, value)) if money else _rate(getattr(r, value))
-                if interval is not None and interval.n > 1:
+                if interval is not None and interval.has_interval:
                     fmt = _money if money else _rate
                     shown += f" [{fmt(interval.low)},\u00a0{fmt(interval.high)}]"
                 extra = f" ({_rate(r.rate)} msg/s)" if money else ""
                 note = notes.get(r.config_id, "")
-                body.append([int(r.rank), r.config_id, shown + extra, (note, "warn" if note.startswith("not") else
-                                                                       "muted")])
+                body.append([int(r.rank), r.config_id, shown + extra, (note, "muted" if note.startswith("ahead") else
+                                                                       "warn")])
             low = [intervals[c].low if c in intervals else math.nan for c in rows["config_id"]] if intervals else None
             high = [intervals[c].high if c in intervals else math.nan for c in rows["config_id"]] if intervals else None
             svg = charts.leaderboard_bars(rows, value, self.colors, title, unit, money, low, high)
@@ -368,9 +366,10 @@ class Report:
                                       table(headers, body, numeric=[0, 2])], class_="board"))
         out.append(tag("div", boards, class_="boards"))
         if self.with_ci:
-            out.append(tag("p", "Brackets: 95% percentile-bootstrap interval over repeats. 'Not distinguishable' "
-                                "marks adjacent configs whose intervals overlap: their order may be noise.",
-                           class_="note"))
+            out.append(tag("p", repeats.interval_note(self.repeats_seen) + " 'vs next' compares each config's "
+                                "repeats with the next one's (exact Mann-Whitney interval of the relative difference, "
+                                "90 %): 'not distinguishable' means their order may be noise, 'too few repeats' that "
+                                "the repeats cannot give an interval of that level.", class_="note"))
         if self.data.pareto is not None and not self.data.pareto.empty:
             out += [tag("h3", "Pareto front (cost vs capacity)"), self.pareto_table(self.data.pareto)]
         return out
@@ -470,9 +469,11 @@ class Report:
                 continue
             body = []
             for r in rows.sort_values(["config_id", "run_id", "repeat"]).itertuples(index=False):
-                interval = ("n/a" if pd.isna(r.sustainable_ci_low) else
-                            f"{_rate(r.sustainable_mean)} [{_rate(r.sustainable_ci_low)}, "
-                            f"{_rate(r.sustainable_ci_high)}] (n={int(r.repeats)})")
+                interval = (f"{_rate(r.sustainable_median)} (n = {int(r.repeats)}, no interval)"
+                            if pd.isna(r.sustainable_ci_low) else
+                            f"{_rate(r.sustainable_median)} [{_rate(r.sustainable_ci_low)}, "
+                            f"{_rate(r.sustainable_ci_high)}] ({level_text(r.sustainable_ci_level)}, "
+                            f"n = {int(r.repeats)})")
                 body.append([r.config_id, f"{r.run_id} #{int(r.repeat)}", r.status, _rate(r.sustainable_rate),
                              f"{_rate(r.last_pass)} .. {_rate(r.first_fail)}",
                              f"{int(r.probes_used)} / {int(r.worst_case_probes)}"
@@ -481,7 +482,7 @@ class Report:
                              r.bottleneck_at_sustainable or "n/a", interval,
                              ("yes", "ok") if r.verdicts_agree else ("no", "bad")])
             out.append(table(["config", "run", "status", "sustainable msg/s", "bracket", "probes / worst case",
-                              "p99 there", "bottleneck there", "mean [95% CI] over repeats",
+                              "p99 there", "bottleneck there", "median [interval, coverage] over repeats",
                               "online = recomputed"], body, numeric=[3, 5, 6]))
             for r in rows.sort_values(["config_id", "run_id", "repeat"]).itertuples(index=False):
                 probes = summary[(summary["config_id"] == r.config_id) & (summary["scenario"] == scenario.name)

@@ -86,8 +86,8 @@ CAPACITY_REPEATS_REQUIRED = ["config_id", "run_id", "repeat", "top_matched_throu
 CAPACITY_REQUIRED = ["config_id", "scenario", "run_id", "repeat", "status", "sustainable_rate", "last_pass",
                      "first_fail", "probes_used", "worst_case_probes", "p99_at_sustainable_ms", "verdicts_agree"]
 CAPACITY_OPTIONAL: dict[str, object] = {"bottleneck_at_sustainable": None, "repeats": 1, "inconclusive_attempts": 0,
-                                        "sustainable_mean": float("nan"), "sustainable_ci_low": float("nan"),
-                                        "sustainable_ci_high": float("nan")}
+                                        "sustainable_median": float("nan"), "sustainable_ci_low": float("nan"),
+                                        "sustainable_ci_high": float("nan"), "sustainable_ci_level": float("nan")}
 # adverse: one row per config x adverse scenario: did it hold the target.
 ADVERSE_REQUIRED = ["config_id", "scenario", "held_target"]
 ADVERSE_OPTIONAL: dict[str, object] = {"phases_judged": None, "phases_held": None, "worst_dip_ratio": float("nan"),
