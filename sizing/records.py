@@ -303,6 +303,21 @@ _SEARCH_COLUMNS = (
            "yet)", nullable=True),
 )
 
+# Backlog scenarios (issue 22, seed 002; sizing/adverse.py): per-second figures of the "publishers unaffected"
+# criterion, per phase. A run's drain composes from its phases (sizing.adverse.run_drain).
+_BACKLOG_COLUMNS = (
+    Column("reduced_publish_s", "float64", "steady seconds whose 5 s confirm rate (publish rate without confirms) fell "
+           "below 98% of the offered rate (sizing.rules.publish_reduced)", nullable=True),
+    Column("publishers_blocked_s", "float64", "steady seconds in which a memory or disk alarm blocked publishers (the "
+           "most blocked worker's connection.blocked time)", nullable=True),
+    Column("backlog_peak_s", "float64", "second (since scenario start) of backlog_max_client", nullable=True),
+    Column("backlog_end_client", "int64", "client-side backlog at the phase's last second", nullable=True),
+    Column("backlog_last_above_s", "float64", "last second of the phase with the client backlog above drain_level_msgs "
+           "(null: never)", nullable=True),
+    Column("drain_level_msgs", "float64", "the run's drained level: 1 s of its final offered rate "
+           "(sizing.rules.DRAINED_BACKLOG_S)", nullable=True),
+)
+
 PHASE_SUMMARY = (*_TABLE_KEY,
     Column("phase_name", "string", "e.g. rate-30000"),
     Column("start_s", "float64", "phase start, s since scenario start"),
@@ -341,7 +356,8 @@ PHASE_SUMMARY = (*_TABLE_KEY,
     Column("worker_behind_events", "int64", "worker_behind events in the phase"),
     Column("connection_blocked_events", "int64", "connection_blocked events in the phase"),
     Column("backlog_max", "int64", "broker_queue_max, else backlog_max_client"),
-    Column("backlog_max_client", "int64", "max of cumulative confirmed - consumed over the phase's seconds"),
+    Column("backlog_max_client", "int64", "max of cumulative confirmed (published without confirms) - consumed over "
+           "the phase's seconds"),
     Column("broker_queue_max", "int64", "max over samples of messages in all queues (summed over nodes)"),
     Column("broker_mem_max_bytes", "int64", "max memory used by any node"),
     Column("broker_mem_max_fraction", "float64", "max memory used / high watermark"),
@@ -365,6 +381,7 @@ PHASE_SUMMARY = (*_TABLE_KEY,
     Column("unavailable_s", "float64", "degraded seconds (< 95% of pre_fault_rate) between faults and recovery"),
     Column("worst_dip_ratio", "float64", "lowest 5 s mean throughput after a fault / pre_fault_rate"),
     *_RESOURCE_COLUMNS,
+    *_BACKLOG_COLUMNS,
     # Issue 14: one row per workload group per phase. Client figures (rates, latencies, accounting, validity) are
     # the group's own; broker, event and node figures are the cluster's, the same on every group's row.
     Column("group", "string", "workload group (a scenario without groups: main)"),
@@ -421,21 +438,36 @@ PARETO = (
     Column("cost_per_1k_at_top", "float64", "as in leaderboards"),
 )
 
+# Per (config, adverse scenario): the scenario judged by its own criterion (sizing/adverse.py), over every repeat.
 ADVERSE = (
     Column("campaign", "string", "campaign name (partition)"),
     Column("config_id", "string", "cluster config"),
     Column("scenario", "string", "adverse scenario"),
-    Column("phases_judged", "int32", "phases judged (step: offered <= campaign target; profile: all)"),
-    Column("phases_held", "int32", "judged phases that held (sizing.rules.held_target)"),
-    Column("held_target", "bool", "every judged phase held"),
-    Column("worst_dip_ratio", "float64", "lowest 5 s mean after a fault / pre-fault rate (>= 1: no dip)"),
-    Column("worst_confirm_ratio", "float64", "lowest confirm_rate / target_rate"),
-    Column("max_time_to_recover_s", "float64", "longest recovery"),
+    Column("criterion", "string", "fault (judged phases hold the target, nothing lost) | backlog (publishers "
+           "unaffected, nothing lost, backlog drained): sizing.rules.scenario_kind"),
+    Column("repeats", "int32", "runs x repeats judged"),
+    Column("held", "bool", "the scenario held by its criterion in every repeat"),
+    Column("reason", "string", "why it did not hold (null when it held)", nullable=True),
+    Column("phases_judged", "int32", "phases judged (fault on steps: offered <= campaign target; else all)"),
+    Column("phases_held", "int32", "judged phases that held the target (sizing.rules.held_target)"),
+    Column("worst_dip_ratio", "float64", "lowest 5 s mean after a fault / pre-fault rate (>= 1: no dip)",
+           nullable=True),
+    Column("worst_confirm_ratio", "float64", "lowest confirm_rate / target_rate", nullable=True),
+    Column("max_time_to_recover_s", "float64", "longest recovery after a fault", nullable=True),
     Column("all_recovered", "bool", "every fault recovered before its phase ended"),
-    Column("unavailable_s", "float64", "degraded seconds, summed"),
+    Column("unavailable_s", "float64", "degraded seconds after faults, summed"),
+    Column("reduced_publish_s", "float64", "worst repeat's seconds of reduced publish rate (judged phases)"),
+    Column("publish_tolerance_s", "float64", "seconds of reduced publish rate the scenario tolerates (spec)"),
+    Column("publishers_blocked_s", "float64", "worst repeat's seconds with publishers blocked by an alarm"),
+    Column("peak_backlog_msgs", "int64", "highest backlog (broker queue depth, else client-side)"),
+    Column("peak_memory_share", "float64", "highest memory used / high watermark of any node", nullable=True),
+    Column("drained", "bool", "every repeat's backlog was back under its drain level by the end"),
+    Column("drain_s", "float64", "worst repeat's seconds from the peak backlog until it stayed drained (null: not "
+           "drained)", nullable=True),
     Column("lost", "int64", "confirmed messages never consumed"),
     Column("duplicates", "int64", "duplicate deliveries"),
-    Column("max_e2e_p99_ms", "float64", "worst phase p99"),
+    Column("max_e2e_p99_ms", "float64", "worst judged phase's end-to-end p99 (reported; judged for faults only)",
+           nullable=True),
 )
 
 # Per (config, search scenario, run, repeat): the capacity search replayed from phase_summary's recomputed probe

@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from sizing import rules
 from sizing.brokerconf import check_broker_config, check_message_size
 from sizing.catalog import Catalog, load_catalog
 from sizing.cost import Volume
@@ -208,6 +209,9 @@ class Scenario:
     # and steps are the foreground group's; the SLO and the leaderboards judge the foreground only.
     groups: tuple[WorkloadGroup, ...] = ()
     foreground: str = DEFAULT_GROUP
+    # Backlog scenarios (seed 002's slowdowns and peaks, sizing.rules.backlog_held): seconds of reduced publish rate
+    # the scenario still counts as held (0: publishers entirely unaffected, the seed's requirement).
+    publish_tolerance_s: float = 0.0
 
     @property
     def workload_groups(self) -> tuple[WorkloadGroup, ...]:
@@ -722,12 +726,17 @@ def _parse_scenario(value: Any, path: str, problems: list[Problem], workload_raw
                                          "(vary: processing_ms, or processing_ms in a sequence entry)")
     groups_raw = f.list("groups", None)
     foreground_raw = f.str("foreground", None)
+    tolerance = f.number("publish_tolerance_s", 0.0, minimum=0) or 0.0
     f.done()
     if len(problems) > start or workload is None or name is None:
         return None
     scenario = Scenario(name, step_rates, step_duration, publish_rate, processing, warmup,
                         tuple(x for x in faults if x is not None), workload, description, search,
-                        step_settings, steps_dimension)
+                        step_settings, steps_dimension, publish_tolerance_s=tolerance)
+    if f.has("publish_tolerance_s") and rules.scenario_kind(scenario) != rules.BACKLOG_ADVERSE:
+        f.fail("publish_tolerance_s", "applies to backlog scenarios only (a publish_rate or consumer_processing_ms "
+                                      "profile without faults), judged on seconds of reduced publish rate")
+        return None
     if groups_raw is not None or foreground_raw is not None:
         return _with_groups(scenario, value, groups_raw, foreground_raw, path, problems, workload_raw,
                             base_workload, deployment, isolate)

@@ -7,7 +7,9 @@ Writes four tables, each one object set per campaign (the campaign partition is 
 - leaderboards: per config, top matched throughput, cost per 1000 msg/s per month at it and at the
   campaign target (only configs that met target and SLO), ranks, Pareto flag;
 - pareto: the configs on the cost-vs-capacity Pareto front;
-- adverse: per config and adverse scenario, held the target or not, worst dip, recovery time, losses;
+- adverse: per config and adverse scenario, judged by its own criterion (sizing.adverse): fault scenarios hold the
+  target and lose nothing (recovery time reported); backlog scenarios keep publishers unaffected, lose nothing and
+  drain (reduced-publish and blocked seconds, peak backlog and memory, drain time reported);
 - capacity: per config, search scenario and repeat, the capacity search replayed from phase_summary's recomputed
   probe verdicts (sustainable rate, bracket, probes, p99 and bottleneck there, agreement with the online
   verdicts) and the config's median with its order-statistic interval over its repeats. With search scenarios
@@ -24,7 +26,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from adapters.objectstore import StoreSpec
-from sizing import records, rules
+from sizing import adverse, records, rules
 from sizing.cost import cost_per_1000_msgs
 from sizing.plan import ConfigPlan, plan_configs
 from sizing.search import Probe, ProbeOutcome, ProbeResult, SearchSpec, replay
@@ -73,32 +75,20 @@ def config_capacity(per_repeat: DataFrame) -> DataFrame:
                  F.sum("capacity_phases").cast("int").alias("capacity_phases")))
 
 
-def adverse_verdicts(phase_summary: DataFrame, step_scenarios: Sequence[str], profile_scenarios: Sequence[str],
-                     target_rate: float) -> DataFrame:
-    """Held the target or not, per config and adverse scenario.
-
-    Judged phases: in step scenarios (e.g. broker-kill at each intensity) the phases offered at most the
-    campaign target; in profile scenarios (peaks, slowdowns) every phase. A phase holds by
-    sizing.rules.held_target: it matched its target (rates and SLO; validity not required, a lagging
-    generator can only make that harder) and lost nothing.
-    """
-    judged = phase_summary.filter(
-        (F.col("scenario").isin(list(step_scenarios)) & (F.col("target_rate") <= target_rate))
-        | F.col("scenario").isin(list(profile_scenarios)))
-    return (judged.withColumn("held", rules_columns.held_target())
-            .groupBy("campaign", "config_id", "scenario")
-            .agg(F.count("*").cast("int").alias("phases_judged"),
-                 F.sum(F.col("held").cast("int")).cast("int").alias("phases_held"),
-                 F.min(F.col("held").cast("int")).cast("boolean").alias("held_target"),
-                 F.min("worst_dip_ratio").alias("worst_dip_ratio"),
-                 F.min(F.col("confirm_rate") / F.col("target_rate")).alias("worst_confirm_ratio"),
-                 F.max("time_to_recover_s").alias("max_time_to_recover_s"),
-                 F.min(F.coalesce(F.col("recovered").cast("int"), F.lit(1))).cast("boolean").alias("all_recovered"),
-                 F.sum(F.coalesce("unavailable_s", F.lit(0.0))).alias("unavailable_s"),
-                 F.sum(F.coalesce("lost", F.lit(0))).cast("bigint").alias("lost"),
-                 F.sum(F.coalesce("duplicates", F.lit(0))).cast("bigint").alias("duplicates"),
-                 F.max("e2e_p99_ms").alias("max_e2e_p99_ms"))
-            .select(*records.table_columns("adverse")))
+def adverse_verdicts(phase_summary: DataFrame, campaign: Campaign) -> list[dict[str, Any]]:
+    """The adverse table's rows: each config's adverse scenarios judged by their own criterion (sizing.adverse.judge,
+    pure, on the driver: a few phase rows per config and scenario)."""
+    scenarios = {s.name: s for s in campaign.scenarios if rules.is_adverse(s)}
+    if not scenarios:
+        return []
+    rows = (phase_summary.filter(F.col("scenario").isin(list(scenarios)))
+            .select("campaign", "config_id", "scenario", *adverse.VERDICT_INPUTS).collect())
+    grouped: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        grouped.setdefault((row["campaign"], row["config_id"], row["scenario"]), []).append(row.asDict())
+    return [{"campaign": campaign_name, "config_id": config_id,
+             **adverse.judge(scenarios[scenario], phases, campaign.target.rate)}
+            for (campaign_name, config_id, scenario), phases in sorted(grouped.items())]
 
 
 # ----------------------------------------------------------------------- pure driver-side ranking
@@ -270,10 +260,9 @@ def build(spark: SparkSession, phase_summary: DataFrame, campaign: Campaign) -> 
     pareto_columns = records.table_columns("pareto")
     pareto = spark.createDataFrame([{k: r[k] for k in pareto_columns} for r in board if r["pareto"]],
                                    records.table_ddl("pareto"))
-    adverse = adverse_verdicts(phase_summary, scenarios_of(campaign, rules.STEP_ADVERSE),
-                               scenarios_of(campaign, rules.PROFILE_ADVERSE), campaign.target.rate)
+    adverse_table = spark.createDataFrame(adverse_verdicts(phase_summary, campaign), records.table_ddl("adverse"))
     capacity_table = spark.createDataFrame(searched, records.table_ddl("capacity"))
-    return {"capacity_repeats": per_repeat, "leaderboards": leaderboards, "pareto": pareto, "adverse": adverse,
+    return {"capacity_repeats": per_repeat, "leaderboards": leaderboards, "pareto": pareto, "adverse": adverse_table,
             "capacity": capacity_table}
 
 

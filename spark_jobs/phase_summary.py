@@ -19,7 +19,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
 from adapters.objectstore import StoreSpec
-from sizing import layout, records
+from sizing import adverse, layout, records
 from sizing.catalog import resource_limits
 from sizing.histogram import encode_counts
 from sizing.rules import judged_against_target
@@ -75,9 +75,10 @@ CLIENT_DDL = (RUN_KEY_DDL + ", phase INT, `group` STRING, workers INT, steady_se
 
 
 SERIES_DDL = (RUN_KEY_DDL + ", `group` STRING, phase INT, warmup BOOLEAN, second INT, published BIGINT, "
-              "confirmed BIGINT, consumed BIGINT, acked BIGINT")
+              "confirmed BIGINT, consumed BIGINT, acked BIGINT, scheduled BIGINT, blocked_ms DOUBLE")
 SERIES_KEY = [*RUN_COLS, "group", "phase", "warmup", "second"]
-SERIES_COUNTS = ["published", "confirmed", "consumed", "acked"]
+SERIES_COUNTS = ["published", "confirmed", "consumed", "acked", "scheduled"]  # summed over workers
+SERIES_MAX = ["blocked_ms"]  # the most blocked worker: a second in which some publisher was blocked
 # What one fold of client_seconds yields: partial rows (`series` false, PARTIAL_DDL's columns) and series rows
 # (`series` true, SERIES_DDL's columns), the other kind's columns null. One read serves both passes.
 FOLDED_DDL = PARTIAL_DDL + ", series BOOLEAN, warmup BOOLEAN, second INT, acked BIGINT"
@@ -122,8 +123,9 @@ def _partials(steady: pa.Table) -> pa.Table | None:
 def _series(table: pa.Table) -> pa.Table | None:
     if table.num_rows == 0:
         return None
-    frame = table.select([*SERIES_KEY, *SERIES_COUNTS]).to_pandas()
-    summed = frame.groupby(SERIES_KEY, sort=False, dropna=False, as_index=False)[SERIES_COUNTS].sum()
+    frame = table.select([*SERIES_KEY, *SERIES_COUNTS, *SERIES_MAX]).to_pandas()
+    summed = frame.groupby(SERIES_KEY, sort=False, dropna=False, as_index=False).agg(
+        **{c: (c, "sum") for c in SERIES_COUNTS}, **{c: (c, "max") for c in SERIES_MAX})
     summed["series"] = True
     return pa.Table.from_pandas(summed, preserve_index=False)
 
@@ -230,15 +232,20 @@ def with_group(frame: DataFrame) -> DataFrame:
 
 DYNAMICS_DDL = (RUN_KEY_DDL + ", `group` STRING, phase INT, backlog_max_client BIGINT, faults INT, fault_kinds STRING, "
                 "pre_fault_rate DOUBLE, time_to_recover_s DOUBLE, recovered BOOLEAN, unavailable_s DOUBLE, "
-                "worst_dip_ratio DOUBLE, backlog_slope DOUBLE")
+                "worst_dip_ratio DOUBLE, backlog_slope DOUBLE, reduced_publish_s DOUBLE, publishers_blocked_s DOUBLE, "
+                "backlog_peak_s DOUBLE, backlog_end_client BIGINT, backlog_last_above_s DOUBLE, "
+                "drain_level_msgs DOUBLE")
 
 
 def run_dynamics(series: pd.DataFrame, faults: pd.DataFrame) -> pd.DataFrame:
     """Per run, phase and workload group: client-side backlog, the impact of every fault on the per-second
-    throughput, and (issue 16) sizing.search.backlog_slope over the steady seconds, as the generator computes it.
+    throughput, (issue 16) sizing.search.backlog_slope over the steady seconds, as the generator computes it, and
+    (issue 22) the per-second figures of the backlog criterion (sizing.adverse): seconds of reduced publish rate and
+    of blocked publishers, and where the backlog peaked, ended and last stood above the run's drain level.
 
-    `series`: per (group, phase, warmup, second), all workers summed: published, confirmed, consumed, acked.
-    `faults`: the run's fault_start events: phase, second, fault_kind.
+    `series`: per (group, phase, warmup, second), all workers summed: published, confirmed, consumed, acked,
+    scheduled, and the most blocked worker's blocked_ms. `faults`: the run's fault_start events: phase, second,
+    fault_kind.
     """
     columns = [c.split()[0].strip("`") for c in DYNAMICS_DDL.split(", ")]
     if series.empty:
@@ -250,22 +257,37 @@ def run_dynamics(series: pd.DataFrame, faults: pd.DataFrame) -> pd.DataFrame:
     slopes = _steady_backlog_slopes(series)
     # One row per second: a worker's boundary second may still count in the phase before.
     series = (series.groupby("second", as_index=False)
-              .agg(phase=("phase", "max"), confirmed=("confirmed", "sum"), consumed=("consumed", "sum"))
+              .agg(phase=("phase", "max"), warmup=("warmup", "max"), published=("published", "sum"),
+                   confirmed=("confirmed", "sum"), consumed=("consumed", "sum"), scheduled=("scheduled", "sum"),
+                   blocked_ms=("blocked_ms", "max"))
               .sort_values("second", ignore_index=True))
     # Throughput the broker accepted; without publisher confirms there is only the consume side.
     signal = "confirmed" if series["confirmed"].sum() > 0 else "consumed"
-    backlog = (series["confirmed"] - series["consumed"]).cumsum().clip(lower=0)
+    accepted = "confirmed" if series["confirmed"].sum() > 0 else "published"
+    backlog = (series[accepted] - series["consumed"]).cumsum().clip(lower=0)
+    dense = series.set_index("second").reindex(range(int(series["second"].max()) + 1), fill_value=0)
+    reduced = pd.Series(adverse.reduced_publish(dense["scheduled"].to_numpy(), dense[accepted].to_numpy()),
+                        index=dense.index)
+    scheduled = series[series["phase"] > 0]
+    last_phase = scheduled[scheduled["phase"] == scheduled["phase"].max()] if len(scheduled) else scheduled
+    level = adverse.drain_level(float(last_phase["scheduled"].mean()) if len(last_phase) else 0.0)
     rows = []
     for phase, part in series.groupby("phase"):
         in_phase = faults[faults["phase"] == phase] if not faults.empty else faults
         impacts = [fault_impact(part["second"].to_numpy(), part[signal].to_numpy(), float(f.second))
                    for f in in_phase.itertuples()]
         ttrs = [i.time_to_recover_s for i in impacts]
-        row = {**key, "phase": int(phase), "backlog_max_client": int(backlog.loc[part.index].max()),
+        steady = part[~part["warmup"].astype(bool)]
+        held = adverse.phase_backlog(part["second"].to_numpy(), backlog.loc[part.index].to_numpy(), level)
+        row = {**key, "phase": int(phase), "backlog_max_client": held.peak,
                "faults": len(impacts),
                "fault_kinds": ",".join(sorted({str(k) for k in in_phase["fault_kind"]})) if impacts else None,
                "pre_fault_rate": None, "time_to_recover_s": None, "recovered": None, "unavailable_s": None,
-               "worst_dip_ratio": None, "backlog_slope": slopes.get(int(phase))}
+               "worst_dip_ratio": None, "backlog_slope": slopes.get(int(phase)),
+               "reduced_publish_s": float(reduced.loc[steady["second"]].sum()),
+               "publishers_blocked_s": float(steady["blocked_ms"].fillna(0.0).clip(upper=1000.0).sum()) / 1000.0,
+               "backlog_peak_s": held.peak_s, "backlog_end_client": held.end,
+               "backlog_last_above_s": held.last_above_s, "drain_level_msgs": level}
         if impacts:
             levels = [i.pre_fault_rate for i in impacts if i.pre_fault_rate is not None]
             dips = [i.worst_dip_ratio for i in impacts if i.worst_dip_ratio is not None]
@@ -292,7 +314,8 @@ def _steady_backlog_slopes(series: pd.DataFrame) -> dict[int, float]:
 def phase_dynamics(client_series: DataFrame, events: DataFrame) -> DataFrame:
     """Per run and workload group: each group's own throughput series against the run's faults, and its backlog
     slope per phase (one pass over the narrow per-second columns)."""
-    series = with_group(client_series).groupBy(*SERIES_KEY).agg(*[F.sum(c).alias(c) for c in SERIES_COUNTS])
+    series = with_group(client_series).groupBy(*SERIES_KEY).agg(*[F.sum(c).alias(c) for c in SERIES_COUNTS],
+                                                                 *[F.max(c).alias(c) for c in SERIES_MAX])
     faults = (events.filter(F.col("kind") == "fault_start")
               .select(*RUN_COLS, "phase", "second", "fault_kind"))
     return (series.groupBy(*RUN_COLS).cogroup(faults.groupBy(*RUN_COLS))

@@ -39,11 +39,6 @@ def counts_toward_capacity() -> Column:
                                                    F.col("slo_p99_ms")), F.lit(False))
 
 
-def held_target() -> Column:
-    """sizing.rules.held_target over phase_summary's matched_target (a missing loss count counts as none lost)."""
-    return F.coalesce(rules.held_target(F.col("matched_target"), F.coalesce("lost", F.lit(0))), F.lit(False))
-
-
 def bottleneck() -> Column:
     """sizing.rules.bottleneck over phase_summary's resource columns: the same predicates in the same order; a
     missing figure is 0 and a missing limit rules.UNKNOWN_LIMIT (neither triggers); null without node figures

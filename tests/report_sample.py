@@ -20,11 +20,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from adapters.objectstore import S3Settings
-from sizing import layout, records, rules
+from sizing import adverse, layout, records, rules
 from sizing.cost import cost_per_1000_msgs
 from sizing.layout import RunKey
 from sizing.plan import plan_configs
-from sizing.spec import load_campaign
+from sizing.spec import Campaign, load_campaign
 from sizing.timeline import Timeline, expand
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -144,15 +144,16 @@ def pareto_rows(board: pd.DataFrame) -> pd.DataFrame:
     return board[board["pareto"]][records.table_columns("pareto")].reset_index(drop=True)
 
 
-def adverse_rows(summary: pd.DataFrame, target_rate: float) -> pd.DataFrame:
-    """The Spark `adverse` table: step adverse scenarios judged at phases offered at most the target."""
-    judged = summary[(summary["scenario"] == "broker-kill") & (summary["target_rate"] <= target_rate)]
-    held = rules.held_target(judged["matched_target"], judged["lost"])
-    out = judged.assign(held=held).groupby(["campaign", "config_id", "scenario"]).agg(
-        phases_judged=("held", "size"), phases_held=("held", "sum"), held_target=("held", "all"),
-        worst_dip_ratio=("worst_dip_ratio", "min"), max_time_to_recover_s=("time_to_recover_s", "max"),
-        lost=("lost", "sum"), max_e2e_p99_ms=("e2e_p99_ms", "max"))
-    return out.reset_index()
+def adverse_rows(summary: pd.DataFrame, campaign: Campaign) -> pd.DataFrame:
+    """The Spark `adverse` table, by the same pure verdict code the leaderboards step runs (sizing.adverse.judge)."""
+    rows = []
+    for scenario in (s for s in campaign.scenarios if rules.is_adverse(s)):
+        for (campaign_name, config_id), part in summary[summary["scenario"] == scenario.name].groupby(
+                ["campaign", "config_id"]):
+            phases = [{k: (None if pd.isna(v) else v) for k, v in r.items()} for r in part.to_dict("records")]
+            rows.append({"campaign": campaign_name, "config_id": config_id,
+                         **adverse.judge(scenario, phases, campaign.target.rate)})
+    return pd.DataFrame(rows, columns=records.table_columns("adverse"))
 
 
 CAPACITY = {N1: 1620.0, N3: 1985.0}  # publish capacity, msg/s
@@ -260,7 +261,7 @@ def write_sample(settings: S3Settings, repeats: int = 1, failed_validation: bool
     per_repeat = capacity_repeat_rows(summary, slo)
     board = leaderboard_rows(per_repeat, campaign.name, monthly, target)
     for table, frame in (("capacity_repeats", per_repeat), ("leaderboards", board), ("pareto", pareto_rows(board)),
-                         ("adverse", adverse_rows(summary, target))):
+                         ("adverse", adverse_rows(summary, campaign))):
         _put_parquet(settings, layout.table_prefix(table, campaign.name) + "part-00000.parquet",
                      pa.Table.from_pandas(frame, preserve_index=False))
     client = settings.client()

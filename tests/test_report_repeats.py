@@ -1,4 +1,4 @@
-"""Repeats -> intervals (known answers), leaderboard annotations, table contract, GX parsing, verdict rules."""
+"""Repeats -> intervals (known answers), leaderboard annotations, table contract, GX parsing."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import pandas as pd
 import pytest
 
 from app.report import repeats
-from app.report.build import adverse_outcome
 from app.report.tables import (
     ADVERSE,
     ADVERSE_OPTIONAL,
@@ -118,17 +117,6 @@ def test_stored_validation_result_parsing_lists_failed_expectations() -> None:
     result = parse_validation(doc, "raw", "n3", "r1")
     assert (result.success, result.evaluated, result.successful) == (False, 7, 6)
     assert result.failed == [failure]
-
-
-@pytest.mark.parametrize(("matched", "valid", "passes"), [
-    ([True, True], [True, True], True),
-    ([True, False], [True, True], False),  # one repeat missed the rate or the SLO
-    ([True, True], [True, False], True),  # matched although the generator lagged: the lag only hurts
-    ([True, False], [True, False], False),  # missed while the generator lagged: inconclusive, no pass
-    ([None, None], [True, True], False),  # no verdict from the analysis: no pass
-])
-def test_a_phase_passes_only_when_every_repeat_matched_its_target(matched, valid, passes) -> None:
-    assert adverse_outcome(pd.DataFrame({"matched_target": matched, "valid": valid})) is passes
 
 
 def test_board_views_keep_the_spark_ranks_and_leave_off_configs_without_a_figure() -> None:

@@ -87,8 +87,10 @@ def test_cost_at_target_only_for_configs_that_met_it_and_pareto_front(tables):
 def test_adverse_verdicts(tables):
     verdicts = {r["config_id"]: r for r in tables["adverse"]}
     assert len(verdicts) == 21 and {r["scenario"] for r in verdicts.values()} == {"broker-kill"}
-    assert verdicts["n5-c5.2xlarge-gp2"]["held_target"] is True
-    assert verdicts["n3-c5.4xlarge-gp2"]["held_target"] is False  # carried 29k of 30k during the kill
+    assert {r["criterion"] for r in verdicts.values()} == {"fault"}
+    assert verdicts["n5-c5.2xlarge-gp2"]["held"] is True and verdicts["n5-c5.2xlarge-gp2"]["reason"] is None
+    assert verdicts["n3-c5.4xlarge-gp2"]["held"] is False  # carried 29k of 30k during the kill
+    assert verdicts["n3-c5.4xlarge-gp2"]["reason"] == "1 of 1 judged phases missed their target rate or the SLO"
     assert verdicts["n3-c5.4xlarge-gp2"]["worst_confirm_ratio"] == pytest.approx(29 / 30)
     assert verdicts["n5-c5.2xlarge-gp2"]["max_time_to_recover_s"] == 12.0
     assert verdicts["n5-c5.2xlarge-gp2"]["worst_dip_ratio"] == 0.4

@@ -26,12 +26,13 @@ from sizing import layout
 from sizing.cost import cost_per_1000_msgs
 from sizing.disks import VOLUME_ROLES, placement, volume_label
 from sizing.plan import plan_configs
-from sizing.rules import SEARCH, is_adverse, is_client_settings, is_intensity, scenario_kind
+from sizing.rules import BACKLOG_ADVERSE, SEARCH, is_adverse, is_client_settings, is_intensity, scenario_kind
 from sizing.spec import Campaign, Scenario, WorkloadGroup, load_campaign
 from sizing.stats import level_text
 
 MAX_GROUP = 7  # configs per latency chart (the seed splits 7 clusters into 4 + 3 for readability)
 MAX_BROKER_CHARTS = 24
+MAX_ADVERSE_PANELS = 8  # configs per adverse chart (two columns of four)
 LATENCY_LOW = ["e2e_p50_ms", "e2e_p75_ms"]
 LATENCY_HIGH = ["e2e_p95_ms", "e2e_p99_ms", "e2e_p999_ms"]
 
@@ -89,6 +90,7 @@ class ConfigVerdict:
     adverse_passed: list[str]
     adverse_failed: list[str]
     invalid_phases: int
+    adverse_unjudged: tuple[str, ...] = ()  # adverse scenarios the `adverse` table has no row for
 
     @property
     def meets_ideal(self) -> bool:
@@ -96,46 +98,33 @@ class ConfigVerdict:
 
     @property
     def passes_all(self) -> bool:
-        return self.meets_ideal and not self.adverse_failed
-
-
-def adverse_outcome(rows: pd.DataFrame) -> bool:
-    """Phase-level outcome: every repeat flagged `matched_target` by the analysis (rate and SLO met; a
-    lagging generator can only make that harder, so an invalid phase that matched still passes, and one
-    that missed never does). No flag from the analysis means no pass."""
-    return bool(_all_true(rows["matched_target"]))
+        """Meets the target under ideal conditions and holds every adverse scenario, each judged."""
+        return self.meets_ideal and not self.adverse_failed and not self.adverse_unjudged
 
 
 def verdicts(campaign: Campaign, data: ReportData, monthly: dict[str, float]) -> list[ConfigVerdict]:
-    """Per config: its place on the cost-at-target board and its adverse-scenario outcomes; ordered
-    by cost at target (configs off the board last, by monthly cost)."""
+    """Per config: its place on the cost-at-target board and its adverse scenarios as the `adverse` table judged
+    them (sizing.adverse: each by its own criterion); a scenario without a row is "not judged", never a guess.
+    Ordered by cost at target (configs off the board last, by monthly cost)."""
     board = data.leaderboards[data.leaderboards["board"] == BOARD_COST_AT_TARGET].sort_values("rank")
     on_board = {row.config_id: row for row in board.itertuples(index=False)}
-    held = {}  # the Spark `adverse` table's verdicts, when present
+    held = {}
     if data.adverse is not None:
-        held = {(r.config_id, r.scenario): bool(r.held_target) for r in data.adverse.itertuples(index=False)
-                if r.held_target is not None and not pd.isna(r.held_target)}
+        held = {(r.config_id, r.scenario): bool(r.held) for r in data.adverse.itertuples(index=False)
+                if r.held is not None and not pd.isna(r.held)}
     adverse = [s.name for s in campaign.scenarios if is_adverse(s)]
     summary = data.phase_summary
     out = []
     for config_id in monthly:
         rows = summary[summary["config_id"] == config_id]
-        passed, failed = [], []
-        for name in adverse:
-            scenario_rows = rows[rows["scenario"] == name]
-            if (config_id, name) in held:
-                (passed if held[(config_id, name)] else failed).append(name)
-            elif scenario_rows.empty:
-                failed.append(f"{name} (no data)")
-            elif adverse_outcome(scenario_rows):
-                passed.append(name)
-            else:
-                failed.append(name)
+        passed = [name for name in adverse if held.get((config_id, name)) is True]
+        failed = [name for name in adverse if held.get((config_id, name)) is False]
+        unjudged = tuple(name for name in adverse if (config_id, name) not in held)
         entry = on_board.get(config_id)
         cost = float(entry.value) if entry is not None else None
         invalid = int((~rows["valid"].fillna(True).astype(bool)).sum())
         out.append(ConfigVerdict(config_id, monthly[config_id], cost, int(entry.rank) if entry is not None else None,
-                                 passed, failed, invalid))
+                                 passed, failed, invalid, unjudged))
     return sorted(out, key=lambda v: (v.target_rank is None, v.target_rank or 0, v.monthly_cost))
 
 
@@ -222,12 +211,13 @@ class Report:
                 ("fails adverse", "bad") if v.meets_ideal else ("misses target/SLO", "bad"))
             adverse = "—" if not self.adverse else (
                 f"{len(v.adverse_passed)}/{len(self.adverse)}" + (f" (fails {', '.join(v.adverse_failed)})"
-                                                                 if v.adverse_failed else ""))
+                                                                 if v.adverse_failed else "")
+                + (f" (not judged: {', '.join(v.adverse_unjudged)})" if v.adverse_unjudged else ""))
             table_rows.append([v.config_id, _money(v.monthly_cost), _money(v.cost_at_target) if v.meets_ideal else "—",
                                _rate(top[BOARD_TOP_MATCHED].get(v.config_id, math.nan)),
                                _rate(top[BOARD_MATCHED_TARGET].get(v.config_id, math.nan)),
-                               (adverse, "ok" if self.adverse and not v.adverse_failed else "bad" if v.adverse_failed
-                                else ""),
+                               (adverse, "ok" if self.adverse and not v.adverse_failed and not v.adverse_unjudged
+                                else "bad" if v.adverse_failed or v.adverse_unjudged else ""),
                                (str(v.invalid_phases), "bad" if v.invalid_phases else ""),
                                (status[0], status[1])])
         out.append(table(["config", "cluster $/month", "$/1000 msg/s/mo at target", "top msg/s in SLO",
@@ -236,8 +226,10 @@ class Report:
         out.extend(self.bottleneck_verdict())
         out.append(tag("p", "Cost per 1000 msg/s per month = cluster monthly cost / (rate / 1000) (seed 000). "
                             "'At target' lists configs the analysis found to match the target rate within the SLO "
-                            "under ideal conditions; an adverse scenario passes when every phase matched its rate "
-                            "within the SLO.", class_="note"))
+                            "under ideal conditions. Each adverse scenario is judged by its study's own criterion "
+                            "(see Adverse scenarios): a fault scenario holds when its judged phases matched the target "
+                            "and lost nothing; a consumer slowdown or publish peak holds when publishers carried on "
+                            "unaffected, nothing was lost and the backlog drained.", class_="note"))
         return out
 
     # -- increasing intensity
@@ -514,15 +506,8 @@ class Report:
             intro = (scenario.description + " " if scenario.description else "") + (
                 f"Faults: {faults}." if faults else "No injected fault (load/processing profile).")
             out.append(tag("p", intro, class_="muted"))
-            if self.data.adverse is not None:
-                verdict = self.data.adverse[self.data.adverse["scenario"] == scenario.name]
-                out.append(table(["config", "held the target", "phases held", "longest recovery", "worst dip",
-                                  "lost"], [
-                    [r.config_id, ("yes", "ok") if r.held_target else ("no", "bad"),
-                     f"{_int(r.phases_held)}/{_int(r.phases_judged)}", _secs(r.max_time_to_recover_s),
-                     _dip(r.worst_dip_ratio),
-                     _int(r.lost)] for r in verdict.sort_values("config_id").itertuples(index=False)],
-                    numeric=[2, 3, 4, 5]))
+            out.append(tag("p", criterion_text(scenario, self.campaign.target.rate), class_="note"))
+            out.extend(self.adverse_verdict_table(scenario))
             rows = self.summary_ci[self.summary_ci["scenario"] == scenario.name]
             body = []
             for config_id in self.config_ids:
@@ -531,7 +516,7 @@ class Report:
                     src = self.data.phase_summary
                     src = src[(src["config_id"] == config_id) & (src["scenario"] == scenario.name) &
                               (src["phase"] == r.phase)]
-                    ok = adverse_outcome(src)
+                    matched = _all_true(src["matched_target"])
                     body.append([config_id, r.phase_name, _rate(r.target_rate),
                                  _ci(s, "confirm_rate", "{:,.0f}", self.with_ci),
                                  _ci(s, "consume_rate", "{:,.0f}", self.with_ci),
@@ -539,23 +524,67 @@ class Report:
                                  _ci(s, "backlog_max", "{:,.0f}", self.with_ci),
                                  _ci(s, "time_to_recover_s", "{:,.1f} s", self.with_ci),
                                  f"{int(src['lost'].fillna(0).sum())}/{int(src['duplicates'].fillna(0).sum())}",
-                                 ("pass", "ok") if ok else ("fail", "bad")])
+                                 ("yes", "ok") if matched else ("no", "warn" if is_backlog(scenario) else "bad")])
             out.append(table(["config", "phase", "target", "publish rate", "consume rate", "p99", "max backlog",
-                              "time to recover", "lost/dup", "phase matched"], body, numeric=[2, 3, 4, 5, 6, 7, 8]))
-            for config_id in self.config_ids:
-                for (cid, name, run_id), client in sorted(self.data.client_seconds.items()):
-                    if cid != config_id or name != scenario.name or client is None or client.empty:
-                        continue
-                    first = client["repeat"].min()
-                    events = self.data.events.get((cid, name, run_id))
-                    broker = self.data.broker_samples.get((cid, name, run_id))
-                    title = f"{scenario.name} on {config_id}"
-                    out.append(self.fig(
-                        charts.adverse_timeseries(_repeat(client, first), _repeat(events, first),
-                                                  _repeat(broker, first), title),
-                        f"{title} (run {run_id}, repeat {first}): publish and consume rate per second and queue "
-                        "backlog; red line = fault injected, green dashed = healed."))
+                              "time to recover", "lost/dup", "rate and SLO matched"], body,
+                             numeric=[2, 3, 4, 5, 6, 7, 8]))
+            out.extend(self.adverse_charts(scenario))
         return out
+
+    def adverse_verdict_table(self, scenario: Scenario) -> list[object]:
+        """The `adverse` table's rows of one scenario, the figures its criterion reads first."""
+        verdict = (self.data.adverse[self.data.adverse["scenario"] == scenario.name]
+                   if self.data.adverse is not None else pd.DataFrame())
+        if verdict.empty:
+            return [tag("p", "Not judged: the adverse table has no row for this scenario (its analysis has not run "
+                             "or wrote nothing).", class_="warn")]
+        body = []
+        for r in verdict.sort_values("config_id").itertuples(index=False):
+            held = ("held", "ok") if r.held else ("not held", "bad")
+            reason = r.reason if isinstance(r.reason, str) else "—"
+            if is_backlog(scenario):
+                reduced = f"{_secs(r.reduced_publish_s)} (tolerance {_secs(r.publish_tolerance_s)})"
+                body.append([r.config_id, held, reduced, _secs(r.publishers_blocked_s), _int(r.peak_backlog_msgs),
+                             _pct(r.peak_memory_share),
+                             f"yes, {_secs(r.drain_s)} after the peak" if r.drained else ("no", "bad"),
+                             _int(r.lost), _ms(r.max_e2e_p99_ms), reason])
+            else:
+                body.append([r.config_id, held, f"{_int(r.phases_held)}/{_int(r.phases_judged)}",
+                             _secs(r.max_time_to_recover_s), _dip(r.worst_dip_ratio), _secs(r.unavailable_s),
+                             _int(r.lost), _ms(r.max_e2e_p99_ms), reason])
+        if is_backlog(scenario):
+            headers = ["config", "verdict", "reduced publish rate", "publishers blocked", "peak backlog",
+                       "peak memory (of watermark)", "drained", "lost", "worst p99 (reported)", "why"]
+            numeric = [3, 4, 5, 7, 8]
+        else:
+            headers = ["config", "verdict", "phases held", "longest recovery", "worst dip", "unavailable", "lost",
+                       "worst p99", "why"]
+            numeric = [2, 3, 4, 5, 6, 7]
+        return [table(headers, body, numeric=numeric)]
+
+    def adverse_charts(self, scenario: Scenario) -> list[object]:
+        """Seed 002's per-second charts: one panel per config (first run and repeat of each)."""
+        runs = []
+        for config_id in self.config_ids:
+            found = sorted(k for k, v in self.data.client_seconds.items()
+                           if k[0] == config_id and k[1] == scenario.name and v is not None and not v.empty)
+            if not found:
+                continue
+            key = found[0]
+            client = self.data.client_seconds[key]
+            first = client["repeat"].min()
+            runs.append((config_id, _repeat(client, first), _repeat(self.data.events.get(key), first),
+                         _repeat(self.data.broker_samples.get(key), first)))
+        figures = []
+        for start in range(0, len(runs), MAX_ADVERSE_PANELS):
+            part = runs[start:start + MAX_ADVERSE_PANELS]
+            title = f"{scenario.name}: publish, consume and backlog per second" + (
+                f" ({part[0][0]} … {part[-1][0]})" if len(runs) > len(part) else "")
+            figures.append(self.fig(charts.adverse_panels(part, title, self.colors),
+                                    f"{title}, one panel per config (first repeat; axes shared): offered rate "
+                                    "dashed, publish (confirmed) blue, consume orange, backlog shaded (right axis); "
+                                    "red line = fault injected, green dashed = healed."))
+        return figures
 
     # -- broker
     def broker_section(self) -> list[object]:
@@ -738,6 +767,26 @@ class Report:
                 tag("p", f"rabbit-sizing report · {self.charts} charts · self-contained (no external resources)",
                     class_="note")]
         return page(f"Sizing report {self.campaign.name} / {self.run_id}", body)
+
+
+def is_backlog(scenario: Scenario) -> bool:
+    return scenario_kind(scenario) == BACKLOG_ADVERSE
+
+
+def criterion_text(scenario: Scenario, target_rate: float) -> str:
+    """The scenario's criterion in words (sizing.rules, sizing.adverse)."""
+    if is_backlog(scenario):
+        tolerance = (f"at most {scenario.publish_tolerance_s:g} s of" if scenario.publish_tolerance_s else "no")
+        return ("Criterion (seed 002): publishing continues unaffected while the backlog absorbs the difference. "
+                f"Holds with {tolerance} reduced publish rate (a second whose 5 s confirm rate fell below 98 % of "
+                "the offered rate), nothing confirmed lost, and the backlog drained (back under 1 s of the final "
+                "offered rate) before the end. Peak backlog, memory against the high watermark and seconds of "
+                "publishers blocked by an alarm are reported; end-to-end latency is reported, not judged: messages "
+                "wait in a backlog by design.")
+    where = (f"phases offered at most the {target_rate:,.0f} msg/s target" if scenario.step_rates is not None
+             and scenario.publish_rate is None else "every phase")
+    return (f"Criterion (seeds 000/002): {where} match their target rate within the SLO and lose no confirmed "
+            "message; the time to recover from each fault is reported.")
 
 
 def describe_group(group: WorkloadGroup) -> str:

@@ -88,10 +88,15 @@ CAPACITY_REQUIRED = ["config_id", "scenario", "run_id", "repeat", "status", "sus
 CAPACITY_OPTIONAL: dict[str, object] = {"bottleneck_at_sustainable": None, "repeats": 1, "inconclusive_attempts": 0,
                                         "sustainable_median": float("nan"), "sustainable_ci_low": float("nan"),
                                         "sustainable_ci_high": float("nan"), "sustainable_ci_level": float("nan")}
-# adverse: one row per config x adverse scenario: did it hold the target.
-ADVERSE_REQUIRED = ["config_id", "scenario", "held_target"]
-ADVERSE_OPTIONAL: dict[str, object] = {"phases_judged": None, "phases_held": None, "worst_dip_ratio": float("nan"),
-                                       "max_time_to_recover_s": float("nan"), "lost": 0}
+# adverse: one row per config x adverse scenario: did it hold by its criterion (sizing.adverse).
+ADVERSE_REQUIRED = ["config_id", "scenario", "criterion", "held"]
+ADVERSE_OPTIONAL: dict[str, object] = {"reason": None, "phases_judged": None, "phases_held": None,
+                                       "worst_dip_ratio": float("nan"), "max_time_to_recover_s": float("nan"),
+                                       "unavailable_s": float("nan"), "reduced_publish_s": float("nan"),
+                                       "publish_tolerance_s": 0.0, "publishers_blocked_s": float("nan"),
+                                       "peak_backlog_msgs": None, "peak_memory_share": float("nan"),
+                                       "drained": None, "drain_s": float("nan"), "lost": 0,
+                                       "max_e2e_p99_ms": float("nan")}
 
 BOARD_TOP_MATCHED = "top_matched_throughput"  # highest rate carried within the SLO (seed: "top throughput")
 BOARD_MATCHED_TARGET = "max_matched_target_rate"  # highest intensity whose target was matched
