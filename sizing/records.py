@@ -501,6 +501,41 @@ CAPACITY = (
            "null without an interval)", nullable=True),
 )
 
+# A compare / characterise campaign's answer (sizing/findings.py): per arm (config, scenario family, phase label) and
+# metric its median over repeats (kind level), and for compare its effect against the baseline arm (kind effect).
+FINDINGS = (
+    Column("campaign", "string", "campaign name (partition)"),
+    Column("purpose", "string", "compare | characterise (the campaign's question)"),
+    Column("kind", "string", "level: the arm's median with its interval | effect: the arm against its baseline"),
+    Column("config_id", "string", "the arm's config"),
+    Column("family", "string", "the arm's scenario as written (isolate: true runs are one family)"),
+    Column("phase_name", "string", "the arm's phase label (step, e.g. prefetch=1000, or rate-30000)"),
+    Column("metric", "string", "publish_rate | consume_rate | e2e_p75_ms | e2e_p99_ms | e2e_p999_ms "
+           "(sizing.findings.METRICS)"),
+    Column("latency_basis", "string", "intended | sent: what the arm's latency figures are measured from"),
+    Column("value", "float64", "the arm's median over its repeats"),
+    Column("value_low", "float64", "order-statistic interval of that median, low (null with one repeat)",
+           nullable=True),
+    Column("value_high", "float64", "its high end", nullable=True),
+    Column("value_level", "float64", "that interval's true coverage (0: no interval)"),
+    Column("n", "int32", "the arm's repeats"),
+    Column("baseline_config_id", "string", "effect: the baseline arm's config", nullable=True),
+    Column("baseline_family", "string", "effect: the baseline arm's scenario family", nullable=True),
+    Column("baseline_phase_name", "string", "effect: the baseline arm's phase label", nullable=True),
+    Column("baseline_value", "float64", "effect: the baseline's median", nullable=True),
+    Column("n_baseline", "int32", "effect: the baseline's repeats", nullable=True),
+    Column("effect", "float64", "effect: relative change against the baseline (Hodges-Lehmann on logs; 0.1 = +10%)",
+           nullable=True),
+    Column("effect_low", "float64", "effect: exact Mann-Whitney interval, low (null: too few repeats for one)",
+           nullable=True),
+    Column("effect_high", "float64", "effect: its high end", nullable=True),
+    Column("effect_level", "float64", "effect: the interval's true coverage (0.9 for 3 vs 3)", nullable=True),
+    Column("verdict", "string", "effect: higher | lower | unchanged | inconclusive (sizing.stats.effect_verdict: "
+           "90% level, 5% practical threshold)", nullable=True),
+    Column("better", "bool", "effect: the arm is better on this metric (null: unchanged or inconclusive)",
+           nullable=True),
+)
+
 # Leaderboard columns of campaigns with search scenarios (null otherwise).
 LEADERBOARD_SEARCH_COLUMNS = (
     Column("sustainable_rate", "float64", "capacity.sustainable_median of the config's search", nullable=True),
@@ -518,6 +553,7 @@ TABLES: dict[str, tuple[Column, ...]] = {
     "pareto": PARETO,
     "adverse": ADVERSE,
     "capacity": CAPACITY,
+    "findings": FINDINGS,
 }
 
 # Tables partitioned by config (a backfill of one config replaces its partition); the others are campaign-wide

@@ -212,6 +212,9 @@ class Scenario:
     # Backlog scenarios (seed 002's slowdowns and peaks, sizing.rules.backlog_held): seconds of reduced publish rate
     # the scenario still counts as held (0: publishers entirely unaffected, the seed's requirement).
     publish_tolerance_s: float = 0.0
+    # Adverse scenarios: false = judged and reported, but a config need not hold it to be recommended (seed 002 sized
+    # for its expected 20k peak and ran the 30k tests "just in case").
+    required: bool = True
 
     @property
     def workload_groups(self) -> tuple[WorkloadGroup, ...]:
@@ -225,6 +228,32 @@ class Scenario:
     @property
     def has_max_rate(self) -> bool:
         return bool(self.step_settings) and any(s.rate_mode == RATE_MAX for s in self.step_settings)
+
+
+PURPOSES = ("size", "compare", "characterise")  # sizing/findings.py answers each
+COMPARE_BY = ("config", "step")
+
+
+@dataclass(frozen=True)
+class Versus:
+    """One family of scenarios (a scenario as written) compared with another, phase label by phase label; with steps,
+    one step of `other` with one step of `baseline`."""
+
+    baseline: str
+    other: str
+    baseline_step: str | None = None
+    other_step: str | None = None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What a `purpose: compare` campaign compares (sizing/findings.py)."""
+
+    by: str | None  # "config": every config against `baseline`; "step": every step against its family's baseline step
+    baseline: str | None = None  # by config: the baseline config id
+    baseline_steps: Mapping[str, str] = field(default_factory=dict)  # by step: family -> its baseline step
+    versus: tuple[Versus, ...] = ()
+    description: str = ""  # the question in words, for the report's first sentence
 
 
 @dataclass(frozen=True)
@@ -259,6 +288,8 @@ class Campaign:
     broker_config: Mapping[str, Any]  # extra rabbitmq.conf settings for every node
     raw: Mapping[str, Any]  # the spec as resolved (after `extends`), for the run manifest
     budget: Budget | None = None  # refuse the campaign when its planned worst case exceeds this
+    purpose: str = "size"  # the question the report's first sentence answers (PURPOSES)
+    comparison: Comparison | None = None  # purpose compare: what against what
 
     @property
     def spec_hash(self) -> str:
@@ -636,6 +667,77 @@ def _parse_search(scenario: Fields, default_p99_ms: float | None) -> SearchSpec 
                       growth, max_disagreements if max_disagreements is not None else 1)
 
 
+def _family_steps(scenarios: list[Scenario | None]) -> dict[str, list[str]]:
+    """Each scenario family (a scenario as written: `isolate: true` runs are one) with its phase labels, in order."""
+    out: dict[str, list[str]] = {}
+    for scenario in scenarios:
+        if scenario is None:
+            continue
+        labels = [x.label for x in scenario.step_settings or ()] or (
+            [f"rate-{r:g}" for r in scenario.step_rates] if scenario.step_rates else [])
+        out.setdefault(scenario.isolated_from or scenario.name, []).extend(labels)
+    return out
+
+
+def _parse_comparison(root: Fields, purpose: str | None, clusters: list[ClusterShape],
+                      scenarios: list[Scenario | None]) -> Comparison | None:
+    """`compare:` (purpose compare only): `by: config` with a `baseline` config id, or `by: step` with optional
+    `baselines: {family: step}`; `versus: [{baseline: family[/step], other: family[/step]}]` in either case."""
+    if not root.has("compare"):
+        if purpose == "compare":
+            root.fail("compare", "purpose compare needs `compare: {by: config, baseline: <config id>}`, "
+                                 "`{by: step}` or `versus: [...]`: what is compared with what")
+        return None
+    c = root.sub("compare")
+    if purpose != "compare":
+        c.fail("", f"applies to purpose: compare only (this campaign's purpose is {purpose})")
+    by = c.str("by", None, choices=COMPARE_BY)
+    baseline = c.str("baseline", None)
+    description = c.str("description", "") or ""
+    families = _family_steps(scenarios)
+    configs = [shape.config_id for shape in clusters]
+    if by == "config":
+        if baseline is None:
+            c.fail("baseline", f"by: config needs the baseline config id (one of {', '.join(configs)})")
+        elif configs and baseline not in configs:
+            c.fail("baseline", f"names no config of this campaign: {baseline!r} (known: {', '.join(configs)})")
+    elif baseline is not None:
+        c.fail("baseline", "only by: config takes a baseline config; by: step takes `baselines: {family: step}`")
+    steps = c.mapping("baselines", {}) or {}
+    if steps and by != "step":
+        c.fail("baselines", "only by: step takes baseline steps")
+    for name, step in steps.items():
+        if name not in families:
+            c.fail(f"baselines.{name}", f"names no scenario (known: {', '.join(families)})")
+        elif step not in families[name]:
+            c.fail(f"baselines.{name}", f"{step!r} is no step of {name} (its steps: {', '.join(families[name])})")
+
+    def side(value: Any, where: str) -> tuple[str, str | None] | None:
+        name, _, step = str(value).partition("/")
+        if name not in families:
+            c.problems.append(Problem(where, f"names no scenario: {name!r} (known: {', '.join(families)})"))
+            return None
+        if step and step not in families[name]:
+            c.problems.append(Problem(where, f"{step!r} is no step of {name} (its steps: "
+                                             f"{', '.join(families[name])})"))
+            return None
+        return name, step or None
+
+    versus = []
+    for i, entry in enumerate(c.list("versus", [], non_empty=False) or []):
+        v = Fields(entry, join(join(c.path, "versus"), i), c.problems)
+        base, other = v.str("baseline"), v.str("other")
+        v.done()
+        parsed = (side(base, f"{v.path}.baseline") if base else None, side(other, f"{v.path}.other") if other
+                  else None)
+        if parsed[0] and parsed[1]:
+            versus.append(Versus(parsed[0][0], parsed[1][0], parsed[0][1], parsed[1][1]))
+    if by is None and not versus and not c.problems:
+        c.fail("", "give `by: config` / `by: step` and/or `versus: [...]`")
+    c.done()
+    return Comparison(by, baseline, dict(steps), tuple(versus), description)
+
+
 def _parse_budget(root: Fields) -> Budget | None:
     if not root.has("budget"):
         root.seen.add("budget")
@@ -727,15 +829,20 @@ def _parse_scenario(value: Any, path: str, problems: list[Problem], workload_raw
     groups_raw = f.list("groups", None)
     foreground_raw = f.str("foreground", None)
     tolerance = f.number("publish_tolerance_s", 0.0, minimum=0) or 0.0
+    required = bool(f.bool("required", True))
     f.done()
     if len(problems) > start or workload is None or name is None:
         return None
     scenario = Scenario(name, step_rates, step_duration, publish_rate, processing, warmup,
                         tuple(x for x in faults if x is not None), workload, description, search,
-                        step_settings, steps_dimension, publish_tolerance_s=tolerance)
+                        step_settings, steps_dimension, publish_tolerance_s=tolerance, required=required)
     if f.has("publish_tolerance_s") and rules.scenario_kind(scenario) != rules.BACKLOG_ADVERSE:
         f.fail("publish_tolerance_s", "applies to backlog scenarios only (a publish_rate or consumer_processing_ms "
                                       "profile without faults), judged on seconds of reduced publish rate")
+        return None
+    if f.has("required") and not rules.is_adverse(scenario):
+        f.fail("required", "applies to adverse scenarios only (faults, or a rate/processing profile): whether a "
+                           "config must hold it to be recommended")
         return None
     if groups_raw is not None or foreground_raw is not None:
         return _with_groups(scenario, value, groups_raw, foreground_raw, path, problems, workload_raw,
@@ -916,6 +1023,11 @@ def _format_value(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
+def step_label(setting: str, value: Any) -> str:
+    """A client-setting step's label (its phase name): `prefetch=1000`."""
+    return f"{setting}={_format_value(value)}"
+
+
 def _parse_setting_steps(s: Fields, workload: Workload | None
                          ) -> tuple[tuple[StepSetting, ...] | None, str | None, bool]:
     """`steps: {vary: prefetch, values: [...]}` or `steps: {sequence: [{...}, ...]}`, plus `rate` (msg/s or
@@ -977,7 +1089,7 @@ def _parse_setting_steps(s: Fields, workload: Workload | None
             rate = cap if cap is not None else DEFAULT_MAX_RATE_PER_PUBLISHER * pubs
         else:
             rate = float(values["rate"]) * (pubs if per_publisher else 1)
-        label = ",".join(f"{key}={_format_value(value)}" for key, value in entry.items())
+        label = ",".join(step_label(key, value) for key, value in entry.items())
         settings.append(StepSetting(label, RATE_MAX if is_max else RATE_SCHEDULED, float(rate),
                                     values["confirms_in_flight"], values["prefetch"], values["multi_ack_every"],
                                     values["auto_ack"], values["message_size"], float(values["processing_ms"])))
@@ -1085,6 +1197,8 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
                     f"scenarios[{i}].faults[{j}].target.node",
                     f"node {fault.node} does not exist in the smallest cluster ({min_nodes} nodes)"))
     budget = _parse_budget(root)
+    purpose = root.str("purpose", "size", choices=PURPOSES)
+    comparison = _parse_comparison(root, purpose, clusters, scenarios)
     root.done()
     if problems or workload is None or catalog is None:
         raise SpecError(problems or [Problem("", "invalid")], source)
@@ -1093,6 +1207,7 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
         catalog_name=catalog_name or "", catalog=catalog, target=target, workload=workload,
         clusters=tuple(clusters), scenarios=tuple(s for s in scenarios if s is not None),
         repeats=repeats, seed=seed, broker_config=broker_config, raw=copy.deepcopy(dict(data)), budget=budget,
+        purpose=purpose or "size", comparison=comparison,
     )
     return campaign
 

@@ -1,7 +1,7 @@
 """leaderboards: campaign-wide capacity and cost tables, recomputed from every phase_summary partition.
 The last step of the `analysis` job (spark_jobs/analysis.py runs it).
 
-Writes four tables, each one object set per campaign (the campaign partition is replaced whole):
+Writes the campaign tables (TABLES), each one object set per campaign (the campaign partition is replaced whole):
 - capacity_repeats: per config and repeat, the top carried rate within the SLO (the leaderboard's figures are
   aggregates of these rows; the report's intervals are bootstrapped over them);
 - leaderboards: per config, top matched throughput, cost per 1000 msg/s per month at it and at the
@@ -10,6 +10,8 @@ Writes four tables, each one object set per campaign (the campaign partition is 
 - adverse: per config and adverse scenario, judged by its own criterion (sizing.adverse): fault scenarios hold the
   target and lose nothing (recovery time reported); backlog scenarios keep publishers unaffected, lose nothing and
   drain (reduced-publish and blocked seconds, peak backlog and memory, drain time reported);
+- findings: a compare or characterise campaign's answer (sizing.findings): every arm's medians, and each arm's
+  effect against its baseline with an exact interval and a verdict;
 - capacity: per config, search scenario and repeat, the capacity search replayed from phase_summary's recomputed
   probe verdicts (sustainable rate, bracket, probes, p99 and bottleneck there, agreement with the online
   verdicts) and the config's median with its order-statistic interval over its repeats. With search scenarios
@@ -26,7 +28,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from adapters.objectstore import StoreSpec
-from sizing import adverse, records, rules
+from sizing import adverse, findings, records, rules
 from sizing.cost import cost_per_1000_msgs
 from sizing.plan import ConfigPlan, plan_configs
 from sizing.search import Probe, ProbeOutcome, ProbeResult, SearchSpec, replay
@@ -35,7 +37,8 @@ from sizing.stats import median_interval
 from spark_jobs import gate, rules_columns
 from spark_jobs.tableio import read_table, replace_table
 
-TABLES = ("capacity_repeats", "leaderboards", "pareto", "adverse", "capacity")  # schemas: sizing.records.TABLES
+# schemas: sizing.records.TABLES
+TABLES = ("capacity_repeats", "leaderboards", "pareto", "adverse", "capacity", "findings")
 PROBE_COLUMNS = ("campaign", "config_id", "scenario", "run_id", "repeat", "phase", "target_rate", "warmup_s",
                  "duration_s", "confirm_rate", "consume_rate", "backlog_slope", "e2e_p99_ms", "e2e_p999_ms", "valid",
                  "probe_stage", "probe_passed", "probe_online_passed", "probe_inconclusive", "bottleneck")
@@ -89,6 +92,15 @@ def adverse_verdicts(phase_summary: DataFrame, campaign: Campaign) -> list[dict[
     return [{"campaign": campaign_name, "config_id": config_id,
              **adverse.judge(scenarios[scenario], phases, campaign.target.rate)}
             for (campaign_name, config_id, scenario), phases in sorted(grouped.items())]
+
+
+def campaign_findings(phase_summary: DataFrame, campaign: Campaign) -> list[dict[str, Any]]:
+    """The findings table's rows: a compare or characterise campaign's answer (sizing.findings, pure, on the driver:
+    a few figures per arm and repeat); none for a sizing campaign."""
+    if campaign.purpose == findings.SIZE:
+        return []
+    rows = [r.asDict() for r in phase_summary.select(*findings.INPUTS).collect()]
+    return [{"campaign": campaign.name, **row} for row in findings.findings(campaign, rows)]
 
 
 # ----------------------------------------------------------------------- pure driver-side ranking
@@ -262,8 +274,9 @@ def build(spark: SparkSession, phase_summary: DataFrame, campaign: Campaign) -> 
                                    records.table_ddl("pareto"))
     adverse_table = spark.createDataFrame(adverse_verdicts(phase_summary, campaign), records.table_ddl("adverse"))
     capacity_table = spark.createDataFrame(searched, records.table_ddl("capacity"))
+    findings_table = spark.createDataFrame(campaign_findings(phase_summary, campaign), records.table_ddl("findings"))
     return {"capacity_repeats": per_repeat, "leaderboards": leaderboards, "pareto": pareto, "adverse": adverse_table,
-            "capacity": capacity_table}
+            "capacity": capacity_table, "findings": findings_table}
 
 
 def run(spark: SparkSession, spec: StoreSpec, campaign: Campaign) -> dict[str, DataFrame]:

@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from sizing import records, rules
+from sizing.stats import VERDICTS
 
 SITE_NAME = "sizing_docs"
 RUN_COLS = [c.name for c in records.RUN_KEY]
@@ -146,7 +147,26 @@ def _suites() -> dict[str, list[Expectation]]:
         "adverse": [
             ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("adverse"), "exact_match": True}),
             ("ExpectCompoundColumnsToBeUnique", {"column_list": ["campaign", "config_id", "scenario"]}),
-            *_non_negative(["lost", "duplicates", "unavailable_s", "max_time_to_recover_s"]),
+            *_not_null(["criterion", "held"]),
+            ("ExpectColumnValuesToBeInSet", {"column": "criterion", "value_set": list(rules.ADVERSE_KINDS)}),
+            *_non_negative(["lost", "duplicates", "unavailable_s", "max_time_to_recover_s", "reduced_publish_s",
+                            "publishers_blocked_s", "peak_backlog_msgs", "drain_s"]),
+            # a scenario that did not hold says why; one that held has nothing to say
+            ("ExpectColumnValuesToNotBeNull", {"column": "reason", "row_condition": "held==False",
+                                               "condition_parser": "pandas"}),
+        ],
+        # A compare / characterise campaign's answer (sizing.findings): one row per arm, metric and baseline.
+        "findings": [
+            ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("findings"), "exact_match": True}),
+            *_not_null(["campaign", "kind", "config_id", "family", "phase_name", "metric", "value", "n"]),
+            ("ExpectColumnValuesToBeInSet", {"column": "kind", "value_set": ["level", "effect"]}),
+            ("ExpectColumnValuesToBeInSet", {"column": "verdict", "value_set": list(VERDICTS)}),
+            ("ExpectCompoundColumnsToBeUnique", {"column_list": [
+                "campaign", "kind", "config_id", "family", "phase_name", "metric", "baseline_config_id",
+                "baseline_family", "baseline_phase_name"], "ignore_row_if": "never"}),
+            ("ExpectColumnValuesToBeBetween", {"column": "value_level", "min_value": 0, "max_value": 1}),
+            ("ExpectColumnValuesToBeBetween", {"column": "effect_level", "min_value": 0, "max_value": 1}),
+            ("ExpectColumnValuesToBeBetween", {"column": "n", "min_value": 1}),
         ],
     }
 

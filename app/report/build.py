@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from adapters.objectstore import S3Settings
-from app.report import charts, repeats
+from app.report import answer, charts, repeats
 from app.report.html import Raw, esc, figure, page, table, tag
 from app.report.tables import (
     BOARD_COST_AT_TARGET,
@@ -25,6 +25,7 @@ from app.report.tables import (
 from sizing import layout
 from sizing.cost import cost_per_1000_msgs
 from sizing.disks import VOLUME_ROLES, placement, volume_label
+from sizing.findings import SIZE
 from sizing.plan import plan_configs
 from sizing.rules import BACKLOG_ADVERSE, SEARCH, is_adverse, is_client_settings, is_intensity, scenario_kind
 from sizing.spec import Campaign, Scenario, WorkloadGroup, load_campaign
@@ -91,6 +92,7 @@ class ConfigVerdict:
     adverse_failed: list[str]
     invalid_phases: int
     adverse_unjudged: tuple[str, ...] = ()  # adverse scenarios the `adverse` table has no row for
+    optional_failed: tuple[str, ...] = ()  # adverse scenarios with `required: false` it did not hold (reported only)
 
     @property
     def meets_ideal(self) -> bool:
@@ -112,7 +114,8 @@ def verdicts(campaign: Campaign, data: ReportData, monthly: dict[str, float]) ->
     if data.adverse is not None:
         held = {(r.config_id, r.scenario): bool(r.held) for r in data.adverse.itertuples(index=False)
                 if r.held is not None and not pd.isna(r.held)}
-    adverse = [s.name for s in campaign.scenarios if is_adverse(s)]
+    adverse = [s.name for s in campaign.scenarios if is_adverse(s) and s.required]
+    optional = [s.name for s in campaign.scenarios if is_adverse(s) and not s.required]
     summary = data.phase_summary
     out = []
     for config_id in monthly:
@@ -120,11 +123,12 @@ def verdicts(campaign: Campaign, data: ReportData, monthly: dict[str, float]) ->
         passed = [name for name in adverse if held.get((config_id, name)) is True]
         failed = [name for name in adverse if held.get((config_id, name)) is False]
         unjudged = tuple(name for name in adverse if (config_id, name) not in held)
+        optional_failed = tuple(name for name in optional if held.get((config_id, name)) is not True)
         entry = on_board.get(config_id)
         cost = float(entry.value) if entry is not None else None
         invalid = int((~rows["valid"].fillna(True).astype(bool)).sum())
         out.append(ConfigVerdict(config_id, monthly[config_id], cost, int(entry.rank) if entry is not None else None,
-                                 passed, failed, invalid, unjudged))
+                                 passed, failed, invalid, unjudged, optional_failed))
     return sorted(out, key=lambda v: (v.target_rank is None, v.target_rank or 0, v.monthly_cost))
 
 
@@ -178,20 +182,30 @@ class Report:
 
     # -- verdict
     def verdict(self) -> list[object]:
+        """The first section answers the campaign's own question: which config to buy (size), what a layout or a
+        setting changes (compare), what a setup does (characterise)."""
         c = self.campaign
+        if c.purpose != SIZE:
+            return [tag("h2", "Answer", id="verdict", class_="first"), answer.first_sentence(c, self.data.findings)]
         rows = verdicts(c, self.data, self.monthly)
         recommended = [v for v in rows if v.passes_all]
         out: list[object] = [tag("h2", "Verdict", id="verdict", class_="first")]
         target = f"{c.target.rate:,.0f} msg/s at p99 < {_ms(c.target.p99_latency_ms)}"
+        required = [s.name for s in self.adverse if s.required]
+        optional = [s.name for s in self.adverse if not s.required]
         if recommended:
             best = recommended[0]
             headline = (f"Recommended: {best.config_id} — {_money(best.cost_at_target)} per 1000 msg/s per month "
                         f"at the {c.target.rate:,.0f} msg/s target ({_money(best.monthly_cost)}/month)")
             others = ", ".join(f"{v.config_id} ({_money(v.cost_at_target)})" for v in recommended[1:5])
+            stretch = ("Beyond what is required it " + (f"also fails {', '.join(best.optional_failed)}"
+                                                          if best.optional_failed else
+                                                          f"also holds {', '.join(optional)}") + "."
+                       if optional else "")
             body = [tag("p", headline, class_="headline"),
                     tag("p", f"Meets {target} under ideal conditions"
-                             + (f" and passes every adverse scenario ({', '.join(s.name for s in self.adverse)})"
-                                if self.adverse else "") + ", at the lowest cost per 1000 msg/s."),
+                             + (f" and holds every required adverse scenario ({', '.join(required)})"
+                                if required else "") + ", at the lowest cost per 1000 msg/s. " + stretch),
                     tag("p", f"Runners-up: {others}.") if others else ""]
             out.append(tag("div", body, class_="verdict"))
         else:
@@ -209,19 +223,22 @@ class Report:
         for v in rows:
             status = ("recommended", "ok") if v.passes_all else (
                 ("fails adverse", "bad") if v.meets_ideal else ("misses target/SLO", "bad"))
-            adverse = "—" if not self.adverse else (
-                f"{len(v.adverse_passed)}/{len(self.adverse)}" + (f" (fails {', '.join(v.adverse_failed)})"
-                                                                 if v.adverse_failed else "")
+            adverse = "—" if not required else (
+                f"{len(v.adverse_passed)}/{len(required)}" + (f" (fails {', '.join(v.adverse_failed)})"
+                                                              if v.adverse_failed else "")
                 + (f" (not judged: {', '.join(v.adverse_unjudged)})" if v.adverse_unjudged else ""))
+            if optional:
+                adverse += (f"; not required: fails {', '.join(v.optional_failed)}" if v.optional_failed
+                            else "; not required: all held")
             table_rows.append([v.config_id, _money(v.monthly_cost), _money(v.cost_at_target) if v.meets_ideal else "—",
                                _rate(top[BOARD_TOP_MATCHED].get(v.config_id, math.nan)),
                                _rate(top[BOARD_MATCHED_TARGET].get(v.config_id, math.nan)),
-                               (adverse, "ok" if self.adverse and not v.adverse_failed and not v.adverse_unjudged
+                               (adverse, "ok" if required and not v.adverse_failed and not v.adverse_unjudged
                                 else "bad" if v.adverse_failed or v.adverse_unjudged else ""),
                                (str(v.invalid_phases), "bad" if v.invalid_phases else ""),
                                (status[0], status[1])])
         out.append(table(["config", "cluster $/month", "$/1000 msg/s/mo at target", "top msg/s in SLO",
-                          "top target met", "adverse passed", "invalid phases", "status"], table_rows,
+                          "top target met", "adverse held", "invalid phases", "status"], table_rows,
                          numeric=[1, 2, 3, 4, 6]))
         out.extend(self.bottleneck_verdict())
         out.append(tag("p", "Cost per 1000 msg/s per month = cluster monthly cost / (rate / 1000) (seed 000). "
@@ -229,7 +246,8 @@ class Report:
                             "under ideal conditions. Each adverse scenario is judged by its study's own criterion "
                             "(see Adverse scenarios): a fault scenario holds when its judged phases matched the target "
                             "and lost nothing; a consumer slowdown or publish peak holds when publishers carried on "
-                            "unaffected, nothing was lost and the backlog drained.", class_="note"))
+                            "unaffected, nothing was lost and the backlog drained. A scenario marked 'not required' "
+                            "is judged and reported but does not decide the recommendation.", class_="note"))
         return out
 
     # -- increasing intensity
@@ -759,7 +777,8 @@ class Report:
         return out
 
     def render(self) -> str:
-        body = [*self.header(), *self.verdict(), *self.intensity_section(), *self.leaderboards_section(),
+        findings = answer.section(self.campaign, self.data.findings) if self.campaign.purpose != SIZE else []
+        body = [*self.header(), *self.verdict(), *findings, *self.intensity_section(), *self.leaderboards_section(),
                 *self.search_section(),
                 *self.groups_section(),
                 *self.adverse_section(), *self.client_settings_section(), *self.broker_section(),

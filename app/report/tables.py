@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from adapters.objectstore import S3Settings
-from sizing import layout
+from sizing import layout, records
 from sizing.records import DEFAULT_GROUP
 from sizing.rules import judged_group
 
@@ -37,6 +37,7 @@ CAPACITY_REPEATS = "capacity_repeats"
 ADVERSE = "adverse"
 PARETO = "pareto"
 CAPACITY = "capacity"
+FINDINGS = "findings"
 
 RUN_KEYS = ["campaign", "config_id", "scenario", "run_id", "repeat"]
 
@@ -97,6 +98,9 @@ ADVERSE_OPTIONAL: dict[str, object] = {"reason": None, "phases_judged": None, "p
                                        "peak_backlog_msgs": None, "peak_memory_share": float("nan"),
                                        "drained": None, "drain_s": float("nan"), "lost": 0,
                                        "max_e2e_p99_ms": float("nan")}
+
+# findings: a compare / characterise campaign's answer (sizing.findings), every column of the table.
+FINDINGS_REQUIRED = ["kind", "config_id", "family", "phase_name", "metric", "value", "n", "value_level"]
 
 BOARD_TOP_MATCHED = "top_matched_throughput"  # highest rate carried within the SLO (seed: "top throughput")
 BOARD_MATCHED_TARGET = "max_matched_target_rate"  # highest intensity whose target was matched
@@ -197,6 +201,7 @@ class ReportData:
     # issue 14: phase_summary rows of every workload group (`phase_summary` above holds the foreground's only)
     group_summary: pd.DataFrame | None = None
     capacity: pd.DataFrame | None = None  # CAPACITY_REQUIRED; None when the campaign ran no search
+    findings: pd.DataFrame | None = None  # a compare / characterise campaign's answer; None for a sizing campaign
 
 
 # ------------------------------------------------------------------------------------------ reading
@@ -319,9 +324,12 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
     capacity = reader.read_table(CAPACITY, campaign)
     if capacity is not None:
         capacity = conform(capacity, CAPACITY, CAPACITY_REQUIRED, CAPACITY_OPTIONAL)
+    findings = reader.read_table(FINDINGS, campaign)
+    if findings is not None:
+        findings = conform(findings, FINDINGS, FINDINGS_REQUIRED, {c: None for c in records.table_columns(FINDINGS)})
     return ReportData(campaign, summary, boards, per_repeat, adverse, pareto, client, events,
                       broker, reader.validations(campaign), node_seconds=nodes, group_summary=everything,
-                      capacity=capacity)
+                      capacity=capacity, findings=findings)
 
 
 def foreground_split(summary: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
