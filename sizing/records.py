@@ -399,11 +399,14 @@ CAPACITY_REPEATS = (
     Column("run_id", "string", "run label"),
     Column("repeat", "int32", "1-based repeat"),
     Column("top_matched_throughput", "float64",
-           "highest carried rate (min of confirm, consume) of a phase counting toward capacity, msg/s"),
-    Column("top_matched_phase", "string", "the phase it was carried in"),
+           "highest carried rate (min of confirm, consume) of a phase counting toward capacity, msg/s (null: no "
+           "phase within the SLO)", nullable=True),
+    Column("top_matched_phase", "string", "the phase it was carried in", nullable=True),
     Column("max_matched_target_rate", "float64", "highest target rate a counted phase matched, msg/s",
            nullable=True),
     Column("capacity_phases", "int32", "phases of this repeat that counted toward capacity"),
+    Column("top_throughput_any_latency", "float64", "highest carried rate of a conclusive capacity phase at any "
+           "latency (seed 000's 'top throughput'), msg/s"),
 )
 
 LEADERBOARDS = (
@@ -427,6 +430,14 @@ LEADERBOARDS = (
     Column("rank_at_target", "int32", "1 = cheapest at target"),
     Column("capacity_rank", "int32", "1 = highest top_matched_throughput"),
     Column("pareto", "bool", "on the cost-vs-capacity Pareto front"),
+    Column("top_throughput_any_latency", "float64", "median over repeats of capacity_repeats."
+           "top_throughput_any_latency (seed 000's top throughput, whatever the p99)", nullable=True),
+    Column("cost_per_1k_at_top_any_latency", "float64", "sizing.cost.cost_per_1000_msgs at "
+           "top_throughput_any_latency (seed 000's 'cost at top throughput')", nullable=True),
+    Column("volume_rank_at_top_any_latency", "int32", "1 = cheapest at top_throughput_any_latency among configs of "
+           "the same volume type (seed 000 ranks per volume type)", nullable=True),
+    Column("volume_rank_at_target", "int32", "1 = cheapest at the campaign target among configs of the same volume "
+           "type", nullable=True),
 )
 
 PARETO = (

@@ -33,6 +33,11 @@ def carried() -> Column:
     return F.least("confirm_rate", "consume_rate")
 
 
+def conclusive() -> Column:
+    """sizing.rules.conclusive over phase_summary's valid/matched_target (missing: not conclusive)."""
+    return F.coalesce(rules.conclusive(F.col("valid"), F.col("matched_target")), F.lit(False))
+
+
 def counts_toward_capacity() -> Column:
     """sizing.rules.counts_toward_capacity over phase_summary's own valid/matched_target/p99/SLO columns."""
     return F.coalesce(rules.counts_toward_capacity(F.col("valid"), F.col("matched_target"), F.col("e2e_p99_ms"),

@@ -125,11 +125,15 @@ def _suites() -> dict[str, list[Expectation]]:
         "capacity_repeats": [
             ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("capacity_repeats"),
                                               "exact_match": True}),
-            *_not_null(["campaign", "config_id", "run_id", "repeat", "top_matched_throughput"]),
+            *_not_null(["campaign", "config_id", "run_id", "repeat", "top_throughput_any_latency"]),
             ("ExpectCompoundColumnsToBeUnique", {"column_list": ["campaign", "config_id", "run_id", "repeat"]}),
             ("ExpectColumnValuesToBeBetween", {"column": "top_matched_throughput", "min_value": 0,
                                                "strict_min": True}),
-            ("ExpectColumnValuesToBeBetween", {"column": "capacity_phases", "min_value": 1}),
+            ("ExpectColumnValuesToBeBetween", {"column": "capacity_phases", "min_value": 0}),
+            # within the SLO is a subset of any latency
+            ("ExpectColumnPairValuesAToBeGreaterThanB",
+             {"column_A": "top_throughput_any_latency", "column_B": "top_matched_throughput", "or_equal": True,
+              "ignore_row_if": "either_value_is_missing"}),
         ],
         # Capacity searches replayed from recomputed verdicts (issue 16): an online decision that disagrees
         # with the one recomputed from the raw records fails the batch.

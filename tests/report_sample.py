@@ -102,12 +102,16 @@ def capacity_repeat_rows(summary: pd.DataFrame, slo: float) -> pd.DataFrame:
     ok = ideal[rules.counts_toward_capacity(ideal["valid"], ideal["matched_target"], ideal["e2e_p99_ms"], slo)]
     ok = ok.assign(carried=ok[["confirm_rate", "consume_rate"]].min(axis=1),
                    matched_rate=ok["target_rate"].where(ok["matched_target"]))
+    conclusive = ideal[rules.conclusive(ideal["valid"], ideal["matched_target"])]
+    any_latency = conclusive[["confirm_rate", "consume_rate"]].min(axis=1).groupby(
+        [conclusive["config_id"], conclusive["repeat"]]).max()
     rows = []
     for (campaign, config_id, run_id, repeat), group in ok.groupby(["campaign", "config_id", "run_id", "repeat"]):
         top = group.loc[group["carried"].idxmax()]
         rows.append({"campaign": campaign, "config_id": config_id, "run_id": run_id, "repeat": int(repeat),
                      "top_matched_throughput": float(top["carried"]), "top_matched_phase": top["phase_name"],
-                     "max_matched_target_rate": group["matched_rate"].max(), "capacity_phases": len(group)})
+                     "max_matched_target_rate": group["matched_rate"].max(), "capacity_phases": len(group),
+                     "top_throughput_any_latency": float(any_latency[(config_id, repeat)])})
     return pd.DataFrame(rows, columns=records.table_columns("capacity_repeats"))
 
 

@@ -14,4 +14,4 @@ def test_spark_jobs_readme_tables_are_generated_from_the_schemas() -> None:
     text = README.read_text()
     for name in records.TABLES:
         block = f"### {name}\n\n{records.table_markdown(name)}\n"
-        assert block in text, f"README table {name} is stale: regenerate it with python -m sizing.records"
+        assert block in text, f"README table {name} is stale: regenerate it with scripts/regen_tables_doc.py"
