@@ -249,8 +249,8 @@ class Versus:
 class Comparison:
     """What a `purpose: compare` campaign compares (sizing/findings.py)."""
 
-    by: str | None  # "config": every config against `baseline`; "step": every step against its family's baseline step
-    baseline: str | None = None  # by config: the baseline config id
+    by: str | None  # "config": every config against each baseline config; "step": every step against its family's
+    baselines: tuple[str, ...] = ()  # by config: the baseline config id(s)
     baseline_steps: Mapping[str, str] = field(default_factory=dict)  # by step: family -> its baseline step
     versus: tuple[Versus, ...] = ()
     description: str = ""  # the question in words, for the report's first sentence
@@ -692,17 +692,20 @@ def _parse_comparison(root: Fields, purpose: str | None, clusters: list[ClusterS
     if purpose != "compare":
         c.fail("", f"applies to purpose: compare only (this campaign's purpose is {purpose})")
     by = c.str("by", None, choices=COMPARE_BY)
-    baseline = c.str("baseline", None)
+    raw_baseline = c.raw("baseline", None)
+    baselines = tuple(raw_baseline) if isinstance(raw_baseline, list) else (
+        (raw_baseline,) if raw_baseline is not None else ())
     description = c.str("description", "") or ""
     families = _family_steps(scenarios)
     configs = [shape.config_id for shape in clusters]
     if by == "config":
-        if baseline is None:
-            c.fail("baseline", f"by: config needs the baseline config id (one of {', '.join(configs)})")
-        elif configs and baseline not in configs:
-            c.fail("baseline", f"names no config of this campaign: {baseline!r} (known: {', '.join(configs)})")
-    elif baseline is not None:
-        c.fail("baseline", "only by: config takes a baseline config; by: step takes `baselines: {family: step}`")
+        if not baselines:
+            c.fail("baseline", f"by: config needs the baseline config id, or a list of them (of {', '.join(configs)})")
+        for name in baselines:
+            if configs and name not in configs:
+                c.fail("baseline", f"names no config of this campaign: {name!r} (known: {', '.join(configs)})")
+    elif baselines:
+        c.fail("baseline", "only by: config takes baseline configs; by: step takes `baselines: {family: step}`")
     steps = c.mapping("baselines", {}) or {}
     if steps and by != "step":
         c.fail("baselines", "only by: step takes baseline steps")
@@ -735,7 +738,7 @@ def _parse_comparison(root: Fields, purpose: str | None, clusters: list[ClusterS
     if by is None and not versus and not c.problems:
         c.fail("", "give `by: config` / `by: step` and/or `versus: [...]`")
     c.done()
-    return Comparison(by, baseline, dict(steps), tuple(versus), description)
+    return Comparison(by, baselines, dict(steps), tuple(versus), description)
 
 
 def _parse_budget(root: Fields) -> Budget | None:
@@ -795,6 +798,8 @@ def _parse_scenario(value: Any, path: str, problems: list[Problem], workload_raw
                                 f"got {rates!r}")
             else:
                 step_rates = tuple(float(r) * factor for r in rates)
+            # Seed 000 ran each rate as its own 30-minute PerfTest run (`-z 1800`): `isolate: true` does that.
+            isolate = bool(s.bool("isolate", False))
         step_duration = s.number("duration_s", minimum=0, exclusive=True)
         s.done()
         if step_duration is not None and warmup >= step_duration:
@@ -820,6 +825,9 @@ def _parse_scenario(value: Any, path: str, problems: list[Problem], workload_raw
         if fault and fault.phases and n_phases and max(fault.phases) > n_phases:
             problems.append(Problem(join(join(path, "faults"), i) + ".phases",
                                     f"names phase {max(fault.phases)} but the scenario has {n_phases} phases"))
+    if isolate and any(fault and fault.phases for fault in faults):
+        f.fail("faults", "with steps.isolate every step is a run of its own: a fault there applies to every run "
+                         "(phases: all), not to numbered phases")
     if step_settings and faults_raw and any(x.rate_mode == RATE_MAX for x in step_settings):
         f.fail("faults", "a max-rate step has no target rate, and a scenario with faults is judged against its "
                          "target rate (held_target); use a scheduled rate for fault scenarios")
@@ -1126,15 +1134,72 @@ def _workload_with(workload: Workload, setting: StepSetting) -> Workload:
 
 
 def isolated_runs(scenario: Scenario) -> list[Scenario]:
-    """`isolate: true`: one single-phase scenario per step, named `<scenario>-<setting>-<value>`, each its own
-    run (the runner declares and purges its queues), so a slow step cannot spoil the next (seed 003, #2)."""
+    """`isolate: true`: one single-phase scenario per step, named `<scenario>-<setting>-<value>` (client settings)
+    or `<scenario>-rate-<rate>` (rate steps), each its own run (the runner declares and purges its queues), so a
+    slow step cannot spoil the next (seed 003, #2) and every rate starts from an empty cluster (seed 000)."""
+    if not scenario.step_settings:
+        return [replace(scenario, name=f"{scenario.name}-rate-{rate:g}".replace(".", "p"), step_rates=(rate,),
+                        isolated_from=scenario.name) for rate in scenario.step_rates or ()]
     runs = []
-    for setting in scenario.step_settings or ():
+    for setting in scenario.step_settings:
         slug = setting.label.replace("=", "-").replace(",", "_").replace(".", "p")
         runs.append(replace(scenario, name=f"{scenario.name}-{slug}", step_rates=(setting.rate,),
                             step_settings=(setting,), workload=_workload_with(scenario.workload, setting),
                             isolated_from=scenario.name))
     return runs
+
+
+def family_name(scenario: Scenario) -> str:
+    """The scenario as written: an `isolate: true` scenario's runs are one family."""
+    return scenario.isolated_from or scenario.name
+
+
+def selected(scenario: Scenario, names: tuple[str, ...] | list[str] | None) -> bool:
+    """A scenario filter (the DAG's `scenarios` param, `sizing plan`): empty selects everything; a name selects the
+    scenario as written (every run of an isolated one) or one of its runs."""
+    return not names or scenario.name in names or family_name(scenario) in names
+
+
+def scenario_names(scenarios: tuple[Scenario, ...] | list[Scenario]) -> set[str]:
+    """Every name a scenario filter accepts: the runs' and the families'."""
+    return {s.name for s in scenarios} | {family_name(s) for s in scenarios}
+
+
+def families(scenarios: tuple[Scenario, ...] | list[Scenario]) -> list[Scenario]:
+    """One scenario per family, in spec order: an isolated family as its scenario as written (every step, its
+    name), so that verdicts, findings and charts treat it as one scenario; a phase of member k is its step k."""
+    out: dict[str, Scenario] = {}
+    for scenario in scenarios:
+        name = family_name(scenario)
+        if name not in out:
+            out[name] = replace(scenario, name=name, isolated_from=None)
+        elif scenario.isolated_from:
+            kept = out[name]
+            out[name] = replace(kept, step_rates=(*(kept.step_rates or ()), *(scenario.step_rates or ())),
+                                step_settings=(*(kept.step_settings or ()), *(scenario.step_settings or ()))
+                                if scenario.step_settings else kept.step_settings)
+    return list(out.values())
+
+
+def as_family_row(row: Mapping[str, Any], phases: Mapping[str, tuple[str, int | None]]) -> dict[str, Any]:
+    """A phase_summary row of an isolated run as a phase of its family (scenario = family, phase = step number);
+    other rows unchanged. `phases`: family_phases of the campaign's scenarios."""
+    family, number = phases.get(row["scenario"], (row["scenario"], None))
+    return {**row, "scenario": family, "phase": number if number is not None else row["phase"]}
+
+
+def family_phases(scenarios: tuple[Scenario, ...] | list[Scenario]) -> dict[str, tuple[str, int | None]]:
+    """scenario name -> (its family, the phase number its one phase has in the family, None: keep its own)."""
+    index: dict[str, int] = {}
+    out: dict[str, tuple[str, int | None]] = {}
+    for scenario in scenarios:
+        name = family_name(scenario)
+        if scenario.isolated_from:
+            index[name] = index.get(name, 0) + 1
+            out[scenario.name] = (name, index[name])
+        else:
+            out[scenario.name] = (name, None)
+    return out
 
 
 def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None = None) -> Campaign:

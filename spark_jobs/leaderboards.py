@@ -32,7 +32,7 @@ from sizing import adverse, findings, records, rules
 from sizing.cost import cost_per_1000_msgs
 from sizing.plan import ConfigPlan, plan_configs
 from sizing.search import Probe, ProbeOutcome, ProbeResult, SearchSpec, replay
-from sizing.spec import Campaign
+from sizing.spec import Campaign, as_family_row, families, family_phases
 from sizing.stats import median_interval
 from spark_jobs import gate, rules_columns
 from spark_jobs.tableio import read_table, replace_table
@@ -86,18 +86,22 @@ def config_capacity(per_repeat: DataFrame) -> DataFrame:
 
 def adverse_verdicts(phase_summary: DataFrame, campaign: Campaign) -> list[dict[str, Any]]:
     """The adverse table's rows: each config's adverse scenarios judged by their own criterion (sizing.adverse.judge,
-    pure, on the driver: a few phase rows per config and scenario)."""
-    scenarios = {s.name: s for s in campaign.scenarios if rules.is_adverse(s)}
+    pure, on the driver: a few phase rows per config and scenario). An isolated scenario's runs are judged as the
+    one scenario the spec wrote (sizing.spec.families)."""
+    scenarios = {s.name: s for s in families(campaign.scenarios) if rules.is_adverse(s)}
+    phases = family_phases(campaign.scenarios)
+    members = [name for name, (family, _) in phases.items() if family in scenarios]
     if not scenarios:
         return []
-    rows = (phase_summary.filter(F.col("scenario").isin(list(scenarios)))
+    rows = (phase_summary.filter(F.col("scenario").isin(members))
             .select("campaign", "config_id", "scenario", *adverse.VERDICT_INPUTS).collect())
     grouped: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for row in rows:
-        grouped.setdefault((row["campaign"], row["config_id"], row["scenario"]), []).append(row.asDict())
+        as_family = as_family_row(row.asDict(), phases)
+        grouped.setdefault((row["campaign"], row["config_id"], as_family["scenario"]), []).append(as_family)
     return [{"campaign": campaign_name, "config_id": config_id,
-             **adverse.judge(scenarios[scenario], phases, campaign.target.rate)}
-            for (campaign_name, config_id, scenario), phases in sorted(grouped.items())]
+             **adverse.judge(scenarios[scenario], phases_of, campaign.target.rate)}
+            for (campaign_name, config_id, scenario), phases_of in sorted(grouped.items())]
 
 
 def campaign_findings(phase_summary: DataFrame, campaign: Campaign) -> list[dict[str, Any]]:

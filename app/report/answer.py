@@ -79,7 +79,7 @@ def question(campaign: Campaign) -> str:
     if comparison is not None and comparison.description:
         return comparison.description
     if comparison is not None and comparison.by == "config":
-        return f"What each cluster changes relative to {comparison.baseline}"
+        return f"What each cluster changes relative to {' and to '.join(comparison.baselines)}"
     return "What each client setting changes relative to its baseline step"
 
 

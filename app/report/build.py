@@ -28,7 +28,15 @@ from sizing.disks import VOLUME_ROLES, placement, volume_label
 from sizing.findings import SIZE
 from sizing.plan import plan_configs
 from sizing.rules import BACKLOG_ADVERSE, SEARCH, is_adverse, is_client_settings, is_intensity, scenario_kind
-from sizing.spec import Campaign, Scenario, WorkloadGroup, load_campaign
+from sizing.spec import (
+    Campaign,
+    Scenario,
+    WorkloadGroup,
+    as_family_row,
+    families,
+    family_phases,
+    load_campaign,
+)
 from sizing.stats import level_text
 
 MAX_GROUP = 7  # configs per latency chart (the seed splits 7 clusters into 4 + 3 for readability)
@@ -144,11 +152,14 @@ class Report:
         self.monthly = {c.config_id: c.monthly_cost for c in self.configs}
         self.monthly.update(zip(data.leaderboards["config_id"], data.leaderboards["monthly_cost"], strict=True))
         self.colors = charts.palette(self.config_ids)
-        self.summary_ci = repeats.summarize_repeats(data.phase_summary)
+        # An isolated scenario's runs (one per rate or step) read as the one scenario the spec wrote.
+        self.family_phases = family_phases(campaign.scenarios)
+        self.summary = as_families(data.phase_summary, self.family_phases)
+        self.summary_ci = repeats.summarize_repeats(self.summary)
         self.repeats_seen = int(self.summary_ci["n"].max()) if not self.summary_ci.empty else 0
         self.with_ci = self.repeats_seen > 1
-        self.intensity = [s for s in campaign.scenarios if is_intensity(s)]
-        self.adverse = [s for s in campaign.scenarios if is_adverse(s)]
+        self.intensity = [s for s in families(campaign.scenarios) if is_intensity(s)]
+        self.adverse = [s for s in families(campaign.scenarios) if is_adverse(s)]
         self.searches = [s for s in campaign.scenarios if scenario_kind(s) == SEARCH]
         self.client_settings = [s for s in campaign.scenarios if is_client_settings(s)]
         self.per_repeat = data.capacity_repeats  # the leaderboards step's per-repeat figures, never recomputed
@@ -299,7 +310,7 @@ class Report:
     def intensity_table(self, rows: pd.DataFrame, config_ids: list[str]) -> Raw:
         steps = sorted(rows["target_rate"].unique())
         body = []
-        raw = self.data.phase_summary
+        raw = self.summary
         for config_id in config_ids:
             cells: list[object] = [config_id]
             for step in steps:
@@ -531,7 +542,7 @@ class Report:
             for config_id in self.config_ids:
                 for r in rows[rows["config_id"] == config_id].itertuples(index=False):
                     s = pd.Series(r._asdict())
-                    src = self.data.phase_summary
+                    src = self.summary
                     src = src[(src["config_id"] == config_id) & (src["scenario"] == scenario.name) &
                               (src["phase"] == r.phase)]
                     matched = _all_true(src["matched_target"])
@@ -585,7 +596,8 @@ class Report:
         runs = []
         for config_id in self.config_ids:
             found = sorted(k for k, v in self.data.client_seconds.items()
-                           if k[0] == config_id and k[1] == scenario.name and v is not None and not v.empty)
+                           if k[0] == config_id and self.family_phases.get(k[1], (k[1],))[0] == scenario.name
+                           and v is not None and not v.empty)
             if not found:
                 continue
             key = found[0]
@@ -650,7 +662,7 @@ class Report:
         """Per config, what ran out at the first intensity it did not match (phase_summary.bottleneck)."""
         items = []
         for config_id in self.config_ids:
-            found = stopped_matching(self.data.phase_summary, config_id, [s.name for s in self.intensity])
+            found = stopped_matching(self.summary, config_id, [s.name for s in self.intensity])
             if found is None:
                 continue
             rate, label, detail = found
@@ -664,7 +676,7 @@ class Report:
 
     def resource_section(self) -> list[object]:
         out: list[object] = [tag("h2", "Node resources", id="resources")]
-        summary = self.data.phase_summary
+        summary = self.summary
         body = []
         for config_id in self.config_ids:
             for scenario in self.intensity:
@@ -899,6 +911,13 @@ def settings_step_points(scenarios: list[Scenario], phase_summary: pd.DataFrame,
         ticks = [label.split("=", 1)[1] if setting != "sequence" and "=" in label else label for label in labels]
         out[setting] = SettingSteps(points, ticks, "/".join(bases) or "intended")
     return out
+
+
+def as_families(summary: pd.DataFrame, phases: dict[str, tuple[str, int | None]]) -> pd.DataFrame:
+    """phase_summary with every isolated run's row as a phase of its family (sizing.spec.as_family_row)."""
+    if summary.empty or not any(number is not None for _, number in phases.values()):
+        return summary
+    return pd.DataFrame([as_family_row(r, phases) for r in summary.to_dict("records")], columns=summary.columns)
 
 
 def _repeat(df: pd.DataFrame | None, repeat: int) -> pd.DataFrame | None:
