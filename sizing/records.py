@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from sizing.disks import VOLUME_ROLES
+
 SCHEMA_VERSION = 1
 
 
@@ -172,6 +174,11 @@ NODE_SECONDS = (*RUN_KEY,
            nullable=True),
     Column("raft_snapshot_per_s", "float64", "quorum-queue entries released by snapshots (segment truncation)",
            nullable=True),
+    # Issue 22: per volume, by the role it holds (sizing.disks), so each is compared with its own limit. AWS only
+    # (a local role is a directory of one filesystem); null where the layout gives the role no volume of its own.
+    *(Column(f"{role}_write_{what}_per_s", "float64", f"{unit} written to the node's `{role}` volume (AWS; null "
+             f"locally or when {role} lives on the data volume)", nullable=True)
+      for role in VOLUME_ROLES for what, unit in (("bytes", "bytes"), ("ops", "device writes"))),
 )
 
 # The timeline as run, one row per phase (the analysis reads phase windows from here).
@@ -277,8 +284,20 @@ _RESOURCE_COLUMNS = (
            nullable=True),
     Column("network_limit_mbit_s", "float64", "instance bandwidth per direction (catalog; null locally)",
            nullable=True),
-    Column("volume_iops_limit", "float64", "volume IOPS limit (catalog; null locally)", nullable=True),
-    Column("volume_mb_s_limit", "float64", "volume throughput limit, MB/s (catalog; null locally)", nullable=True),
+    Column("volume_iops_limit", "float64", "the data volume's IOPS limit at its size (catalog; null locally)",
+           nullable=True),
+    Column("volume_mb_s_limit", "float64", "the data volume's throughput limit at its size, MB/s (catalog; null "
+           "locally)", nullable=True),
+    Column("volume_busiest_role", "string", "the volume (by role: data, logs, wal, segments) nearest its own limit "
+           "(AWS)", nullable=True),
+    Column("volume_load_share", "float64", "that volume's busiest-node write IOPS or MB/s / its own limit "
+           "(sizing.catalog.volume_limits; null locally)", nullable=True),
+    Column("ebs_iops_limit", "float64", "the instance's EBS IOPS ceiling, all volumes together (catalog; null "
+           "locally)", nullable=True),
+    Column("ebs_mb_s_limit", "float64", "the instance's EBS throughput ceiling, MB/s (catalog; null locally)",
+           nullable=True),
+    Column("ebs_load_share", "float64", "the busiest node's volumes together / the instance's EBS ceiling (IOPS or "
+           "MB/s)", nullable=True),
     Column("bottleneck", "string", "generator | memory | cpu | disk | network | none (sizing.rules.bottleneck); "
            "null: no node figures", nullable=True),
     Column("bottleneck_detail", "string", "the figure that triggered the label against its threshold",

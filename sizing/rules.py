@@ -182,7 +182,9 @@ def probe_verdict(target_rate, confirm_rate, consume_rate, backlog_slope, p99_ms
 #   memory     a memory/disk alarm, or memory within NEAR_LIMIT of the high watermark (publishers get blocked)
 #   cpu        the busiest node's mean CPU >= NODE_CPU_SATURATION of its cores; on a machine whose cores the
 #              nodes share with the generator (local), the machine's mean busy share >= NODE_CPU_SATURATION
-#   disk       the busiest node's write IOPS or MB/s >= NEAR_LIMIT of the volume's catalog limit
+#   disk       a volume of the busiest node (each by the role it holds: data, logs, wal, segments) writes at least
+#              NEAR_LIMIT of that volume's own limit (IOPS or MB/s; sizing.catalog.volume_limits at its size), or
+#              the node's volumes together reach NEAR_LIMIT of the instance's EBS ceiling
 #   network    the busiest node's traffic in either direction >= NEAR_LIMIT of the instance's catalog bandwidth
 # A limit that is unknown (local disks and networks, a catalog without the figure) never triggers its label.
 NODE_CPU_SATURATION = 0.90
@@ -204,8 +206,16 @@ def cpu_bound(busiest_cpu_mean, machine_cpu_mean):
     return (busiest_cpu_mean >= NODE_CPU_SATURATION) | (machine_cpu_mean >= NODE_CPU_SATURATION)
 
 
-def disk_bound(write_iops, iops_limit, write_mb_s, mb_s_limit):
-    return (write_iops >= NEAR_LIMIT * iops_limit) | (write_mb_s >= NEAR_LIMIT * mb_s_limit)
+def disk_bound(volume_load_share, ebs_load_share):
+    """`volume_load_share`: the highest share of its own limit any volume wrote at (load_share of its IOPS and
+    MB/s); `ebs_load_share`: the node's volumes together against the instance's EBS ceiling."""
+    return (volume_load_share >= NEAR_LIMIT) | (ebs_load_share >= NEAR_LIMIT)
+
+
+def load_share(*figure_and_limit: tuple[float | None, float | None]) -> float | None:
+    """The highest figure / limit over the pairs whose both halves are known (None: none is)."""
+    shares = [f / lim for f, lim in figure_and_limit if f is not None and lim]
+    return max(shares) if shares else None
 
 
 def network_bound(net_mbit_s, mbit_s_limit):
@@ -216,9 +226,8 @@ UNKNOWN_LIMIT = float("inf")  # an unknown limit: nothing is near it (Spark and 
 
 
 def bottleneck(*, valid: bool, alarm: bool, mem_max_fraction: float | None, busiest_cpu_mean: float | None,
-               machine_cpu_mean: float | None, write_iops: float | None, iops_limit: float | None,
-               write_mb_s: float | None, mb_s_limit: float | None, net_mbit_s: float | None,
-               mbit_s_limit: float | None, resources_seen: bool = True) -> str | None:
+               machine_cpu_mean: float | None, volume_load_share: float | None, ebs_load_share: float | None,
+               net_mbit_s: float | None, mbit_s_limit: float | None, resources_seen: bool = True) -> str | None:
     """The label on plain values (None: no node figures, and neither the generator nor an alarm decides).
     A missing figure is 0 and a missing limit UNKNOWN_LIMIT, so neither triggers; spark_jobs/rules_columns
     .bottleneck applies the same predicates, in the same order, to Columns."""
@@ -232,7 +241,7 @@ def bottleneck(*, valid: bool, alarm: bool, mem_max_fraction: float | None, busi
         "generator": generator_bound(bool(valid)),
         "memory": memory_bound(bool(alarm), value(mem_max_fraction)),
         "cpu": cpu_bound(value(busiest_cpu_mean), value(machine_cpu_mean)),
-        "disk": disk_bound(value(write_iops), limit(iops_limit), value(write_mb_s), limit(mb_s_limit)),
+        "disk": disk_bound(value(volume_load_share), value(ebs_load_share)),
         "network": network_bound(value(net_mbit_s), limit(mbit_s_limit)),
     }
     label = next((name for name in BOTTLENECKS if checks[name]), NO_BOTTLENECK)

@@ -21,6 +21,7 @@ from pyspark.sql.window import Window
 from adapters.objectstore import StoreSpec
 from sizing import adverse, layout, records
 from sizing.catalog import resource_limits
+from sizing.disks import DATA_ROLE, VOLUME_ROLES
 from sizing.histogram import encode_counts
 from sizing.rules import judged_against_target
 from sizing.search import PROBE_EVENT, SearchSpec, backlog_slope
@@ -380,16 +381,18 @@ def accounting_stats(accounting: DataFrame) -> DataFrame:
 # ------------------------------------------------------------------------------------------ node resources
 
 RESOURCE_LIMITS_DDL = ("config_id STRING, network_limit_mbit_s DOUBLE, volume_iops_limit DOUBLE, "
-                       "volume_mb_s_limit DOUBLE")
+                       "volume_mb_s_limit DOUBLE, ebs_iops_limit DOUBLE, ebs_mb_s_limit DOUBLE, "
+                       + ", ".join(f"{role}_iops_limit DOUBLE, {role}_mb_s_limit DOUBLE" for role in VOLUME_ROLES))
 MB = 1e6
 
 
 # What node_phase_stats reads of node_seconds (27 of its 40 columns: the reader has no column pruning).
+ROLE_FIGURES = [f"{role}_write_{what}_per_s" for role in VOLUME_ROLES for what in ("bytes", "ops")]
 NODE_COLUMNS = [*PHASE_KEY, "second", "node", "target", "missing", "shared_cores", "cpu_busy", "machine_cpu_busy_s",
                 "machine_cores", "run_queue", "disk_write_bytes_per_s", "disk_read_bytes_per_s",
                 "disk_write_ops_per_s", "net_in_bytes_per_s", "net_out_bytes_per_s", "client_in_bytes_per_s",
                 "client_out_bytes_per_s", "internode_in_bytes_per_s", "internode_out_bytes_per_s",
-                "nic_in_bytes_per_s", "nic_out_bytes_per_s"]
+                "nic_in_bytes_per_s", "nic_out_bytes_per_s", *ROLE_FIGURES]
 
 
 def node_phase_stats(node_seconds: DataFrame, phases: DataFrame) -> DataFrame:
@@ -425,7 +428,9 @@ def node_phase_stats(node_seconds: DataFrame, phases: DataFrame) -> DataFrame:
         (mean(F.col("client_in_bytes_per_s") + F.col("client_out_bytes_per_s")) / MB).alias("client_mb_s"),
         (mean(F.col("internode_in_bytes_per_s") + F.col("internode_out_bytes_per_s")) / MB).alias("internode_mb_s"),
         (F.greatest(mean(F.coalesce("nic_in_bytes_per_s", "net_in_bytes_per_s")),
-                    mean(F.coalesce("nic_out_bytes_per_s", "net_out_bytes_per_s"))) * 8 / MB).alias("peak_mbit_s"))
+                    mean(F.coalesce("nic_out_bytes_per_s", "net_out_bytes_per_s"))) * 8 / MB).alias("peak_mbit_s"),
+        *[mean(f"{role}_write_bytes_per_s").alias(f"{role}_mb") for role in VOLUME_ROLES],
+        *[mean(f"{role}_write_ops_per_s").alias(f"{role}_iops") for role in VOLUME_ROLES])
     # The cluster's size counts every node seen in the run (a window, not a second aggregation: that one would
     # prune per_node's columns differently and scan node_seconds again).
     per_node = per_node.withColumn("cluster_nodes", F.size(F.collect_set("node").over(Window.partitionBy(*RUN_COLS))))
@@ -450,7 +455,10 @@ def node_phase_stats(node_seconds: DataFrame, phases: DataFrame) -> DataFrame:
         F.max("net_mb_s").alias("net_mb_s"),
         F.max_by("client_mb_s", "net_mb_s").alias("net_client_mb_s"),
         F.max_by("internode_mb_s", "net_mb_s").alias("net_internode_mb_s"),
-        F.max("peak_mbit_s").alias("net_peak_mbit_s"))
+        F.max("peak_mbit_s").alias("net_peak_mbit_s"),
+        # each volume's busiest node, by role (intermediate: with_disk_shares turns them into shares of each limit)
+        *[(F.max(f"{role}_mb") / MB).alias(f"{role}_write_mb_s") for role in VOLUME_ROLES],
+        *[F.max(f"{role}_iops").alias(f"{role}_write_iops") for role in VOLUME_ROLES])
 
 
 def with_resource_limits(table: DataFrame, limits: DataFrame | None) -> DataFrame:
@@ -459,19 +467,44 @@ def with_resource_limits(table: DataFrame, limits: DataFrame | None) -> DataFram
     if limits is None:
         limits = table.sparkSession.createDataFrame([], RESOURCE_LIMITS_DDL)
     joined = table.join(F.broadcast(limits), "config_id", "left")
-    for column in ("network_limit_mbit_s", "volume_iops_limit", "volume_mb_s_limit"):
+    for column in limits.columns[1:]:
         joined = joined.withColumn(column, F.when(aws, F.col(column)))
-    return joined
+    return with_disk_shares(joined)
+
+
+def with_disk_shares(table: DataFrame) -> DataFrame:
+    """Each volume against its own limit (sizing.rules.disk_bound): per role, the busiest node's write IOPS and MB/s
+    over that role's volume limits; the highest share names `volume_busiest_role`. Records without per-volume
+    figures (before issue 22) read the node's totals as the data volume's. And the node's volumes together against
+    the instance's EBS ceiling (`ebs_load_share`)."""
+    def share(figure: Column, limit: str) -> Column:
+        return figure / F.col(limit)
+
+    figures = {role: (F.col(f"{role}_write_iops"), F.col(f"{role}_write_mb_s")) for role in VOLUME_ROLES}
+    figures[DATA_ROLE] = (F.coalesce(F.col(f"{DATA_ROLE}_write_iops"), F.col("disk_write_iops")),
+                          F.coalesce(F.col(f"{DATA_ROLE}_write_mb_s"), F.col("disk_write_mb_s")))
+    shares = {role: F.greatest(share(iops, f"{role}_iops_limit"), share(mb_s, f"{role}_mb_s_limit"))
+              for role, (iops, mb_s) in figures.items()}
+    top = F.greatest(*shares.values())
+    busiest = F.lit(None).cast("string")
+    for role in reversed(VOLUME_ROLES):  # the first role in VOLUME_ROLES order wins a tie
+        busiest = F.when(shares[role] == top, F.lit(role)).otherwise(busiest)
+    return (table.withColumn("volume_load_share", top).withColumn("volume_busiest_role", busiest)
+            .withColumn("ebs_load_share", F.greatest(share(F.col("disk_write_iops"), "ebs_iops_limit"),
+                                                     share(F.col("disk_write_mb_s"), "ebs_mb_s_limit"))))
 
 
 def resource_limits_frame(spark: SparkSession, campaign: Campaign) -> DataFrame:
-    """One row per config of the campaign: its catalog limits (sizing.catalog.resource_limits)."""
+    """One row per config of the campaign: its catalog limits (sizing.catalog.resource_limits): network, the EBS
+    ceiling, and every volume's own limits by role (null where the role has no volume of its own)."""
     catalog = campaign.catalog  # parsed with the spec
     rows = []
     for shape in campaign.clusters:
-        limits = resource_limits(catalog, shape.instance_type, shape.volume.type, shape.volume.iops,
-                                 shape.volume.throughput_mbps)
-        rows.append((shape.config_id, limits.network_mbit_s, limits.volume_iops, limits.volume_mb_s))
+        limits = resource_limits(catalog, shape.instance_type, {v.role: v.volume for v in shape.volumes})
+        roles = [(limits.roles[r].iops, limits.roles[r].mb_s) if r in limits.roles else (None, None)
+                 for r in VOLUME_ROLES]
+        rows.append((shape.config_id, limits.network_mbit_s, limits.volume_iops, limits.volume_mb_s, limits.ebs_iops,
+                     limits.ebs_mb_s, *(x for pair in roles for x in pair)))
     # From pandas (Arrow, a local relation): a list of tuples would become a Python RDD whose broadcast job
     # starts Python workers before anything else runs (measured: the first, serial stage of the job).
     columns = [part.split()[0] for part in RESOURCE_LIMITS_DDL.split(", ")]
