@@ -122,8 +122,9 @@ def verdicts(campaign: Campaign, data: ReportData, monthly: dict[str, float]) ->
     if data.adverse is not None:
         held = {(r.config_id, r.scenario): bool(r.held) for r in data.adverse.itertuples(index=False)
                 if r.held is not None and not pd.isna(r.held)}
-    adverse = [s.name for s in campaign.scenarios if is_adverse(s) and s.required]
-    optional = [s.name for s in campaign.scenarios if is_adverse(s) and not s.required]
+    written = families(campaign.scenarios)  # an isolated scenario's runs are judged as the one scenario
+    adverse = [s.name for s in written if is_adverse(s) and s.required]
+    optional = [s.name for s in written if is_adverse(s) and not s.required]
     summary = data.phase_summary
     out = []
     for config_id in monthly:
