@@ -407,6 +407,35 @@ class Report:
                    + str(tag("p", "No other config is both cheaper per month and carries more within the SLO.",
                              class_="note")))
 
+    # -- volumes at the target (seed 000 Figs 26-31)
+    def volumes_section(self) -> list[object]:
+        """One cluster shape (the top of the throughput board) on each volume type at the campaign target: its
+        phase_summary figures side by side, and its end-to-end percentiles second by second."""
+        if not self.data.at_target:
+            return []
+        ids = list(self.data.at_target)
+        volumes = {p.config_id: volume_label(p.shape.volume) for p in self.configs}
+        target = self.campaign.target.rate
+        out: list[object] = [tag("h2", "Volume types at the target", id="volumes")]
+        rows = self.summary[self.summary["config_id"].isin(ids) & (self.summary["target_rate"] == target)
+                            & self.summary["scenario"].isin([s.name for s in self.intensity])]
+        body = []
+        for config_id in ids:
+            mine = rows[rows["config_id"] == config_id].sort_values("repeat")
+            if mine.empty:
+                continue
+            r = mine.iloc[0]
+            body.append([config_id, volumes.get(config_id, ""), _rate(r["confirm_rate"]),
+                         *[_ms(r[f"e2e_{q}_ms"]) for q in ("p50", "p75", "p95", "p99", "p999")]])
+        out.append(table(["config", "volume", "publish rate", "p50", "p75", "p95", "p99", "p99.9"], body,
+                         numeric=[2, 3, 4, 5, 6, 7]))
+        title = f"End-to-end latency per second at {_rate(target)} msg/s, one cluster on each volume type"
+        out.append(self.fig(charts.latency_seconds_by_volume(self.data.at_target, volumes, self.colors, title),
+                            f"{title} (seed 000 Figs 26-31): p50 and p75 (left), p95, p99 and p99.9 (right) of each "
+                            "second, all workers' histograms of that second merged; the table gives the phase's own "
+                            "percentiles (phase_summary, first repeat)."))
+        return out
+
     # -- client settings (issue 13)
     def client_settings_section(self) -> list[object]:
         """Per step of a client-setting scenario: the setting's value, the achieved rates and the latency
@@ -792,6 +821,7 @@ class Report:
     def render(self) -> str:
         findings = answer.section(self.campaign, self.data.findings) if self.campaign.purpose != SIZE else []
         body = [*self.header(), *self.verdict(), *findings, *self.intensity_section(), *self.leaderboards_section(),
+                *self.volumes_section(),
                 *self.search_section(),
                 *self.groups_section(),
                 *self.adverse_section(), *self.client_settings_section(), *self.broker_section(),
@@ -934,6 +964,16 @@ def render_report(campaign: Campaign, data: ReportData, run_id: str, generated_a
 # ---------------------------------------------------------------------------------------------- I/O
 
 
+def volume_siblings(campaign: Campaign) -> dict[str, list[str]]:
+    """config id -> every config of the same cluster shape (nodes x instance type, one volume each) on another
+    volume type too (seed 000 compares one cluster on io1, gp2 and st1 at the target, its Figs 26-31)."""
+    shapes: dict[tuple[int, str], list[str]] = {}
+    for shape in campaign.clusters:
+        if not shape.dedicated:
+            shapes.setdefault((shape.nodes, shape.instance_type), []).append(shape.config_id)
+    return {config_id: ids for ids in shapes.values() if len(ids) > 1 for config_id in ids}
+
+
 def time_series_scenarios(campaign: Campaign) -> list[str]:
     """Scenarios whose per-second raw series the report reads: the adverse ones (seed 002's charts) and the
     client-setting runs (seed 003's rate and latency over the run)."""
@@ -950,7 +990,8 @@ def build_report(campaign_spec_path: str, run_id: str, settings: S3Settings | No
                             time_series_scenarios(campaign),
                             campaign.target.rate,
                             resource_scenarios=[s.name for s in campaign.scenarios if is_intensity(s)],
-                            resource_configs=resource_configs)  # None: the top and bottom of the leaderboard
+                            resource_configs=resource_configs,  # None: the top and bottom of the leaderboard
+                            volume_siblings=volume_siblings(campaign))
     document = render_report(campaign, data, run_id)
     key = layout.report_key(campaign.name, run_id)
     settings.store().put(key, document.encode(), content_type="text/html; charset=utf-8")

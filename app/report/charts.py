@@ -283,6 +283,31 @@ def adverse_panels(runs: Sequence[tuple[str, pd.DataFrame, pd.DataFrame | None, 
     return to_svg(fig, title)
 
 
+def latency_seconds_by_volume(series: dict[str, pd.DataFrame], volumes: dict[str, str], colors: dict,
+                              title: str) -> str:
+    """Seed 000 Figs 26-31: one cluster on each volume type at the target, end-to-end percentiles per second;
+    p50/p75 on the left, p95/p99/p99.9 on the right (log scale), one colour per config, one line style per
+    percentile."""
+    fig, (low, high) = plt.subplots(1, 2, figsize=(WIDTH, 3.4), sharex=True)
+    styles = {"p50": "-", "p75": "--", "p95": "-", "p99": "--", "p999": ":"}
+    for config_id, rows in series.items():
+        if rows.empty:
+            continue
+        x = rows["second"] - rows["second"].min()
+        for ax, names in ((low, ("p50", "p75")), (high, ("p95", "p99", "p999"))):
+            for name in names:
+                ax.plot(x, rows[name], color=colors.get(config_id), linestyle=styles[name], linewidth=1.1,
+                        label=f"{volumes.get(config_id, config_id)} {name.replace('p999', 'p99.9')}")
+    for ax, what in ((low, "p50 and p75"), (high, "p95, p99 and p99.9")):
+        ax.set_yscale("log")
+        ax.set(title=f"{what} per second", xlabel="seconds into the steady window", ylabel="latency (log scale)")
+        ax.yaxis.set_major_formatter(FuncFormatter(_ms))
+        ax.legend(loc="upper left", fontsize=7, ncols=2)
+    fig.suptitle(title, fontsize=10, fontweight="bold")
+    fig.tight_layout()
+    return to_svg(fig, title)
+
+
 def _counts_axis(ax, peak: float) -> None:
     """Whole-message axis that still reads well when the series is flat at zero."""
     ax.yaxis.set_major_locator(MaxNLocator(integer=True, nbins=5))
