@@ -36,13 +36,8 @@ def test_busiest_node_figures_missing_seconds_limits_and_bottleneck(spark):
     # aws phase 1: 2900 write IOPS of gp2's 3000 (disk); phase 2: 320 MB/s each way = 2560 Mbit/s of 2500 (network)
     nodes += node_rows(AWS, 1, "a", range(0, 10), cpu_busy=0.4, target="aws", write_bytes=40e6, write_ops=2900)
     nodes += node_rows(AWS, 2, "a", range(10, 20), cpu_busy=0.4, target="aws", net_bytes=320e6, write_ops=10)
-    limits = spark.createDataFrame([limit_row("n2-c5.2xlarge-gp2", network=2500.0, data=(3000.0, 262.144))],
-                                   ps.RESOURCE_LIMITS_DDL)
-    summary = ps.summarise(frames(spark, "phases", phases),
-                           ps.ClientRecords.of(frames(spark, "client_seconds", clients)),
-                           frames(spark, "accounting", []), frames(spark, "events", []),
-                           frames(spark, "broker_samples", []), ps.Rules(slo_p99_ms=1000),
-                           node_seconds=frames(spark, "node_seconds", nodes), resource_limits=limits)
+    summary = summarise(spark, phases, clients, nodes, limit_row("n2-c5.2xlarge-gp2", network=2500.0,
+                                                                 data=(3000.0, 262.144)))
     got = {(r["scenario"], r["phase"]): r.asDict() for r in summary.collect()}
     light, hot = got[(LOCAL.scenario, 1)], got[(LOCAL.scenario, 2)]
     assert (light["cpu_busiest_node"], light["cpu_busiest_mean"], light["bottleneck"]) == ("b", 0.3, "none")
@@ -68,6 +63,15 @@ def test_busiest_node_figures_missing_seconds_limits_and_bottleneck(spark):
             net_mbit_s=row["net_peak_mbit_s"], mbit_s_limit=row["network_limit_mbit_s"]) == row["bottleneck"]
 
 
+def summarise(spark, phases: list[dict], clients: list[dict], nodes: list[dict], limits: tuple):
+    """phase_summary of hand-built records with one config's catalog limits (a RESOURCE_LIMITS_DDL row)."""
+    return ps.summarise(frames(spark, "phases", phases), ps.ClientRecords.of(frames(spark, "client_seconds", clients)),
+                        frames(spark, "accounting", []), frames(spark, "events", []),
+                        frames(spark, "broker_samples", []), ps.Rules(slo_p99_ms=1000),
+                        node_seconds=frames(spark, "node_seconds", nodes),
+                        resource_limits=spark.createDataFrame([limits], ps.RESOURCE_LIMITS_DDL))
+
+
 def limit_row(config_id: str, network: float | None = None, ebs: tuple[float, float] | tuple[None, None] = (None, None),
               **roles: tuple[float, float]) -> tuple:
     """A RESOURCE_LIMITS_DDL row: role=(iops, MB/s) for every volume the config has."""
@@ -88,14 +92,8 @@ def test_each_volume_meets_its_own_limit_and_the_instance_its_ebs_ceiling(spark)
     nodes += node_rows(key, 2, "a", range(10, 20), cpu_busy=0.3, target="aws", write_bytes=240e6, write_ops=450,
                        volumes={"data": (100e6, 150), "segments": (110e6, 150), "wal": (30e6, 150)})
     st1 = (500.0, 40.96)
-    limits = spark.createDataFrame([limit_row(key.config_id, network=5000.0, ebs=(16000.0, 250.0),
-                                              data=(500.0, 400.0), segments=(500.0, 400.0), wal=st1)],
-                                   ps.RESOURCE_LIMITS_DDL)
-    summary = ps.summarise(frames(spark, "phases", phases),
-                           ps.ClientRecords.of(frames(spark, "client_seconds", clients)),
-                           frames(spark, "accounting", []), frames(spark, "events", []),
-                           frames(spark, "broker_samples", []), ps.Rules(slo_p99_ms=1000),
-                           node_seconds=frames(spark, "node_seconds", nodes), resource_limits=limits)
+    summary = summarise(spark, phases, clients, nodes, limit_row(key.config_id, network=5000.0, ebs=(16000.0, 250.0),
+                                                                 data=(500.0, 400.0), segments=(500.0, 400.0), wal=st1))
     got = {r["phase"]: r.asDict() for r in summary.collect()}
     wal, ebs = got[1], got[2]
     assert (wal["volume_busiest_role"], wal["bottleneck"]) == ("wal", "disk")
