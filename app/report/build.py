@@ -224,7 +224,10 @@ class Report:
             ideal = [v for v in rows if v.meets_ideal]
             headline = "No config meets the target and SLO in every scenario."
             detail = ("Best under ideal conditions only: " + ", ".join(
-                f"{v.config_id} ({_money(v.cost_at_target)}; fails {', '.join(v.adverse_failed)})" for v in ideal[:3])
+                f"{v.config_id} ({_money(v.cost_at_target)}; " + "; ".join(
+                    part for part in (f"fails {', '.join(v.adverse_failed)}" if v.adverse_failed else "",
+                                      f"not judged: {', '.join(v.adverse_unjudged)}" if v.adverse_unjudged else "")
+                    if part) + ")" for v in ideal[:3])
                       + ". Consider larger clusters." if ideal else
                       f"No config reached {target} even under ideal conditions. Consider larger clusters.")
             out.append(tag("div", [tag("p", headline, class_="headline"), tag("p", detail)], class_="verdict none"))
