@@ -353,11 +353,7 @@ class Worker:
         now = self.now_s()
         node = self.cfg.cluster.nodes[client.node].name
         if isinstance(client, PublisherState):
-            if blocked and client.blocked_since is None:
-                client.blocked_since = now
-            elif not blocked and client.blocked_since is not None:
-                self.stats.blocked_ms += (now - max(client.blocked_since, self.second)) * 1000
-                client.blocked_since = None
+            self.stats.blocked_ms += client.set_blocked(blocked, now, self.second)
         self.event("connection_blocked" if blocked else "connection_unblocked", node=node,
                    client=self._client_name(client))
 
@@ -369,8 +365,8 @@ class Worker:
         if not self.sent_ready:
             self.send(WorkerError(self.cfg.worker, f"{self._client_name(client)} could not connect: {error!r}"))
             return
-        if isinstance(client, PublisherState) and client.blocked_since is not None:
-            client.blocked_since = None
+        if isinstance(client, PublisherState):
+            client.set_blocked(False, self.now_s(), self.second)  # a new connection starts unblocked
         client.ready = None  # None: lost, reconnecting (False only before the first open)
         client.link = None
         node = self.cfg.cluster.nodes[client.node].name
@@ -445,8 +441,7 @@ class Worker:
         for pub in self.publishers:
             if not pub.max_mode:
                 pub.ensure_due(s + 2)
-            if pub.blocked_since is not None:
-                stats.blocked_ms += max(0.0, end - max(pub.blocked_since, s)) * 1000
+            stats.blocked_ms += pub.blocked_ms_in(s, end)
         self._flush_keys()
         cpu = time.process_time()
         cpu_s, self.cpu_mark = cpu - self.cpu_mark, cpu
@@ -485,9 +480,7 @@ class Worker:
             "multi_ack_every": settings.multi_ack_every if settings else workload.consumers.multi_ack_every,
             "in_flight_max": in_flight_max,
         }
-        late_s = max((now - float(p.due[p.next_seq - p.due_base]) for p in self.publishers
-                      if not p.max_mode and p.next_seq < p.total and p.next_seq - p.due_base < len(p.due)
-                      and p.due[p.next_seq - p.due_base] < now), default=0.0)
+        late_s = max((p.lateness_s(now) for p in self.publishers), default=0.0)
         if worker_behind(cpu_s, stats.tick_lag_max_s) and s - self.last_behind_event >= 10:
             self.last_behind_event = s
             self.event("worker_behind", cpu_s=round(cpu_s, 3), tick_lag_ms=round(stats.tick_lag_max_s * 1000, 1),
@@ -541,7 +534,7 @@ class Worker:
         path = self.save_accounting()
         times = os.times()
         self.send(Done(self.cfg.worker, path, times.user, times.system,
-                       published=sum(p.next_seq - p.skipped for p in self.publishers)))
+                       published=sum(p.sent_total for p in self.publishers)))
         for conn in list(self.connections):
             if conn.is_open:
                 conn.close()
@@ -553,8 +546,8 @@ class Worker:
             self.fresh_counts,
             np.concatenate(self.all_redelivered) if self.all_redelivered else np.zeros(0, np.int64),
             np.concatenate(self.all_reordered) if self.all_reordered else np.zeros(0, np.int64),
-            published={p.plan.index: p.next_seq for p in self.publishers},
-            states={p.plan.index: p.state[:p.total] for p in self.publishers})
+            published={p.plan.index: p.books()[0] for p in self.publishers},
+            states={p.plan.index: p.books()[1] for p in self.publishers})
         return accounting.save(accounting.worker_path(self.cfg.out_dir, self.cfg.worker), books)
 
     def run(self) -> None:
