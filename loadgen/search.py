@@ -12,9 +12,8 @@ An attempt the generator could not keep up with (rules.worker_behind or CPU satu
 says nothing about the cluster: it is recorded as inconclusive and run again (at most MAX_INCONCLUSIVE times per
 search; after that an invalid attempt counts as a fail). Each verdict is taken from the generator's own
 per-second figures of the measurement window, the same figures and formulas phase_summary uses (steady sums over
-the steady seconds, merged e2e histograms, sizing.search.backlog_slope, validity as
-spark_jobs.rules_columns.invalid_reason), and recorded as a `search_probe` event with the figures it used and
-the bracket after it; the analysis recomputes it from the raw records and the GX gate fails the batch when the
+the steady seconds, merged e2e histograms, sizing.search.backlog_slope, validity by sizing.rules.phase_valid, the
+analysis' own rule), and recorded as a `search_probe` event with the figures it used and the bracket after it; the analysis recomputes it from the raw records and the GX gate fails the batch when the
 two disagree.
 """
 
@@ -30,7 +29,7 @@ from typing import Any, Protocol
 from loadgen.messages import Done, WorkerConfig
 from loadgen.pool import Pool
 from sizing.histogram import merge_wire, quantile_from_counts
-from sizing.rules import cpu_saturated
+from sizing.rules import phase_valid
 from sizing.search import (
     PROBE_EVENT,
     RESULT_EVENT,
@@ -115,7 +114,7 @@ def measure(runner: ProbeHost, probe: Probe, phase: Phase) -> ProbeResult:
     p99 = quantile_from_counts(counts, 0.99) / 1000.0 if has_latency else math.inf
     p999 = quantile_from_counts(counts, 0.999) / 1000.0 if has_latency else math.inf
     worker_cpu_max = max((sum(v) / len(v) for v in cpu.values()), default=0.0)
-    valid = bool(rows) and behind == 0 and not cpu_saturated(worker_cpu_max)
+    valid = phase_valid(not rows, worker_cpu_max, behind)
     return ProbeResult(probe, sum(r["confirmed"] for r in rows) / steady_s, sum(r["consumed"] for r in rows) / steady_s,
                        slope, p99, p999, valid)
 
