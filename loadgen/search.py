@@ -13,8 +13,8 @@ says nothing about the cluster: it is recorded as inconclusive and run again (at
 search; after that an invalid attempt counts as a fail). Each verdict is taken from the generator's own
 per-second figures of the measurement window, the same figures and formulas phase_summary uses (steady sums over
 the steady seconds, merged e2e histograms, sizing.search.backlog_slope, validity by sizing.rules.phase_valid, the
-analysis' own rule), and recorded as a `search_probe` event with the figures it used and the bracket after it; the analysis recomputes it from the raw records and the GX gate fails the batch when the
-two disagree.
+analysis' own rule), and recorded as a `search_probe` event with the figures it used and the bracket after it;
+the analysis recomputes it from the raw records and the GX gate fails the batch when the two disagree.
 """
 
 from __future__ import annotations
