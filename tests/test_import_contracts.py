@@ -74,3 +74,50 @@ def test_a_cycle_between_siblings_is_reported(tree_copy: Path) -> None:
     finally:
         spec.write_text(original)
     assert proc.returncode != 0 and "No cycles are allowed in sizing" in proc.stdout, proc.stdout[-3000:]
+
+
+def _own_imports(path: Path, package: str) -> list[tuple[str, str]]:
+    """Top-level `from <package or its modules> import name` pairs of one file (module, name)."""
+    import ast
+
+    tree = ast.parse(path.read_text())
+    return [(node.module, alias.name) for node in tree.body if isinstance(node, ast.ImportFrom) and node.module
+            and (node.module == package or node.module.startswith(package + ".")) for alias in node.names]
+
+
+def test_no_module_imports_back_through_its_packages_init() -> None:
+    """A package __init__ that imports its own modules (to re-export them) must not be imported back by them: a
+    module of the package importing a name from the package itself (not one of its submodules) closes a cycle through
+    the __init__ (issue 26: app.report's __init__ and app.report.build imported each other). Checked statically over
+    every package of the tree; the rule breaks on a planted cycle."""
+    def cycles(root: Path) -> list[str]:
+        found = []
+        for init in sorted(root.rglob("__init__.py")):
+            if "__pycache__" in init.parts or ".venv" in init.parts:
+                continue
+            package_dir = init.parent
+            base = package_dir.relative_to(root)
+            package = ".".join(base.parts[1:] if base.parts[0] == "plugins" else base.parts)
+            submodules = {p.stem for p in package_dir.glob("*.py") if p.stem != "__init__"} | {
+                p.name for p in package_dir.iterdir() if (p / "__init__.py").exists()}
+            if not any(module.startswith(package + ".") or name in submodules
+                       for module, name in _own_imports(init, package)):
+                continue  # the __init__ imports none of its own modules: nothing can come back through it
+            for module_path in sorted(package_dir.glob("*.py")):
+                if module_path.stem == "__init__":
+                    continue
+                for module, name in _own_imports(module_path, package):
+                    if module == package and name not in submodules:
+                        found.append(f"{package}.{module_path.stem} imports {name} from {package}'s __init__")
+        return found
+
+    assert cycles(ROOT) == []
+    planted = ROOT / "build" / "cycle-tree"
+    shutil.rmtree(planted, ignore_errors=True)
+    (planted / "pkg").mkdir(parents=True)
+    (planted / "pkg" / "__init__.py").write_text("from pkg.core import helper\n")
+    (planted / "pkg" / "core.py").write_text("from pkg import VERSION\n\n\ndef helper():\n    return VERSION\n")
+    try:
+        assert cycles(planted) == ["pkg.core imports VERSION from pkg's __init__"]
+    finally:
+        shutil.rmtree(planted, ignore_errors=True)
