@@ -321,10 +321,6 @@ class LocalClusterStack(TerraformStack):
                  terraform_root: Path | str = TERRAFORM_ROOT, **kwargs: Any):
         super().__init__(workspace("local", campaign, cluster_key, state_root, terraform_root), **kwargs)
 
-    @classmethod
-    def for_plan(cls, plan: ConfigPlan, **kwargs: Any) -> LocalClusterStack:
-        return cls(plan.campaign, plan.cluster_key, **kwargs)
-
     def variables(self, plan: ConfigPlan, campaign: Campaign) -> dict[str, Any]:
         return local_stack_variables(plan, campaign.broker_config, self.workspace.work_dir)
 

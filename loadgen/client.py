@@ -133,10 +133,6 @@ class FastConnection(pika.SelectConnection):
         transport = self._transport
         return transport.get_write_buffer_size() if transport is not None else 0
 
-    def tx_buffered(self) -> int:
-        transport = self._transport
-        return transport.get_write_buffer_size() if transport is not None else 0
-
     def fast_write(self, data: bytes | bytearray) -> None:
         """Write straight to the socket when nothing is queued (saves two epoll_ctl calls per write)."""
         transport = self._transport

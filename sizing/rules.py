@@ -221,15 +221,9 @@ def cpu_bound(busiest_cpu_mean, machine_cpu_mean):
 
 
 def disk_bound(volume_load_share, ebs_load_share):
-    """`volume_load_share`: the highest share of its own limit any volume wrote at (load_share of its IOPS and
+    """`volume_load_share`: the highest share of its own limit any volume wrote at (the larger of its IOPS and
     MB/s); `ebs_load_share`: the node's volumes together against the instance's EBS ceiling."""
     return (volume_load_share >= NEAR_LIMIT) | (ebs_load_share >= NEAR_LIMIT)
-
-
-def load_share(*figure_and_limit: tuple[float | None, float | None]) -> float | None:
-    """The highest figure / limit over the pairs whose both halves are known (None: none is)."""
-    shares = [f / lim for f, lim in figure_and_limit if f is not None and lim]
-    return max(shares) if shares else None
 
 
 def network_bound(net_mbit_s, mbit_s_limit):

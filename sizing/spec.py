@@ -226,10 +226,6 @@ class Scenario:
     def background_groups(self) -> tuple[WorkloadGroup, ...]:
         return tuple(g for g in self.workload_groups if g.name != self.foreground)
 
-    @property
-    def has_max_rate(self) -> bool:
-        return bool(self.step_settings) and any(s.rate_mode == RATE_MAX for s in self.step_settings)
-
 
 PURPOSES = ("size", "compare", "characterise")  # sizing/findings.py answers each
 COMPARE_BY = ("config", "step")
