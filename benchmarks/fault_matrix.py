@@ -126,7 +126,7 @@ def retry(s: demo.DemoSettings, label: str) -> dict:
     keys = ["scenario", "run_id", "repeat", "phase"] + (["group"] if mine is not None and "group" in mine else [])
     duplicates = int(mine.duplicated(subset=keys).sum()) if mine is not None else None
     store = s.s3.store()
-    prefix = f"raw/campaign=ci-tiny/config={CONFIG}/scenario=steps/run={label}/"
+    prefix = layout.raw_scenario_run_prefix("ci-tiny", CONFIG, "steps", label)
     manifests = [k for k in store.list(prefix) if k.endswith("manifest.json")]
     lost, agree = None, []
     for key in manifests:

@@ -37,19 +37,31 @@ class RunKey:
                 "run_id": self.run_id, "repeat": self.repeat}
 
 
+TABLES_ROOT = "tables/"
+
+
 def _check(part: str, value: str) -> str:
     if not value or "/" in value or "=" in value:
         raise ValueError(f"{part} {value!r} cannot name an object-store partition (empty, '/' or '=')")
     return value
 
 
+def raw_campaign_prefix(campaign: str) -> str:
+    return f"raw/campaign={_check('campaign', campaign)}/"
+
+
 def raw_config_prefix(campaign: str, config_id: str) -> str:
-    return f"raw/campaign={_check('campaign', campaign)}/config={_check('config', config_id)}/"
+    return raw_campaign_prefix(campaign) + f"config={_check('config', config_id)}/"
+
+
+def raw_scenario_run_prefix(campaign: str, config_id: str, scenario: str, run_id: str) -> str:
+    """Every repeat of one scenario of one run of a config."""
+    return (raw_config_prefix(campaign, config_id)
+            + f"scenario={_check('scenario', scenario)}/run={_check('run', run_id)}/")
 
 
 def raw_run_prefix(key: RunKey) -> str:
-    return (raw_config_prefix(key.campaign, key.config_id)
-            + f"scenario={_check('scenario', key.scenario)}/run={_check('run', key.run_id)}/repeat={key.repeat}/")
+    return raw_scenario_run_prefix(key.campaign, key.config_id, key.scenario, key.run_id) + f"repeat={key.repeat}/"
 
 
 def run_key_of(object_key: str) -> RunKey | None:
@@ -78,7 +90,7 @@ def raw_part_key(key: RunKey, record_type: str, phase: int | None = None, worker
 
 
 def table_prefix(table: str, campaign: str, config_id: str | None = None) -> str:
-    prefix = f"tables/{_check('table', table)}/campaign={_check('campaign', campaign)}/"
+    prefix = f"{TABLES_ROOT}{_check('table', table)}/campaign={_check('campaign', campaign)}/"
     return prefix + (f"config={_check('config', config_id)}/" if config_id else "")
 
 

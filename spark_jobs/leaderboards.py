@@ -28,7 +28,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from adapters.objectstore import StoreSpec
-from sizing import adverse, findings, records, rules
+from sizing import adverse, findings, layout, records, rules
 from sizing.cost import cost_per_1000_msgs
 from sizing.plan import ConfigPlan, plan_configs
 from sizing.search import Probe, ProbeOutcome, ProbeResult, SearchSpec, replay
@@ -314,6 +314,7 @@ def step(spark: SparkSession, spec: StoreSpec, campaign: Campaign, validate_run:
     """The analysis job's last step: every campaign table from every phase_summary partition. With
     `validate_run`, GX checks the written tables and files the result under that run id."""
     tables = run(spark, spec, campaign)
-    print(f"leaderboards: wrote {', '.join(tables)} for {campaign.name} under {spec.uri('tables/')}", flush=True)
+    where = spec.uri(layout.TABLES_ROOT)
+    print(f"leaderboards: wrote {', '.join(tables)} for {campaign.name} under {where}", flush=True)
     if validate_run:
         gate.gate(spark, spec, "leaderboards", campaign, gate.CAMPAIGN_WIDE, validate_run, docs_dir)
