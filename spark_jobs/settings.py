@@ -16,8 +16,8 @@ Driver JVM: a job here is short (tens of seconds) and starts a fresh JVM, so sta
 Python: `spark.pyspark.python` names the interpreter executors run, set explicitly (the driver's own path means
 nothing on a worker host): SIZING_SPARK_PYTHON, else this interpreter (a local master, or a standalone cluster on
 this host). `spark.pyspark.driver.python` is the submitting interpreter. Secrets: executors get object-store
-credentials as `spark.executorEnv.AWS_*` (from a properties file, never the command line); the redaction regex
-adds `access_key` to Spark's default, so the UI and event logs show neither the key nor its id.
+credentials as `spark.executorEnv.AWS_*` (from a properties file, never the command line, with REDACTION_REGEX:
+Spark's default plus `access_key`, so the UI and event logs show neither the key nor its id).
 
 stdlib only at import: the DAG builds its SparkSubmitOperator conf from here at parse time.
 """
@@ -41,8 +41,7 @@ def executor_python(env: Mapping[str, str] | None = None) -> str:
 
 
 def python_conf(env: Mapping[str, str] | None = None) -> dict[str, str]:
-    return {"spark.pyspark.python": executor_python(env), "spark.pyspark.driver.python": sys.executable,
-            "spark.redaction.regex": REDACTION_REGEX}
+    return {"spark.pyspark.python": executor_python(env), "spark.pyspark.driver.python": sys.executable}
 
 
 def session_conf() -> dict[str, str]:

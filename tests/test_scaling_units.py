@@ -318,7 +318,9 @@ def test_executor_credentials_go_to_a_private_properties_file(tmp_path, monkeypa
                    "AWS_DEFAULT_REGION": "eu-west-1"}
     path = write_executor_properties(tmp_path, env)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert "spark.executorEnv.AWS_SECRET_ACCESS_KEY=se/cr+et\\\\x\n" in path.read_text()
+    text = path.read_text()
+    assert "spark.executorEnv.AWS_SECRET_ACCESS_KEY=se/cr+et\\\\x\n" in text
+    assert "spark.redaction.regex=(?i)secret|password|token|access[._]?key|credential\n" in text
     assert properties_text({"a": "x\ny"}) == "a=x\\ny\n"
 
 

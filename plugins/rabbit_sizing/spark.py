@@ -36,10 +36,12 @@ def submit_conf() -> dict[str, str]:
 
 
 def driver_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The spark-submit process env additions: the repo on PYTHONPATH (the driver runs in the task's process and
-    reads the spec and price catalogs from the checkout; executors get the code from the zip)."""
+    """The spark-submit process env additions. The driver runs on the task's worker: the repo on its PYTHONPATH,
+    and the price catalogs named (spark-submit puts the --py-files zip first on the driver's path, and a `sizing`
+    imported from the zip finds no catalogs/ beside it)."""
     env = os.environ if env is None else env
-    return {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))}
+    return {"PYTHONPATH": os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")])),
+            "SIZING_CATALOG_DIR": env.get("SIZING_CATALOG_DIR") or str(REPO_ROOT / "catalogs")}
 
 
 def build_py_files(directory: Path | None = None) -> Path:
@@ -72,10 +74,15 @@ def properties_text(conf: Mapping[str, str]) -> str:
 
 
 def write_executor_properties(directory: Path, env: Mapping[str, str]) -> Path:
+    """The executors' environment as `spark.executorEnv.*`, with the redaction regex that hides all of it in the
+    UI and event logs (spark_jobs.settings.REDACTION_REGEX)."""
+    from spark_jobs.settings import REDACTION_REGEX
+
     path = directory / "executor.properties"
     path.touch(mode=0o600)
     path.chmod(0o600)
-    path.write_text(properties_text({f"spark.executorEnv.{key}": value for key, value in env.items()}))
+    conf = {"spark.redaction.regex": REDACTION_REGEX, **{f"spark.executorEnv.{k}": v for k, v in env.items()}}
+    path.write_text(properties_text(conf))
     return path
 
 
