@@ -10,12 +10,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from adapters.management import ManagementClient, ManagementError
 from sizing.cluster import ClusterInfo
-from sizing.spec import Campaign, QueueSpec
+from sizing.existing import POLICY_NAME
+from sizing.spec import QueueSpec
 
 QUEUE_COLUMNS = ("name,node,leader,type,messages,messages_ready,messages_unacknowledged,"
                  "message_stats.publish_details.rate,message_stats.deliver_get_details.rate")
@@ -35,9 +35,6 @@ def queue_arguments(queues: QueueSpec) -> dict[str, Any]:
     return arguments
 
 
-POLICY_NAME = "loadgen-ha"
-
-
 def policy_request(queues: QueueSpec, name: str = POLICY_NAME) -> tuple[str, dict[str, Any]] | None:
     """(management API path, body) of the policy the queues need, or None (only mirrored queues need one)."""
     if not queues.policy:
@@ -45,27 +42,6 @@ def policy_request(queues: QueueSpec, name: str = POLICY_NAME) -> tuple[str, dic
     names = "|".join(_regex_escape(n) for n in queues.names())
     body = {"pattern": f"^({names})$", "definition": dict(queues.policy), "apply-to": "queues", "priority": 10}
     return name, body
-
-
-@dataclass(frozen=True)
-class CampaignObjects:
-    """What a campaign's load runs create in a broker's vhost (what teardown on an existing cluster deletes)."""
-
-    queues: tuple[str, ...]
-    policies: tuple[str, ...]
-    exchanges: tuple[str, ...] = ()  # the generator publishes through the default exchange: it declares none
-
-
-def campaign_objects(campaign: Campaign) -> CampaignObjects:
-    """Every queue and policy `declare_queues` makes for any scenario and workload group of the campaign."""
-    queues: dict[str, None] = {}
-    policies: dict[str, None] = {}
-    for scenario in campaign.scenarios:
-        for group in scenario.workload_groups:
-            queues.update(dict.fromkeys(group.workload.queues.names()))
-            if policy_request(group.workload.queues) is not None:
-                policies[POLICY_NAME] = None
-    return CampaignObjects(tuple(queues), tuple(policies))
 
 
 def _regex_escape(text: str) -> str:

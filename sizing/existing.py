@@ -11,8 +11,13 @@ policies and exchanges, named by the workload). Its monthly cost is what the spe
       vhost: sizing                       # the campaign's vhost on that cluster (default "/"); it must exist
       monthly_cost: 1350.0                # what the cluster costs per month (leaderboards); omitted = none (0)
       nodes:                              # one per broker node
-        - {amqp: "10.0.0.11:5672", management: "10.0.0.11:15672"}
+        - {amqp: "10.0.0.11:5672", management: "10.0.0.11:15672"}   # prometheus_port: 15692 (default)
       local: false                        # true: the nodes run on this machine (fault scenarios allowed)
+
+Node figures come from each node's RabbitMQ Prometheus endpoint (the rabbitmq_prometheus plugin, on the AMQP host,
+`prometheus_port`): the hosts are not ours, so host CPU, disk and NIC figures are not recorded. The connection's user
+needs the `monitoring` tag (health check, node names), `policymaker` too for mirrored queues, and configure / write /
+read permissions on the vhost.
 
 Fault scenarios are refused unless the cluster is declared `local: true`: the local fault executor then kills,
 stops and alarms its nodes with the control commands each node entry gives (`name`, `pid_file`, `start_cmd`,
@@ -31,6 +36,9 @@ from sizing.cluster import ClusterInfo, NodeInfo
 from sizing.fields import Fields, Problem, join
 
 DEPLOYMENT = "existing"
+# The policy the load generator gives mirrored queues (loadgen.broker.policy_request): one of the names a campaign
+# creates in a vhost, so teardown on an existing cluster knows it.
+POLICY_NAME = "loadgen-ha"
 DEFAULT_CONNECTION = "rabbitmq_existing"
 CREDENTIAL_KEYS = ("username", "password", "user", "login", "uri", "url", "credentials")
 NODE_CONTROL_KEYS = ("name", "pid_file", "start_cmd", "stop_cmd", "ctl_cmd")
@@ -50,6 +58,7 @@ class ExistingNode:
     amqp: Endpoint
     management: Endpoint
     name: str | None = None  # Erlang node name; discovered from the management API when not given
+    prometheus_port: int = 15692  # RabbitMQ's Prometheus endpoint on the AMQP host: the node figures' source
     pid_file: str | None = None
     start_cmd: tuple[str, ...] | None = None
     stop_cmd: tuple[str, ...] | None = None
@@ -73,7 +82,7 @@ class ExistingCluster:
         for number, node in enumerate(self.nodes, start=1):
             name = node.name or (node_names[number - 1] if node_names else None) or f"node-{number}"
             nodes.append(NodeInfo(number=number, name=name, host=node.amqp.host, amqp_port=node.amqp.port,
-                                  management_port=node.management.port,
+                                  management_port=node.management.port, prometheus_port=node.prometheus_port,
                                   management_scheme=node.management.scheme, pid_file=node.pid_file,
                                   start_cmd=node.start_cmd, stop_cmd=node.stop_cmd, ctl_cmd=node.ctl_cmd))
         return ClusterInfo(target=DEPLOYMENT, cluster_name=cluster_name, nodes=tuple(nodes), username=username,
@@ -124,6 +133,7 @@ def _parse_node(value: Any, path: str, local: bool, problems: list[Problem]) -> 
     management = (parse_endpoint(e.raw("management"), e, "management", web=True) if e.has("management")
                   else e.raw("management"))
     name = e.str("name", None)
+    prometheus_port = e.int("prometheus_port", 15692, minimum=1)
     control = {"pid_file": e.str("pid_file", None), "start_cmd": _command(e, "start_cmd"),
                "stop_cmd": _command(e, "stop_cmd"), "ctl_cmd": _command(e, "ctl_cmd")}
     if not local:
@@ -134,7 +144,8 @@ def _parse_node(value: Any, path: str, local: bool, problems: list[Problem]) -> 
     e.done()
     if len(problems) > start or amqp is None or management is None:
         return None
-    return ExistingNode(amqp=amqp, management=management, name=name, **control)
+    return ExistingNode(amqp=amqp, management=management, name=name, prometheus_port=prometheus_port or 15692,
+                        **control)
 
 
 def parse_existing(root: Fields, deployment: str | None) -> ExistingCluster | None:
@@ -200,3 +211,27 @@ def existing_problems(existing: ExistingCluster, clusters: Sequence[Any], scenar
                 problems.append(Problem(where, f"the local fault executor needs every node's control commands; "
                                                f"missing: {', '.join(missing[:6])}{more}"))
     return problems
+
+
+@dataclass(frozen=True)
+class CampaignObjects:
+    """What a campaign's load runs create in a broker's vhost (what teardown on an existing cluster deletes)."""
+
+    queues: tuple[str, ...]
+    policies: tuple[str, ...]
+    exchanges: tuple[str, ...] = ()  # the generator publishes through the default exchange: it declares none
+
+
+def campaign_objects(campaign: Any) -> CampaignObjects:
+    """Every queue (and the mirroring policy) the load generator declares for any scenario and workload group of
+    the campaign (a sizing.spec.Campaign; loadgen.broker.declare_queues makes them). It lives in the core because
+    Airflow's plugin loader registers plugins/rabbit_sizing/*/loadgen.py as a top-level module `loadgen`: a task
+    cannot import the loadgen package."""
+    queues: dict[str, None] = {}
+    policies: dict[str, None] = {}
+    for scenario in campaign.scenarios:
+        for group in scenario.workload_groups:
+            queues.update(dict.fromkeys(group.workload.queues.names()))
+            if group.workload.queues.policy:
+                policies[POLICY_NAME] = None
+    return CampaignObjects(tuple(queues), tuple(policies))

@@ -154,7 +154,7 @@ def test_one_trial_at_a_time_on_an_existing_cluster(tmp_path):
 
 
 def test_teardown_deletes_exactly_what_the_campaign_declares():
-    from loadgen.broker import POLICY_NAME, campaign_objects
+    from sizing.existing import POLICY_NAME, campaign_objects
 
     objects = campaign_objects(load_campaign(EXAMPLE))
     assert objects.queues == ("sizing-1", "sizing-2", "sizing-3", "sizing-4")
@@ -338,3 +338,21 @@ def test_spark_settings_name_the_executors_interpreter_and_redact_the_key_id(mon
         assert re.search(REDACTION_REGEX, key), key
     assert not re.search(REDACTION_REGEX, "spark.executorEnv.AWS_DEFAULT_REGION")
 
+
+
+def test_an_existing_clusters_node_figures_are_rabbitmqs_own():
+    """No node exporter on hosts that are not ours: the snapshot carries RabbitMQ's Prometheus figures (recorded
+    from a 3.10 node) and leaves host CPU, disk and NIC unknown rather than zero."""
+    from adapters.nodestats import ExistingNodeReader, aws_snapshot, parse_prometheus, reader_for
+
+    (node,) = parse_campaign(example(**{"existing.nodes": [{"amqp": "10.0.0.1:5672", "management": "10.0.0.1:15672"}],
+                                        "clusters": {"list": [{"nodes": 1, "instance_type": "x", "volume": "y"}]}})
+                             ).existing.cluster_info("c").nodes
+    reader = reader_for("existing", node, 1.0)
+    assert isinstance(reader, ExistingNodeReader) and reader.url == "http://10.0.0.1:15692/metrics"
+    text = (REPO / "tests" / "data" / "nodestats" / "rabbitmq_3.10_metrics.txt").read_text()
+    snapshot = aws_snapshot(1.0, {}, parse_prometheus(text))
+    assert snapshot.counters["cpu_user_s"] is None and snapshot.counters["disk_write_bytes"] is None
+    assert snapshot.cores is None
+    assert any(value is not None for key, value in snapshot.counters.items() if not key.startswith(("cpu", "disk",
+                                                                                                   "nic", "machine")))

@@ -118,7 +118,7 @@ def attach(trial: Trial, campaign) -> ClusterInfo:
     its node), the vhost exists, and none of the queues or policies the campaign declares is there already: the
     load generator would purge it and teardown delete it, and it may be someone else's."""
     from adapters.management import ManagementClient, ManagementError
-    from loadgen.broker import campaign_objects
+    from sizing.existing import campaign_objects
 
     existing = campaign.existing
     username, password = existing_credentials(existing.connection)
@@ -134,7 +134,8 @@ def attach(trial: Trial, campaign) -> ClusterInfo:
                               f"campaign's queues live there) or name another in existing.vhost")
         objects = campaign_objects(campaign)
         in_use = [f"queue {q}" for q in sorted(set(objects.queues) & set(client.names("queues")))]
-        in_use += [f"policy {p}" for p in sorted(set(objects.policies) & set(client.names("policies")))]
+        if objects.policies:  # listing policies needs the `policymaker` tag, which declaring them needs anyway
+            in_use += [f"policy {p}" for p in sorted(set(objects.policies) & set(client.names("policies")))]
     except ManagementError as err:
         raise AttachError(f"the existing cluster's management API did not answer as user {username!r}: {err}") from err
     if in_use:
@@ -149,7 +150,7 @@ def detach(trial: Trial) -> list[str]:
     """Leave the existing cluster as it was found: delete the queues, policies and exchanges the campaign declares
     (attach refused to start when any of them was there before). Returns what was deleted."""
     from adapters.management import ManagementClient
-    from loadgen.broker import campaign_objects
+    from sizing.existing import campaign_objects
 
     _, campaign = plan_and_campaign(trial)
     existing = campaign.existing
