@@ -14,7 +14,8 @@ the I/O. What each column means on each target, and why:
   (under load mostly sockets) and is recorded as write_syscalls, not as IOPS. AWS: node_disk_*_total summed over
   every volume of the node (data, and logs/wal/segments where the layout gives them their own volume), each
   device found through node_filesystem_size_bytes at its mount point (sizing.disks.AWS_MOUNT_POINTS); the root
-  volume is not RabbitMQ's and is not counted.
+  volume is not RabbitMQ's and is not counted. Each volume's own writes are recorded beside the sums, by the role
+  it holds (`<role>_write_bytes_per_s`, `<role>_write_ops_per_s`), so that each meets its own limit.
 - fsyncs: rabbitmq_io_sync_ops_total (classic message store and queue index; 3.10 does not count the quorum
   WAL's syncs). No per-process fsync counter exists in /proc.
 - Network: AMQP clients from rabbitmq_connection_{incoming,outgoing}_bytes_total (summed over live
@@ -38,7 +39,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from sizing.cluster import NodeInfo
-from sizing.disks import AWS_MOUNT_POINTS
+from sizing.disks import AWS_MOUNT_POINTS, VOLUME_ROLES
 
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -167,6 +168,7 @@ RATE_COLUMNS = {
     "nic_in_bytes": "nic_in_bytes_per_s", "nic_out_bytes": "nic_out_bytes_per_s",
     "raft_written": "raft_written_per_s", "raft_snapshot": "raft_snapshot_per_s",
     "machine_busy_s": "machine_cpu_busy_s",
+    **{f"{role}_write_{what}": f"{role}_write_{what}_per_s" for role in VOLUME_ROLES for what in ("bytes", "ops")},
 }
 # counter -> the previous scrape's own bytes it contains
 OWN_TRAFFIC = {
@@ -178,7 +180,8 @@ FIGURE_COLUMNS = ("cores", "cpu_user", "cpu_system", "cpu_iowait", "cpu_steal", 
                   "disk_write_bytes_per_s", "disk_read_ops_per_s", "disk_write_ops_per_s", "write_syscalls_per_s",
                   "fsyncs_per_s", "net_in_bytes_per_s", "net_out_bytes_per_s", "client_in_bytes_per_s",
                   "client_out_bytes_per_s", "internode_in_bytes_per_s", "internode_out_bytes_per_s",
-                  "nic_in_bytes_per_s", "nic_out_bytes_per_s", "raft_written_per_s", "raft_snapshot_per_s", "span_s")
+                  "nic_in_bytes_per_s", "nic_out_bytes_per_s", "raft_written_per_s", "raft_snapshot_per_s", "span_s",
+                  *(f"{role}_write_{what}_per_s" for role in VOLUME_ROLES for what in ("bytes", "ops")))
 
 
 def missing_figures() -> dict[str, None]:
@@ -277,6 +280,18 @@ def volume_devices(node_metrics: Metrics, mounts: tuple[str, ...] = VOLUME_MOUNT
     return sorted(d for d in devices if d)
 
 
+def role_devices(node_metrics: Metrics, mounts: tuple[str, ...] = VOLUME_MOUNTS) -> dict[str, str]:
+    """role -> node-exporter's device name of the volume mounted at that role's mount point (roles without a volume
+    of their own have no mount and no entry)."""
+    roles = {mount: role for role, mount in AWS_MOUNT_POINTS.items()}
+    out = {}
+    for labels in metric_labels(node_metrics, "node_filesystem_size_bytes"):
+        mount, device = labels.get("mountpoint"), labels.get("device", "").removeprefix("/dev/")
+        if mount in mounts and mount in roles and device:
+            out[roles[mount]] = device
+    return out
+
+
 def aws_snapshot(t: float, node_metrics: Metrics, metrics: Metrics,
                  mounts: tuple[str, ...] = VOLUME_MOUNTS) -> Snapshot:
     """An EC2 node: prometheus-node-exporter (CPU, disk of every RabbitMQ volume, NIC) and the node's RabbitMQ
@@ -311,6 +326,9 @@ def aws_snapshot(t: float, node_metrics: Metrics, metrics: Metrics,
         "disk_write_ops": disk("node_disk_writes_completed_total"),
         "nic_in_bytes": nic("node_network_receive_bytes_total"),
         "nic_out_bytes": nic("node_network_transmit_bytes_total"),
+        **{f"{role}_write_{what}": metric_sum(node_metrics, name, device=device)
+           for role, device in role_devices(node_metrics, mounts).items()
+           for what, name in (("bytes", "node_disk_written_bytes_total"), ("ops", "node_disk_writes_completed_total"))},
     })
     boot = metric_sum(node_metrics, "node_boot_time_seconds")
     gauges = {**gauges, "machine_cores": float(len(cpus)) if cpus else None}

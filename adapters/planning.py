@@ -20,7 +20,7 @@ from sizing.fields import Problem, SpecError
 from sizing.layout import RunKey, manifest_key, raw_config_prefix, run_key_of, spec_key, table_prefix
 from sizing.plan import Trial, check_budget, plan_trials
 from sizing.records import PER_CONFIG_TABLES
-from sizing.spec import Campaign, load_campaign, parse_campaign
+from sizing.spec import Campaign, load_campaign, parse_campaign, scenario_names, selected
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # Locally every broker node and the load generator share the same cores: one cluster at a time. An existing
@@ -152,7 +152,7 @@ def validate_run(params: Mapping[str, Any], spec_dir: Path, root: Path = REPO_RO
     configs = tuple(params.get("configs") or ())
     scenarios = tuple(params.get("scenarios") or ())
     problems = [*_unknown_names("configs", "config", configs, {s.config_id for s in campaign.clusters}, campaign),
-                *_unknown_names("scenarios", "scenario", scenarios, {s.name for s in campaign.scenarios}, campaign)]
+                *_unknown_names("scenarios", "scenario", scenarios, scenario_names(campaign.scenarios), campaign)]
     label = str(params.get("run_label") or "")
     if not label or not all(ch.isalnum() or ch in "-_" for ch in label):
         problems.append(Problem("params.run_label", f"must be letters, digits, '-' or '_' (it names S3 "
@@ -198,7 +198,7 @@ def plan_run_trials(run: CampaignRun, offset: int = 0, campaign: Campaign | None
     `campaign`: the run's spec already loaded (the DAG loads it through spec_on_this_worker).
     """
     campaign = campaign or load_campaign(run.spec_path)
-    scenarios = tuple(s.name for s in campaign.scenarios if not run.scenarios or s.name in run.scenarios)
+    scenarios = tuple(s.name for s in campaign.scenarios if selected(s, run.scenarios))
     return [Trial(campaign=run.campaign, config_id=plan.config_id, repeat=plan.repeat, repeats=campaign.repeats,
                   slot=plan.slot + offset, deployment=run.deployment, run_label=run.run_label,
                   spec_path=run.spec_path, scenarios=scenarios, max_parallel_configs=run.max_parallel_configs)

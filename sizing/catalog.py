@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,9 @@ class InstancePrice:
     memory_gib: float
     hourly: float
     network_gbps: float | None = None  # sustained (baseline) network bandwidth; None = unknown (rules ignore it)
+    # The instance's own ceiling on EBS traffic, all its volumes together (baseline, as for the network)
+    ebs_mbps: float | None = None  # Mbit/s
+    ebs_iops: int | None = None
 
 
 @dataclass(frozen=True)
@@ -41,9 +44,17 @@ class VolumePrice:
     free_iops: int = 0
     per_mbps_month: float = 0.0
     free_mbps: int = 0
-    # Performance limits at `size_gb` (the bottleneck rule's disk limits); None = unknown.
+    # Performance limits (the bottleneck rule's disk limits; sizing.catalog.volume_limits); None = unknown.
+    # They scale with the volume's size where AWS says so: gp2 3 IOPS per GiB (at least min_iops), st1/sc1 a
+    # baseline of mib_s_per_tib, io1 256 KiB of throughput per provisioned IOPS; capped at max_iops / max_mib_s.
     max_iops: int | None = None
     max_mib_s: float | None = None
+    iops_per_gib: float | None = None
+    min_iops: int | None = None
+    mib_s_per_tib: float | None = None
+    kib_per_iops: float | None = None
+    small_gib: int | None = None  # at or below this size the throughput cap is small_mib_s (gp2: 170 GiB, 128 MiB/s)
+    small_mib_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -71,6 +82,8 @@ def parse_catalog(data: Any, source: str = "catalog") -> Catalog:
             memory_gib=f.number("memory_gib", minimum=0) or 0.0,
             hourly=f.number("hourly", minimum=0) or 0.0,
             network_gbps=f.number("network_gbps", None, minimum=0, exclusive=True),
+            ebs_mbps=f.number("ebs_mbps", None, minimum=0, exclusive=True),
+            ebs_iops=f.int("ebs_iops", None, minimum=1),
         )
         f.done()
         instances[key] = price
@@ -93,6 +106,12 @@ def parse_catalog(data: Any, source: str = "catalog") -> Catalog:
             free_mbps=f.int("free_mbps", 0, minimum=0) or 0,
             max_iops=f.int("max_iops", None, minimum=1),
             max_mib_s=f.number("max_mib_s", None, minimum=0, exclusive=True),
+            iops_per_gib=f.number("iops_per_gib", None, minimum=0, exclusive=True),
+            min_iops=f.int("min_iops", None, minimum=1),
+            mib_s_per_tib=f.number("mib_s_per_tib", None, minimum=0, exclusive=True),
+            kib_per_iops=f.number("kib_per_iops", None, minimum=0, exclusive=True),
+            small_gib=f.int("small_gib", None, minimum=1),
+            small_mib_s=f.number("small_mib_s", None, minimum=0, exclusive=True),
         )
         if volume.monthly is None and volume.per_gb_month == 0 and volume.per_iops_month == 0:
             f.fail("", "needs a price: `monthly` or `per_gb_month`/`per_iops_month`")
@@ -123,27 +142,80 @@ MIB = 1024 * 1024
 
 
 @dataclass(frozen=True)
+class VolumeLimits:
+    """What one volume can do at most: IOPS and throughput (10^6 bytes/s, the unit the analysis reports)."""
+
+    iops: float | None
+    mb_s: float | None
+
+
+def volume_limits(price: VolumePrice | None, size_gb: int | None = None, iops: int | None = None,
+                  throughput_mib_s: float | None = None) -> VolumeLimits:
+    """One volume's limits at its own size and provisioning (a config's volume overrides the catalog default;
+    sizes are GiB, as EBS sizes them).
+
+    IOPS: what was provisioned (io1, gp3), else iops_per_gib x size (gp2: 3 per GiB, at least min_iops), capped at
+    max_iops. Throughput: what was provisioned (gp3), else mib_s_per_tib x size (st1/sc1: their baseline: a 1 TiB
+    st1 sustains 40 MiB/s, a 7 TiB one 280), else kib_per_iops x IOPS (io1: 256 KiB per IOPS), else small_mib_s at
+    or below small_gib (gp2: 128 MiB/s up to 170 GiB), capped at max_mib_s."""
+    if price is None:
+        return VolumeLimits(None, None)
+    size = size_gb or price.size_gb
+    provisioned = iops if iops is not None else price.iops
+    if provisioned is not None and price.iops_per_gib is None:
+        max_iops: float | None = provisioned
+    elif price.iops_per_gib is not None:
+        max_iops = max(price.iops_per_gib * size, price.min_iops or 0)
+    else:
+        max_iops = price.max_iops
+    if max_iops is not None and price.max_iops is not None:
+        max_iops = min(max_iops, price.max_iops)
+    provisioned_mib_s = throughput_mib_s if throughput_mib_s is not None else price.throughput_mbps
+    if provisioned_mib_s is not None:
+        mib_s: float | None = provisioned_mib_s
+    elif price.mib_s_per_tib is not None:
+        mib_s = price.mib_s_per_tib * size / 1024
+    elif price.kib_per_iops is not None and max_iops is not None:
+        mib_s = price.kib_per_iops * max_iops / 1024
+    elif price.small_gib is not None and size <= price.small_gib:
+        mib_s = price.small_mib_s
+    else:
+        mib_s = price.max_mib_s
+    if mib_s is not None and price.max_mib_s is not None:
+        mib_s = min(mib_s, price.max_mib_s)
+    return VolumeLimits(float(max_iops) if max_iops is not None else None,
+                        mib_s * MIB / 1e6 if mib_s is not None else None)
+
+
+@dataclass(frozen=True)
 class ResourceLimits:
-    """What one node of a config can do at most, from the catalog (sizing.rules' bottleneck limits)."""
+    """What one node of a config can do at most, from the catalog (sizing.rules' bottleneck limits): its network,
+    each of its volumes (by role: sizing.disks) and the instance's own EBS ceiling over all of them."""
 
     network_mbit_s: float | None  # per direction
-    volume_iops: float | None
+    volume_iops: float | None  # the data volume
     volume_mb_s: float | None  # 10^6 bytes/s, the unit the analysis reports disk throughput in
+    roles: dict[str, VolumeLimits] = field(default_factory=dict)  # every volume of the node, by role
+    ebs_iops: float | None = None
+    ebs_mb_s: float | None = None
 
     def to_dict(self) -> dict[str, float | None]:
         return {"network_mbit_s": self.network_mbit_s, "volume_iops": self.volume_iops,
-                "volume_mb_s": self.volume_mb_s}
+                "volume_mb_s": self.volume_mb_s, "ebs_iops": self.ebs_iops, "ebs_mb_s": self.ebs_mb_s,
+                **{f"{role}_iops": v.iops for role, v in self.roles.items()},
+                **{f"{role}_mb_s": v.mb_s for role, v in self.roles.items()}}
 
 
-def resource_limits(catalog: Catalog, instance_type: str, volume_type: str, iops: int | None = None,
-                    throughput_mib_s: float | None = None) -> ResourceLimits:
-    """A config's limits: the instance's network bandwidth and its volume's IOPS/throughput (a provisioned
-    figure of the config's volume wins over the catalog's default)."""
+def resource_limits(catalog: Catalog, instance_type: str, volumes: Mapping[str, Any]) -> ResourceLimits:
+    """A config's limits: the instance's network bandwidth and EBS ceiling, and each volume's limits at its size
+    and provisioning. `volumes`: role -> sizing.cost.Volume (data first)."""
     instance = catalog.instances.get(instance_type)
-    volume = catalog.volumes.get(volume_type)
     gbps = instance.network_gbps if instance else None
-    max_iops = iops if iops is not None else (volume.max_iops if volume else None)
-    mib_s = throughput_mib_s if throughput_mib_s is not None else (volume.max_mib_s if volume else None)
-    return ResourceLimits(network_mbit_s=gbps * 1000 if gbps is not None else None,
-                          volume_iops=float(max_iops) if max_iops is not None else None,
-                          volume_mb_s=mib_s * MIB / 1e6 if mib_s is not None else None)
+    roles = {role: volume_limits(catalog.volumes.get(v.type), v.size_gb, v.iops, v.throughput_mbps)
+             for role, v in volumes.items()}
+    data = roles.get("data", VolumeLimits(None, None))
+    ebs_mbps = instance.ebs_mbps if instance else None
+    return ResourceLimits(network_mbit_s=gbps * 1000 if gbps is not None else None, volume_iops=data.iops,
+                          volume_mb_s=data.mb_s, roles=roles,
+                          ebs_iops=float(instance.ebs_iops) if instance and instance.ebs_iops else None,
+                          ebs_mb_s=ebs_mbps / 8 if ebs_mbps is not None else None)

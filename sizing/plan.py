@@ -12,7 +12,7 @@ from typing import Any
 from sizing.catalog import Catalog
 from sizing.cost import cluster_monthly_cost, volume_monthly_cost
 from sizing.fields import Problem, SpecError
-from sizing.spec import Campaign, ClusterShape
+from sizing.spec import Campaign, ClusterShape, scenario_names, selected
 from sizing.timeline import Timeline, expand, planned_duration_s
 
 # Local clusters get a port block each, so two configs can run side by side on one machine.
@@ -162,13 +162,14 @@ def role_monthly_costs(catalog: Catalog, shape: ClusterShape) -> dict[str, float
 
 def plan_runs(campaign: Campaign, config: ConfigPlan, scenarios: list[str] | None = None) -> list[RunPlan]:
     if scenarios:
-        for name in scenarios:
-            campaign.scenario(name)  # raises KeyError naming the campaign
+        unknown = sorted(set(scenarios) - scenario_names(campaign.scenarios))
+        if unknown:
+            raise KeyError(f"campaign {campaign.name!r} has no scenario {unknown[0]!r}")
     return [
         RunPlan(campaign.name, config.config_id, scenario.name, repeat,
                 expand(scenario, config.shape.nodes, campaign.seed))
         for scenario in campaign.scenarios
-        if not scenarios or scenario.name in scenarios
+        if selected(scenario, scenarios)
         for repeat in range(1, campaign.repeats + 1)
     ]
 
@@ -258,7 +259,7 @@ class CampaignCost:
 
 def trial_load_s(campaign: Campaign, scenarios: list[str] | None = None) -> float:
     """Planned seconds of load on one trial's cluster: every scenario (worst case for a search)."""
-    return sum(planned_duration_s(s) for s in campaign.scenarios if not scenarios or s.name in scenarios)
+    return sum(planned_duration_s(s) for s in campaign.scenarios if selected(s, scenarios))
 
 
 def trial_lifetime_s(campaign: Campaign, scenarios: list[str] | None = None) -> float:

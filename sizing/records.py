@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from sizing.disks import VOLUME_ROLES
+
 SCHEMA_VERSION = 1
 
 
@@ -172,6 +174,11 @@ NODE_SECONDS = (*RUN_KEY,
            nullable=True),
     Column("raft_snapshot_per_s", "float64", "quorum-queue entries released by snapshots (segment truncation)",
            nullable=True),
+    # Issue 22: per volume, by the role it holds (sizing.disks), so each is compared with its own limit. AWS only
+    # (a local role is a directory of one filesystem); null where the layout gives the role no volume of its own.
+    *(Column(f"{role}_write_{what}_per_s", "float64", f"{unit} written to the node's `{role}` volume (AWS; null "
+             f"locally or when {role} lives on the data volume)", nullable=True)
+      for role in VOLUME_ROLES for what, unit in (("bytes", "bytes"), ("ops", "device writes"))),
 )
 
 # The timeline as run, one row per phase (the analysis reads phase windows from here).
@@ -277,8 +284,20 @@ _RESOURCE_COLUMNS = (
            nullable=True),
     Column("network_limit_mbit_s", "float64", "instance bandwidth per direction (catalog; null locally)",
            nullable=True),
-    Column("volume_iops_limit", "float64", "volume IOPS limit (catalog; null locally)", nullable=True),
-    Column("volume_mb_s_limit", "float64", "volume throughput limit, MB/s (catalog; null locally)", nullable=True),
+    Column("volume_iops_limit", "float64", "the data volume's IOPS limit at its size (catalog; null locally)",
+           nullable=True),
+    Column("volume_mb_s_limit", "float64", "the data volume's throughput limit at its size, MB/s (catalog; null "
+           "locally)", nullable=True),
+    Column("volume_busiest_role", "string", "the volume (by role: data, logs, wal, segments) nearest its own limit "
+           "(AWS)", nullable=True),
+    Column("volume_load_share", "float64", "that volume's busiest-node write IOPS or MB/s / its own limit "
+           "(sizing.catalog.volume_limits; null locally)", nullable=True),
+    Column("ebs_iops_limit", "float64", "the instance's EBS IOPS ceiling, all volumes together (catalog; null "
+           "locally)", nullable=True),
+    Column("ebs_mb_s_limit", "float64", "the instance's EBS throughput ceiling, MB/s (catalog; null locally)",
+           nullable=True),
+    Column("ebs_load_share", "float64", "the busiest node's volumes together / the instance's EBS ceiling (IOPS or "
+           "MB/s)", nullable=True),
     Column("bottleneck", "string", "generator | memory | cpu | disk | network | none (sizing.rules.bottleneck); "
            "null: no node figures", nullable=True),
     Column("bottleneck_detail", "string", "the figure that triggered the label against its threshold",
@@ -301,6 +320,21 @@ _SEARCH_COLUMNS = (
            nullable=True),
     Column("probe_first_fail", "float64", "search probe: the bracket's high end after this probe (null: no fail "
            "yet)", nullable=True),
+)
+
+# Backlog scenarios (issue 22, seed 002; sizing/adverse.py): per-second figures of the "publishers unaffected"
+# criterion, per phase. A run's drain composes from its phases (sizing.adverse.run_drain).
+_BACKLOG_COLUMNS = (
+    Column("reduced_publish_s", "float64", "steady seconds whose 5 s confirm rate (publish rate without confirms) fell "
+           "below 98% of the offered rate (sizing.rules.publish_reduced)", nullable=True),
+    Column("publishers_blocked_s", "float64", "steady seconds in which a memory or disk alarm blocked publishers (the "
+           "most blocked worker's connection.blocked time)", nullable=True),
+    Column("backlog_peak_s", "float64", "second (since scenario start) of backlog_max_client", nullable=True),
+    Column("backlog_end_client", "int64", "client-side backlog at the phase's last second", nullable=True),
+    Column("backlog_last_above_s", "float64", "last second of the phase with the client backlog above drain_level_msgs "
+           "(null: never)", nullable=True),
+    Column("drain_level_msgs", "float64", "the run's drained level: 1 s of its final offered rate "
+           "(sizing.rules.DRAINED_BACKLOG_S)", nullable=True),
 )
 
 PHASE_SUMMARY = (*_TABLE_KEY,
@@ -341,7 +375,8 @@ PHASE_SUMMARY = (*_TABLE_KEY,
     Column("worker_behind_events", "int64", "worker_behind events in the phase"),
     Column("connection_blocked_events", "int64", "connection_blocked events in the phase"),
     Column("backlog_max", "int64", "broker_queue_max, else backlog_max_client"),
-    Column("backlog_max_client", "int64", "max of cumulative confirmed - consumed over the phase's seconds"),
+    Column("backlog_max_client", "int64", "max of cumulative confirmed (published without confirms) - consumed over "
+           "the phase's seconds"),
     Column("broker_queue_max", "int64", "max over samples of messages in all queues (summed over nodes)"),
     Column("broker_mem_max_bytes", "int64", "max memory used by any node"),
     Column("broker_mem_max_fraction", "float64", "max memory used / high watermark"),
@@ -365,6 +400,7 @@ PHASE_SUMMARY = (*_TABLE_KEY,
     Column("unavailable_s", "float64", "degraded seconds (< 95% of pre_fault_rate) between faults and recovery"),
     Column("worst_dip_ratio", "float64", "lowest 5 s mean throughput after a fault / pre_fault_rate"),
     *_RESOURCE_COLUMNS,
+    *_BACKLOG_COLUMNS,
     # Issue 14: one row per workload group per phase. Client figures (rates, latencies, accounting, validity) are
     # the group's own; broker, event and node figures are the cluster's, the same on every group's row.
     Column("group", "string", "workload group (a scenario without groups: main)"),
@@ -382,11 +418,14 @@ CAPACITY_REPEATS = (
     Column("run_id", "string", "run label"),
     Column("repeat", "int32", "1-based repeat"),
     Column("top_matched_throughput", "float64",
-           "highest carried rate (min of confirm, consume) of a phase counting toward capacity, msg/s"),
-    Column("top_matched_phase", "string", "the phase it was carried in"),
+           "highest carried rate (min of confirm, consume) of a phase counting toward capacity, msg/s (null: no "
+           "phase within the SLO)", nullable=True),
+    Column("top_matched_phase", "string", "the phase it was carried in", nullable=True),
     Column("max_matched_target_rate", "float64", "highest target rate a counted phase matched, msg/s",
            nullable=True),
     Column("capacity_phases", "int32", "phases of this repeat that counted toward capacity"),
+    Column("top_throughput_any_latency", "float64", "highest carried rate of a conclusive capacity phase at any "
+           "latency (seed 000's 'top throughput'), msg/s"),
 )
 
 LEADERBOARDS = (
@@ -398,7 +437,7 @@ LEADERBOARDS = (
     Column("volume_type", "string", "volume type"),
     Column("monthly_cost", "float64", "cluster cost per month (sizing.cost)"),
     Column("currency", "string", "catalog currency"),
-    Column("top_matched_throughput", "float64", "mean over repeats of capacity_repeats.top_matched_throughput"),
+    Column("top_matched_throughput", "float64", "median over repeats of capacity_repeats.top_matched_throughput"),
     Column("top_matched_phase", "string", "phase of the best repeat's top"),
     Column("max_matched_target_rate", "float64", "highest target matched in every repeat"),
     Column("capacity_phases", "int32", "phases that counted toward capacity, all repeats"),
@@ -410,6 +449,14 @@ LEADERBOARDS = (
     Column("rank_at_target", "int32", "1 = cheapest at target"),
     Column("capacity_rank", "int32", "1 = highest top_matched_throughput"),
     Column("pareto", "bool", "on the cost-vs-capacity Pareto front"),
+    Column("top_throughput_any_latency", "float64", "median over repeats of capacity_repeats."
+           "top_throughput_any_latency (seed 000's top throughput, whatever the p99)", nullable=True),
+    Column("cost_per_1k_at_top_any_latency", "float64", "sizing.cost.cost_per_1000_msgs at "
+           "top_throughput_any_latency (seed 000's 'cost at top throughput')", nullable=True),
+    Column("volume_rank_at_top_any_latency", "int32", "1 = cheapest at top_throughput_any_latency among configs of "
+           "the same volume type (seed 000 ranks per volume type)", nullable=True),
+    Column("volume_rank_at_target", "int32", "1 = cheapest at the campaign target among configs of the same volume "
+           "type", nullable=True),
 )
 
 PARETO = (
@@ -421,21 +468,36 @@ PARETO = (
     Column("cost_per_1k_at_top", "float64", "as in leaderboards"),
 )
 
+# Per (config, adverse scenario): the scenario judged by its own criterion (sizing/adverse.py), over every repeat.
 ADVERSE = (
     Column("campaign", "string", "campaign name (partition)"),
     Column("config_id", "string", "cluster config"),
     Column("scenario", "string", "adverse scenario"),
-    Column("phases_judged", "int32", "phases judged (step: offered <= campaign target; profile: all)"),
-    Column("phases_held", "int32", "judged phases that held (sizing.rules.held_target)"),
-    Column("held_target", "bool", "every judged phase held"),
-    Column("worst_dip_ratio", "float64", "lowest 5 s mean after a fault / pre-fault rate (>= 1: no dip)"),
-    Column("worst_confirm_ratio", "float64", "lowest confirm_rate / target_rate"),
-    Column("max_time_to_recover_s", "float64", "longest recovery"),
+    Column("criterion", "string", "fault (judged phases hold the target, nothing lost) | backlog (publishers "
+           "unaffected, nothing lost, backlog drained): sizing.rules.scenario_kind"),
+    Column("repeats", "int32", "runs x repeats judged"),
+    Column("held", "bool", "the scenario held by its criterion in every repeat"),
+    Column("reason", "string", "why it did not hold (null when it held)", nullable=True),
+    Column("phases_judged", "int32", "phases judged (fault on steps: offered <= campaign target; else all)"),
+    Column("phases_held", "int32", "judged phases that held the target (sizing.rules.held_target)"),
+    Column("worst_dip_ratio", "float64", "lowest 5 s mean after a fault / pre-fault rate (>= 1: no dip)",
+           nullable=True),
+    Column("worst_confirm_ratio", "float64", "lowest confirm_rate / target_rate", nullable=True),
+    Column("max_time_to_recover_s", "float64", "longest recovery after a fault", nullable=True),
     Column("all_recovered", "bool", "every fault recovered before its phase ended"),
-    Column("unavailable_s", "float64", "degraded seconds, summed"),
+    Column("unavailable_s", "float64", "degraded seconds after faults, summed"),
+    Column("reduced_publish_s", "float64", "worst repeat's seconds of reduced publish rate (judged phases)"),
+    Column("publish_tolerance_s", "float64", "seconds of reduced publish rate the scenario tolerates (spec)"),
+    Column("publishers_blocked_s", "float64", "worst repeat's seconds with publishers blocked by an alarm"),
+    Column("peak_backlog_msgs", "int64", "highest backlog (broker queue depth, else client-side)"),
+    Column("peak_memory_share", "float64", "highest memory used / high watermark of any node", nullable=True),
+    Column("drained", "bool", "every repeat's backlog was back under its drain level by the end"),
+    Column("drain_s", "float64", "worst repeat's seconds from the peak backlog until it stayed drained (null: not "
+           "drained)", nullable=True),
     Column("lost", "int64", "confirmed messages never consumed"),
     Column("duplicates", "int64", "duplicate deliveries"),
-    Column("max_e2e_p99_ms", "float64", "worst phase p99"),
+    Column("max_e2e_p99_ms", "float64", "worst judged phase's end-to-end p99 (reported; judged for faults only)",
+           nullable=True),
 )
 
 # Per (config, search scenario, run, repeat): the capacity search replayed from phase_summary's recomputed probe
@@ -461,15 +523,52 @@ CAPACITY = (
     Column("probes_disagreeing", "int32", "probes whose online verdict differs from the recomputed one"),
     Column("verdicts_agree", "bool", "probes_disagreeing == 0 (the GX gate requires it)"),
     Column("repeats", "int32", "repeats of this config's search with a sustainable rate"),
-    Column("sustainable_mean", "float64", "mean sustainable rate over those repeats", nullable=True),
-    Column("sustainable_ci_low", "float64", "95% bootstrap interval (sizing.stats) of that mean, low; null with "
-           "fewer than 2 repeats", nullable=True),
+    Column("sustainable_median", "float64", "median sustainable rate over those repeats", nullable=True),
+    Column("sustainable_ci_low", "float64", "order-statistic interval of that median (sizing.stats.median_interval), "
+           "low; null with fewer than 2 repeats", nullable=True),
     Column("sustainable_ci_high", "float64", "its high end", nullable=True),
+    Column("sustainable_ci_level", "float64", "the interval's true coverage for this many repeats (0.75 for 3; "
+           "null without an interval)", nullable=True),
+)
+
+# A compare / characterise campaign's answer (sizing/findings.py): per arm (config, scenario family, phase label) and
+# metric its median over repeats (kind level), and for compare its effect against the baseline arm (kind effect).
+FINDINGS = (
+    Column("campaign", "string", "campaign name (partition)"),
+    Column("purpose", "string", "compare | characterise (the campaign's question)"),
+    Column("kind", "string", "level: the arm's median with its interval | effect: the arm against its baseline"),
+    Column("config_id", "string", "the arm's config"),
+    Column("family", "string", "the arm's scenario as written (isolate: true runs are one family)"),
+    Column("phase_name", "string", "the arm's phase label (step, e.g. prefetch=1000, or rate-30000)"),
+    Column("metric", "string", "publish_rate | consume_rate | e2e_p75_ms | e2e_p99_ms | e2e_p999_ms "
+           "(sizing.findings.METRICS)"),
+    Column("latency_basis", "string", "intended | sent: what the arm's latency figures are measured from"),
+    Column("value", "float64", "the arm's median over its repeats"),
+    Column("value_low", "float64", "order-statistic interval of that median, low (null with one repeat)",
+           nullable=True),
+    Column("value_high", "float64", "its high end", nullable=True),
+    Column("value_level", "float64", "that interval's true coverage (0: no interval)"),
+    Column("n", "int32", "the arm's repeats"),
+    Column("baseline_config_id", "string", "effect: the baseline arm's config", nullable=True),
+    Column("baseline_family", "string", "effect: the baseline arm's scenario family", nullable=True),
+    Column("baseline_phase_name", "string", "effect: the baseline arm's phase label", nullable=True),
+    Column("baseline_value", "float64", "effect: the baseline's median", nullable=True),
+    Column("n_baseline", "int32", "effect: the baseline's repeats", nullable=True),
+    Column("effect", "float64", "effect: relative change against the baseline (Hodges-Lehmann on logs; 0.1 = +10%)",
+           nullable=True),
+    Column("effect_low", "float64", "effect: exact Mann-Whitney interval, low (null: too few repeats for one)",
+           nullable=True),
+    Column("effect_high", "float64", "effect: its high end", nullable=True),
+    Column("effect_level", "float64", "effect: the interval's true coverage (0.9 for 3 vs 3)", nullable=True),
+    Column("verdict", "string", "effect: higher | lower | unchanged | inconclusive (sizing.stats.effect_verdict: "
+           "90% level, 5% practical threshold)", nullable=True),
+    Column("better", "bool", "effect: the arm is better on this metric (null: unchanged or inconclusive)",
+           nullable=True),
 )
 
 # Leaderboard columns of campaigns with search scenarios (null otherwise).
 LEADERBOARD_SEARCH_COLUMNS = (
-    Column("sustainable_rate", "float64", "capacity.sustainable_mean of the config's search", nullable=True),
+    Column("sustainable_rate", "float64", "capacity.sustainable_median of the config's search", nullable=True),
     Column("cost_per_1k_at_sustainable", "float64", "sizing.cost.cost_per_1000_msgs at sustainable_rate",
            nullable=True),
     Column("rank_at_sustainable", "int32", "1 = cheapest per 1000 msg/s at its sustainable rate", nullable=True),
@@ -484,6 +583,7 @@ TABLES: dict[str, tuple[Column, ...]] = {
     "pareto": PARETO,
     "adverse": ADVERSE,
     "capacity": CAPACITY,
+    "findings": FINDINGS,
 }
 
 # Tables partitioned by config (a backfill of one config replaces its partition); the others are campaign-wide

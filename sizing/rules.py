@@ -61,15 +61,46 @@ def judged_against_target(rate_mode):
 
 
 def held_target(matched, lost):
-    """An adverse-scenario phase held: it matched its target and lost no confirmed message."""
+    """A fault-scenario phase held: it matched its target and lost no confirmed message."""
     return matched & (lost == 0)
+
+
+# --------------------------------------------------------------------- backlog scenarios (seed 002)
+# "If we suffer a consumer slowdown, the publishing should continue unaffected" while the backlog absorbs the
+# difference. The per-second figures behind the verdict (sizing/adverse.py computes them, phase_summary holds them):
+# A second's publish rate is reduced when the messages confirmed over the REDUCED_PUBLISH_WINDOW_S seconds ending
+# with it fall below MATCH_FRACTION of the messages the schedule offered over the same seconds (5 s, as the recovery
+# rule smooths: one late confirm batch or a scheduler hiccup is not a reduced publish rate).
+REDUCED_PUBLISH_WINDOW_S = 5
+# The backlog has drained when it is back to at most this many seconds of the scenario's final offered rate (its
+# base rate: what consumers keeping up hold in flight is far less; seed 002's backlogs were millions).
+DRAINED_BACKLOG_S = 1.0
+
+
+def publish_reduced(accepted, offered):
+    """Over one window: the broker accepted (confirmed; published without confirms) less than MATCH_FRACTION of what
+    the schedule offered."""
+    return accepted < MATCH_FRACTION * offered
+
+
+def backlog_held(reduced_publish_s, tolerance_s, lost, drained):
+    """A backlog scenario (consumer slowdown, publish peak) held: publishers were reduced for at most the scenario's
+    tolerance, nothing confirmed was lost, and the backlog drained before the end. End-to-end latency is reported,
+    not judged: messages wait in a backlog by design."""
+    return (reduced_publish_s <= tolerance_s) & (lost == 0) & drained
+
+
+def conclusive(valid, matched):
+    """A phase says something about the broker: the generator kept up (valid), or the phase matched its target
+    despite a lagging generator (which can only understate the broker)."""
+    return valid | matched
 
 
 def counts_toward_capacity(valid, matched, e2e_p99_ms, slo_p99_ms):
     """The capacity predicate: a phase of a capacity scenario counts toward its config's top throughput when
-    it is conclusive (valid, or matched its target despite a lagging generator, which can only understate the
-    broker) and its end-to-end p99 met the SLO. Its throughput is `carried_rate`."""
-    return (valid | matched) & (e2e_p99_ms <= slo_p99_ms)
+    it is conclusive and its end-to-end p99 met the SLO. Its throughput is `carried_rate`. (Seed 000's own "top
+    throughput" is at any latency: the conclusive phases alone, the leaderboard's top_throughput_any_latency.)"""
+    return conclusive(valid, matched) & (e2e_p99_ms <= slo_p99_ms)
 
 
 def carried_rate(confirm_rate: float, consume_rate: float) -> float:
@@ -80,12 +111,12 @@ def carried_rate(confirm_rate: float, consume_rate: float) -> float:
 
 # ------------------------------------------------------------------------- scenario classification
 CAPACITY = "capacity"  # step rates, no fault: the increasing-intensity test (seed 000); feeds the leaderboards
-STEP_ADVERSE = "step_adverse"  # step rates with faults: judged at the intensities up to the campaign target
-PROFILE_ADVERSE = "profile_adverse"  # rate/processing profiles: every phase judged
+FAULT_ADVERSE = "fault"  # faults (kill, stop, restart, alarms): judged phases hold the target; recovery reported
+BACKLOG_ADVERSE = "backlog"  # rate or processing profiles, no fault (seed 002's peaks and slowdowns): publishers
+# must carry on unaffected while the backlog absorbs the difference (backlog_held)
 SEARCH = "search"  # an adaptive capacity search (sizing/search.py): judged probe by probe with probe_passes
-
-
 CLIENT_SETTINGS = "client_settings"  # client-setting steps (seed 003): per-step figures, never a capacity verdict
+ADVERSE_KINDS = (FAULT_ADVERSE, BACKLOG_ADVERSE)
 
 
 def scenario_kind(scenario: Scenario) -> str:
@@ -94,9 +125,11 @@ def scenario_kind(scenario: Scenario) -> str:
         return SEARCH
     if scenario.step_settings:
         return CLIENT_SETTINGS
-    if scenario.step_rates is None:
-        return PROFILE_ADVERSE
-    return STEP_ADVERSE if scenario.faults else CAPACITY
+    if scenario.faults:
+        return FAULT_ADVERSE
+    if scenario.step_rates is None or scenario.processing_ms:
+        return BACKLOG_ADVERSE
+    return CAPACITY
 
 
 def is_client_settings(scenario: Scenario) -> bool:
@@ -110,9 +143,9 @@ def is_intensity(scenario: Scenario) -> bool:
 
 
 def is_adverse(scenario: Scenario) -> bool:
-    """An adverse scenario (seed 002: faults on steps, or rate/processing profiles), judged on holding the target;
-    a search's failing probes and client-setting steps are their method, not a failure."""
-    return scenario_kind(scenario) in (STEP_ADVERSE, PROFILE_ADVERSE)
+    """An adverse scenario (seed 002), judged by its own criterion (FAULT_ADVERSE or BACKLOG_ADVERSE); a search's
+    failing probes and client-setting steps are their method, not a failure."""
+    return scenario_kind(scenario) in ADVERSE_KINDS
 
 
 def probe_passes(*, target_rate: float, confirm_rate: float, consume_rate: float, backlog_slope: float,
@@ -149,7 +182,9 @@ def probe_verdict(target_rate, confirm_rate, consume_rate, backlog_slope, p99_ms
 #   memory     a memory/disk alarm, or memory within NEAR_LIMIT of the high watermark (publishers get blocked)
 #   cpu        the busiest node's mean CPU >= NODE_CPU_SATURATION of its cores; on a machine whose cores the
 #              nodes share with the generator (local), the machine's mean busy share >= NODE_CPU_SATURATION
-#   disk       the busiest node's write IOPS or MB/s >= NEAR_LIMIT of the volume's catalog limit
+#   disk       a volume of the busiest node (each by the role it holds: data, logs, wal, segments) writes at least
+#              NEAR_LIMIT of that volume's own limit (IOPS or MB/s; sizing.catalog.volume_limits at its size), or
+#              the node's volumes together reach NEAR_LIMIT of the instance's EBS ceiling
 #   network    the busiest node's traffic in either direction >= NEAR_LIMIT of the instance's catalog bandwidth
 # A limit that is unknown (local disks and networks, a catalog without the figure) never triggers its label.
 NODE_CPU_SATURATION = 0.90
@@ -171,8 +206,16 @@ def cpu_bound(busiest_cpu_mean, machine_cpu_mean):
     return (busiest_cpu_mean >= NODE_CPU_SATURATION) | (machine_cpu_mean >= NODE_CPU_SATURATION)
 
 
-def disk_bound(write_iops, iops_limit, write_mb_s, mb_s_limit):
-    return (write_iops >= NEAR_LIMIT * iops_limit) | (write_mb_s >= NEAR_LIMIT * mb_s_limit)
+def disk_bound(volume_load_share, ebs_load_share):
+    """`volume_load_share`: the highest share of its own limit any volume wrote at (load_share of its IOPS and
+    MB/s); `ebs_load_share`: the node's volumes together against the instance's EBS ceiling."""
+    return (volume_load_share >= NEAR_LIMIT) | (ebs_load_share >= NEAR_LIMIT)
+
+
+def load_share(*figure_and_limit: tuple[float | None, float | None]) -> float | None:
+    """The highest figure / limit over the pairs whose both halves are known (None: none is)."""
+    shares = [f / lim for f, lim in figure_and_limit if f is not None and lim]
+    return max(shares) if shares else None
 
 
 def network_bound(net_mbit_s, mbit_s_limit):
@@ -183,9 +226,8 @@ UNKNOWN_LIMIT = float("inf")  # an unknown limit: nothing is near it (Spark and 
 
 
 def bottleneck(*, valid: bool, alarm: bool, mem_max_fraction: float | None, busiest_cpu_mean: float | None,
-               machine_cpu_mean: float | None, write_iops: float | None, iops_limit: float | None,
-               write_mb_s: float | None, mb_s_limit: float | None, net_mbit_s: float | None,
-               mbit_s_limit: float | None, resources_seen: bool = True) -> str | None:
+               machine_cpu_mean: float | None, volume_load_share: float | None, ebs_load_share: float | None,
+               net_mbit_s: float | None, mbit_s_limit: float | None, resources_seen: bool = True) -> str | None:
     """The label on plain values (None: no node figures, and neither the generator nor an alarm decides).
     A missing figure is 0 and a missing limit UNKNOWN_LIMIT, so neither triggers; spark_jobs/rules_columns
     .bottleneck applies the same predicates, in the same order, to Columns."""
@@ -199,7 +241,7 @@ def bottleneck(*, valid: bool, alarm: bool, mem_max_fraction: float | None, busi
         "generator": generator_bound(bool(valid)),
         "memory": memory_bound(bool(alarm), value(mem_max_fraction)),
         "cpu": cpu_bound(value(busiest_cpu_mean), value(machine_cpu_mean)),
-        "disk": disk_bound(value(write_iops), limit(iops_limit), value(write_mb_s), limit(mb_s_limit)),
+        "disk": disk_bound(value(volume_load_share), value(ebs_load_share)),
         "network": network_bound(value(net_mbit_s), limit(mbit_s_limit)),
     }
     label = next((name for name in BOTTLENECKS if checks[name]), NO_BOTTLENECK)

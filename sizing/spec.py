@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from sizing import rules
 from sizing.brokerconf import check_broker_config, check_message_size
 from sizing.catalog import Catalog, load_catalog
 from sizing.cost import Volume
@@ -209,6 +210,12 @@ class Scenario:
     # and steps are the foreground group's; the SLO and the leaderboards judge the foreground only.
     groups: tuple[WorkloadGroup, ...] = ()
     foreground: str = DEFAULT_GROUP
+    # Backlog scenarios (seed 002's slowdowns and peaks, sizing.rules.backlog_held): seconds of reduced publish rate
+    # the scenario still counts as held (0: publishers entirely unaffected, the seed's requirement).
+    publish_tolerance_s: float = 0.0
+    # Adverse scenarios: false = judged and reported, but a config need not hold it to be recommended (seed 002 sized
+    # for its expected 20k peak and ran the 30k tests "just in case").
+    required: bool = True
 
     @property
     def workload_groups(self) -> tuple[WorkloadGroup, ...]:
@@ -222,6 +229,32 @@ class Scenario:
     @property
     def has_max_rate(self) -> bool:
         return bool(self.step_settings) and any(s.rate_mode == RATE_MAX for s in self.step_settings)
+
+
+PURPOSES = ("size", "compare", "characterise")  # sizing/findings.py answers each
+COMPARE_BY = ("config", "step")
+
+
+@dataclass(frozen=True)
+class Versus:
+    """One family of scenarios (a scenario as written) compared with another, phase label by phase label; with steps,
+    one step of `other` with one step of `baseline`."""
+
+    baseline: str
+    other: str
+    baseline_step: str | None = None
+    other_step: str | None = None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What a `purpose: compare` campaign compares (sizing/findings.py)."""
+
+    by: str | None  # "config": every config against each baseline config; "step": every step against its family's
+    baselines: tuple[str, ...] = ()  # by config: the baseline config id(s)
+    baseline_steps: Mapping[str, str] = field(default_factory=dict)  # by step: family -> its baseline step
+    versus: tuple[Versus, ...] = ()
+    description: str = ""  # the question in words, for the report's first sentence
 
 
 @dataclass(frozen=True)
@@ -256,6 +289,8 @@ class Campaign:
     broker_config: Mapping[str, Any]  # extra rabbitmq.conf settings for every node
     raw: Mapping[str, Any]  # the spec as resolved (after `extends`), for the run manifest
     budget: Budget | None = None  # refuse the campaign when its planned worst case exceeds this
+    purpose: str = "size"  # the question the report's first sentence answers (PURPOSES)
+    comparison: Comparison | None = None  # purpose compare: what against what
     existing: ExistingCluster | None = None  # deployment: existing: the running cluster it measures
 
     @property
@@ -634,6 +669,80 @@ def _parse_search(scenario: Fields, default_p99_ms: float | None) -> SearchSpec 
                       growth, max_disagreements if max_disagreements is not None else 1)
 
 
+def _family_steps(scenarios: list[Scenario | None]) -> dict[str, list[str]]:
+    """Each scenario family (a scenario as written: `isolate: true` runs are one) with its phase labels, in order."""
+    out: dict[str, list[str]] = {}
+    for scenario in scenarios:
+        if scenario is None:
+            continue
+        labels = [x.label for x in scenario.step_settings or ()] or (
+            [f"rate-{r:g}" for r in scenario.step_rates] if scenario.step_rates else [])
+        out.setdefault(scenario.isolated_from or scenario.name, []).extend(labels)
+    return out
+
+
+def _parse_comparison(root: Fields, purpose: str | None, clusters: list[ClusterShape],
+                      scenarios: list[Scenario | None]) -> Comparison | None:
+    """`compare:` (purpose compare only): `by: config` with a `baseline` config id, or `by: step` with optional
+    `baselines: {family: step}`; `versus: [{baseline: family[/step], other: family[/step]}]` in either case."""
+    if not root.has("compare"):
+        if purpose == "compare":
+            root.fail("compare", "purpose compare needs `compare: {by: config, baseline: <config id>}`, "
+                                 "`{by: step}` or `versus: [...]`: what is compared with what")
+        return None
+    c = root.sub("compare")
+    if purpose != "compare":
+        c.fail("", f"applies to purpose: compare only (this campaign's purpose is {purpose})")
+    by = c.str("by", None, choices=COMPARE_BY)
+    raw_baseline = c.raw("baseline", None)
+    baselines = tuple(raw_baseline) if isinstance(raw_baseline, list) else (
+        (raw_baseline,) if raw_baseline is not None else ())
+    description = c.str("description", "") or ""
+    families = _family_steps(scenarios)
+    configs = [shape.config_id for shape in clusters]
+    if by == "config":
+        if not baselines:
+            c.fail("baseline", f"by: config needs the baseline config id, or a list of them (of {', '.join(configs)})")
+        for name in baselines:
+            if configs and name not in configs:
+                c.fail("baseline", f"names no config of this campaign: {name!r} (known: {', '.join(configs)})")
+    elif baselines:
+        c.fail("baseline", "only by: config takes baseline configs; by: step takes `baselines: {family: step}`")
+    steps = c.mapping("baselines", {}) or {}
+    if steps and by != "step":
+        c.fail("baselines", "only by: step takes baseline steps")
+    for name, step in steps.items():
+        if name not in families:
+            c.fail(f"baselines.{name}", f"names no scenario (known: {', '.join(families)})")
+        elif step not in families[name]:
+            c.fail(f"baselines.{name}", f"{step!r} is no step of {name} (its steps: {', '.join(families[name])})")
+
+    def side(value: Any, where: str) -> tuple[str, str | None] | None:
+        name, _, step = str(value).partition("/")
+        if name not in families:
+            c.problems.append(Problem(where, f"names no scenario: {name!r} (known: {', '.join(families)})"))
+            return None
+        if step and step not in families[name]:
+            c.problems.append(Problem(where, f"{step!r} is no step of {name} (its steps: "
+                                             f"{', '.join(families[name])})"))
+            return None
+        return name, step or None
+
+    versus = []
+    for i, entry in enumerate(c.list("versus", [], non_empty=False) or []):
+        v = Fields(entry, join(join(c.path, "versus"), i), c.problems)
+        base, other = v.str("baseline"), v.str("other")
+        v.done()
+        parsed = (side(base, f"{v.path}.baseline") if base else None, side(other, f"{v.path}.other") if other
+                  else None)
+        if parsed[0] and parsed[1]:
+            versus.append(Versus(parsed[0][0], parsed[1][0], parsed[0][1], parsed[1][1]))
+    if by is None and not versus and not c.problems:
+        c.fail("", "give `by: config` / `by: step` and/or `versus: [...]`")
+    c.done()
+    return Comparison(by, baselines, dict(steps), tuple(versus), description)
+
+
 def _parse_budget(root: Fields) -> Budget | None:
     if not root.has("budget"):
         root.seen.add("budget")
@@ -691,6 +800,8 @@ def _parse_scenario(value: Any, path: str, problems: list[Problem], workload_raw
                                 f"got {rates!r}")
             else:
                 step_rates = tuple(float(r) * factor for r in rates)
+            # Seed 000 ran each rate as its own 30-minute PerfTest run (`-z 1800`): `isolate: true` does that.
+            isolate = bool(s.bool("isolate", False))
         step_duration = s.number("duration_s", minimum=0, exclusive=True)
         s.done()
         if step_duration is not None and warmup >= step_duration:
@@ -716,6 +827,9 @@ def _parse_scenario(value: Any, path: str, problems: list[Problem], workload_raw
         if fault and fault.phases and n_phases and max(fault.phases) > n_phases:
             problems.append(Problem(join(join(path, "faults"), i) + ".phases",
                                     f"names phase {max(fault.phases)} but the scenario has {n_phases} phases"))
+    if isolate and any(fault and fault.phases for fault in faults):
+        f.fail("faults", "with steps.isolate every step is a run of its own: a fault there applies to every run "
+                         "(phases: all), not to numbered phases")
     if step_settings and faults_raw and any(x.rate_mode == RATE_MAX for x in step_settings):
         f.fail("faults", "a max-rate step has no target rate, and a scenario with faults is judged against its "
                          "target rate (held_target); use a scheduled rate for fault scenarios")
@@ -724,12 +838,22 @@ def _parse_scenario(value: Any, path: str, problems: list[Problem], workload_raw
                                          "(vary: processing_ms, or processing_ms in a sequence entry)")
     groups_raw = f.list("groups", None)
     foreground_raw = f.str("foreground", None)
+    tolerance = f.number("publish_tolerance_s", 0.0, minimum=0) or 0.0
+    required = bool(f.bool("required", True))
     f.done()
     if len(problems) > start or workload is None or name is None:
         return None
     scenario = Scenario(name, step_rates, step_duration, publish_rate, processing, warmup,
                         tuple(x for x in faults if x is not None), workload, description, search,
-                        step_settings, steps_dimension)
+                        step_settings, steps_dimension, publish_tolerance_s=tolerance, required=required)
+    if f.has("publish_tolerance_s") and rules.scenario_kind(scenario) != rules.BACKLOG_ADVERSE:
+        f.fail("publish_tolerance_s", "applies to backlog scenarios only (a publish_rate or consumer_processing_ms "
+                                      "profile without faults), judged on seconds of reduced publish rate")
+        return None
+    if f.has("required") and not rules.is_adverse(scenario):
+        f.fail("required", "applies to adverse scenarios only (faults, or a rate/processing profile): whether a "
+                           "config must hold it to be recommended")
+        return None
     if groups_raw is not None or foreground_raw is not None:
         return _with_groups(scenario, value, groups_raw, foreground_raw, path, problems, workload_raw,
                             base_workload, deployment, isolate)
@@ -909,6 +1033,11 @@ def _format_value(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
+def step_label(setting: str, value: Any) -> str:
+    """A client-setting step's label (its phase name): `prefetch=1000`."""
+    return f"{setting}={_format_value(value)}"
+
+
 def _parse_setting_steps(s: Fields, workload: Workload | None
                          ) -> tuple[tuple[StepSetting, ...] | None, str | None, bool]:
     """`steps: {vary: prefetch, values: [...]}` or `steps: {sequence: [{...}, ...]}`, plus `rate` (msg/s or
@@ -970,7 +1099,7 @@ def _parse_setting_steps(s: Fields, workload: Workload | None
             rate = cap if cap is not None else DEFAULT_MAX_RATE_PER_PUBLISHER * pubs
         else:
             rate = float(values["rate"]) * (pubs if per_publisher else 1)
-        label = ",".join(f"{key}={_format_value(value)}" for key, value in entry.items())
+        label = ",".join(step_label(key, value) for key, value in entry.items())
         settings.append(StepSetting(label, RATE_MAX if is_max else RATE_SCHEDULED, float(rate),
                                     values["confirms_in_flight"], values["prefetch"], values["multi_ack_every"],
                                     values["auto_ack"], values["message_size"], float(values["processing_ms"])))
@@ -1007,15 +1136,72 @@ def _workload_with(workload: Workload, setting: StepSetting) -> Workload:
 
 
 def isolated_runs(scenario: Scenario) -> list[Scenario]:
-    """`isolate: true`: one single-phase scenario per step, named `<scenario>-<setting>-<value>`, each its own
-    run (the runner declares and purges its queues), so a slow step cannot spoil the next (seed 003, #2)."""
+    """`isolate: true`: one single-phase scenario per step, named `<scenario>-<setting>-<value>` (client settings)
+    or `<scenario>-rate-<rate>` (rate steps), each its own run (the runner declares and purges its queues), so a
+    slow step cannot spoil the next (seed 003, #2) and every rate starts from an empty cluster (seed 000)."""
+    if not scenario.step_settings:
+        return [replace(scenario, name=f"{scenario.name}-rate-{rate:g}".replace(".", "p"), step_rates=(rate,),
+                        isolated_from=scenario.name) for rate in scenario.step_rates or ()]
     runs = []
-    for setting in scenario.step_settings or ():
+    for setting in scenario.step_settings:
         slug = setting.label.replace("=", "-").replace(",", "_").replace(".", "p")
         runs.append(replace(scenario, name=f"{scenario.name}-{slug}", step_rates=(setting.rate,),
                             step_settings=(setting,), workload=_workload_with(scenario.workload, setting),
                             isolated_from=scenario.name))
     return runs
+
+
+def family_name(scenario: Scenario) -> str:
+    """The scenario as written: an `isolate: true` scenario's runs are one family."""
+    return scenario.isolated_from or scenario.name
+
+
+def selected(scenario: Scenario, names: tuple[str, ...] | list[str] | None) -> bool:
+    """A scenario filter (the DAG's `scenarios` param, `sizing plan`): empty selects everything; a name selects the
+    scenario as written (every run of an isolated one) or one of its runs."""
+    return not names or scenario.name in names or family_name(scenario) in names
+
+
+def scenario_names(scenarios: tuple[Scenario, ...] | list[Scenario]) -> set[str]:
+    """Every name a scenario filter accepts: the runs' and the families'."""
+    return {s.name for s in scenarios} | {family_name(s) for s in scenarios}
+
+
+def families(scenarios: tuple[Scenario, ...] | list[Scenario]) -> list[Scenario]:
+    """One scenario per family, in spec order: an isolated family as its scenario as written (every step, its
+    name), so that verdicts, findings and charts treat it as one scenario; a phase of member k is its step k."""
+    out: dict[str, Scenario] = {}
+    for scenario in scenarios:
+        name = family_name(scenario)
+        if name not in out:
+            out[name] = replace(scenario, name=name, isolated_from=None)
+        elif scenario.isolated_from:
+            kept = out[name]
+            out[name] = replace(kept, step_rates=(*(kept.step_rates or ()), *(scenario.step_rates or ())),
+                                step_settings=(*(kept.step_settings or ()), *(scenario.step_settings or ()))
+                                if scenario.step_settings else kept.step_settings)
+    return list(out.values())
+
+
+def as_family_row(row: Mapping[str, Any], phases: Mapping[str, tuple[str, int | None]]) -> dict[str, Any]:
+    """A phase_summary row of an isolated run as a phase of its family (scenario = family, phase = step number);
+    other rows unchanged. `phases`: family_phases of the campaign's scenarios."""
+    family, number = phases.get(row["scenario"], (row["scenario"], None))
+    return {**row, "scenario": family, "phase": number if number is not None else row["phase"]}
+
+
+def family_phases(scenarios: tuple[Scenario, ...] | list[Scenario]) -> dict[str, tuple[str, int | None]]:
+    """scenario name -> (its family, the phase number its one phase has in the family, None: keep its own)."""
+    index: dict[str, int] = {}
+    out: dict[str, tuple[str, int | None]] = {}
+    for scenario in scenarios:
+        name = family_name(scenario)
+        if scenario.isolated_from:
+            index[name] = index.get(name, 0) + 1
+            out[scenario.name] = (name, index[name])
+        else:
+            out[scenario.name] = (name, None)
+    return out
 
 
 def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None = None) -> Campaign:
@@ -1079,6 +1265,8 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
                     f"scenarios[{i}].faults[{j}].target.node",
                     f"node {fault.node} does not exist in the smallest cluster ({min_nodes} nodes)"))
     budget = _parse_budget(root)
+    purpose = root.str("purpose", "size", choices=PURPOSES)
+    comparison = _parse_comparison(root, purpose, clusters, scenarios)
     existing = parse_existing(root, deployment)
     if existing is not None:
         problems.extend(existing_problems(existing, clusters, [s for s in scenarios if s], broker_config,
@@ -1091,7 +1279,7 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
         catalog_name=catalog_name or "", catalog=catalog, target=target, workload=workload,
         clusters=tuple(clusters), scenarios=tuple(s for s in scenarios if s is not None),
         repeats=repeats, seed=seed, broker_config=broker_config, raw=copy.deepcopy(dict(data)), budget=budget,
-        existing=existing,
+        purpose=purpose or "size", comparison=comparison, existing=existing,
     )
     return campaign
 

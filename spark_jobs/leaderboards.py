@@ -1,17 +1,21 @@
 """leaderboards: campaign-wide capacity and cost tables, recomputed from every phase_summary partition.
 The last step of the `analysis` job (spark_jobs/analysis.py runs it).
 
-Writes four tables, each one object set per campaign (the campaign partition is replaced whole):
+Writes the campaign tables (TABLES), each one object set per campaign (the campaign partition is replaced whole):
 - capacity_repeats: per config and repeat, the top carried rate within the SLO (the leaderboard's figures are
   aggregates of these rows; the report's intervals are bootstrapped over them);
 - leaderboards: per config, top matched throughput, cost per 1000 msg/s per month at it and at the
   campaign target (only configs that met target and SLO), ranks, Pareto flag;
 - pareto: the configs on the cost-vs-capacity Pareto front;
-- adverse: per config and adverse scenario, held the target or not, worst dip, recovery time, losses;
+- adverse: per config and adverse scenario, judged by its own criterion (sizing.adverse): fault scenarios hold the
+  target and lose nothing (recovery time reported); backlog scenarios keep publishers unaffected, lose nothing and
+  drain (reduced-publish and blocked seconds, peak backlog and memory, drain time reported);
+- findings: a compare or characterise campaign's answer (sizing.findings): every arm's medians, and each arm's
+  effect against its baseline with an exact interval and a verdict;
 - capacity: per config, search scenario and repeat, the capacity search replayed from phase_summary's recomputed
   probe verdicts (sustainable rate, bracket, probes, p99 and bottleneck there, agreement with the online
-  verdicts) and the config's bootstrap interval over its repeats. With search scenarios the leaderboard also
-  ranks by sustainable rate and by cost per 1000 msg/s at it.
+  verdicts) and the config's median with its order-statistic interval over its repeats. With search scenarios
+  the leaderboard also ranks by sustainable rate and by cost per 1000 msg/s at it.
 Costs come from sizing.cost on the driver (21 rows; no second implementation of the cost model in Spark).
 """
 
@@ -24,16 +28,17 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from adapters.objectstore import StoreSpec
-from sizing import records, rules
+from sizing import adverse, findings, records, rules
 from sizing.cost import cost_per_1000_msgs
 from sizing.plan import ConfigPlan, plan_configs
 from sizing.search import Probe, ProbeOutcome, ProbeResult, SearchSpec, replay
-from sizing.spec import Campaign
-from sizing.stats import bootstrap_ci
+from sizing.spec import Campaign, as_family_row, families, family_phases
+from sizing.stats import median_interval
 from spark_jobs import gate, rules_columns
 from spark_jobs.tableio import read_table, replace_table
 
-TABLES = ("capacity_repeats", "leaderboards", "pareto", "adverse", "capacity")  # schemas: sizing.records.TABLES
+# schemas: sizing.records.TABLES
+TABLES = ("capacity_repeats", "leaderboards", "pareto", "adverse", "capacity", "findings")
 PROBE_COLUMNS = ("campaign", "config_id", "scenario", "run_id", "repeat", "phase", "target_rate", "warmup_s",
                  "duration_s", "confirm_rate", "consume_rate", "backlog_slope", "e2e_p99_ms", "e2e_p999_ms", "valid",
                  "probe_stage", "probe_passed", "probe_online_passed", "probe_inconclusive", "bottleneck")
@@ -43,61 +48,69 @@ PROBE_COLUMNS = ("campaign", "config_id", "scenario", "run_id", "repeat", "phase
 
 
 def capacity_repeats(phase_summary: DataFrame, capacity_scenarios: Sequence[str]) -> DataFrame:
-    """Per (config, run, repeat): the top carried rate over the phases that count toward capacity.
+    """Per (config, run, repeat): the top carried rate over the phases that count toward capacity, and at any
+    latency.
 
     A phase counts by sizing.rules.counts_toward_capacity (conclusive and within the SLO) in a capacity
-    scenario; what it carried is the lower of its confirm and consume rates. That is the seed's "top
-    throughput": the highest rate a cluster carried within the SLO, whatever intensity it was offered.
-    The highest matched intensity of the repeat is the highest target among those phases that matched it.
-    Repeats with no counting phase have no row.
+    scenario; what it carried is the lower of its confirm and consume rates: the highest rate a cluster carried
+    within the SLO, whatever intensity it was offered. Seed 000's own "top throughput" is at any latency (its 40k
+    of 3x36 io1 came with a p99 far over 1 s): the highest carried rate of any conclusive phase. The highest matched
+    intensity of the repeat is the highest target among the counting phases that matched it. Repeats with no
+    conclusive phase have no row; one with no phase within the SLO has a null top_matched_throughput.
     """
-    counted = phase_summary.filter(rules_columns.counts_toward_capacity()
-                                   & F.col("scenario").isin(list(capacity_scenarios)))
-    return (counted.withColumn("carried", rules_columns.carried())
+    conclusive = phase_summary.filter(rules_columns.conclusive() & F.col("scenario").isin(list(capacity_scenarios)))
+    counts = rules_columns.counts_toward_capacity()
+    return (conclusive.withColumn("carried", rules_columns.carried())
+            .withColumn("counted", F.when(counts, F.col("carried")))
             .groupBy("campaign", "config_id", "run_id", "repeat")
-            .agg(F.max("carried").alias("top_matched_throughput"),
-                 F.max_by("phase_name", "carried").alias("top_matched_phase"),
-                 F.max(F.when(F.col("matched_target"), F.col("target_rate"))).alias("max_matched_target_rate"),
-                 F.count("*").cast("int").alias("capacity_phases"))
+            .agg(F.max("counted").alias("top_matched_throughput"),
+                 F.max_by("phase_name", "counted").alias("top_matched_phase"),
+                 F.max(F.when(counts & F.col("matched_target"), F.col("target_rate")))
+                 .alias("max_matched_target_rate"),
+                 F.sum(counts.cast("int")).cast("int").alias("capacity_phases"),
+                 F.max("carried").alias("top_throughput_any_latency"))
             .select(*records.table_columns("capacity_repeats")))
 
 
 def config_capacity(per_repeat: DataFrame) -> DataFrame:
-    """Per config from its capacity_repeats rows: the mean of the repeats' tops (a single lucky repeat must
-    not lead the board), the best repeat's phase, and the highest intensity matched in every repeat."""
+    """Per config from its capacity_repeats rows: the median of the repeats' tops (a single lucky repeat must
+    not lead the board; the report's interval is the median's), the best repeat's phase, and the highest intensity
+    matched in every repeat."""
     return (per_repeat.groupBy("campaign", "config_id")
-            .agg(F.avg("top_matched_throughput").alias("top_matched_throughput"),
+            .agg(F.median("top_matched_throughput").alias("top_matched_throughput"),
                  F.max_by("top_matched_phase", "top_matched_throughput").alias("top_matched_phase"),
                  F.min("max_matched_target_rate").alias("max_matched_target_rate"),
-                 F.sum("capacity_phases").cast("int").alias("capacity_phases")))
+                 F.sum("capacity_phases").cast("int").alias("capacity_phases"),
+                 F.median("top_throughput_any_latency").alias("top_throughput_any_latency")))
 
 
-def adverse_verdicts(phase_summary: DataFrame, step_scenarios: Sequence[str], profile_scenarios: Sequence[str],
-                     target_rate: float) -> DataFrame:
-    """Held the target or not, per config and adverse scenario.
+def adverse_verdicts(phase_summary: DataFrame, campaign: Campaign) -> list[dict[str, Any]]:
+    """The adverse table's rows: each config's adverse scenarios judged by their own criterion (sizing.adverse.judge,
+    pure, on the driver: a few phase rows per config and scenario). An isolated scenario's runs are judged as the
+    one scenario the spec wrote (sizing.spec.families)."""
+    scenarios = {s.name: s for s in families(campaign.scenarios) if rules.is_adverse(s)}
+    phases = family_phases(campaign.scenarios)
+    members = [name for name, (family, _) in phases.items() if family in scenarios]
+    if not scenarios:
+        return []
+    rows = (phase_summary.filter(F.col("scenario").isin(members))
+            .select("campaign", "config_id", "scenario", *adverse.VERDICT_INPUTS).collect())
+    grouped: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        as_family = as_family_row(row.asDict(), phases)
+        grouped.setdefault((row["campaign"], row["config_id"], as_family["scenario"]), []).append(as_family)
+    return [{"campaign": campaign_name, "config_id": config_id,
+             **adverse.judge(scenarios[scenario], phases_of, campaign.target.rate)}
+            for (campaign_name, config_id, scenario), phases_of in sorted(grouped.items())]
 
-    Judged phases: in step scenarios (e.g. broker-kill at each intensity) the phases offered at most the
-    campaign target; in profile scenarios (peaks, slowdowns) every phase. A phase holds by
-    sizing.rules.held_target: it matched its target (rates and SLO; validity not required, a lagging
-    generator can only make that harder) and lost nothing.
-    """
-    judged = phase_summary.filter(
-        (F.col("scenario").isin(list(step_scenarios)) & (F.col("target_rate") <= target_rate))
-        | F.col("scenario").isin(list(profile_scenarios)))
-    return (judged.withColumn("held", rules_columns.held_target())
-            .groupBy("campaign", "config_id", "scenario")
-            .agg(F.count("*").cast("int").alias("phases_judged"),
-                 F.sum(F.col("held").cast("int")).cast("int").alias("phases_held"),
-                 F.min(F.col("held").cast("int")).cast("boolean").alias("held_target"),
-                 F.min("worst_dip_ratio").alias("worst_dip_ratio"),
-                 F.min(F.col("confirm_rate") / F.col("target_rate")).alias("worst_confirm_ratio"),
-                 F.max("time_to_recover_s").alias("max_time_to_recover_s"),
-                 F.min(F.coalesce(F.col("recovered").cast("int"), F.lit(1))).cast("boolean").alias("all_recovered"),
-                 F.sum(F.coalesce("unavailable_s", F.lit(0.0))).alias("unavailable_s"),
-                 F.sum(F.coalesce("lost", F.lit(0))).cast("bigint").alias("lost"),
-                 F.sum(F.coalesce("duplicates", F.lit(0))).cast("bigint").alias("duplicates"),
-                 F.max("e2e_p99_ms").alias("max_e2e_p99_ms"))
-            .select(*records.table_columns("adverse")))
+
+def campaign_findings(phase_summary: DataFrame, campaign: Campaign) -> list[dict[str, Any]]:
+    """The findings table's rows: a compare or characterise campaign's answer (sizing.findings, pure, on the driver:
+    a few figures per arm and repeat); none for a sizing campaign."""
+    if campaign.purpose == findings.SIZE:
+        return []
+    rows = [r.asDict() for r in phase_summary.select(*findings.INPUTS).collect()]
+    return [{"campaign": campaign.name, **row} for row in findings.findings(campaign, rows)]
 
 
 # ----------------------------------------------------------------------- pure driver-side ranking
@@ -122,11 +135,13 @@ def _ranks(values: dict[str, float | None], descending: bool = False) -> dict[st
 
 def rank_configs(capacity: dict[str, dict[str, Any]], plans: Sequence[ConfigPlan], queue_type: str,
                  target_rate: float, currency: str = "USD") -> list[dict[str, Any]]:
-    """Leaderboard rows for every planned config (configs without a matched phase keep null costs)."""
+    """Leaderboard rows for every planned config (configs without a matched phase keep null costs), ranked over the
+    campaign and, as seed 000 ranks them, within each volume type."""
     rows: dict[str, dict[str, Any]] = {}
     for plan in plans:
         cap = capacity.get(plan.config_id, {})
         top = cap.get("top_matched_throughput")
+        any_latency = cap.get("top_throughput_any_latency")
         max_matched = cap.get("max_matched_target_rate")
         met = max_matched is not None and max_matched >= target_rate
         rows[plan.config_id] = {
@@ -138,6 +153,9 @@ def rank_configs(capacity: dict[str, dict[str, Any]], plans: Sequence[ConfigPlan
             "campaign_target_rate": target_rate, "met_target": met,
             "cost_per_1k_at_top": cost_per_1000_msgs(plan.monthly_cost, top) if top else None,
             "cost_per_1k_at_target": cost_per_1000_msgs(plan.monthly_cost, target_rate) if met else None,
+            "top_throughput_any_latency": any_latency,
+            "cost_per_1k_at_top_any_latency": cost_per_1000_msgs(plan.monthly_cost, any_latency) if any_latency
+            else None,
         }
     at_top = _ranks({k: r["cost_per_1k_at_top"] for k, r in rows.items()})
     at_target = _ranks({k: r["cost_per_1k_at_target"] for k, r in rows.items()})
@@ -147,6 +165,12 @@ def rank_configs(capacity: dict[str, dict[str, Any]], plans: Sequence[ConfigPlan
     for key, row in rows.items():
         row.update(rank_at_top=at_top.get(key), rank_at_target=at_target.get(key),
                    capacity_rank=by_capacity.get(key), pareto=key in front)
+    for volume in {r["volume_type"] for r in rows.values()}:
+        same = {k: r for k, r in rows.items() if r["volume_type"] == volume}
+        by_any = _ranks({k: r["cost_per_1k_at_top_any_latency"] for k, r in same.items()})
+        by_target = _ranks({k: r["cost_per_1k_at_target"] for k, r in same.items()})
+        for key, row in same.items():
+            row.update(volume_rank_at_top_any_latency=by_any.get(key), volume_rank_at_target=by_target.get(key))
     return sorted(rows.values(), key=lambda r: (r["rank_at_top"] is None, r["rank_at_top"] or 0, r["config_id"]))
 
 
@@ -201,24 +225,26 @@ def capacity_rows(probes: Sequence[dict[str, Any]], searches: dict[str, SearchSp
             by_config.setdefault((row["config_id"], row["scenario"]), []).append(row["sustainable_rate"])
     for row in out:
         values = by_config.get((row["config_id"], row["scenario"]), [])
-        interval = bootstrap_ci(values) if len(values) >= 2 else None
-        row.update(repeats=len(values), sustainable_mean=sum(values) / len(values) if values else None,
-                   sustainable_ci_low=interval.low if interval else None,
-                   sustainable_ci_high=interval.high if interval else None)
+        interval = median_interval(values) if values else None
+        with_interval = interval is not None and interval.has_interval
+        row.update(repeats=len(values), sustainable_median=interval.estimate if interval else None,
+                   sustainable_ci_low=interval.low if with_interval else None,
+                   sustainable_ci_high=interval.high if with_interval else None,
+                   sustainable_ci_level=interval.level if with_interval else None)
     return out
 
 
 def add_search_ranks(board: list[dict[str, Any]], capacity: Sequence[dict[str, Any]],
                      plans: Sequence[ConfigPlan]) -> list[dict[str, Any]]:
     """The leaderboard's search columns (records.LEADERBOARD_SEARCH_COLUMNS): each config's sustainable rate (the
-    highest mean over its search scenarios), cost per 1000 msg/s at it, and both ranks. Without search rows
+    highest median over its search scenarios), cost per 1000 msg/s at it, and both ranks. Without search rows
     they stay null and the order is unchanged; with them the board is ordered by cost at the sustainable rate, and
     a config whose sustainable rate reaches the campaign target has met it (cost and rank at target follow)."""
     cost = {p.config_id: p.monthly_cost for p in plans}
     rates: dict[str, float] = {}
     for row in capacity:
-        if row["sustainable_mean"] is not None:
-            rates[row["config_id"]] = max(rates.get(row["config_id"], 0.0), row["sustainable_mean"])
+        if row["sustainable_median"] is not None:
+            rates[row["config_id"]] = max(rates.get(row["config_id"], 0.0), row["sustainable_median"])
     per_1k = {k: cost_per_1000_msgs(cost[k], v) for k, v in rates.items() if k in cost and v > 0}
     at_sustainable, by_rate = _ranks(dict(per_1k)), _ranks(dict(rates), descending=True)
     for row in board:
@@ -267,11 +293,11 @@ def build(spark: SparkSession, phase_summary: DataFrame, campaign: Campaign) -> 
     pareto_columns = records.table_columns("pareto")
     pareto = spark.createDataFrame([{k: r[k] for k in pareto_columns} for r in board if r["pareto"]],
                                    records.table_ddl("pareto"))
-    adverse = adverse_verdicts(phase_summary, scenarios_of(campaign, rules.STEP_ADVERSE),
-                               scenarios_of(campaign, rules.PROFILE_ADVERSE), campaign.target.rate)
+    adverse_table = spark.createDataFrame(adverse_verdicts(phase_summary, campaign), records.table_ddl("adverse"))
     capacity_table = spark.createDataFrame(searched, records.table_ddl("capacity"))
-    return {"capacity_repeats": per_repeat, "leaderboards": leaderboards, "pareto": pareto, "adverse": adverse,
-            "capacity": capacity_table}
+    findings_table = spark.createDataFrame(campaign_findings(phase_summary, campaign), records.table_ddl("findings"))
+    return {"capacity_repeats": per_repeat, "leaderboards": leaderboards, "pareto": pareto, "adverse": adverse_table,
+            "capacity": capacity_table, "findings": findings_table}
 
 
 def run(spark: SparkSession, spec: StoreSpec, campaign: Campaign) -> dict[str, DataFrame]:

@@ -19,8 +19,9 @@ from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
 from adapters.objectstore import StoreSpec
-from sizing import layout, records
+from sizing import adverse, layout, records
 from sizing.catalog import resource_limits
+from sizing.disks import DATA_ROLE, VOLUME_ROLES
 from sizing.histogram import encode_counts
 from sizing.rules import judged_against_target
 from sizing.search import PROBE_EVENT, SearchSpec, backlog_slope
@@ -75,9 +76,10 @@ CLIENT_DDL = (RUN_KEY_DDL + ", phase INT, `group` STRING, workers INT, steady_se
 
 
 SERIES_DDL = (RUN_KEY_DDL + ", `group` STRING, phase INT, warmup BOOLEAN, second INT, published BIGINT, "
-              "confirmed BIGINT, consumed BIGINT, acked BIGINT")
+              "confirmed BIGINT, consumed BIGINT, acked BIGINT, scheduled BIGINT, blocked_ms DOUBLE")
 SERIES_KEY = [*RUN_COLS, "group", "phase", "warmup", "second"]
-SERIES_COUNTS = ["published", "confirmed", "consumed", "acked"]
+SERIES_COUNTS = ["published", "confirmed", "consumed", "acked", "scheduled"]  # summed over workers
+SERIES_MAX = ["blocked_ms"]  # the most blocked worker: a second in which some publisher was blocked
 # What one fold of client_seconds yields: partial rows (`series` false, PARTIAL_DDL's columns) and series rows
 # (`series` true, SERIES_DDL's columns), the other kind's columns null. One read serves both passes.
 FOLDED_DDL = PARTIAL_DDL + ", series BOOLEAN, warmup BOOLEAN, second INT, acked BIGINT"
@@ -122,8 +124,9 @@ def _partials(steady: pa.Table) -> pa.Table | None:
 def _series(table: pa.Table) -> pa.Table | None:
     if table.num_rows == 0:
         return None
-    frame = table.select([*SERIES_KEY, *SERIES_COUNTS]).to_pandas()
-    summed = frame.groupby(SERIES_KEY, sort=False, dropna=False, as_index=False)[SERIES_COUNTS].sum()
+    frame = table.select([*SERIES_KEY, *SERIES_COUNTS, *SERIES_MAX]).to_pandas()
+    summed = frame.groupby(SERIES_KEY, sort=False, dropna=False, as_index=False).agg(
+        **{c: (c, "sum") for c in SERIES_COUNTS}, **{c: (c, "max") for c in SERIES_MAX})
     summed["series"] = True
     return pa.Table.from_pandas(summed, preserve_index=False)
 
@@ -230,15 +233,20 @@ def with_group(frame: DataFrame) -> DataFrame:
 
 DYNAMICS_DDL = (RUN_KEY_DDL + ", `group` STRING, phase INT, backlog_max_client BIGINT, faults INT, fault_kinds STRING, "
                 "pre_fault_rate DOUBLE, time_to_recover_s DOUBLE, recovered BOOLEAN, unavailable_s DOUBLE, "
-                "worst_dip_ratio DOUBLE, backlog_slope DOUBLE")
+                "worst_dip_ratio DOUBLE, backlog_slope DOUBLE, reduced_publish_s DOUBLE, publishers_blocked_s DOUBLE, "
+                "backlog_peak_s DOUBLE, backlog_end_client BIGINT, backlog_last_above_s DOUBLE, "
+                "drain_level_msgs DOUBLE")
 
 
 def run_dynamics(series: pd.DataFrame, faults: pd.DataFrame) -> pd.DataFrame:
     """Per run, phase and workload group: client-side backlog, the impact of every fault on the per-second
-    throughput, and (issue 16) sizing.search.backlog_slope over the steady seconds, as the generator computes it.
+    throughput, (issue 16) sizing.search.backlog_slope over the steady seconds, as the generator computes it, and
+    (issue 22) the per-second figures of the backlog criterion (sizing.adverse): seconds of reduced publish rate and
+    of blocked publishers, and where the backlog peaked, ended and last stood above the run's drain level.
 
-    `series`: per (group, phase, warmup, second), all workers summed: published, confirmed, consumed, acked.
-    `faults`: the run's fault_start events: phase, second, fault_kind.
+    `series`: per (group, phase, warmup, second), all workers summed: published, confirmed, consumed, acked,
+    scheduled, and the most blocked worker's blocked_ms. `faults`: the run's fault_start events: phase, second,
+    fault_kind.
     """
     columns = [c.split()[0].strip("`") for c in DYNAMICS_DDL.split(", ")]
     if series.empty:
@@ -250,22 +258,37 @@ def run_dynamics(series: pd.DataFrame, faults: pd.DataFrame) -> pd.DataFrame:
     slopes = _steady_backlog_slopes(series)
     # One row per second: a worker's boundary second may still count in the phase before.
     series = (series.groupby("second", as_index=False)
-              .agg(phase=("phase", "max"), confirmed=("confirmed", "sum"), consumed=("consumed", "sum"))
+              .agg(phase=("phase", "max"), warmup=("warmup", "max"), published=("published", "sum"),
+                   confirmed=("confirmed", "sum"), consumed=("consumed", "sum"), scheduled=("scheduled", "sum"),
+                   blocked_ms=("blocked_ms", "max"))
               .sort_values("second", ignore_index=True))
     # Throughput the broker accepted; without publisher confirms there is only the consume side.
     signal = "confirmed" if series["confirmed"].sum() > 0 else "consumed"
-    backlog = (series["confirmed"] - series["consumed"]).cumsum().clip(lower=0)
+    accepted = "confirmed" if series["confirmed"].sum() > 0 else "published"
+    backlog = (series[accepted] - series["consumed"]).cumsum().clip(lower=0)
+    dense = series.set_index("second").reindex(range(int(series["second"].max()) + 1), fill_value=0)
+    reduced = pd.Series(adverse.reduced_publish(dense["scheduled"].to_numpy(), dense[accepted].to_numpy()),
+                        index=dense.index)
+    scheduled = series[series["phase"] > 0]
+    last_phase = scheduled[scheduled["phase"] == scheduled["phase"].max()] if len(scheduled) else scheduled
+    level = adverse.drain_level(float(last_phase["scheduled"].mean()) if len(last_phase) else 0.0)
     rows = []
     for phase, part in series.groupby("phase"):
         in_phase = faults[faults["phase"] == phase] if not faults.empty else faults
         impacts = [fault_impact(part["second"].to_numpy(), part[signal].to_numpy(), float(f.second))
                    for f in in_phase.itertuples()]
         ttrs = [i.time_to_recover_s for i in impacts]
-        row = {**key, "phase": int(phase), "backlog_max_client": int(backlog.loc[part.index].max()),
+        steady = part[~part["warmup"].astype(bool)]
+        held = adverse.phase_backlog(part["second"].to_numpy(), backlog.loc[part.index].to_numpy(), level)
+        row = {**key, "phase": int(phase), "backlog_max_client": held.peak,
                "faults": len(impacts),
                "fault_kinds": ",".join(sorted({str(k) for k in in_phase["fault_kind"]})) if impacts else None,
                "pre_fault_rate": None, "time_to_recover_s": None, "recovered": None, "unavailable_s": None,
-               "worst_dip_ratio": None, "backlog_slope": slopes.get(int(phase))}
+               "worst_dip_ratio": None, "backlog_slope": slopes.get(int(phase)),
+               "reduced_publish_s": float(reduced.loc[steady["second"]].sum()),
+               "publishers_blocked_s": float(steady["blocked_ms"].fillna(0.0).clip(upper=1000.0).sum()) / 1000.0,
+               "backlog_peak_s": held.peak_s, "backlog_end_client": held.end,
+               "backlog_last_above_s": held.last_above_s, "drain_level_msgs": level}
         if impacts:
             levels = [i.pre_fault_rate for i in impacts if i.pre_fault_rate is not None]
             dips = [i.worst_dip_ratio for i in impacts if i.worst_dip_ratio is not None]
@@ -292,7 +315,8 @@ def _steady_backlog_slopes(series: pd.DataFrame) -> dict[int, float]:
 def phase_dynamics(client_series: DataFrame, events: DataFrame) -> DataFrame:
     """Per run and workload group: each group's own throughput series against the run's faults, and its backlog
     slope per phase (one pass over the narrow per-second columns)."""
-    series = with_group(client_series).groupBy(*SERIES_KEY).agg(*[F.sum(c).alias(c) for c in SERIES_COUNTS])
+    series = with_group(client_series).groupBy(*SERIES_KEY).agg(*[F.sum(c).alias(c) for c in SERIES_COUNTS],
+                                                                 *[F.max(c).alias(c) for c in SERIES_MAX])
     faults = (events.filter(F.col("kind") == "fault_start")
               .select(*RUN_COLS, "phase", "second", "fault_kind"))
     return (series.groupBy(*RUN_COLS).cogroup(faults.groupBy(*RUN_COLS))
@@ -357,16 +381,18 @@ def accounting_stats(accounting: DataFrame) -> DataFrame:
 # ------------------------------------------------------------------------------------------ node resources
 
 RESOURCE_LIMITS_DDL = ("config_id STRING, network_limit_mbit_s DOUBLE, volume_iops_limit DOUBLE, "
-                       "volume_mb_s_limit DOUBLE")
+                       "volume_mb_s_limit DOUBLE, ebs_iops_limit DOUBLE, ebs_mb_s_limit DOUBLE, "
+                       + ", ".join(f"{role}_iops_limit DOUBLE, {role}_mb_s_limit DOUBLE" for role in VOLUME_ROLES))
 MB = 1e6
 
 
 # What node_phase_stats reads of node_seconds (27 of its 40 columns: the reader has no column pruning).
+ROLE_FIGURES = [f"{role}_write_{what}_per_s" for role in VOLUME_ROLES for what in ("bytes", "ops")]
 NODE_COLUMNS = [*PHASE_KEY, "second", "node", "target", "missing", "shared_cores", "cpu_busy", "machine_cpu_busy_s",
                 "machine_cores", "run_queue", "disk_write_bytes_per_s", "disk_read_bytes_per_s",
                 "disk_write_ops_per_s", "net_in_bytes_per_s", "net_out_bytes_per_s", "client_in_bytes_per_s",
                 "client_out_bytes_per_s", "internode_in_bytes_per_s", "internode_out_bytes_per_s",
-                "nic_in_bytes_per_s", "nic_out_bytes_per_s"]
+                "nic_in_bytes_per_s", "nic_out_bytes_per_s", *ROLE_FIGURES]
 
 
 def node_phase_stats(node_seconds: DataFrame, phases: DataFrame) -> DataFrame:
@@ -402,7 +428,9 @@ def node_phase_stats(node_seconds: DataFrame, phases: DataFrame) -> DataFrame:
         (mean(F.col("client_in_bytes_per_s") + F.col("client_out_bytes_per_s")) / MB).alias("client_mb_s"),
         (mean(F.col("internode_in_bytes_per_s") + F.col("internode_out_bytes_per_s")) / MB).alias("internode_mb_s"),
         (F.greatest(mean(F.coalesce("nic_in_bytes_per_s", "net_in_bytes_per_s")),
-                    mean(F.coalesce("nic_out_bytes_per_s", "net_out_bytes_per_s"))) * 8 / MB).alias("peak_mbit_s"))
+                    mean(F.coalesce("nic_out_bytes_per_s", "net_out_bytes_per_s"))) * 8 / MB).alias("peak_mbit_s"),
+        *[mean(f"{role}_write_bytes_per_s").alias(f"{role}_mb") for role in VOLUME_ROLES],
+        *[mean(f"{role}_write_ops_per_s").alias(f"{role}_iops") for role in VOLUME_ROLES])
     # The cluster's size counts every node seen in the run (a window, not a second aggregation: that one would
     # prune per_node's columns differently and scan node_seconds again).
     per_node = per_node.withColumn("cluster_nodes", F.size(F.collect_set("node").over(Window.partitionBy(*RUN_COLS))))
@@ -427,7 +455,10 @@ def node_phase_stats(node_seconds: DataFrame, phases: DataFrame) -> DataFrame:
         F.max("net_mb_s").alias("net_mb_s"),
         F.max_by("client_mb_s", "net_mb_s").alias("net_client_mb_s"),
         F.max_by("internode_mb_s", "net_mb_s").alias("net_internode_mb_s"),
-        F.max("peak_mbit_s").alias("net_peak_mbit_s"))
+        F.max("peak_mbit_s").alias("net_peak_mbit_s"),
+        # each volume's busiest node, by role (intermediate: with_disk_shares turns them into shares of each limit)
+        *[(F.max(f"{role}_mb") / MB).alias(f"{role}_write_mb_s") for role in VOLUME_ROLES],
+        *[F.max(f"{role}_iops").alias(f"{role}_write_iops") for role in VOLUME_ROLES])
 
 
 def with_resource_limits(table: DataFrame, limits: DataFrame | None) -> DataFrame:
@@ -436,19 +467,44 @@ def with_resource_limits(table: DataFrame, limits: DataFrame | None) -> DataFram
     if limits is None:
         limits = table.sparkSession.createDataFrame([], RESOURCE_LIMITS_DDL)
     joined = table.join(F.broadcast(limits), "config_id", "left")
-    for column in ("network_limit_mbit_s", "volume_iops_limit", "volume_mb_s_limit"):
+    for column in limits.columns[1:]:
         joined = joined.withColumn(column, F.when(aws, F.col(column)))
-    return joined
+    return with_disk_shares(joined)
+
+
+def with_disk_shares(table: DataFrame) -> DataFrame:
+    """Each volume against its own limit (sizing.rules.disk_bound): per role, the busiest node's write IOPS and MB/s
+    over that role's volume limits; the highest share names `volume_busiest_role`. Records without per-volume
+    figures (before issue 22) read the node's totals as the data volume's. And the node's volumes together against
+    the instance's EBS ceiling (`ebs_load_share`)."""
+    def share(figure: Column, limit: str) -> Column:
+        return figure / F.col(limit)
+
+    figures = {role: (F.col(f"{role}_write_iops"), F.col(f"{role}_write_mb_s")) for role in VOLUME_ROLES}
+    figures[DATA_ROLE] = (F.coalesce(F.col(f"{DATA_ROLE}_write_iops"), F.col("disk_write_iops")),
+                          F.coalesce(F.col(f"{DATA_ROLE}_write_mb_s"), F.col("disk_write_mb_s")))
+    shares = {role: F.greatest(share(iops, f"{role}_iops_limit"), share(mb_s, f"{role}_mb_s_limit"))
+              for role, (iops, mb_s) in figures.items()}
+    top = F.greatest(*shares.values())
+    busiest = F.lit(None).cast("string")
+    for role in reversed(VOLUME_ROLES):  # the first role in VOLUME_ROLES order wins a tie
+        busiest = F.when(shares[role] == top, F.lit(role)).otherwise(busiest)
+    return (table.withColumn("volume_load_share", top).withColumn("volume_busiest_role", busiest)
+            .withColumn("ebs_load_share", F.greatest(share(F.col("disk_write_iops"), "ebs_iops_limit"),
+                                                     share(F.col("disk_write_mb_s"), "ebs_mb_s_limit"))))
 
 
 def resource_limits_frame(spark: SparkSession, campaign: Campaign) -> DataFrame:
-    """One row per config of the campaign: its catalog limits (sizing.catalog.resource_limits)."""
+    """One row per config of the campaign: its catalog limits (sizing.catalog.resource_limits): network, the EBS
+    ceiling, and every volume's own limits by role (null where the role has no volume of its own)."""
     catalog = campaign.catalog  # parsed with the spec
     rows = []
     for shape in campaign.clusters:
-        limits = resource_limits(catalog, shape.instance_type, shape.volume.type, shape.volume.iops,
-                                 shape.volume.throughput_mbps)
-        rows.append((shape.config_id, limits.network_mbit_s, limits.volume_iops, limits.volume_mb_s))
+        limits = resource_limits(catalog, shape.instance_type, {v.role: v.volume for v in shape.volumes})
+        roles = [(limits.roles[r].iops, limits.roles[r].mb_s) if r in limits.roles else (None, None)
+                 for r in VOLUME_ROLES]
+        rows.append((shape.config_id, limits.network_mbit_s, limits.volume_iops, limits.volume_mb_s, limits.ebs_iops,
+                     limits.ebs_mb_s, *(x for pair in roles for x in pair)))
     # From pandas (Arrow, a local relation): a list of tuples would become a Python RDD whose broadcast job
     # starts Python workers before anything else runs (measured: the first, serial stage of the job).
     columns = [part.split()[0] for part in RESOURCE_LIMITS_DDL.split(", ")]

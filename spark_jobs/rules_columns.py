@@ -33,15 +33,15 @@ def carried() -> Column:
     return F.least("confirm_rate", "consume_rate")
 
 
+def conclusive() -> Column:
+    """sizing.rules.conclusive over phase_summary's valid/matched_target (missing: not conclusive)."""
+    return F.coalesce(rules.conclusive(F.col("valid"), F.col("matched_target")), F.lit(False))
+
+
 def counts_toward_capacity() -> Column:
     """sizing.rules.counts_toward_capacity over phase_summary's own valid/matched_target/p99/SLO columns."""
     return F.coalesce(rules.counts_toward_capacity(F.col("valid"), F.col("matched_target"), F.col("e2e_p99_ms"),
                                                    F.col("slo_p99_ms")), F.lit(False))
-
-
-def held_target() -> Column:
-    """sizing.rules.held_target over phase_summary's matched_target (a missing loss count counts as none lost)."""
-    return F.coalesce(rules.held_target(F.col("matched_target"), F.coalesce("lost", F.lit(0))), F.lit(False))
 
 
 def bottleneck() -> Column:
@@ -58,8 +58,7 @@ def bottleneck() -> Column:
         "generator": rules.generator_bound(F.coalesce(F.col("valid"), F.lit(False))),
         "memory": rules.memory_bound(F.coalesce(F.col("broker_alarm"), F.lit(False)), value("broker_mem_max_fraction")),
         "cpu": rules.cpu_bound(value("cpu_busiest_mean"), value("machine_cpu_busy_mean")),
-        "disk": rules.disk_bound(value("disk_write_iops"), limit("volume_iops_limit"), value("disk_write_mb_s"),
-                                 limit("volume_mb_s_limit")),
+        "disk": rules.disk_bound(value("volume_load_share"), value("ebs_load_share")),
         "network": rules.network_bound(value("net_peak_mbit_s"), limit("network_limit_mbit_s")),
     }
     label = F.when(F.coalesce(F.col("resource_nodes"), F.lit(0)) == 0, F.lit(None).cast("string"))
@@ -85,8 +84,10 @@ def bottleneck_detail() -> Column:
                   fmt(f"cpu: %s mean %.2f (p95 %.2f), machine %.2f (>= {rules.NODE_CPU_SATURATION:g})",
                       "cpu_busiest_node", "cpu_busiest_mean", "cpu_busiest_p95", "machine_cpu_busy_mean"))
             .when(F.col("bottleneck") == "disk",
-                  fmt(f"disk: %s %.0f IOPS of %.0f, %.1f MB/s of %.1f (>= {rules.NEAR_LIMIT:g})", "disk_busiest_node",
-                      "disk_write_iops", "volume_iops_limit", "disk_write_mb_s", "volume_mb_s_limit"))
+                  fmt(f"disk: the %s volume at %.2f of its own limit, the instance's EBS at %.2f (>= "
+                      f"{rules.NEAR_LIMIT:g}); busiest node %s %.0f IOPS, %.1f MB/s", "volume_busiest_role",
+                      "volume_load_share", "ebs_load_share", "disk_busiest_node", "disk_write_iops",
+                      "disk_write_mb_s"))
             .when(F.col("bottleneck") == "network",
                   fmt(f"network: %.0f Mbit/s of %.0f (>= {rules.NEAR_LIMIT:g})", "net_peak_mbit_s",
                       "network_limit_mbit_s"))

@@ -21,6 +21,7 @@ import pandas as pd
 
 from sizing import records, rules
 from sizing.spec import DEPLOYMENTS  # where node figures come from: one reader per target (adapters/nodestats.py)
+from sizing.stats import VERDICTS
 
 SITE_NAME = "sizing_docs"
 RUN_COLS = [c.name for c in records.RUN_KEY]
@@ -125,11 +126,15 @@ def _suites() -> dict[str, list[Expectation]]:
         "capacity_repeats": [
             ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("capacity_repeats"),
                                               "exact_match": True}),
-            *_not_null(["campaign", "config_id", "run_id", "repeat", "top_matched_throughput"]),
+            *_not_null(["campaign", "config_id", "run_id", "repeat", "top_throughput_any_latency"]),
             ("ExpectCompoundColumnsToBeUnique", {"column_list": ["campaign", "config_id", "run_id", "repeat"]}),
             ("ExpectColumnValuesToBeBetween", {"column": "top_matched_throughput", "min_value": 0,
                                                "strict_min": True}),
-            ("ExpectColumnValuesToBeBetween", {"column": "capacity_phases", "min_value": 1}),
+            ("ExpectColumnValuesToBeBetween", {"column": "capacity_phases", "min_value": 0}),
+            # within the SLO is a subset of any latency
+            ("ExpectColumnPairValuesAToBeGreaterThanB",
+             {"column_A": "top_throughput_any_latency", "column_B": "top_matched_throughput", "or_equal": True,
+              "ignore_row_if": "either_value_is_missing"}),
         ],
         # Capacity searches replayed from recomputed verdicts (issue 16): an online decision that disagrees
         # with the one recomputed from the raw records fails the batch.
@@ -147,7 +152,26 @@ def _suites() -> dict[str, list[Expectation]]:
         "adverse": [
             ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("adverse"), "exact_match": True}),
             ("ExpectCompoundColumnsToBeUnique", {"column_list": ["campaign", "config_id", "scenario"]}),
-            *_non_negative(["lost", "duplicates", "unavailable_s", "max_time_to_recover_s"]),
+            *_not_null(["criterion", "held"]),
+            ("ExpectColumnValuesToBeInSet", {"column": "criterion", "value_set": list(rules.ADVERSE_KINDS)}),
+            *_non_negative(["lost", "duplicates", "unavailable_s", "max_time_to_recover_s", "reduced_publish_s",
+                            "publishers_blocked_s", "peak_backlog_msgs", "drain_s"]),
+            # a scenario that did not hold says why; one that held has nothing to say
+            ("ExpectColumnValuesToNotBeNull", {"column": "reason", "row_condition": "held==False",
+                                               "condition_parser": "pandas"}),
+        ],
+        # A compare / characterise campaign's answer (sizing.findings): one row per arm, metric and baseline.
+        "findings": [
+            ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("findings"), "exact_match": True}),
+            *_not_null(["campaign", "kind", "config_id", "family", "phase_name", "metric", "value", "n"]),
+            ("ExpectColumnValuesToBeInSet", {"column": "kind", "value_set": ["level", "effect"]}),
+            ("ExpectColumnValuesToBeInSet", {"column": "verdict", "value_set": list(VERDICTS)}),
+            ("ExpectCompoundColumnsToBeUnique", {"column_list": [
+                "campaign", "kind", "config_id", "family", "phase_name", "metric", "baseline_config_id",
+                "baseline_family", "baseline_phase_name"], "ignore_row_if": "never"}),
+            ("ExpectColumnValuesToBeBetween", {"column": "value_level", "min_value": 0, "max_value": 1}),
+            ("ExpectColumnValuesToBeBetween", {"column": "effect_level", "min_value": 0, "max_value": 1}),
+            ("ExpectColumnValuesToBeBetween", {"column": "n", "min_value": 1}),
         ],
     }
 

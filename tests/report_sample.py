@@ -20,11 +20,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from adapters.objectstore import S3Settings
-from sizing import layout, records, rules
+from sizing import adverse, layout, records, rules
 from sizing.cost import cost_per_1000_msgs
 from sizing.layout import RunKey
 from sizing.plan import plan_configs
-from sizing.spec import load_campaign
+from sizing.spec import Campaign, load_campaign
 from sizing.timeline import Timeline, expand
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -102,20 +102,24 @@ def capacity_repeat_rows(summary: pd.DataFrame, slo: float) -> pd.DataFrame:
     ok = ideal[rules.counts_toward_capacity(ideal["valid"], ideal["matched_target"], ideal["e2e_p99_ms"], slo)]
     ok = ok.assign(carried=ok[["confirm_rate", "consume_rate"]].min(axis=1),
                    matched_rate=ok["target_rate"].where(ok["matched_target"]))
+    conclusive = ideal[rules.conclusive(ideal["valid"], ideal["matched_target"])]
+    any_latency = conclusive[["confirm_rate", "consume_rate"]].min(axis=1).groupby(
+        [conclusive["config_id"], conclusive["repeat"]]).max()
     rows = []
     for (campaign, config_id, run_id, repeat), group in ok.groupby(["campaign", "config_id", "run_id", "repeat"]):
         top = group.loc[group["carried"].idxmax()]
         rows.append({"campaign": campaign, "config_id": config_id, "run_id": run_id, "repeat": int(repeat),
                      "top_matched_throughput": float(top["carried"]), "top_matched_phase": top["phase_name"],
-                     "max_matched_target_rate": group["matched_rate"].max(), "capacity_phases": len(group)})
+                     "max_matched_target_rate": group["matched_rate"].max(), "capacity_phases": len(group),
+                     "top_throughput_any_latency": float(any_latency[(config_id, repeat)])})
     return pd.DataFrame(rows, columns=records.table_columns("capacity_repeats"))
 
 
 def leaderboard_rows(per_repeat: pd.DataFrame, campaign_name: str, monthly: dict[str, float],
                      target_rate: float) -> pd.DataFrame:
-    """The wide leaderboards table as the Spark job computes it from capacity_repeats: the mean of the repeats'
+    """The wide leaderboards table as the Spark job computes it from capacity_repeats: the median of the repeats'
     tops; the matched intensity is the one every repeat matched."""
-    top = per_repeat.groupby("config_id")["top_matched_throughput"].mean()
+    top = per_repeat.groupby("config_id")["top_matched_throughput"].median()
     max_matched = per_repeat.groupby("config_id")["max_matched_target_rate"].min()
     rows = []
     for config_id, cost in monthly.items():
@@ -144,15 +148,16 @@ def pareto_rows(board: pd.DataFrame) -> pd.DataFrame:
     return board[board["pareto"]][records.table_columns("pareto")].reset_index(drop=True)
 
 
-def adverse_rows(summary: pd.DataFrame, target_rate: float) -> pd.DataFrame:
-    """The Spark `adverse` table: step adverse scenarios judged at phases offered at most the target."""
-    judged = summary[(summary["scenario"] == "broker-kill") & (summary["target_rate"] <= target_rate)]
-    held = rules.held_target(judged["matched_target"], judged["lost"])
-    out = judged.assign(held=held).groupby(["campaign", "config_id", "scenario"]).agg(
-        phases_judged=("held", "size"), phases_held=("held", "sum"), held_target=("held", "all"),
-        worst_dip_ratio=("worst_dip_ratio", "min"), max_time_to_recover_s=("time_to_recover_s", "max"),
-        lost=("lost", "sum"), max_e2e_p99_ms=("e2e_p99_ms", "max"))
-    return out.reset_index()
+def adverse_rows(summary: pd.DataFrame, campaign: Campaign) -> pd.DataFrame:
+    """The Spark `adverse` table, by the same pure verdict code the leaderboards step runs (sizing.adverse.judge)."""
+    rows = []
+    for scenario in (s for s in campaign.scenarios if rules.is_adverse(s)):
+        for (campaign_name, config_id), part in summary[summary["scenario"] == scenario.name].groupby(
+                ["campaign", "config_id"]):
+            phases = [{k: (None if pd.isna(v) else v) for k, v in r.items()} for r in part.to_dict("records")]
+            rows.append({"campaign": campaign_name, "config_id": config_id,
+                         **adverse.judge(scenario, phases, campaign.target.rate)})
+    return pd.DataFrame(rows, columns=records.table_columns("adverse"))
 
 
 CAPACITY = {N1: 1620.0, N3: 1985.0}  # publish capacity, msg/s
@@ -260,7 +265,7 @@ def write_sample(settings: S3Settings, repeats: int = 1, failed_validation: bool
     per_repeat = capacity_repeat_rows(summary, slo)
     board = leaderboard_rows(per_repeat, campaign.name, monthly, target)
     for table, frame in (("capacity_repeats", per_repeat), ("leaderboards", board), ("pareto", pareto_rows(board)),
-                         ("adverse", adverse_rows(summary, target))):
+                         ("adverse", adverse_rows(summary, campaign))):
         _put_parquet(settings, layout.table_prefix(table, campaign.name) + "part-00000.parquet",
                      pa.Table.from_pandas(frame, preserve_index=False))
     client = settings.client()

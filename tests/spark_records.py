@@ -80,8 +80,9 @@ def write_with_loadgen_recorder(objects: dict[str, pa.Table], key: RunKey, out_d
 
 def node_rows(key: RunKey, phase: int, node: str, seconds: range, *, cpu_busy: float, target: str = "local",
               write_bytes: float = 0.0, write_ops: float | None = None, net_bytes: float = 0.0,
-              missing: range = range(0)) -> list[dict]:
-    """node_seconds rows with constant figures (net_bytes per direction, half of it client traffic)."""
+              missing: range = range(0), volumes: dict[str, tuple[float, float]] | None = None) -> list[dict]:
+    """node_seconds rows with constant figures (net_bytes per direction, half of it client traffic; `volumes`:
+    role -> (write bytes/s, write ops/s) of each volume of the node)."""
     rows = []
     for s in seconds:
         figures = dict.fromkeys(records.column_names("node_seconds"))
@@ -93,6 +94,8 @@ def node_rows(key: RunKey, phase: int, node: str, seconds: range, *, cpu_busy: f
                             "net_out_bytes_per_s": net_bytes, "client_in_bytes_per_s": net_bytes / 2,
                             "client_out_bytes_per_s": net_bytes / 2, "internode_in_bytes_per_s": net_bytes / 2,
                             "internode_out_bytes_per_s": net_bytes / 2, "run_queue": 1.0, "span_s": 1.0})
+            for role, (written, ops) in (volumes or {}).items():
+                figures.update({f"{role}_write_bytes_per_s": written, f"{role}_write_ops_per_s": ops})
         rows.append({**figures, **key.as_dict(), "second": s, "ts": 1.6e9 + s, "phase": phase, "node": node,
                      "target": target, "missing": s in missing, "shared_cores": target == "local"})
     return rows

@@ -162,7 +162,7 @@ def test_seed_001_campaign_has_the_six_clusters() -> None:
     assert (w.queues.count, w.queues.type, w.publishers.count, w.consumers.count, w.message.size_bytes) == (
         40, "quorum", 40, 40, 1024)
     by_name = {s.name: s for s in campaign.scenarios}
-    for mix in ("pure", "mixed"):
+    for mix in ("pure", "mixed", "medium"):
         # latency: 40 x 10 and 40 x 50 msg/s; throughput: 1 and 4 queues (as many publishers), no rate limit
         assert by_name[f"{mix}-latency-400"].step_rates == (400.0,)
         assert by_name[f"{mix}-latency-2000"].step_rates == (2000.0,)
@@ -171,12 +171,17 @@ def test_seed_001_campaign_has_the_six_clusters() -> None:
             assert [x.rate_mode for x in scenario.step_settings] == ["max"]
             q = scenario.workload
             assert (q.queues.count, q.publishers.count, q.consumers.count, q.queues.type) == (n, n, n, "quorum")
-    # the light mix: every mixed test runs next to 40 lazy classic queues, 40 publishers x 10 msg/s (400 msg/s)
+    # the light mix: every mixed test runs next to 40 lazy classic queues, 40 publishers x 10 msg/s (400 msg/s);
+    # the medium mix (Figs 13-18) next to the same queues at 50 msg/s per publisher (2000 msg/s)
+    background = {"mixed": 400.0, "medium": 2000.0}
+    assert sorted(name.split("-")[0] for name in by_name) == ["medium"] * 4 + ["mixed"] * 4 + ["pure"] * 4
     for name, scenario in by_name.items():
-        assert [g.name for g in scenario.workload_groups] == (["quorum", "lazy-background"] if name.startswith(
-            "mixed") else ["main"]) and scenario.foreground == scenario.workload_groups[0].name
+        mix = name.split("-")[0]
+        assert [g.name for g in scenario.workload_groups] == (["quorum", "lazy-background"] if mix in background
+                                                              else ["main"])
+        assert scenario.foreground == scenario.workload_groups[0].name
         for group in scenario.background_groups:
             b = group.workload
             assert (b.queues.count, b.queues.type, dict(b.queues.arguments), b.publishers.count,
                     b.consumers.count, group.schedule.step_rates) == (40, "classic", {"x-queue-mode": "lazy"}, 40,
-                                                                      40, (400.0,))
+                                                                      40, (background[mix],))

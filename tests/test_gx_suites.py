@@ -79,9 +79,16 @@ def test_leaderboard_costs_must_be_positive(column, value):
 
 def test_capacity_repeats_suite_wants_one_positive_top_per_repeat():
     row = {"campaign": "c", "config_id": "k", "run_id": "R1", "repeat": 1, "top_matched_throughput": 1980.0,
-           "top_matched_phase": "rate-2000", "max_matched_target_rate": 2000.0, "capacity_phases": 3}
-    good = pd.DataFrame([row, {**row, "repeat": 2}])
-    assert validation.validate_frames({"capacity_repeats": good}).success
+           "top_matched_phase": "rate-2000", "max_matched_target_rate": 2000.0, "capacity_phases": 3,
+           "top_throughput_any_latency": 2400.0}
+    # repeat 3 had no phase within the SLO: no top within it, its top at any latency still counts
+    none_in_slo = {**row, "repeat": 3, "top_matched_throughput": None, "top_matched_phase": None,
+                   "max_matched_target_rate": None, "capacity_phases": 0}
+    good = pd.DataFrame([row, {**row, "repeat": 2}, none_in_slo])
+    assert validation.validate_frames({"capacity_repeats": good}).success, \
+        validation.validate_frames({"capacity_repeats": good}).message()
     bad = pd.DataFrame([row, {**row, "top_matched_throughput": 0.0}])  # repeat 1 twice, and a zero top
     message = validation.validate_frames({"capacity_repeats": bad}).message()
     assert "expect_compound_columns_to_be_unique" in message and "column='top_matched_throughput'" in message
+    above = pd.DataFrame([{**row, "top_throughput_any_latency": 1000.0}])  # any latency below within the SLO
+    assert "column_A='top_throughput_any_latency'" in validation.validate_frames({"capacity_repeats": above}).message()

@@ -15,7 +15,7 @@ CAMPAIGN = load_campaign(Path(__file__).resolve().parents[1] / "campaigns" / "qu
 
 
 def capacity_row(config_id: str, mean: float | None) -> dict:
-    return {"config_id": config_id, "scenario": "capacity-search", "sustainable_mean": mean}
+    return {"config_id": config_id, "scenario": "capacity-search", "sustainable_median": mean}
 
 
 def test_configs_rank_by_sustainable_rate_and_cost_at_it_and_meeting_the_target_counts():

@@ -255,7 +255,7 @@ def test_an_overloaded_phase_is_cpu_or_generator_bound_and_a_light_one_is_not(cl
         machine = (window.machine_cpu_busy_s / window.machine_cores).mean()
         labels[phase.number] = rules.bottleneck(
             valid=valid, alarm=False, mem_max_fraction=None, busiest_cpu_mean=busiest, machine_cpu_mean=machine,
-            write_iops=None, iops_limit=None, write_mb_s=None, mb_s_limit=None, net_mbit_s=None, mbit_s_limit=None)
+            volume_load_share=None, ebs_load_share=None, net_mbit_s=None, mbit_s_limit=None)
         print(f"phase {phase.number} {phase.name}: valid={valid} worker cpu max {workers.cpu_s.max():.2f}, "
               f"busiest node cpu {busiest:.2f}, machine {machine:.2f} -> {labels[phase.number]}")
     assert labels[2] in ("cpu", "generator")

@@ -151,3 +151,25 @@ def test_aws_disk_figures_sum_every_rabbitmq_volume_of_the_node_and_not_the_root
     partial = parse(node_exporter_text(after))
     del partial[("node_disk_written_bytes_total", (("device", "nvme3n1"),))]
     assert nodestats.aws_snapshot(3.0, partial, {}).counters["disk_write_bytes"] is None
+
+
+def test_each_rabbitmq_volume_is_read_by_the_role_it_holds():
+    """Issue 22: an AWS node with data and WAL on volumes of their own (seed 001's rabbitmq4/13 layouts) records each
+    volume's writes beside the sums, by role; roles without a volume (logs, segments) stay unknown, not zero."""
+    lines = ['node_filesystem_size_bytes{device="/dev/nvme1n1",fstype="ext4",mountpoint="/var/lib/rabbitmq"} 1e12',
+             'node_filesystem_size_bytes{device="/dev/nvme2n1",fstype="ext4",mountpoint="/var/lib/rabbitmq-wal"} 1e12',
+             'node_filesystem_size_bytes{device="/dev/nvme0n1p1",fstype="ext4",mountpoint="/"} 8e9',
+             'node_disk_written_bytes_total{device="nvme1n1"} 1000',
+             'node_disk_written_bytes_total{device="nvme2n1"} 5000',
+             'node_disk_written_bytes_total{device="nvme0n1p1"} 99999',
+             'node_disk_writes_completed_total{device="nvme1n1"} 10',
+             'node_disk_writes_completed_total{device="nvme2n1"} 40']
+    node = nodestats.parse_prometheus("\n".join(lines) + "\n")
+    assert nodestats.role_devices(node) == {"data": "nvme1n1", "wal": "nvme2n1"}
+    before = nodestats.aws_snapshot(0.0, node, {})
+    after_lines = [line.replace(" 1000", " 3000").replace(" 5000", " 25000").replace(" 40", " 140") for line in lines]
+    after = nodestats.aws_snapshot(2.0, nodestats.parse_prometheus("\n".join(after_lines) + "\n"), {})
+    row = nodestats.rates(before, after)
+    assert (row["data_write_bytes_per_s"], row["wal_write_bytes_per_s"]) == (1000.0, 10000.0)
+    assert row["wal_write_ops_per_s"] == 50.0 and row["disk_write_bytes_per_s"] == 11000.0  # the root disk is not ours
+    assert row["segments_write_bytes_per_s"] is None and row["logs_write_ops_per_s"] is None

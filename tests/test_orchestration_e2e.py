@@ -20,6 +20,7 @@ import sys
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from app import stackstate
@@ -211,8 +212,8 @@ def test_report_of_the_real_run_shows_the_verdict_every_config_phase_and_chart(s
     intensity = body[body.index('id="intensity"'):body.index('id="leaderboards"')]
     assert all(f">{step}<" in intensity for step in ("200", "400"))  # every intensity step is a column
     assert body.count("<svg") >= 4  # throughput, two latency panels, leaderboard bars
-    # 3 repeats: every figure carries its bootstrap interval, e.g. "400 [399,\u00a0400]"
-    assert "means over 3 repeats" in intensity
+    # 3 repeats: every figure carries its interval of stated coverage, e.g. "400 [399,\u00a0400]" (75 %)
+    assert "Values are medians over 3 repeats" in intensity and "75 % of the time with 3 repeats" in intensity
     boards = body[body.index('id="leaderboards"'):]
     assert re.search(r"\d \[[\d,.$]+,\xa0[\d,.$]+\]", boards)
     assert not re.search(r'(src|href)="https?://', body)  # self-contained: renders offline
@@ -326,4 +327,46 @@ def test_failure_mid_run_still_tears_the_cluster_down(stack, first_run):
     assert run["state"] == "failed"  # a successful teardown does not hide the failed run
     assert states[("cluster.run_scenarios", f"{config}-r1")] == "failed"
     assert states[("cluster.terraform_destroy", f"{config}-r1")] == "success"
+    _no_broker_left(settings)
+
+
+def test_seed_002s_local_twin_holds_what_one_node_absorbs_and_fails_what_it_cannot(stack, first_run):
+    """Issue 22, end to end through the demo's stack: campaigns/adverse-local.yaml's slowdown and peak are judged
+    held (publishers unaffected, nothing lost, backlog drained) although messages waited in a backlog; its overload
+    is not held, and says why: the memory alarm blocked publishers (publishers_blocked_s > 0), publishing was
+    reduced and the backlog had not drained. Independent counters: the broker's own queue depth and memory alarm
+    (broker samples: phase_summary.broker_queue_max, broker_alarm) against the generator's backlog and blocked time."""
+    settings, client = stack
+    run_id = client.trigger(DAG_ID, {"campaign": "campaigns/adverse-local.yaml", "run_label": "adverse"})
+    run, tis = wait_for_run(client, DAG_ID, run_id, 1200)
+    failed = [(t["task_id"], t.get("map_index"), t["state"]) for t in tis if t["state"] != "success"]
+    assert run["state"] == "success" and failed == [], failed
+    verdicts = read_table(settings, "tables/adverse/campaign=adverse-local/").set_index("scenario")
+    summary = read_table(settings, "tables/phase_summary/campaign=adverse-local/")
+    print(verdicts[["held", "reduced_publish_s", "publishers_blocked_s", "peak_backlog_msgs", "peak_memory_share",
+                    "drained", "drain_s", "lost", "max_e2e_p99_ms", "reason"]].to_string())
+    assert set(verdicts["criterion"]) == {"backlog"}
+    for absorbed in ("consumer-slowdown", "publish-peak"):
+        row = verdicts.loc[absorbed]
+        assert bool(row["held"]) and row["reduced_publish_s"] == 0 and row["publishers_blocked_s"] == 0, row
+        assert bool(row["drained"]) and row["lost"] == 0 and row["peak_backlog_msgs"] > 300  # a backlog formed
+        phases = summary[summary["scenario"] == absorbed]
+        assert not phases["broker_alarm"].fillna(False).astype(bool).any()  # the broker's own view agrees
+    overload = verdicts.loc["publish-peak-overload"]
+    assert not bool(overload["held"]) and overload["publishers_blocked_s"] > 0 and overload["reduced_publish_s"] > 0
+    assert not bool(overload["drained"]) and pd.isna(overload["drain_s"])
+    assert "publish rate reduced" in overload["reason"] and "not drained" in overload["reason"]
+    phases = summary[summary["scenario"] == "publish-peak-overload"]
+    assert phases["broker_alarm"].fillna(False).astype(bool).any()  # the broker raised its memory alarm
+    assert overload["peak_memory_share"] >= 0.9
+    # the generator's client-side backlog and the broker's queue depth agree on the peak within 10 %
+    peak_client, peak_broker = phases["backlog_max_client"].max(), phases["broker_queue_max"].max()
+    assert abs(peak_client - peak_broker) <= 0.1 * peak_broker, (peak_client, peak_broker)
+    from sizing.layout import report_key
+
+    body = _s3(settings).get_object(Bucket=settings.bucket, Key=report_key("adverse-local", "adverse"))["Body"]
+    adverse = body.read().decode()
+    adverse = adverse[adverse.index('id="adverse"'):]
+    assert "Criterion (seed 002): publishing continues unaffected" in adverse and "not held" in adverse
+    assert "publish, consume and backlog per second" in adverse  # seed 002's chart, one panel per config
     _no_broker_left(settings)

@@ -1,4 +1,4 @@
-"""Repeats -> intervals (known answers), leaderboard annotations, table contract, GX parsing, verdict rules."""
+"""Repeats -> intervals (known answers), leaderboard annotations, table contract, GX parsing."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import pandas as pd
 import pytest
 
 from app.report import repeats
-from app.report.build import adverse_outcome
 from app.report.tables import (
     ADVERSE,
     ADVERSE_OPTIONAL,
@@ -30,7 +29,6 @@ from app.report.tables import (
     parse_validation,
 )
 from sizing import records
-from sizing.stats import Interval
 
 
 def rows(values: dict[tuple[str, int], list[float]], p99: float = 50.0) -> pd.DataFrame:
@@ -44,17 +42,14 @@ def rows(values: dict[tuple[str, int], list[float]], p99: float = 50.0) -> pd.Da
     return pd.DataFrame(out)
 
 
-def test_three_repeats_give_the_exact_bootstrap_interval_of_the_mean() -> None:
-    # 27 equally likely resamples of [100, 110, 120]; their means' index sums 0..6 occur 1,3,6,7,6,3,1 times.
-    summary = repeats.summarize_repeats(rows({("a", 1): [110.0, 100.0, 120.0]}))
+def test_three_repeats_give_the_median_and_its_75_percent_order_statistic_interval() -> None:
+    summary = repeats.summarize_repeats(rows({("a", 1): [110.0, 100.0, 125.0]}))
     row = summary.iloc[0]
-    assert (row["n"], row["confirm_rate"], row["confirm_rate_low"], row["confirm_rate_high"]) == (3, 110, 100, 120)
-    narrow = repeats.summarize_repeats(rows({("a", 1): [110.0, 100.0, 120.0]}), confidence=0.8).iloc[0]
-    # 10% nearest rank = 3rd of 27 -> index sum 1 -> 100 + 10/3; 90% = 25th -> index sum 5 -> 100 + 50/3
-    assert narrow["confirm_rate_low"] == pytest.approx(100 + 10 / 3)
-    assert narrow["confirm_rate_high"] == pytest.approx(100 + 50 / 3)
+    assert (row["n"], row["confirm_rate"], row["confirm_rate_low"], row["confirm_rate_high"]) == (3, 110, 100, 125)
+    assert row["level"] == pytest.approx(0.75)  # what [min, max] of three repeats covers, stated
     # p99 over repeats 50, 100, 150
     assert (row["e2e_p99_ms"], row["e2e_p99_ms_low"], row["e2e_p99_ms_high"]) == (100, 50, 150)
+    assert "75 % of the time with 3 repeats" in repeats.interval_note(3)
 
 
 def test_one_group_per_config_scenario_phase_and_all_nan_metrics_stay_nan() -> None:
@@ -65,10 +60,10 @@ def test_one_group_per_config_scenario_phase_and_all_nan_metrics_stay_nan() -> N
     assert summary["time_to_recover_s"].isna().all() and "backlog_max" not in summary.columns
 
 
-def test_a_single_repeat_has_a_degenerate_interval_and_is_shown_without_brackets() -> None:
+def test_a_single_repeat_has_no_interval_and_is_shown_without_brackets() -> None:
     row = repeats.summarize_repeats(rows({("a", 1): [987.0]})).iloc[0]
-    assert row["confirm_rate_low"] == row["confirm_rate_high"] == 987.0
-    assert repeats.format_interval(987.0, 987.0, 987.0, 1) == "987"
+    assert row["confirm_rate"] == 987.0 and math.isnan(row["confirm_rate_low"]) and row["level"] == 0
+    assert repeats.format_interval(987.0, math.nan, math.nan, 1) == "987"
     assert repeats.format_interval(1985.0, 1980.0, 1990.0, 3) == "1,985 [1,980,\u00a01,990]"
     assert repeats.format_interval(math.nan, math.nan, math.nan, 3) == "n/a"
 
@@ -82,21 +77,24 @@ def test_the_report_reads_only_columns_the_tables_have() -> None:
         assert set(required) | set(optional) <= set(records.table_columns(table)), table
 
 
-def test_adjacent_configs_with_overlapping_intervals_are_marked_not_distinguishable() -> None:
-    intervals = {"a": Interval(100, 95, 105, 3), "b": Interval(98, 90, 101, 3), "c": Interval(50, 45, 55, 3),
-                 "single": Interval(40, 40, 40, 1)}
-    notes = repeats.annotate_adjacent(["a", "b", "c", "single"], intervals)
+def test_adjacent_configs_are_told_apart_only_by_an_exact_comparison_of_their_repeats() -> None:
+    values = {"a": [100.0, 104.0, 102.0], "b": [99.0, 103.0, 101.0], "c": [50.0, 55.0, 45.0],
+              "d": [40.0, 41.0, 39.0], "e": [30.0, 31.0], "single": [20.0]}
+    notes = repeats.annotate_adjacent(["a", "b", "c", "d", "e", "single"], values)
     assert [(n.rank, n.config_id, n.next_config_id, n.distinguishable) for n in notes] == [
-        (1, "a", "b", False), (2, "b", "c", True)]  # one repeat: no claim either way
-    assert notes[0].text() == "not distinguishable from #2 b (intervals overlap)"
-    assert notes[1].text() == "ahead of #3 (intervals apart)"
+        (1, "a", "b", False), (2, "b", "c", True), (3, "c", "d", True), (4, "d", "e", False)]  # one repeat: no claim
+    assert notes[0].text().startswith("not distinguishable from #2 b (+1 % [")
+    assert notes[1].text().startswith("ahead of #3: +102 % [") and "(90 %, n = 3 vs 3)" in notes[1].text()
+    # 3 vs 2 repeats give at most an 80 % interval: too few to say, however far apart
+    assert notes[3].text() == "too few repeats to tell from #5 (n = 3 vs 2: at most 80 %, 90 % needed)"
 
 
-def test_config_intervals_can_price_each_repeat() -> None:
+def test_config_values_can_price_each_repeat() -> None:
     per_repeat = pd.DataFrame({"config_id": ["a"] * 3, "repeat": [1, 2, 3], "top_rate": [1000.0, 2000.0, 4000.0]})
-    cost = repeats.config_intervals(per_repeat, "top_rate", transform=lambda c, v: [1000.0 / (x / 1000) for x in v])
-    assert cost["a"].low == pytest.approx(250.0) and cost["a"].high == pytest.approx(1000.0)
-    assert cost["a"].estimate == pytest.approx((1000 + 500 + 250) / 3)
+    cost = repeats.config_values(per_repeat, "top_rate", transform=lambda c, v: [1000.0 / (x / 1000) for x in v])
+    interval = repeats.config_intervals(cost)["a"]
+    assert interval.low == pytest.approx(250.0) and interval.high == pytest.approx(1000.0)
+    assert interval.estimate == pytest.approx(500.0) and interval.level == pytest.approx(0.75)
 
 
 def test_the_table_contract_names_the_missing_column_and_fills_optional_ones() -> None:
@@ -119,17 +117,6 @@ def test_stored_validation_result_parsing_lists_failed_expectations() -> None:
     result = parse_validation(doc, "raw", "n3", "r1")
     assert (result.success, result.evaluated, result.successful) == (False, 7, 6)
     assert result.failed == [failure]
-
-
-@pytest.mark.parametrize(("matched", "valid", "passes"), [
-    ([True, True], [True, True], True),
-    ([True, False], [True, True], False),  # one repeat missed the rate or the SLO
-    ([True, True], [True, False], True),  # matched although the generator lagged: the lag only hurts
-    ([True, False], [True, False], False),  # missed while the generator lagged: inconclusive, no pass
-    ([None, None], [True, True], False),  # no verdict from the analysis: no pass
-])
-def test_a_phase_passes_only_when_every_repeat_matched_its_target(matched, valid, passes) -> None:
-    assert adverse_outcome(pd.DataFrame({"matched_target": matched, "valid": valid})) is passes
 
 
 def test_board_views_keep_the_spark_ranks_and_leave_off_configs_without_a_figure() -> None:

@@ -41,7 +41,8 @@ def report_data() -> ReportData:
         "status": "converged", "sustainable_rate": 787.5, "last_pass": 787.5, "first_fail": 806.25,
         "probes_used": 8, "inconclusive_attempts": 0, "worst_case_probes": 13, "p99_at_sustainable_ms": 124.3,
         "bottleneck_at_sustainable": "none", "probes_disagreeing": 0, "verdicts_agree": True, "repeats": 1,
-        "sustainable_mean": 787.5, "sustainable_ci_low": None, "sustainable_ci_high": None}])
+        "sustainable_median": 787.5, "sustainable_ci_low": None, "sustainable_ci_high": None,
+        "sustainable_ci_level": None}])
     board = pd.DataFrame([{"board": "top_matched_throughput", "rank": 1, "config_id": CONFIG, "value": 787.5,
                            "rate": 787.5, "monthly_cost": 248.2}], columns=BOARD_COLUMNS)
     return ReportData(CAMPAIGN.name, pd.DataFrame(rows), board, pd.DataFrame(columns=CAPACITY_REPEATS_REQUIRED),

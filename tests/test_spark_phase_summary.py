@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from adapters.objectstore import StoreSpec
-from sizing import layout
+from sizing import adverse, layout
 from sizing.histogram import RELATIVE_ACCURACY
 from sizing.layout import RunKey
 from spark_jobs import phase_summary as ps
@@ -154,3 +154,36 @@ def test_folding_where_objects_are_read_gives_what_folding_after_the_read_gives(
     assert ordered(ps.client_phase_stats(folded)) == ordered(ps.client_phase_stats(plain.partials))
     no_events = frames(spark, "events", [])
     assert ordered(ps.phase_dynamics(series, no_events)) == ordered(ps.phase_dynamics(plain.series, no_events))
+
+
+def test_backlog_criterion_figures_per_phase_and_the_runs_drain(spark):
+    """Issue 22, known answers by hand: 100 msg/s offered throughout; consumers at 50 msg/s in phase 2 (the
+    backlog builds), at 200 msg/s in phase 3 until it is gone; confirms stall for seconds 40-44 (caught up at 45)
+    while an alarm blocks publishers for 2.5 s."""
+    key = RunKey("c", "n3-c5.2xlarge-gp2", "consumer-slowdown", "R1")
+    phases = [phase_row(key, n, 30 * (n - 1), 30, 5 if n == 1 else 0, 100) for n in (1, 2, 3)]
+    rows = []
+    for n in (1, 2, 3):
+        rows += client_rows(key, n, 0, range(30 * (n - 1), 30 * n), 5, target_rate=100, per_second=100)
+    confirmed = {s: 0 for s in range(40, 45)} | {45: 500}
+    consumed = {s: 50 for s in range(30, 60)} | {s: 200 for s in range(60, 74)}
+    blocked = {41: 1000.0, 42: 1000.0, 43: 500.0}
+    for row in rows:
+        s = row["second"]
+        row.update(confirmed=confirmed.get(s, 100), consumed=consumed.get(s, 100), acked=consumed.get(s, 100),
+                   blocked_ms=blocked.get(s, 0.0))
+    summary = ps.summarise(frames(spark, "phases", phases), ps.ClientRecords.of(frames(spark, "client_seconds", rows)),
+                           frames(spark, "accounting", []), frames(spark, "events", []),
+                           frames(spark, "broker_samples", []), ps.Rules(slo_p99_ms=1000.0))
+    got = {r["phase"]: r.asDict() for r in summary.collect()}
+    # the 5 s windows ending at 40..44 hold 400, 300, 200, 100, 0 of 500 offered; the one ending at 45 all 500
+    assert [got[n]["reduced_publish_s"] for n in (1, 2, 3)] == [0.0, 5.0, 0.0]
+    assert [got[n]["publishers_blocked_s"] for n in (1, 2, 3)] == [0.0, 2.5, 0.0]
+    # backlog = confirmed - consumed, cumulated: +50/s for 30..39 (500), -50/s for 40..44 (250), +450 at 45 (700),
+    # +50/s to 1,400 at 59; then -100/s from 60: 100 at 72, 0 at 73. Drain level: 1 s of the final 100 msg/s.
+    assert [(got[n]["backlog_max_client"], got[n]["backlog_peak_s"], got[n]["backlog_end_client"],
+             got[n]["backlog_last_above_s"]) for n in (1, 2, 3)] == [(0, 0.0, 0, None), (1400, 59.0, 1400, 59.0),
+                                                                   (1300, 60.0, 0, 71.0)]
+    assert {got[n]["drain_level_msgs"] for n in (1, 2, 3)} == {100.0}
+    drain = adverse.run_drain(list(got.values()))
+    assert drain == adverse.Drain(peak=1400, drained=True, drain_s=13.0)  # from 59 to 72, the first second at 100

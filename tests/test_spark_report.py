@@ -14,6 +14,7 @@ import pyarrow as pa
 import pytest
 
 from adapters.objectstore import S3Settings, StoreSpec
+from app.report import repeats
 from app.report.build import Report
 from app.report.tables import BOARD_TOP_MATCHED, load_report_data
 from sizing import rules
@@ -74,10 +75,10 @@ def test_report_intervals_use_the_leaderboards_per_repeat_numbers(spark, s3: S3S
     data = load_report_data(s3, CAMPAIGN.name, [SMALL, BIG], ["broker-kill"], CAMPAIGN.target.rate)
     report = Report(CAMPAIGN, data, "R1", "now")
     assert report.with_ci and report.repeats_seen == 2
-    intervals = report.board_intervals(BOARD_TOP_MATCHED)
+    intervals = repeats.config_intervals(report.board_values(BOARD_TOP_MATCHED))
     for config in (SMALL, BIG):
         interval = intervals[config]
-        assert interval.n == 2
+        assert interval.n == 2 and interval.level == pytest.approx(0.5)  # [min, max] of two repeats: 50 %
         assert interval.estimate == pytest.approx(board[config]["top_matched_throughput"], rel=1e-12)
         tops = sorted(per_repeat[(config, r)]["top_matched_throughput"] for r in (1, 2))
         assert (interval.low, interval.high) == pytest.approx((tops[0], tops[1]))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from sizing import rules
+from sizing.disks import VOLUME_ROLES
 from sizing.layout import RunKey
 from spark_jobs import phase_summary as ps
 from tests.spark_records import client_rows, frames, node_rows, phase_row
@@ -35,12 +36,8 @@ def test_busiest_node_figures_missing_seconds_limits_and_bottleneck(spark):
     # aws phase 1: 2900 write IOPS of gp2's 3000 (disk); phase 2: 320 MB/s each way = 2560 Mbit/s of 2500 (network)
     nodes += node_rows(AWS, 1, "a", range(0, 10), cpu_busy=0.4, target="aws", write_bytes=40e6, write_ops=2900)
     nodes += node_rows(AWS, 2, "a", range(10, 20), cpu_busy=0.4, target="aws", net_bytes=320e6, write_ops=10)
-    limits = spark.createDataFrame([("n2-c5.2xlarge-gp2", 2500.0, 3000.0, 262.144)], ps.RESOURCE_LIMITS_DDL)
-    summary = ps.summarise(frames(spark, "phases", phases),
-                           ps.ClientRecords.of(frames(spark, "client_seconds", clients)),
-                           frames(spark, "accounting", []), frames(spark, "events", []),
-                           frames(spark, "broker_samples", []), ps.Rules(slo_p99_ms=1000),
-                           node_seconds=frames(spark, "node_seconds", nodes), resource_limits=limits)
+    summary = summarise(spark, phases, clients, nodes, limit_row("n2-c5.2xlarge-gp2", network=2500.0,
+                                                                 data=(3000.0, 262.144)))
     got = {(r["scenario"], r["phase"]): r.asDict() for r in summary.collect()}
     light, hot = got[(LOCAL.scenario, 1)], got[(LOCAL.scenario, 2)]
     assert (light["cpu_busiest_node"], light["cpu_busiest_mean"], light["bottleneck"]) == ("b", 0.3, "none")
@@ -53,7 +50,8 @@ def test_busiest_node_figures_missing_seconds_limits_and_bottleneck(spark):
     disk, net = got[(AWS.scenario, 1)], got[(AWS.scenario, 2)]
     assert disk["volume_iops_limit"] == 3000.0 and disk["disk_write_iops"] == pytest.approx(2900)
     assert disk["disk_write_kb_per_op"] == pytest.approx(40e6 / 2900 / 1000)
-    assert disk["bottleneck"] == "disk"
+    assert disk["bottleneck"] == "disk" and disk["volume_busiest_role"] == "data"
+    assert disk["volume_load_share"] == pytest.approx(2900 / 3000)
     assert net["net_peak_mbit_s"] == pytest.approx(2560.0) and net["bottleneck"] == "network"
     assert net["net_client_mb_s"] == pytest.approx(320.0)  # half of 640 MB/s in + out
     # the plain-value rule gives the same labels on the same figures
@@ -61,14 +59,57 @@ def test_busiest_node_figures_missing_seconds_limits_and_bottleneck(spark):
         assert rules.bottleneck(
             valid=row["valid"], alarm=bool(row["broker_alarm"]), mem_max_fraction=row["broker_mem_max_fraction"],
             busiest_cpu_mean=row["cpu_busiest_mean"], machine_cpu_mean=row["machine_cpu_busy_mean"],
-            write_iops=row["disk_write_iops"], iops_limit=row["volume_iops_limit"],
-            write_mb_s=row["disk_write_mb_s"], mb_s_limit=row["volume_mb_s_limit"],
+            volume_load_share=row["volume_load_share"], ebs_load_share=row["ebs_load_share"],
             net_mbit_s=row["net_peak_mbit_s"], mbit_s_limit=row["network_limit_mbit_s"]) == row["bottleneck"]
 
 
+def summarise(spark, phases: list[dict], clients: list[dict], nodes: list[dict], limits: tuple):
+    """phase_summary of hand-built records with one config's catalog limits (a RESOURCE_LIMITS_DDL row)."""
+    return ps.summarise(frames(spark, "phases", phases), ps.ClientRecords.of(frames(spark, "client_seconds", clients)),
+                        frames(spark, "accounting", []), frames(spark, "events", []),
+                        frames(spark, "broker_samples", []), ps.Rules(slo_p99_ms=1000),
+                        node_seconds=frames(spark, "node_seconds", nodes),
+                        resource_limits=spark.createDataFrame([limits], ps.RESOURCE_LIMITS_DDL))
+
+
+def limit_row(config_id: str, network: float | None = None, ebs: tuple[float, float] | tuple[None, None] = (None, None),
+              **roles: tuple[float, float]) -> tuple:
+    """A RESOURCE_LIMITS_DDL row: role=(iops, MB/s) for every volume the config has."""
+    data = roles.get("data", (None, None))
+    return (config_id, network, *data, *ebs, *(x for role in VOLUME_ROLES for x in roles.get(role, (None, None))))
+
+
+def test_each_volume_meets_its_own_limit_and_the_instance_its_ebs_ceiling(spark):
+    """Seed 001's layouts, known answers: a 1 TiB st1 WAL volume writing 40 MB/s (of its 40.96) is the bottleneck
+    although the node's three volumes together write 70 MB/s, under a data volume's limit; and three volumes each
+    well under their own limit can still meet the instance's EBS ceiling (c4.4xlarge: 250 MB/s)."""
+    key = RunKey("c", "n3-c4.4xlarge-st1-1000gb-wal-segments", "pure-throughput-1q", "R1")
+    phases = [phase_row(key, n, (n - 1) * 10, 10, 2, 100) for n in (1, 2)]
+    clients = [r for n in (1, 2) for r in client_rows(key, n, 0, range((n - 1) * 10, n * 10), (n - 1) * 10 + 2,
+                                                          target_rate=100, per_second=100)]
+    nodes = node_rows(key, 1, "a", range(0, 10), cpu_busy=0.3, target="aws", write_bytes=70e6, write_ops=300,
+                      volumes={"data": (10e6, 50), "segments": (20e6, 50), "wal": (40e6, 200)})
+    nodes += node_rows(key, 2, "a", range(10, 20), cpu_busy=0.3, target="aws", write_bytes=240e6, write_ops=450,
+                       volumes={"data": (100e6, 150), "segments": (110e6, 150), "wal": (30e6, 150)})
+    st1 = (500.0, 40.96)
+    summary = summarise(spark, phases, clients, nodes, limit_row(key.config_id, network=5000.0, ebs=(16000.0, 250.0),
+                                                                 data=(500.0, 400.0), segments=(500.0, 400.0), wal=st1))
+    got = {r["phase"]: r.asDict() for r in summary.collect()}
+    wal, ebs = got[1], got[2]
+    assert (wal["volume_busiest_role"], wal["bottleneck"]) == ("wal", "disk")
+    assert wal["volume_load_share"] == pytest.approx(40 / 40.96)
+    assert wal["ebs_load_share"] == pytest.approx(70 / 250) and wal["bottleneck_detail"].startswith(
+        "disk: the wal volume at 0.98 of its own limit")
+    # phase 2: each volume under NEAR_LIMIT of its own (the wal's 30 of 40.96 MB/s the nearest), together 240 of the
+    # instance's 250 MB/s
+    assert ebs["volume_busiest_role"] == "wal" and ebs["volume_load_share"] == pytest.approx(30 / 40.96)
+    assert ebs["ebs_load_share"] == pytest.approx(240 / 250)
+    assert ebs["bottleneck"] == "disk"
+
+
 def test_the_plain_rule_names_the_generator_first_and_guesses_nothing_without_figures():
-    base = dict(alarm=False, mem_max_fraction=0.1, busiest_cpu_mean=0.99, machine_cpu_mean=1.0, write_iops=None,
-                iops_limit=None, write_mb_s=None, mb_s_limit=None, net_mbit_s=None, mbit_s_limit=None)
+    base = dict(alarm=False, mem_max_fraction=0.1, busiest_cpu_mean=0.99, machine_cpu_mean=1.0,
+                volume_load_share=None, ebs_load_share=None, net_mbit_s=None, mbit_s_limit=None)
     assert rules.bottleneck(valid=False, **base) == "generator"
     assert rules.bottleneck(valid=True, **base) == "cpu"
     assert rules.bottleneck(valid=True, **{**base, "alarm": True}) == "memory"
@@ -78,32 +119,37 @@ def test_the_plain_rule_names_the_generator_first_and_guesses_nothing_without_fi
 
 
 def test_the_catalog_limits_frame_has_every_config_and_keeps_unknown_limits_null(spark, monkeypatch):
-    """Known answer: sizing.catalog.resource_limits per config of quorum-sizing-2020 (21 configs, gp2/io1/st1);
-    the frame is built from pandas (no Python RDD job), where a missing limit must stay null, never NaN: the
-    catalog knows every limit here, so one config's lookup is made to return none."""
+    """Known answer: sizing.catalog.resource_limits per config of quorum-sizing-2020 (21 configs, gp2/io1/st1) and
+    of disks-matter-2020 (one to three volumes per node); the frame is built from pandas (no Python RDD job), where a
+    missing limit must stay null, never NaN: the catalog knows every limit here, so one config's lookup is made to
+    return none."""
     import math
     from pathlib import Path
 
     from sizing.catalog import ResourceLimits, resource_limits
     from sizing.spec import load_campaign
 
-    campaign = load_campaign(Path(__file__).resolve().parent.parent / "campaigns" / "quorum-sizing-2020.yaml")
+    root = Path(__file__).resolve().parent.parent / "campaigns"
+    campaign = load_campaign(root / "quorum-sizing-2020.yaml")
     unknown = campaign.clusters[0]
 
-    def lookup(catalog, instance_type, volume_type, iops=None, throughput=None):
-        if (instance_type, volume_type) == (unknown.instance_type, unknown.volume.type):
+    def lookup(catalog, instance_type, volumes):
+        if (instance_type, volumes["data"].type) == (unknown.instance_type, unknown.volume.type):
             return ResourceLimits(None, None, None)
-        return resource_limits(catalog, instance_type, volume_type, iops, throughput)
+        return resource_limits(catalog, instance_type, volumes)
 
     monkeypatch.setattr(ps, "resource_limits", lookup)  # driver-side only: the frame is built on the driver
-    got = {r["config_id"]: r for r in ps.resource_limits_frame(spark, campaign).collect()}
-    assert sorted(got) == sorted(c.config_id for c in campaign.clusters)
-    assert got[unknown.config_id]["network_limit_mbit_s"] is None
-    for shape in campaign.clusters:
-        want = lookup(campaign.catalog, shape.instance_type, shape.volume.type, shape.volume.iops,
-                      shape.volume.throughput_mbps)
-        row = got[shape.config_id]
-        for column, value in (("network_limit_mbit_s", want.network_mbit_s), ("volume_iops_limit", want.volume_iops),
-                              ("volume_mb_s_limit", want.volume_mb_s)):
-            assert (row[column] is None) if value is None else (row[column] == pytest.approx(value)), (column, row)
-            assert row[column] is None or not math.isnan(row[column])
+    for spec in (campaign, load_campaign(root / "disks-matter-2020.yaml")):
+        got = {r["config_id"]: r for r in ps.resource_limits_frame(spark, spec).collect()}
+        assert sorted(got) == sorted(c.config_id for c in spec.clusters)
+        for shape in spec.clusters:
+            want = lookup(spec.catalog, shape.instance_type, {v.role: v.volume for v in shape.volumes})
+            row = got[shape.config_id]
+            for column, value in want.to_dict().items():
+                name = {"network_mbit_s": "network_limit_mbit_s", "volume_iops": "volume_iops_limit",
+                        "volume_mb_s": "volume_mb_s_limit"}.get(column, f"{column}_limit")
+                assert (row[name] is None) if value is None else (row[name] == pytest.approx(value)), (name, row)
+                assert row[name] is None or not math.isnan(row[name])
+    assert got["n3-c4.4xlarge-st1-1000gb-wal"]["wal_mb_s_limit"] == pytest.approx(40 * 1000 / 1024 * 1.048576)
+    assert got["n3-c4.4xlarge-st1-1000gb-wal"]["segments_mb_s_limit"] is None  # segments live on the data volume
+    assert got["n3-c4.4xlarge-st1-1000gb-wal"]["ebs_mb_s_limit"] == 250.0  # c4.4xlarge: 2000 Mbit/s

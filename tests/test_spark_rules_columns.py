@@ -31,7 +31,7 @@ def test_column_rules_agree_with_the_plain_value_rules(spark):
                      "worker_cpu_max": cpu, "worker_behind_events": 0})
     frame = spark.createDataFrame(rows, DDL).select(
         "*", rules_columns.matched_target(rules_columns.F.col("slo_p99_ms")).alias("m"),
-        rules_columns.counts_toward_capacity().alias("counts"), rules_columns.held_target().alias("held"),
+        rules_columns.counts_toward_capacity().alias("counts"),
         rules_columns.carried().alias("carried"), rules_columns.invalid_reason().alias("reason"))
     got = frame.collect()
     assert len(got) == len(rows) == 144
@@ -39,7 +39,6 @@ def test_column_rules_agree_with_the_plain_value_rules(spark):
         assert r["m"] == r["matched_target"]
         assert r["counts"] == bool(rules.counts_toward_capacity(r["valid"], r["matched_target"], r["e2e_p99_ms"],
                                                                  SLO))
-        assert r["held"] == bool(rules.held_target(r["matched_target"], r["lost"]))
         assert r["carried"] == rules.carried_rate(r["confirm_rate"], r["consume_rate"])
         assert r["reason"] == ("loadgen_cpu_saturated" if rules.cpu_saturated(r["worker_cpu_max"]) else None)
     # Known answers: 98 % of 1000 is the bar, the SLO bound is inclusive, an invalid phase counts when it matched.
@@ -55,7 +54,7 @@ def test_missing_figures_never_pass(spark):
            "worker_cpu_max": None, "worker_behind_events": 3}
     r = spark.createDataFrame([row], DDL).select(
         rules_columns.matched_target(rules_columns.F.col("slo_p99_ms")).alias("m"),
-        rules_columns.counts_toward_capacity().alias("counts"), rules_columns.held_target().alias("held"),
+        rules_columns.counts_toward_capacity().alias("counts"),
         rules_columns.invalid_reason().alias("reason")).collect()[0]
-    assert (r["m"], r["counts"], r["held"]) == (False, False, False)
+    assert (r["m"], r["counts"]) == (False, False)
     assert r["reason"] == "no_client_records,loadgen_behind"

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from sizing.fields import SpecError
-from sizing.spec import load_campaign, parse_campaign, read_campaign_yaml
+from sizing.spec import families, load_campaign, parse_campaign, read_campaign_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 BASE = yaml.safe_load((ROOT / "campaigns" / "local-quick.yaml").read_text())
@@ -176,8 +176,11 @@ def test_seed_campaigns_carry_the_seed_methodology() -> None:
         (3, "c5.9xlarge"), (3, "c5.4xlarge"), (5, "c5.4xlarge"), (7, "c5.4xlarge"),
         (5, "c5.2xlarge"), (7, "c5.2xlarge"), (9, "c5.2xlarge")}
     assert {s.volume.type for s in quorum.clusters} == {"io1", "gp2", "st1"}
-    intensity = quorum.scenario("increasing-intensity")
-    assert intensity.step_rates == (1000, 5000, *range(10000, 70001, 5000))
+    # seed 000: each intensity its own 30-minute run; as written, one scenario of 15 rates
+    intensity = next(s for s in families(quorum.scenarios) if s.name == "increasing-intensity")
+    assert intensity.step_rates == (1000, 5000, *range(10000, 70001, 5000)) and intensity.step_duration_s == 1800
+    assert [s.step_rates for s in quorum.scenarios if s.isolated_from == "increasing-intensity"] == [
+        (r,) for r in intensity.step_rates]
     w = quorum.workload
     assert (w.queues.count, w.queues.type, w.publishers.count, w.message.size_bytes) == (100, "quorum", 200, 1024)
     assert w.queues.arguments == {"x-quorum-initial-group-size": 3, "x-max-in-memory-length": 0}
@@ -190,6 +193,8 @@ def test_seed_campaigns_carry_the_seed_methodology() -> None:
     assert mirrored.workload.queues.type == "mirrored"
     assert mirrored.workload.queues.policy == {"ha-mode": "exactly", "ha-params": 2, "ha-sync-mode": "manual"}
     assert [s.name for s in mirrored.scenarios] == [s.name for s in quorum.scenarios]
+    # seed 002's Fig 9: the two larger clusters tried against the 30k consumer slowdown
+    assert [s.config_id for s in mirrored.clusters][-2:] == ["n9-c5.4xlarge-gp2", "n11-c5.2xlarge-gp2"]
 
     ndq = load_campaign(ROOT / "campaigns" / "ndq-10q-multiack.yaml")
     q = ndq.workload.queues

@@ -107,9 +107,10 @@ def test_aws_stack_variables_fill_volume_defaults_from_the_catalog():
     assert data["size_gb"] == 200 and data["iops"] == 10000
     assert variables["instance_type"] == io1.shape.instance_type and variables["node_count"] == io1.shape.nodes
     assert variables["aws_region"] == "eu-west-1"
-    # 600 s apply + 54000 s of load + 300 s destroy, doubled, plus an hour: 113400 s after the apply
+    # 600 s apply + 90000 s of load (30 runs of 1800 s, 6 profiles of 6000 s) + 300 s destroy, doubled, plus an
+    # hour: 185400 s after the apply
     applied = datetime(2026, 1, 1, tzinfo=UTC)
-    assert aws_stack_variables(io1, campaign, applied_at=applied)["expires_at"] == "2026-01-02T07:30:00Z"
+    assert aws_stack_variables(io1, campaign, applied_at=applied)["expires_at"] == "2026-01-03T03:30:00Z"
 
 
 def test_run_streams_lines_and_fails_clearly(caplog):

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sizing.plan import plan_configs, plan_runs
-from sizing.spec import load_campaign
+from sizing.spec import families, load_campaign
 from sizing.timeline import OpenLoopSchedule, Ramp, expand
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,13 +41,18 @@ def test_ramp_integral_and_its_inverse_agree() -> None:
     assert down.integral(0, down.time_of_integral(1234.0)) == pytest.approx(1234.0)
 
 
+def family(campaign, name: str):
+    """The scenario as written (seed 000's isolated runs as one continuous timeline)."""
+    return next(s for s in families(campaign.scenarios) if s.name == name)
+
+
 def test_steps_expand_to_one_phase_per_intensity(quorum) -> None:
-    timeline = expand(quorum.scenario("increasing-intensity"), nodes=3)
+    timeline = expand(family(quorum, "increasing-intensity"), nodes=3)
     assert [p.target_rate for p in timeline.phases] == [1000, 5000, *range(10000, 70001, 5000)]
-    assert [p.start_s for p in timeline.phases] == [600.0 * i for i in range(15)]
+    assert [p.start_s for p in timeline.phases] == [1800.0 * i for i in range(15)]
     assert all(p.warmup_s == 60 and p.processing_ms.at(p.start_s) == 10 for p in timeline.phases)
-    assert timeline.duration_s == 9000
-    assert timeline.phase_at(3599.0).number == 6 and timeline.phase_at(9000.0) is None
+    assert timeline.duration_s == 27000
+    assert timeline.phase_at(10799.0).number == 6 and timeline.phase_at(27000.0) is None
 
 
 def test_profile_phases_are_cut_at_every_breakpoint(quorum) -> None:
@@ -87,13 +92,13 @@ def test_random_start_delay_skips_the_messages_due_before_it(quick) -> None:
 
 
 def test_fault_events_are_placed_in_every_phase_and_deterministic(quorum) -> None:
-    scenario = quorum.scenario("broker-kill")
+    scenario = family(quorum, "broker-kill")
     a, b = expand(scenario, nodes=5, seed=7), expand(scenario, nodes=5, seed=7)
     assert a.faults == b.faults
     assert len(a.faults) == 15
     for fault, phase in zip(a.faults, a.phases, strict=True):
         assert fault.kind == "kill_node" and fault.phase == phase.number
-        assert fault.at_s == phase.start_s + 300 and fault.heal_at_s == phase.start_s + 540
+        assert fault.at_s == phase.start_s + 900 and fault.heal_at_s == phase.start_s + 1140
         assert 1 <= fault.node <= 5
     assert len({f.node for f in a.faults}) > 1  # random targets vary between phases
     assert expand(scenario, nodes=5, seed=8).faults != a.faults

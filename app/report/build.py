@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from adapters.objectstore import S3Settings
-from app.report import charts, repeats
+from app.report import answer, charts, repeats
 from app.report.html import Raw, esc, figure, page, table, tag
 from app.report.tables import (
     BOARD_COST_AT_TARGET,
@@ -25,12 +25,23 @@ from app.report.tables import (
 from sizing import layout
 from sizing.cost import cost_per_1000_msgs
 from sizing.disks import VOLUME_ROLES, placement, volume_label
+from sizing.findings import SIZE
 from sizing.plan import plan_configs
-from sizing.rules import SEARCH, is_adverse, is_client_settings, is_intensity, scenario_kind
-from sizing.spec import Campaign, Scenario, WorkloadGroup, load_campaign
+from sizing.rules import BACKLOG_ADVERSE, SEARCH, is_adverse, is_client_settings, is_intensity, scenario_kind
+from sizing.spec import (
+    Campaign,
+    Scenario,
+    WorkloadGroup,
+    as_family_row,
+    families,
+    family_phases,
+    load_campaign,
+)
+from sizing.stats import level_text
 
 MAX_GROUP = 7  # configs per latency chart (the seed splits 7 clusters into 4 + 3 for readability)
 MAX_BROKER_CHARTS = 24
+MAX_ADVERSE_PANELS = 8  # configs per adverse chart (two columns of four)
 LATENCY_LOW = ["e2e_p50_ms", "e2e_p75_ms"]
 LATENCY_HIGH = ["e2e_p95_ms", "e2e_p99_ms", "e2e_p999_ms"]
 
@@ -88,6 +99,8 @@ class ConfigVerdict:
     adverse_passed: list[str]
     adverse_failed: list[str]
     invalid_phases: int
+    adverse_unjudged: tuple[str, ...] = ()  # adverse scenarios the `adverse` table has no row for
+    optional_failed: tuple[str, ...] = ()  # adverse scenarios with `required: false` it did not hold (reported only)
 
     @property
     def meets_ideal(self) -> bool:
@@ -95,46 +108,36 @@ class ConfigVerdict:
 
     @property
     def passes_all(self) -> bool:
-        return self.meets_ideal and not self.adverse_failed
-
-
-def adverse_outcome(rows: pd.DataFrame) -> bool:
-    """Phase-level outcome: every repeat flagged `matched_target` by the analysis (rate and SLO met; a
-    lagging generator can only make that harder, so an invalid phase that matched still passes, and one
-    that missed never does). No flag from the analysis means no pass."""
-    return bool(_all_true(rows["matched_target"]))
+        """Meets the target under ideal conditions and holds every adverse scenario, each judged."""
+        return self.meets_ideal and not self.adverse_failed and not self.adverse_unjudged
 
 
 def verdicts(campaign: Campaign, data: ReportData, monthly: dict[str, float]) -> list[ConfigVerdict]:
-    """Per config: its place on the cost-at-target board and its adverse-scenario outcomes; ordered
-    by cost at target (configs off the board last, by monthly cost)."""
+    """Per config: its place on the cost-at-target board and its adverse scenarios as the `adverse` table judged
+    them (sizing.adverse: each by its own criterion); a scenario without a row is "not judged", never a guess.
+    Ordered by cost at target (configs off the board last, by monthly cost)."""
     board = data.leaderboards[data.leaderboards["board"] == BOARD_COST_AT_TARGET].sort_values("rank")
     on_board = {row.config_id: row for row in board.itertuples(index=False)}
-    held = {}  # the Spark `adverse` table's verdicts, when present
+    held = {}
     if data.adverse is not None:
-        held = {(r.config_id, r.scenario): bool(r.held_target) for r in data.adverse.itertuples(index=False)
-                if r.held_target is not None and not pd.isna(r.held_target)}
-    adverse = [s.name for s in campaign.scenarios if is_adverse(s)]
+        held = {(r.config_id, r.scenario): bool(r.held) for r in data.adverse.itertuples(index=False)
+                if r.held is not None and not pd.isna(r.held)}
+    written = families(campaign.scenarios)  # an isolated scenario's runs are judged as the one scenario
+    adverse = [s.name for s in written if is_adverse(s) and s.required]
+    optional = [s.name for s in written if is_adverse(s) and not s.required]
     summary = data.phase_summary
     out = []
     for config_id in monthly:
         rows = summary[summary["config_id"] == config_id]
-        passed, failed = [], []
-        for name in adverse:
-            scenario_rows = rows[rows["scenario"] == name]
-            if (config_id, name) in held:
-                (passed if held[(config_id, name)] else failed).append(name)
-            elif scenario_rows.empty:
-                failed.append(f"{name} (no data)")
-            elif adverse_outcome(scenario_rows):
-                passed.append(name)
-            else:
-                failed.append(name)
+        passed = [name for name in adverse if held.get((config_id, name)) is True]
+        failed = [name for name in adverse if held.get((config_id, name)) is False]
+        unjudged = tuple(name for name in adverse if (config_id, name) not in held)
+        optional_failed = tuple(name for name in optional if held.get((config_id, name)) is not True)
         entry = on_board.get(config_id)
         cost = float(entry.value) if entry is not None else None
         invalid = int((~rows["valid"].fillna(True).astype(bool)).sum())
         out.append(ConfigVerdict(config_id, monthly[config_id], cost, int(entry.rank) if entry is not None else None,
-                                 passed, failed, invalid))
+                                 passed, failed, invalid, unjudged, optional_failed))
     return sorted(out, key=lambda v: (v.target_rank is None, v.target_rank or 0, v.monthly_cost))
 
 
@@ -150,11 +153,14 @@ class Report:
         self.monthly = {c.config_id: c.monthly_cost for c in self.configs}
         self.monthly.update(zip(data.leaderboards["config_id"], data.leaderboards["monthly_cost"], strict=True))
         self.colors = charts.palette(self.config_ids)
-        self.summary_ci = repeats.summarize_repeats(data.phase_summary)
+        # An isolated scenario's runs (one per rate or step) read as the one scenario the spec wrote.
+        self.family_phases = family_phases(campaign.scenarios)
+        self.summary = as_families(data.phase_summary, self.family_phases)
+        self.summary_ci = repeats.summarize_repeats(self.summary)
         self.repeats_seen = int(self.summary_ci["n"].max()) if not self.summary_ci.empty else 0
         self.with_ci = self.repeats_seen > 1
-        self.intensity = [s for s in campaign.scenarios if is_intensity(s)]
-        self.adverse = [s for s in campaign.scenarios if is_adverse(s)]
+        self.intensity = [s for s in families(campaign.scenarios) if is_intensity(s)]
+        self.adverse = [s for s in families(campaign.scenarios) if is_adverse(s)]
         self.searches = [s for s in campaign.scenarios if scenario_kind(s) == SEARCH]
         self.client_settings = [s for s in campaign.scenarios if is_client_settings(s)]
         self.per_repeat = data.capacity_repeats  # the leaderboards step's per-repeat figures, never recomputed
@@ -188,27 +194,40 @@ class Report:
 
     # -- verdict
     def verdict(self) -> list[object]:
+        """The first section answers the campaign's own question: which config to buy (size), what a layout or a
+        setting changes (compare), what a setup does (characterise)."""
         c = self.campaign
+        if c.purpose != SIZE:
+            return [tag("h2", "Answer", id="verdict", class_="first"), answer.first_sentence(c, self.data.findings)]
         rows = verdicts(c, self.data, self.monthly)
         recommended = [v for v in rows if v.passes_all]
         out: list[object] = [tag("h2", "Verdict", id="verdict", class_="first")]
         target = f"{c.target.rate:,.0f} msg/s at p99 < {_ms(c.target.p99_latency_ms)}"
+        required = [s.name for s in self.adverse if s.required]
+        optional = [s.name for s in self.adverse if not s.required]
         if recommended:
             best = recommended[0]
             headline = (f"Recommended: {best.config_id} — {_money(best.cost_at_target)} per 1000 msg/s per month "
                         f"at the {c.target.rate:,.0f} msg/s target ({_money(best.monthly_cost)}/month)")
             others = ", ".join(f"{v.config_id} ({_money(v.cost_at_target)})" for v in recommended[1:5])
+            stretch = ("Beyond what is required it " + (f"also fails {', '.join(best.optional_failed)}"
+                                                          if best.optional_failed else
+                                                          f"also holds {', '.join(optional)}") + "."
+                       if optional else "")
             body = [tag("p", headline, class_="headline"),
                     tag("p", f"Meets {target} under ideal conditions"
-                             + (f" and passes every adverse scenario ({', '.join(s.name for s in self.adverse)})"
-                                if self.adverse else "") + ", at the lowest cost per 1000 msg/s."),
+                             + (f" and holds every required adverse scenario ({', '.join(required)})"
+                                if required else "") + ", at the lowest cost per 1000 msg/s. " + stretch),
                     tag("p", f"Runners-up: {others}.") if others else ""]
             out.append(tag("div", body, class_="verdict"))
         else:
             ideal = [v for v in rows if v.meets_ideal]
             headline = "No config meets the target and SLO in every scenario."
             detail = ("Best under ideal conditions only: " + ", ".join(
-                f"{v.config_id} ({_money(v.cost_at_target)}; fails {', '.join(v.adverse_failed)})" for v in ideal[:3])
+                f"{v.config_id} ({_money(v.cost_at_target)}; " + "; ".join(
+                    part for part in (f"fails {', '.join(v.adverse_failed)}" if v.adverse_failed else "",
+                                      f"not judged: {', '.join(v.adverse_unjudged)}" if v.adverse_unjudged else "")
+                    if part) + ")" for v in ideal[:3])
                       + ". Consider larger clusters." if ideal else
                       f"No config reached {target} even under ideal conditions. Consider larger clusters.")
             out.append(tag("div", [tag("p", headline, class_="headline"), tag("p", detail)], class_="verdict none"))
@@ -219,24 +238,31 @@ class Report:
         for v in rows:
             status = ("recommended", "ok") if v.passes_all else (
                 ("fails adverse", "bad") if v.meets_ideal else ("misses target/SLO", "bad"))
-            adverse = "—" if not self.adverse else (
-                f"{len(v.adverse_passed)}/{len(self.adverse)}" + (f" (fails {', '.join(v.adverse_failed)})"
-                                                                 if v.adverse_failed else ""))
+            adverse = "—" if not required else (
+                f"{len(v.adverse_passed)}/{len(required)}" + (f" (fails {', '.join(v.adverse_failed)})"
+                                                              if v.adverse_failed else "")
+                + (f" (not judged: {', '.join(v.adverse_unjudged)})" if v.adverse_unjudged else ""))
+            if optional:
+                adverse += (f"; not required: fails {', '.join(v.optional_failed)}" if v.optional_failed
+                            else "; not required: all held")
             table_rows.append([v.config_id, _money(v.monthly_cost), _money(v.cost_at_target) if v.meets_ideal else "—",
                                _rate(top[BOARD_TOP_MATCHED].get(v.config_id, math.nan)),
                                _rate(top[BOARD_MATCHED_TARGET].get(v.config_id, math.nan)),
-                               (adverse, "ok" if self.adverse and not v.adverse_failed else "bad" if v.adverse_failed
-                                else ""),
+                               (adverse, "ok" if required and not v.adverse_failed and not v.adverse_unjudged
+                                else "bad" if v.adverse_failed or v.adverse_unjudged else ""),
                                (str(v.invalid_phases), "bad" if v.invalid_phases else ""),
                                (status[0], status[1])])
         out.append(table(["config", "cluster $/month", "$/1000 msg/s/mo at target", "top msg/s in SLO",
-                          "top target met", "adverse passed", "invalid phases", "status"], table_rows,
+                          "top target met", "adverse held", "invalid phases", "status"], table_rows,
                          numeric=[1, 2, 3, 4, 6]))
         out.extend(self.bottleneck_verdict())
         out.append(tag("p", "Cost per 1000 msg/s per month = cluster monthly cost / (rate / 1000) (seed 000). "
                             "'At target' lists configs the analysis found to match the target rate within the SLO "
-                            "under ideal conditions; an adverse scenario passes when every phase matched its rate "
-                            "within the SLO.", class_="note"))
+                            "under ideal conditions. Each adverse scenario is judged by its study's own criterion "
+                            "(see Adverse scenarios): a fault scenario holds when its judged phases matched the target "
+                            "and lost nothing; a consumer slowdown or publish peak holds when publishers carried on "
+                            "unaffected, nothing was lost and the backlog drained. A scenario marked 'not required' "
+                            "is judged and reported but does not decide the recommendation.", class_="note"))
         return out
 
     # -- increasing intensity
@@ -256,9 +282,7 @@ class Report:
         out: list[object] = [tag("h2", "Increasing intensity (ideal conditions)", id="intensity")]
         if not self.intensity:
             return [*out, tag("p", "This campaign has no increasing-intensity scenario.", class_="muted")]
-        ci_note = (f" Points are means over {self.repeats_seen} repeats (each on a fresh cluster); bars are 95% "
-                   "bootstrap intervals."
-                   if self.with_ci else "")
+        ci_note = " " + repeats.interval_note(self.repeats_seen) if self.with_ci else ""
         slo = self.campaign.target.p99_latency_ms
         for scenario in self.intensity:
             rows = self.summary_ci[self.summary_ci["scenario"] == scenario.name]
@@ -290,7 +314,7 @@ class Report:
     def intensity_table(self, rows: pd.DataFrame, config_ids: list[str]) -> Raw:
         steps = sorted(rows["target_rate"].unique())
         body = []
-        raw = self.data.phase_summary
+        raw = self.summary
         for config_id in config_ids:
             cells: list[object] = [config_id]
             for step in steps:
@@ -311,24 +335,22 @@ class Report:
         return Raw(str(table(headers, body, numeric=list(range(1, len(steps) + 1))))
                    + str(tag("p", "Achieved publish rate, msg/s (with p99 latency) per intensity step. Green: "
                                   "matched the target rate within the SLO; amber: missed the rate or the SLO; red: "
-                                  "phase flagged invalid." + (" Brackets: 95% bootstrap interval over repeats."
+                                  "phase flagged invalid." + (" " + repeats.interval_note(self.repeats_seen)
                                                               if self.with_ci else ""), class_="note")))
 
     # -- leaderboards
-    def board_intervals(self, board: str) -> dict:
+    def board_values(self, board: str) -> dict[str, list[float]]:
+        """Each config's per-repeat figures of a board (capacity_repeats, as the leaderboards step wrote them)."""
         if not self.with_ci or self.per_repeat.empty:
             return {}
         per_repeat = self.per_repeat
         if board == BOARD_TOP_MATCHED:
-            return repeats.config_intervals(per_repeat.dropna(subset=["top_matched_throughput"]),
-                                            "top_matched_throughput")
+            return repeats.config_values(per_repeat, "top_matched_throughput")
         if board == BOARD_MATCHED_TARGET:
-            return repeats.config_intervals(per_repeat.dropna(subset=["max_matched_target_rate"]),
-                                            "max_matched_target_rate")
+            return repeats.config_values(per_repeat, "max_matched_target_rate")
         if board == BOARD_COST_AT_TOP:
-            return repeats.config_intervals(per_repeat.dropna(subset=["top_matched_throughput"]),
-                                            "top_matched_throughput", transform=lambda c, v: [
-                                                cost_per_1000_msgs(self.monthly[c], x) for x in v if x > 0])
+            return repeats.config_values(per_repeat, "top_matched_throughput", transform=lambda c, v: [
+                cost_per_1000_msgs(self.monthly[c], x) for x in v if x > 0])
         return {}  # cost at target is cost / target: no trial-to-trial spread
 
     def leaderboards_section(self) -> list[object]:
@@ -347,19 +369,20 @@ class Report:
                 boards.append(tag("div", [tag("h3", title), tag("p", "no entries", class_="muted")], class_="board"))
                 continue
             value = "value"
-            intervals = self.board_intervals(board)
-            notes = {n.config_id: n.text() for n in repeats.annotate_adjacent(list(rows["config_id"]), intervals)}
+            values = self.board_values(board)
+            intervals = repeats.config_intervals(values)
+            notes = {n.config_id: n.text() for n in repeats.annotate_adjacent(list(rows["config_id"]), values)}
             body = []
             for r in rows.itertuples(index=False):
                 interval = intervals.get(r.config_id)
                 shown = _money(getattr(r, value)) if money else _rate(getattr(r, value))
-                if interval is not None and interval.n > 1:
+                if interval is not None and interval.has_interval:
                     fmt = _money if money else _rate
                     shown += f" [{fmt(interval.low)},\u00a0{fmt(interval.high)}]"
                 extra = f" ({_rate(r.rate)} msg/s)" if money else ""
                 note = notes.get(r.config_id, "")
-                body.append([int(r.rank), r.config_id, shown + extra, (note, "warn" if note.startswith("not") else
-                                                                       "muted")])
+                body.append([int(r.rank), r.config_id, shown + extra, (note, "muted" if note.startswith("ahead") else
+                                                                       "warn")])
             low = [intervals[c].low if c in intervals else math.nan for c in rows["config_id"]] if intervals else None
             high = [intervals[c].high if c in intervals else math.nan for c in rows["config_id"]] if intervals else None
             svg = charts.leaderboard_bars(rows, value, self.colors, title, unit, money, low, high)
@@ -368,9 +391,10 @@ class Report:
                                       table(headers, body, numeric=[0, 2])], class_="board"))
         out.append(tag("div", boards, class_="boards"))
         if self.with_ci:
-            out.append(tag("p", "Brackets: 95% percentile-bootstrap interval over repeats. 'Not distinguishable' "
-                                "marks adjacent configs whose intervals overlap: their order may be noise.",
-                           class_="note"))
+            out.append(tag("p", repeats.interval_note(self.repeats_seen) + " 'vs next' compares each config's "
+                                "repeats with the next one's (exact Mann-Whitney interval of the relative difference, "
+                                "90 %): 'not distinguishable' means their order may be noise, 'too few repeats' that "
+                                "the repeats cannot give an interval of that level.", class_="note"))
         if self.data.pareto is not None and not self.data.pareto.empty:
             out += [tag("h3", "Pareto front (cost vs capacity)"), self.pareto_table(self.data.pareto)]
         return out
@@ -385,6 +409,35 @@ class Report:
                               "$/1000 msg/s/mo at top"], body, numeric=[2, 3, 4]))
                    + str(tag("p", "No other config is both cheaper per month and carries more within the SLO.",
                              class_="note")))
+
+    # -- volumes at the target (seed 000 Figs 26-31)
+    def volumes_section(self) -> list[object]:
+        """One cluster shape (the top of the throughput board) on each volume type at the campaign target: its
+        phase_summary figures side by side, and its end-to-end percentiles second by second."""
+        if not self.data.at_target:
+            return []
+        ids = list(self.data.at_target)
+        volumes = {p.config_id: volume_label(p.shape.volume) for p in self.configs}
+        target = self.campaign.target.rate
+        out: list[object] = [tag("h2", "Volume types at the target", id="volumes")]
+        rows = self.summary[self.summary["config_id"].isin(ids) & (self.summary["target_rate"] == target)
+                            & self.summary["scenario"].isin([s.name for s in self.intensity])]
+        body = []
+        for config_id in ids:
+            mine = rows[rows["config_id"] == config_id].sort_values("repeat")
+            if mine.empty:
+                continue
+            r = mine.iloc[0]
+            body.append([config_id, volumes.get(config_id, ""), _rate(r["confirm_rate"]),
+                         *[_ms(r[f"e2e_{q}_ms"]) for q in ("p50", "p75", "p95", "p99", "p999")]])
+        out.append(table(["config", "volume", "publish rate", "p50", "p75", "p95", "p99", "p99.9"], body,
+                         numeric=[2, 3, 4, 5, 6, 7]))
+        title = f"End-to-end latency per second at {_rate(target)} msg/s, one cluster on each volume type"
+        out.append(self.fig(charts.latency_seconds_by_volume(self.data.at_target, volumes, self.colors, title),
+                            f"{title} (seed 000 Figs 26-31): p50 and p75 (left), p95, p99 and p99.9 (right) of each "
+                            "second, all workers' histograms of that second merged; the table gives the phase's own "
+                            "percentiles (phase_summary, first repeat)."))
+        return out
 
     # -- client settings (issue 13)
     def client_settings_section(self) -> list[object]:
@@ -470,9 +523,11 @@ class Report:
                 continue
             body = []
             for r in rows.sort_values(["config_id", "run_id", "repeat"]).itertuples(index=False):
-                interval = ("n/a" if pd.isna(r.sustainable_ci_low) else
-                            f"{_rate(r.sustainable_mean)} [{_rate(r.sustainable_ci_low)}, "
-                            f"{_rate(r.sustainable_ci_high)}] (n={int(r.repeats)})")
+                interval = (f"{_rate(r.sustainable_median)} (n = {int(r.repeats)}, no interval)"
+                            if pd.isna(r.sustainable_ci_low) else
+                            f"{_rate(r.sustainable_median)} [{_rate(r.sustainable_ci_low)}, "
+                            f"{_rate(r.sustainable_ci_high)}] ({level_text(r.sustainable_ci_level)}, "
+                            f"n = {int(r.repeats)})")
                 body.append([r.config_id, f"{r.run_id} #{int(r.repeat)}", r.status, _rate(r.sustainable_rate),
                              f"{_rate(r.last_pass)} .. {_rate(r.first_fail)}",
                              f"{int(r.probes_used)} / {int(r.worst_case_probes)}"
@@ -481,7 +536,7 @@ class Report:
                              r.bottleneck_at_sustainable or "n/a", interval,
                              ("yes", "ok") if r.verdicts_agree else ("no", "bad")])
             out.append(table(["config", "run", "status", "sustainable msg/s", "bracket", "probes / worst case",
-                              "p99 there", "bottleneck there", "mean [95% CI] over repeats",
+                              "p99 there", "bottleneck there", "median [interval, coverage] over repeats",
                               "online = recomputed"], body, numeric=[3, 5, 6]))
             for r in rows.sort_values(["config_id", "run_id", "repeat"]).itertuples(index=False):
                 probes = summary[(summary["config_id"] == r.config_id) & (summary["scenario"] == scenario.name)
@@ -513,24 +568,17 @@ class Report:
             intro = (scenario.description + " " if scenario.description else "") + (
                 f"Faults: {faults}." if faults else "No injected fault (load/processing profile).")
             out.append(tag("p", intro, class_="muted"))
-            if self.data.adverse is not None:
-                verdict = self.data.adverse[self.data.adverse["scenario"] == scenario.name]
-                out.append(table(["config", "held the target", "phases held", "longest recovery", "worst dip",
-                                  "lost"], [
-                    [r.config_id, ("yes", "ok") if r.held_target else ("no", "bad"),
-                     f"{_int(r.phases_held)}/{_int(r.phases_judged)}", _secs(r.max_time_to_recover_s),
-                     _dip(r.worst_dip_ratio),
-                     _int(r.lost)] for r in verdict.sort_values("config_id").itertuples(index=False)],
-                    numeric=[2, 3, 4, 5]))
+            out.append(tag("p", criterion_text(scenario, self.campaign.target.rate), class_="note"))
+            out.extend(self.adverse_verdict_table(scenario))
             rows = self.summary_ci[self.summary_ci["scenario"] == scenario.name]
             body = []
             for config_id in self.config_ids:
                 for r in rows[rows["config_id"] == config_id].itertuples(index=False):
                     s = pd.Series(r._asdict())
-                    src = self.data.phase_summary
+                    src = self.summary
                     src = src[(src["config_id"] == config_id) & (src["scenario"] == scenario.name) &
                               (src["phase"] == r.phase)]
-                    ok = adverse_outcome(src)
+                    matched = _all_true(src["matched_target"])
                     body.append([config_id, r.phase_name, _rate(r.target_rate),
                                  _ci(s, "confirm_rate", "{:,.0f}", self.with_ci),
                                  _ci(s, "consume_rate", "{:,.0f}", self.with_ci),
@@ -538,23 +586,68 @@ class Report:
                                  _ci(s, "backlog_max", "{:,.0f}", self.with_ci),
                                  _ci(s, "time_to_recover_s", "{:,.1f} s", self.with_ci),
                                  f"{int(src['lost'].fillna(0).sum())}/{int(src['duplicates'].fillna(0).sum())}",
-                                 ("pass", "ok") if ok else ("fail", "bad")])
+                                 ("yes", "ok") if matched else ("no", "warn" if is_backlog(scenario) else "bad")])
             out.append(table(["config", "phase", "target", "publish rate", "consume rate", "p99", "max backlog",
-                              "time to recover", "lost/dup", "phase matched"], body, numeric=[2, 3, 4, 5, 6, 7, 8]))
-            for config_id in self.config_ids:
-                for (cid, name, run_id), client in sorted(self.data.client_seconds.items()):
-                    if cid != config_id or name != scenario.name or client is None or client.empty:
-                        continue
-                    first = client["repeat"].min()
-                    events = self.data.events.get((cid, name, run_id))
-                    broker = self.data.broker_samples.get((cid, name, run_id))
-                    title = f"{scenario.name} on {config_id}"
-                    out.append(self.fig(
-                        charts.adverse_timeseries(_repeat(client, first), _repeat(events, first),
-                                                  _repeat(broker, first), title),
-                        f"{title} (run {run_id}, repeat {first}): publish and consume rate per second and queue "
-                        "backlog; red line = fault injected, green dashed = healed."))
+                              "time to recover", "lost/dup", "rate and SLO matched"], body,
+                             numeric=[2, 3, 4, 5, 6, 7, 8]))
+            out.extend(self.adverse_charts(scenario))
         return out
+
+    def adverse_verdict_table(self, scenario: Scenario) -> list[object]:
+        """The `adverse` table's rows of one scenario, the figures its criterion reads first."""
+        verdict = (self.data.adverse[self.data.adverse["scenario"] == scenario.name]
+                   if self.data.adverse is not None else pd.DataFrame())
+        if verdict.empty:
+            return [tag("p", "Not judged: the adverse table has no row for this scenario (its analysis has not run "
+                             "or wrote nothing).", class_="warn")]
+        body = []
+        for r in verdict.sort_values("config_id").itertuples(index=False):
+            held = ("held", "ok") if r.held else ("not held", "bad")
+            reason = r.reason if isinstance(r.reason, str) else "—"
+            if is_backlog(scenario):
+                reduced = f"{_secs(r.reduced_publish_s)} (tolerance {_secs(r.publish_tolerance_s)})"
+                body.append([r.config_id, held, reduced, _secs(r.publishers_blocked_s), _int(r.peak_backlog_msgs),
+                             _pct(r.peak_memory_share),
+                             f"yes, {_secs(r.drain_s)} after the peak" if r.drained else ("no", "bad"),
+                             _int(r.lost), _ms(r.max_e2e_p99_ms), reason])
+            else:
+                body.append([r.config_id, held, f"{_int(r.phases_held)}/{_int(r.phases_judged)}",
+                             _secs(r.max_time_to_recover_s), _dip(r.worst_dip_ratio), _secs(r.unavailable_s),
+                             _int(r.lost), _ms(r.max_e2e_p99_ms), reason])
+        if is_backlog(scenario):
+            headers = ["config", "verdict", "reduced publish rate", "publishers blocked", "peak backlog",
+                       "peak memory (of watermark)", "drained", "lost", "worst p99 (reported)", "why"]
+            numeric = [3, 4, 5, 7, 8]
+        else:
+            headers = ["config", "verdict", "phases held", "longest recovery", "worst dip", "unavailable", "lost",
+                       "worst p99", "why"]
+            numeric = [2, 3, 4, 5, 6, 7]
+        return [table(headers, body, numeric=numeric)]
+
+    def adverse_charts(self, scenario: Scenario) -> list[object]:
+        """Seed 002's per-second charts: one panel per config (first run and repeat of each)."""
+        runs = []
+        for config_id in self.config_ids:
+            found = sorted(k for k, v in self.data.client_seconds.items()
+                           if k[0] == config_id and self.family_phases.get(k[1], (k[1],))[0] == scenario.name
+                           and v is not None and not v.empty)
+            if not found:
+                continue
+            key = found[0]
+            client = self.data.client_seconds[key]
+            first = client["repeat"].min()
+            runs.append((config_id, _repeat(client, first), _repeat(self.data.events.get(key), first),
+                         _repeat(self.data.broker_samples.get(key), first)))
+        figures = []
+        for start in range(0, len(runs), MAX_ADVERSE_PANELS):
+            part = runs[start:start + MAX_ADVERSE_PANELS]
+            title = f"{scenario.name}: publish, consume and backlog per second" + (
+                f" ({part[0][0]} … {part[-1][0]})" if len(runs) > len(part) else "")
+            figures.append(self.fig(charts.adverse_panels(part, title, self.colors),
+                                    f"{title}, one panel per config (first repeat; axes shared): offered rate "
+                                    "dashed, publish (confirmed) blue, consume orange, backlog shaded (right axis); "
+                                    "red line = fault injected, green dashed = healed."))
+        return figures
 
     # -- broker
     def broker_section(self) -> list[object]:
@@ -602,7 +695,7 @@ class Report:
         """Per config, what ran out at the first intensity it did not match (phase_summary.bottleneck)."""
         items = []
         for config_id in self.config_ids:
-            found = stopped_matching(self.data.phase_summary, config_id, [s.name for s in self.intensity])
+            found = stopped_matching(self.summary, config_id, [s.name for s in self.intensity])
             if found is None:
                 continue
             rate, label, detail = found
@@ -616,7 +709,7 @@ class Report:
 
     def resource_section(self) -> list[object]:
         out: list[object] = [tag("h2", "Node resources", id="resources")]
-        summary = self.data.phase_summary
+        summary = self.summary
         body = []
         for config_id in self.config_ids:
             for scenario in self.intensity:
@@ -729,7 +822,9 @@ class Report:
         return out
 
     def render(self) -> str:
-        body = [*self.header(), *self.verdict(), *self.intensity_section(), *self.leaderboards_section(),
+        findings = answer.section(self.campaign, self.data.findings) if self.campaign.purpose != SIZE else []
+        body = [*self.header(), *self.verdict(), *findings, *self.intensity_section(), *self.leaderboards_section(),
+                *self.volumes_section(),
                 *self.search_section(),
                 *self.groups_section(),
                 *self.adverse_section(), *self.client_settings_section(), *self.broker_section(),
@@ -737,6 +832,26 @@ class Report:
                 tag("p", f"rabbit-sizing report · {self.charts} charts · self-contained (no external resources)",
                     class_="note")]
         return page(f"Sizing report {self.campaign.name} / {self.run_id}", body)
+
+
+def is_backlog(scenario: Scenario) -> bool:
+    return scenario_kind(scenario) == BACKLOG_ADVERSE
+
+
+def criterion_text(scenario: Scenario, target_rate: float) -> str:
+    """The scenario's criterion in words (sizing.rules, sizing.adverse)."""
+    if is_backlog(scenario):
+        tolerance = (f"at most {scenario.publish_tolerance_s:g} s of" if scenario.publish_tolerance_s else "no")
+        return ("Criterion (seed 002): publishing continues unaffected while the backlog absorbs the difference. "
+                f"Holds with {tolerance} reduced publish rate (a second whose 5 s confirm rate fell below 98 % of "
+                "the offered rate), nothing confirmed lost, and the backlog drained (back under 1 s of the final "
+                "offered rate) before the end. Peak backlog, memory against the high watermark and seconds of "
+                "publishers blocked by an alarm are reported; end-to-end latency is reported, not judged: messages "
+                "wait in a backlog by design.")
+    where = (f"phases offered at most the {target_rate:,.0f} msg/s target" if scenario.step_rates is not None
+             and scenario.publish_rate is None else "every phase")
+    return (f"Criterion (seeds 000/002): {where} match their target rate within the SLO and lose no confirmed "
+            "message; the time to recover from each fault is reported.")
 
 
 def describe_group(group: WorkloadGroup) -> str:
@@ -832,6 +947,13 @@ def settings_step_points(scenarios: list[Scenario], phase_summary: pd.DataFrame,
     return out
 
 
+def as_families(summary: pd.DataFrame, phases: dict[str, tuple[str, int | None]]) -> pd.DataFrame:
+    """phase_summary with every isolated run's row as a phase of its family (sizing.spec.as_family_row)."""
+    if summary.empty or not any(number is not None for _, number in phases.values()):
+        return summary
+    return pd.DataFrame([as_family_row(r, phases) for r in summary.to_dict("records")], columns=summary.columns)
+
+
 def _repeat(df: pd.DataFrame | None, repeat: int) -> pd.DataFrame | None:
     return None if df is None else df[df["repeat"] == repeat]
 
@@ -843,6 +965,16 @@ def render_report(campaign: Campaign, data: ReportData, run_id: str, generated_a
 
 
 # ---------------------------------------------------------------------------------------------- I/O
+
+
+def volume_siblings(campaign: Campaign) -> dict[str, list[str]]:
+    """config id -> every config of the same cluster shape (nodes x instance type, one volume each) on another
+    volume type too (seed 000 compares one cluster on io1, gp2 and st1 at the target, its Figs 26-31)."""
+    shapes: dict[tuple[int, str], list[str]] = {}
+    for shape in campaign.clusters:
+        if not shape.dedicated:
+            shapes.setdefault((shape.nodes, shape.instance_type), []).append(shape.config_id)
+    return {config_id: ids for ids in shapes.values() if len(ids) > 1 for config_id in ids}
 
 
 def time_series_scenarios(campaign: Campaign) -> list[str]:
@@ -861,7 +993,8 @@ def build_report(campaign_spec_path: str, run_id: str, settings: S3Settings | No
                             time_series_scenarios(campaign),
                             campaign.target.rate,
                             resource_scenarios=[s.name for s in campaign.scenarios if is_intensity(s)],
-                            resource_configs=resource_configs)  # None: the top and bottom of the leaderboard
+                            resource_configs=resource_configs,  # None: the top and bottom of the leaderboard
+                            volume_siblings=volume_siblings(campaign))
     document = render_report(campaign, data, run_id)
     key = layout.report_key(campaign.name, run_id)
     settings.store().put(key, document.encode(), content_type="text/html; charset=utf-8")

@@ -218,37 +218,91 @@ def _fault_spans(ax, events: pd.DataFrame | None, label: bool) -> None:
                         textcoords="offset points", rotation=90, fontsize=7, color="firebrick", va="bottom")
 
 
-def adverse_timeseries(client: pd.DataFrame, events: pd.DataFrame | None, broker: pd.DataFrame | None,
-                       title: str) -> str:
-    """Publish (confirmed) and consume rate per second against the schedule, and the backlog below,
-    with fault start (red line) and heal (green dashed) markers (seed 002, Fig 1-12)."""
-    per_second = client.groupby("second").agg(target=("target_rate", "max"), published=("confirmed", "sum"),
-                                              consumed=("consumed", "sum")).sort_index()
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(WIDTH, 4.8), sharex=True, height_ratios=[3, 2])
-    # per-second counts cover [second, second + 1): drawn as steps, not interpolated
-    top.step(per_second.index, per_second["target"], where="post", color="black", linestyle="--", linewidth=1,
-             label="target rate")
-    top.step(per_second.index, per_second["published"], where="post", color="tab:blue", linewidth=1.4,
-             label="publish (confirmed)")
-    top.step(per_second.index, per_second["consumed"], where="post", color="tab:orange", linewidth=1.2,
-             label="consume")
-    top.set(ylabel="rate, msg/s")
-    top.yaxis.set_major_formatter(FuncFormatter(_rate))
-    top.set_ylim(0, max(per_second[["target", "published", "consumed"]].max().max(), 1) * 1.08)
-    _fault_spans(top, events, label=True)
-    top.legend(loc="lower left", bbox_to_anchor=(0, 1.0), ncols=4)
+def _client_per_second(client: pd.DataFrame) -> pd.DataFrame:
+    """The run's per-second totals over workers: offered (target), confirmed, consumed (drawn as steps: a count
+    covers [second, second + 1))."""
+    return client.groupby("second").agg(target=("target_rate", "max"), published=("confirmed", "sum"),
+                                        consumed=("consumed", "sum")).sort_index()
+
+
+def _backlog(per_second: pd.DataFrame, broker: pd.DataFrame | None) -> tuple[pd.Series, str]:
+    """Messages in queues as the broker saw them (summed over nodes), else confirmed - consumed at the client."""
     if broker is not None and not broker.empty and broker["queue_messages"].notna().any():
-        backlog = broker.groupby("second")["queue_messages"].sum().sort_index()
-        what = "messages in queues (broker)"
-    else:
-        backlog = (per_second["published"].cumsum() - per_second["consumed"].cumsum()).clip(lower=0)
-        what = "confirmed - consumed (client)"
-    bottom.plot(backlog.index, backlog.values, color="tab:purple", linewidth=1.2, label=what)
-    bottom.fill_between(backlog.index, 0, backlog.values, color="tab:purple", alpha=0.15)
-    bottom.set(ylabel="backlog, messages", xlabel="seconds since scenario start")
-    _counts_axis(bottom, backlog.max())
-    _fault_spans(bottom, events, label=False)
-    bottom.legend(loc="upper right")
+        return broker.groupby("second")["queue_messages"].sum().sort_index(), "messages in queues (broker)"
+    return ((per_second["published"].cumsum() - per_second["consumed"].cumsum()).clip(lower=0),
+            "confirmed - consumed (client)")
+
+
+def adverse_panels(runs: Sequence[tuple[str, pd.DataFrame, pd.DataFrame | None, pd.DataFrame | None]],
+                   title: str, colors: dict | None = None) -> str:
+    """Seed 002 Figs 3-12: one panel per config, on shared axes: the offered rate (dashed), the publish
+    (confirmed) and consume rates per second, and the backlog shaded on a second axis; faults marked.
+    `runs`: (config_id, client_seconds, events, broker_samples) of one repeat each."""
+    cols = 2 if len(runs) > 1 else 1
+    rows = math.ceil(len(runs) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(WIDTH, 2.5 * rows + 0.6), sharex=True, sharey=True,
+                             squeeze=False)
+    backlog_axes = []
+    peak_rate = peak_backlog = 1.0
+    for ax, (config_id, client, events, broker) in zip(axes.flat, runs, strict=False):
+        per_second = _client_per_second(client)
+        ax.step(per_second.index, per_second["target"], where="post", color="black", linestyle="--", linewidth=0.9,
+                label="offered rate")
+        ax.step(per_second.index, per_second["published"], where="post", color="tab:blue", linewidth=1.2,
+                label="publish (confirmed)")
+        ax.step(per_second.index, per_second["consumed"], where="post", color="tab:orange", linewidth=1.0,
+                label="consume")
+        backlog, what = _backlog(per_second, broker)
+        twin = ax.twinx()
+        twin.fill_between(backlog.index, 0, backlog.values, color="tab:purple", alpha=0.18, label=f"backlog: {what}")
+        twin.plot(backlog.index, backlog.values, color="tab:purple", linewidth=0.8)
+        backlog_axes.append(twin)
+        _fault_spans(ax, events, label=True)
+        ax.set_title(config_id, fontsize=9, color=(colors or {}).get(config_id, "black"))
+        peak_rate = max(peak_rate, float(per_second[["target", "published", "consumed"]].max().max()))
+        peak_backlog = max(peak_backlog, float(backlog.max()) if len(backlog) else 0.0)
+    for ax in axes.flat[len(runs):]:
+        ax.set_visible(False)
+    for ax in axes.flat[:len(runs)]:
+        ax.set_ylim(0, peak_rate * 1.08)
+        ax.yaxis.set_major_formatter(FuncFormatter(_rate))
+    for twin in backlog_axes:  # one backlog scale for every panel, as the rates share theirs
+        _counts_axis(twin, peak_backlog)
+        twin.spines["right"].set_visible(True)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("msg/s")
+    for ax in axes[-1, :]:
+        ax.set_xlabel("seconds since scenario start")
+    backlog_axes[-1].set_ylabel("backlog, messages")
+    handles, names = axes.flat[0].get_legend_handles_labels()
+    twin_handles, twin_names = backlog_axes[0].get_legend_handles_labels()
+    fig.legend(handles + twin_handles, names + twin_names, loc="lower center", ncols=4,
+               bbox_to_anchor=(0.5, -0.01))
+    fig.suptitle(title, fontsize=10, fontweight="bold")
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    return to_svg(fig, title)
+
+
+def latency_seconds_by_volume(series: dict[str, pd.DataFrame], volumes: dict[str, str], colors: dict,
+                              title: str) -> str:
+    """Seed 000 Figs 26-31: one cluster on each volume type at the target, end-to-end percentiles per second;
+    p50/p75 on the left, p95/p99/p99.9 on the right (log scale), one colour per config, one line style per
+    percentile."""
+    fig, (low, high) = plt.subplots(1, 2, figsize=(WIDTH, 3.4), sharex=True)
+    styles = {"p50": "-", "p75": "--", "p95": "-", "p99": "--", "p999": ":"}
+    for config_id, rows in series.items():
+        if rows.empty:
+            continue
+        x = rows["second"] - rows["second"].min()
+        for ax, names in ((low, ("p50", "p75")), (high, ("p95", "p99", "p999"))):
+            for name in names:
+                ax.plot(x, rows[name], color=colors.get(config_id), linestyle=styles[name], linewidth=1.1,
+                        label=f"{volumes.get(config_id, config_id)} {name.replace('p999', 'p99.9')}")
+    for ax, what in ((low, "p50 and p75"), (high, "p95, p99 and p99.9")):
+        ax.set_yscale("log")
+        ax.set(title=f"{what} per second", xlabel="seconds into the steady window", ylabel="latency (log scale)")
+        ax.yaxis.set_major_formatter(FuncFormatter(_ms))
+        ax.legend(loc="upper left", fontsize=7, ncols=2)
     fig.suptitle(title, fontsize=10, fontweight="bold")
     fig.tight_layout()
     return to_svg(fig, title)

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from adapters.objectstore import S3Settings
-from sizing import layout
+from sizing import layout, records
+from sizing.histogram import merge_wire, quantile_from_counts
 from sizing.records import DEFAULT_GROUP
 from sizing.rules import judged_group
 
@@ -37,6 +38,7 @@ CAPACITY_REPEATS = "capacity_repeats"
 ADVERSE = "adverse"
 PARETO = "pareto"
 CAPACITY = "capacity"
+FINDINGS = "findings"
 
 RUN_KEYS = ["campaign", "config_id", "scenario", "run_id", "repeat"]
 
@@ -86,12 +88,20 @@ CAPACITY_REPEATS_REQUIRED = ["config_id", "run_id", "repeat", "top_matched_throu
 CAPACITY_REQUIRED = ["config_id", "scenario", "run_id", "repeat", "status", "sustainable_rate", "last_pass",
                      "first_fail", "probes_used", "worst_case_probes", "p99_at_sustainable_ms", "verdicts_agree"]
 CAPACITY_OPTIONAL: dict[str, object] = {"bottleneck_at_sustainable": None, "repeats": 1, "inconclusive_attempts": 0,
-                                        "sustainable_mean": float("nan"), "sustainable_ci_low": float("nan"),
-                                        "sustainable_ci_high": float("nan")}
-# adverse: one row per config x adverse scenario: did it hold the target.
-ADVERSE_REQUIRED = ["config_id", "scenario", "held_target"]
-ADVERSE_OPTIONAL: dict[str, object] = {"phases_judged": None, "phases_held": None, "worst_dip_ratio": float("nan"),
-                                       "max_time_to_recover_s": float("nan"), "lost": 0}
+                                        "sustainable_median": float("nan"), "sustainable_ci_low": float("nan"),
+                                        "sustainable_ci_high": float("nan"), "sustainable_ci_level": float("nan")}
+# adverse: one row per config x adverse scenario: did it hold by its criterion (sizing.adverse).
+ADVERSE_REQUIRED = ["config_id", "scenario", "criterion", "held"]
+ADVERSE_OPTIONAL: dict[str, object] = {"reason": None, "phases_judged": None, "phases_held": None,
+                                       "worst_dip_ratio": float("nan"), "max_time_to_recover_s": float("nan"),
+                                       "unavailable_s": float("nan"), "reduced_publish_s": float("nan"),
+                                       "publish_tolerance_s": 0.0, "publishers_blocked_s": float("nan"),
+                                       "peak_backlog_msgs": None, "peak_memory_share": float("nan"),
+                                       "drained": None, "drain_s": float("nan"), "lost": 0,
+                                       "max_e2e_p99_ms": float("nan")}
+
+# findings: a compare / characterise campaign's answer (sizing.findings), every column of the table.
+FINDINGS_REQUIRED = ["kind", "config_id", "family", "phase_name", "metric", "value", "n", "value_level"]
 
 BOARD_TOP_MATCHED = "top_matched_throughput"  # highest rate carried within the SLO (seed: "top throughput")
 BOARD_MATCHED_TARGET = "max_matched_target_rate"  # highest intensity whose target was matched
@@ -192,6 +202,10 @@ class ReportData:
     # issue 14: phase_summary rows of every workload group (`phase_summary` above holds the foreground's only)
     group_summary: pd.DataFrame | None = None
     capacity: pd.DataFrame | None = None  # CAPACITY_REQUIRED; None when the campaign ran no search
+    findings: pd.DataFrame | None = None  # a compare / characterise campaign's answer; None for a sizing campaign
+    # seed 000 Figs 26-31: one cluster shape on each volume type at the campaign target; per config the per-second
+    # end-to-end latency percentiles of its target phase (first repeat; latency_seconds) and the phase's key
+    at_target: dict[str, pd.DataFrame] = field(default_factory=dict)
 
 
 # ------------------------------------------------------------------------------------------ reading
@@ -271,10 +285,38 @@ def top_and_bottom(boards: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys([ids[0], ids[-1]])) if ids else []
 
 
+SERIES_QUANTILES = {"p50": 0.5, "p75": 0.75, "p95": 0.95, "p99": 0.99, "p999": 0.999}
+
+
+def latency_seconds(client: pd.DataFrame) -> pd.DataFrame:
+    """Per second (all workers' histograms of that second merged, sizing.histogram): end-to-end latency
+    percentiles in ms. A chart's series, read from the raw histograms the way phase_summary reads a phase's."""
+    rows = []
+    for second, part in client.groupby("second", sort=True):
+        counts = merge_wire(part["e2e_hist"])
+        if counts.sum():
+            rows.append({"second": int(second), **{name: quantile_from_counts(counts, q) / 1000.0
+                                                   for name, q in SERIES_QUANTILES.items()}})
+    return pd.DataFrame(rows, columns=["second", *SERIES_QUANTILES])
+
+
+def target_runs(summary: pd.DataFrame, configs: list[str], target_rate: float,
+                capacity_scenarios: list[str]) -> dict[str, tuple[str, str, int, int]]:
+    """Per config, the capacity run and phase offered the campaign target (scenario, run, first repeat, phase)."""
+    rows = summary[summary["config_id"].isin(configs) & summary["scenario"].isin(capacity_scenarios)
+                   & (summary["target_rate"] == target_rate)]
+    out = {}
+    for config_id, part in rows.sort_values(["repeat", "run_id"]).groupby("config_id", sort=False):
+        first = part.iloc[0]
+        out[str(config_id)] = (str(first["scenario"]), str(first["run_id"]), int(first["repeat"]), int(first["phase"]))
+    return out
+
+
 def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
                      time_series_scenarios: list[str], target_rate: float,
                      resource_scenarios: list[str] | None = None,
-                     resource_configs: list[str] | None = None) -> ReportData:
+                     resource_configs: list[str] | None = None,
+                     volume_siblings: dict[str, list[str]] | None = None) -> ReportData:
     """Everything the report shows, for the configs of the campaign (missing configs simply have no rows)."""
     reader = TableReader(settings)
     frames = [f for c in config_ids if (f := reader.read_table(PHASE_SUMMARY, campaign, c)) is not None]
@@ -314,9 +356,22 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
     capacity = reader.read_table(CAPACITY, campaign)
     if capacity is not None:
         capacity = conform(capacity, CAPACITY, CAPACITY_REQUIRED, CAPACITY_OPTIONAL)
+    at_target = {}
+    siblings = (volume_siblings or {}).get(top_and_bottom(boards)[0], []) if len(boards) else []
+    if len(siblings) > 1:  # seed 000 Figs 26-31: the top cluster's shape on every volume type, at the target
+        for config_id, (scenario, run_id, repeat, phase) in target_runs(summary, siblings, target_rate,
+                                                                        resource_scenarios or []).items():
+            client = reader.raw(campaign, config_id, scenario, run_id, "client_seconds",
+                                ["repeat", "second", "phase", "warmup", "e2e_hist"])
+            if client is not None:
+                steady = client[(client["repeat"] == repeat) & (client["phase"] == phase) & ~client["warmup"]]
+                at_target[config_id] = latency_seconds(steady)
+    findings = reader.read_table(FINDINGS, campaign)
+    if findings is not None:
+        findings = conform(findings, FINDINGS, FINDINGS_REQUIRED, {c: None for c in records.table_columns(FINDINGS)})
     return ReportData(campaign, summary, boards, per_repeat, adverse, pareto, client, events,
                       broker, reader.validations(campaign), node_seconds=nodes, group_summary=everything,
-                      capacity=capacity)
+                      capacity=capacity, findings=findings, at_target=at_target)
 
 
 def foreground_split(summary: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:

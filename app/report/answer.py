@@ -1,0 +1,198 @@
+"""The answer to a compare or characterise campaign's question, from the findings table (sizing.findings wrote it;
+nothing here recomputes a figure): the report's first sentences and its Findings section."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import pandas as pd
+
+from app.report.html import Raw, table, tag
+from sizing.findings import CHARACTERISE, COMPARE, EFFECT, LEVEL, METRIC
+from sizing.spec import Campaign
+from sizing.stats import INCONCLUSIVE, level_text
+
+HEADLINE_METRICS = ("publish_rate", "e2e_p99_ms")  # what the first sentences speak of; the section shows all
+
+
+def _num(value: object) -> float | None:
+    if value is None:
+        return None
+    value = float(value)  # type: ignore[arg-type]
+    return value if math.isfinite(value) else None
+
+
+def fmt_value(metric: str, value: object) -> str:
+    v = _num(value)
+    if v is None:
+        return "n/a"
+    if METRIC[metric].unit == "ms":
+        return f"{v / 1000:,.2f} s" if v >= 1000 else f"{v:,.1f} ms"
+    return f"{v:,.0f} msg/s"
+
+
+def fmt_effect(row: pd.Series) -> str:
+    """`-31 % [-40 %, -20 %] (90 %, n = 3 vs 3)`, or `-31 % (n = 1 vs 1, no interval)`."""
+    effect = _num(row.get("effect"))
+    if effect is None:
+        return "n/a"
+    text = f"{effect:+.0%}".replace("%", " %")
+    counts = f"n = {int(row['n_baseline'])} vs {int(row['n'])}"
+    low, high = _num(row.get("effect_low")), _num(row.get("effect_high"))
+    if low is None or high is None:
+        return f"{text} ({counts}, no interval)"
+    bounds = f"[{low:+.0%}, {high:+.0%}]".replace("%", " %")
+    return f"{text} {bounds} ({level_text(float(row['effect_level']))}, {counts})"
+
+
+def fmt_level(row: pd.Series) -> str:
+    text = fmt_value(row["metric"], row["value"])
+    low, high = _num(row.get("value_low")), _num(row.get("value_high"))
+    if low is None or high is None:
+        return f"{text} (n = {int(row['n'])})"
+    return (f"{text} [{fmt_value(row['metric'], low)}, {fmt_value(row['metric'], high)}] "
+            f"({level_text(float(row['value_level']))}, n = {int(row['n'])})")
+
+
+def arm_label(row: pd.Series, by: str | None) -> str:
+    """What varies in an effect row, in the comparison's own terms."""
+    if by == "config" and row["config_id"] != row["baseline_config_id"]:
+        return str(row["config_id"])
+    if row["family"] != row["baseline_family"]:
+        return f"{row['family']} ({row['phase_name']})"
+    return f"{row['family']}: {row['phase_name']}"
+
+
+def baseline_label(row: pd.Series, by: str | None) -> str:
+    if by == "config" and row["config_id"] != row["baseline_config_id"]:
+        return str(row["baseline_config_id"])
+    if row["family"] != row["baseline_family"]:
+        return f"{row['baseline_family']} ({row['baseline_phase_name']})"
+    return str(row["baseline_phase_name"])
+
+
+def question(campaign: Campaign) -> str:
+    comparison = campaign.comparison
+    if campaign.purpose == CHARACTERISE:
+        return f"What does {campaign.name} do: throughput and latency of each step"
+    if comparison is not None and comparison.description:
+        return comparison.description
+    if comparison is not None and comparison.by == "config":
+        return f"What each cluster changes relative to {' and to '.join(comparison.baselines)}"
+    return "What each client setting changes relative to its baseline step"
+
+
+def headline(campaign: Campaign, findings: pd.DataFrame | None) -> tuple[str, list[str]]:
+    """The first sentence (the question, answered) and one line per arm."""
+    if findings is None or findings.empty:
+        return f"{question(campaign)}? No findings yet: the analysis wrote no findings rows.", []
+    if campaign.purpose == COMPARE:
+        return compare_lines(campaign, findings)
+    return characterise_lines(campaign, findings)
+
+
+def compare_lines(campaign: Campaign, findings: pd.DataFrame) -> tuple[str, list[str]]:
+    """Per arm, each headline metric's verdicts over the phases compared and the median effect, e.g. `st1, WAL on its
+    own volume: publish rate lower in 4 of 4 (median -12 %); p99 inconclusive in 4 of 4 (median +40 %)`."""
+    by = campaign.comparison.by if campaign.comparison else None
+    effects = findings[findings["kind"] == EFFECT]
+    if effects.empty:
+        return f"{question(campaign)}? Nothing to compare: no arm had rows beside its baseline.", []
+    effects = effects.assign(arm=[arm_label(r, by) for _, r in effects.iterrows()],
+                             base=[baseline_label(r, by) for _, r in effects.iterrows()])
+    lines = []
+    for (arm, base), rows in effects.groupby(["arm", "base"], sort=False):
+        parts = []
+        for metric in HEADLINE_METRICS:
+            mine = rows[rows["metric"] == metric]
+            if mine.empty:
+                continue
+            counts = mine["verdict"].value_counts()
+            verdict, count = counts.index[0], int(counts.iloc[0])
+            median = float(mine["effect"].median())
+            what = METRIC[metric].label
+            scope = f"in {count} of {len(mine)}" if len(mine) > 1 else ""
+            parts.append(f"{what} {verdict} {scope} ({'median ' if len(mine) > 1 else ''}{median:+.0%})".replace(
+                "  ", " ").replace("%", " %"))
+        lines.append(f"{arm} vs {base}: " + "; ".join(parts))
+    n = effects["n"].max()
+    note = ("" if (effects["verdict"] != INCONCLUSIVE).any() else
+            f" Every comparison is inconclusive: with {int(n)} repeat(s) per arm no interval reaches 90 %.")
+    return f"{question(campaign)}? {len(lines)} comparison(s), each over its repeats.{note}", lines
+
+
+def characterise_lines(campaign: Campaign, findings: pd.DataFrame) -> tuple[str, list[str]]:
+    """Per family and config: the step that carried most, with its publish rate and p99."""
+    levels = findings[findings["kind"] == LEVEL]
+    lines = []
+    for (family, config_id), rows in levels.groupby(["family", "config_id"], sort=False):
+        rates = rows[rows["metric"] == "publish_rate"]
+        if rates.empty:
+            continue
+        best = rates.loc[rates["value"].astype(float).idxmax()]
+        p99 = rows[(rows["metric"] == "e2e_p99_ms") & (rows["phase_name"] == best["phase_name"])]
+        text = f"{family} on {config_id}: {fmt_level(best)} published"
+        if len(rates) > 1:
+            text += f" at its best step ({best['phase_name']})"
+        if not p99.empty:
+            text += f", p99 {fmt_level(p99.iloc[0])} (latency from the {p99.iloc[0]['latency_basis']} time)"
+        lines.append(text)
+    return f"{question(campaign)}:", lines
+
+
+def section(campaign: Campaign, findings: pd.DataFrame | None) -> list[object]:
+    """Every finding: the effects against their baselines (compare) and every arm's medians (both)."""
+    out: list[object] = [tag("h2", "Findings", id="findings")]
+    if findings is None or findings.empty:
+        return [*out, tag("p", "No findings rows.", class_="muted")]
+    by = campaign.comparison.by if campaign.comparison else None
+    effects = findings[findings["kind"] == EFFECT]
+    if not effects.empty:
+        body = [[arm_label(r, by), baseline_label(r, by), r["family"] if by == "config" else r["config_id"],
+                 METRIC[r["metric"]].label, fmt_value(r["metric"], r["baseline_value"]),
+                 fmt_value(r["metric"], r["value"]), fmt_effect(r),
+                 (r["verdict"], "ok" if r["better"] is True else "bad" if r["better"] is False else "muted")]
+                for _, r in effects.iterrows()]
+        out.append(tag("h3", "Effects against the baseline"))
+        out.append(table(["arm", "baseline", "scenario" if by == "config" else "config", "metric", "baseline",
+                          "arm", "effect [interval] (coverage, n)", "verdict"], body, numeric=[4, 5]))
+        out.append(tag("p", "Effect: the arm's relative change against its baseline (Hodges-Lehmann estimate on "
+                            "logs of the repeats' figures) with the exact Mann-Whitney interval and its true "
+                            "coverage; higher/lower needs that interval at 90 % on one side of no change and an "
+                            "effect of at least 5 %; unchanged: the whole interval within 5 %; otherwise, and always "
+                            "without enough repeats for a 90 % interval (3 per arm), inconclusive. Green: the arm is "
+                            "better on that metric; red: worse.", class_="note"))
+    levels = findings[findings["kind"] == LEVEL]
+    out.append(tag("h3", "Every arm's figures"))
+    wide = _levels_wide(levels)
+    out.append(table(["scenario", "step / phase", "config", *[METRIC[m].label for m in wide.metrics], "n"],
+                     wide.rows, numeric=list(range(3, 3 + len(wide.metrics) + 1))))
+    out.append(tag("p", "Medians over repeats with their order-statistic interval and its coverage (no interval "
+                        "with one repeat).", class_="note"))
+    return out
+
+
+class _Wide:
+    def __init__(self, metrics: Sequence[str], rows: list[list[object]]) -> None:
+        self.metrics, self.rows = metrics, rows
+
+
+def _levels_wide(levels: pd.DataFrame) -> _Wide:
+    metrics = [m for m in METRIC if m in set(levels["metric"])]
+    rows = []
+    for (family, phase_name, config_id), part in levels.groupby(["family", "phase_name", "config_id"], sort=False):
+        by_metric = {r["metric"]: r for _, r in part.iterrows()}
+        rows.append([family, phase_name, config_id,
+                     *[fmt_level(by_metric[m]) if m in by_metric else "n/a" for m in metrics],
+                     int(part["n"].max())])
+    return _Wide(metrics, rows)
+
+
+def first_sentence(campaign: Campaign, findings: pd.DataFrame | None) -> Raw:
+    """The verdict block of a compare / characterise campaign."""
+    head, lines = headline(campaign, findings)
+    body: list[object] = [tag("p", head, class_="headline")]
+    if lines:
+        body.append(tag("ul", [tag("li", line) for line in lines]))
+    return tag("div", body, class_="verdict")

@@ -1,0 +1,201 @@
+"""Adverse scenarios judged by their study's own criterion (seed 002), pure: numpy and plain rows.
+
+Two criteria (sizing.rules.scenario_kind; thresholds and predicates live in sizing.rules):
+
+- fault scenarios (kill, stop, rolling restart, alarms): the judged phases hold the target (sizing.rules.held_target:
+  rates and SLO matched, nothing confirmed lost); the time to recover is reported (sizing/recovery.py).
+- backlog scenarios (consumer slowdown, publish peak): "the publishing should continue unaffected" while the
+  backlog absorbs the difference. Measured per second and held by sizing.rules.backlog_held:
+  `reduced_publish_s` (seconds after warm-up whose 5 s confirm rate fell below 98 % of the offered rate) within the
+  scenario's `publish_tolerance_s`, nothing confirmed lost, and the backlog drained before the end. Reported beside
+  it: the peak backlog, memory against its high watermark, seconds a memory or disk alarm blocked publishers, the
+  seconds the backlog took to drain, and end-to-end latency (not judged: messages wait in a backlog by design).
+
+Two layers: `phase_backlog` and `reduced_publish` turn one run's per-second series into per-phase figures (the
+analysis' phase_summary columns); `judge` turns a config's phase_summary rows of one scenario, every repeat, into
+its `adverse` table row. Both layers compose: a run's drain is found from its phases' figures alone.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from sizing import rules
+from sizing.spec import Scenario
+
+
+# ----------------------------------------------------------------------------- per second -> per phase
+def reduced_publish(offered: np.ndarray, accepted: np.ndarray,
+                    window_s: int = rules.REDUCED_PUBLISH_WINDOW_S) -> np.ndarray:
+    """Per second of a dense series (index = second): whether the publish rate was reduced in the window of
+    `window_s` seconds ending with it (sizing.rules.publish_reduced on the window's sums). A second whose window
+    offered nothing is not reduced."""
+    offered = np.asarray(offered, dtype=float)
+    accepted = np.asarray(accepted, dtype=float)
+    kernel = np.ones(window_s)
+    offered_w = np.convolve(offered, kernel)[: len(offered)]
+    accepted_w = np.convolve(accepted, kernel)[: len(accepted)]
+    return (offered_w > 0) & rules.publish_reduced(accepted_w, offered_w)
+
+
+def drain_level(final_offered_rate: float) -> float:
+    """The backlog, in messages, at or under which a run counts as drained (sizing.rules.DRAINED_BACKLOG_S of its
+    final offered rate; at least one message)."""
+    return max(rules.DRAINED_BACKLOG_S * max(final_offered_rate, 0.0), 1.0)
+
+
+@dataclass(frozen=True)
+class PhaseBacklog:
+    """One phase's client backlog figures (phase_summary columns)."""
+
+    peak: int  # backlog_max_client
+    peak_s: float  # the second it was reached
+    end: int  # the backlog at the phase's last second
+    last_above_s: float | None  # the last second of the phase above the run's drain level (None: never)
+
+
+def phase_backlog(seconds: np.ndarray, backlog: np.ndarray, level: float) -> PhaseBacklog:
+    """Backlog figures of one phase from its seconds (ascending) and the backlog at each."""
+    backlog = np.asarray(backlog)
+    seconds = np.asarray(seconds)
+    at = int(np.argmax(backlog))
+    above = np.flatnonzero(backlog > level)
+    return PhaseBacklog(int(backlog[at]), float(seconds[at]), int(backlog[-1]),
+                        float(seconds[above[-1]]) if len(above) else None)
+
+
+@dataclass(frozen=True)
+class Drain:
+    """A run's backlog over the whole scenario, from its phases' PhaseBacklog figures."""
+
+    peak: int
+    drained: bool  # the backlog was at or under the drain level at the run's last second
+    drain_s: float | None  # seconds from the peak until it stayed under the level (0: never above; None: not drained)
+
+
+def run_drain(phases: Sequence[Mapping[str, Any]]) -> Drain:
+    """Compose a run's drain from its phase rows (phase_summary: backlog_max_client, backlog_peak_s,
+    backlog_end_client, backlog_last_above_s, drain_level_msgs), in phase order: the backlog drained when the last
+    phase ended at or under the level, and took from the highest peak to one second after the last second above."""
+    rows = sorted(phases, key=lambda r: r["phase"])
+    if not rows or any(r.get("backlog_max_client") is None for r in rows):
+        return Drain(0, False, None)
+    top = max(rows, key=lambda r: r["backlog_max_client"])
+    last = rows[-1]
+    drained = last.get("backlog_end_client") is not None and last["backlog_end_client"] <= last["drain_level_msgs"]
+    above = [r["backlog_last_above_s"] for r in rows if _present(r.get("backlog_last_above_s"))]
+    if not drained:
+        return Drain(int(top["backlog_max_client"]), False, None)
+    if not above:
+        return Drain(int(top["backlog_max_client"]), True, 0.0)
+    return Drain(int(top["backlog_max_client"]), True, max(0.0, max(above) + 1 - float(top["backlog_peak_s"])))
+
+
+def _present(value: Any) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
+
+
+def _number(value: Any, missing: float = 0.0) -> float:
+    return float(value) if _present(value) else missing
+
+
+# ------------------------------------------------------------------------------- per scenario -> verdict
+# What `judge` reads of each phase_summary row.
+VERDICT_INPUTS = ("run_id", "repeat", "phase", "target_rate", "matched_target", "lost", "duplicates", "confirm_rate",
+                  "e2e_p99_ms", "worst_dip_ratio", "time_to_recover_s", "recovered", "unavailable_s",
+                  "reduced_publish_s", "publishers_blocked_s", "backlog_max", "backlog_max_client", "backlog_peak_s",
+                  "backlog_end_client", "backlog_last_above_s", "drain_level_msgs", "broker_mem_max_fraction")
+
+
+def on_steps(scenario: Scenario) -> bool:
+    return scenario.step_rates is not None and scenario.publish_rate is None
+
+
+def judged(scenario: Scenario, row: Mapping[str, Any], campaign_target_rate: float) -> bool:
+    """A fault scenario on steps (a broker killed at every intensity) is judged at the intensities up to the
+    campaign target; a profile, and every backlog scenario, on every phase."""
+    if rules.scenario_kind(scenario) == rules.FAULT_ADVERSE and on_steps(scenario):
+        return _number(row.get("target_rate")) <= campaign_target_rate
+    return True
+
+
+def judge(scenario: Scenario, rows: Sequence[Mapping[str, Any]], campaign_target_rate: float) -> dict[str, Any]:
+    """One `adverse` table row (sizing.records.ADVERSE, without campaign and config) from a config's phase_summary
+    rows of `scenario` (its judged workload group), every run and repeat. Figures are the worst repeat's."""
+    kind = rules.scenario_kind(scenario)
+    if kind not in rules.ADVERSE_KINDS:
+        raise ValueError(f"scenario {scenario.name!r} is not adverse ({kind})")
+    runs: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
+    for row in rows:
+        runs.setdefault((str(row["run_id"]), int(row["repeat"])), []).append(row)
+    judged_rows = [r for r in rows if judged(scenario, r, campaign_target_rate)]
+    held_phases = [bool(rules.held_target(bool(r.get("matched_target")), _number(r.get("lost")))) for r in judged_rows]
+    per_run = []
+    for phases in runs.values():
+        steady = [r for r in phases if judged(scenario, r, campaign_target_rate)]
+        per_run.append({"reduced": sum(_number(r.get("reduced_publish_s")) for r in steady),
+                        "blocked": sum(_number(r.get("publishers_blocked_s")) for r in steady),
+                        "lost": sum(_number(r.get("lost")) for r in phases),
+                        "drain": run_drain(phases)})
+    tolerance = scenario.publish_tolerance_s
+    reduced = max((r["reduced"] for r in per_run), default=0.0)
+    drained = bool(per_run) and all(r["drain"].drained for r in per_run)
+    lost = int(sum(_number(r.get("lost")) for r in rows))
+    if kind == rules.FAULT_ADVERSE:
+        held = bool(judged_rows) and all(held_phases)
+        reason = None if held else _fault_reason(judged_rows, held_phases)
+    else:
+        held = bool(per_run) and bool(rules.backlog_held(reduced, tolerance, lost, drained))
+        reason = None if held else _backlog_reason(reduced, tolerance, lost, drained, bool(per_run))
+    drain_times = [r["drain"].drain_s for r in per_run]
+
+    def worst(column: str, pick=max) -> float | None:
+        values = [_number(r.get(column)) for r in judged_rows if _present(r.get(column))]
+        return pick(values) if values else None
+
+    confirm_ratios = [_number(r.get("confirm_rate")) / _number(r.get("target_rate")) for r in judged_rows
+                      if _present(r.get("confirm_rate")) and _number(r.get("target_rate")) > 0]
+    return {"scenario": scenario.name, "criterion": kind, "repeats": len(runs),
+            "phases_judged": len(judged_rows), "phases_held": sum(held_phases), "held": held, "reason": reason,
+            "worst_dip_ratio": worst("worst_dip_ratio", min),
+            "worst_confirm_ratio": min(confirm_ratios) if confirm_ratios else None,
+            "max_time_to_recover_s": worst("time_to_recover_s"),
+            "all_recovered": all(bool(r.get("recovered")) for r in judged_rows if _present(r.get("recovered"))),
+            "unavailable_s": sum(_number(r.get("unavailable_s")) for r in judged_rows),
+            "reduced_publish_s": reduced, "publish_tolerance_s": tolerance,
+            "publishers_blocked_s": max((r["blocked"] for r in per_run), default=0.0),
+            "peak_backlog_msgs": int(max((_number(r.get("backlog_max")) for r in rows), default=0.0)),
+            "peak_memory_share": worst("broker_mem_max_fraction"),
+            "drained": drained,
+            "drain_s": max(drain_times) if drained and drain_times else None,
+            "lost": lost, "duplicates": int(sum(_number(r.get("duplicates")) for r in rows)),
+            "max_e2e_p99_ms": worst("e2e_p99_ms")}
+
+
+def _fault_reason(rows: Sequence[Mapping[str, Any]], held: Sequence[bool]) -> str:
+    if not rows:
+        return "no judged phase"
+    missed = [r for r, ok in zip(rows, held, strict=True) if not ok]
+    lost = sum(_number(r.get("lost")) for r in missed)
+    parts = [f"{len(missed)} of {len(rows)} judged phases missed their target rate or the SLO"]
+    if lost:
+        parts.append(f"{lost:,.0f} confirmed messages lost")
+    return "; ".join(parts)
+
+
+def _backlog_reason(reduced: float, tolerance: float, lost: int, drained: bool, measured: bool) -> str:
+    if not measured:
+        return "no phase measured"
+    parts = []
+    if reduced > tolerance:
+        parts.append(f"publish rate reduced for {reduced:,.0f} s (tolerance {tolerance:,.0f} s)")
+    if lost:
+        parts.append(f"{lost:,} confirmed messages lost")
+    if not drained:
+        parts.append("the backlog had not drained by the end")
+    return "; ".join(parts)
