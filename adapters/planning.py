@@ -15,15 +15,20 @@ from typing import Any
 
 import yaml
 
+from adapters.objectstore import ObjectStore, StoreSpec
 from sizing.fields import Problem, SpecError
-from sizing.layout import RunKey, manifest_key, raw_config_prefix, run_key_of, table_prefix
+from sizing.layout import RunKey, manifest_key, raw_config_prefix, run_key_of, spec_key, table_prefix
 from sizing.plan import Trial, check_budget, plan_trials
 from sizing.records import PER_CONFIG_TABLES
 from sizing.spec import Campaign, load_campaign, parse_campaign, scenario_names, selected
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-# Locally every broker node and the load generator share the same cores: one cluster at a time.
-DEFAULT_MAX_PARALLEL = {"local": 1, "aws": 4}
+# Locally every broker node and the load generator share the same cores: one cluster at a time. An existing
+# cluster is one cluster: its trials take turns (they declare the same queue names).
+DEFAULT_MAX_PARALLEL = {"local": 1, "aws": 4, "existing": 1}
+# Executors that run every task on the scheduler's host: the only ones the local target (clusters as processes
+# of that host, their Terraform state and leases on its disk) can run on.
+ONE_HOST_EXECUTORS = ("LocalExecutor",)
 
 
 def state_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -85,6 +90,30 @@ def write_resolved_spec(campaign: Campaign, directory: Path) -> Path:
     return path
 
 
+def publish_spec(spec_path: str | Path, store: ObjectStore | None = None) -> str:
+    """Put a resolved spec where every worker finds it (`sizing.layout.spec_key`); returns the key. With several
+    Airflow workers the task after validate_spec may run on a host that never saw the file."""
+    path = Path(spec_path)
+    key = spec_key(path.name)
+    (store or StoreSpec.from_env().open()).put(key, path.read_bytes(), "application/yaml")
+    return key
+
+
+def spec_on_this_worker(spec_path: str, store: ObjectStore | None = None, env: Mapping[str, str] | None = None) -> str:
+    """The resolved spec `spec_path` names, as a file in *this* worker's state dir: read from there when an earlier
+    task on this worker put it there, otherwise fetched from the object store (publish_spec). Only the file name of
+    `spec_path` counts (content-addressed): a path on another worker's disk is never read."""
+    name = Path(spec_path).name
+    local = state_dir(env) / "specs" / name
+    if not local.exists():
+        data = (store or StoreSpec.from_env(None if env is None else dict(env)).open()).get(spec_key(name))
+        local.parent.mkdir(parents=True, exist_ok=True)
+        tmp = local.with_name(f"{name}.{os.getpid()}.tmp")
+        tmp.write_bytes(data)
+        tmp.replace(local)
+    return str(local)
+
+
 @dataclass(frozen=True)
 class CampaignRun:
     """One `sizing_campaign` run as the tasks see it (the validated params)."""
@@ -133,6 +162,9 @@ def validate_run(params: Mapping[str, Any], spec_dir: Path, root: Path = REPO_RO
         max_parallel = DEFAULT_MAX_PARALLEL.get(campaign.deployment, 1)
     if not isinstance(max_parallel, int) or isinstance(max_parallel, bool) or max_parallel < 1:
         problems.append(Problem("params.max_parallel_configs", f"must be an integer >= 1, got {max_parallel!r}"))
+    elif campaign.deployment == "existing" and max_parallel > 1:
+        problems.append(Problem("params.max_parallel_configs", f"must be 1 on an existing cluster: its trials run "
+                                                              f"one at a time on it, got {max_parallel}"))
     if problems:
         raise SpecError(problems, "sizing_campaign params")
     spec_path = write_resolved_spec(campaign, spec_dir)
@@ -140,14 +172,32 @@ def validate_run(params: Mapping[str, Any], spec_dir: Path, root: Path = REPO_RO
                        configs, scenarios, int(max_parallel))
 
 
-def plan_run_trials(run: CampaignRun, offset: int = 0) -> list[Trial]:
+def executor_names(setting: str) -> list[str]:
+    """Class names of Airflow's `[core] executor` setting (`LocalExecutor`, `alias:module.Class`, comma lists)."""
+    return [entry.strip().split(":")[-1].split(".")[-1] for entry in setting.split(",") if entry.strip()]
+
+
+def local_target_refusal(deployment: str, executor_setting: str) -> str | None:
+    """Why a campaign cannot run on this Airflow, or None. The local target's clusters are processes on one host,
+    their Terraform state and slot leases files there: tasks spread over several workers would start a cluster on
+    one and look for it on another. The default (first) executor runs the DAG's tasks."""
+    names = executor_names(executor_setting)
+    if deployment != "local" or not names or names[0] in ONE_HOST_EXECUTORS:
+        return None
+    return (f"deployment: local runs its clusters as processes of one host, but this Airflow's executor is "
+            f"{names[0]} (tasks on several workers). Run the local target on a LocalExecutor Airflow (make demo), "
+            f"or measure a running cluster with deployment: existing, or use deployment: aws")
+
+
+def plan_run_trials(run: CampaignRun, offset: int = 0, campaign: Campaign | None = None) -> list[Trial]:
     """The cluster group's expansion list: one trial per config and repeat (one fresh cluster each),
     repeat-major, with its (shifted) port slot.
 
     The slot comes from the full campaign (sizing.plan.plan_trials: a backfill of one config reuses its
     ports) plus `offset`. Each trial carries what every task of the group needs, so none re-plans.
+    `campaign`: the run's spec already loaded (the DAG loads it through spec_on_this_worker).
     """
-    campaign = load_campaign(run.spec_path)
+    campaign = campaign or load_campaign(run.spec_path)
     scenarios = tuple(s.name for s in campaign.scenarios if selected(s, run.scenarios))
     return [Trial(campaign=run.campaign, config_id=plan.config_id, repeat=plan.repeat, repeats=campaign.repeats,
                   slot=plan.slot + offset, deployment=run.deployment, run_label=run.run_label,

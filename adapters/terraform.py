@@ -304,10 +304,20 @@ class TerraformStack:
     def cluster(self) -> ClusterInfo:
         return ClusterInfo.from_terraform_outputs(self.outputs())
 
-    def destroy(self) -> None:
-        """Destroy with the variables of the last apply; a no-op when nothing was ever applied here."""
+    def destroy(self, variables: Mapping[str, Any] | None = None) -> None:
+        """Destroy with the variables of the last apply here; a no-op when nothing was ever applied here.
+
+        With `variables` (a remote backend: the aws stack's state lives in S3), the destroy needs nothing this
+        directory's apply left: it writes the variables regenerated from the trial, initialises its own working
+        directory against the backend, and destroys whatever the remote state holds (nothing: a no-op). So a
+        teardown on another worker than its apply still finds the cluster.
+        """
         ws = self.workspace
-        if not ws.var_file.exists():
+        if variables is not None:
+            ws.state_dir.mkdir(parents=True, exist_ok=True)
+            ws.var_file.write_text(json.dumps(variables, indent=2, sort_keys=True))
+            ws.var_file.chmod(0o600)
+        elif not ws.var_file.exists():
             self.logger.info("nothing to destroy in %s (never applied)", ws.state_dir)
             return
         self.init()

@@ -4,7 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(rabbitmq-server erlang-base chromium chromium-driver curl procps)  # Airflow runs on SQLite locally
+# Airflow runs on SQLite locally; postgresql (metadata DB) and docker-compose (validates docker-compose.yaml) are
+# for the multi-worker tests (tests/test_celery_e2e.py, tests/test_compose_stack.py).
+APT_PACKAGES=(rabbitmq-server erlang-base chromium chromium-driver curl procps postgresql docker-compose)
 VENV=${SIZING_VENV:-.venv}
 log() { printf '[bootstrap] %s\n' "$*"; }
 

@@ -15,6 +15,8 @@ that config's partitions.
     tables/<table>/campaign=C/part-*.parquet            campaign-wide tables (leaderboards, ...)
     validation/<batch>/campaign=C/config=K/run=R/result.json   Great Expectations results
     reports/campaign=C/run=R/report.html
+    specs/<campaign>-<spec hash>.yaml                   a run's resolved spec: every worker's tasks read it from here
+    leases/<target>/slot-N.json                         cluster-slot leases shared by every worker (aws, existing)
 """
 
 from __future__ import annotations
@@ -105,3 +107,18 @@ def report_key(campaign: str, run_id: str) -> str:
 
 def s3_uri(bucket: str, key: str) -> str:
     return f"s3://{bucket}/{key}"
+
+
+def spec_key(file_name: str) -> str:
+    """The resolved spec a run's tasks share (content-addressed: `<campaign>-<spec hash>.yaml`)."""
+    if not file_name.endswith(".yaml") or "/" in file_name:
+        raise ValueError(f"a resolved spec is a <campaign>-<hash>.yaml file name, got {file_name!r}")
+    return f"specs/{file_name}"
+
+
+def lease_prefix(target: str) -> str:
+    return f"leases/{_check('target', target)}/"
+
+
+def lease_key(target: str, slot: int) -> str:
+    return f"{lease_prefix(target)}slot-{int(slot)}.json"

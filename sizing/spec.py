@@ -22,13 +22,14 @@ from sizing.brokerconf import check_broker_config, check_message_size
 from sizing.catalog import Catalog, load_catalog
 from sizing.cost import Volume
 from sizing.disks import DATA_ROLE, FILESYSTEMS, VOLUME_ROLES, RoleVolume, layout_suffix, volume_label
+from sizing.existing import ExistingCluster, existing_problems, parse_existing
 from sizing.fields import Fields, Problem, SpecError, join
 from sizing.queueargs import check_queue_arguments
 from sizing.records import DEFAULT_GROUP  # the one implicit group of a scenario without `groups:`
 from sizing.search import SearchSpec
 
 QUEUE_TYPES = ("classic", "quorum", "mirrored", "stream")
-DEPLOYMENTS = ("local", "aws")
+DEPLOYMENTS = ("local", "aws", "existing")  # existing: sizing/existing.py
 FAULT_KINDS = (
     "kill_node",  # SIGKILL the node's Erlang VM; heal = start it again
     "stop_node",  # graceful stop; heal = start
@@ -287,6 +288,7 @@ class Campaign:
     budget: Budget | None = None  # refuse the campaign when its planned worst case exceeds this
     purpose: str = "size"  # the question the report's first sentence answers (PURPOSES)
     comparison: Comparison | None = None  # purpose compare: what against what
+    existing: ExistingCluster | None = None  # deployment: existing: the running cluster it measures
 
     @property
     def spec_hash(self) -> str:
@@ -1211,7 +1213,8 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
     t.done()
     workload_raw = root.mapping("workload") or {}
     workload = _parse_workload(Fields(workload_raw, "workload", problems))
-    clusters = _parse_clusters(root.sub("clusters"), catalog, deployment)
+    # An existing cluster's entry only labels it (its price is existing.monthly_cost): any instance or volume name.
+    clusters = _parse_clusters(root.sub("clusters"), None if deployment == "existing" else catalog, deployment)
     if deployment == "local":
         for shape in clusters:
             if shape.nodes > MAX_LOCAL_NODES:
@@ -1252,6 +1255,10 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
     budget = _parse_budget(root)
     purpose = root.str("purpose", "size", choices=PURPOSES)
     comparison = _parse_comparison(root, purpose, clusters, scenarios)
+    existing = parse_existing(root, deployment)
+    if existing is not None:
+        problems.extend(existing_problems(existing, clusters, [s for s in scenarios if s], broker_config,
+                                          NETWORK_FAULTS))
     root.done()
     if problems or workload is None or catalog is None:
         raise SpecError(problems or [Problem("", "invalid")], source)
@@ -1260,7 +1267,7 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
         catalog_name=catalog_name or "", catalog=catalog, target=target, workload=workload,
         clusters=tuple(clusters), scenarios=tuple(s for s in scenarios if s is not None),
         repeats=repeats, seed=seed, broker_config=broker_config, raw=copy.deepcopy(dict(data)), budget=budget,
-        purpose=purpose or "size", comparison=comparison,
+        purpose=purpose or "size", comparison=comparison, existing=existing,
     )
     return campaign
 

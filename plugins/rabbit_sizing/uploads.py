@@ -1,5 +1,5 @@
 """The raw results in S3 as the tasks see them: clear stale ones before a trial, check every run landed after
-it, publish the load generator's console logs."""
+it, publish the load generator's console logs (from the worker that ran the generator)."""
 
 from __future__ import annotations
 
@@ -28,8 +28,21 @@ def log_key(trial: Trial, scenario: str, repeat: int) -> str:
     return f"logs/campaign={trial.campaign}/config={trial.config_id}/run={trial.run_label}/{scenario}-r{repeat}.log"
 
 
+def publish_run_log(trial: Trial, scenario: str, repeat: int) -> str | None:
+    """Put one load run's console log next to its raw results, from the worker that ran it (run_scenarios, right
+    after the run): the task checking the run may run on another worker, which never saw the file."""
+    path = run_log_path(trial, scenario, repeat)
+    if not path.exists():
+        return None
+    hook, bucket = raw_store()
+    key = log_key(trial, scenario, repeat)
+    hook.load_file(str(path), key, bucket_name=bucket, replace=True)
+    return key
+
+
 def publish_run_logs(trial: Trial, runs: list[dict]) -> list[str]:
-    """Fails when a run's manifest is missing (the load generator writes it last); returns uploaded keys."""
+    """Fails when a run's manifest is missing (the load generator writes it last); returns the keys of the runs'
+    console logs in the object store (run_scenarios put them there)."""
     from sizing.layout import RunKey, manifest_key
 
     hook, bucket = raw_store()
@@ -37,14 +50,8 @@ def publish_run_logs(trial: Trial, runs: list[dict]) -> list[str]:
     missing = [key for key in manifests if not hook.check_for_key(key, bucket_name=bucket)]
     if missing:
         raise RuntimeError(f"load runs finished but their manifests are missing in s3://{bucket}: {missing}")
-    uploaded = []
-    for r in runs:
-        path = run_log_path(trial, r["scenario"], r["repeat"])
-        if path.exists():
-            key = log_key(trial, r["scenario"], r["repeat"])
-            hook.load_file(str(path), key, bucket_name=bucket, replace=True)
-            uploaded.append(key)
-    return uploaded
+    keys = [log_key(trial, r["scenario"], r["repeat"]) for r in runs]
+    return [key for key in keys if hook.check_for_key(key, bucket_name=bucket)]
 
 
 def configs_with_complete_raw(trials: list[Trial]) -> list[Trial]:
