@@ -102,10 +102,11 @@ class DemoSettings:
                          airflow_password_file=str(self.passwords_file))
 
     def cli(self) -> str:
-        """The CLI as a new shell can type it: this virtualenv's interpreter, from the repository."""
+        """The CLI as a new shell can type it: this virtualenv's `sizing` command (the set-up installs the project),
+        from the repository (a report lands there)."""
         import shlex
 
-        return f"cd {shlex.quote(str(REPO_ROOT))} && {shlex.quote(str(self.bin_dir / 'python'))} -m app.cli"
+        return f"cd {shlex.quote(str(REPO_ROOT))} && {shlex.quote(str(self.bin_dir / 'sizing'))}"
 
 
 def airflow_env(s: DemoSettings, base: Mapping[str, str] | None = None) -> dict[str, str]:

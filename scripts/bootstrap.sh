@@ -33,6 +33,12 @@ if [ ! -e "$stamp" ]; then
   VIRTUAL_ENV="$VENV" uv pip install -q --reinstall --no-deps "$(grep -E '^pyspark==' requirements/lock.txt)"
   rm -f "$VENV"/.lock-* "$VENV/spark-classes.jsa" && touch "$stamp"
 fi
+# The project itself, editable: `sizing` becomes a command ($VENV/bin/sizing); `python -m app.cli` keeps working.
+venv_python="$(cd "$VENV" && pwd)/bin/python"  # from another directory: what a new shell's `sizing` imports
+if [ ! -x "$VENV/bin/sizing" ] || ! (cd / && "$venv_python" -c "import app.cli") 2>/dev/null; then
+  log "installing the project into $VENV (the sizing command)"
+  VIRTUAL_ENV="$VENV" uv pip install -q --no-deps -e .
+fi
 # The Spark driver's class-data-sharing archive (spark_jobs/settings.py): valid only for these jars.
 if [ ! -e "$VENV/spark-classes.jsa" ]; then
   log "building the Spark class archive (one small analysis run, about a minute)"
