@@ -19,4 +19,4 @@ def test_the_sizing_command_runs_from_any_directory_and_matches_the_module(tmp_p
     by_module = subprocess.run([sys.executable, "-m", "app.cli", "plan", str(spec)], cwd=REPO, capture_output=True,
                                text=True, timeout=120)
     assert by_command.returncode == 0, by_command.stderr
-    assert by_command.stdout == by_module.stdout and "local-quick" in by_command.stdout
+    assert by_command.stdout == by_module.stdout and "n1-c5.2xlarge-gp2" in by_command.stdout

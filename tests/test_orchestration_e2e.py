@@ -135,7 +135,7 @@ def test_readme_commands_name_a_real_campaign_and_config():
 
     for subcommand in ("trigger", "backfill"):
         argv = _readme_command(subcommand)
-        assert argv[:2] == [".venv/bin/sizing", subcommand]  # the venv's command (the set-up installs it), no activation
+        assert argv[:2] == [".venv/bin/sizing", subcommand]  # the command the set-up installs, no activation
         campaign = load_campaign(REPO / argv[argv.index("--campaign") + 1])
         if "--config" in argv:
             assert argv[argv.index("--config") + 1] in [shape.config_id for shape in campaign.clusters]
