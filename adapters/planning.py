@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from adapters.objectstore import ObjectStore, StoreSpec
+from adapters.statepaths import state_paths
 from sizing.fields import Problem, SpecError
 from sizing.layout import RunKey, manifest_key, raw_config_prefix, run_key_of, spec_key, table_prefix
 from sizing.plan import Trial, check_budget, plan_trials
@@ -29,12 +30,6 @@ DEFAULT_MAX_PARALLEL = {"local": 1, "aws": 4, "existing": 1}
 # Executors that run every task on the scheduler's host: the only ones the local target (clusters as processes
 # of that host, their Terraform state and leases on its disk) can run on.
 ONE_HOST_EXECUTORS = ("LocalExecutor",)
-
-
-def state_dir(env: Mapping[str, str] | None = None) -> Path:
-    """Where local run state lives (resolved specs, cluster JSON, leases): SIZING_STATE_DIR or <repo>/.state."""
-    env = os.environ if env is None else env
-    return Path(env.get("SIZING_STATE_DIR") or REPO_ROOT / ".state")
 
 
 def slot_offset(env: Mapping[str, str] | None = None) -> int:
@@ -104,7 +99,7 @@ def spec_on_this_worker(spec_path: str, store: ObjectStore | None = None, env: M
     task on this worker put it there, otherwise fetched from the object store (publish_spec). Only the file name of
     `spec_path` counts (content-addressed): a path on another worker's disk is never read."""
     name = Path(spec_path).name
-    local = state_dir(env) / "specs" / name
+    local = state_paths(env).specs / name
     if not local.exists():
         data = (store or StoreSpec.from_env(None if env is None else dict(env)).open()).get(spec_key(name))
         local.parent.mkdir(parents=True, exist_ok=True)

@@ -259,11 +259,11 @@ def _report(args: argparse.Namespace) -> int:
 
 def _query(args: argparse.Namespace) -> int:
     """Prints the answer and nothing else: Spark's and the JVM's logs go to a file (named with --debug)."""
-    from adapters.planning import state_dir
+    from adapters.statepaths import state_paths
 
     spec, store = _store()
     _require_campaign(store, spec, args.campaign)  # before Spark starts: a typo fails in a second
-    log = state_dir() / "logs" / "query.log"
+    log = state_paths().query_log
     if args.debug:
         print(f"sizing query: Spark's and the JVM's log: {log}", file=sys.stderr)
     try:

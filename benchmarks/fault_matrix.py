@@ -174,7 +174,7 @@ def case(s: demo.DemoSettings, name: str) -> dict:
         orphans = len(demo.stack_processes(s))
         leaked = leaked_clusters(s)
         if name == "A":  # the measured race: an orphan of the killed run takes the slot after the clean-up and dies
-            board = LeaseBoard(s.state / "leases" / "local")
+            board = LeaseBoard(s.paths.lease_board("local"))
             board.try_acquire(owner_id(DAG_ID, run_id, cluster_key(CONFIG, 1)), 1)
         demo.start(s, say)
     else:  # the run failed by itself and the stack runs on: the next step is the retry

@@ -74,11 +74,12 @@ def sizing_campaign():
         from airflow.configuration import conf
         from airflow.sdk.exceptions import AirflowFailException
 
-        from adapters.planning import local_target_refusal, publish_spec, state_dir, validate_run
+        from adapters.planning import local_target_refusal, publish_spec, validate_run
+        from adapters.statepaths import state_paths
         from sizing.fields import SpecError
 
         try:
-            run = validate_run(params, state_dir() / "specs")
+            run = validate_run(params, state_paths().specs)
         except SpecError as err:
             raise AirflowFailException(str(err)) from err
         refusal = local_target_refusal(run.deployment, conf.get("core", "executor"))

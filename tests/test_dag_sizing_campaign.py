@@ -120,7 +120,7 @@ def test_params_are_typed(dag):
 def test_the_analysis_job_summarises_every_complete_config_and_runs_the_gx_suites(tmp_path, monkeypatch):
     from rabbit_sizing.spark import analysis_args
 
-    from adapters.planning import state_dir
+    from adapters.statepaths import state_paths
     from spark_jobs.analysis import parse_args
 
     monkeypatch.setenv("SIZING_STATE_DIR", str(tmp_path))
@@ -129,7 +129,7 @@ def test_the_analysis_job_summarises_every_complete_config_and_runs_the_gx_suite
     (tmp_path / "specs" / "local-quick.yaml").write_text((REPO / "campaigns" / "local-quick.yaml").read_text())
     run = {"spec_path": "/elsewhere/specs/local-quick.yaml", "campaign": "local-quick", "run_label": "r1"}
     args = analysis_args(run, ["n1-c5.2xlarge-gp2", "n3-c5.2xlarge-gp2"])
-    assert args[:10] == ["--spec", str(state_dir() / "specs" / "local-quick.yaml"), "--campaign", "local-quick",
+    assert args[:10] == ["--spec", str(state_paths().specs / "local-quick.yaml"), "--campaign", "local-quick",
                          "--config", "n1-c5.2xlarge-gp2", "--config", "n3-c5.2xlarge-gp2", "--run-id", "r1"]
     parsed = parse_args(args)  # the job's own parser reads them as meant
     assert parsed.configs == ["n1-c5.2xlarge-gp2", "n3-c5.2xlarge-gp2"] and parsed.run_ids == ["r1"]

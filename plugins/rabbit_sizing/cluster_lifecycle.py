@@ -13,7 +13,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from adapters.planning import spec_on_this_worker, state_dir
+from adapters.planning import spec_on_this_worker
+from adapters.statepaths import state_paths
 from sizing.cluster import ClusterInfo
 from sizing.plan import Trial
 
@@ -25,7 +26,7 @@ class AttachError(RuntimeError):
 
 
 def cluster_json_path(trial: Trial) -> Path:
-    return state_dir() / "clusters" / f"{trial.campaign}--{trial.cluster_key}.json"
+    return state_paths().clusters / f"{trial.campaign}--{trial.cluster_key}.json"
 
 
 def plan_and_campaign(trial: Trial):
@@ -45,7 +46,7 @@ def _hook(trial: Trial):
 
     conn_id = "terraform_default" if _has_connection("terraform_default") else None
     return TerraformHook(target=trial.deployment, terraform_conn_id=conn_id,
-                         state_root=None if conn_id else state_dir() / "terraform")
+                         state_root=None if conn_id else state_paths().terraform)
 
 
 def _has_connection(conn_id: str) -> bool:

@@ -18,7 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from adapters.planning import REPO_ROOT, spec_on_this_worker, state_dir
+from adapters.planning import REPO_ROOT, spec_on_this_worker
+from adapters.statepaths import state_paths
 
 
 def application(job: str) -> str:
@@ -48,7 +49,7 @@ def build_py_files(directory: Path | None = None) -> Path:
     """The --py-files zip, built where the submit runs (a fresh one per submit)."""
     from spark_jobs.submit import py_files_zip
 
-    return py_files_zip((directory or state_dir() / "build") / "sizing_jobs.zip", REPO_ROOT)
+    return py_files_zip((directory or state_paths().build) / "sizing_jobs.zip", REPO_ROOT)
 
 
 def is_local_master(master: str) -> bool:
@@ -94,4 +95,4 @@ def analysis_args(run: Mapping[str, Any], config_ids: list[str]) -> list[str]:
 
     return [*job_arguments("analysis", spec=spec_on_this_worker(run["spec_path"]), campaign=run["campaign"],
                            configs=config_ids, run_ids=[run["run_label"]]),
-            "--validate", "--docs-dir", str(state_dir() / "gx_docs")]
+            "--validate", "--docs-dir", str(state_paths().gx_docs)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from adapters.planning import state_dir
+from adapters.statepaths import state_paths
 from sizing.plan import Trial
 
 AWS_CONN_ID = "aws_default"
@@ -21,7 +21,7 @@ def raw_store():
 
 
 def run_log_path(trial: Trial, scenario: str, repeat: int) -> Path:
-    return state_dir() / "runs" / trial.campaign / trial.config_id / trial.run_label / f"{scenario}-r{repeat}.log"
+    return state_paths().run_log(trial.campaign, trial.config_id, trial.run_label, scenario, repeat)
 
 
 def log_key(trial: Trial, scenario: str, repeat: int) -> str:

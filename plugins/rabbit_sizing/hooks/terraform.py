@@ -21,8 +21,8 @@ try:  # Airflow 3: hooks live in the task SDK
 except ImportError:  # pragma: no cover - Airflow 2 fallback
     from airflow.hooks.base import BaseHook
 
+from adapters.statepaths import state_paths
 from adapters.terraform import (
-    DEFAULT_STATE_ROOT,
     TERRAFORM_ROOT,
     TerraformCommand,
     TerraformStack,
@@ -60,7 +60,7 @@ class TerraformHook(BaseHook):
         if terraform_conn_id:
             extras = dict(self.get_connection(terraform_conn_id).extra_dejson)
         self.target = target
-        self.state_root = Path(state_root or extras.get("state_root") or DEFAULT_STATE_ROOT)
+        self.state_root = Path(state_root or extras.get("state_root") or state_paths().terraform)
         self.terraform_bin = terraform_bin or extras.get("terraform_bin") or "terraform"
         self.terraform_root = Path(terraform_root)
         self.aws_region = aws_region

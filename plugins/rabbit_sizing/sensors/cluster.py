@@ -10,7 +10,8 @@ from typing import Any
 from airflow.sdk import BaseSensorOperator
 
 from adapters.leases import LeaseBoard
-from adapters.planning import owner_id, state_dir
+from adapters.planning import owner_id
+from adapters.statepaths import state_paths
 from sizing.plan import Trial
 
 
@@ -21,7 +22,7 @@ def lease_board(deployment: str):  # -> LeaseBoard | StoreLeaseBoard
     from adapters.objectstore import S3Store, StoreSpec
 
     if deployment == "local":
-        return LeaseBoard(state_dir() / "leases" / deployment)
+        return LeaseBoard(state_paths().lease_board(deployment))
     spec = StoreSpec.from_env()
     if spec.kind != "s3":  # a directory standing in for the bucket (benchmarks): one host, files will do
         return LeaseBoard(Path(spec.root or ".") / "leases" / deployment)
