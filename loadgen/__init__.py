@@ -22,6 +22,7 @@ Where each concept lives (OpenMessaging-Benchmark / Jepsen style seams):
   records every decision as a `search_probe` event.
 - `runner`: the run itself (ready, one clock, phases, drain, stop, final records, manifest) over a `Pool` and
   an injectable `Clock`; `cli`: `python -m loadgen run ...`.
-- `broker`: queue declaration and the management-API sampler; `nemesis` and `faults/`: fault injection, only
+- `broker`: queue declaration and the management-API sampler; `nodes`: the per-node resource sampler
+  (`node_seconds`, one thread per node); `nemesis` and `faults/`: fault injection, only
   imported for timelines with faults.
 """
