@@ -9,9 +9,10 @@ Where each concept lives (OpenMessaging-Benchmark / Jepsen style seams):
   on_deliveries) and `Connector` (open). A new rate mode or workload group is a new driver.
 - `drivers`: the open-loop publisher and the consumer (processing time, multi-ack) above a `Link`, and the
   per-second stats they fill.
-- `client`: the pika implementation: `FastConnection` (a SelectConnection that is a `Link`) and the worker
-  process's IO loop (tick, per-second `client_seconds` rows); the generator's "behind" verdict is
-  `sizing.rules.worker_behind`.
+- `client`: the pika implementation: `FastConnection` (a SelectConnection that is a `Link`), `PikaConnector` (a
+  worker's connections: open, ready, reconnect, blocked, tick-mode reads) and `Worker`, the worker process's tick
+  loop (publish what is due, acks, per-second `client_seconds` rows) on an injectable clock and IO loop; the
+  generator's "behind" verdict is `sizing.rules.worker_behind`.
 - `messages`: the typed values between the runner and its workers (`WorkerConfig`, `Start`/`Stop`, `Ready`,
   `Row`, `Event`, `WorkerError`, `Done`); `pool`: the worker processes behind a `Pool` protocol.
 - `sink`: every record of a run by phase, one flush path; `recorder`: Parquet per `sizing.records` + upload.
