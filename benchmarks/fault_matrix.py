@@ -37,10 +37,10 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from adapters.leases import LeaseBoard  # noqa: E402
-from adapters.planning import owner_id  # noqa: E402
 from app import demo  # noqa: E402
 from sizing import layout  # noqa: E402
 from sizing.plan import cluster_key, local_port_base  # noqa: E402
+from sizing.runplan import owner_id  # noqa: E402
 
 DAG_ID = "sizing_campaign"
 CONFIG = "n1-c5.2xlarge-gp2"

@@ -74,9 +74,10 @@ def sizing_campaign():
         from airflow.configuration import conf
         from airflow.sdk.exceptions import AirflowFailException
 
-        from adapters.planning import local_target_refusal, publish_spec, validate_run
+        from adapters.planning import publish_spec, validate_run
         from adapters.statepaths import state_paths
         from sizing.fields import SpecError
+        from sizing.runplan import local_target_refusal
 
         try:
             run = validate_run(params, state_paths().specs)
@@ -90,11 +91,12 @@ def sizing_campaign():
 
     @task
     def plan_trials(run: dict) -> list[dict]:
-        from adapters.planning import CampaignRun, plan_run_trials, slot_offset, spec_on_this_worker
+        from adapters.planning import slot_offset, spec_on_this_worker
+        from sizing.runplan import CampaignRun, plan_run_trials
         from sizing.spec import load_campaign
 
         typed = CampaignRun.from_dict(run)
-        trials = plan_run_trials(typed, slot_offset(), load_campaign(spec_on_this_worker(typed.spec_path)))
+        trials = plan_run_trials(typed, load_campaign(spec_on_this_worker(typed.spec_path)), slot_offset())
         print(f"{len(trials)} trial(s), one fresh cluster each:",
               ", ".join(f"{t.cluster_key} (ports {t.local_port_base}+)" for t in trials))
         return [t.to_dict() for t in trials]
@@ -134,8 +136,8 @@ def sizing_campaign():
         from airflow.sdk.exceptions import AirflowFailException
         from rabbit_sizing.uploads import configs_with_complete_raw
 
-        from adapters.planning import failed_tasks
         from sizing.plan import Trial
+        from sizing.runplan import failed_tasks
 
         ti = get_current_context()["ti"]
         states = ti.get_task_states(dag_id=ti.dag_id, task_group_id="cluster", run_ids=[ti.run_id])

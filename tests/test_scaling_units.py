@@ -20,15 +20,10 @@ import pytest
 import yaml
 
 from adapters.objectstore import LocalStore, ObjectStoreError, S3Store, StoreSpec
-from adapters.planning import (
-    local_target_refusal,
-    publish_spec,
-    spec_on_this_worker,
-    validate_run,
-    write_resolved_spec,
-)
+from adapters.planning import publish_spec, spec_on_this_worker, validate_run, write_resolved_spec
 from sizing.fields import SpecError
 from sizing.plan import campaign_cost, plan_configs
+from sizing.runplan import local_target_refusal
 from sizing.spec import load_campaign, parse_campaign
 
 REPO = Path(__file__).resolve().parents[1]

@@ -60,7 +60,7 @@ def configs_with_complete_raw(trials: list[Trial]) -> list[Trial]:
     mid-run leaves a manifest that is not complete, and its partial records are not analysed."""
     import json
 
-    from adapters.planning import complete_configs
+    from sizing.runplan import complete_configs
 
     hook, bucket = raw_store()
 

@@ -102,11 +102,12 @@ class LoadgenOperator(BaseOperator):
             return self._run_all(trial, context)
 
     def _run_all(self, trial: Trial, context) -> list[dict]:
-        from adapters.planning import run_keys, spec_on_this_worker
+        from adapters.planning import spec_on_this_worker
         from rabbit_sizing.cluster_lifecycle import cluster_for_task, cluster_json_path
         from rabbit_sizing.hooks.loadgen import LoadgenHook, forwarded_env, local_command
         from rabbit_sizing.uploads import publish_run_log, run_log_path
         from sizing.layout import raw_run_prefix
+        from sizing.runplan import run_keys
 
         cluster = cluster_for_task(trial, self.cluster)
         spec_path = spec_on_this_worker(trial.spec_path)
@@ -123,8 +124,8 @@ class LoadgenOperator(BaseOperator):
             cluster_arg = cluster.to_json()
         env = forwarded_env()
         if trial.repeat == 1:  # the config's first trial drops repeats an earlier, longer spec left
-            from adapters.planning import stale_repeat_keys
             from sizing.layout import raw_config_prefix
+            from sizing.runplan import stale_repeat_keys
 
             self._clear_raw(raw_config_prefix(trial.campaign, trial.config_id),
                             lambda keys: stale_repeat_keys(trial, keys))

@@ -10,9 +10,9 @@ from typing import Any
 from airflow.sdk import BaseSensorOperator
 
 from adapters.leases import LeaseBoard
-from adapters.planning import owner_id
 from adapters.statepaths import state_paths
 from sizing.plan import Trial
+from sizing.runplan import owner_id
 
 
 def lease_board(deployment: str):  # -> LeaseBoard | StoreLeaseBoard
