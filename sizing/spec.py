@@ -26,6 +26,7 @@ from sizing.fields import Fields, Problem, SpecError, join
 from sizing.queueargs import check_queue_arguments
 from sizing.records import DEFAULT_GROUP  # the one implicit group of a scenario without `groups:`
 from sizing.search import SearchSpec
+from sizing.versions import version_label, version_problem
 
 QUEUE_TYPES = ("classic", "quorum", "mirrored", "stream")
 DEPLOYMENTS = ("local", "aws")
@@ -94,6 +95,7 @@ class ClusterShape:
     volume: Volume  # the data volume: holds every role without a volume of its own (sizing/disks.py)
     dedicated: tuple[RoleVolume, ...] = ()  # volumes of their own for logs / wal / segments, in VOLUME_ROLES order
     filesystem: str | None = None  # what every volume is formatted with (aws); None = the stack's default
+    rabbitmq_version: str | None = None  # what the nodes run (sizing/versions.py); None = the target's own
 
     @property
     def volumes(self) -> tuple[RoleVolume, ...]:
@@ -105,7 +107,8 @@ class ClusterShape:
         """Stable, path-safe id, e.g. `n3-c5.4xlarge-gp2` (S3 partitions, Terraform state, task labels); a layout
         of several volumes adds a suffix (`n3-c4.4xlarge-io1-wal-segments`, sizing.disks.layout_suffix)."""
         base = f"n{self.nodes}-{self.instance_type}-{volume_label(self.volume)}"
-        return base + layout_suffix(self.volume, self.dedicated, self.filesystem)
+        version = version_label(self.rabbitmq_version) if self.rabbitmq_version else ""
+        return base + layout_suffix(self.volume, self.dedicated, self.filesystem) + version
 
 
 @dataclass(frozen=True)
@@ -468,7 +471,12 @@ def _parse_clusters(f: Fields, catalog: Catalog | None, deployment: str | None =
         nodes = m.list("nodes") or []
         instances = m.list("instance_types") or []
         volumes = m.list("volumes") or []
+        versions: list[str | None] = list(m.list("rabbitmq_versions", None) or [None])
         m.done()
+        for i, version in enumerate(versions):
+            if version is not None and (problem := version_problem(version)):
+                m.fail(f"rabbitmq_versions[{i}]", problem)
+                versions[i] = None
         for i, n in enumerate(nodes):
             if not isinstance(n, int) or isinstance(n, bool) or n < 1:
                 m.fail(f"nodes[{i}]", f"entries must be positive integers, got {n!r}")
@@ -482,8 +490,9 @@ def _parse_clusters(f: Fields, catalog: Catalog | None, deployment: str | None =
         for n in nodes:
             for name in instances:
                 for volume in parsed_volumes:
-                    if isinstance(n, int) and n >= 1 and isinstance(name, str) and volume is not None:
-                        shapes.append(ClusterShape(n, name, volume))
+                    for version in versions:
+                        if isinstance(n, int) and n >= 1 and isinstance(name, str) and volume is not None:
+                            shapes.append(ClusterShape(n, name, volume, rabbitmq_version=version))
     else:
         entries = f.list("list") or []
         for i, entry in enumerate(entries):
@@ -492,9 +501,13 @@ def _parse_clusters(f: Fields, catalog: Catalog | None, deployment: str | None =
             name = e.str("instance_type")
             ok = _check_instance(e, "instance_type", name, catalog)
             layout = _parse_layout(e, catalog, deployment)
+            version = e.raw("rabbitmq_version", None)
+            if version is not None and (problem := version_problem(version)):
+                e.fail("rabbitmq_version", problem)
+                ok = False
             e.done()
             if n and ok and layout is not None and name:
-                shapes.append(ClusterShape(n, name, *layout))
+                shapes.append(ClusterShape(n, name, *layout, rabbitmq_version=version))
     f.done()
     ids = [s.config_id for s in shapes]
     for dup in sorted({i for i in ids if ids.count(i) > 1}):

@@ -259,14 +259,15 @@ def write_sample(settings: S3Settings, repeats: int = 1, failed_validation: bool
     monthly = {c.config_id: c.monthly_cost for c in configs}
     summary = phase_summary_rows(repeats)
     for config_id, rows in summary.groupby("config_id"):
-        _put_parquet(settings, layout.table_prefix("phase_summary", campaign.name, config_id) + "part-00000.parquet",
+        _put_parquet(settings, layout.table_prefix("phase_summary", campaign.name, config_id, RUN_ID)
+                     + "part-00000.parquet",
                      pa.Table.from_pandas(rows.reset_index(drop=True), preserve_index=False))
     target, slo = campaign.target.rate, campaign.target.p99_latency_ms
     per_repeat = capacity_repeat_rows(summary, slo)
     board = leaderboard_rows(per_repeat, campaign.name, monthly, target)
     for table, frame in (("capacity_repeats", per_repeat), ("leaderboards", board), ("pareto", pareto_rows(board)),
                          ("adverse", adverse_rows(summary, campaign))):
-        _put_parquet(settings, layout.table_prefix(table, campaign.name) + "part-00000.parquet",
+        _put_parquet(settings, layout.table_prefix(table, campaign.name, run_id=RUN_ID) + "part-00000.parquet",
                      pa.Table.from_pandas(frame, preserve_index=False))
     client = settings.client()
     for plan in configs:

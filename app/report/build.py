@@ -994,7 +994,7 @@ def build_report(campaign_spec_path: str, run_id: str, settings: S3Settings | No
                             campaign.target.rate,
                             resource_scenarios=[s.name for s in campaign.scenarios if is_intensity(s)],
                             resource_configs=resource_configs,  # None: the top and bottom of the leaderboard
-                            volume_siblings=volume_siblings(campaign))
+                            volume_siblings=volume_siblings(campaign), run_id=run_id)
     document = render_report(campaign, data, run_id)
     key = layout.report_key(campaign.name, run_id)
     settings.store().put(key, document.encode(), content_type="text/html; charset=utf-8")
