@@ -47,5 +47,7 @@ def analysis_args(run: Mapping[str, Any], config_ids: list[str]) -> list[str]:
     partitions, then the campaign's leaderboards, GX on everything read and written."""
     from spark_jobs.submit import job_arguments
 
+    baseline = ["--baseline-run", run["baseline_run"]] if run.get("baseline_run") else []  # issue 24
     return [*job_arguments("analysis", spec=run["spec_path"], campaign=run["campaign"], configs=config_ids,
-                           run_ids=[run["run_label"]]), "--validate", "--docs-dir", str(state_dir() / "gx_docs")]
+                           run_ids=[run["run_label"]]), *baseline, "--validate", "--docs-dir",
+            str(state_dir() / "gx_docs")]
