@@ -92,6 +92,38 @@ class ManagementClient:
     def put_policy(self, name: str, body: dict[str, Any]) -> None:
         self.request("PUT", f"/api/policies/{self.vhost_path}/{quote(name, safe='')}", body)
 
+    def serving_node(self, node: NodeInfo) -> str:
+        """The Erlang name of the node behind one management endpoint (an existing cluster's spec gives endpoints).
+        The overview names it only for users tagged `monitoring` (or `administrator`), whom /api/nodes (the health
+        check) needs too."""
+        overview = self.request_node(node, "GET", "/api/overview")
+        if not isinstance(overview, dict) or not overview.get("node"):
+            raise ManagementError(f"{node.management_url}/api/overview does not name its node: user "
+                                  f"{self.cluster.username!r} needs the `monitoring` tag (the health check reads "
+                                  f"/api/nodes)")
+        return str(overview["node"])
+
+    def vhost_exists(self) -> bool:
+        """Through the vhost's queue list: what a user with permissions there may read (the vhost itself needs
+        more than the `monitoring` tag)."""
+        try:
+            self.get(f"/api/queues/{self.vhost_path}?columns=name")
+        except ManagementNotFound:
+            return False
+        return True
+
+    def names(self, kind: str) -> list[str]:
+        """Names of the vhost's `queues`, `policies` or `exchanges`."""
+        return [item["name"] for item in self.get(f"/api/{kind}/{self.vhost_path}?columns=name")]
+
+    def delete(self, kind: str, name: str) -> bool:
+        """Delete one queue, policy or exchange of the vhost; False when it was not there."""
+        try:
+            self.request("DELETE", f"/api/{kind}/{self.vhost_path}/{quote(name, safe='')}")
+        except ManagementNotFound:
+            return False
+        return True
+
     def rabbitmq_version(self) -> str | None:
         return self.versions().get("rabbitmq")
 

@@ -437,5 +437,24 @@ class AwsNodeReader:
                        own_nic_bytes_out=rabbit.bytes_from_node + exporter.bytes_from_node)
 
 
-def reader_for(target: str, node: NodeInfo, timeout_s: float) -> LocalNodeReader | AwsNodeReader:
+class ExistingNodeReader:
+    """Reads a node of an existing cluster (sizing/existing.py): its RabbitMQ Prometheus endpoint only (the
+    rabbitmq_prometheus plugin, port 15692 unless the spec says otherwise). The hosts are not ours: no node exporter
+    is assumed, so host CPU, disk and NIC figures stay unknown; RabbitMQ's own are recorded."""
+
+    target = "existing"
+
+    def __init__(self, node: NodeInfo, timeout_s: float) -> None:
+        self.node, self.timeout_s = node, timeout_s
+        self.url = f"http://{node.host}:{node.prometheus_port or 15692}/metrics"
+
+    def read(self, now: Callable[[], float] = time.monotonic) -> Snapshot:
+        rabbit = http_scrape(self.url, self.timeout_s)
+        snapshot = aws_snapshot(now(), {}, parse_prometheus(rabbit.text))
+        return replace(snapshot, own_bytes_in=rabbit.bytes_to_node, own_bytes_out=rabbit.bytes_from_node)
+
+
+def reader_for(target: str, node: NodeInfo, timeout_s: float) -> LocalNodeReader | AwsNodeReader | ExistingNodeReader:
+    if target == "existing":
+        return ExistingNodeReader(node, timeout_s)
     return LocalNodeReader(node, timeout_s) if target == "local" else AwsNodeReader(node, timeout_s)

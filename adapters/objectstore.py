@@ -88,6 +88,10 @@ class StoreSpec:
         return LocalStore(Path(self.root or ".")) if self.kind == "file" else S3Store(self)
 
 
+class ObjectStoreError(RuntimeError):
+    """The object store refused part of a request it answered as a whole (e.g. keys DeleteObjects did not delete)."""
+
+
 class ObjectStore:
     def list(self, prefix: str) -> list[str]:
         raise NotImplementedError
@@ -114,6 +118,21 @@ class ObjectStore:
         sink = io.BytesIO()
         pq.write_table(table, sink, compression="zstd")
         self.put(key, sink.getvalue())
+
+
+def session_credentials() -> dict[str, str]:
+    """The credentials boto3 resolves here (environment, profile, instance role), frozen, as AWS_* variables; empty
+    when there are none (an executor host with a role of its own then uses that)."""
+    import boto3
+
+    found = boto3.Session().get_credentials()
+    if found is None:
+        return {}
+    frozen = found.get_frozen_credentials()
+    env = {"AWS_ACCESS_KEY_ID": frozen.access_key, "AWS_SECRET_ACCESS_KEY": frozen.secret_key}
+    if frozen.token:
+        env["AWS_SESSION_TOKEN"] = frozen.token
+    return env
 
 
 def s3_client(endpoint_url: str | None, region: str):  # -> botocore S3 client
@@ -144,11 +163,68 @@ class S3Store(ObjectStore):
         self.client.put_object(Bucket=self.bucket, Key=key, Body=data, **extra)
 
     def delete(self, keys: list[str]) -> None:
+        """Delete every key or raise: DeleteObjects answers 200 even when some keys were not deleted (they come
+        back under `Errors`), and an old part file left behind after a "replace" would double its rows."""
+        failed: list[str] = []
         for start in range(0, len(keys), 1000):  # DeleteObjects takes at most 1000 keys
             chunk = keys[start:start + 1000]
             if chunk:
-                self.client.delete_objects(Bucket=self.bucket,
-                                           Delete={"Objects": [{"Key": k} for k in chunk], "Quiet": True})
+                answer = self.client.delete_objects(Bucket=self.bucket,
+                                                    Delete={"Objects": [{"Key": k} for k in chunk], "Quiet": True})
+                failed += [f"{e.get('Key')} ({e.get('Code')}: {e.get('Message')})" for e in answer.get("Errors") or []]
+        if failed:
+            raise ObjectStoreError(f"s3://{self.bucket}: {len(failed)} object(s) not deleted: "
+                                   f"{', '.join(failed[:5])}{' ...' if len(failed) > 5 else ''}")
+
+
+    # Conditional writes (S3 since 2024, MinIO, moto): what makes an object a lock several hosts can share.
+
+    def read_versioned(self, key: str) -> VersionedObject | None:
+        """The object with its ETag and age on the *server's* clock (its Date header minus LastModified), so that
+        hosts whose clocks differ agree on how old it is; None when there is no such object."""
+        try:
+            answer = self.client.get_object(Bucket=self.bucket, Key=key)
+        except self.client.exceptions.NoSuchKey:
+            return None
+        from email.utils import parsedate_to_datetime
+
+        served = parsedate_to_datetime(answer["ResponseMetadata"]["HTTPHeaders"]["date"])
+        return VersionedObject(answer["Body"].read(), answer["ETag"],
+                               max(0.0, (served - answer["LastModified"]).total_seconds()))
+
+    def put_if_absent(self, key: str, data: bytes) -> bool:
+        """PUT only when no object has this key (If-None-Match: *); False when one does."""
+        return self._conditional(lambda: self.client.put_object(Bucket=self.bucket, Key=key, Body=data,
+                                                                IfNoneMatch="*"))
+
+    def put_if_match(self, key: str, data: bytes, etag: str) -> bool:
+        """Replace the object only if it is still the version read (If-Match: its ETag); False otherwise."""
+        return self._conditional(lambda: self.client.put_object(Bucket=self.bucket, Key=key, Body=data,
+                                                                IfMatch=etag))
+
+    def delete_if_match(self, key: str, etag: str) -> bool:
+        return self._conditional(lambda: self.client.delete_object(Bucket=self.bucket, Key=key, IfMatch=etag))
+
+    def _conditional(self, call) -> bool:
+        from botocore.exceptions import ClientError
+
+        try:
+            call()
+        except ClientError as err:
+            code = str(err.response.get("Error", {}).get("Code", ""))
+            status = err.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+            # 412: the condition failed; 409: a concurrent conditional write won; 404: gone meanwhile (If-Match)
+            if status in (404, 409, 412) or code in ("PreconditionFailed", "ConditionalRequestConflict", "NoSuchKey"):
+                return False
+            raise
+        return True
+
+
+@dataclass(frozen=True)
+class VersionedObject:
+    data: bytes
+    etag: str
+    age_s: float  # since its last write, on the object store's clock
 
 
 class LocalStore(ObjectStore):

@@ -1,35 +1,27 @@
-"""What the sizing_campaign DAG does between the spec and the per-cluster task groups: resolve the
-spec parameter, plan the trials (one fresh cluster per config and repeat: filters, port-slot offset,
-parallelism), name every partition.
+"""The edge of a sizing_campaign run's plan: read the spec parameter (a path or inline YAML), write the resolved
+spec, put it in the object store and fetch it on another worker, and the slot offset from the environment. The
+policy (params checks, trials, run keys, stale keys, completeness) is the core's: sizing/runplan.py.
 
-No Airflow imports: these are plain functions of the spec and a few settings, unit-tested directly.
+No Airflow imports: plain functions of the spec and a few settings, unit-tested directly.
 """
-
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from adapters.objectstore import ObjectStore, StoreSpec
+from adapters.statepaths import state_paths
 from sizing.fields import Problem, SpecError
-from sizing.layout import RunKey, manifest_key, raw_config_prefix, run_key_of, table_prefix
-from sizing.plan import Trial, check_budget, plan_trials
-from sizing.records import PER_CONFIG_TABLES
-from sizing.spec import Campaign, load_campaign, parse_campaign, scenario_names, selected
+from sizing.layout import spec_key
+from sizing.plan import check_budget
+from sizing.runplan import CampaignRun, campaign_run, run_problems
+from sizing.spec import Campaign, load_campaign, parse_campaign
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-# Locally every broker node and the load generator share the same cores: one cluster at a time.
-DEFAULT_MAX_PARALLEL = {"local": 1, "aws": 4}
-
-
-def state_dir(env: Mapping[str, str] | None = None) -> Path:
-    """Where local run state lives (resolved specs, cluster JSON, leases): SIZING_STATE_DIR or <repo>/.state."""
-    env = os.environ if env is None else env
-    return Path(env.get("SIZING_STATE_DIR") or REPO_ROOT / ".state")
 
 
 def slot_offset(env: Mapping[str, str] | None = None) -> int:
@@ -96,127 +88,35 @@ def write_resolved_spec(campaign: Campaign, directory: Path) -> Path:
     return path
 
 
-@dataclass(frozen=True)
-class CampaignRun:
-    """One `sizing_campaign` run as the tasks see it (the validated params)."""
-
-    campaign: str
-    spec_path: str
-    spec_hash: str
-    deployment: str
-    run_label: str
-    configs: tuple[str, ...]  # empty = all
-    scenarios: tuple[str, ...]  # empty = all
-    max_parallel_configs: int
-    baseline_run: str | None = None  # the run this one is compared with (issue 24): the report opens with it
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"campaign": self.campaign, "spec_path": self.spec_path, "spec_hash": self.spec_hash,
-                "deployment": self.deployment, "run_label": self.run_label, "configs": list(self.configs),
-                "scenarios": list(self.scenarios), "max_parallel_configs": self.max_parallel_configs,
-                "baseline_run": self.baseline_run}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> CampaignRun:
-        return cls(campaign=data["campaign"], spec_path=data["spec_path"], spec_hash=data["spec_hash"],
-                   deployment=data["deployment"], run_label=data["run_label"],
-                   configs=tuple(data.get("configs") or ()), scenarios=tuple(data.get("scenarios") or ()),
-                   max_parallel_configs=int(data["max_parallel_configs"]), baseline_run=data.get("baseline_run"))
+def publish_spec(spec_path: str | Path, store: ObjectStore | None = None) -> str:
+    """Put a resolved spec where every worker finds it (`sizing.layout.spec_key`); returns the key. With several
+    Airflow workers the task after validate_spec may run on a host that never saw the file."""
+    path = Path(spec_path)
+    key = spec_key(path.name)
+    (store or StoreSpec.from_env().open()).put(key, path.read_bytes(), "application/yaml")
+    return key
 
 
-def _unknown_names(param: str, kind: str, names: Sequence[str], known: set[str], campaign: Campaign) -> list[Problem]:
-    return [Problem(f"params.{param}", f"unknown {kind} {name!r}; campaign {campaign.name} has: "
-                                       f"{', '.join(sorted(known))}")
-            for name in names if name not in known]
+def spec_on_this_worker(spec_path: str, store: ObjectStore | None = None, env: Mapping[str, str] | None = None) -> str:
+    """The resolved spec `spec_path` names, as a file in *this* worker's state dir: read from there when an earlier
+    task on this worker put it there, otherwise fetched from the object store (publish_spec). Only the file name of
+    `spec_path` counts (content-addressed): a path on another worker's disk is never read."""
+    name = Path(spec_path).name
+    local = state_paths(env).specs / name
+    if not local.exists():
+        data = (store or StoreSpec.from_env(None if env is None else dict(env)).open()).get(spec_key(name))
+        local.parent.mkdir(parents=True, exist_ok=True)
+        tmp = local.with_name(f"{name}.{os.getpid()}.tmp")
+        tmp.write_bytes(data)
+        tmp.replace(local)
+    return str(local)
 
 
 def validate_run(params: Mapping[str, Any], spec_dir: Path, root: Path = REPO_ROOT) -> CampaignRun:
-    """Check the DAG params against the spec; every problem is reported at once as a SpecError."""
+    """Check the DAG params against the spec (sizing.runplan.run_problems; every problem at once, a SpecError),
+    then write the resolved spec where the run's tasks read it."""
     campaign = load_spec_param(str(params.get("campaign") or ""), root)
-    configs = tuple(params.get("configs") or ())
-    scenarios = tuple(params.get("scenarios") or ())
-    problems = [*_unknown_names("configs", "config", configs, {s.config_id for s in campaign.clusters}, campaign),
-                *_unknown_names("scenarios", "scenario", scenarios, scenario_names(campaign.scenarios), campaign)]
-    label = str(params.get("run_label") or "")
-    if not label or not all(ch.isalnum() or ch in "-_" for ch in label):
-        problems.append(Problem("params.run_label", f"must be letters, digits, '-' or '_' (it names S3 "
-                                                    f"partitions), got {label!r}"))
-    max_parallel = params.get("max_parallel_configs")
-    if max_parallel is None:
-        max_parallel = DEFAULT_MAX_PARALLEL.get(campaign.deployment, 1)
-    if not isinstance(max_parallel, int) or isinstance(max_parallel, bool) or max_parallel < 1:
-        problems.append(Problem("params.max_parallel_configs", f"must be an integer >= 1, got {max_parallel!r}"))
-    baseline = params.get("baseline_run") or None
-    if baseline is not None and (not isinstance(baseline, str)
-                                 or not all(ch.isalnum() or ch in "-_" for ch in baseline)):
-        problems.append(Problem("params.baseline_run", f"must be a run label (letters, digits, '-' or '_'), got "
-                                                       f"{baseline!r}"))
-    elif baseline is not None and baseline == label:
-        problems.append(Problem("params.baseline_run", f"is the run label itself ({label!r}): a run is compared "
-                                                       "with another run"))
+    problems = run_problems(params, campaign)
     if problems:
         raise SpecError(problems, "sizing_campaign params")
-    spec_path = write_resolved_spec(campaign, spec_dir)
-    return CampaignRun(campaign.name, str(spec_path), campaign.spec_hash, campaign.deployment, label,
-                       configs, scenarios, int(max_parallel), baseline)
-
-
-def plan_run_trials(run: CampaignRun, offset: int = 0) -> list[Trial]:
-    """The cluster group's expansion list: one trial per config and repeat (one fresh cluster each),
-    repeat-major, with its (shifted) port slot.
-
-    The slot comes from the full campaign (sizing.plan.plan_trials: a backfill of one config reuses its
-    ports) plus `offset`. Each trial carries what every task of the group needs, so none re-plans.
-    """
-    campaign = load_campaign(run.spec_path)
-    scenarios = tuple(s.name for s in campaign.scenarios if selected(s, run.scenarios))
-    return [Trial(campaign=run.campaign, config_id=plan.config_id, repeat=plan.repeat, repeats=campaign.repeats,
-                  slot=plan.slot + offset, deployment=run.deployment, run_label=run.run_label,
-                  spec_path=run.spec_path, scenarios=scenarios, max_parallel_configs=run.max_parallel_configs)
-            for plan in plan_trials(campaign, list(run.configs) or None)]
-
-
-def run_keys(trial: Trial) -> list[RunKey]:
-    """The load runs of one trial, in order: its repeat of every scenario, on its one cluster. The keys name
-    their raw partitions (cleared before each run, so a rerun replaces) and manifests."""
-    return [RunKey(trial.campaign, trial.config_id, scenario, trial.run_label, trial.repeat)
-            for scenario in trial.scenarios]
-
-
-def stale_repeat_keys(trial: Trial, object_keys: Iterable[str]) -> list[str]:
-    """Raw objects of the trial's config, run label and scenarios from repeats beyond the spec's `repeats`:
-    what an earlier run left when `repeats` has since gone down. No trial writes them, so removing them
-    is safe whatever runs alongside; left there, the analysis would count them as repeats."""
-    stale = []
-    for object_key in object_keys:
-        key = run_key_of(object_key)
-        if (key is not None and key.campaign == trial.campaign and key.config_id == trial.config_id
-                and key.run_id == trial.run_label and key.scenario in trial.scenarios and key.repeat > trial.repeats):
-            stale.append(object_key)
-    return stale
-
-
-def complete_configs(trials: Sequence[Trial], landed: Callable[[str], bool]) -> list[Trial]:
-    """One trial per config (its first) whose every trial's every run has its manifest, i.e.
-    `landed(manifest_key)` is true: a config missing any repeat is left out of the analysis."""
-    by_config: dict[str, list[Trial]] = {}
-    for trial in trials:
-        by_config.setdefault(trial.config_id, []).append(trial)
-    return [group[0] for group in by_config.values()
-            if all(landed(manifest_key(key)) for trial in group for key in run_keys(trial))]
-
-
-def config_partitions(campaign: str, config_id: str) -> list[str]:
-    """Every object-store prefix that belongs to exactly one config (what a backfill replaces)."""
-    return [raw_config_prefix(campaign, config_id)] + [table_prefix(t, campaign, config_id) for t in PER_CONFIG_TABLES]
-
-
-def failed_tasks(states: Mapping[str, str | None]) -> list[str]:
-    """The failed task instances among `states` ({task_id or task_id_mapindex: state}), sorted."""
-    return sorted(name for name, state in states.items() if state in ("failed", "upstream_failed"))
-
-
-def owner_id(dag_id: str, run_id: str, cluster_key: str) -> str:
-    """Who holds a cluster slot: one cluster (config and repeat) of one DAG run."""
-    return f"{dag_id}/{run_id}/{cluster_key}"
-
+    return campaign_run(params, campaign, str(write_resolved_spec(campaign, spec_dir)))

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters.management import wait_healthy
+from adapters.statepaths import state_paths
 from sizing.cluster import ClusterInfo
 from sizing.disks import AWS_DEVICE_NAMES, AWS_MOUNT_POINTS, DEFAULT_FILESYSTEM
 from sizing.plan import LOCAL_PORT_BLOCK, ConfigPlan, expiry_tag, trial_lifetime_s
@@ -36,7 +37,6 @@ from sizing.spec import Campaign
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TERRAFORM_ROOT = REPO_ROOT / "terraform"
-DEFAULT_STATE_ROOT = REPO_ROOT / ".state" / "terraform"
 STACKS = ("local", "aws")
 LOCAL_MAX_NODES = 5  # the local module's 50-port block layout holds 5 nodes
 
@@ -80,8 +80,11 @@ def _path_part(kind: str, value: str) -> str:
     return value
 
 
-def workspace(target: str, campaign: str, cluster_key: str, state_root: Path | str = DEFAULT_STATE_ROOT,
+def workspace(target: str, campaign: str, cluster_key: str, state_root: Path | str | None = None,
               terraform_root: Path | str = TERRAFORM_ROOT) -> Workspace:
+    """The cluster's Terraform workspace under `state_root` (default: the state directory's terraform/, which
+    follows SIZING_STATE_DIR: adapters.statepaths)."""
+    state_root = state_root if state_root is not None else state_paths().terraform
     if target not in STACKS:
         raise ValueError(f"unknown Terraform target {target!r}; stacks: {', '.join(STACKS)}")
     # A campaign has one deployment target, so (campaign, cluster key) alone keys the state.
@@ -304,10 +307,20 @@ class TerraformStack:
     def cluster(self) -> ClusterInfo:
         return ClusterInfo.from_terraform_outputs(self.outputs())
 
-    def destroy(self) -> None:
-        """Destroy with the variables of the last apply; a no-op when nothing was ever applied here."""
+    def destroy(self, variables: Mapping[str, Any] | None = None) -> None:
+        """Destroy with the variables of the last apply here; a no-op when nothing was ever applied here.
+
+        With `variables` (a remote backend: the aws stack's state lives in S3), the destroy needs nothing this
+        directory's apply left: it writes the variables regenerated from the trial, initialises its own working
+        directory against the backend, and destroys whatever the remote state holds (nothing: a no-op). So a
+        teardown on another worker than its apply still finds the cluster.
+        """
         ws = self.workspace
-        if not ws.var_file.exists():
+        if variables is not None:
+            ws.state_dir.mkdir(parents=True, exist_ok=True)
+            ws.var_file.write_text(json.dumps(variables, indent=2, sort_keys=True))
+            ws.var_file.chmod(0o600)
+        elif not ws.var_file.exists():
             self.logger.info("nothing to destroy in %s (never applied)", ws.state_dir)
             return
         self.init()
@@ -317,13 +330,9 @@ class TerraformStack:
 class LocalClusterStack(TerraformStack):
     """terraform/stacks/local for one cluster of a campaign: `apply(plan, campaign)` -> ClusterInfo."""
 
-    def __init__(self, campaign: str, cluster_key: str, state_root: Path | str = DEFAULT_STATE_ROOT,
+    def __init__(self, campaign: str, cluster_key: str, state_root: Path | str | None = None,
                  terraform_root: Path | str = TERRAFORM_ROOT, **kwargs: Any):
         super().__init__(workspace("local", campaign, cluster_key, state_root, terraform_root), **kwargs)
-
-    @classmethod
-    def for_plan(cls, plan: ConfigPlan, **kwargs: Any) -> LocalClusterStack:
-        return cls(plan.campaign, plan.cluster_key, **kwargs)
 
     def variables(self, plan: ConfigPlan, campaign: Campaign) -> dict[str, Any]:
         return local_stack_variables(plan, campaign.broker_config, self.workspace.work_dir)

@@ -88,7 +88,8 @@ def _plan(args: argparse.Namespace) -> int:
         print(json.dumps([t.to_dict() for t in trials], indent=2))
         return 0
     configs = [t for t in trials if t.repeat == 1]  # plan_trials is repeat-major: one per config, in order
-    print(f"{len(trials)} trial(s): {len(configs)} config(s) x {campaign.repeats} repeat(s), a fresh cluster each")
+    where = "one after the other on the existing cluster" if campaign.existing else "a fresh cluster each"
+    print(f"{len(trials)} trial(s): {len(configs)} config(s) x {campaign.repeats} repeat(s), {where}")
     width = max([28, *(len(c.config_id) for c in configs)])  # layout suffixes make ids longer
     print(f"{'config':<{width}} {'nodes':>5} {'instance':<12} {'volume':<6} {'$/month':>10}  {'runs':<22} "
           "local ports by repeat")
@@ -125,6 +126,10 @@ def _disk_breakdown(campaign: Campaign, config: ConfigPlan) -> str:
     from sizing.plan import role_monthly_costs
 
     catalog, shape = campaign.catalog, config.shape
+    if campaign.existing is not None:
+        price = campaign.existing.monthly_cost
+        return (f"existing cluster: {price:.2f} {catalog.currency}/month as the spec states" if price is not None
+                else "existing cluster: no monthly price stated (existing.monthly_cost), so its cost figures read 0")
     instance = catalog.instances[shape.instance_type].hourly * catalog.hours_per_month
     volumes = role_monthly_costs(catalog, shape)
     parts = [f"instance {instance:.2f}"] + [f"{v.role} {v.volume.type} {volumes[v.role]:.2f}" for v in shape.volumes]
@@ -429,11 +434,11 @@ def _report(args: argparse.Namespace) -> int:
 
 def _query(args: argparse.Namespace) -> int:
     """Prints the answer and nothing else: Spark's and the JVM's logs go to a file (named with --debug)."""
-    from adapters.planning import state_dir
+    from adapters.statepaths import state_paths
 
     spec, store = _store()
     _require_campaign(store, spec, args.campaign)  # before Spark starts: a typo fails in a second
-    log = state_dir() / "logs" / "query.log"
+    log = state_paths().query_log
     if args.debug:
         print(f"sizing query: Spark's and the JVM's log: {log}", file=sys.stderr)
     try:

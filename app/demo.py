@@ -21,8 +21,9 @@ from pathlib import Path
 
 from adapters.leases import LeaseBoard
 from adapters.objectstore import S3Settings, StoreSpec
-from adapters.planning import slot_offset, state_dir
+from adapters.planning import slot_offset
 from adapters.procs import pid_alive, stop_process_group
+from adapters.statepaths import StatePaths, state_dir
 from app import s3server, stackstate
 from app.stackstate import AirflowLogin, DemoState
 from sizing.layout import report_key, table_prefix
@@ -74,8 +75,13 @@ class DemoSettings:
         return f"http://127.0.0.1:{self.s3_port}"
 
     @property
+    def paths(self) -> StatePaths:
+        """Every path of the stack under its state directory (adapters.statepaths: the one home)."""
+        return StatePaths(self.state)
+
+    @property
     def airflow_home(self) -> Path:
-        return self.state / "airflow"
+        return self.paths.airflow_home
 
     @property
     def passwords_file(self) -> Path:
@@ -88,7 +94,7 @@ class DemoSettings:
     @property
     def store_dir(self) -> Path:
         """Where the local S3 server keeps every object (kept by `make stop`, deleted by `make clean` only)."""
-        return self.state / "objectstore"
+        return self.paths.objectstore
 
     def s3_server(self) -> s3server.S3Server:
         return s3server.S3Server(self.store_dir, self.s3_port, LOCAL_S3_KEY, LOCAL_S3_SECRET,
@@ -102,10 +108,11 @@ class DemoSettings:
                          airflow_password_file=str(self.passwords_file))
 
     def cli(self) -> str:
-        """The CLI as a new shell can type it: this virtualenv's interpreter, from the repository."""
+        """The CLI as a new shell can type it: this virtualenv's `sizing` command (the set-up installs the project),
+        from the repository (a report lands there)."""
         import shlex
 
-        return f"cd {shlex.quote(str(REPO_ROOT))} && {shlex.quote(str(self.bin_dir / 'python'))} -m app.cli"
+        return f"cd {shlex.quote(str(REPO_ROOT))} && {shlex.quote(str(self.bin_dir / 'sizing'))}"
 
 
 def airflow_env(s: DemoSettings, base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -147,7 +154,7 @@ def airflow_env(s: DemoSettings, base: Mapping[str, str] | None = None) -> dict[
 
 
 def _secret(s: DemoSettings) -> str:
-    path = s.state / "jwt_secret"
+    path = s.paths.jwt_secret
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(os.urandom(24).hex())
@@ -158,7 +165,7 @@ def _secret(s: DemoSettings) -> str:
 
 
 def _pid_file(s: DemoSettings, name: str) -> Path:
-    return s.state / "pids" / f"{name}.pid"
+    return s.paths.pids / f"{name}.pid"
 
 
 
@@ -185,9 +192,9 @@ def _start(s: DemoSettings, name: str, command: list[str], env: Mapping[str, str
     pid = running_pid(s, name)
     if pid:
         return pid
-    (s.state / "logs").mkdir(parents=True, exist_ok=True)
+    s.paths.logs.mkdir(parents=True, exist_ok=True)
     _pid_file(s, name).parent.mkdir(parents=True, exist_ok=True)
-    log = open(s.state / "logs" / f"{name}.log", "ab")  # noqa: SIM115 (the child keeps it)
+    log = open(s.paths.log(name), "ab")  # noqa: SIM115 (the child keeps it)
     proc = subprocess.Popen(command, cwd=REPO_ROOT, env={**env, STACK_MARKER: str(s.state)}, stdout=log,
                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
     _pid_file(s, name).write_text(str(proc.pid))
@@ -232,7 +239,7 @@ def start(s: DemoSettings, say: Callable[[str], None] = print) -> None:
         _start(s, "api-server", [str(s.bin_dir / "airflow"), "api-server"], env)
     say(f"waiting for the Airflow api-server on {s.api_url} (about 30 s on a fresh start) ...")
     _wait_http(f"{s.api_url}/api/v2/monitor/health", 120, "Airflow api-server")
-    stackstate.write_state(s.stack_state(), stackstate.state_file({"SIZING_STATE_DIR": str(s.state)}))
+    stackstate.write_state(s.stack_state(), s.paths.stack_file)
     if fresh_scheduler:
         # A scheduler that died leaves its LocalExecutor workers and task processes running: they would go on
         # taking cluster slots and starting load after the clean-up below. They go first.
@@ -270,7 +277,7 @@ def _ensure_bucket(s: DemoSettings, timeout_s: float) -> None:
             status = getattr(err, "response", {}).get("ResponseMetadata", {}).get("HTTPStatusCode", 503)
             if status < 500 or time.monotonic() >= deadline:
                 raise TimeoutError(f"S3 server at {s.s3_url} did not accept bucket {s.bucket} within "
-                                   f"{timeout_s:.0f}s: {err} (its log: {s.state / 'logs' / 's3.log'})") from err
+                                   f"{timeout_s:.0f}s: {err} (its log: {s.paths.log('s3')})") from err
         time.sleep(0.5)
 
 
@@ -289,7 +296,7 @@ def _wait_volumes(s: DemoSettings, timeout_s: float) -> None:
                 requests.get(f"{master}/dir/lookup", params={"volumeId": v}, timeout=5).json())]
         if waiting and time.monotonic() >= deadline:
             raise TimeoutError(f"S3 server at {s.s3_url}: volume(s) {waiting} in {s.store_dir} not served after "
-                               f"{timeout_s:.0f}s (its log: {s.state / 'logs' / 's3.log'})")
+                               f"{timeout_s:.0f}s (its log: {s.paths.log('s3')})")
         if waiting:
             time.sleep(0.5)
 
@@ -324,10 +331,10 @@ def end_interrupted_runs(s: DemoSettings, say: Callable[[str], None] = print) ->
 
 def _leftover_workspaces(s: DemoSettings) -> list[Path]:
     """Local Terraform workspaces whose state still holds resources (a cluster no destroy has removed)."""
-    from adapters.terraform import DEFAULT_STATE_ROOT
-
     out = []
-    for root in dict.fromkeys([DEFAULT_STATE_ROOT.resolve(), (s.state / "terraform").resolve()]):
+    # the stack's own state dir, and the repository's default one (where clusters of earlier versions landed: their
+    # Terraform default ignored SIZING_STATE_DIR)
+    for root in dict.fromkeys([s.paths.terraform.resolve(), StatePaths.from_env({}).terraform.resolve()]):
         for tfstate in sorted(root.glob("*/*/terraform.tfstate")) if root.exists() else ():
             try:
                 resources = json.loads(tfstate.read_text()).get("resources") or []
@@ -357,7 +364,7 @@ def _tear_down_leftovers(s: DemoSettings, say: Callable[[str], None]) -> list[st
             say(f"destroyed leftover cluster {ws_dir.parent.name}/{ws_dir.name}")
         except TerraformError as err:
             left.append(f"Terraform state {ws_dir} (destroy failed: {str(err).splitlines()[0]})")
-    leases = s.state / "leases"
+    leases = s.paths.leases
     for board_dir in sorted(p for p in leases.iterdir() if p.is_dir()) if leases.exists() else ():
         dropped = LeaseBoard(board_dir).clear()
         if dropped:
@@ -397,7 +404,7 @@ def stop(s: DemoSettings, say: Callable[[str], None] = print) -> list[str]:
         _pid_file(s, name).unlink(missing_ok=True)
     left = _tear_down_leftovers(s, say)
     left += [f"process {pid} (still alive)" for pid in sorted(set(_leftover_pids(s)) | set(stack_processes(s)))]
-    stackstate.state_file({"SIZING_STATE_DIR": str(s.state)}).unlink(missing_ok=True)
+    s.paths.stack_file.unlink(missing_ok=True)
     if s.state.exists():
         left.append(f"{s.state} (stored results, Airflow DB and task logs, Terraform state, service logs; "
                     "`make clean` removes it)")
@@ -427,7 +434,7 @@ def stack_processes(s: DemoSettings) -> dict[int, int]:
     marker = f"{STACK_MARKER}={s.state}".encode() + b"\0"
     groups = set()
     booted = _boot_time()
-    for pid_file in (s.state / "pids").glob("*.pid") if (s.state / "pids").exists() else ():
+    for pid_file in s.paths.pids.glob("*.pid") if s.paths.pids.exists() else ():
         with contextlib.suppress(OSError, ValueError):
             if pid_file.stat().st_mtime >= booted:  # a pid from before a reboot names someone else's group now
                 groups.add(int(pid_file.read_text().strip()))
@@ -498,7 +505,7 @@ def check_services(s: DemoSettings, run_id: str | None = None) -> None:
         was = f" (pid {pid_file.read_text().strip()})" if pid_file.exists() else ""
         run = f"run {run_id} cannot go on" if run_id else "nothing can run"
         raise StackDown(f"{SERVICE_NAMES[name]}{was} is no longer running, so {run} (its log: "
-                        f"{s.state / 'logs' / (name + '.log')}). Next: `make stop` (ends the run, tears its clusters "
+                        f"{s.paths.log(name)}). Next: `make stop` (ends the run, tears its clusters "
                         f"down, ends what the service left running), then `make demo` again; stored results are "
                         f"kept.")
 
@@ -598,7 +605,7 @@ def _waiting_for(client: AirflowClient, dag_id: str, run: dict, tis: list[dict])
     running = [_label(t) for t in tis if t.get("state") in ("running", "queued", "scheduled", "deferred")]
     said = "running " + (", ".join(running) if running else "(no task yet: the scheduler is creating them)")
     if any(label.startswith("cluster.wait_for_slot") for label in running) and isinstance(client, AirflowClient):
-        holders = sorted({owner for board in (client.s.state / "leases").glob("*")
+        holders = sorted({owner for board in client.s.paths.leases.glob("*")
                           for owner in LeaseBoard(board).holders().values()})
         said += f" (cluster slots held by {', '.join(holders) or 'nobody'})"
     return said
@@ -775,9 +782,9 @@ def demo(campaign: str = "campaigns/local-quick.yaml", run_label: str = "demo", 
     steps = next_steps(s, name, run_label)
     say(f"\nUI:     {s.api_url}/dags/{DAG_ID}  (user {s.user}, password {s.password})"
         f"\nTables: s3://{s.bucket}/tables/ at {s.s3_url}; the CLI finds this stack by itself "
-        f"({stackstate.state_file({'SIZING_STATE_DIR': str(s.state)})}), in any shell:"
+        f"({s.paths.stack_file}), in any shell:"
         + "".join(f"\n  {step}" for step in steps)
         + f"\nReport: s3://{s.bucket}/{report_key(name, run_label)}"
-        f"\nLogs:   {s.state / 'logs'} and {s.airflow_home / 'logs'}\nStop:   make stop")
-    (s.state / "last_demo.json").write_text(json.dumps(timings, indent=2))
+        f"\nLogs:   {s.paths.logs} and {s.airflow_home / 'logs'}\nStop:   make stop")
+    s.paths.last_demo.write_text(json.dumps(timings, indent=2))
     return timings

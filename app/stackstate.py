@@ -19,9 +19,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from adapters.planning import state_dir
+from adapters.statepaths import state_paths
 
-STATE_FILE = "demo.json"
 # Any of these in the environment means "I chose my object store": the state file is not applied.
 S3_CHOICE_VARIABLES = ("SIZING_S3_ENDPOINT", "SIZING_S3_BUCKET", "AWS_ACCESS_KEY_ID", "AWS_PROFILE")
 
@@ -53,7 +52,7 @@ class DemoState:
 
 
 def state_file(env: Mapping[str, str] | None = None) -> Path:
-    return state_dir(env) / STATE_FILE
+    return state_paths(env).stack_file
 
 
 def write_state(state: DemoState, path: Path) -> None:

@@ -1,6 +1,8 @@
-"""Scale benchmark of the analysis: synthetic campaign -> the analysis job (phase_summary, leaderboards), local[2].
+"""Scale benchmark of the analysis: synthetic campaign -> the analysis job (phase_summary, leaderboards), local[2]
+or a Spark standalone cluster.
 
     python benchmarks/analysis_scale.py --records 1512000      # seed scale (21 x 15 x 600 s x 8 workers)
+    python benchmarks/analysis_scale.py --records 1512000 --master both   # local[2], then a standalone cluster
 
 Generates `--records` worker-second rows for the 21 configs x 15 intensities of quorum-sizing-2020
 (8 workers per run, phase length = records / 2520 s; see spark_jobs/synthetic.py for the modelling) and the
@@ -11,6 +13,11 @@ and reuses it when it is already there. The store is a local directory by defaul
 server on 127.0.0.1, which holds every object in its own memory). Last line:
 `analysis_seconds=<s> cpu_seconds=<s> machine_busy_seconds=<s> records=<n> node_records=<n>` (cpu: the
 submit's rusage, which misses Spark's Python worker daemons; machine busy: /proc/stat over the jobs).
+
+`--master standalone` starts a Spark standalone cluster on this machine (adapters/sparkstandalone.py: master and
+one worker from pyspark's launcher, a clean environment, the worker offering the same 2 cores as local[2]) and
+submits to it; `--master both` runs local[2] then the cluster on the same store in one invocation and ends with
+`standalone_seconds=<s> local_seconds=<s> ratio=<standalone/local>`.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ sys.path.insert(0, str(REPO))
 
 from adapters import nodestats  # noqa: E402
 from adapters.objectstore import StoreSpec  # noqa: E402
+from adapters.sparkstandalone import StandaloneCluster  # noqa: E402
 from spark_jobs import submit  # noqa: E402
 from spark_jobs.synthetic import campaign_models, run_objects, write_objects  # noqa: E402
 
@@ -59,6 +67,9 @@ def main() -> int:
     parser.add_argument("--store-dir", type=Path, help="local store directory to keep and reuse (file store)")
     parser.add_argument("--validate", action="store_true",
                         help="with the GX gates the DAG's task runs (each config's raw batch and table, the campaign)")
+    parser.add_argument("--master", choices=["local", "standalone", "both"], default="local",
+                        help="local[2], a Spark standalone cluster with 2 cores, or both in this order")
+    parser.add_argument("--executor-memory", default="3g", help="standalone: the executor's heap")
     args = parser.parse_args()
 
     duration = max(10, round(args.records / (CONFIGS * PHASES * WORKERS)))
@@ -107,19 +118,39 @@ def main() -> int:
                                         configs=[m.key.config_id for m in models], run_ids=["bench"])
         if args.validate:
             job_args += ["--validate", "--docs-dir", str(work / "gx_docs")]
-        argv = submit.command("analysis", job_args, py_files=py_files, driver_memory=args.driver_memory,
-                              conf={"spark.sql.shuffle.partitions": "4"})
-        print(f"load average {os.getloadavg()[0]:.1f} before the job", flush=True)
-        start, cpu_start, busy_start = time.monotonic(), _children_cpu_s(), _machine_busy_s()
-        result = submit.run(argv, env)
-        elapsed, cpu = time.monotonic() - start, _children_cpu_s() - cpu_start
-        busy = _machine_busy_s() - busy_start
-        print(f"analysis: {elapsed:.1f} s, {cpu:.1f} CPU-s (rusage), machine busy {busy:.1f} CPU-s, load average "
-              f"{os.getloadavg()[0]:.1f} at the end (exit {result.returncode})", flush=True)
-        if result.returncode != 0:
-            return result.returncode
-        print(f"analysis_seconds={elapsed:.1f} cpu_seconds={cpu:.1f} machine_busy_seconds={busy:.1f} "
-              f"records={records} node_records={node_records}")
+        timings = {}
+        for master in (["local", "standalone"] if args.master == "both" else [args.master]):
+            if master == "standalone":
+                cluster = StandaloneCluster(work / "spark-standalone", master_port=24750, master_ui_port=24751,
+                                            worker_ui_port=24752, cores=2, memory="4g").start()
+                conf = {"spark.executor.memory": args.executor_memory}
+                if spec.kind == "s3":  # the worker's environment is clean: the moto server's test credentials
+                    conf.update({f"spark.executorEnv.{k}": v for k, v in env.items() if k.startswith("AWS_")})
+                url = cluster.master_url
+            else:
+                cluster, conf, url = None, {}, "local[2]"
+            try:
+                argv = submit.command("analysis", job_args, master=url, py_files=py_files,
+                                      driver_memory=args.driver_memory,
+                                      conf={"spark.sql.shuffle.partitions": "4", **conf})
+                print(f"{url}: load average {os.getloadavg()[0]:.1f} before the job", flush=True)
+                start, cpu_start, busy_start = time.monotonic(), _children_cpu_s(), _machine_busy_s()
+                result = submit.run(argv, env)
+                elapsed, cpu = time.monotonic() - start, _children_cpu_s() - cpu_start
+                busy = _machine_busy_s() - busy_start
+            finally:
+                if cluster is not None:
+                    cluster.stop()
+            print(f"analysis on {url}: {elapsed:.1f} s, {cpu:.1f} CPU-s (rusage), machine busy {busy:.1f} CPU-s, "
+                  f"load average {os.getloadavg()[0]:.1f} at the end (exit {result.returncode})", flush=True)
+            if result.returncode != 0:
+                return result.returncode
+            print(f"analysis_seconds={elapsed:.1f} cpu_seconds={cpu:.1f} machine_busy_seconds={busy:.1f} "
+                  f"records={records} node_records={node_records} master={master}", flush=True)
+            timings[master] = elapsed
+        if len(timings) == 2:
+            print(f"standalone_seconds={timings['standalone']:.1f} local_seconds={timings['local']:.1f} "
+                  f"ratio={timings['standalone'] / timings['local']:.2f}")
         return 0
     finally:
         if server is not None:

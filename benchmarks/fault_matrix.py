@@ -37,10 +37,10 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from adapters.leases import LeaseBoard  # noqa: E402
-from adapters.planning import owner_id  # noqa: E402
 from app import demo  # noqa: E402
 from sizing import layout  # noqa: E402
 from sizing.plan import cluster_key, local_port_base  # noqa: E402
+from sizing.runplan import owner_id  # noqa: E402
 
 DAG_ID = "sizing_campaign"
 CONFIG = "n1-c5.2xlarge-gp2"
@@ -126,7 +126,7 @@ def retry(s: demo.DemoSettings, label: str) -> dict:
     keys = ["scenario", "run_id", "repeat", "phase"] + (["group"] if mine is not None and "group" in mine else [])
     duplicates = int(mine.duplicated(subset=keys).sum()) if mine is not None else None
     store = s.s3.store()
-    prefix = f"raw/campaign=ci-tiny/config={CONFIG}/scenario=steps/run={label}/"
+    prefix = layout.raw_scenario_run_prefix("ci-tiny", CONFIG, "steps", label)
     manifests = [k for k in store.list(prefix) if k.endswith("manifest.json")]
     lost, agree = None, []
     for key in manifests:
@@ -174,7 +174,7 @@ def case(s: demo.DemoSettings, name: str) -> dict:
         orphans = len(demo.stack_processes(s))
         leaked = leaked_clusters(s)
         if name == "A":  # the measured race: an orphan of the killed run takes the slot after the clean-up and dies
-            board = LeaseBoard(s.state / "leases" / "local")
+            board = LeaseBoard(s.paths.lease_board("local"))
             board.try_acquire(owner_id(DAG_ID, run_id, cluster_key(CONFIG, 1)), 1)
         demo.start(s, say)
     else:  # the run failed by itself and the stack runs on: the next step is the retry

@@ -145,7 +145,8 @@ def micro(messages: int = 200_000) -> dict[str, float]:
         consumer.on_open(Sink())
         consumer.ready = True
         conn = object.__new__(FastConnection)
-        conn._lg_worker, conn._lg_rx, conn.fast_consumers, conn.fast_publishers = worker, bytearray(), {1: consumer}, {}
+        conn._lg_connector, conn._lg_rx = None, bytearray()
+        conn.fast_consumers, conn.fast_publishers = {1: consumer}, {}
         conn.bytes_received = conn.frames_received = 0
         t0 = time.process_time()
         for i in range(0, len(stream), read):

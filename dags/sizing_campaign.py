@@ -6,6 +6,11 @@ validate_spec -> plan_trials -> cluster[trial] (mapped group, one per config and
    (analysis: one SparkSubmitOperator job, phase_summary of every complete config then the leaderboards,
    Great Expectations on every batch it reads and table it writes)
 
+Any task may run on any worker (CeleryExecutor, KubernetesExecutor): what one task leaves for another travels
+through XCom or the object store (the resolved spec, load-run logs, cluster-slot leases of aws/existing), never a
+worker's disk. The local target is the exception, refused on such an executor: its clusters are processes of one
+host.
+
 A campaign with `repeats: N` runs N trials per config, repeat-major (every config's repeat 1 first), each
 on its own cluster, ports, Terraform state and slot lease; the analysis then sees each config once.
 Backfill one config: trigger with `configs: [<config_id>]` (and the same `run_label`); the raw run
@@ -21,8 +26,8 @@ from __future__ import annotations
 
 import os
 
-from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import Asset, Param, dag, task, task_group
+from rabbit_sizing.operators.analysis import AnalysisSubmitOperator
 from rabbit_sizing.operators.cluster import ClusterApplyOperator, ClusterDestroyOperator
 from rabbit_sizing.operators.loadgen import LoadgenOperator
 from rabbit_sizing.operators.report import ReportOperator
@@ -37,7 +42,6 @@ VALIDATION = Asset(uri=f"s3://{BUCKET}/validation/", name="sizing_validation", g
 REPORT = Asset(uri=f"s3://{BUCKET}/reports/", name="sizing_report", group="rabbit-sizing")
 
 SPARK_CONN_ID = "spark_default"
-PY_FILES = "{{ ti.xcom_pull(task_ids='analysis_inputs', key='py_files') }}"
 # The cluster group's map index in the UI: "n3-c5.2xlarge-gp2-r2" rather than "7".
 TRIAL_LABEL = "{{ task.trial.cluster_key }}"
 
@@ -60,7 +64,7 @@ TRIAL_LABEL = "{{ task.trial.cluster_key }}"
         "run_label": Param("r1", type="string", pattern="^[A-Za-z0-9_-]+$",
                            description="Names the run partitions; the same label replaces, a new one adds."),
         "max_parallel_configs": Param(None, type=["null", "integer"], minimum=1,
-                                      description="Clusters up at once (default: 1 local, 4 aws)."),
+                                      description="Clusters up at once (default: 1 local, 4 aws, 1 existing)."),
         "baseline_run": Param(None, type=["null", "string"], pattern="^[A-Za-z0-9_-]+$",
                               description="A stored run label to compare this run with: the report opens with "
                                           "the comparison (sizing compare)."),
@@ -70,22 +74,32 @@ def sizing_campaign():
     @task
     def validate_spec(params=None) -> dict:
         """Fail fast, with every problem and its field path, before anything is provisioned."""
+        from airflow.configuration import conf
         from airflow.sdk.exceptions import AirflowFailException
 
-        from adapters.planning import state_dir, validate_run
+        from adapters.planning import publish_spec, validate_run
+        from adapters.statepaths import state_paths
         from sizing.fields import SpecError
+        from sizing.runplan import local_target_refusal
 
         try:
-            run = validate_run(params, state_dir() / "specs")
+            run = validate_run(params, state_paths().specs)
         except SpecError as err:
             raise AirflowFailException(str(err)) from err
+        refusal = local_target_refusal(run.deployment, conf.get("core", "executor"))
+        if refusal:
+            raise AirflowFailException(refusal)
+        print(f"resolved spec: {run.spec_path} (every worker reads it from {publish_spec(run.spec_path)})")
         return run.to_dict()
 
     @task
     def plan_trials(run: dict) -> list[dict]:
-        from adapters.planning import CampaignRun, plan_run_trials, slot_offset
+        from adapters.planning import slot_offset, spec_on_this_worker
+        from sizing.runplan import CampaignRun, plan_run_trials
+        from sizing.spec import load_campaign
 
-        trials = plan_run_trials(CampaignRun.from_dict(run), slot_offset())
+        typed = CampaignRun.from_dict(run)
+        trials = plan_run_trials(typed, load_campaign(spec_on_this_worker(typed.spec_path)), slot_offset())
         print(f"{len(trials)} trial(s), one fresh cluster each:",
               ", ".join(f"{t.cluster_key} (ports {t.local_port_base}+)" for t in trials))
         return [t.to_dict() for t in trials]
@@ -93,13 +107,16 @@ def sizing_campaign():
     @task(outlets=[RAW], map_index_template="{{ trial_label }}")
     def upload(trial: dict, runs: list[dict]) -> list[str]:
         from airflow.sdk import get_current_context
+        from rabbit_sizing.sensors.cluster import slot_kept
         from rabbit_sizing.uploads import publish_run_logs
 
         from sizing.plan import Trial
 
         typed = Trial.from_dict(trial)
-        get_current_context()["trial_label"] = typed.cluster_key  # TaskFlow's way to name a map index
-        return publish_run_logs(typed, runs)
+        context = get_current_context()
+        context["trial_label"] = typed.cluster_key  # TaskFlow's way to name a map index
+        with slot_kept(typed, context["ti"].dag_id, context["run_id"]):
+            return publish_run_logs(typed, runs)
 
     @task_group(group_id="cluster")
     def per_trial(trial):
@@ -115,16 +132,15 @@ def sizing_campaign():
 
     @task(trigger_rule="all_done")
     def analysis_inputs(run: dict, trials: list[dict]) -> list[str]:
-        """Runs once every trial's group is done (a failed trial does not abandon the others) and
-        analyses the configs whose every repeat's raw runs landed; the failed cluster tasks it records
-        make `trials_succeeded` fail the run at the end."""
-        from airflow.sdk import BaseHook, get_current_context
+        """Runs once every trial's group is done (a failed trial does not abandon the others) and passes on the
+        configs whose every repeat's raw runs landed; the failed cluster tasks it records make `trials_succeeded`
+        fail the run at the end."""
+        from airflow.sdk import get_current_context
         from airflow.sdk.exceptions import AirflowFailException
-        from rabbit_sizing.spark import analysis_args, build_py_files
         from rabbit_sizing.uploads import configs_with_complete_raw
 
-        from adapters.planning import failed_tasks
         from sizing.plan import Trial
+        from sizing.runplan import failed_tasks
 
         ti = get_current_context()["ti"]
         states = ti.get_task_states(dag_id=ti.dag_id, task_group_id="cluster", run_ids=[ti.run_id])
@@ -135,13 +151,7 @@ def sizing_campaign():
             raise AirflowFailException(f"no config has complete raw results: nothing to analyse (failed: {failed})")
         if failed:
             print(f"failed cluster tasks: {', '.join(failed)}; analysing the configs that are complete")
-
-        # A local master imports sizing/ and spark_jobs/ from the repo (PYTHONPATH); a remote one needs the zip.
-        master = BaseHook.get_connection(SPARK_CONN_ID).host or ""
-        py_files = "" if master.startswith("local") else str(build_py_files())
-        ti.xcom_push(key="py_files", value=py_files)
-        print(f"spark master {master}; py-files: {py_files or '(none: local master, repo on PYTHONPATH)'}")
-        return analysis_args(run, [trial.config_id for trial in complete])  # one trial per config
+        return [trial.config_id for trial in complete]  # one trial per config
 
     @task
     def trials_succeeded() -> None:
@@ -163,20 +173,14 @@ def sizing_campaign():
     clusters >> inputs
 
     # One spark-submit for the whole analysis: each submit pays ~13 s of JVM, imports and session start-up, once
-    # per config when phase_summary was a task per config (21 configs at seed scale).
-    analysis = SparkSubmitOperator(
-        task_id="analysis", conn_id=SPARK_CONN_ID, application=_app("analysis"), application_args=inputs,
-        py_files=PY_FILES, conf=_spark_conf(), env_vars=_spark_env(), name="analysis",
-        outlets=[PHASE_SUMMARY, LEADERBOARDS, VALIDATION])
+    # per config when phase_summary was a task per config (21 configs at seed scale). The task builds what the
+    # executors need itself (py-files zip, their interpreter, credentials): it may run on any worker.
+    analysis = AnalysisSubmitOperator(
+        task_id="analysis", conn_id=SPARK_CONN_ID, run=run, configs=inputs, conf=_spark_conf(),
+        env_vars=_spark_env(), outlets=[PHASE_SUMMARY, LEADERBOARDS, VALIDATION])
     # The HTML report next to the tables; the task's "Campaign report" link opens it from the UI.
     report = ReportOperator(task_id="report", run=run, outlets=[REPORT])
     analysis >> report >> trials_succeeded()
-
-
-def _app(job: str) -> str:
-    from rabbit_sizing.spark import application
-
-    return application(job)
 
 
 def _spark_conf() -> dict[str, str]:

@@ -9,9 +9,10 @@ Where each concept lives (OpenMessaging-Benchmark / Jepsen style seams):
   on_deliveries) and `Connector` (open). A new rate mode or workload group is a new driver.
 - `drivers`: the open-loop publisher and the consumer (processing time, multi-ack) above a `Link`, and the
   per-second stats they fill.
-- `client`: the pika implementation: `FastConnection` (a SelectConnection that is a `Link`) and the worker
-  process's IO loop (tick, per-second `client_seconds` rows); the generator's "behind" verdict is
-  `sizing.rules.worker_behind`.
+- `client`: the pika implementation: `FastConnection` (a SelectConnection that is a `Link`), `PikaConnector` (a
+  worker's connections: open, ready, reconnect, blocked, tick-mode reads) and `Worker`, the worker process's tick
+  loop (publish what is due, acks, per-second `client_seconds` rows) on an injectable clock and IO loop; the
+  generator's "behind" verdict is `sizing.rules.worker_behind`.
 - `messages`: the typed values between the runner and its workers (`WorkerConfig`, `Start`/`Stop`, `Ready`,
   `Row`, `Event`, `WorkerError`, `Done`); `pool`: the worker processes behind a `Pool` protocol.
 - `sink`: every record of a run by phase, one flush path; `recorder`: Parquet per `sizing.records` + upload.
@@ -22,6 +23,7 @@ Where each concept lives (OpenMessaging-Benchmark / Jepsen style seams):
   records every decision as a `search_probe` event.
 - `runner`: the run itself (ready, one clock, phases, drain, stop, final records, manifest) over a `Pool` and
   an injectable `Clock`; `cli`: `python -m loadgen run ...`.
-- `broker`: queue declaration and the management-API sampler; `nemesis` and `faults/`: fault injection, only
+- `broker`: queue declaration and the management-API sampler; `nodes`: the per-node resource sampler
+  (`node_seconds`, one thread per node); `nemesis` and `faults/`: fault injection, only
   imported for timelines with faults.
 """

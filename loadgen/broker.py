@@ -17,6 +17,7 @@ from adapters import brokercounters
 from adapters.management import ManagementClient, ManagementError
 from adapters.nodestats import NodeUnavailable
 from sizing.cluster import ClusterInfo
+from sizing.existing import POLICY_NAME
 from sizing.spec import QueueSpec
 
 QUEUE_COLUMNS = "name,node,leader,type,messages,messages_ready,messages_unacknowledged"
@@ -36,7 +37,7 @@ def queue_arguments(queues: QueueSpec) -> dict[str, Any]:
     return arguments
 
 
-def policy_request(queues: QueueSpec, name: str = "loadgen-ha") -> tuple[str, dict[str, Any]] | None:
+def policy_request(queues: QueueSpec, name: str = POLICY_NAME) -> tuple[str, dict[str, Any]] | None:
     """(management API path, body) of the policy the queues need, or None (only mirrored queues need one)."""
     if not queues.policy:
         return None

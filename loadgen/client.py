@@ -1,11 +1,14 @@
 """The pika half of the load generator: one worker process = one IO loop driving a slice of the clients.
 
 A worker owns some publishers and some consumers (one AMQP connection and channel each, as PerfTest does),
-all on one pika `SelectConnection` IO loop. One periodic tick (every `tick_s`) publishes everything the
-open-loop schedule has made due, releases consumer acks whose simulated processing has finished, and closes
-the per-second record. Hot-path bytes go through `wire` (templates out, `struct` parsing in) instead of
-pika's per-message frame objects; pika still does the handshake, channel setup, returns, blocked
-notifications and everything rare.
+all on one pika `SelectConnection` IO loop. It has two parts: `PikaConnector`, the connections (open, ready,
+reconnect to the next node, connection.blocked, returns, tick-mode reads), and `Worker`, the tick loop: every
+`tick_s` it publishes everything the open-loop schedule has made due, releases consumer acks whose simulated
+processing has finished, and closes the per-second record. The tick loop takes its clock, IO loop and connections
+as arguments (tests/test_loadgen_tickloop.py runs it against an in-memory broker on a simulated clock).
+
+Hot-path bytes go through `wire` (templates out, `struct` parsing in) instead of pika's per-message frame objects;
+pika still does the handshake, channel setup, returns, blocked notifications and everything rare.
 
 Nothing here analyses: the worker counts, buckets latencies into `sizing.histogram` counts, and keeps the
 per-message bookkeeping (confirm state per publisher, consumed counts per message) that the runner merges
@@ -22,9 +25,8 @@ import os
 import select
 import time
 import traceback
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 import pika
@@ -56,12 +58,12 @@ RECONNECT_DELAY_S = 1.0
 class FastConnection(pika.SelectConnection):
     """A SelectConnection whose receive path decodes deliveries and confirms itself (see `wire`)."""
 
-    def __init__(self, worker: Worker, parameters: pika.ConnectionParameters, **kwargs: Any) -> None:
-        self._lg_worker = worker
+    def __init__(self, connector: PikaConnector, parameters: pika.ConnectionParameters, **kwargs: Any) -> None:
+        self._lg_connector = connector
         self._lg_rx = bytearray()
         self.fast_consumers: dict[int, ConsumerState] = {}
         self.fast_publishers: dict[int, PublisherState] = {}
-        super().__init__(parameters, custom_ioloop=worker.ioloop, **kwargs)
+        super().__init__(parameters, custom_ioloop=connector.ioloop, **kwargs)
 
     def socket_fd(self) -> int | None:
         transport = self._transport
@@ -97,7 +99,7 @@ class FastConnection(pika.SelectConnection):
         if len(data) == RECV_BYTES and self._transport is transport:
             self.pull()  # more may be waiting
 
-    # -- loadgen.protocol.Link: one channel per connection, set up by Worker._on_channel
+    # -- loadgen.protocol.Link: one channel per connection, set up by PikaConnector._on_channel
     lg_channel = 1
     lg_template: wire.PublishTemplate | None = None
 
@@ -107,7 +109,7 @@ class FastConnection(pika.SelectConnection):
     def ack(self, delivery_tag: int, multiple: bool) -> None:
         self.fast_write(wire.ack_frame(self.lg_channel, delivery_tag, multiple))
 
-    # Set by Worker._on_channel for a consumer link.
+    # Set by PikaConnector._on_channel for a consumer link.
     lg_ch: Any = None
     lg_consumer_tag: str | None = None
     lg_consume: Any = None  # (callback) -> consumer tag: basic.consume with the consumer's queue, ack mode, args
@@ -125,15 +127,11 @@ class FastConnection(pika.SelectConnection):
 
         def consume(_frame: Any) -> None:
             self.lg_consumer_tag = self.lg_consume(
-                lambda _ok: self._lg_worker.event("consumer_resubscribed", prefetch=prefetch))
+                lambda _ok: self._lg_connector.event("consumer_resubscribed", prefetch=prefetch))
 
         ch.basic_cancel(tag, callback=lambda _frame: ch.basic_qos(prefetch_count=prefetch, callback=consume))
 
     def backlog_bytes(self) -> int:
-        transport = self._transport
-        return transport.get_write_buffer_size() if transport is not None else 0
-
-    def tx_buffered(self) -> int:
         transport = self._transport
         return transport.get_write_buffer_size() if transport is not None else 0
 
@@ -185,73 +183,44 @@ class FastConnection(pika.SelectConnection):
         super()._adapter_disconnect_stream()
 
 
-# ----------------------------------------------------------------------------------------- worker
+# ----------------------------------------------------------------------------------------- connections
 
 
-@dataclass
-class Worker:
-    cfg: WorkerConfig
-    ctl: Any  # multiprocessing Connection: runner -> worker commands
-    out: Any  # multiprocessing Queue: worker -> runner messages
-    ioloop: IOLoop = field(default_factory=IOLoop)
+class ConnectorHost(Protocol):
+    """What the connection part asks of the tick loop: the clock, the second's stats, and the way to the runner."""
 
-    def __post_init__(self) -> None:
-        cfg = self.cfg
-        self.nonce = cfg.nonce
-        self.offsets = list(cfg.offsets)
-        self.stats = SecondStats()
-        self.fresh_counts = np.zeros(max(self.offsets[-1], 1), dtype=np.uint8)
-        self.fresh_keys: list[int] = []
-        self.redelivered_keys: list[int] = []
-        self.reordered_keys: list[int] = []
-        self.all_redelivered: list[np.ndarray] = []
-        self.all_reordered: list[np.ndarray] = []
-        self.publishers = [PublisherState(p, cfg, self) for p in cfg.publishers]
-        self.consumers = [ConsumerState(c, cfg, self) for c in cfg.consumers]
-        self.duration = max(1, math.ceil(cfg.timeline.duration_s))
-        self.scheduled = np.zeros(self.duration + 1, dtype=np.int64)
-        self.start_mono: float | None = None
-        self.start_epoch = 0.0
-        self.second = 0
-        self.processing_s = 0.0
-        self.stopping = False
+    stats: SecondStats
+    second: int
+
+    @property
+    def started(self) -> bool: ...
+
+    def now_s(self) -> float: ...
+
+    def event(self, kind: str, node: str | None = None, **detail: Any) -> None: ...
+
+    def send(self, message: WorkerMessage) -> None: ...
+
+
+class PikaConnector:
+    """The connection part of a worker (a `loadgen.protocol.Connector`): one pika connection + channel per client,
+    readiness, reconnects to the next node, connection.blocked, returns, and the tick-mode read poller.
+
+    It knows nothing of schedules or seconds: the tick loop (`Worker`) asks it to read (`read_all`) and to close;
+    it tells the tick loop what happened through `ConnectorHost` (events, Ready, WorkerError, stats)."""
+
+    def __init__(self, cfg: WorkerConfig, ioloop: IOLoop, host: ConnectorHost, clients: int) -> None:
+        self.cfg, self.ioloop, self.host = cfg, ioloop, host
         self.connections: list[FastConnection] = []
-        self.cpu_mark = time.process_time()
-        self.last_behind_event = -math.inf
-        self.next_tick = 0.0
-        self.pending_ready = len(self.publishers) + len(self.consumers)
+        self.pending_ready = clients
+        self.sent_ready = False
+        self.closing = False
         # Max mode is a closed loop: a confirm or delivery must be seen when it arrives, not at the next tick
         # (with tick reads a window of 1 would cap a publisher at 1/tick_s msg/s), so such runs use event reads.
-        self.closed_loop = any(p.rate_mode == RATE_MAX for p in cfg.timeline.phases)
-        self.read_poller = select.epoll() if cfg.io_mode == "tick" and not self.closed_loop else None
-        self.phase_number = 0  # the phase whose client settings are in force
-        self.next_boundary_s = 0.0
+        closed_loop = any(p.rate_mode == RATE_MAX for p in cfg.timeline.phases)
+        self.read_poller = select.epoll() if cfg.io_mode == "tick" and not closed_loop else None
         self.polled: dict[int, FastConnection] = {}
-        self.sent_ready = False
 
-    # -- clock
-    def now_s(self) -> float:
-        return time.monotonic() - self.start_mono if self.start_mono is not None else 0.0
-
-    def now_us(self) -> int:
-        return int((time.monotonic() - self.start_mono) * 1e6) if self.start_mono is not None else 0
-
-    def add_scheduled(self, due: np.ndarray) -> None:
-        self.scheduled += per_second_counts(due, self.duration + 1)
-
-    # -- messages to the runner
-    def send(self, message: WorkerMessage) -> None:
-        self.out.put(message)
-
-    def event(self, kind: str, node: str | None = None, **detail: Any) -> None:
-        second = self.now_s()
-        phase = self.cfg.timeline.phase_at(second) if self.start_mono is not None else None
-        self.send(Event(self.cfg.worker, {
-            "ts": self.start_epoch + second if self.start_mono else time.time(), "second": second,
-            "phase": phase.number if phase else 0, "kind": kind, "fault_id": None, "fault_kind": None, "node": node,
-            "detail": json.dumps({"worker": self.cfg.worker, **detail}, sort_keys=True)}))
-
-    # -- connections
     def _params(self, node_index: int, name: str) -> pika.ConnectionParameters:
         cluster = self.cfg.cluster
         node = cluster.nodes[node_index % len(cluster.nodes)]
@@ -260,6 +229,13 @@ class Worker:
             credentials=pika.PlainCredentials(cluster.username, cluster.password),
             heartbeat=30, connection_attempts=1, socket_timeout=5, blocked_connection_timeout=None,
             client_properties={"connection_name": f"loadgen-w{self.cfg.worker}-{name}"})
+
+    def open_all(self, clients: Sequence[PublisherState | ConsumerState]) -> None:
+        for client in clients:
+            self.open(client)
+        if not clients:
+            self.sent_ready = True
+            self.host.send(Ready(self.cfg.worker))
 
     def open(self, client: PublisherState | ConsumerState) -> None:
         """loadgen.protocol.Connector: a pika connection + channel for the driver, ending in driver.on_open."""
@@ -270,6 +246,9 @@ class Worker:
                               on_close_callback=lambda c, err: self._on_lost(client, err))
         client.link = conn
         self.connections.append(conn)
+
+    def event(self, kind: str, **detail: Any) -> None:
+        self.host.event(kind, **detail)
 
     def _on_open(self, conn: FastConnection, client: PublisherState | ConsumerState) -> None:
         conn.add_on_connection_blocked_callback(lambda c, frame: self._on_blocked(client, True))
@@ -309,18 +288,19 @@ class Worker:
     def _client_ready(self, client: PublisherState | ConsumerState) -> None:
         recovering = client.ready is None
         client.ready = True
-        if self.start_mono is not None:
-            self._poll_reads(client.link)
+        if self.host.started:
+            self.poll_reads(client.link)
         if recovering:
             self.event("connection_recovered", node=self.cfg.cluster.nodes[client.node].name,
-                       client=self._client_name(client))
+                       client=client_name(client))
             return
         self.pending_ready -= 1
         if self.pending_ready == 0 and not self.sent_ready:
             self.sent_ready = True
-            self.send(Ready(self.cfg.worker))
+            self.host.send(Ready(self.cfg.worker))
 
-    def _poll_reads(self, conn: FastConnection | None) -> None:
+    # -- tick-mode reads: the worker polls every socket once per tick instead of one callback per read
+    def poll_reads(self, conn: FastConnection | None) -> None:
         if self.read_poller is None or conn is None:
             return
         fd = conn.socket_fd()
@@ -333,7 +313,9 @@ class Worker:
             self.read_poller.modify(fd, select.EPOLLIN)
         self.polled[fd] = conn
 
-    def _read_all(self) -> None:
+    def read_all(self) -> None:
+        if self.read_poller is None:
+            return
         for fd, _events in self.read_poller.poll(0):
             conn = self.polled.get(fd)
             if conn is None or conn.socket_fd() != fd:
@@ -343,44 +325,132 @@ class Worker:
                 continue
             conn.pull()
 
-    def _client_name(self, client: PublisherState | ConsumerState) -> str:
-        return f"{'publisher' if isinstance(client, PublisherState) else 'consumer'}-{client.plan.index}"
-
     def _on_return(self) -> None:
-        self.stats.returned += 1
+        self.host.stats.returned += 1
 
     def _on_blocked(self, client: PublisherState | ConsumerState, blocked: bool) -> None:
-        now = self.now_s()
         node = self.cfg.cluster.nodes[client.node].name
         if isinstance(client, PublisherState):
-            if blocked and client.blocked_since is None:
-                client.blocked_since = now
-            elif not blocked and client.blocked_since is not None:
-                self.stats.blocked_ms += (now - max(client.blocked_since, self.second)) * 1000
-                client.blocked_since = None
-        self.event("connection_blocked" if blocked else "connection_unblocked", node=node,
-                   client=self._client_name(client))
+            self.host.stats.blocked_ms += client.set_blocked(blocked, self.host.now_s(), self.host.second)
+        self.event("connection_blocked" if blocked else "connection_unblocked", node=node, client=client_name(client))
 
     def _on_lost(self, client: PublisherState | ConsumerState, error: Any) -> None:
-        if self.stopping:
+        if self.closing:
             return
         if client.link is not None and client.link in self.connections:
             self.connections.remove(client.link)
         if not self.sent_ready:
-            self.send(WorkerError(self.cfg.worker, f"{self._client_name(client)} could not connect: {error!r}"))
+            self.host.send(WorkerError(self.cfg.worker, f"{client_name(client)} could not connect: {error!r}"))
             return
-        if isinstance(client, PublisherState) and client.blocked_since is not None:
-            client.blocked_since = None
+        if isinstance(client, PublisherState):
+            client.set_blocked(False, self.host.now_s(), self.host.second)  # a new connection starts unblocked
         client.ready = None  # None: lost, reconnecting (False only before the first open)
         client.link = None
         node = self.cfg.cluster.nodes[client.node].name
-        self.event("connection_closed", node=node, client=self._client_name(client), error=repr(error)[:300])
+        self.event("connection_closed", node=node, client=client_name(client), error=repr(error)[:300])
         client.node = (client.node + 1) % len(self.cfg.cluster.nodes)  # try the next node, as a client with
         self.ioloop.call_later(RECONNECT_DELAY_S, lambda: self._reconnect(client))  # several URIs would
 
     def _reconnect(self, client: PublisherState | ConsumerState) -> None:
-        if not self.stopping:
+        if not self.closing:
             self.open(client)
+
+    def close(self) -> None:
+        """No more reconnects; pika's own reads back (the close handshake needs them); close every connection."""
+        self.closing = True
+        for fd, conn in list(self.polled.items()):
+            with contextlib.suppress(OSError, ValueError):
+                self.read_poller.unregister(fd)
+            if conn.socket_fd() == fd:
+                conn.polled_reads(False)
+        self.polled.clear()
+        for conn in list(self.connections):
+            if conn.is_open:
+                conn.close()
+
+
+def client_name(client: PublisherState | ConsumerState) -> str:
+    return f"{'publisher' if isinstance(client, PublisherState) else 'consumer'}-{client.plan.index}"
+
+
+# ----------------------------------------------------------------------------------------- the tick loop
+
+
+class Connections(Protocol):
+    """The tick loop's view of its connection part (PikaConnector; a fake in the tick-loop tests)."""
+
+    def open_all(self, clients: Sequence[PublisherState | ConsumerState]) -> None: ...
+
+    def poll_reads(self, conn: Any) -> None: ...
+
+    def read_all(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class Worker:
+    """The tick loop of one worker process (a `loadgen.protocol.DriverHost`): every `tick_s` it reads, publishes
+    what the schedule made due, releases finished consumer acks, applies step boundaries and closes the per-second
+    row. The connections are its `Connections` (pika by default); the clock and the IO loop are injectable."""
+
+    def __init__(self, cfg: WorkerConfig, ctl: Any, out: Any, ioloop: Any = None,
+                 connections: Callable[[Worker], Connections] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.cfg, self.ctl, self.out = cfg, ctl, out  # ctl: runner -> worker commands; out: worker -> runner
+        self.ioloop = IOLoop() if ioloop is None else ioloop
+        self.clock = clock
+        self.nonce = cfg.nonce
+        self.offsets = list(cfg.offsets)
+        self.stats = SecondStats()
+        self.fresh_counts = np.zeros(max(self.offsets[-1], 1), dtype=np.uint8)
+        self.fresh_keys: list[int] = []
+        self.redelivered_keys: list[int] = []
+        self.reordered_keys: list[int] = []
+        self.all_redelivered: list[np.ndarray] = []
+        self.all_reordered: list[np.ndarray] = []
+        self.publishers = [PublisherState(p, cfg, self) for p in cfg.publishers]
+        self.consumers = [ConsumerState(c, cfg, self) for c in cfg.consumers]
+        self.duration = max(1, math.ceil(cfg.timeline.duration_s))
+        self.scheduled = np.zeros(self.duration + 1, dtype=np.int64)
+        self.start_mono: float | None = None
+        self.start_epoch = 0.0
+        self.second = 0
+        self.processing_s = 0.0
+        self.stopping = False
+        self.cpu_mark = time.process_time()
+        self.last_behind_event = -math.inf
+        self.next_tick = 0.0
+        self.phase_number = 0  # the phase whose client settings are in force
+        self.next_boundary_s = 0.0
+        clients = len(self.publishers) + len(self.consumers)
+        self.connections: Connections = (connections(self) if connections is not None
+                                          else PikaConnector(cfg, self.ioloop, self, clients))
+
+    # -- clock
+    @property
+    def started(self) -> bool:
+        return self.start_mono is not None
+
+    def now_s(self) -> float:
+        return self.clock() - self.start_mono if self.start_mono is not None else 0.0
+
+    def now_us(self) -> int:
+        return int((self.clock() - self.start_mono) * 1e6) if self.start_mono is not None else 0
+
+    def add_scheduled(self, due: np.ndarray) -> None:
+        self.scheduled += per_second_counts(due, self.duration + 1)
+
+    # -- messages to the runner
+    def send(self, message: WorkerMessage) -> None:
+        self.out.put(message)
+
+    def event(self, kind: str, node: str | None = None, **detail: Any) -> None:
+        second = self.now_s()
+        phase = self.cfg.timeline.phase_at(second) if self.start_mono is not None else None
+        self.send(Event(self.cfg.worker, {
+            "ts": self.start_epoch + second if self.start_mono else time.time(), "second": second,
+            "phase": phase.number if phase else 0, "kind": kind, "fault_id": None, "fault_kind": None, "node": node,
+            "detail": json.dumps({"worker": self.cfg.worker, **detail}, sort_keys=True)}))
 
     # -- the tick
     def start(self, start_mono: float, start_epoch: float) -> None:
@@ -394,9 +464,9 @@ class Worker:
                 pub.ensure_due(1.0)
         for client in [*self.publishers, *self.consumers]:
             if client.ready:
-                self._poll_reads(client.link)
+                self.connections.poll_reads(client.link)
         self.next_tick = max(0.0, self.now_s())
-        self.ioloop.call_later(max(0.0, start_mono - time.monotonic()), self.tick)
+        self.ioloop.call_later(max(0.0, start_mono - self.clock()), self.tick)
 
     def tick(self) -> None:
         if self.stopping:
@@ -406,8 +476,7 @@ class Worker:
         lag = now - self.next_tick
         if lag > stats.tick_lag_max_s:
             stats.tick_lag_max_s = lag
-        if self.read_poller is not None:
-            self._read_all()
+        self.connections.read_all()
         while now >= self.second + 1:
             self.close_second()
         if now >= self.next_boundary_s:
@@ -445,8 +514,7 @@ class Worker:
         for pub in self.publishers:
             if not pub.max_mode:
                 pub.ensure_due(s + 2)
-            if pub.blocked_since is not None:
-                stats.blocked_ms += max(0.0, end - max(pub.blocked_since, s)) * 1000
+            stats.blocked_ms += pub.blocked_ms_in(s, end)
         self._flush_keys()
         cpu = time.process_time()
         cpu_s, self.cpu_mark = cpu - self.cpu_mark, cpu
@@ -485,9 +553,7 @@ class Worker:
             "multi_ack_every": settings.multi_ack_every if settings else workload.consumers.multi_ack_every,
             "in_flight_max": in_flight_max,
         }
-        late_s = max((now - float(p.due[p.next_seq - p.due_base]) for p in self.publishers
-                      if not p.max_mode and p.next_seq < p.total and p.next_seq - p.due_base < len(p.due)
-                      and p.due[p.next_seq - p.due_base] < now), default=0.0)
+        late_s = max((p.lateness_s(now) for p in self.publishers), default=0.0)
         if worker_behind(cpu_s, stats.tick_lag_max_s) and s - self.last_behind_event >= 10:
             self.last_behind_event = s
             self.event("worker_behind", cpu_s=round(cpu_s, 3), tick_lag_ms=round(stats.tick_lag_max_s * 1000, 1),
@@ -532,19 +598,11 @@ class Worker:
         if self.start_mono is not None:
             self.close_second(final=True)
         self.stopping = True
-        for fd, conn in list(self.polled.items()):  # the close handshake needs pika's own reads again
-            with contextlib.suppress(OSError, ValueError):
-                self.read_poller.unregister(fd)
-            if conn.socket_fd() == fd:
-                conn.polled_reads(False)
-        self.polled.clear()
         path = self.save_accounting()
         times = os.times()
         self.send(Done(self.cfg.worker, path, times.user, times.system,
-                       published=sum(p.next_seq - p.skipped for p in self.publishers)))
-        for conn in list(self.connections):
-            if conn.is_open:
-                conn.close()
+                       published=sum(p.sent_total for p in self.publishers)))
+        self.connections.close()
         self.ioloop.call_later(1.0, self.ioloop.stop)  # let the close frames go out, then end the loop
 
     def save_accounting(self) -> str:
@@ -553,16 +611,12 @@ class Worker:
             self.fresh_counts,
             np.concatenate(self.all_redelivered) if self.all_redelivered else np.zeros(0, np.int64),
             np.concatenate(self.all_reordered) if self.all_reordered else np.zeros(0, np.int64),
-            published={p.plan.index: p.next_seq for p in self.publishers},
-            states={p.plan.index: p.state[:p.total] for p in self.publishers})
+            published={p.plan.index: p.books()[0] for p in self.publishers},
+            states={p.plan.index: p.books()[1] for p in self.publishers})
         return accounting.save(accounting.worker_path(self.cfg.out_dir, self.cfg.worker), books)
 
     def run(self) -> None:
-        for client in [*self.publishers, *self.consumers]:
-            self.open(client)
-        if not self.publishers and not self.consumers:
-            self.send(Ready(self.cfg.worker))
-            self.sent_ready = True
+        self.connections.open_all([*self.publishers, *self.consumers])
         self.ioloop.call_later(0.05, self.poll_ctl)
         self.ioloop.start()
 

@@ -106,6 +106,42 @@ class PublisherState:
         self.phase_first_seq = self.schedule.phase_first_seq()
         self.in_flight_peak = 0  # highest unconfirmed count since the last row (the window check)
 
+    # -- what the worker asks of a publisher (its row, its books, connection.blocked)
+    @property
+    def sent_total(self) -> int:
+        """Messages actually sent (sequence numbers taken less those skipped in max mode)."""
+        return self.next_seq - self.skipped
+
+    def lateness_s(self, now_s: float) -> float:
+        """How late its next scheduled message is now (0: nothing overdue, or max mode: no schedule)."""
+        i = self.next_seq - self.due_base
+        if self.max_mode or self.next_seq >= self.total or i >= len(self.due) or self.due[i] >= now_s:
+            return 0.0
+        return now_s - float(self.due[i])
+
+    def books(self) -> tuple[int, np.ndarray]:
+        """Sequence numbers taken and each one's state, for the accounting (loadgen.accounting.WorkerBooks)."""
+        return self.next_seq, self.state[:self.total]
+
+    def set_blocked(self, blocked: bool, now_s: float, second_start_s: float) -> float:
+        """connection.blocked / unblocked from the broker; the blocked milliseconds that fall in the current second
+        (from `second_start_s`) when it ends (0 otherwise)."""
+        if blocked:
+            if self.blocked_since is None:
+                self.blocked_since = now_s
+            return 0.0
+        if self.blocked_since is None:
+            return 0.0
+        ms = (now_s - max(self.blocked_since, second_start_s)) * 1000
+        self.blocked_since = None
+        return ms
+
+    def blocked_ms_in(self, second_start_s: float, end_s: float) -> float:
+        """The part of [second_start_s, end_s) it has been blocked, still blocked now (0 if not blocked)."""
+        if self.blocked_since is None:
+            return 0.0
+        return max(0.0, end_s - max(self.blocked_since, second_start_s)) * 1000
+
     def apply_phase(self, phase: Phase) -> None:
         """Step boundary: the phase's confirm window and rate mode take effect now (a live change)."""
         if phase.settings is not None and self.confirms:

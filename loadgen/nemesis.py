@@ -34,7 +34,7 @@ def schedule(faults: Sequence[FaultEvent]) -> list[tuple[float, int, FaultEvent]
 
 
 def default_executor(cluster: ClusterInfo, broker_config: Mapping[str, Any] | None = None) -> FaultExecutor:
-    if cluster.target == "local":
+    if cluster.target in ("local", "existing"):  # an existing cluster's faults need `local: true` (sizing/existing.py)
         from loadgen.faults.local import LocalFaultExecutor
 
         return LocalFaultExecutor(cluster, broker_config)

@@ -323,11 +323,79 @@ class Runner:
             self._finish()
         return 0 if self.status == "complete" else 1
 
+    # ------------------------------------------------------------------ the seam a capacity search drives
+    # loadgen.search runs each probe as a phase of its own with a pool of its own; these are the runner's steps it
+    # drives (loadgen.search.ProbeHost), so the search needs none of the runner's internals.
+    def open_attempt(self, make_pool: Callable[[list[WorkerConfig]], Pool], own: Timeline, number: int,
+                     not_before_s: int) -> Pool:
+        """A fresh, connected pool for attempt `number` of a search: a new nonce (what an earlier probe left
+        behind counts as foreign), the workers' phase 1 renumbered as the run's phase `number`, what they report
+        before it is placed put on the scenario clock no earlier than `not_before_s`."""
+        self.nonce = secrets.randbits(32)
+        self.second_offset = max(not_before_s, math.ceil(self.now_s()))
+        self.phase_offset = number - 1
+        configs = self._plan(own)
+        self.done = {}
+        pool = make_pool(configs)
+        self._wait_ready(pool)
+        return pool
+
+    def place_attempt(self, pool: Pool, placed: Phase) -> dict[str, int]:
+        """Put the attempt on the scenario clock at its phase's start (a whole second), record the phases so far,
+        start the workers; returns the totals at its start (what its drain counts from)."""
+        self.second_offset = int(placed.start_s)
+        self.timeline = Timeline(self.timeline.scenario, (*self.timeline.phases, placed), ())
+        self.write_phases()
+        since = dict(self.totals)
+        pool.start(Start(self.start_mono + placed.start_s, self.start_epoch + placed.start_s))
+        return since
+
+    def follow_attempt(self, pool: Pool, placed: Phase, ready_wait_s: float) -> None:
+        """Until the attempt's phase ends and every worker reported its last second (at most `ready_wait_s` more)."""
+        self._follow(pool, (placed,))
+        deadline = self.clock.monotonic() + ready_wait_s
+        while placed.number not in self.sink.written and self.clock.monotonic() < deadline:
+            self._pump(pool, 0.2)
+            self._write_finished_phases()
+
+    def drain_attempt(self, pool: Pool, drain_s: float, since: dict[str, int]) -> bool:
+        """Let the attempt's backlog drain, at most `drain_s`; whether it did."""
+        return self._drain(pool, timeout_s=drain_s, since=since)
+
+    def stop_attempt(self, pool: Pool) -> dict[int, Done]:
+        """Stop the attempt's workers; what each returned (its CPU and the path of its message books)."""
+        self._stop_workers(pool)
+        return dict(self.done)
+
+    def account_attempt(self, phase: int, books: dict[int, Done]) -> None:
+        """The attempt's loss/duplicate accounting (its own key space) as the rows of its phase."""
+        paths = [d.path for d in books.values()]
+        if len(paths) == self.options.workers:
+            for row in accounting.merge_by_group(paths, self.layouts, self.scheduled_total, 1,
+                                                 group_of_publisher(self.groups)):
+                self.accounting.append({**row, "phase": phase})
+        else:
+            self.errors.append(f"accounting of phase {phase} skipped: {len(paths)}/{self.options.workers} workers "
+                               f"returned their books")
+
+    def end_search(self, cpu: dict[int, Done]) -> None:
+        """Every attempt's worker CPU, summed per worker, as the run's (the manifest's worker_cpu)."""
+        self.done = cpu
+
+    def steady_rows(self, phase: int) -> tuple[list[dict[str, Any]], int]:
+        """The steady (warm-up excluded) rows the workers reported for `phase`, and its worker_behind events."""
+        with self.sink.lock:
+            rows = [dict(r) for w in range(self.options.workers) for r in self.sink.rows.get((phase, w), [])
+                    if not r["warmup"]]
+            behind = sum(1 for e in self.sink.events.get(phase, []) if e.get("kind") == "worker_behind")
+        return rows, behind
+
     def _fault_injector(self) -> Background:
         from loadgen.nemesis import FaultInjector  # lazily: only runs with faults need it
 
         return FaultInjector(self.cluster, self.timeline.faults, self.emit_event, self.start_mono,
-                             now=time.monotonic, phase_at=self.phase_number, broker_config=self.campaign.broker_config)
+                             now=self.clock.monotonic, phase_at=self.phase_number,
+                             broker_config=self.campaign.broker_config)
 
     def _group_phase_rows(self) -> list[dict[str, Any]]:
         """The phases record: one row per workload group per phase (issue 14)."""

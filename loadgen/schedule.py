@@ -149,11 +149,3 @@ def publisher_offsets(totals: list[int]) -> list[int]:
     return offsets
 
 
-def target_rate_of_second(timeline: Timeline, second: int) -> float:
-    """Mean scheduled total rate over [second, second + 1) (ramps move within a second)."""
-    return timeline.scheduled(second, second + 1)
-
-
-def phase_of_second(timeline: Timeline, second: float) -> int:
-    phase = timeline.phase_at(second)
-    return phase.number if phase else 0

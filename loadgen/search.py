@@ -12,10 +12,9 @@ An attempt the generator could not keep up with (rules.worker_behind or CPU satu
 says nothing about the cluster: it is recorded as inconclusive and run again (at most MAX_INCONCLUSIVE times per
 search; after that an invalid attempt counts as a fail). Each verdict is taken from the generator's own
 per-second figures of the measurement window, the same figures and formulas phase_summary uses (steady sums over
-the steady seconds, merged e2e histograms, sizing.search.backlog_slope, validity as
-spark_jobs.rules_columns.invalid_reason), and recorded as a `search_probe` event with the figures it used and
-the bracket after it; the analysis recomputes it from the raw records and the GX gate fails the batch when the
-two disagree.
+the steady seconds, merged e2e histograms, sizing.search.backlog_slope, validity by sizing.rules.phase_valid, the
+analysis' own rule), and recorded as a `search_probe` event with the figures it used and the bracket after it;
+the analysis recomputes it from the raw records and the GX gate fails the batch when the two disagree.
 """
 
 from __future__ import annotations
@@ -23,17 +22,14 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import secrets
 from collections import defaultdict
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
-from loadgen import accounting
-from loadgen.groups import group_of_publisher
-from loadgen.messages import Done, Start, WorkerConfig
+from loadgen.messages import Done, WorkerConfig
 from loadgen.pool import Pool
 from sizing.histogram import merge_wire, quantile_from_counts
-from sizing.rules import cpu_saturated
+from sizing.rules import phase_valid
 from sizing.search import (
     PROBE_EVENT,
     RESULT_EVENT,
@@ -44,11 +40,40 @@ from sizing.search import (
     SearchResult,
     backlog_slope,
 )
+from sizing.spec import Scenario, Workload
 from sizing.timeline import Phase, Ramp, Timeline
 
-# `runner` below is a loadgen.runner.Runner: not imported (the runner imports this module), used through its
-# plan/ready/follow/drain/stop steps and its record sink.
-Runner = Any
+
+class ProbeHost(Protocol):
+    """What the search needs of the run it drives (loadgen.runner.Runner, which imports this module): its scenario,
+    clock and event sinks, and one step per stage of an attempt."""
+
+    scenario: Scenario
+    workload: Workload
+    timeline: Timeline
+    echo: Callable[[str], None]
+
+    def now_s(self) -> float: ...
+
+    def runner_event(self, kind: str, second: float, phase: int | None = None, **detail: Any) -> None: ...
+
+    def open_attempt(self, make_pool: Callable[[list[WorkerConfig]], Pool], own: Timeline, number: int,
+                     not_before_s: int) -> Pool: ...
+
+    def place_attempt(self, pool: Pool, placed: Phase) -> dict[str, int]: ...
+
+    def follow_attempt(self, pool: Pool, placed: Phase, ready_wait_s: float) -> None: ...
+
+    def steady_rows(self, phase: int) -> tuple[list[dict[str, Any]], int]: ...
+
+    def drain_attempt(self, pool: Pool, drain_s: float, since: dict[str, int]) -> bool: ...
+
+    def stop_attempt(self, pool: Pool) -> dict[int, Done]: ...
+
+    def account_attempt(self, phase: int, books: dict[int, Done]) -> None: ...
+
+    def end_search(self, cpu: dict[int, Done]) -> None: ...
+
 
 DRAIN_EVENT = "probe_drain"  # what the drain left behind and what was purged
 # An attempt during which the generator fell behind (not valid) says nothing about the cluster: it is recorded as
@@ -70,12 +95,9 @@ def phase_name(probe: Probe, number: int) -> str:
     return f"p{number}-probe{probe.index + 1}-{probe.stage}-rate{probe.rate:g}"
 
 
-def measure(runner: Runner, probe: Probe, phase: Phase) -> ProbeResult:
+def measure(runner: ProbeHost, probe: Probe, phase: Phase) -> ProbeResult:
     """The probe's figures over its measurement window, from the per-second rows the workers reported."""
-    with runner.sink.lock:
-        rows = [dict(r) for w in range(runner.options.workers) for r in runner.sink.rows.get((phase.number, w), [])
-                if not r["warmup"]]
-        behind = sum(1 for e in runner.sink.events.get(phase.number, []) if e.get("kind") == "worker_behind")
+    rows, behind = runner.steady_rows(phase.number)
     steady_s = phase.duration_s - phase.warmup_s  # phase_summary's denominator
     per_second: dict[int, list[float]] = defaultdict(lambda: [0.0, 0.0])
     cpu: dict[int, list[float]] = defaultdict(list)
@@ -92,17 +114,9 @@ def measure(runner: Runner, probe: Probe, phase: Phase) -> ProbeResult:
     p99 = quantile_from_counts(counts, 0.99) / 1000.0 if has_latency else math.inf
     p999 = quantile_from_counts(counts, 0.999) / 1000.0 if has_latency else math.inf
     worker_cpu_max = max((sum(v) / len(v) for v in cpu.values()), default=0.0)
-    valid = bool(rows) and behind == 0 and not cpu_saturated(worker_cpu_max)
+    valid = phase_valid(not rows, worker_cpu_max, behind)
     return ProbeResult(probe, sum(r["confirmed"] for r in rows) / steady_s, sum(r["consumed"] for r in rows) / steady_s,
                        slope, p99, p999, valid)
-
-
-def _wait_for_phase(runner: Runner, pool: Pool, number: int) -> None:
-    """Until every worker reported the phase's last second (the phase is written) or READY_WAIT_S passed."""
-    deadline = runner.clock.monotonic() + READY_WAIT_S
-    while number not in runner.sink.written and runner.clock.monotonic() < deadline:
-        runner._pump(pool, 0.2)
-        runner._write_finished_phases()
 
 
 def _figures(result: ProbeResult) -> dict[str, Any]:
@@ -121,7 +135,7 @@ def _finite(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else value
 
 
-def run_search(runner: Runner, make_pool: Callable[[list[WorkerConfig]], Pool],
+def run_search(runner: ProbeHost, make_pool: Callable[[list[WorkerConfig]], Pool],
                between_probes: Callable[[], int] | None, start_delay_s: float) -> SearchResult:
     """Probe until the policy is done; every probe's phase, verdict and drain are recorded. The runner's clock
     (start_mono/start_epoch) is set: second 0 is the search's start; a probe starts `start_delay_s` after its
@@ -138,23 +152,12 @@ def run_search(runner: Runner, make_pool: Callable[[list[WorkerConfig]], Pool],
         number += 1
         name = phase_name(probe, number)
         own = Timeline(runner.timeline.scenario, (probe_phase(probe, 0.0, processing_ms, name, 1),), ())
-        runner.nonce = secrets.randbits(32)  # what an earlier probe left behind counts as foreign
-        runner.second_offset = max(next_free_s, math.ceil(runner.now_s()))
-        runner.phase_offset = number - 1  # the workers' phase 1 is the run's phase `number`
-        configs = runner._plan(own)
-        runner.done = {}
-        pool = make_pool(configs)
+        pool = runner.open_attempt(make_pool, own, number, next_free_s)
         try:
-            runner._wait_ready(pool)
             offset = max(next_free_s, math.ceil(runner.now_s() + start_delay_s))
-            runner.second_offset = offset
             placed = probe_phase(probe, float(offset), processing_ms, name, number)
-            runner.timeline = Timeline(runner.timeline.scenario, (*runner.timeline.phases, placed), ())
-            runner.write_phases()
-            since = dict(runner.totals)
-            pool.start(Start(runner.start_mono + offset, runner.start_epoch + offset))
-            runner._follow(pool, (placed,))
-            _wait_for_phase(runner, pool, placed.number)
+            since = runner.place_attempt(pool, placed)
+            runner.follow_attempt(pool, placed, READY_WAIT_S)
             result = measure(runner, probe, placed)
             retry = not result.valid and inconclusive < MAX_INCONCLUSIVE
             if retry:  # the generator fell behind: the attempt says nothing about the cluster; run it again
@@ -170,14 +173,15 @@ def run_search(runner: Runner, make_pool: Callable[[list[WorkerConfig]], Pool],
                         f"(confirm {detail['confirm_rate']:.1f}, consume {detail['consume_rate']:.1f} msg/s, "
                         f"backlog slope {detail['backlog_slope']:.1f}, p99 {result.p99_ms:.1f} ms, valid "
                         f"{result.valid}); bracket [{detail.get('last_pass')}, {detail.get('first_fail')}]")
-            drained = runner._drain(pool, timeout_s=spec.drain_s, since=since)
+            drained = runner.drain_attempt(pool, spec.drain_s, since)
         finally:
-            runner._stop_workers(pool)
-        _merge_probe_books(runner, placed.number, cpu)
+            books = runner.stop_attempt(pool)
+        runner.account_attempt(placed.number, books)
+        _add_cpu(cpu, books)
         purged = between_probes() if between_probes is not None and not drained else 0
         next_free_s = math.ceil(runner.now_s())
         runner.runner_event(DRAIN_EVENT, runner.now_s(), phase=0, probe=probe.index, drained=drained, purged=purged)
-    runner.done = cpu
+    runner.end_search(cpu)
     result = search.result()
     runner.runner_event(RESULT_EVENT, runner.now_s(), phase=0, status=result.status,
                         sustainable_rate=result.sustainable_rate, last_pass=result.last_pass,
@@ -189,17 +193,9 @@ def run_search(runner: Runner, make_pool: Callable[[list[WorkerConfig]], Pool],
     return result
 
 
-def _merge_probe_books(runner: Runner, phase: int, cpu: dict[int, Done]) -> None:
-    """The probe's loss/duplicate accounting (its own key space) as the rows of its phase; CPU summed per worker."""
-    paths = [d.path for d in runner.done.values()]
-    if len(paths) == runner.options.workers:
-        for row in accounting.merge_by_group(paths, runner.layouts, runner.scheduled_total, 1,
-                                             group_of_publisher(runner.groups)):
-            runner.accounting.append({**row, "phase": phase})
-    else:
-        runner.errors.append(f"accounting of phase {phase} skipped: {len(paths)}/{runner.options.workers} workers "
-                             f"returned their books")
-    for worker, done in runner.done.items():
+def _add_cpu(cpu: dict[int, Done], books: dict[int, Done]) -> None:
+    """Each worker's CPU over every attempt so far (each attempt has a pool of its own); its books are spent."""
+    for worker, done in books.items():
         before = cpu.get(worker)
         cpu[worker] = done if before is None else Done(worker, "", before.user_s + done.user_s,
                                                        before.system_s + done.system_s,

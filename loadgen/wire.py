@@ -33,12 +33,6 @@ BODY_SIZE = struct.Struct(">Q")  # content header: body size (after class id and
 _ACK_FRAME = struct.Struct(">BHIIQBB")
 
 
-def make_body(size_bytes: int) -> bytearray:
-    if size_bytes < BODY_HEADER.size:
-        raise ValueError(f"message size {size_bytes} B cannot hold the {BODY_HEADER.size} B header")
-    return bytearray(size_bytes)
-
-
 def parse_body_header(body: bytes | bytearray | memoryview, offset: int = 0) -> tuple[int, int, int, int]:
     return BODY_HEADER.unpack_from(body, offset)
 

@@ -4,7 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(rabbitmq-server erlang-base chromium chromium-driver curl procps)  # Airflow runs on SQLite locally
+# Airflow runs on SQLite locally; postgresql (metadata DB) and docker-compose (validates docker-compose.yaml) are
+# for the multi-worker tests (tests/test_celery_e2e.py, tests/test_compose_stack.py).
+APT_PACKAGES=(rabbitmq-server erlang-base chromium chromium-driver curl procps postgresql docker-compose)
 VENV=${SIZING_VENV:-.venv}
 log() { printf '[bootstrap] %s\n' "$*"; }
 
@@ -30,6 +32,12 @@ if [ ! -e "$stamp" ]; then
   # The Spark provider pulls pyspark-client, which overwrites files of pyspark: put pyspark's back.
   VIRTUAL_ENV="$VENV" uv pip install -q --reinstall --no-deps "$(grep -E '^pyspark==' requirements/lock.txt)"
   rm -f "$VENV"/.lock-* "$VENV/spark-classes.jsa" && touch "$stamp"
+fi
+# The project itself, editable: `sizing` becomes a command ($VENV/bin/sizing); `python -m app.cli` keeps working.
+venv_python="$(cd "$VENV" && pwd)/bin/python"  # from another directory: what a new shell's `sizing` imports
+if [ ! -x "$VENV/bin/sizing" ] || ! (cd / && "$venv_python" -c "import app.cli") 2>/dev/null; then
+  log "installing the project into $VENV (the sizing command)"
+  VIRTUAL_ENV="$VENV" uv pip install -q --no-deps -e .
 fi
 # The Spark driver's class-data-sharing archive (spark_jobs/settings.py): valid only for these jars.
 if [ ! -e "$VENV/spark-classes.jsa" ]; then

@@ -134,10 +134,6 @@ def load_catalog(name_or_path: str | Path) -> Catalog:
     return parse_catalog(yaml.safe_load(path.read_text()), source=str(path))
 
 
-def known_catalogs() -> list[str]:
-    return sorted(p.stem for p in CATALOG_DIR.glob("*.yaml"))
-
-
 MIB = 1024 * 1024
 
 

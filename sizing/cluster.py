@@ -28,6 +28,8 @@ class NodeInfo:
     ctl_cmd: tuple[str, ...] | None = None  # rabbitmqctl prefix addressing this node
     # AWS target: the EC2 instance (faults go through SSM Run Command).
     instance_id: str | None = None
+    management_scheme: str = "http"  # an existing cluster's management endpoint may be https
+
 
     def amqp_uri(self, username: str, password: str, vhost: str = "/") -> str:
         user, secret = quote(username, safe=""), quote(password, safe="")  # a '/' in a password must be escaped too
@@ -35,7 +37,7 @@ class NodeInfo:
 
     @property
     def management_url(self) -> str:
-        return f"http://{self.host}:{self.management_port}"
+        return f"{self.management_scheme}://{self.host}:{self.management_port}"
 
 
 @dataclass(frozen=True)

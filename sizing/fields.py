@@ -6,6 +6,7 @@ fixes a spec in one round trip, and nothing downstream ever sees a half-valid sp
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -140,3 +141,15 @@ class Fields:
         for key in self.data:
             if key not in self.seen:
                 self.fail(key, "is not a known field")
+
+
+def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """`override` on top of `base` (`extends`, a scenario's `workload`): a mapping merges key by key, anything
+    else replaces, and an explicit empty mapping (`arguments: {}`) replaces too: it clears what was inherited."""
+    merged = copy.deepcopy(dict(base))
+    for key, value in override.items():
+        if isinstance(value, Mapping) and value and isinstance(merged.get(key), Mapping):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged

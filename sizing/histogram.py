@@ -72,10 +72,6 @@ class LogHistogram:
             np.add.at(self.counts, buckets_of(values), 1)
             self.max_us = max(self.max_us, float(values.max()))
 
-    def add_buckets(self, buckets: Iterable[int]) -> None:
-        """Bulk-add pre-bucketed values (the load generator's hot path buckets as it goes)."""
-        np.add.at(self.counts, np.fromiter(buckets, dtype=np.int64), 1)
-
     def merge(self, other: LogHistogram) -> LogHistogram:
         self.counts += other.counts
         self.max_us = max(self.max_us, other.max_us)

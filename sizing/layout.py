@@ -16,6 +16,8 @@ campaign-wide table by campaign and run, recomputed per run.
     tables/<table>/campaign=C/run=R/part-*.parquet            campaign-wide tables (leaderboards, ..., runs)
     validation/<batch>/campaign=C/config=K/run=R/result.json   Great Expectations results
     reports/campaign=C/run=R/report.html
+    specs/<campaign>-<spec hash>.yaml                   a run's resolved spec: every worker's tasks read it from here
+    leases/<target>/slot-N.json                         cluster-slot leases shared by every worker (aws, existing)
 """
 
 from __future__ import annotations
@@ -39,19 +41,31 @@ class RunKey:
                 "run_id": self.run_id, "repeat": self.repeat}
 
 
+TABLES_ROOT = "tables/"
+
+
 def _check(part: str, value: str) -> str:
     if not value or "/" in value or "=" in value:
         raise ValueError(f"{part} {value!r} cannot name an object-store partition (empty, '/' or '=')")
     return value
 
 
+def raw_campaign_prefix(campaign: str) -> str:
+    return f"raw/campaign={_check('campaign', campaign)}/"
+
+
 def raw_config_prefix(campaign: str, config_id: str) -> str:
-    return f"raw/campaign={_check('campaign', campaign)}/config={_check('config', config_id)}/"
+    return raw_campaign_prefix(campaign) + f"config={_check('config', config_id)}/"
+
+
+def raw_scenario_run_prefix(campaign: str, config_id: str, scenario: str, run_id: str) -> str:
+    """Every repeat of one scenario of one run of a config."""
+    return (raw_config_prefix(campaign, config_id)
+            + f"scenario={_check('scenario', scenario)}/run={_check('run', run_id)}/")
 
 
 def raw_run_prefix(key: RunKey) -> str:
-    return (raw_config_prefix(key.campaign, key.config_id)
-            + f"scenario={_check('scenario', key.scenario)}/run={_check('run', key.run_id)}/repeat={key.repeat}/")
+    return raw_scenario_run_prefix(key.campaign, key.config_id, key.scenario, key.run_id) + f"repeat={key.repeat}/"
 
 
 def run_key_of(object_key: str) -> RunKey | None:
@@ -83,7 +97,7 @@ def table_prefix(table: str, campaign: str, config_id: str | None = None, run_id
     """A derived table's partition: the campaign's (every config and run under it), a config's (every run of it),
     a run's of a campaign-wide table, or one config of one run. A per-config table's rows of one run across
     configs have no prefix of their own: list the campaign's and keep `of_run`."""
-    prefix = f"tables/{_check('table', table)}/campaign={_check('campaign', campaign)}/"
+    prefix = f"{TABLES_ROOT}{_check('table', table)}/campaign={_check('campaign', campaign)}/"
     prefix += f"config={_check('config', config_id)}/" if config_id else ""
     return prefix + (f"run={_check('run', run_id)}/" if run_id else "")
 
@@ -112,3 +126,18 @@ def report_key(campaign: str, run_id: str) -> str:
 
 def s3_uri(bucket: str, key: str) -> str:
     return f"s3://{bucket}/{key}"
+
+
+def spec_key(file_name: str) -> str:
+    """The resolved spec a run's tasks share (content-addressed: `<campaign>-<spec hash>.yaml`)."""
+    if not file_name.endswith(".yaml") or "/" in file_name:
+        raise ValueError(f"a resolved spec is a <campaign>-<hash>.yaml file name, got {file_name!r}")
+    return f"specs/{file_name}"
+
+
+def lease_prefix(target: str) -> str:
+    return f"leases/{_check('target', target)}/"
+
+
+def lease_key(target: str, slot: int) -> str:
+    return f"{lease_prefix(target)}slot-{int(slot)}.json"

@@ -22,7 +22,9 @@ LOCAL_PORT_BLOCK = 50
 # A cluster lives longer than its load: `terraform apply` until every node is healthy, then `destroy`.
 # Planning estimates, not measurements: on AWS, EC2 boot + cloud-init install + cluster formation, and
 # the EBS/ENI teardown; locally, Erlang VM start-up and clustering.
-TRIAL_OVERHEAD_S = {"aws": {"apply": 600.0, "destroy": 300.0}, "local": {"apply": 60.0, "destroy": 15.0}}
+# An existing cluster is attached (endpoints checked, names read) and cleaned (the campaign's queues deleted).
+TRIAL_OVERHEAD_S = {"aws": {"apply": 600.0, "destroy": 300.0}, "local": {"apply": 60.0, "destroy": 15.0},
+                    "existing": {"apply": 5.0, "destroy": 5.0}}
 # A cluster's ExpiresAt tag: twice its planned lifetime plus an hour after apply, so a slow trial is never
 # reaped mid-run while a leaked one (teardown failed) lives at most about that long.
 EXPIRY_LIFETIME_FACTOR = 2.0
@@ -125,12 +127,18 @@ def plan_configs(campaign: Campaign, only: list[str] | None = None) -> list[Conf
             raise KeyError(f"unknown config(s) {', '.join(unknown)}; campaign {campaign.name} has: "
                            f"{', '.join(sorted(known))}")
     return [
-        ConfigPlan(campaign.name, shape.config_id, shape, slot,
-                   cluster_monthly_cost(campaign.catalog, shape.nodes, shape.instance_type,
-                                        [v.volume for v in shape.volumes]))
+        ConfigPlan(campaign.name, shape.config_id, shape, slot, config_monthly_cost(campaign, shape))
         for slot, shape in enumerate(campaign.clusters)
         if not only or shape.config_id in only
     ]
+
+
+def config_monthly_cost(campaign: Campaign, shape: ClusterShape) -> float:
+    """A config's cost per month: the catalog's price of its nodes and volumes, or for an existing cluster the
+    price its spec states (none stated: 0, so its cost figures read 0)."""
+    if campaign.existing is not None:
+        return float(campaign.existing.monthly_cost or 0.0)
+    return cluster_monthly_cost(campaign.catalog, shape.nodes, shape.instance_type, [v.volume for v in shape.volumes])
 
 
 def plan_trials(campaign: Campaign, only: list[str] | None = None) -> list[ConfigPlan]:
@@ -268,7 +276,8 @@ def expiry_tag(applied_at: datetime, lifetime_s: float) -> str:
 
 def trial_cost(campaign: Campaign, trial: ConfigPlan, scenarios: list[str] | None = None) -> TrialCost:
     """Instances and volumes priced from the catalog for the trial's lifetime (EBS bills per second of its
-    monthly price). A local cluster costs nothing: the catalog instance it stands in for is not rented."""
+    monthly price). A local cluster costs nothing: the catalog instance it stands in for is not rented; nor does an
+    existing one: it runs (and bills) whether or not the campaign measures it."""
     load, lifetime = trial_load_s(campaign, scenarios), trial_lifetime_s(campaign, scenarios)
     instance_cost = volume_cost = 0.0
     if campaign.deployment == "aws":

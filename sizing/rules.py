@@ -44,6 +44,20 @@ def cpu_saturated(worker_cpu_max):
     return worker_cpu_max >= WORKER_CPU_SATURATION
 
 
+def invalid_checks(no_client_records, worker_cpu_max, worker_behind_events) -> dict:
+    """Why the load generator's figures of a phase would not be conclusive, reason -> predicate, in the order
+    phase_summary.invalid_reason lists them (values, pandas or Spark Columns). One home for the analysis
+    (spark_jobs.rules_columns.invalid_reason) and the online capacity search (loadgen.search.measure)."""
+    return {"no_client_records": no_client_records,
+            "loadgen_cpu_saturated": cpu_saturated(worker_cpu_max),
+            "loadgen_behind": worker_behind_events > 0}
+
+
+def phase_valid(no_client_records: bool, worker_cpu_max: float, worker_behind_events: int) -> bool:
+    """The load generator kept up in the phase (on plain values): none of invalid_checks holds."""
+    return not any(bool(v) for v in invalid_checks(no_client_records, worker_cpu_max, worker_behind_events).values())
+
+
 def matched_target(confirm_rate, consume_rate, target_rate, e2e_p99_ms, slo_p99_ms):
     """The phase carried its target: confirm and consume rates >= MATCH_FRACTION of it, and p99 within the SLO.
 
@@ -207,15 +221,9 @@ def cpu_bound(busiest_cpu_mean, machine_cpu_mean):
 
 
 def disk_bound(volume_load_share, ebs_load_share):
-    """`volume_load_share`: the highest share of its own limit any volume wrote at (load_share of its IOPS and
+    """`volume_load_share`: the highest share of its own limit any volume wrote at (the larger of its IOPS and
     MB/s); `ebs_load_share`: the node's volumes together against the instance's EBS ceiling."""
     return (volume_load_share >= NEAR_LIMIT) | (ebs_load_share >= NEAR_LIMIT)
-
-
-def load_share(*figure_and_limit: tuple[float | None, float | None]) -> float | None:
-    """The highest figure / limit over the pairs whose both halves are known (None: none is)."""
-    shares = [f / lim for f, lim in figure_and_limit if f is not None and lim]
-    return max(shares) if shares else None
 
 
 def network_bound(net_mbit_s, mbit_s_limit):

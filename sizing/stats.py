@@ -58,9 +58,6 @@ class Interval:
         """The interval's true coverage is at least `confidence` (what a claim at that level needs)."""
         return self.has_interval and self.level >= confidence - 1e-9
 
-    def overlaps(self, other: Interval) -> bool:
-        return self.low <= other.high and other.low <= self.high
-
     def describe(self, fmt: str = "{:.4g}") -> str:
         """`12,345 [12,000, 12,700] (75 %, n = 3)`, or `12,345 (n = 1, no interval)`."""
         text = fmt.format(self.estimate)

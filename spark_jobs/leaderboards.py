@@ -29,7 +29,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from adapters.objectstore import StoreSpec
-from sizing import adverse, findings, records, rules
+from sizing import adverse, findings, layout, records, rules
 from sizing.cost import cost_per_1000_msgs
 from sizing.plan import ConfigPlan, plan_configs
 from sizing.search import Probe, ProbeOutcome, ProbeResult, SearchSpec, replay
@@ -330,7 +330,7 @@ def step(spark: SparkSession, spec: StoreSpec, campaign: Campaign, run_id: str, 
     """The analysis job's last step for one run: every campaign table from the run's phase_summary partitions.
     With `validate`, GX checks the written tables (and the run's `runs` row) and files the result under the run."""
     tables = run(spark, spec, campaign, run_id)
-    print(f"leaderboards: wrote {', '.join(tables)} for {campaign.name} run {run_id} under {spec.uri('tables/')}",
-          flush=True)
+    where = spec.uri(layout.TABLES_ROOT)
+    print(f"leaderboards: wrote {', '.join(tables)} for {campaign.name} run {run_id} under {where}", flush=True)
     if validate:
         gate.gate(spark, spec, "leaderboards", campaign, gate.CAMPAIGN_WIDE, run_id, docs_dir)

@@ -14,10 +14,9 @@ from sizing import rules
 
 def invalid_reason() -> Column:
     """Comma list of why the load generator's figures are not conclusive, null when it kept up."""
-    reasons = F.concat_ws(",",
-                          F.when(F.col("workers").isNull(), F.lit("no_client_records")),
-                          F.when(rules.cpu_saturated(F.col("worker_cpu_max")), F.lit("loadgen_cpu_saturated")),
-                          F.when(F.coalesce(F.col("worker_behind_events"), F.lit(0)) > 0, F.lit("loadgen_behind")))
+    checks = rules.invalid_checks(F.col("workers").isNull(), F.col("worker_cpu_max"),
+                                  F.coalesce(F.col("worker_behind_events"), F.lit(0)))
+    reasons = F.concat_ws(",", *[F.when(check, F.lit(name)) for name, check in checks.items()])
     return F.when(reasons == "", None).otherwise(reasons)
 
 

@@ -13,15 +13,35 @@ Driver JVM: a job here is short (tens of seconds) and starts a fresh JVM, so sta
   `-XX:ArchiveClassesAtExit`). It lives in the virtualenv, since it is only valid for those jars; a missing or
   stale archive is ignored by the JVM (it then loads classes as usual).
 
+Python: `spark.pyspark.python` names the interpreter executors run, set explicitly (the driver's own path means
+nothing on a worker host): SIZING_SPARK_PYTHON, else this interpreter (a local master, or a standalone cluster on
+this host). `spark.pyspark.driver.python` is the submitting interpreter. Secrets: executors get object-store
+credentials as `spark.executorEnv.AWS_*` (from a properties file, never the command line, with REDACTION_REGEX:
+Spark's default plus `access_key`, so the UI and event logs show neither the key nor its id).
+
 stdlib only at import: the DAG builds its SparkSubmitOperator conf from here at parse time.
 """
 
 from __future__ import annotations
 
+import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 JIT = "-XX:TieredStopAtLevel=1"
+# Spark 4's default is (?i)secret|password|token|access[.]?key|credential: AWS_ACCESS_KEY_ID would show.
+REDACTION_REGEX = "(?i)secret|password|token|access[._]?key|credential"
+
+
+def executor_python(env: Mapping[str, str] | None = None) -> str:
+    """The interpreter of the executors' Python workers (it must have the analysis' dependencies there)."""
+    env = os.environ if env is None else env
+    return env.get("SIZING_SPARK_PYTHON") or sys.executable
+
+
+def python_conf(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    return {"spark.pyspark.python": executor_python(env), "spark.pyspark.driver.python": sys.executable}
 
 
 def session_conf() -> dict[str, str]:
@@ -32,6 +52,7 @@ def session_conf() -> dict[str, str]:
         "spark.sql.session.timeZone": "UTC",
         "spark.ui.showConsoleProgress": "false",
         "spark.python.worker.reuse": "true",
+        **python_conf(),
         # Only where the JVM is started: spark-submit's command line, or an in-process session's first builder.
         "spark.driver.extraJavaOptions": driver_java_options(),
     }

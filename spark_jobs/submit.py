@@ -21,12 +21,16 @@ from spark_jobs.settings import session_conf
 
 REPO = Path(__file__).resolve().parent.parent
 JOBS = ("analysis", "validate", "query")
-PACKAGES = ("sizing", "spark_jobs")
+# Every package code on executors imports (the jobs, the core, and adapters.objectstore: the data source reads and
+# writes through it). A local master hides a missing one (the checkout is on its PYTHONPATH); a cluster does not:
+# tests/test_spark_cluster.py imports every module of the zip in an interpreter that cannot see the checkout.
+PACKAGES = ("sizing", "adapters", "spark_jobs")
 DEFAULT_ZIP = REPO / "build" / "sizing_jobs.zip"
 
 
 def py_files_zip(dest: Path = DEFAULT_ZIP, root: Path = REPO) -> Path:
-    """Zip sizing/ and spark_jobs/ (plus the catalogs the cost model loads) for executors; rebuilt every call."""
+    """Zip the PACKAGES executors import (their .py files) for --py-files; rebuilt every call. The driver loads the
+    spec and the price catalogs from the checkout (data, not code)."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_suffix(".zip.tmp")
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:

@@ -27,6 +27,7 @@ import numpy as np
 import pyarrow as pa
 
 from sizing import layout, records
+from sizing.disks import VOLUME_ROLES
 from sizing.histogram import LOG_GAMMA, MAX_BUCKET, WIRE_DTYPE, buckets_of
 from sizing.layout import RunKey
 
@@ -208,6 +209,9 @@ def node_seconds_table(model: RunModel, phase: int, secs: np.ndarray, achieved: 
             "client_out_bytes_per_s": net_client, "internode_in_bytes_per_s": 2 * per_node_msgs * 1024,
             "internode_out_bytes_per_s": 2 * per_node_msgs * 1024, "nic_in_bytes_per_s": None,
             "nic_out_bytes_per_s": None, "raft_written_per_s": per_node_msgs * 3, "raft_snapshot_per_s": 0.0,
+            # per volume by role (issue 22): one data volume holds everything in these models
+            **{f"{role}_write_{what}_per_s": None for role in VOLUME_ROLES for what in ("bytes", "ops")},
+            "data_write_bytes_per_s": write_bytes, "data_write_ops_per_s": write_bytes / 16384,
         }
         for column in parts:
             value = kd[column] if column in kd else figures[column]

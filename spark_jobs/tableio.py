@@ -49,7 +49,7 @@ def read_raw(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Seque
 
 def read_campaign_raw(spark: SparkSession, spec: StoreSpec, campaign: str, record_type: str) -> DataFrame:
     """One record type of every config and run of a campaign (the query CLI's raw views)."""
-    return read_objects(spark, spec, [f"raw/campaign={campaign}/"], records.spark_ddl(record_type),
+    return read_objects(spark, spec, [layout.raw_campaign_prefix(campaign)], records.spark_ddl(record_type),
                         lambda key: f"/{record_type}/" in key)
 
 

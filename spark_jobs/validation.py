@@ -21,6 +21,7 @@ import pandas as pd
 
 from sizing import records, rules
 from sizing.history import RUN_STATUSES
+from sizing.spec import DEPLOYMENTS  # where node figures come from: one reader per target (adapters/nodestats.py)
 from sizing.stats import VERDICTS
 
 SITE_NAME = "sizing_docs"
@@ -74,7 +75,7 @@ def _suites() -> dict[str, list[Expectation]]:
                                               "exact_match": True}),
             *_not_null([*RUN_COLS, "node", "second", "phase", "missing", "target", "shared_cores"]),
             ("ExpectCompoundColumnsToBeUnique", {"column_list": [*RUN_COLS, "node", "second"]}),
-            ("ExpectColumnValuesToBeInSet", {"column": "target", "value_set": ["local", "aws"]}),
+            ("ExpectColumnValuesToBeInSet", {"column": "target", "value_set": list(DEPLOYMENTS)}),
             *_non_negative(["second", "cpu_busy", "cpu_s", "disk_read_bytes_per_s", "disk_write_bytes_per_s",
                             "net_in_bytes_per_s", "net_out_bytes_per_s", "span_s"]),
             ("ExpectColumnValuesToBeInSet", {"column": "missing_has_no_figures", "value_set": [True]}),

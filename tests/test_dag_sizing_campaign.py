@@ -65,12 +65,16 @@ def test_task_structure(dag):
         task = dag.get_task(f"cluster.{task_id}")
         template = getattr(task, "map_index_template", None) or task.partial_kwargs.get("map_index_template")
         assert template in ("{{ task.trial.cluster_key }}", "{{ trial_label }}"), task_id  # rendered: e2e test
-    # Spark work is one SparkSubmitOperator (the provider's): every config's phase_summary, then the leaderboards.
+    # Spark work is one SparkSubmitOperator (the provider's, which the task's own subclass prepares on its worker:
+    # py-files zip, executors' interpreter, credentials): every config's phase_summary, then the leaderboards.
+    from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+
     analysis = dag.get_task("analysis")
-    assert type(analysis).__name__ == "SparkSubmitOperator"
+    assert type(analysis).__name__ == "AnalysisSubmitOperator" and isinstance(analysis, SparkSubmitOperator)
+    assert {"run", "configs", "py_files", "properties_file"} <= set(analysis.template_fields)
     assert analysis.application.endswith("/spark_jobs/analysis.py")
     assert dag.get_task("analysis_inputs").trigger_rule == "all_done"  # a failed config does not abandon the rest
-    assert analysis.upstream_task_ids == {"analysis_inputs"}
+    assert analysis.upstream_task_ids == {"analysis_inputs", "validate_spec"}  # configs, and the run (its spec)
     assert {a.name for a in analysis.outlets} == {"sizing_phase_summary", "sizing_leaderboards", "sizing_validation"}
     assert dag.get_task("report").upstream_task_ids >= {"analysis", "validate_spec"}
     # Airflow judges a run by its leaves (teardowns aside): the last one fails the run for any failed trial.
@@ -117,14 +121,19 @@ def test_params_are_typed(dag):
         params.get_param("baseline_run").resolve("bad/label")
 
 
-def test_the_analysis_job_summarises_every_complete_config_and_runs_the_gx_suites(tmp_path):
+def test_the_analysis_job_summarises_every_complete_config_and_runs_the_gx_suites(tmp_path, monkeypatch):
     from rabbit_sizing.spark import analysis_args
 
+    from adapters.statepaths import state_paths
     from spark_jobs.analysis import parse_args
 
-    run = {"spec_path": "campaigns/local-quick.yaml", "campaign": "local-quick", "run_label": "r1"}
+    monkeypatch.setenv("SIZING_STATE_DIR", str(tmp_path))
+    # The run names validate_spec's copy (on whichever worker ran it); the job reads this worker's.
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "local-quick.yaml").write_text((REPO / "campaigns" / "local-quick.yaml").read_text())
+    run = {"spec_path": "/elsewhere/specs/local-quick.yaml", "campaign": "local-quick", "run_label": "r1"}
     args = analysis_args(run, ["n1-c5.2xlarge-gp2", "n3-c5.2xlarge-gp2"])
-    assert args[:10] == ["--spec", "campaigns/local-quick.yaml", "--campaign", "local-quick",
+    assert args[:10] == ["--spec", str(state_paths().specs / "local-quick.yaml"), "--campaign", "local-quick",
                          "--config", "n1-c5.2xlarge-gp2", "--config", "n3-c5.2xlarge-gp2", "--run-id", "r1"]
     parsed = parse_args(args)  # the job's own parser reads them as meant
     assert parsed.configs == ["n1-c5.2xlarge-gp2", "n3-c5.2xlarge-gp2"] and parsed.run_ids == ["r1"]

@@ -45,6 +45,7 @@ def tree_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ("loadgen/leak.py", "import airflow\n", "No Airflow outside dags/ and plugins/"),
     ("adapters/leak.py", "import app.cli\n", "Adapters wrap outside systems"),
     ("spark_jobs/query.py", None, "A Spark job imports no other job"),  # None: append a job import to a job
+    ("sizing/spec/model.py", "import sizing.spec.parse\n", "The campaign spec's parts build on each other one way"),
     ("sizing/leak.py", "import sizing.spec\n", None),  # a harmless import: no contract breaks
 ])
 def test_a_forbidden_import_breaks_its_contract(tree_copy: Path, module: str, source: str | None,
@@ -65,8 +66,8 @@ def test_a_forbidden_import_breaks_its_contract(tree_copy: Path, module: str, so
 
 
 def test_a_cycle_between_siblings_is_reported(tree_copy: Path) -> None:
-    # sizing.plan imports sizing.spec; make spec import plan back.
-    spec = tree_copy / "sizing" / "spec.py"
+    # sizing.plan imports sizing.spec; make the spec's model import plan back.
+    spec = tree_copy / "sizing" / "spec" / "model.py"
     original = spec.read_text()
     spec.write_text(original + "\nimport sizing.plan  # noqa\n")
     try:
@@ -74,3 +75,50 @@ def test_a_cycle_between_siblings_is_reported(tree_copy: Path) -> None:
     finally:
         spec.write_text(original)
     assert proc.returncode != 0 and "No cycles are allowed in sizing" in proc.stdout, proc.stdout[-3000:]
+
+
+def _own_imports(path: Path, package: str) -> list[tuple[str, str]]:
+    """Top-level `from <package or its modules> import name` pairs of one file (module, name)."""
+    import ast
+
+    tree = ast.parse(path.read_text())
+    return [(node.module, alias.name) for node in tree.body if isinstance(node, ast.ImportFrom) and node.module
+            and (node.module == package or node.module.startswith(package + ".")) for alias in node.names]
+
+
+def test_no_module_imports_back_through_its_packages_init() -> None:
+    """A package __init__ that imports its own modules (to re-export them) must not be imported back by them: a
+    module of the package importing a name from the package itself (not one of its submodules) closes a cycle through
+    the __init__ (issue 26: app.report's __init__ and app.report.build imported each other). Checked statically over
+    every package of the tree; the rule breaks on a planted cycle."""
+    def cycles(root: Path) -> list[str]:
+        found = []
+        for init in sorted(root.rglob("__init__.py")):
+            if "__pycache__" in init.parts or ".venv" in init.parts:
+                continue
+            package_dir = init.parent
+            base = package_dir.relative_to(root)
+            package = ".".join(base.parts[1:] if base.parts[0] == "plugins" else base.parts)
+            submodules = {p.stem for p in package_dir.glob("*.py") if p.stem != "__init__"} | {
+                p.name for p in package_dir.iterdir() if (p / "__init__.py").exists()}
+            if not any(module.startswith(package + ".") or name in submodules
+                       for module, name in _own_imports(init, package)):
+                continue  # the __init__ imports none of its own modules: nothing can come back through it
+            for module_path in sorted(package_dir.glob("*.py")):
+                if module_path.stem == "__init__":
+                    continue
+                for module, name in _own_imports(module_path, package):
+                    if module == package and name not in submodules:
+                        found.append(f"{package}.{module_path.stem} imports {name} from {package}'s __init__")
+        return found
+
+    assert cycles(ROOT) == []
+    planted = ROOT / "build" / "cycle-tree"
+    shutil.rmtree(planted, ignore_errors=True)
+    (planted / "pkg").mkdir(parents=True)
+    (planted / "pkg" / "__init__.py").write_text("from pkg.core import helper\n")
+    (planted / "pkg" / "core.py").write_text("from pkg import VERSION\n\n\ndef helper():\n    return VERSION\n")
+    try:
+        assert cycles(planted) == ["pkg.core imports VERSION from pkg's __init__"]
+    finally:
+        shutil.rmtree(planted, ignore_errors=True)

@@ -181,3 +181,23 @@ def test_publisher_at_its_in_flight_limit_falls_behind_and_says_how_far(campaign
     assert pub.next_seq < pub.total  # the schedule was not stretched: messages are still owed
     assert worker.stats.confirmed == pub.next_seq - pub.in_flight
     assert np.all(pub.state[:worker.stats.confirmed] == 1) and not pub.state[worker.stats.confirmed:].any()
+
+
+def test_a_publisher_answers_the_workers_questions_lateness_books_and_blocked_time(campaign):
+    """The query surface the worker reads a publisher through (its row's lateness, its books, connection.blocked):
+    known answers on the fake clock."""
+    pub, worker, timeline = make_publisher(campaign, "steps", confirms=0)
+    expected = reference(timeline, 1.0, 0.0)
+    worker.clock = 1.5
+    pub.publish_due(worker.clock, worker.stats)  # everything due by 1.5 s is sent: nothing is late
+    assert pub.lateness_s(1.5) == 0.0 and pub.sent_total == np.count_nonzero(expected <= 1.5)
+    # nothing sent for 0.3 s: the next message is as late as the oldest one still due
+    assert pub.lateness_s(1.8) == pytest.approx(1.8 - expected[pub.next_seq])
+    taken, states = pub.books()
+    assert taken == pub.next_seq and len(states) == pub.total
+    # blocked at 2.25 s: the second [2, 3) counts 0.5 s of it when it closes at 2.75 s, 0.25 s more at unblocking
+    assert pub.set_blocked(True, 2.25, 2.0) == 0.0
+    assert pub.blocked_ms_in(2.0, 2.75) == pytest.approx(500.0)
+    assert pub.set_blocked(True, 2.5, 2.0) == 0.0  # already blocked: still since 2.25 s
+    assert pub.set_blocked(False, 3.25, 3.0) == pytest.approx(250.0)  # the new second's part
+    assert pub.blocked_ms_in(3.0, 4.0) == 0.0 and pub.set_blocked(False, 3.5, 3.0) == 0.0

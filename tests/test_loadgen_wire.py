@@ -82,9 +82,9 @@ class StubWorker:
         return 5_000_000
 
 
-def bare_connection(worker, consumers=None, publishers=None):
+def bare_connection(consumers=None, publishers=None):
     conn = object.__new__(FastConnection)  # no socket: only the frame loop is exercised
-    conn._lg_worker, conn._lg_rx = worker, bytearray()
+    conn._lg_connector, conn._lg_rx = None, bytearray()
     conn.fast_consumers, conn.fast_publishers = consumers or {}, publishers or {}
     conn.bytes_received = conn.frames_received = 0
     conn._heartbeat_checker, conn._frame_buffer = None, b""
@@ -95,7 +95,7 @@ def bare_connection(worker, consumers=None, publishers=None):
 def test_deliveries_are_decoded_whatever_the_read_boundaries(split):
     worker = StubWorker()
     consumer = RecordingConsumer(worker, 2)
-    conn = bare_connection(worker, consumers={1: consumer})
+    conn = bare_connection(consumers={1: consumer})
     stream = b"".join([
         delivery(1, 1, 77, 0, 0, 4_000_000),
         delivery(1, 2, 77, 1, 0, 4_500_000),
@@ -125,7 +125,7 @@ def test_confirms_are_routed_to_their_publisher():
         def on_confirm(self, tag, multiple, positive):
             calls.append((tag, multiple, positive))
 
-    conn = bare_connection(StubWorker(), publishers={2: Pub()})
+    conn = bare_connection(publishers={2: Pub()})
     stream = b"".join(frame.Method(2, m).marshal() for m in
                       (spec.Basic.Ack(10, True), spec.Basic.Nack(11, False), spec.Basic.Ack(12, False)))
     conn._on_data_available(stream[:20])

@@ -101,11 +101,11 @@ def _shell(command: str, settings: DemoSettings, timeout_s: float = 900) -> subp
 
 
 def _readme_command(subcommand: str) -> list[str]:
-    """The README's one `app.cli <subcommand>` line in a bash block (the test breaks when the README drifts)."""
+    """The README's one `sizing <subcommand>` line in a bash block (the test breaks when the README drifts)."""
     blocks = re.findall(r"```bash\n(.*?)```", (REPO / "README.md").read_text(), re.S)
     lines = [line for block in blocks for line in block.replace("\\\n", " ").splitlines()
-             if re.search(rf"\bapp\.cli {subcommand}\b", line)]
-    assert len(lines) == 1, f"README.md has {len(lines)} `app.cli {subcommand}` command lines: {lines}"
+             if re.search(rf"\bsizing {subcommand}\b", line)]
+    assert len(lines) == 1, f"README.md has {len(lines)} `sizing {subcommand}` command lines: {lines}"
     return shlex.split(lines[0], comments=True)
 
 
@@ -135,7 +135,7 @@ def test_readme_commands_name_a_real_campaign_and_config():
 
     for subcommand in ("trigger", "backfill"):
         argv = _readme_command(subcommand)
-        assert argv[:4] == [".venv/bin/python", "-m", "app.cli", subcommand]  # the venv's interpreter, no activation
+        assert argv[:2] == [".venv/bin/sizing", subcommand]  # the command the set-up installs, no activation
         campaign = load_campaign(REPO / argv[argv.index("--campaign") + 1])
         if "--config" in argv:
             assert argv[argv.index("--config") + 1] in [shape.config_id for shape in campaign.clusters]
@@ -240,7 +240,7 @@ def test_the_demos_next_steps_work_verbatim_in_a_new_shell(stack, first_run):
     from sizing.layout import report_key
 
     settings, _ = stack
-    steps = {next(word for word in ("query", "report", "runs") if f" app.cli {word} " in f"{step} "): step
+    steps = {next(word for word in ("query", "report", "runs") if f"/sizing {word} " in f"{step} "): step
              for step in next_steps(settings, "ci-tiny", "ci")}
     assert sorted(steps) == ["query", "report", "runs"]
     # The leaderboard query: every config of the campaign, ranked (Spark, started by the command).
@@ -376,7 +376,7 @@ def test_results_survive_make_stop_and_a_new_start(stack, first_run, tmp_path):
     """Issue 25, item 1: what `runs`, `query` and `report` answer (the demo's printed commands, in a new shell) is
     byte for byte the same after `make stop` and a new start of the stack; the stop says the results stay."""
     settings, _ = stack
-    steps = {next(word for word in ("query", "report", "runs") if f" app.cli {word} " in f"{step} "): step
+    steps = {next(word for word in ("query", "report", "runs") if f"/sizing {word} " in f"{step} "): step
              for step in next_steps(settings, "ci-tiny", "ci")}
     report = tmp_path / "report.html"
     steps["report"] = steps["report"].replace("-o report.html", f"-o {report}")

@@ -10,22 +10,21 @@ import pytest
 from rabbit_sizing.hooks.loadgen import LoadgenRun, ecs_overrides, local_command
 
 from adapters.leases import LeaseBoard
-from adapters.planning import (
+from adapters.planning import load_spec_param, slot_offset, validate_run
+from sizing.fields import SpecError
+from sizing.layout import manifest_key, raw_run_prefix
+from sizing.plan import Trial
+from sizing.runplan import (
     CampaignRun,
     complete_configs,
     config_partitions,
     failed_tasks,
-    load_spec_param,
     owner_id,
     plan_run_trials,
     run_keys,
-    slot_offset,
     stale_repeat_keys,
-    validate_run,
 )
-from sizing.fields import SpecError
-from sizing.layout import manifest_key, raw_run_prefix
-from sizing.plan import Trial
+from sizing.spec import load_campaign
 
 PARAMS = {"campaign": "campaigns/local-quick.yaml", "configs": [], "scenarios": [], "run_label": "r1",
           "max_parallel_configs": None}
@@ -52,7 +51,7 @@ def test_validate_run_reports_every_param_problem_at_once(tmp_path: Path):
 def test_a_baseline_run_travels_with_the_run_and_is_never_the_run_itself(tmp_path: Path):
     run = validate_run({**PARAMS, "baseline_run": "r0"}, tmp_path)
     assert run.baseline_run == "r0" and CampaignRun.from_dict(run.to_dict()) == run
-    with pytest.raises(SpecError, match="params.baseline_run: is the run label itself"):
+    with pytest.raises(SpecError, match=r"params\.baseline_run: is the run label itself"):
         validate_run({**PARAMS, "baseline_run": PARAMS["run_label"]}, tmp_path)
 
 
@@ -94,7 +93,7 @@ def test_inline_spec_with_extends_resolves_against_campaigns(tmp_path: Path):
 
 def test_plan_filters_and_shifts_slots(tmp_path: Path):
     run = validate_run({**PARAMS, "configs": ["n3-c5.2xlarge-gp2"], "scenarios": ["broker-kill"]}, tmp_path)
-    (config,) = plan_run_trials(run, offset=30)
+    (config,) = plan_run_trials(run, load_campaign(run.spec_path), offset=30)
     # Slot = position in the full campaign (1) + offset: a backfill of one config reuses its ports.
     assert config.slot == 31 and config.local_port_base == 21000 + 50 * 31
     assert config.repeat == 1 and config.cluster_key == "n3-c5.2xlarge-gp2-r1"
@@ -113,7 +112,7 @@ def test_plan_filters_and_shifts_slots(tmp_path: Path):
 
 def test_every_repeat_is_a_trial_on_its_own_cluster(tmp_path: Path):
     run = validate_run({**PARAMS, "campaign": "campaigns/ci-tiny.yaml"}, tmp_path)  # 2 configs x 3 repeats
-    trials = plan_run_trials(run, offset=30)
+    trials = plan_run_trials(run, load_campaign(run.spec_path), offset=30)
     # Repeat-major: every config's repeat 1 first, so drift over the session spreads over all configs.
     assert [(t.config_id[3:], t.repeat) for t in trials] == [
         ("c5.2xlarge-gp2", 1), ("c5.4xlarge-gp2", 1), ("c5.2xlarge-gp2", 2), ("c5.4xlarge-gp2", 2),
@@ -129,12 +128,13 @@ def test_every_repeat_is_a_trial_on_its_own_cluster(tmp_path: Path):
     # Backfill of one config: all its repeats, on the same ports as in the full plan.
     backfill = validate_run({**PARAMS, "campaign": "campaigns/ci-tiny.yaml", "configs": ["n1-c5.4xlarge-gp2"]},
                             tmp_path)
-    assert [(t.repeat, t.slot) for t in plan_run_trials(backfill, offset=30)] == [(1, 31), (2, 33), (3, 35)]
+    trials = plan_run_trials(backfill, load_campaign(backfill.spec_path), offset=30)
+    assert [(t.repeat, t.slot) for t in trials] == [(1, 31), (2, 33), (3, 35)]
 
 
 def test_only_configs_with_every_repeat_landed_are_analysed(tmp_path: Path):
     run = validate_run({**PARAMS, "campaign": "campaigns/ci-tiny.yaml"}, tmp_path)
-    trials = plan_run_trials(run)
+    trials = plan_run_trials(run, load_campaign(run.spec_path))
     landed = {manifest_key(k) for t in trials for k in run_keys(t)}
     everything = complete_configs(trials, landed.__contains__)
     assert [c.config_id for c in everything] == ["n1-c5.2xlarge-gp2", "n1-c5.4xlarge-gp2"]  # once each
@@ -147,7 +147,7 @@ def test_only_configs_with_every_repeat_landed_are_analysed(tmp_path: Path):
 
 def test_a_rerun_with_fewer_repeats_drops_the_repeats_it_no_longer_makes(tmp_path: Path):
     run = validate_run({**PARAMS, "campaign": "campaigns/ci-tiny.yaml"}, tmp_path)  # 3 repeats of "steps"
-    trial = plan_run_trials(run)[0]
+    trial = plan_run_trials(run, load_campaign(run.spec_path))[0]
     config = "raw/campaign=ci-tiny/config=n1-c5.2xlarge-gp2/"
     keys = [f"{config}scenario=steps/run=r1/repeat={r}/{part}" for r in (1, 3, 4, 12)
             for part in ("manifest.json", "phases/part-0.parquet")]

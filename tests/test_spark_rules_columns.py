@@ -58,3 +58,15 @@ def test_missing_figures_never_pass(spark):
         rules_columns.invalid_reason().alias("reason")).collect()[0]
     assert (r["m"], r["counts"]) == (False, False)
     assert r["reason"] == "no_client_records,loadgen_behind"
+
+
+def test_the_analysis_and_the_online_search_share_one_validity_rule(spark):
+    """invalid_reason (Spark) and sizing.rules.phase_valid (the capacity search, on plain values) decide alike on
+    every combination of missing records, a saturated worker and worker_behind events."""
+    rows = [{"workers": workers, "worker_cpu_max": cpu, "worker_behind_events": behind}
+            for workers in (None, 2) for cpu in (0.5, 0.95, None) for behind in (0, 1, None)]
+    ddl = "workers INT, worker_cpu_max DOUBLE, worker_behind_events BIGINT"
+    got = spark.createDataFrame(rows, ddl).select("*", rules_columns.invalid_reason().alias("reason")).collect()
+    for r in got:
+        plain = rules.phase_valid(r["workers"] is None, r["worker_cpu_max"] or 0.0, r["worker_behind_events"] or 0)
+        assert (r["reason"] is None) == plain, r

@@ -250,7 +250,7 @@ class TableReader:
 
     def raw(self, campaign: str, config_id: str, scenario: str, run_id: str, record_type: str,
             columns: list[str]) -> pd.DataFrame | None:
-        prefix = layout.raw_config_prefix(campaign, config_id) + f"scenario={scenario}/run={run_id}/"
+        prefix = layout.raw_scenario_run_prefix(campaign, config_id, scenario, run_id)
         frames = []
         for key in self.keys(prefix):
             if f"/{record_type}/" in key and key.endswith(".parquet"):

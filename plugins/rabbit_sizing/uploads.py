@@ -1,11 +1,11 @@
 """The raw results in S3 as the tasks see them: clear stale ones before a trial, check every run landed after
-it, publish the load generator's console logs."""
+it, publish the load generator's console logs (from the worker that ran the generator)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from adapters.planning import state_dir
+from adapters.statepaths import state_paths
 from sizing.plan import Trial
 
 AWS_CONN_ID = "aws_default"
@@ -21,15 +21,28 @@ def raw_store():
 
 
 def run_log_path(trial: Trial, scenario: str, repeat: int) -> Path:
-    return state_dir() / "runs" / trial.campaign / trial.config_id / trial.run_label / f"{scenario}-r{repeat}.log"
+    return state_paths().run_log(trial.campaign, trial.config_id, trial.run_label, scenario, repeat)
 
 
 def log_key(trial: Trial, scenario: str, repeat: int) -> str:
     return f"logs/campaign={trial.campaign}/config={trial.config_id}/run={trial.run_label}/{scenario}-r{repeat}.log"
 
 
+def publish_run_log(trial: Trial, scenario: str, repeat: int) -> str | None:
+    """Put one load run's console log next to its raw results, from the worker that ran it (run_scenarios, right
+    after the run): the task checking the run may run on another worker, which never saw the file."""
+    path = run_log_path(trial, scenario, repeat)
+    if not path.exists():
+        return None
+    hook, bucket = raw_store()
+    key = log_key(trial, scenario, repeat)
+    hook.load_file(str(path), key, bucket_name=bucket, replace=True)
+    return key
+
+
 def publish_run_logs(trial: Trial, runs: list[dict]) -> list[str]:
-    """Fails when a run's manifest is missing (the load generator writes it last); returns uploaded keys."""
+    """Fails when a run's manifest is missing (the load generator writes it last); returns the keys of the runs'
+    console logs in the object store (run_scenarios put them there)."""
     from sizing.layout import RunKey, manifest_key
 
     hook, bucket = raw_store()
@@ -37,14 +50,8 @@ def publish_run_logs(trial: Trial, runs: list[dict]) -> list[str]:
     missing = [key for key in manifests if not hook.check_for_key(key, bucket_name=bucket)]
     if missing:
         raise RuntimeError(f"load runs finished but their manifests are missing in s3://{bucket}: {missing}")
-    uploaded = []
-    for r in runs:
-        path = run_log_path(trial, r["scenario"], r["repeat"])
-        if path.exists():
-            key = log_key(trial, r["scenario"], r["repeat"])
-            hook.load_file(str(path), key, bucket_name=bucket, replace=True)
-            uploaded.append(key)
-    return uploaded
+    keys = [log_key(trial, r["scenario"], r["repeat"]) for r in runs]
+    return [key for key in keys if hook.check_for_key(key, bucket_name=bucket)]
 
 
 def configs_with_complete_raw(trials: list[Trial]) -> list[Trial]:
@@ -53,7 +60,7 @@ def configs_with_complete_raw(trials: list[Trial]) -> list[Trial]:
     mid-run leaves a manifest that is not complete, and its partial records are not analysed."""
     import json
 
-    from adapters.planning import complete_configs
+    from sizing.runplan import complete_configs
 
     hook, bucket = raw_store()
 

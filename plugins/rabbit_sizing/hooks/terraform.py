@@ -21,8 +21,8 @@ try:  # Airflow 3: hooks live in the task SDK
 except ImportError:  # pragma: no cover - Airflow 2 fallback
     from airflow.hooks.base import BaseHook
 
+from adapters.statepaths import state_paths
 from adapters.terraform import (
-    DEFAULT_STATE_ROOT,
     TERRAFORM_ROOT,
     TerraformCommand,
     TerraformStack,
@@ -32,6 +32,7 @@ from adapters.terraform import (
     init_command,
     local_stack_variables,
     output_command,
+    run,
     workspace,
 )
 from sizing.cluster import ClusterInfo
@@ -59,12 +60,13 @@ class TerraformHook(BaseHook):
         if terraform_conn_id:
             extras = dict(self.get_connection(terraform_conn_id).extra_dejson)
         self.target = target
-        self.state_root = Path(state_root or extras.get("state_root") or DEFAULT_STATE_ROOT)
+        self.state_root = Path(state_root or extras.get("state_root") or state_paths().terraform)
         self.terraform_bin = terraform_bin or extras.get("terraform_bin") or "terraform"
         self.terraform_root = Path(terraform_root)
         self.aws_region = aws_region
         self.backend_settings: dict[str, str] = dict(extras.get("backend_config") or {})
         self.backend_key_prefix: str = extras.get("backend_key_prefix", "rabbit-sizing/terraform")
+        self.runner = run  # what runs a TerraformCommand (tests record the commands instead)
 
     def get_conn(self) -> TerraformHook:
         return self
@@ -96,7 +98,7 @@ class TerraformHook(BaseHook):
 
     def stack(self, campaign: str, cluster_key: str) -> TerraformStack:
         ws = workspace(self.target, campaign, cluster_key, self.state_root, self.terraform_root)
-        return TerraformStack(ws, terraform=self.terraform_bin, logger=self.log,
+        return TerraformStack(ws, terraform=self.terraform_bin, logger=self.log, runner=self.runner,
                               backend_config=self._backend(campaign, cluster_key))
 
     def apply(self, plan: ConfigPlan, campaign: Campaign) -> ClusterInfo:
@@ -107,6 +109,17 @@ class TerraformHook(BaseHook):
     def output(self, campaign: str, cluster_key: str) -> ClusterInfo:
         return self.stack(campaign, cluster_key).cluster()
 
-    def destroy(self, campaign: str, cluster_key: str) -> None:
-        """Destroy with the variables of the last apply; a no-op for a cluster never applied."""
-        self.stack(campaign, cluster_key).destroy()
+    def destroy(self, campaign: str, cluster_key: str, plan: ConfigPlan | None = None,
+                spec: Campaign | None = None) -> None:
+        """Destroy one cluster. Local: with the variables of the last apply (a no-op for a cluster never applied;
+        the local target is one host). aws: the state is in S3 and this may run on another worker than the apply,
+        so the variables are regenerated from the trial's plan and spec and the working directory initialised
+        here (`plan` and `spec` are then required)."""
+        stack = self.stack(campaign, cluster_key)
+        if self.target == "local":
+            stack.destroy()
+            return
+        if plan is None or spec is None:
+            raise ValueError(f"destroying an {self.target} cluster needs its plan and spec (variables are "
+                             f"regenerated, never read from a worker's disk)")
+        stack.destroy(self.variables(plan, spec))

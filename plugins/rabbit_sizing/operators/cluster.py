@@ -25,21 +25,28 @@ class ClusterApplyOperator(BaseOperator):
 
     def execute(self, context) -> dict:
         from rabbit_sizing import cluster_lifecycle
-        from rabbit_sizing.sensors.cluster import release_slot
+        from rabbit_sizing.sensors.cluster import release_slot, slot_kept
 
         trial = Trial.from_dict(self.trial)
-        self.log.info("terraform apply: %s, repeat %s of %s (port base %s)", trial.config_id,
-                      trial.repeat, trial.repeats, trial.local_port_base)
+        if trial.deployment == cluster_lifecycle.EXISTING:
+            self.log.info("attach: %s, repeat %s of %s, on the existing cluster (no Terraform)", trial.config_id,
+                          trial.repeat, trial.repeats)
+        else:
+            self.log.info("terraform apply: %s, repeat %s of %s (port base %s)", trial.config_id,
+                          trial.repeat, trial.repeats, trial.local_port_base)
         try:
-            cluster = cluster_lifecycle.provision(trial)
+            with slot_kept(trial, self.dag_id, context["run_id"]):
+                cluster = cluster_lifecycle.provision(trial)
         except BaseException:
-            self.log.exception("apply failed: destroying whatever was created")
             try:
-                cluster_lifecycle.deprovision(trial)
+                if trial.deployment != cluster_lifecycle.EXISTING:  # a refused attach created nothing to delete
+                    self.log.exception("apply failed: destroying whatever was created")
+                    cluster_lifecycle.deprovision(trial)
             finally:
                 release_slot(trial, self.dag_id, context["run_id"])
             raise
-        self.log.info("cluster %s up: %s", cluster.cluster_name, ", ".join(cluster.amqp_uris))
+        self.log.info("cluster %s up: %s", cluster.cluster_name,
+                      ", ".join(f"{n.host}:{n.amqp_port}" for n in cluster.nodes))
         return cluster.to_dict()
 
 
@@ -58,8 +65,13 @@ class ClusterDestroyOperator(BaseOperator):
         from rabbit_sizing.sensors.cluster import release_slot
 
         trial = Trial.from_dict(self.trial)
-        self.log.info("terraform destroy: %s", trial.cluster_key)
+        if trial.deployment == cluster_lifecycle.EXISTING:
+            self.log.info("detach: deleting what %s created on the existing cluster (it stays up)", trial.cluster_key)
+        else:
+            self.log.info("terraform destroy: %s", trial.cluster_key)
         try:
-            cluster_lifecycle.deprovision(trial)
+            removed = cluster_lifecycle.deprovision(trial)
+            if trial.deployment == cluster_lifecycle.EXISTING:
+                self.log.info("deleted from vhost: %s", ", ".join(removed) or "nothing (none of its names was there)")
         finally:
             release_slot(trial, self.dag_id, context["run_id"])

@@ -48,8 +48,10 @@ class EcsSettings:
                    log_stream_prefix=env.get("SIZING_ECS_LOG_STREAM_PREFIX", "loadgen/loadgen"))
 
 
-def loadgen_run(trial: Trial, key: RunKey, cluster_json: str, workers: int | None = None) -> LoadgenRun:
-    return LoadgenRun(spec_path=trial.spec_path, config_id=key.config_id, scenario=key.scenario,
+def loadgen_run(trial: Trial, key: RunKey, cluster_json: str, workers: int | None = None,
+                spec_path: str | None = None) -> LoadgenRun:
+    """`spec_path`: the resolved spec on this worker (adapters.planning.spec_on_this_worker); default the trial's."""
+    return LoadgenRun(spec_path=spec_path or trial.spec_path, config_id=key.config_id, scenario=key.scenario,
                       run_id=key.run_id, repeat=key.repeat, cluster_json=cluster_json, workers=workers)
 
 
@@ -93,32 +95,43 @@ class LoadgenOperator(BaseOperator):
             hook.delete_objects(bucket=bucket, keys=keys)
 
     def execute(self, context) -> list[dict]:
-        from adapters.planning import run_keys
-        from rabbit_sizing.cluster_lifecycle import cluster_json_path, load_cluster
-        from rabbit_sizing.hooks.loadgen import LoadgenHook, forwarded_env, local_command
-        from rabbit_sizing.uploads import run_log_path
-        from sizing.layout import raw_run_prefix
+        from rabbit_sizing.sensors.cluster import slot_kept
 
         trial = Trial.from_dict(self.trial)
-        cluster = load_cluster(self.cluster)
-        local = trial.deployment == "local"
+        with slot_kept(trial, self.dag_id, context["run_id"]):  # a load run is long: its slot's lease is renewed
+            return self._run_all(trial, context)
+
+    def _run_all(self, trial: Trial, context) -> list[dict]:
+        from adapters.planning import spec_on_this_worker
+        from rabbit_sizing.cluster_lifecycle import cluster_for_task, cluster_json_path
+        from rabbit_sizing.hooks.loadgen import LoadgenHook, forwarded_env, local_command
+        from rabbit_sizing.uploads import publish_run_log, run_log_path
+        from sizing.layout import raw_run_prefix
+        from sizing.runplan import run_keys
+
+        cluster = cluster_for_task(trial, self.cluster)
+        spec_path = spec_on_this_worker(trial.spec_path)
+        # The generator runs on this worker for the local target and for an existing cluster; on aws, on ECS.
+        local = trial.deployment in ("local", "existing")
         if local:
             path = cluster_json_path(trial)
             path.parent.mkdir(parents=True, exist_ok=True)
+            path.touch(mode=0o600)
+            path.chmod(0o600)  # an existing cluster's password is in it
             path.write_text(cluster.to_json())
             cluster_arg = str(path)
         else:
             cluster_arg = cluster.to_json()
         env = forwarded_env()
         if trial.repeat == 1:  # the config's first trial drops repeats an earlier, longer spec left
-            from adapters.planning import stale_repeat_keys
             from sizing.layout import raw_config_prefix
+            from sizing.runplan import stale_repeat_keys
 
             self._clear_raw(raw_config_prefix(trial.campaign, trial.config_id),
                             lambda keys: stale_repeat_keys(trial, keys))
         done = []
         for key in run_keys(trial):
-            run = loadgen_run(trial, key, cluster_arg, self.workers)
+            run = loadgen_run(trial, key, cluster_arg, self.workers, spec_path)
             self._clear_raw(raw_run_prefix(key))
             self.log.info("load run %s / %s / repeat %d", run.config_id, run.scenario, run.repeat)
             if local:
@@ -126,12 +139,15 @@ class LoadgenOperator(BaseOperator):
                 self.log.info("$ %s", " ".join(command))
                 log_path = run_log_path(trial, run.scenario, run.repeat)
                 log_path.parent.mkdir(parents=True, exist_ok=True)
-                with log_path.open("w") as console:
-                    def on_line(line: str, console=console) -> None:
-                        console.write(line + "\n")
-                        self.log.info("loadgen | %s", line)
+                try:
+                    with log_path.open("w") as console:
+                        def on_line(line: str, console=console) -> None:
+                            console.write(line + "\n")
+                            self.log.info("loadgen | %s", line)
 
-                    code = LoadgenHook().run_local(command, env, on_line)
+                        code = LoadgenHook().run_local(command, env, on_line)
+                finally:  # kept in the object store at once: `upload` may run on another worker
+                    publish_run_log(trial, run.scenario, run.repeat)
                 if code != 0:
                     raise RuntimeError(f"load generator exited with code {code} ({run.scenario}, "
                                        f"repeat {run.repeat}); its output is above")

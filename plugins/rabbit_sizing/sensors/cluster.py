@@ -2,23 +2,52 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from airflow.sdk import BaseSensorOperator
 
 from adapters.leases import LeaseBoard
-from adapters.planning import owner_id, state_dir
+from adapters.statepaths import state_paths
 from sizing.plan import Trial
+from sizing.runplan import owner_id
 
 
-def lease_board(deployment: str) -> LeaseBoard:
-    return LeaseBoard(state_dir() / "leases" / deployment)
+def lease_board(deployment: str):  # -> LeaseBoard | StoreLeaseBoard
+    """Where the cluster slots of a target live. `local`: files on this host (its clusters are processes of this
+    host; the local target never runs on several workers). Any other target: the object store, so the cap holds
+    whichever worker runs a trial's tasks (adapters/storeleases.py)."""
+    from adapters.objectstore import S3Store, StoreSpec
+
+    if deployment == "local":
+        return LeaseBoard(state_paths().lease_board(deployment))
+    spec = StoreSpec.from_env()
+    if spec.kind != "s3":  # a directory standing in for the bucket (benchmarks): one host, files will do
+        return LeaseBoard(Path(spec.root or ".") / "leases" / deployment)
+    from adapters.storeleases import StoreLeaseBoard, lease_ttl_s
+
+    return StoreLeaseBoard(S3Store(spec), deployment, lease_ttl_s())
 
 
 def release_slot(trial: Trial, dag_id: str, run_id: str) -> None:
     """Give back the cluster slot this trial of this run holds (a no-op when it holds none)."""
     lease_board(trial.deployment).release(owner_id(dag_id, run_id, trial.cluster_key))
+
+
+@contextlib.contextmanager
+def slot_kept(trial: Trial, dag_id: str, run_id: str) -> Iterator[None]:
+    """While a task of the trial runs, keep its slot's lease alive (object-store leases expire unless renewed:
+    a dead holder's slot is reclaimed); file leases need nothing."""
+    board = lease_board(trial.deployment)
+    if isinstance(board, LeaseBoard):
+        yield
+        return
+    from adapters.storeleases import keep_alive
+
+    with keep_alive(board, owner_id(dag_id, run_id, trial.cluster_key)):
+        yield
 
 
 class ClusterSlotSensor(BaseSensorOperator):
@@ -112,9 +141,11 @@ class ClusterHealthySensor(BaseSensorOperator):
         self.cluster = cluster
 
     def poke(self, context) -> bool:
-        from rabbit_sizing.cluster_lifecycle import load_cluster
+        from rabbit_sizing.cluster_lifecycle import cluster_for_task
         from rabbit_sizing.hooks.rabbitmq import RabbitMQManagementHook
 
-        health = RabbitMQManagementHook(load_cluster(self.cluster)).health()
-        self.log.info("%s: %s", Trial.from_dict(self.trial).cluster_key, health.reason)
+        trial = Trial.from_dict(self.trial)
+        with slot_kept(trial, self.dag_id, context["run_id"]):  # renews the slot's lease at each poke
+            health = RabbitMQManagementHook(cluster_for_task(trial, self.cluster)).health()
+        self.log.info("%s: %s", trial.cluster_key, health.reason)
         return health.healthy

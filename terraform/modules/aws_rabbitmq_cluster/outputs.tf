@@ -11,19 +11,20 @@ output "cluster" {
     ctl_env      = {}
     nodes = [
       for i, node in local.nodes : {
-        number          = node.number
-        name            = "rabbit@${node.hostname}"
-        host            = aws_instance.node[i].private_ip
-        amqp_port       = local.ports.amqp
-        management_port = local.ports.management
-        prometheus_port = local.ports.prometheus
-        dist_port       = local.ports.dist
-        pid_file        = null
-        data_dir        = "/var/lib/rabbitmq"
-        start_cmd       = null
-        stop_cmd        = null
-        ctl_cmd         = null
-        instance_id     = aws_instance.node[i].id
+        number            = node.number
+        name              = "rabbit@${node.hostname}"
+        host              = aws_instance.node[i].private_ip
+        amqp_port         = local.ports.amqp
+        management_port   = local.ports.management
+        prometheus_port   = local.ports.prometheus
+        dist_port         = local.ports.dist
+        pid_file          = null
+        data_dir          = "/var/lib/rabbitmq"
+        start_cmd         = null
+        stop_cmd          = null
+        ctl_cmd           = null
+        instance_id       = aws_instance.node[i].id
+        management_scheme = "http"
       }
     ]
   }

@@ -27,8 +27,9 @@ output "cluster" {
         start_cmd       = ["/bin/sh", local.node_script, "start", node.node_dir]
         stop_cmd        = ["/bin/sh", local.node_script, "stop", node.node_dir]
         # Self-contained: node.env (read by rabbitmq-env) carries HOME with the cookie and the CLI port range.
-        ctl_cmd     = ["env", "RABBITMQ_CONF_ENV_FILE=${node.node_dir}/node.env", "${var.rabbitmq_bin}/rabbitmqctl", "-n", node.name]
-        instance_id = null
+        ctl_cmd           = ["env", "RABBITMQ_CONF_ENV_FILE=${node.node_dir}/node.env", "${var.rabbitmq_bin}/rabbitmqctl", "-n", node.name]
+        instance_id       = null
+        management_scheme = "http"
       }
     ]
   }

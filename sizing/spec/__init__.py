@@ -1,0 +1,63 @@
+"""Campaign spec: the YAML a user writes, parsed into frozen dataclasses and validated up front.
+
+`load_campaign(path)` either returns a fully valid `Campaign` or raises `SpecError` listing every
+problem with its field path; nothing is provisioned before this succeeds. Field reference: README,
+section "Campaign spec".
+
+One module per part, every public name importable from `sizing.spec`:
+
+- `model`: the frozen dataclasses (Campaign, Scenario, Workload, ClusterShape, ...) and the constants checked
+  against (queue types, deployments, fault kinds, rate modes, step dimensions, purposes).
+- `parse`: `parse_campaign`, a mapping -> Campaign, every problem collected (sizing.fields).
+- `groups`: workload groups (issue 14): a scenario's `groups:` parsed and checked.
+- `steps`: client-setting steps (seed 003), what may change live, `isolated_runs` for `isolate: true`.
+- `families`: an isolated scenario's runs as the one scenario written (filters, verdicts, charts).
+- `load`: campaign files, `extends:` resolved, then parsed.
+"""
+
+from sizing.fields import deep_merge
+from sizing.records import DEFAULT_GROUP  # the one implicit group of a scenario without `groups:`
+from sizing.spec.families import as_family_row, families, family_name, family_phases, scenario_names, selected
+from sizing.spec.load import load_campaign, read_campaign_yaml
+from sizing.spec.model import (
+    COMPARE_BY,
+    CONFIRM_MODE_LIVE,
+    DEPLOYMENTS,
+    FAULT_KINDS,
+    MAX_LOCAL_NODES,
+    NETWORK_FAULTS,
+    PURPOSES,
+    QUEUE_TYPES,
+    RATE_MAX,
+    RATE_MODES,
+    RATE_SCHEDULED,
+    STEP_DIMENSIONS,
+    Budget,
+    Campaign,
+    ClusterShape,
+    Comparison,
+    ConsumerSpec,
+    FaultSpec,
+    MessageSpec,
+    ProfileSegment,
+    PublisherSpec,
+    QueueSpec,
+    Scenario,
+    StepSetting,
+    Target,
+    Versus,
+    Workload,
+    WorkloadGroup,
+)
+from sizing.spec.parse import parse_campaign
+from sizing.spec.steps import DEFAULT_MAX_RATE_PER_PUBLISHER, isolated_runs, live_change_problems, step_label
+
+__all__ = [
+    "COMPARE_BY", "CONFIRM_MODE_LIVE", "DEFAULT_GROUP", "DEFAULT_MAX_RATE_PER_PUBLISHER", "DEPLOYMENTS", "FAULT_KINDS",
+    "MAX_LOCAL_NODES", "NETWORK_FAULTS", "PURPOSES", "QUEUE_TYPES", "RATE_MAX", "RATE_MODES", "RATE_SCHEDULED",
+    "STEP_DIMENSIONS", "Budget", "Campaign", "ClusterShape", "Comparison", "ConsumerSpec", "FaultSpec", "MessageSpec",
+    "ProfileSegment", "PublisherSpec", "QueueSpec", "Scenario", "StepSetting", "Target", "Versus", "Workload",
+    "WorkloadGroup", "as_family_row", "deep_merge", "families", "family_name", "family_phases", "isolated_runs",
+    "live_change_problems", "load_campaign", "parse_campaign", "read_campaign_yaml", "scenario_names", "selected",
+    "step_label",
+]

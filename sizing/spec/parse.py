@@ -1,0 +1,670 @@
+"""Parsing a campaign mapping into the model: every problem collected with its field path (sizing.fields), nothing
+provisioned before `parse_campaign` succeeds."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from sizing import rules
+from sizing.brokerconf import check_broker_config, check_message_size
+from sizing.catalog import Catalog, load_catalog
+from sizing.cost import Volume
+from sizing.disks import DATA_ROLE, FILESYSTEMS, VOLUME_ROLES, RoleVolume
+from sizing.existing import existing_problems, parse_existing
+from sizing.fields import Fields, Problem, SpecError, deep_merge, join
+from sizing.queueargs import check_queue_arguments
+from sizing.search import SearchSpec
+from sizing.spec.groups import with_groups
+from sizing.spec.model import (
+    COMPARE_BY,
+    DEPLOYMENTS,
+    FAULT_KINDS,
+    MAX_LOCAL_NODES,
+    NETWORK_FAULTS,
+    PURPOSES,
+    QUEUE_TYPES,
+    RATE_MAX,
+    Budget,
+    Campaign,
+    ClusterShape,
+    Comparison,
+    ConsumerSpec,
+    FaultSpec,
+    MessageSpec,
+    ProfileSegment,
+    PublisherSpec,
+    QueueSpec,
+    Scenario,
+    StepSetting,
+    Target,
+    Versus,
+    Workload,
+)
+from sizing.spec.steps import isolated_runs, parse_setting_steps, workload_with
+from sizing.versions import version_problem
+
+# --------------------------------------------------------------------------------------------- parsing
+
+
+def _parse_workload(f: Fields) -> Workload | None:
+    start = len(f.problems)
+    q = f.sub("queues")
+    qtype = q.str("type", choices=QUEUE_TYPES)
+    pattern = q.str("name_pattern", "queue-{n}")
+    if pattern is not None and "{n}" not in pattern:
+        q.fail("name_pattern", f"must contain '{{n}}' (the queue number), got {pattern!r}")
+    arguments = q.mapping("arguments", {})
+    policy = q.mapping("policy", None)
+    if qtype == "mirrored" and not policy:
+        q.fail("policy", "mirrored queues need an HA policy, e.g. {ha-mode: exactly, ha-params: 2}")
+    if qtype not in (None, "mirrored") and policy and any(k.startswith("ha-") for k in policy):
+        q.fail("policy", f"ha-* policy keys only apply to mirrored queues, not {qtype}")
+    q.problems.extend(check_queue_arguments(arguments or {}, qtype, join(q.path, "arguments")))
+    queues = QueueSpec(
+        count=q.int("count", minimum=1) or 0,
+        name_pattern=pattern or "",
+        type=qtype or "",
+        durable=bool(q.bool("durable", True)),
+        arguments=arguments or {},
+        policy=policy,
+    )
+    q.done()
+    m = f.sub("message")
+    message = MessageSpec(size_bytes=m.int("size_bytes", minimum=64) or 0, persistent=bool(m.bool("persistent", True)))
+    m.done()
+    p = f.sub("publishers")
+    publishers = PublisherSpec(
+        count=p.int("count", minimum=1) or 0,
+        confirms_in_flight=p.int("confirms_in_flight", minimum=0) or 0,
+        random_start_delay_s=p.number("random_start_delay_s", 0.0, minimum=0) or 0.0,
+        mandatory=bool(p.bool("mandatory", False)),
+    )
+    p.done()
+    c = f.sub("consumers")
+    consumers = ConsumerSpec(
+        count=c.int("count", minimum=1) or 0,
+        prefetch=c.int("prefetch", minimum=1) or 0,
+        multi_ack_every=c.int("multi_ack_every", 1, minimum=1) or 1,
+        processing_ms=c.number("processing_ms", 0.0, minimum=0) or 0.0,
+        auto_ack=bool(c.bool("auto_ack", False)),
+    )
+    if consumers.prefetch and consumers.multi_ack_every > consumers.prefetch:
+        c.fail("multi_ack_every", f"must be <= prefetch ({consumers.prefetch}), or consumers stall waiting "
+                                  f"for deliveries that never come")
+    c.done()
+    f.done()
+    if qtype == "stream" and message.persistent is False:
+        f.fail("message.persistent", "stream queues always persist; set persistent: true")
+    if len(f.problems) > start:
+        return None
+    return Workload(queues, message, publishers, consumers)
+
+
+def _parse_volume(value: Any, path: str, catalog: Catalog | None, problems: list[Problem]) -> Volume | None:
+    if isinstance(value, str):
+        value = {"type": value}
+    f = Fields(value, path, problems)
+    vtype = f.str("type")
+    volume = Volume(
+        type=vtype or "",
+        size_gb=f.int("size_gb", None, minimum=1),
+        iops=f.int("iops", None, minimum=0),
+        throughput_mbps=f.int("throughput_mbps", None, minimum=0),
+    )
+    f.done()
+    if vtype and catalog is not None and vtype not in catalog.volumes:
+        f.fail("type", f"unknown volume type {vtype!r} in catalog {catalog.name} "
+                       f"(known: {', '.join(sorted(catalog.volumes))})")
+        return None
+    return volume if vtype else None
+
+
+def _parse_layout(e: Fields, catalog: Catalog | None, deployment: str | None
+                  ) -> tuple[Volume, tuple[RoleVolume, ...], str | None] | None:
+    """A cluster entry's disks: `volume` (one volume holding every role) or `volumes` (one per role, `data`
+    required; sizing/disks.py), and an optional `filesystem`. None (with problems recorded) when invalid."""
+    start = len(e.problems)
+    has_one, has_many = e.has("volume"), e.has("volumes")
+    filesystem = e.str("filesystem", None, choices=FILESYSTEMS)
+    if filesystem is not None and deployment == "local":
+        e.fail("filesystem", "the local target cannot honour a filesystem: its role directories share the "
+                             "machine's filesystem (a filesystem per volume would need root and loop mounts); "
+                             "remove it or use deployment: aws")
+    if has_one == has_many:
+        e.fail("", "give exactly one of `volume` (one volume holding everything) or `volumes` (one per role: "
+                   f"{', '.join(VOLUME_ROLES)})")
+        e.seen.update({"volume", "volumes"})
+        return None
+    if has_one:
+        volume = _parse_volume(e.raw("volume"), join(e.path, "volume"), catalog, e.problems)
+        return (volume, (), filesystem) if volume is not None and len(e.problems) == start else None
+    entries = e.list("volumes") or []
+    by_role: dict[str, tuple[int, Volume]] = {}
+    for j, entry in enumerate(entries):
+        where = join(join(e.path, "volumes"), j)
+        if not isinstance(entry, Mapping):
+            e.problems.append(Problem(where, f"must be a mapping {{role: ..., type: ...}}, got {entry!r}"))
+            continue
+        role = entry.get("role")
+        volume = _parse_volume({k: v for k, v in entry.items() if k != "role"}, where, catalog, e.problems)
+        if role not in VOLUME_ROLES:
+            e.problems.append(Problem(f"{where}.role", f"must be one of {', '.join(VOLUME_ROLES)}; got {role!r}"
+                                      if role is not None else "is required"))
+        elif role in by_role:
+            e.problems.append(Problem(f"{where}.role", f"role {role!r} already has a volume "
+                                                       f"(volumes[{by_role[role][0]}]); a role lives on one volume"))
+        elif volume is not None:
+            by_role[role] = (j, volume)
+    if entries and DATA_ROLE not in by_role and len(e.problems) == start:
+        e.fail("volumes", f"needs a `{DATA_ROLE}` volume (Mnesia and the message store; every role without a "
+                          f"volume of its own lives on it)")
+    if len(e.problems) > start or DATA_ROLE not in by_role:
+        return None
+    dedicated = tuple(RoleVolume(role, by_role[role][1]) for role in VOLUME_ROLES
+                      if role != DATA_ROLE and role in by_role)
+    return by_role[DATA_ROLE][1], dedicated, filesystem
+
+
+def _check_instance(f: Fields, key: str, name: str | None, catalog: Catalog | None) -> bool:
+    if name is None:
+        return False
+    if catalog is not None and name not in catalog.instances:
+        f.fail(key, f"unknown instance type {name!r} in catalog {catalog.name} "
+                    f"(known: {', '.join(sorted(catalog.instances))})")
+        return False
+    return True
+
+
+def _parse_clusters(f: Fields, catalog: Catalog | None, deployment: str | None = None) -> list[ClusterShape]:
+    shapes: list[ClusterShape] = []
+    has_matrix, has_list = f.has("matrix"), f.has("list")
+    if has_matrix == has_list:
+        f.fail("", "give exactly one of `matrix` (nodes x instance_types x volumes) or `list`")
+        f.seen.update({"matrix", "list"})
+        f.done()
+        return shapes
+    if has_matrix:
+        m = f.sub("matrix")
+        nodes = m.list("nodes") or []
+        instances = m.list("instance_types") or []
+        volumes = m.list("volumes") or []
+        versions: list[str | None] = list(m.list("rabbitmq_versions", None) or [None])
+        m.done()
+        for i, version in enumerate(versions):
+            if version is not None and (problem := version_problem(version)):
+                m.fail(f"rabbitmq_versions[{i}]", problem)
+                versions[i] = None
+        for i, n in enumerate(nodes):
+            if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+                m.fail(f"nodes[{i}]", f"entries must be positive integers, got {n!r}")
+        for i, name in enumerate(instances):
+            if not isinstance(name, str):
+                m.fail("instance_types", f"entries must be strings, got {name!r}")
+            else:
+                _check_instance(m, f"instance_types[{i}]", name, catalog)
+        parsed_volumes = [_parse_volume(v, join(m.path, f"volumes[{i}]"), catalog, f.problems)
+                          for i, v in enumerate(volumes)]
+        for n in nodes:
+            for name in instances:
+                for volume in parsed_volumes:
+                    for version in versions:
+                        if isinstance(n, int) and n >= 1 and isinstance(name, str) and volume is not None:
+                            shapes.append(ClusterShape(n, name, volume, rabbitmq_version=version))
+    else:
+        entries = f.list("list") or []
+        for i, entry in enumerate(entries):
+            e = Fields(entry, join(join(f.path, "list"), i), f.problems)
+            n = e.int("nodes", minimum=1)
+            name = e.str("instance_type")
+            ok = _check_instance(e, "instance_type", name, catalog)
+            layout = _parse_layout(e, catalog, deployment)
+            version = e.raw("rabbitmq_version", None)
+            if version is not None and (problem := version_problem(version)):
+                e.fail("rabbitmq_version", problem)
+                ok = False
+            e.done()
+            if n and ok and layout is not None and name:
+                shapes.append(ClusterShape(n, name, *layout, rabbitmq_version=version))
+    f.done()
+    ids = [s.config_id for s in shapes]
+    for dup in sorted({i for i in ids if ids.count(i) > 1}):
+        f.fail("", f"config {dup} appears more than once")
+    return shapes
+
+
+def _parse_profile(value: Any, path: str, problems: list[Problem], minimum: float) -> tuple[ProfileSegment, ...]:
+    """`[{hold: 10000, for_s: 300}, {ramp: [10000, 20000], for_s: 1200}, ...]`"""
+    if not isinstance(value, list) or not value:
+        problems.append(Problem(path, f"must be a non-empty list of holds and ramps, got {value!r}"))
+        return ()
+    segments: list[ProfileSegment] = []
+    for i, item in enumerate(value):
+        f = Fields(item, join(path, i), problems)
+        duration = f.number("for_s", minimum=0, exclusive=True)
+        is_hold, is_ramp = f.has("hold"), f.has("ramp")
+        if is_hold == is_ramp:
+            f.fail("", "must be exactly one of `hold: value` or `ramp: [from, to]`")
+            f.seen.update({"hold", "ramp"})
+            f.done()
+            continue
+        if is_hold:
+            start = end = f.number("hold", minimum=minimum)
+        else:
+            ramp = f.list("ramp")
+            start = end = None
+            if ramp is not None:
+                ok = len(ramp) == 2 and all(isinstance(v, int | float) and not isinstance(v, bool) for v in ramp)
+                if not ok:
+                    f.fail("ramp", f"must be [from, to] numbers, got {ramp!r}")
+                elif min(ramp) < minimum:
+                    f.fail("ramp", f"values must be >= {minimum}, got {ramp!r}")
+                else:
+                    start, end = float(ramp[0]), float(ramp[1])
+                    if segments and abs(segments[-1].end - start) > 1e-9:
+                        f.fail("ramp", f"starts at {start:g} but the previous segment ends at "
+                                       f"{segments[-1].end:g}; ramps must continue where the profile is")
+        f.done()
+        if start is not None and end is not None and duration is not None:
+            segments.append(ProfileSegment(float(start), float(end), float(duration)))
+    return tuple(segments)
+
+
+def _parse_fault(value: Any, path: str, problems: list[Problem], deployment: str | None) -> FaultSpec | None:
+    f = Fields(value, path, problems)
+    start = len(problems)
+    kind = f.str("kind", choices=FAULT_KINDS)
+    if kind in NETWORK_FAULTS and deployment == "local":
+        f.fail("kind", f"{kind} needs tc netem on real hosts: use deployment: aws "
+                       f"(the local target runs every node on one loopback interface)")
+    phases_raw = f.raw("phases", "all")
+    phases: tuple[int, ...] | None = None
+    if phases_raw != "all":
+        if isinstance(phases_raw, int) and not isinstance(phases_raw, bool):
+            phases_raw = [phases_raw]
+        if not isinstance(phases_raw, list) or not phases_raw or not all(
+            isinstance(p, int) and not isinstance(p, bool) and p >= 1 for p in phases_raw
+        ):
+            f.fail("phases", f"must be `all` or a list of phase numbers (1-based), got {phases_raw!r}")
+        else:
+            phases = tuple(phases_raw)
+    at_fraction = f.number("at", None, minimum=0)
+    at_s = f.number("at_s", None, minimum=0)
+    if (at_fraction is None) == (at_s is None):
+        f.fail("", "give exactly one of `at` (fraction of the phase, 0..1) or `at_s` (seconds into the phase)")
+    if at_fraction is not None and at_fraction >= 1:
+        f.fail("at", f"is a fraction of the phase and must be < 1, got {at_fraction}")
+    target_raw = f.raw("target", "all" if kind == "rolling_restart" else "random")
+    target, node, queue = "random", None, None
+    if target_raw in ("random", "all"):
+        target = target_raw
+    elif isinstance(target_raw, Mapping) and set(target_raw) == {"node"}:
+        node = target_raw["node"]
+        if not isinstance(node, int) or isinstance(node, bool) or node < 1:
+            f.fail("target.node", f"must be a node number >= 1, got {node!r}")
+        target = "node"
+    elif isinstance(target_raw, Mapping) and set(target_raw) == {"leader_of"}:
+        queue = target_raw["leader_of"]
+        if not isinstance(queue, str) or not queue:
+            f.fail("target.leader_of", f"must be a queue name, got {queue!r}")
+        target = "leader"
+    else:
+        f.fail("target", f"must be `random`, `all`, {{node: N}} or {{leader_of: queue}}; got {target_raw!r}")
+    if kind == "rolling_restart" and target != "all":
+        f.fail("target", "rolling_restart always restarts every node; use target: all")
+    heal = f.number("heal_after_s", None, minimum=0, exclusive=True)
+    if kind == "rolling_restart" and heal is not None:
+        f.fail("heal_after_s", "rolling_restart heals itself node by node; remove heal_after_s")
+    params = f.mapping("params", {}) or {}
+    if kind == "network_delay" and "delay_ms" not in params:
+        f.fail("params.delay_ms", "network_delay needs params.delay_ms")
+    if kind == "network_loss" and "loss_percent" not in params:
+        f.fail("params.loss_percent", "network_loss needs params.loss_percent")
+    f.done()
+    if len(problems) > start or kind is None:
+        return None
+    return FaultSpec(kind, phases, at_fraction, at_s, target, node, queue, heal, params)
+
+
+def _scenario_workload(overrides: Mapping[str, Any], path: str, problems: list[Problem],
+                       workload_raw: Mapping[str, Any], base: Workload | None) -> Workload | None:
+    """The campaign workload with the scenario's overrides; reports only problems the overrides add."""
+    if not overrides:
+        return base
+    own: list[Problem] = []
+    workload = _parse_workload(Fields(deep_merge(workload_raw, overrides), path, own))
+    already = {p.path for p in problems if p.path.startswith("workload")}
+    problems.extend(p for p in own if "workload" + p.path[len(path):] not in already)
+    return workload
+
+
+def _parse_resolution(s: Fields) -> tuple[float | None, bool]:
+    """`resolution: 2%` (of the last pass) or `resolution: 500` (msg/s)."""
+    value = s.raw("resolution")
+    if isinstance(value, str) and value.strip().endswith("%"):
+        try:
+            percent = float(value.strip()[:-1])
+        except ValueError:
+            percent = -1.0
+        if 0 < percent < 100:
+            return percent / 100.0, True
+        s.fail("resolution", f"a relative resolution must be between 0 % and 100 %, got {value!r}")
+    elif isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        return float(value), False
+    elif value is not None:
+        s.fail("resolution", f"must be a percentage of the rate (e.g. '2%') or msg/s (e.g. 500), got {value!r}")
+    return None, False
+
+
+def _parse_search(scenario: Fields, default_p99_ms: float | None) -> SearchSpec | None:
+    """`search:` of a scenario; the SLO defaults to the campaign target's p99."""
+    s = scenario.sub("search")
+    start = len(s.problems)
+    start_rate = s.number("start_rate", minimum=0, exclusive=True)
+    upper_rate = s.number("upper_rate", minimum=0, exclusive=True)
+    growth = s.number("growth", 2.0, minimum=1, exclusive=True)
+    resolution, relative = _parse_resolution(s)
+    warmup = s.number("warmup_s", minimum=0)
+    measure = s.number("measure_s", minimum=0, exclusive=True)
+    drain = s.number("drain_s", 60.0, minimum=0)
+    max_disagreements = s.int("max_disagreements", 1, minimum=0)
+    slo = s.sub("slo", required=False)
+    p99 = slo.number("p99_ms", default_p99_ms, minimum=0, exclusive=True)
+    p999 = slo.number("p999_ms", None, minimum=0, exclusive=True)
+    if p99 is None and not slo.has("p99_ms"):
+        slo.fail("p99_ms", "is required (the campaign target gives none)")
+    if p99 is not None and p999 is not None and p999 < p99:
+        slo.fail("p999_ms", f"({p999:g} ms) must be >= the p99 SLO ({p99:g} ms)")
+    slo.done()
+    if start_rate is not None and upper_rate is not None and upper_rate < start_rate:
+        s.fail("upper_rate", f"({upper_rate:g}) must be >= start_rate ({start_rate:g})")
+    s.done()
+    for key in ("warmup_s", "consumer_processing_ms", "faults"):
+        if scenario.has(key):
+            scenario.fail(key, "does not apply to a search scenario (probe warm-up is search.warmup_s; "
+                               "searches run under ideal conditions)")
+    if len(s.problems) > start:
+        return None
+    assert start_rate and upper_rate and growth and resolution and measure and p99  # checked above
+    return SearchSpec(start_rate, upper_rate, resolution, relative, warmup or 0.0, measure, drain or 0.0, p99, p999,
+                      growth, max_disagreements if max_disagreements is not None else 1)
+
+
+def _family_steps(scenarios: list[Scenario | None]) -> dict[str, list[str]]:
+    """Each scenario family (a scenario as written: `isolate: true` runs are one) with its phase labels, in order."""
+    out: dict[str, list[str]] = {}
+    for scenario in scenarios:
+        if scenario is None:
+            continue
+        labels = [x.label for x in scenario.step_settings or ()] or (
+            [f"rate-{r:g}" for r in scenario.step_rates] if scenario.step_rates else [])
+        out.setdefault(scenario.isolated_from or scenario.name, []).extend(labels)
+    return out
+
+
+def _parse_comparison(root: Fields, purpose: str | None, clusters: list[ClusterShape],
+                      scenarios: list[Scenario | None]) -> Comparison | None:
+    """`compare:` (purpose compare only): `by: config` with a `baseline` config id, or `by: step` with optional
+    `baselines: {family: step}`; `versus: [{baseline: family[/step], other: family[/step]}]` in either case."""
+    if not root.has("compare"):
+        if purpose == "compare":
+            root.fail("compare", "purpose compare needs `compare: {by: config, baseline: <config id>}`, "
+                                 "`{by: step}` or `versus: [...]`: what is compared with what")
+        return None
+    c = root.sub("compare")
+    if purpose != "compare":
+        c.fail("", f"applies to purpose: compare only (this campaign's purpose is {purpose})")
+    by = c.str("by", None, choices=COMPARE_BY)
+    raw_baseline = c.raw("baseline", None)
+    baselines = tuple(raw_baseline) if isinstance(raw_baseline, list) else (
+        (raw_baseline,) if raw_baseline is not None else ())
+    description = c.str("description", "") or ""
+    families = _family_steps(scenarios)
+    configs = [shape.config_id for shape in clusters]
+    if by == "config":
+        if not baselines:
+            c.fail("baseline", f"by: config needs the baseline config id, or a list of them (of {', '.join(configs)})")
+        for name in baselines:
+            if configs and name not in configs:
+                c.fail("baseline", f"names no config of this campaign: {name!r} (known: {', '.join(configs)})")
+    elif baselines:
+        c.fail("baseline", "only by: config takes baseline configs; by: step takes `baselines: {family: step}`")
+    steps = c.mapping("baselines", {}) or {}
+    if steps and by != "step":
+        c.fail("baselines", "only by: step takes baseline steps")
+    for name, step in steps.items():
+        if name not in families:
+            c.fail(f"baselines.{name}", f"names no scenario (known: {', '.join(families)})")
+        elif step not in families[name]:
+            c.fail(f"baselines.{name}", f"{step!r} is no step of {name} (its steps: {', '.join(families[name])})")
+
+    def side(value: Any, where: str) -> tuple[str, str | None] | None:
+        name, _, step = str(value).partition("/")
+        if name not in families:
+            c.problems.append(Problem(where, f"names no scenario: {name!r} (known: {', '.join(families)})"))
+            return None
+        if step and step not in families[name]:
+            c.problems.append(Problem(where, f"{step!r} is no step of {name} (its steps: "
+                                             f"{', '.join(families[name])})"))
+            return None
+        return name, step or None
+
+    versus = []
+    for i, entry in enumerate(c.list("versus", [], non_empty=False) or []):
+        v = Fields(entry, join(join(c.path, "versus"), i), c.problems)
+        base, other = v.str("baseline"), v.str("other")
+        v.done()
+        parsed = (side(base, f"{v.path}.baseline") if base else None, side(other, f"{v.path}.other") if other
+                  else None)
+        if parsed[0] and parsed[1]:
+            versus.append(Versus(parsed[0][0], parsed[1][0], parsed[0][1], parsed[1][1]))
+    if by is None and not versus and not c.problems:
+        c.fail("", "give `by: config` / `by: step` and/or `versus: [...]`")
+    c.done()
+    return Comparison(by, baselines, dict(steps), tuple(versus), description)
+
+
+def _parse_budget(root: Fields) -> Budget | None:
+    if not root.has("budget"):
+        root.seen.add("budget")
+        return None
+    b = root.sub("budget")
+    max_cost = b.number("max_cost_usd", None, minimum=0, exclusive=True)
+    max_hours = b.number("max_hours", None, minimum=0, exclusive=True)
+    parallelism = b.int("parallelism", 1, minimum=1)
+    if not b.has("max_cost_usd") and not b.has("max_hours"):
+        b.fail("", "give max_cost_usd and/or max_hours")
+    b.done()
+    return Budget(max_cost, max_hours, parallelism or 1)
+
+
+def _parse_scenario(value: Any, path: str, problems: list[Problem], workload_raw: Mapping[str, Any],
+                    base_workload: Workload | None, deployment: str | None,
+                    default_p99_ms: float | None = None) -> Scenario | tuple[Scenario, ...] | None:
+    f = Fields(value, path, problems)
+    start = len(problems)
+    name = f.str("name")
+    if name is not None and not all(ch.isalnum() or ch in "-_" for ch in name):
+        f.fail("name", f"may only contain letters, digits, '-' and '_' (it names S3 partitions), got {name!r}")
+    description = f.str("description", "") or ""
+    overrides = f.mapping("workload", {}) or {}
+    workload = _scenario_workload(overrides, join(path, "workload"), problems, workload_raw, base_workload)
+    warmup = f.number("warmup_s", 0.0, minimum=0) or 0.0
+    has_steps, has_profile, has_search = f.has("steps"), f.has("publish_rate"), f.has("search")
+    step_rates: tuple[float, ...] | None = None
+    step_duration: float | None = None
+    publish_rate: tuple[ProfileSegment, ...] | None = None
+    processing: tuple[ProfileSegment, ...] | None = None
+    search: SearchSpec | None = None
+    step_settings: tuple[StepSetting, ...] | None = None
+    steps_dimension: str | None = None
+    isolate = False
+    if has_steps + has_profile + has_search != 1:
+        f.fail("", "give exactly one of `steps` (increasing intensities), `publish_rate` (a profile) or "
+                   "`search` (a capacity search)")
+        f.seen.update({"steps", "publish_rate", "search"})
+    elif has_search:
+        search = _parse_search(f, default_p99_ms)
+    elif has_steps:
+        s = f.sub("steps")
+        if s.has("vary") or s.has("sequence"):
+            step_settings, steps_dimension, isolate = parse_setting_steps(s, workload)
+            if step_settings:
+                step_rates = tuple(x.rate for x in step_settings)
+        else:
+            rates = s.list("rates") or []
+            # PerfTest style (`--rate 50` x 200 producers): the values are per publisher.
+            per_publisher = s.bool("per_publisher", False)
+            factor = workload.publishers.count if per_publisher and workload else 1
+            if not all(isinstance(r, int | float) and not isinstance(r, bool) and r > 0 for r in rates):
+                s.fail("rates", f"must be positive msg/s {'per publisher' if per_publisher else 'totals'}, "
+                                f"got {rates!r}")
+            else:
+                step_rates = tuple(float(r) * factor for r in rates)
+            # Seed 000 ran each rate as its own 30-minute PerfTest run (`-z 1800`): `isolate: true` does that.
+            isolate = bool(s.bool("isolate", False))
+        step_duration = s.number("duration_s", minimum=0, exclusive=True)
+        s.done()
+        if step_duration is not None and warmup >= step_duration:
+            f.fail("warmup_s", f"({warmup:g}s) must be shorter than each step ({step_duration:g}s)")
+    else:
+        publish_rate = _parse_profile(f.raw("publish_rate"), join(path, "publish_rate"), problems, 0.0)
+    if f.has("consumer_processing_ms"):
+        processing = _parse_profile(f.raw("consumer_processing_ms"), join(path, "consumer_processing_ms"),
+                                    problems, 0.0)
+        total = step_duration * len(step_rates) if step_rates and step_duration else (
+            sum(s.duration_s for s in publish_rate) if publish_rate else None)
+        if total is not None and processing and abs(sum(s.duration_s for s in processing) - total) > 1e-6:
+            f.fail("consumer_processing_ms",
+                   f"lasts {sum(s.duration_s for s in processing):g}s but the publish schedule lasts {total:g}s; "
+                   f"the two profiles must add up to the same duration")
+    if publish_rate and warmup >= sum(s.duration_s for s in publish_rate):
+        f.fail("warmup_s", "must be shorter than the whole profile")
+    faults_raw = f.list("faults", [], non_empty=False) or []
+    faults = [_parse_fault(item, join(join(path, "faults"), i), problems, deployment)
+              for i, item in enumerate(faults_raw)]
+    n_phases = len(step_rates) if step_rates else None
+    for i, fault in enumerate(faults):
+        if fault and fault.phases and n_phases and max(fault.phases) > n_phases:
+            problems.append(Problem(join(join(path, "faults"), i) + ".phases",
+                                    f"names phase {max(fault.phases)} but the scenario has {n_phases} phases"))
+    if isolate and any(fault and fault.phases for fault in faults):
+        f.fail("faults", "with steps.isolate every step is a run of its own: a fault there applies to every run "
+                         "(phases: all), not to numbered phases")
+    if step_settings and faults_raw and any(x.rate_mode == RATE_MAX for x in step_settings):
+        f.fail("faults", "a max-rate step has no target rate, and a scenario with faults is judged against its "
+                         "target rate (held_target); use a scheduled rate for fault scenarios")
+    if step_settings and processing:
+        f.fail("consumer_processing_ms", "client-setting steps set processing time per step "
+                                         "(vary: processing_ms, or processing_ms in a sequence entry)")
+    groups_raw = f.list("groups", None)
+    foreground_raw = f.str("foreground", None)
+    tolerance = f.number("publish_tolerance_s", 0.0, minimum=0) or 0.0
+    required = bool(f.bool("required", True))
+    f.done()
+    if len(problems) > start or workload is None or name is None:
+        return None
+    scenario = Scenario(name, step_rates, step_duration, publish_rate, processing, warmup,
+                        tuple(x for x in faults if x is not None), workload, description, search,
+                        step_settings, steps_dimension, publish_tolerance_s=tolerance, required=required)
+    if f.has("publish_tolerance_s") and rules.scenario_kind(scenario) != rules.BACKLOG_ADVERSE:
+        f.fail("publish_tolerance_s", "applies to backlog scenarios only (a publish_rate or consumer_processing_ms "
+                                      "profile without faults), judged on seconds of reduced publish rate")
+        return None
+    if f.has("required") and not rules.is_adverse(scenario):
+        f.fail("required", "applies to adverse scenarios only (faults, or a rate/processing profile): whether a "
+                           "config must hold it to be recommended")
+        return None
+    if groups_raw is not None or foreground_raw is not None:
+        return with_groups(scenario, value, groups_raw, foreground_raw, path, problems, workload_raw,
+                           base_workload, deployment, isolate, _parse_scenario)
+    if step_settings:
+        first = step_settings[0]
+        scenario = replace(scenario, workload=workload_with(workload, first))
+    if isolate:
+        return tuple(isolated_runs(scenario))
+    return scenario
+
+
+
+
+def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None = None) -> Campaign:
+    """Validate a campaign mapping. Raises SpecError with every problem found."""
+    problems: list[Problem] = []
+    root = Fields(data, "", problems)
+    name = root.str("name")
+    if name is not None and not all(ch.isalnum() or ch in "-_" for ch in name):
+        root.fail("name", f"may only contain letters, digits, '-' and '_' (it names S3 partitions), got {name!r}")
+    description = root.str("description", "") or ""
+    deployment = root.str("deployment", "local", choices=DEPLOYMENTS)
+    catalog_name = root.str("catalog")
+    if catalog is None and catalog_name is not None:
+        try:
+            catalog = load_catalog(catalog_name)
+        except SpecError as err:
+            problems.extend(Problem("catalog", p.reason) for p in err.problems)
+    t = root.sub("target")
+    target = Target(rate=t.number("rate", minimum=0, exclusive=True) or 0.0,
+                    p99_latency_ms=t.number("p99_latency_ms", minimum=0, exclusive=True) or 0.0)
+    t.done()
+    workload_raw = root.mapping("workload") or {}
+    workload = _parse_workload(Fields(workload_raw, "workload", problems))
+    # An existing cluster's entry only labels it (its price is existing.monthly_cost): any instance or volume name.
+    clusters = _parse_clusters(root.sub("clusters"), None if deployment == "existing" else catalog, deployment)
+    if deployment == "local":
+        for shape in clusters:
+            if shape.nodes > MAX_LOCAL_NODES:
+                problems.append(Problem("clusters", f"config {shape.config_id} asks for {shape.nodes} nodes; the "
+                                                    f"local target runs at most {MAX_LOCAL_NODES} on one machine"))
+    repeats = root.int("repeats", 1, minimum=1) or 1
+    broker_config = root.mapping("broker_config", {}) or {}
+    problems.extend(check_broker_config(broker_config, deployment))
+    if workload is not None:
+        problems.extend(check_message_size(workload.message.size_bytes, broker_config, "workload.message.size_bytes"))
+    seed = root.int("seed", 2020) or 2020
+    scenarios_raw = root.list("scenarios") or []
+    scenarios: list[Scenario | None] = []
+    for i, item in enumerate(scenarios_raw):
+        parsed = _parse_scenario(item, join("scenarios", i), problems, workload_raw, workload, deployment,
+                                 target.p99_latency_ms or None)
+        # `isolate: true` gives one scenario (run, fresh queues) per step value, each a single phase.
+        scenarios.extend(parsed if isinstance(parsed, tuple) else [parsed])
+    for i, scenario in enumerate(scenarios):
+        if scenario is None or workload is None:
+            continue
+        # a grouped scenario's workload is its foreground group's: each group is checked once, under its own path
+        own = ([(f"scenarios[{i}].groups[{j}].workload", g.workload) for j, g in enumerate(scenario.groups)]
+               or [(f"scenarios[{i}].workload", scenario.workload)])
+        for where, w in own:
+            if w.message.size_bytes != workload.message.size_bytes:
+                problems.extend(check_message_size(w.message.size_bytes, broker_config, f"{where}.message.size_bytes"))
+    names = [s.name for s in scenarios if s]
+    for dup in sorted({n for n in names if names.count(n) > 1}):
+        problems.append(Problem("scenarios", f"scenario name {dup!r} is used more than once"))
+    min_nodes = min((s.nodes for s in clusters), default=0)
+    for i, scenario in enumerate(scenarios):
+        for j, fault in enumerate(scenario.faults if scenario else ()):
+            if fault.target == "node" and fault.node and fault.node > min_nodes:
+                problems.append(Problem(
+                    f"scenarios[{i}].faults[{j}].target.node",
+                    f"node {fault.node} does not exist in the smallest cluster ({min_nodes} nodes)"))
+    budget = _parse_budget(root)
+    purpose = root.str("purpose", "size", choices=PURPOSES)
+    comparison = _parse_comparison(root, purpose, clusters, scenarios)
+    existing = parse_existing(root, deployment)
+    if existing is not None:
+        problems.extend(existing_problems(existing, clusters, [s for s in scenarios if s], broker_config,
+                                          NETWORK_FAULTS))
+    root.done()
+    if problems or workload is None or catalog is None:
+        raise SpecError(problems or [Problem("", "invalid")], source)
+    campaign = Campaign(
+        name=name or "", description=description, deployment=deployment or "local",
+        catalog_name=catalog_name or "", catalog=catalog, target=target, workload=workload,
+        clusters=tuple(clusters), scenarios=tuple(s for s in scenarios if s is not None),
+        repeats=repeats, seed=seed, broker_config=broker_config, raw=copy.deepcopy(dict(data)), budget=budget,
+        purpose=purpose or "size", comparison=comparison, existing=existing,
+    )
+    return campaign
