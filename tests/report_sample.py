@@ -125,7 +125,7 @@ def leaderboard_rows(per_repeat: pd.DataFrame, campaign_name: str, monthly: dict
     for config_id, cost in monthly.items():
         t, m = top.get(config_id), max_matched.get(config_id)
         met = m is not None and m >= target_rate
-        rows.append({"campaign": campaign_name, "queue_type": "quorum", "config_id": config_id,
+        rows.append({"campaign": campaign_name, "run_id": RUN_ID, "queue_type": "quorum", "config_id": config_id,
                      "monthly_cost": cost, "currency": "USD", "top_matched_throughput": t,
                      "max_matched_target_rate": m, "campaign_target_rate": target_rate, "met_target": met,
                      "cost_per_1k_at_top": cost_per_1000_msgs(cost, t) if t else None,
@@ -155,7 +155,7 @@ def adverse_rows(summary: pd.DataFrame, campaign: Campaign) -> pd.DataFrame:
         for (campaign_name, config_id), part in summary[summary["scenario"] == scenario.name].groupby(
                 ["campaign", "config_id"]):
             phases = [{k: (None if pd.isna(v) else v) for k, v in r.items()} for r in part.to_dict("records")]
-            rows.append({"campaign": campaign_name, "config_id": config_id,
+            rows.append({"campaign": campaign_name, "run_id": RUN_ID, "config_id": config_id,
                          **adverse.judge(scenario, phases, campaign.target.rate)})
     return pd.DataFrame(rows, columns=records.table_columns("adverse"))
 
