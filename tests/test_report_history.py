@@ -72,3 +72,10 @@ def test_a_run_with_a_baseline_opens_with_the_comparison_and_charts_every_run(s3
     assert sizing_cli(["runs", "--campaign", CAMPAIGN.name]) == 0
     listed = capsys.readouterr().out
     assert BASE in listed and "25.3" in listed and "complete" in listed
+    # `sizing trend`: the same medians per run, oldest first; two runs cannot show a change point, and it says so
+    code = sizing_cli(["trend", "--campaign", CAMPAIGN.name, "--config", N1, "--metric", "top_throughput"])
+    out = capsys.readouterr().out
+    assert code == 0 and out.index(BASE) < out.index(RUN_ID)
+    assert "change points: none flagged; Pettitt's test needs at least 6 runs" in out
+    assert sizing_cli(["trend", "--campaign", CAMPAIGN.name, "--config", N1, "--metric", "nope"]) == 2
+    assert "--metric: unknown metric 'nope'" in capsys.readouterr().err
