@@ -45,13 +45,19 @@ def _number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
+def scenario_of(manifest: Mapping[str, Any]) -> str | None:
+    """A manifest's scenario name (the load generator writes the scenario as a mapping with its `name`)."""
+    scenario = manifest.get("scenario")
+    return scenario.get("name") if isinstance(scenario, Mapping) else scenario
+
+
 def run_status(campaign: Campaign, manifests: Sequence[Mapping[str, Any]]) -> str:
     """complete | partial | failed | unknown (module docstring)."""
     if not manifests:
         return UNKNOWN
     if any(m.get("status") != COMPLETE for m in manifests):
         return FAILED
-    recorded = {(m.get("config_id"), m.get("scenario"), int(m.get("repeat") or 1)) for m in manifests}
+    recorded = {(m.get("config_id"), scenario_of(m), int(m.get("repeat") or 1)) for m in manifests}
     expected = {(shape.config_id, scenario.name, repeat) for shape in campaign.clusters
                 for scenario in campaign.scenarios for repeat in range(1, campaign.repeats + 1)}
     return COMPLETE if expected <= recorded else PARTIAL
