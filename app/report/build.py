@@ -12,6 +12,7 @@ import pandas as pd
 
 from adapters.objectstore import S3Settings
 from app.report import answer, charts, repeats
+from app.report.history import RunHistory, comparison_section, load_history, record_line, trend_section
 from app.report.html import Raw, esc, figure, page, table, tag
 from app.report.tables import (
     BOARD_COST_AT_TARGET,
@@ -145,8 +146,10 @@ def verdicts(campaign: Campaign, data: ReportData, monthly: dict[str, float]) ->
 
 
 class Report:
-    def __init__(self, campaign: Campaign, data: ReportData, run_id: str, generated_at: str) -> None:
+    def __init__(self, campaign: Campaign, data: ReportData, run_id: str, generated_at: str,
+                 history: RunHistory | None = None) -> None:
         self.campaign, self.data, self.run_id, self.generated_at = campaign, data, run_id, generated_at
+        self.history = history or RunHistory()
         self.configs = plan_configs(campaign)
         self.config_ids = [c.config_id for c in self.configs]
         # Monthly costs as the leaderboards table holds them (the plan's for configs the table lacks).
@@ -183,6 +186,7 @@ class Report:
                 tag("p", c.description, class_="meta") if c.description else "",
                 tag("p", f"Campaign run {self.run_id} · data from run(s) {', '.join(runs)} · generated "
                          f"{self.generated_at} · spec {c.spec_hash} · catalog {c.catalog_name}", class_="meta"),
+                tag("p", record_line(self.history.record), class_="meta"),
                 tag("p", f"Target {c.target.rate:,.0f} msg/s with end-to-end p99 < {_ms(c.target.p99_latency_ms)} · "
                          f"{len(self.configs)} configs · scenarios: {scenarios} · repeats: {c.repeats}"
                          + (f" (tables hold up to {self.repeats_seen})" if self.repeats_seen != c.repeats else "")
@@ -823,7 +827,10 @@ class Report:
 
     def render(self) -> str:
         findings = answer.section(self.campaign, self.data.findings) if self.campaign.purpose != SIZE else []
-        body = [*self.header(), *self.verdict(), *findings, *self.intensity_section(), *self.leaderboards_section(),
+        # A run compared with a baseline opens with the comparison (issue 24).
+        body = [*self.header(), *comparison_section(self.history), *self.verdict(), *findings,
+                *self.intensity_section(), *self.leaderboards_section(),
+                *trend_section(self.history, self.colors, self.run_id, self.fig),
                 *self.volumes_section(),
                 *self.search_section(),
                 *self.groups_section(),
@@ -958,10 +965,11 @@ def _repeat(df: pd.DataFrame | None, repeat: int) -> pd.DataFrame | None:
     return None if df is None else df[df["repeat"] == repeat]
 
 
-def render_report(campaign: Campaign, data: ReportData, run_id: str, generated_at: str | None = None) -> str:
+def render_report(campaign: Campaign, data: ReportData, run_id: str, generated_at: str | None = None,
+                  history: RunHistory | None = None) -> str:
     """The whole report as one self-contained HTML document (pure)."""
     stamp = generated_at or dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return Report(campaign, data, run_id, stamp).render()
+    return Report(campaign, data, run_id, stamp, history).render()
 
 
 # ---------------------------------------------------------------------------------------------- I/O
@@ -984,9 +992,11 @@ def time_series_scenarios(campaign: Campaign) -> list[str]:
 
 
 def build_report(campaign_spec_path: str, run_id: str, settings: S3Settings | None = None,
-                 local_path: str | Path | None = None, resource_configs: list[str] | None = None) -> str:
-    """Read the campaign's tables from S3, render the report, write it to S3 (and to `local_path`,
-    default build/reports/<campaign>/<run>/report.html). Returns the report's s3:// URI."""
+                 local_path: str | Path | None = None, resource_configs: list[str] | None = None,
+                 baseline_run: str | None = None) -> str:
+    """Read the run's tables from S3, render the report, write it to S3 (and to `local_path`,
+    default build/reports/<campaign>/<run>/report.html). Returns the report's s3:// URI. With a baseline run (the
+    argument, else the one the run's `runs` row names), the report opens with the comparison."""
     settings = settings or S3Settings.from_env()
     campaign = load_campaign(campaign_spec_path)
     data = load_report_data(settings, campaign.name, [c.config_id for c in plan_configs(campaign)],
@@ -994,8 +1004,9 @@ def build_report(campaign_spec_path: str, run_id: str, settings: S3Settings | No
                             campaign.target.rate,
                             resource_scenarios=[s.name for s in campaign.scenarios if is_intensity(s)],
                             resource_configs=resource_configs,  # None: the top and bottom of the leaderboard
-                            volume_siblings=volume_siblings(campaign))
-    document = render_report(campaign, data, run_id)
+                            volume_siblings=volume_siblings(campaign), run_id=run_id)
+    history = load_history(settings.store(), campaign, run_id, baseline_run)
+    document = render_report(campaign, data, run_id, history=history)
     key = layout.report_key(campaign.name, run_id)
     settings.store().put(key, document.encode(), content_type="text/html; charset=utf-8")
     path = Path(local_path) if local_path else Path("build/reports") / campaign.name / run_id / "report.html"
