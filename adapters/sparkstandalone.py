@@ -9,7 +9,7 @@
 `spark-class org.apache.spark.deploy.master.Master` and `...deploy.worker.Worker`, as on any cluster host. Both run
 in a clean environment (PATH of the system only, HOME and working directory under `work_dir`, no PYTHONPATH, no
 AWS_* variables) and the worker's executors inherit it: whatever the executors' Python imports must come with the
-job (spark_jobs.submit.PACKAGES as --py-files), and their object-store credentials too. `python` is the executors'
+job (spark_jobs.lib.submit.PACKAGES as --py-files), and their object-store credentials too. `python` is the executors'
 interpreter (pass it as `spark.pyspark.python`): the analysis' libraries of this environment, not the project, as
 on a cluster host; `python_can_import()` shows that it cannot see the checkout. Used by tests/test_spark_cluster.py,
 the Celery end-to-end test and benchmarks/analysis_scale.py (--master standalone); no pyspark import here.

@@ -12,7 +12,7 @@
                                                                             every headline metric, B against A;
                                                                             exit 1 when anything regressed
     sizing trend --campaign C --config K --metric M [--scenario S]         M over every stored run, change points
-    sizing query --campaign C "SELECT ..."                                  Spark SQL on the tables (spark_jobs.query);
+    sizing query --campaign C "SELECT ..."                                  Spark SQL on the tables (jobs/query);
                                                                             Spark's log: .state/logs/query.log
     sizing report --campaign C --run-id R [-o report.html]                  fetch a run's HTML report
     sizing report --campaign C --run-id R --resource-configs A,B [--spec S] rebuild it with those clusters'
@@ -443,7 +443,7 @@ def _query(args: argparse.Namespace) -> int:
         print(f"sizing query: Spark's and the JVM's log: {log}", file=sys.stderr)
     try:
         with output_to(log):
-            from spark_jobs import query  # pyspark: imported only for this command
+            from spark_jobs.jobs import query
 
             text = query.answer(args.campaign, args.sql, args.limit, args.run_id)
     except Exception as err:

@@ -5,7 +5,7 @@ or a Spark standalone cluster.
     python benchmarks/analysis_scale.py --records 1512000 --master both   # local[2], then a standalone cluster
 
 Generates `--records` worker-second rows for the 21 configs x 15 intensities of quorum-sizing-2020
-(8 workers per run, phase length = records / 2520 s; see spark_jobs/synthetic.py for the modelling) and the
+(8 workers per run, phase length = records / 2520 s; see spark_jobs/tools/synthetic.py for the modelling) and the
 node_seconds rows of every node of each config (3 to 9 nodes: one row per node per second), then times the
 analysis job end to end as the DAG's `analysis` task runs it (one spark-submit over every config, JVM start
 included; the job prints its steps' times). Generation is not timed; `--store-dir DIR` keeps the generated store in DIR
@@ -37,8 +37,8 @@ sys.path.insert(0, str(REPO))
 from adapters import nodestats  # noqa: E402
 from adapters.objectstore import StoreSpec  # noqa: E402
 from adapters.sparkstandalone import StandaloneCluster  # noqa: E402
-from spark_jobs import submit  # noqa: E402
-from spark_jobs.synthetic import campaign_models, run_objects, write_objects  # noqa: E402
+from spark_jobs.lib import submit  # noqa: E402
+from spark_jobs.tools.synthetic import campaign_models, run_objects, write_objects  # noqa: E402
 
 SPEC = REPO / "campaigns" / "quorum-sizing-2020.yaml"
 WORKERS, PHASES, CONFIGS = 8, 15, 21

@@ -17,8 +17,8 @@ Backfill one config: trigger with `configs: [<config_id>]` (and the same `run_la
 partitions (every repeat) and the per-config table partitions of that config are replaced, nothing
 else is touched.
 Parse-time cost: only airflow.sdk, the Spark provider's operator and this project's thin plugin
-modules are imported (the spark-submit settings come through rabbit_sizing.spark from spark_jobs.submit and
-spark_jobs.settings, which import the standard library only, never pyspark); specs are read by the tasks,
+modules are imported (the spark-submit settings come through rabbit_sizing.spark from spark_jobs.lib.submit and
+spark_jobs.lib.settings, which import the standard library only, never pyspark); specs are read by the tasks,
 never at parse time.
 """
 

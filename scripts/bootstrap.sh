@@ -39,9 +39,9 @@ if [ ! -x "$VENV/bin/sizing" ] || ! (cd / && "$venv_python" -c "import app.cli")
   log "installing the project into $VENV (the sizing command)"
   VIRTUAL_ENV="$VENV" uv pip install -q --no-deps -e .
 fi
-# The Spark driver's class-data-sharing archive (spark_jobs/settings.py): valid only for these jars.
+# The Spark driver's class-data-sharing archive (spark_jobs/lib/settings.py): valid only for these jars.
 if [ ! -e "$VENV/spark-classes.jsa" ]; then
   log "building the Spark class archive (one small analysis run, about a minute)"
-  "$VENV/bin/python" -m spark_jobs.classarchive || log "no class archive: Spark jobs start without it"
+  "$VENV/bin/python" -m spark_jobs.tools.classarchive || log "no class archive: Spark jobs start without it"
 fi
 log "ready: $("$VENV/bin/python" --version), $(terraform version | head -1), rabbitmq-server $(dpkg-query -W -f='${Version}' rabbitmq-server)"

@@ -36,7 +36,7 @@ def worker_behind(cpu_s: float, tick_lag_s: float) -> bool:
 # ------------------------------------------------------------------------------ phase verdicts
 # The predicates below are written with `&`, `|` and comparisons only, so one definition evaluates on plain
 # values (bool/float), on pandas Series and on Spark Columns alike: the Spark jobs pass Columns
-# (spark_jobs/rules_columns.py adds only the null handling), tests and the report pass values.
+# (spark_jobs/lib/rules_columns.py adds only the null handling), tests and the report pass values.
 
 
 def cpu_saturated(worker_cpu_max):
@@ -47,7 +47,7 @@ def cpu_saturated(worker_cpu_max):
 def invalid_checks(no_client_records, worker_cpu_max, worker_behind_events) -> dict:
     """Why the load generator's figures of a phase would not be conclusive, reason -> predicate, in the order
     phase_summary.invalid_reason lists them (values, pandas or Spark Columns). One home for the analysis
-    (spark_jobs.rules_columns.invalid_reason) and the online capacity search (loadgen.search.measure)."""
+    (spark_jobs.lib.rules_columns.invalid_reason) and the online capacity search (loadgen.search.measure)."""
     return {"no_client_records": no_client_records,
             "loadgen_cpu_saturated": cpu_saturated(worker_cpu_max),
             "loadgen_behind": worker_behind_events > 0}
@@ -119,7 +119,7 @@ def counts_toward_capacity(valid, matched, e2e_p99_ms, slo_p99_ms):
 
 def carried_rate(confirm_rate: float, consume_rate: float) -> float:
     """What a phase carried end to end: the lower of the achieved confirm and consume rates.
-    (Spark: `F.least` of the same two columns, spark_jobs/rules_columns.py.)"""
+    (Spark: `F.least` of the same two columns, spark_jobs/lib/rules_columns.py.)"""
     return min(confirm_rate, consume_rate)
 
 
@@ -181,7 +181,7 @@ def probe_passes(*, target_rate: float, confirm_rate: float, consume_rate: float
 def probe_verdict(target_rate, confirm_rate, consume_rate, backlog_slope, p99_ms, p999_ms, valid, slo_p99_ms,
                   slo_p999_ms=None):
     """probe_passes as one expression (`&` and comparisons: values, pandas and Spark Columns alike); the SLOs are
-    plain numbers of the scenario. spark_jobs.rules_columns.probe_passes applies it to phase_summary columns."""
+    plain numbers of the scenario. spark_jobs.lib.rules_columns.probe_passes applies it to phase_summary columns."""
     floor = PROBE_MATCH_FRACTION * target_rate
     verdict = (valid & (confirm_rate >= floor) & (consume_rate >= floor)
                & (backlog_slope <= (1.0 - PROBE_MATCH_FRACTION) * target_rate) & (p99_ms <= slo_p99_ms))

@@ -34,7 +34,7 @@ STAGES = ("ladder", "bisect", "confirm")
 STATUSES = ("converged", "at_upper", "below_start", "unstable")
 
 
-# The events a search records (written by loadgen.search, read by spark_jobs.phase_summary and the tests).
+# The events a search records (written by loadgen.search, read by spark_jobs.lib.phase_summary and the tests).
 PROBE_EVENT = "search_probe"  # one per probe: the online verdict and the figures it was taken on
 RESULT_EVENT = "search_result"
 

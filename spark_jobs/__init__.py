@@ -1,8 +1,14 @@
 """PySpark jobs: raw load-generator records in the object store -> Parquet tables, validated by GX.
 
-Each job (phase_summary, leaderboards, validate, query) = parse args -> read -> pure DataFrame transforms ->
-write, and imports no other job; shared code is in library modules (tableio, gate, validation, rules_columns,
-s3source, session, ...; see README.md "Modules"). Shared with the rest of the project: the data contract and
-table schemas (`sizing.records`, `sizing.layout`, `sizing.histogram`), the judgement rules (`sizing.rules`) and
-the cost model (`sizing.cost`).
+Three parts, dependencies one way (the `spark-jobs-layers` import contract):
+
+- `spark_jobs.jobs`: the entry points spark-submit runs (`analysis`, `validate`, `query`), each parse args ->
+  read -> pure DataFrame transforms -> write; no job imports another.
+- `spark_jobs.lib`: what the jobs share (the analysis' steps, table I/O, the object-store data source, the GX gate
+  and suites, Spark settings, the spark-submit argv).
+- `spark_jobs.tools`: developer tools on top of the library (synthetic records for tests and benchmarks, the
+  driver JVM's class-data-sharing archive that setup builds); no job or library module imports them.
+
+Shared with the rest of the project: the data contract and table schemas (`sizing.records`, `sizing.layout`,
+`sizing.histogram`), the judgement rules (`sizing.rules`) and the cost model (`sizing.cost`). See README.md.
 """

@@ -244,7 +244,7 @@ def _zero(arrow_type: pa.DataType):
 
 def gx_result(batch: str, config_id: str, failed_column: str | None = None) -> dict:
     """A stored validation result, built by the validate job's own document builder."""
-    from spark_jobs.validation import Outcome
+    from spark_jobs.lib.validation import Outcome
 
     stats = {"evaluated_expectations": 2 if failed_column else 1, "successful_expectations": 1}
     failures = [f"raw_client_seconds: ExpectColumnValuesToBeBetween(column={failed_column})"] if failed_column else []

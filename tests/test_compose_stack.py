@@ -160,7 +160,7 @@ def _pip_packages(text: str) -> tuple[set[str], bool]:
 
 
 def test_the_spark_image_runs_the_drivers_python_with_what_executors_import():
-    from spark_jobs.submit import PACKAGES
+    from spark_jobs.lib.submit import PACKAGES
 
     text = dockerfile("docker/spark.Dockerfile")
     minor = python_minor()

@@ -72,7 +72,7 @@ def test_task_structure(dag):
     analysis = dag.get_task("analysis")
     assert type(analysis).__name__ == "AnalysisSubmitOperator" and isinstance(analysis, SparkSubmitOperator)
     assert {"run", "configs", "py_files", "properties_file"} <= set(analysis.template_fields)
-    assert analysis.application.endswith("/spark_jobs/analysis.py")
+    assert analysis.application.endswith("/spark_jobs/jobs/analysis.py")
     assert dag.get_task("analysis_inputs").trigger_rule == "all_done"  # a failed config does not abandon the rest
     assert analysis.upstream_task_ids == {"analysis_inputs", "validate_spec"}  # configs, and the run (its spec)
     assert {a.name for a in analysis.outlets} == {"sizing_phase_summary", "sizing_leaderboards", "sizing_validation"}
@@ -125,7 +125,7 @@ def test_the_analysis_job_summarises_every_complete_config_and_runs_the_gx_suite
     from rabbit_sizing.spark import analysis_args
 
     from adapters.statepaths import state_paths
-    from spark_jobs.analysis import parse_args
+    from spark_jobs.jobs.analysis import parse_args
 
     monkeypatch.setenv("SIZING_STATE_DIR", str(tmp_path))
     # The run names validate_spec's copy (on whichever worker ran it); the job reads this worker's.

@@ -9,7 +9,7 @@ import pytest
 from sizing import findings, records
 from sizing.fields import SpecError
 from sizing.spec import load_campaign, parse_campaign
-from spark_jobs import validation
+from spark_jobs.lib import validation
 
 BASE = {
     "name": "cmp", "deployment": "local", "catalog": "aws-us-east-1-2020",

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from sizing import records
-from spark_jobs import validation
+from spark_jobs.lib import validation
 
 SUITE_DIR = Path(__file__).resolve().parent.parent / "gx" / "suites"
 
@@ -19,7 +19,7 @@ def test_exported_suites_match_the_code():
     assert {p.stem for p in SUITE_DIR.glob("*.json")} == names
     for name in names:
         assert json.loads((SUITE_DIR / f"{name}.json").read_text()) == validation.suite_json(name), (
-            f"gx/suites/{name}.json is stale: run python -m spark_jobs.validation --export gx/suites")
+            f"gx/suites/{name}.json is stale: run python -m spark_jobs.lib.validation --export gx/suites")
 
 
 def summary_frame(**overrides) -> pd.DataFrame:

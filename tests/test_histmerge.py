@@ -1,4 +1,4 @@
-"""spark_jobs.histmerge (pure): dense per-group counts from an Arrow column of wire-format histograms equal the
+"""spark_jobs.lib.histmerge (pure): dense per-group counts from an Arrow column of wire-format histograms equal the
 merge of the same histograms one by one (sizing.histogram.merge_wire, the known answer), however the column
 is chunked, sliced or typed."""
 
@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from sizing.histogram import LogHistogram, merge_wire
-from spark_jobs.histmerge import NBUCKETS, dense_counts
+from spark_jobs.lib.histmerge import NBUCKETS, dense_counts
 
 
 @pytest.fixture

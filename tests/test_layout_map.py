@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("sizing", "sizing/spec", "adapters", "app", "app/report", "loadgen", "loadgen/faults", "spark_jobs",
+PACKAGES = ("sizing", "sizing/spec", "adapters", "app", "app/report", "loadgen", "loadgen/faults", "spark_jobs/jobs",
+            "spark_jobs/lib", "spark_jobs/tools",
             "plugins/rabbit_sizing", "plugins/rabbit_sizing/hooks", "plugins/rabbit_sizing/operators",
             "plugins/rabbit_sizing/sensors")
 

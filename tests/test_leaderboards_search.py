@@ -1,4 +1,4 @@
-"""Leaderboard ranks from capacity searches (pure driver-side code of spark_jobs.leaderboards; no Spark session).
+"""Leaderboard ranks from capacity searches (pure driver-side code of spark_jobs.lib.leaderboards; no Spark session).
 Known answers: hand-computed cost per 1000 msg/s per month and the ranks they imply."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 from sizing.plan import plan_configs
 from sizing.spec import load_campaign
-from spark_jobs.leaderboards import add_search_ranks, rank_configs
+from spark_jobs.lib.leaderboards import add_search_ranks, rank_configs
 
 CAMPAIGN = load_campaign(Path(__file__).resolve().parents[1] / "campaigns" / "quorum-search-2020.yaml")
 

@@ -22,7 +22,7 @@ from adapters.management import ManagementClient
 from loadgen.runner import Runner, RunOptions
 from sizing import layout
 from sizing.spec import parse_campaign
-from spark_jobs import phase_summary as ps
+from spark_jobs.lib import phase_summary as ps
 
 pytestmark = pytest.mark.cluster
 

@@ -106,7 +106,7 @@ def test_the_table_contract_names_the_missing_column_and_fills_optional_ones() -
 
 
 def test_stored_validation_result_parsing_lists_failed_expectations() -> None:
-    from spark_jobs.validation import Outcome
+    from spark_jobs.lib.validation import Outcome
 
     results = {"raw_client_seconds": {"success": False, "statistics": {"evaluated_expectations": 3,
                                                                       "successful_expectations": 2}},

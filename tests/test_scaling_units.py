@@ -284,7 +284,7 @@ def _first_party_imports(source: str) -> set[str]:
 def test_the_py_files_zip_holds_every_module_its_code_imports(tmp_path):
     """Closure: every first-party module any module of the zip imports is in the zip (a cluster's executors have
     nothing else), and an interpreter that cannot see the checkout imports the jobs from the zip alone."""
-    from spark_jobs import submit
+    from spark_jobs.lib import submit
 
     path = submit.py_files_zip(tmp_path / "jobs.zip")
     with zipfile.ZipFile(path) as zf:
@@ -293,9 +293,9 @@ def test_the_py_files_zip_holds_every_module_its_code_imports(tmp_path):
         missing = {(name, imported) for name in names for imported in _first_party_imports(zf.read(name).decode())
                    if imported not in modules and imported.rsplit(".", 1)[0] not in modules}
     assert missing == set()
-    assert {"adapters/objectstore.py", "spark_jobs/s3source.py", "sizing/records.py"} <= names
-    probe = ("import sys; sys.path.insert(0, sys.argv[1]); import spark_jobs.analysis, spark_jobs.tableio, "
-             "spark_jobs.s3source, adapters.objectstore; print(adapters.objectstore.__file__)")
+    assert {"adapters/objectstore.py", "spark_jobs/lib/s3source.py", "sizing/records.py"} <= names
+    probe = ("import sys; sys.path.insert(0, sys.argv[1]); import spark_jobs.jobs.analysis, spark_jobs.lib.tableio, "
+             "spark_jobs.lib.s3source, adapters.objectstore; print(adapters.objectstore.__file__)")
     out = subprocess.run([sys.executable, "-I", "-c", probe, str(path)], cwd=tmp_path, capture_output=True,
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
@@ -322,7 +322,7 @@ def test_executor_credentials_go_to_a_private_properties_file(tmp_path, monkeypa
 def test_spark_settings_name_the_executors_interpreter_and_redact_the_key_id(monkeypatch):
     import re
 
-    from spark_jobs.settings import REDACTION_REGEX, python_conf
+    from spark_jobs.lib.settings import REDACTION_REGEX, python_conf
 
     monkeypatch.setenv("SIZING_SPARK_PYTHON", "/usr/local/bin/python3.11")
     conf = python_conf()

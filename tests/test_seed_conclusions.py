@@ -2,7 +2,7 @@
 
 Each test builds the analysis input, phase_summary rows, from one seed's published figures (the known answer is
 the seed's own text and tables), runs the real leaderboards step on a local SparkSession (leaderboards, adverse
-verdicts, findings: spark_jobs.leaderboards.build) and the report's verdict code on its tables, and checks that the
+verdicts, findings: spark_jobs.lib.leaderboards.build) and the report's verdict code on its tables, and checks that the
 platform states the seed's conclusion, or names the seed's slip where its arithmetic is wrong. Where a seed gives a
 comparison without absolute figures, the test says which figure it assumed.
 
@@ -22,7 +22,7 @@ from app.report.build import verdicts
 from app.report.tables import ADVERSE, ADVERSE_OPTIONAL, ADVERSE_REQUIRED, ReportData, board_views, conform
 from sizing import records
 from sizing.spec import load_campaign
-from spark_jobs import leaderboards
+from spark_jobs.lib import leaderboards
 from tests.seed_000 import (
     AT_TARGET,
     AT_TARGET_SLIPS,

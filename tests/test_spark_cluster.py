@@ -22,7 +22,7 @@ import pytest
 from adapters.objectstore import StoreSpec
 from adapters.planning import write_resolved_spec
 from sizing.spec import load_campaign
-from spark_jobs.synthetic import campaign_models, run_objects, write_objects
+from spark_jobs.tools.synthetic import campaign_models, run_objects, write_objects
 from tests.fixtures.sparkcluster import MASTER_PORT
 
 pytestmark = [pytest.mark.distributed, pytest.mark.spark]

@@ -1,13 +1,13 @@
 """Issue 24, history: two runs of a campaign, then a backfill of one config of the first, through the analysis job
-the DAG submits (spark_jobs/analysis.py) against the S3-compatible server. Both runs stay queryable; the backfill
+the DAG submits (spark_jobs/jobs/analysis.py) against the S3-compatible server. Both runs stay queryable; the backfill
 replaces exactly the backfilled config's rows of its run (new objects, the new figures) and touches nothing else of
 either run: every other table object keeps its key and its ETag (the object store's own content hash, an
 independent check of "not rewritten"), the run's campaign-wide rows of the other config keep their values, and the
 `runs` table lists both runs with what their manifests recorded.
 
-Raw records: synthetic (spark_jobs.synthetic, the load generator's layout and schema, written by its recorder) with
-a capacity per config and run, so which rows changed is known by construction; manifests as the load generator
-writes them (loadgen.runner: status, times, versions read from the broker, spec hash, code commit)."""
+Raw records: synthetic (spark_jobs.tools.synthetic, the load generator's layout and schema, written by its
+recorder) with a capacity per config and run, so which rows changed is known by construction; manifests as the load
+generator writes them (loadgen.runner: status, times, versions read from the broker, spec hash, code commit)."""
 
 from __future__ import annotations
 
@@ -22,9 +22,10 @@ from sizing import layout
 from sizing.comparison import compare_runs
 from sizing.layout import RunKey
 from sizing.spec import load_campaign
-from spark_jobs import analysis, gate, query
-from spark_jobs.synthetic import PhasePlan, RunModel, run_objects
-from spark_jobs.tableio import read_table
+from spark_jobs.jobs import analysis, query
+from spark_jobs.lib import gate
+from spark_jobs.lib.tableio import read_table
+from spark_jobs.tools.synthetic import PhasePlan, RunModel, run_objects
 from tests.spark_records import write_with_loadgen_recorder
 
 pytestmark = pytest.mark.spark

@@ -8,7 +8,7 @@ import pytest
 
 from sizing import records
 from sizing.spec import load_campaign
-from spark_jobs import leaderboards
+from spark_jobs.lib import leaderboards
 from tests.seed_000 import CORRECTED, SEED_000, dollars
 
 pytestmark = pytest.mark.spark

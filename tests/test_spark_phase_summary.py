@@ -11,9 +11,9 @@ from adapters.objectstore import StoreSpec
 from sizing import adverse, layout
 from sizing.histogram import RELATIVE_ACCURACY
 from sizing.layout import RunKey
-from spark_jobs import phase_summary as ps
-from spark_jobs.recovery import fault_impact
-from spark_jobs.tableio import read_raw
+from spark_jobs.lib import phase_summary as ps
+from spark_jobs.lib.recovery import fault_impact
+from spark_jobs.lib.tableio import read_raw
 from tests.spark_records import client_rows, frames, phase_row, table
 
 pytestmark = pytest.mark.spark

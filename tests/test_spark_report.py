@@ -20,9 +20,9 @@ from app.report.tables import BOARD_TOP_MATCHED, load_report_data
 from sizing import rules
 from sizing.layout import RunKey
 from sizing.spec import load_campaign
-from spark_jobs import leaderboards, phase_summary
-from spark_jobs.synthetic import PhasePlan, RunModel, run_objects
-from spark_jobs.tableio import read_table
+from spark_jobs.lib import leaderboards, phase_summary
+from spark_jobs.lib.tableio import read_table
+from spark_jobs.tools.synthetic import PhasePlan, RunModel, run_objects
 from tests.spark_records import write_with_loadgen_recorder
 
 pytestmark = pytest.mark.spark

@@ -11,7 +11,7 @@ import pytest
 from sizing import rules
 from sizing.disks import VOLUME_ROLES
 from sizing.layout import RunKey
-from spark_jobs import phase_summary as ps
+from spark_jobs.lib import phase_summary as ps
 from tests.spark_records import client_rows, frames, node_rows, phase_row
 
 pytestmark = pytest.mark.spark

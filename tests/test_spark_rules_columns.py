@@ -11,7 +11,7 @@ import itertools
 import pytest
 
 from sizing import rules
-from spark_jobs import rules_columns
+from spark_jobs.lib import rules_columns
 
 pytestmark = pytest.mark.spark
 

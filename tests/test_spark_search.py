@@ -16,9 +16,9 @@ import pandas as pd
 import pytest
 
 from sizing import layout
-from spark_jobs import leaderboards
-from spark_jobs import phase_summary as ps
-from spark_jobs.validation import validate_frames
+from spark_jobs.lib import leaderboards
+from spark_jobs.lib import phase_summary as ps
+from spark_jobs.lib.validation import validate_frames
 from tests.spark_records import frames
 from tests.test_loadgen_search import CAPACITY, run_search
 

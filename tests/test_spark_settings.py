@@ -1,4 +1,5 @@
-"""spark_jobs.settings: the driver JVM's options reach the JVM, and the class archive is only named when it exists."""
+"""spark_jobs.lib.settings: the driver JVM's options reach the JVM, and the class archive is named only when it
+exists."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from spark_jobs import settings, submit
+from spark_jobs.lib import settings, submit
 
 
 def test_the_archive_is_named_only_when_it_exists(tmp_path: Path):

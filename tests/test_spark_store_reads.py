@@ -1,4 +1,4 @@
-"""Reads through the object store (spark_jobs.s3source, tableio): the driver's read of a few objects and the data
+"""Reads through the object store (spark_jobs.lib.s3source, tableio): the driver's read of a few objects and the data
 source's read give the same frame, and both give the rows that were written (a known answer built here)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 from adapters.objectstore import StoreSpec
 from sizing import layout
 from sizing.layout import RunKey
-from spark_jobs import s3source
-from spark_jobs.tableio import RawObjects
+from spark_jobs.lib import s3source
+from spark_jobs.lib.tableio import RawObjects
 from tests.spark_records import phase_row, table
 
 pytestmark = pytest.mark.spark

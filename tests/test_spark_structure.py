@@ -9,16 +9,19 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from spark_jobs.submit import JOBS
+from spark_jobs.lib.submit import JOBS
 
-PACKAGE = Path(__file__).resolve().parent.parent / "spark_jobs"
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "spark_jobs"
+SUBPACKAGES = {"spark_jobs", *(f"spark_jobs.{p.parent.name}" for p in PACKAGE.glob("*/__init__.py"))}
 
 
 def spark_jobs_imports(tree: ast.AST) -> list[tuple[str, ast.AST]]:
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("spark_jobs"):
-            names = [node.module] if node.module != "spark_jobs" else [f"spark_jobs.{a.name}" for a in node.names]
+            # `from spark_jobs.jobs import validate` imports the module spark_jobs.jobs.validate
+            names = [node.module] if node.module not in SUBPACKAGES else [f"{node.module}.{a.name}" for a in node.names]
             found += [(n, node) for n in names]
         elif isinstance(node, ast.Import):
             found += [(a.name, node) for a in node.names if a.name.startswith("spark_jobs")]
@@ -26,9 +29,9 @@ def spark_jobs_imports(tree: ast.AST) -> list[tuple[str, ast.AST]]:
 
 
 def test_jobs_import_no_other_job_and_nothing_hides_an_import_in_a_function() -> None:
-    jobs = {f"spark_jobs.{job}" for job in JOBS}
-    for path in sorted(PACKAGE.glob("*.py")):
-        module = f"spark_jobs.{path.stem}"
+    jobs = {f"spark_jobs.jobs.{job}" for job in JOBS}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
         tree = ast.parse(path.read_text())
         top_level = {id(n) for n in tree.body}
         main_guard = [n for n in tree.body if isinstance(n, ast.If) and "__main__" in ast.unparse(n.test)]
@@ -42,6 +45,6 @@ def test_jobs_import_no_other_job_and_nothing_hides_an_import_in_a_function() ->
 
 
 def test_the_checker_catches_a_job_importing_a_job() -> None:
-    tree = ast.parse("def main():\n    from spark_jobs import validate\n")
+    tree = ast.parse("def main():\n    from spark_jobs.jobs import validate\n")
     (name, node), = spark_jobs_imports(tree)
-    assert name == "spark_jobs.validate" and id(node) not in {id(n) for n in tree.body}
+    assert name == "spark_jobs.jobs.validate" and id(node) not in {id(n) for n in tree.body}

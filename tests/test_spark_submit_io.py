@@ -11,8 +11,8 @@ import pytest
 
 from adapters.objectstore import StoreSpec
 from sizing import records
-from spark_jobs import submit
-from spark_jobs.s3source import align_to_schema, chunk_keys, put_partitions
+from spark_jobs.lib import submit
+from spark_jobs.lib.s3source import align_to_schema, chunk_keys, put_partitions
 
 
 def test_spark_submit_command_for_the_analysis(tmp_path):
@@ -24,14 +24,14 @@ def test_spark_submit_command_for_the_analysis(tmp_path):
                           spark_submit="/venv/bin/spark-submit")
     assert argv[:3] == ["/venv/bin/spark-submit", "--master", "local[2]"]
     assert argv[argv.index("--py-files") + 1] == str(tmp_path / "z.zip")
-    assert argv[-len(args) - 1].endswith("spark_jobs/analysis.py") and argv[-len(args):] == args
+    assert argv[-len(args) - 1].endswith("spark_jobs/jobs/analysis.py") and argv[-len(args):] == args
     validate = submit.job_arguments("validate", spec="s.yaml", campaign="c", configs=["k"], run_ids=["R1"],
                                     batch="raw")
     assert validate[:2] == ["--batch", "raw"] and validate[-4:] == ["--config", "k", "--run-id", "R1"]
 
 
 def test_the_analysis_job_refuses_bad_arguments_before_its_session_starts(monkeypatch, capsys):
-    from spark_jobs import analysis
+    from spark_jobs.jobs import analysis
 
     sessions: list[str] = []
     monkeypatch.setattr(analysis, "get_session", lambda name: sessions.append(name))  # a spy: was one started?
@@ -51,7 +51,7 @@ def test_the_analysis_job_refuses_bad_arguments_before_its_session_starts(monkey
 def test_py_files_zip_holds_both_packages_and_env_points_workers_at_the_venv(tmp_path):
     path = submit.py_files_zip(tmp_path / "jobs.zip")
     names = zipfile.ZipFile(path).namelist()
-    assert "sizing/records.py" in names and "spark_jobs/phase_summary.py" in names
+    assert "sizing/records.py" in names and "spark_jobs/lib/phase_summary.py" in names
     env = submit.environment({"SIZING_S3_ENDPOINT": "http://127.0.0.1:9"})
     assert env["PYSPARK_PYTHON"] == env["PYSPARK_DRIVER_PYTHON"] == sys.executable  # the venv's python
     assert env["SIZING_S3_ENDPOINT"] == "http://127.0.0.1:9" and str(submit.REPO) in env["PYTHONPATH"]
@@ -66,7 +66,7 @@ def test_chunking_keeps_every_key_once_in_order():
 
 
 def test_a_read_of_few_objects_gets_few_partitions_and_a_large_one_spreads():
-    from spark_jobs.s3source import DEFAULT_PARTITIONS, MIN_OBJECTS_PER_PARTITION, read_partitions
+    from spark_jobs.lib.s3source import DEFAULT_PARTITIONS, MIN_OBJECTS_PER_PARTITION, read_partitions
 
     # one phases object per run of a 21-config campaign: one task, not 16 task start-ups
     assert read_partitions(21) == 1 and read_partitions(1) == 1 and read_partitions(0) == 1

@@ -275,7 +275,7 @@ class TableReader:
 
 
 def parse_validation(doc: dict, batch: str, config_id: str, run_id: str, key: str = "") -> ValidationResult:
-    """A stored validation result (spark_jobs.validation.Outcome.document): the verdict, the failed
+    """A stored validation result (spark_jobs.lib.validation.Outcome.document): the verdict, the failed
     expectations as "suite: ExpectX(...)", and one GX 1.x suite result per validated frame."""
     suites = (doc.get("results") or {}).values()
     stats = [r.get("statistics") or {} for r in suites]

@@ -1,6 +1,6 @@
 """spark-submit arguments of the analysis jobs, as SparkSubmitOperator takes them.
 
-The DAG's Spark job (spark_jobs/analysis.py, its argv built by spark_jobs.submit):
+The DAG's Spark job (spark_jobs/jobs/analysis.py, its argv built by spark_jobs.lib.submit):
     analysis.py --spec S --campaign C --config K [--config K2 ...] --run-id R --validate
         (phase_summary of each K, then the campaign's leaderboards; GX on every batch read and table written)
 GX runs inside the job's Spark session: a separate validate job would cost another JVM start per batch.
@@ -23,15 +23,15 @@ from adapters.statepaths import state_paths
 
 
 def application(job: str) -> str:
-    from spark_jobs.submit import application as job_path
+    from spark_jobs.lib.submit import application as job_path
 
     return str(job_path(job, REPO_ROOT))
 
 
 def submit_conf() -> dict[str, str]:
-    """SparkSubmitOperator's conf: spark_jobs.settings' (SQL, driver JVM options, Python), no UI, 4 shuffle
+    """SparkSubmitOperator's conf: spark_jobs.lib.settings' (SQL, driver JVM options, Python), no UI, 4 shuffle
     partitions."""
-    from spark_jobs.submit import spark_conf
+    from spark_jobs.lib.submit import spark_conf
 
     return spark_conf({"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4"})
 
@@ -47,7 +47,7 @@ def driver_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
 
 def build_py_files(directory: Path | None = None) -> Path:
     """The --py-files zip, built where the submit runs (a fresh one per submit)."""
-    from spark_jobs.submit import py_files_zip
+    from spark_jobs.lib.submit import py_files_zip
 
     return py_files_zip((directory or state_paths().build) / "sizing_jobs.zip", REPO_ROOT)
 
@@ -76,8 +76,8 @@ def properties_text(conf: Mapping[str, str]) -> str:
 
 def write_executor_properties(directory: Path, env: Mapping[str, str]) -> Path:
     """The executors' environment as `spark.executorEnv.*`, with the redaction regex that hides all of it in the
-    UI and event logs (spark_jobs.settings.REDACTION_REGEX)."""
-    from spark_jobs.settings import REDACTION_REGEX
+    UI and event logs (spark_jobs.lib.settings.REDACTION_REGEX)."""
+    from spark_jobs.lib.settings import REDACTION_REGEX
 
     path = directory / "executor.properties"
     path.touch(mode=0o600)
@@ -91,7 +91,7 @@ def analysis_args(run: Mapping[str, Any], config_ids: list[str]) -> list[str]:
     """The analysis job's arguments for one campaign run: these configs' phase_summary from the run's raw
     partitions, then the campaign's leaderboards, GX on everything read and written. The spec is this worker's
     copy of the run's resolved spec (fetched from the object store when another worker validated it)."""
-    from spark_jobs.submit import job_arguments
+    from spark_jobs.lib.submit import job_arguments
 
     baseline = ["--baseline-run", run["baseline_run"]] if run.get("baseline_run") else []  # issue 24
     return [*job_arguments("analysis", spec=spec_on_this_worker(run["spec_path"]), campaign=run["campaign"],

@@ -3,8 +3,8 @@
 With several Airflow workers, the task before this one may have run on another host, so nothing it left on its
 disk can be used here. This task, on whatever worker runs it:
 - loads the run's resolved spec on this worker (adapters.planning.spec_on_this_worker),
-- builds the --py-files zip of every package executors import (spark_jobs.submit.PACKAGES),
-- names the executors' interpreter (`spark.pyspark.python`; spark_jobs.settings.executor_python),
+- builds the --py-files zip of every package executors import (spark_jobs.lib.submit.PACKAGES),
+- names the executors' interpreter (`spark.pyspark.python`; spark_jobs.lib.settings.executor_python),
 - for a master that is not local, writes the object-store credentials as `spark.executorEnv.*` into a
   properties file readable by this user only, passed with --properties-file and deleted after the submit,
 then submits through the Spark connection (local[2] in the demo; `spark://host:7077`, YARN or k8s elsewhere).
@@ -44,7 +44,7 @@ class AnalysisSubmitOperator(SparkSubmitOperator):
             is_local_master,
             write_executor_properties,
         )
-        from spark_jobs.settings import python_conf
+        from spark_jobs.lib.settings import python_conf
 
         master = self.master()
         with tempfile.TemporaryDirectory(prefix="sizing-analysis-") as tmp:

@@ -1,6 +1,6 @@
-"""Build the driver JVM's class-data-sharing archive (spark_jobs.settings.class_archive); setup runs it.
+"""Build the driver JVM's class-data-sharing archive (spark_jobs.lib.settings.class_archive); setup runs it.
 
-    python -m spark_jobs.classarchive
+    python -m spark_jobs.tools.classarchive
 
 Runs the analysis job once on a one-config synthetic store with -XX:ArchiveClassesAtExit (about a minute): the
 classes that run loads are what every job loads. Exit 1 (and the jobs start without an archive) if that run fails.
@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 
 from adapters.objectstore import StoreSpec
-from spark_jobs import submit
-from spark_jobs.settings import JIT, class_archive
-from spark_jobs.synthetic import campaign_models, run_objects, write_objects
+from spark_jobs.lib import submit
+from spark_jobs.lib.settings import JIT, class_archive
+from spark_jobs.tools.synthetic import campaign_models, run_objects, write_objects
 
 
 def build_archive(archive: Path | None = None) -> Path:

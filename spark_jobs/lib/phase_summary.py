@@ -1,5 +1,5 @@
 """phase_summary: one row per campaign, config, scenario, run, repeat, phase and group (schema:
-spark_jobs/README.md). The first step of the `analysis` job (spark_jobs/analysis.py runs it).
+spark_jobs/README.md). The first step of the `analysis` job (spark_jobs/jobs/analysis.py runs it).
 
 Reads the raw records of the given configs and runs (never "latest"), and overwrites exactly the
 `tables/phase_summary/campaign=C/config=K/run=R/` partitions of those configs and runs: every other run of a
@@ -27,10 +27,10 @@ from sizing.histogram import encode_counts
 from sizing.rules import judged_against_target
 from sizing.search import PROBE_EVENT, SearchSpec, backlog_slope
 from sizing.spec import Campaign
-from spark_jobs import gate, histmerge, rules_columns
-from spark_jobs.recovery import fault_impact
-from spark_jobs.s3source import align_to_schema
-from spark_jobs.tableio import ObjectFold, RawObjects, replace_table
+from spark_jobs.lib import gate, histmerge, rules_columns
+from spark_jobs.lib.recovery import fault_impact
+from spark_jobs.lib.s3source import align_to_schema
+from spark_jobs.lib.tableio import ObjectFold, RawObjects, replace_table
 
 TABLE = "phase_summary"
 RUN_COLS = [c.name for c in records.RUN_KEY]
@@ -140,7 +140,7 @@ def _with_group(table: pa.Table) -> pa.Table:
 
 
 # The fold decodes only the columns a phase figure or the series comes from: 24 of client_seconds' 37.
-CLIENT_FOLD = ObjectFold("spark_jobs.phase_summary:fold_client_seconds", FOLDED_DDL, records.spark_ddl(
+CLIENT_FOLD = ObjectFold("spark_jobs.lib.phase_summary:fold_client_seconds", FOLDED_DDL, records.spark_ddl(
     "client_seconds", [*GROUP_KEY, "worker", "second", "warmup", *SUM_COLS, *SERIES_COUNTS, "blocked_ms", "cpu_s",
                        "publish_delay_max_us", *HIST_COLS]))
 

@@ -1,10 +1,10 @@
 """validate: run the GX suites on one batch; write the result next to it; fail naming what failed.
 
-    spark-submit --py-files build/sizing_jobs.zip spark_jobs/validate.py --batch raw \
+    spark-submit --py-files build/sizing_jobs.zip spark_jobs/jobs/validate.py --batch raw \
         --spec campaigns/local-quick.yaml --campaign local-quick --config n1-c5.2xlarge-gp2 --run-id R1
-    python -m spark_jobs.validate --batch leaderboards --spec ... --campaign local-quick --run-id R1
+    python -m spark_jobs.jobs.validate --batch leaderboards --spec ... --campaign local-quick --run-id R1
 
-Batches and where results go: spark_jobs/gate.py. Data Docs are built into --docs-dir (default
+Batches and where results go: spark_jobs/lib/gate.py. Data Docs are built into --docs-dir (default
 build/gx_docs). Exit code 1 when any expectation failed.
 """
 
@@ -16,9 +16,9 @@ from collections.abc import Sequence
 
 from adapters.objectstore import StoreSpec
 from sizing import layout
-from spark_jobs import gate
-from spark_jobs.campaigns import load as load_campaign
-from spark_jobs.session import get_session
+from spark_jobs.lib import gate
+from spark_jobs.lib.campaigns import load as load_campaign
+from spark_jobs.lib.session import get_session
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -51,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     # Run the importable module's main, so that functions shipped to Python workers come from
-    # spark_jobs.validate (in the --py-files zip), not from a second copy loaded as __main__.
-    from spark_jobs.validate import main as _main
+    # spark_jobs.jobs.validate (in the --py-files zip), not from a second copy loaded as __main__.
+    from spark_jobs.jobs.validate import main as _main
 
     sys.exit(_main())

@@ -3,7 +3,7 @@
 The orchestration helper's SparkSubmitOperator reuses `py_files_zip()`, `application(job)` and
 `job_arguments(...)`; `command(...)` is the complete argv for running a job by hand or from a benchmark.
 
-    python -m spark_jobs.submit analysis -- --spec campaigns/local-quick.yaml --campaign local-quick \
+    python -m spark_jobs.lib.submit analysis -- --spec campaigns/local-quick.yaml --campaign local-quick \
         --config n1-c5.2xlarge-gp2 --run-id R1          # prints the spark-submit command line
 """
 
@@ -17,9 +17,9 @@ import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from spark_jobs.settings import session_conf
+from spark_jobs.lib.settings import session_conf
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 JOBS = ("analysis", "validate", "query")
 # Every package code on executors imports (the jobs, the core, and adapters.objectstore: the data source reads and
 # writes through it). A local master hides a missing one (the checkout is on its PYTHONPATH); a cluster does not:
@@ -44,11 +44,11 @@ def py_files_zip(dest: Path = DEFAULT_ZIP, root: Path = REPO) -> Path:
 def application(job: str, root: Path = REPO) -> Path:
     if job not in JOBS:
         raise ValueError(f"unknown job {job!r}; jobs: {', '.join(JOBS)}")
-    return root / "spark_jobs" / f"{job}.py"
+    return root / "spark_jobs" / "jobs" / f"{job}.py"
 
 
 def spark_conf(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """spark_jobs.settings' session settings as --conf (the driver JVM's options only take effect here)."""
+    """spark_jobs.lib.settings' session settings as --conf (the driver JVM's options only take effect here)."""
     return {**session_conf(), **(extra or {})}
 
 
@@ -100,7 +100,7 @@ def run(argv: Sequence[str], env: Mapping[str, str] | None = None) -> subprocess
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] not in JOBS:
-        print(f"usage: python -m spark_jobs.submit JOB [--run] -- JOB-ARGS...   (JOB: {', '.join(JOBS)})")
+        print(f"usage: python -m spark_jobs.lib.submit JOB [--run] -- JOB-ARGS...   (JOB: {', '.join(JOBS)})")
         return 2
     job, rest = args[0], args[1:]
     execute = "--run" in rest[: rest.index("--")] if "--" in rest else "--run" in rest

@@ -21,7 +21,7 @@ from adapters.objectstore import StoreSpec
 from sizing import layout, records
 from sizing.history import run_row
 from sizing.spec import Campaign
-from spark_jobs.tableio import read_table, replace_table
+from spark_jobs.lib.tableio import read_table, replace_table
 
 TABLE = "runs"
 

@@ -1,7 +1,7 @@
 """Great Expectations (1.24) suites for the raw batch and every derived table, and the code that runs them.
 
 The suites are data (`SUITES`: expectation class name + arguments), version-controlled here and exported
-to gx/suites/<name>.json (`python -m spark_jobs.validation --export gx/suites`; a test keeps the two in sync).
+to gx/suites/<name>.json (`python -m spark_jobs.lib.validation --export gx/suites`; a test keeps the two in sync).
 Validation runs on pandas frames that the Spark side prepares (row-level frames without the binary
 histogram columns, plus per-run/phase check frames for the cross-record rules), in an ephemeral GX
 context whose checkpoint also updates a local Data Docs site (SITE_NAME, not the default `local_site`).

@@ -4,7 +4,7 @@ Batches: raw (one config's raw records of one run), phase_summary (one config's 
 leaderboards (the campaign-wide tables of one run: VALIDATED_CAMPAIGN_TABLES, the `runs` row included). The
 result JSON goes to sizing.layout.validation_key(batch, campaign, config, run) (config CAMPAIGN_WIDE for
 campaign-wide batches).
-The suites themselves are spark_jobs/validation.py; the `validate` job and the jobs' --validate flags call this.
+The suites themselves are spark_jobs/lib/validation.py; the `validate` job and the jobs' --validate flags call this.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from adapters.objectstore import StoreSpec
 from sizing import layout, records
 from sizing.spec import Campaign
 from sizing.timeline import expand
-from spark_jobs import validation
-from spark_jobs.tableio import RawObjects, read_table
+from spark_jobs.lib import validation
+from spark_jobs.lib.tableio import RawObjects, read_table
 
 RUN_COLS = validation.RUN_COLS
 CAMPAIGN_WIDE = "all"

@@ -13,7 +13,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from adapters.objectstore import StoreSpec
 from sizing import layout, records
-from spark_jobs.s3source import ObjectFold, list_objects, read_keys, read_objects, write_table
+from spark_jobs.lib.s3source import ObjectFold, list_objects, read_keys, read_objects, write_table
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """leaderboards: campaign-wide capacity and cost tables of one run, recomputed from that run's phase_summary rows
-(every config's). The last step of the `analysis` job (spark_jobs/analysis.py runs it, once per run it analysed).
+(every config's). The last step of the `analysis` job (spark_jobs/jobs/analysis.py runs it, once per run it analysed).
 
 Writes the campaign tables (TABLES), each one object set per campaign and run (the run's partition is replaced
 whole; every other run's answer stays, issue 24):
@@ -35,8 +35,8 @@ from sizing.plan import ConfigPlan, plan_configs
 from sizing.search import Probe, ProbeOutcome, ProbeResult, SearchSpec, replay
 from sizing.spec import Campaign, as_family_row, families, family_phases
 from sizing.stats import median_interval
-from spark_jobs import gate, rules_columns
-from spark_jobs.tableio import read_table, replace_table
+from spark_jobs.lib import gate, rules_columns
+from spark_jobs.lib.tableio import read_table, replace_table
 
 # schemas: sizing.records.TABLES
 TABLES = ("capacity_repeats", "leaderboards", "pareto", "adverse", "capacity", "findings")

@@ -1,14 +1,14 @@
 """analysis: the campaign's Spark analysis in one driver: phase_summary of the given configs, then per run the
 `runs` row and the campaign-wide tables.
 
-    spark-submit --py-files build/sizing_jobs.zip spark_jobs/analysis.py \
+    spark-submit --py-files build/sizing_jobs.zip spark_jobs/jobs/analysis.py \
         --spec campaigns/local-quick.yaml --campaign local-quick --config n1-c5.2xlarge-gp2 --run-id R1 \
         [--baseline-run R0] [--validate]
 
-1. phase_summary (spark_jobs/phase_summary.py) replaces the `tables/phase_summary/campaign=C/config=K/run=R/`
+1. phase_summary (spark_jobs/lib/phase_summary.py) replaces the `tables/phase_summary/campaign=C/config=K/run=R/`
    partition of each `--config` and `--run-id` from its raw records (never "latest"); every other run's rows stay;
-2. for each `--run-id`: its `runs` row (spark_jobs/history.py: the run's manifests, versions, spec, baseline) and
-   its campaign-wide tables (spark_jobs/leaderboards.py) from that run's phase_summary rows of every config, each
+2. for each `--run-id`: its `runs` row (spark_jobs/lib/history.py: the run's manifests, versions, spec, baseline) and
+   its campaign-wide tables (spark_jobs/lib/leaderboards.py) from that run's phase_summary rows of every config, each
    into the run's partition `tables/<table>/campaign=C/run=R/`.
 
 Without `--config`, only step 2 runs (re-rank after a catalog change, say); without `--run-id` too, for every
@@ -28,10 +28,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from adapters.objectstore import StoreSpec
-from spark_jobs import history, leaderboards, phase_summary
-from spark_jobs.campaigns import load as load_campaign
-from spark_jobs.session import get_session
-from spark_jobs.tableio import migrate_legacy_partitions, stored_runs
+from spark_jobs.lib import history, leaderboards, phase_summary
+from spark_jobs.lib.campaigns import load as load_campaign
+from spark_jobs.lib.session import get_session
+from spark_jobs.lib.tableio import migrate_legacy_partitions, stored_runs
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -98,6 +98,6 @@ def timed(what: str) -> Iterator[None]:
 if __name__ == "__main__":
     # Run the importable module's main: the functions shipped to Python workers then all come from the
     # spark_jobs package (in the --py-files zip), never from a second copy loaded as __main__.
-    from spark_jobs.analysis import main as _main
+    from spark_jobs.jobs.analysis import main as _main
 
     sys.exit(_main())

@@ -9,7 +9,7 @@ Driver JVM: a job here is short (tens of seconds) and starts a fresh JVM, so sta
   before the compiled code pays back (BENCHMARKS.md, "Cutting the fixed costs");
 - class-data sharing: an archive of the classes a job loads (~175 MB), mapped instead of loaded, parsed and
   verified from Spark's 280 jars (a no-op spark-submit: 11-13 s without it, 6.5 s with it). Setup builds it with
-  `python -m spark_jobs.classarchive` (one phase_summary run on a small synthetic store with
+  `python -m spark_jobs.tools.classarchive` (one phase_summary run on a small synthetic store with
   `-XX:ArchiveClassesAtExit`). It lives in the virtualenv, since it is only valid for those jars; a missing or
   stale archive is ignored by the JVM (it then loads classes as usual).
 

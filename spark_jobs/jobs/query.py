@@ -1,8 +1,8 @@
 """`sizing query`: Spark SQL over a campaign's tables and raw records in the object store.
 
-    python -m spark_jobs.query --campaign local-quick "SELECT config_id, cost_per_1k_at_top FROM leaderboards"
+    python -m spark_jobs.jobs.query --campaign local-quick "SELECT config_id, cost_per_1k_at_top FROM leaderboards"
 
-    python -m spark_jobs.query --campaign local-quick --run-id r2 "SELECT config_id, rank_at_top FROM leaderboards"
+    python -m spark_jobs.jobs.query --campaign local-quick --run-id r2 "SELECT config_id, rank_at_top FROM leaderboards"
 
 Views: phase_summary, capacity_repeats, leaderboards, pareto, adverse, capacity, findings, runs (derived tables,
 sizing.records.TABLES) and client_seconds, accounting, events, broker_samples, phases (raw records of every config
@@ -24,8 +24,8 @@ from pyspark.sql.types import BinaryType
 
 from adapters.objectstore import StoreSpec
 from sizing import records
-from spark_jobs.session import get_session
-from spark_jobs.tableio import read_campaign_raw, read_table
+from spark_jobs.lib.session import get_session
+from spark_jobs.lib.tableio import read_campaign_raw, read_table
 
 
 def views_named(sql: str) -> list[str]:
@@ -73,6 +73,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    from spark_jobs.query import main as _main
+    from spark_jobs.jobs.query import main as _main
 
     sys.exit(_main())

@@ -7,8 +7,8 @@ import sys
 
 from pyspark.sql import SparkSession
 
-from spark_jobs import s3source
-from spark_jobs.settings import session_conf
+from spark_jobs.lib import s3source
+from spark_jobs.lib.settings import session_conf
 
 
 def get_session(app_name: str, master: str | None = None, conf: dict[str, str] | None = None) -> SparkSession:

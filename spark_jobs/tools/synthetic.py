@@ -10,7 +10,7 @@ Node resources (`node_seconds`, one row per node per second): CPU grows with loa
 at capacity (seed 000's bottom cluster: CPU-bound), disk writes 1 KB per message per replica plus the second
 write of a growing backlog, network carries the clients' traffic plus two replicas; figures on the `aws` target.
 
-    python -m spark_jobs.synthetic --spec campaigns/quorum-sizing-2020.yaml --run-id synth-1 \
+    python -m spark_jobs.tools.synthetic --spec campaigns/quorum-sizing-2020.yaml --run-id synth-1 \
         --scenario increasing-intensity --duration-s 600 --workers 8
 """
 
