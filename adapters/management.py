@@ -125,10 +125,16 @@ class ManagementClient:
         return True
 
     def rabbitmq_version(self) -> str | None:
+        return self.versions().get("rabbitmq")
+
+    def versions(self) -> dict[str, str | None]:
+        """What the running broker reports of itself (/api/overview): its RabbitMQ and Erlang/OTP versions (None
+        when it does not answer)."""
         try:
-            return self.get("/api/overview").get("rabbitmq_version")
+            overview = self.get("/api/overview")
         except ManagementError:
-            return None
+            return {"rabbitmq": None, "erlang": None}
+        return {"rabbitmq": overview.get("rabbitmq_version"), "erlang": overview.get("erlang_version")}
 
     def alarms_clear(self, node: NodeInfo) -> bool:
         """The node's own health check: no resource alarm anywhere in the cluster (HTTP 200) or one (503)."""

@@ -61,9 +61,20 @@ def load_spec_param(value: str, root: Path = REPO_ROOT) -> Campaign:
 
             parent = read_campaign_yaml(root / "campaigns" / str(data["extends"]))
             data = deep_merge(parent, {k: v for k, v in data.items() if k != "extends"})
-        return check_budget(parse_campaign(data, source="inline campaign"))
+        return check_installed(check_budget(parse_campaign(data, source="inline campaign")), "inline campaign")
     path = Path(value)
-    return check_budget(load_campaign(path if path.is_absolute() else root / path))
+    return check_installed(check_budget(load_campaign(path if path.is_absolute() else root / path)), value)
+
+
+def check_installed(campaign: Campaign, source: str = "campaign") -> Campaign:
+    """Refuse (SpecError) what this machine cannot run as asked: on the local target, a RabbitMQ version other than
+    the installed one."""
+    from adapters.installed import installed_rabbitmq_version, local_version_problems
+
+    problems = local_version_problems(campaign, installed_rabbitmq_version())
+    if problems:
+        raise SpecError(problems, source)
+    return campaign
 
 
 def write_resolved_spec(campaign: Campaign, directory: Path) -> Path:

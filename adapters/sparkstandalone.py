@@ -9,9 +9,10 @@
 `spark-class org.apache.spark.deploy.master.Master` and `...deploy.worker.Worker`, as on any cluster host. Both run
 in a clean environment (PATH of the system only, HOME and working directory under `work_dir`, no PYTHONPATH, no
 AWS_* variables) and the worker's executors inherit it: whatever the executors' Python imports must come with the
-job (spark_jobs.submit.PACKAGES as --py-files), and their object-store credentials too. `python_can_import()` shows
-that an interpreter started there cannot see the checkout. Used by tests/test_spark_cluster.py, the Celery
-end-to-end test and benchmarks/analysis_scale.py (--master standalone); no pyspark import here.
+job (spark_jobs.submit.PACKAGES as --py-files), and their object-store credentials too. `python` is the executors'
+interpreter (pass it as `spark.pyspark.python`): the analysis' libraries of this environment, not the project, as
+on a cluster host; `python_can_import()` shows that it cannot see the checkout. Used by tests/test_spark_cluster.py,
+the Celery end-to-end test and benchmarks/analysis_scale.py (--master standalone); no pyspark import here.
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ import json
 import os
 import shutil
 import subprocess
+import sysconfig
 import time
 import urllib.request
+import venv
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,6 +72,20 @@ class StandaloneCluster:
     def worker_dir(self) -> Path:
         return self.work_dir / "worker"  # executors' working directories (their stdout/stderr too)
 
+    @property
+    def python(self) -> str:
+        """The executors' interpreter (made by start)."""
+        return str(self.work_dir / "python" / "bin" / "python")
+
+    def _make_executor_python(self) -> None:
+        """A virtualenv of the base interpreter that sees this environment's site-packages as a plain path. The
+        libraries (pyspark, pyarrow, boto3, ...) import; the project's editable install does not, because .pth files
+        are run only in site directories, not in paths that a .pth file adds."""
+        root = self.work_dir / "python"
+        venv.create(root, with_pip=False, clear=True)
+        site = Path(sysconfig.get_path("purelib", vars={"base": str(root), "platbase": str(root)}))
+        (site / "analysis-libraries.pth").write_text(sysconfig.get_path("purelib") + "\n")
+
     def environment(self) -> dict[str, str]:
         """The daemons' (and so the executors') whole environment: nothing of the submitting user's."""
         home = self.work_dir / "home"
@@ -98,6 +115,7 @@ class StandaloneCluster:
         """Master, then one worker; returns once the master lists the worker ALIVE with its cores."""
         (self.work_dir / "home").mkdir(parents=True, exist_ok=True)
         self.worker_dir.mkdir(parents=True, exist_ok=True)
+        self._make_executor_python()
         spark_class = str(spark_home() / "bin" / "spark-class")
         self._launch("master", [spark_class, MASTER_CLASS, "--host", self.host, "--port", str(self.master_port),
                                 "--webui-port", str(self.master_ui_port)])

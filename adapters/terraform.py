@@ -34,6 +34,7 @@ from sizing.cluster import ClusterInfo
 from sizing.disks import AWS_DEVICE_NAMES, AWS_MOUNT_POINTS, DEFAULT_FILESYSTEM
 from sizing.plan import LOCAL_PORT_BLOCK, ConfigPlan, expiry_tag, trial_lifetime_s
 from sizing.spec import Campaign
+from sizing.versions import apt_version, erlang_series
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TERRAFORM_ROOT = REPO_ROOT / "terraform"
@@ -212,6 +213,9 @@ def aws_stack_variables(plan: ConfigPlan, campaign: Campaign, region: str = "us-
         "volumes": volumes,
         "filesystem": plan.shape.filesystem or DEFAULT_FILESYSTEM,
         "broker_config": {key: tf_string(value) for key, value in campaign.broker_config.items()},
+        # the RabbitMQ version the config asks for (issue 24): cloud-init installs it with its Erlang series
+        "rabbitmq_package": apt_version(version) if (version := plan.shape.rabbitmq_version) else None,
+        "erlang_series": erlang_series(version) if version else None,
         "username": username,
         "password": password,
         "aws_region": region,

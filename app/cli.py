@@ -7,7 +7,11 @@
     sizing plan SPEC [--config ID ...]                                      configs, costs, port blocks, runs
     sizing trigger [--campaign SPEC] [--run-label L] [--config ID ...]      start a sizing_campaign run (REST)
     sizing backfill --config ID [--config ...] [--campaign SPEC] --run-label L   rerun those configs only
-    sizing runs                                                             the campaigns and runs in the store
+    sizing runs [--campaign C]                                              the campaigns and runs in the store
+    sizing compare --campaign C --base RUN_A --head RUN_B [--threshold 0.05] [--format json] [--allow-spec-change]
+                                                                            every headline metric, B against A;
+                                                                            exit 1 when anything regressed
+    sizing trend --campaign C --config K --metric M [--scenario S]         M over every stored run, change points
     sizing query --campaign C "SELECT ..."                                  Spark SQL on the tables (spark_jobs.query);
                                                                             Spark's log: .state/logs/query.log
     sizing report --campaign C --run-id R [-o report.html]                  fetch a run's HTML report
@@ -44,13 +48,22 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 class CliError(Exception):
     """An expected failure: its message is the one line the user sees."""
 
+    exit_code = 1
+
+
+class Refused(CliError):
+    """A request refused before any figure is computed (compare: exit 2, so that 1 means "regressed")."""
+
+    exit_code = 2
+
 
 def _validate(args: argparse.Namespace) -> int:
+    from adapters.planning import check_installed
     from sizing.plan import check_budget
     from sizing.spec import load_campaign
 
     try:
-        campaign = check_budget(load_campaign(args.spec))
+        campaign = check_installed(check_budget(load_campaign(args.spec)), args.spec)
     except SpecError as err:
         print(err, file=sys.stderr)
         return 2
@@ -168,7 +181,8 @@ def _partition_values(keys: list[str], name: str) -> list[str]:
 
 def stored_runs(store) -> dict[str, list[str]]:
     """{campaign: [run ids with a report]} and campaigns with tables but no report (empty list)."""
-    out: dict[str, list[str]] = {c: [] for c in _partition_values(store.list("tables/leaderboards/"), "campaign")}
+    out: dict[str, list[str]] = {c: [] for c in _partition_values(store.list("tables/leaderboards/")
+                                                                   + store.list("tables/runs/"), "campaign")}
     for key in store.list("reports/"):
         parts = dict(p.split("=", 1) for p in key.split("/") if "=" in p)
         if "campaign" in parts and "run" in parts:
@@ -190,13 +204,174 @@ def _require_campaign(store, spec, campaign: str) -> dict[str, list[str]]:
 
 
 def _runs(args: argparse.Namespace) -> int:
+    """Each campaign's runs with a report, then the `runs` table: what each run ran on and how it ended."""
+    from app.history import stored_run_records
+
     spec, store = _store()
     runs = stored_runs(store)
+    if args.campaign:
+        _require_campaign(store, spec, args.campaign)
+        runs = {args.campaign: runs[args.campaign]}
     if not runs:
         raise CliError(f"{_where(spec)}: {_describe(runs)}")
+    records = stored_run_records(store, args.campaign)
     print(f"{_where(spec)}:")
     for campaign, run_ids in runs.items():
         print(f"  {campaign}: runs with a report: {', '.join(run_ids) or 'none yet'}")
+        mine = [r for r in records if r["campaign"] == campaign]
+        if mine:
+            print(_indent(text_table(RUN_HEADER, [run_line(r) for r in mine]), "    "))
+    return 0
+
+
+RUN_HEADER = ["run", "status", "started (UTC)", "ended (UTC)", "RabbitMQ", "Erlang", "spec", "code", "configs",
+              "baseline"]
+
+
+def run_line(record: dict) -> list[str]:
+    """One `runs` row as the CLI lists it."""
+    def when(epoch: object) -> str:
+        import datetime as dt
+
+        return dt.datetime.fromtimestamp(float(epoch), dt.UTC).strftime("%Y-%m-%d %H:%M:%S") if epoch else "-"
+
+    commit = str(record.get("code_commit") or "-")
+    return [record["run_id"], record["status"], when(record.get("started_at")), when(record.get("ended_at")),
+            record.get("rabbitmq_version") or "-", record.get("erlang_version") or "-", record["spec_hash"],
+            commit[:12] + ("-dirty" if commit.endswith("-dirty") else ""), record.get("configs") or "-",
+            record.get("baseline_run") or "-"]
+
+
+def text_table(header: list[str], rows: list[list[str]]) -> str:
+    """Plain columns, left-aligned, two spaces apart."""
+    widths = [max(len(str(x)) for x in column) for column in zip(header, *rows, strict=True)]
+    return "\n".join("  ".join(str(x).ljust(w) for x, w in zip(line, widths, strict=True)).rstrip()
+                     for line in [header, *rows])
+
+
+def _indent(text: str, prefix: str) -> str:
+    return "\n".join(prefix + line for line in text.splitlines())
+
+
+# ------------------------------------------------------------------------------------------ compare and trend
+
+
+def _run_records(store, spec, campaign: str, *run_ids: str) -> list[dict]:
+    """The `runs` rows of these runs, or a refusal naming the campaign's stored runs."""
+    from app.history import stored_run_records
+
+    _require_campaign(store, spec, campaign)
+    records = {r["run_id"]: r for r in stored_run_records(store, campaign)}
+    missing = [r for r in run_ids if r not in records]
+    if missing:
+        have = ", ".join(records) or "none (runs analysed before the runs table existed: re-run their analysis)"
+        raise Refused(f"campaign {campaign} has no run {', '.join(repr(m) for m in missing)} in the runs table; "
+                      f"its runs: {have}")
+    return [records[r] for r in run_ids]
+
+
+def _compare(args: argparse.Namespace) -> int:
+    """Exit 0: nothing regressed; 1: something regressed (a pipeline gates on it); 2: refused (unknown runs,
+    different specs without --allow-spec-change, bad threshold)."""
+    from app.history import run_spec, run_tables
+    from sizing.comparison import TABLE_HEADER, compare_runs, table_rows
+    from sizing.history import spec_differences
+
+    if not 0 <= args.threshold < 1:
+        raise Refused(f"--threshold must be a fraction in [0, 1) (0.05 = 5 %), got {args.threshold}")
+    if args.base == args.head:
+        raise Refused(f"--base and --head are both {args.base!r}: compare two different runs")
+    spec, store = _store()
+    base_record, head_record = _run_records(store, spec, args.campaign, args.base, args.head)
+    campaign, head_raw = run_spec(head_record)
+    _, base_raw = run_spec(base_record)
+    if base_record["spec_hash"] != head_record["spec_hash"] and not args.allow_spec_change:
+        differences = spec_differences(base_raw, head_raw)
+        raise Refused(f"runs {args.base} and {args.head} ran different specs ({base_record['spec_hash']} vs "
+                      f"{head_record['spec_hash']}: {len(differences)} difference(s), first: "
+                      f"{differences[0] if differences else '?'}); pass --allow-spec-change to compare them anyway "
+                      f"(the differences are listed first)")
+    comparison = compare_runs(campaign, run_tables(store, args.campaign, args.base, base_record),
+                              run_tables(store, args.campaign, args.head, head_record), threshold=args.threshold,
+                              base_spec=base_raw, head_spec=head_raw)
+    if args.format == "json":
+        print(json.dumps(comparison.to_dict(), indent=2, default=str))
+        return 1 if comparison.regressed else 0
+    print(f"{args.campaign}: run {args.head} (head) against run {args.base} (base); practical threshold "
+          f"{args.threshold:.0%}, confidence {comparison.confidence:.0%}")
+    if comparison.spec_differences:
+        print(f"spec differences ({len(comparison.spec_differences)}), base -> head:")
+        for line in comparison.spec_differences:
+            print(f"  {line}")
+    for side, record in (("base", base_record), ("head", head_record)):
+        print(f"{side} {record['run_id']}: {record['status']}, RabbitMQ {record.get('rabbitmq_version') or '?'}, "
+              f"Erlang {record.get('erlang_version') or '?'}, pika {record.get('pika_version') or '?'}, Spark "
+              f"{record.get('spark_version') or '?'}, spec {record['spec_hash']}, code "
+              f"{(record.get('code_commit') or '?')[:12]}, {record.get('instance_types') or '?'}")
+    print(text_table(TABLE_HEADER, table_rows(comparison)))
+    for change in comparison.changes:
+        if change.note and change.verdict != "unchanged":
+            print(f"  note: {change.config_id} / {change.scenario} / {change.label}: {change.note}")
+    for side, items in (("base", comparison.only_in_base), ("head", comparison.only_in_head)):
+        if items:
+            print(f"measured in the {side} run only: {'; '.join(items)}")
+    counts = comparison.counts()
+    print(", ".join(f"{n} {verdict}" for verdict, n in counts.items()) + (
+        " -> exit 1 (regressed)" if comparison.regressed else ""))
+    return 1 if comparison.regressed else 0
+
+
+def _trend(args: argparse.Namespace) -> int:
+    from app.history import run_spec, run_tables
+    from sizing.comparison import METRIC, format_value
+    from sizing.stats import level_text
+    from sizing.trends import ALPHA, trend
+
+    if args.metric not in METRIC or args.metric == "held":
+        raise Refused(f"--metric: unknown metric {args.metric!r}; metrics: "
+                      f"{', '.join(m for m in METRIC if m != 'held')}")
+    spec, store = _store()
+    from app.history import stored_run_records
+
+    _require_campaign(store, spec, args.campaign)
+    records = stored_run_records(store, args.campaign)
+    if not records:
+        raise Refused(f"campaign {args.campaign} has no run in the runs table (runs analysed before it existed: "
+                      f"re-run their analysis)")
+    campaign, _ = run_spec(records[-1])
+    known = [c.config_id for c in campaign.clusters]
+    if args.config not in known:
+        raise Refused(f"--config: campaign {args.campaign} has no config {args.config!r}; its configs: "
+                      f"{', '.join(known)}")
+    try:
+        series = trend(campaign, [run_tables(store, args.campaign, r["run_id"], r) for r in records], args.config,
+                       args.metric, args.scenario)
+    except ValueError as err:
+        raise Refused(str(err)) from err
+    if args.format == "json":
+        print(json.dumps(series.to_dict(), indent=2, default=str))
+        return 0
+    metric = METRIC[args.metric]
+    print(f"{args.campaign} / {args.config} / {series.scenario or '-'}: {metric.label} ({metric.unit}), "
+          f"{len(series.points)} run(s), oldest first")
+    changed = {c.index: c for c in series.changes}
+    rows = []
+    for i, point in enumerate(series.points):
+        interval = (f"[{format_value(point.low, metric.unit)}, {format_value(point.high, metric.unit)}] "
+                    f"({level_text(point.level)})" if point.low is not None else "(no interval)")
+        mark = ""
+        if i in changed:
+            c = changed[i]
+            mark = f"<- change: {c.relative_change:+.1%} (median {format_value(c.before, metric.unit)} -> " \
+                   f"{format_value(c.after, metric.unit)}, p = {c.p_value:.3f})"
+        rows.append([point.run_id, format_value(point.value, metric.unit), interval, str(point.n), mark])
+    print(text_table(["run", "median", "interval", "repeats", ""], rows))
+    if not series.long_enough:
+        print(f"change points: none flagged; Pettitt's test needs at least {series.min_runs} runs to reach "
+              f"p <= {ALPHA:.2f} (this series has {len(series.points)})")
+    else:
+        print(f"change points (Pettitt rank test, exact permutation p <= {ALPHA:.2f}, shift >= 5 %): "
+              + (", ".join(f"before {c.run_id}" for c in series.changes) or "none"))
     return 0
 
 
@@ -270,7 +445,7 @@ def _query(args: argparse.Namespace) -> int:
         with output_to(log):
             from spark_jobs import query  # pyspark: imported only for this command
 
-            text = query.answer(args.campaign, args.sql, args.limit)
+            text = query.answer(args.campaign, args.sql, args.limit, args.run_id)
     except Exception as err:
         if type(err).__name__ in ("AnalysisException", "ParseException"):  # a SQL mistake: Spark's first line
             raise CliError(f"query failed: {query_error_line(str(err))}") from err
@@ -414,10 +589,32 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--scenario", action="append", help="only this scenario (repeatable)")
         p.add_argument("--max-parallel-configs", type=int)
         p.set_defaults(func=func)
-    p = sub.add_parser("runs", help="the campaigns with tables and their runs with a report")
+    p = sub.add_parser("runs", help="the campaigns with tables, their runs with a report and the runs table")
+    p.add_argument("--campaign", help="only this campaign")
     p.set_defaults(func=_runs)
+    p = sub.add_parser("compare", help="every headline metric of run --head against run --base, with intervals and "
+                                       "verdicts; exit 1 when anything regressed")
+    p.add_argument("--campaign", required=True)
+    p.add_argument("--base", required=True, help="the run compared with (e.g. before an upgrade)")
+    p.add_argument("--head", required=True, help="the run judged")
+    p.add_argument("--threshold", type=float, default=0.05,
+                   help="practical threshold: a relative change smaller than this is no change (default 0.05)")
+    p.add_argument("--format", choices=["table", "json"], default="table")
+    p.add_argument("--allow-spec-change", action="store_true",
+                   help="compare runs of different specs (the differences are listed first)")
+    p.set_defaults(func=_compare)
+    p = sub.add_parser("trend", help="one metric of one config over every stored run, with change points")
+    p.add_argument("--campaign", required=True)
+    p.add_argument("--config", required=True)
+    p.add_argument("--metric", required=True, help="top_throughput, sustainable_rate, p99_at_target_ms, "
+                                                   "cost_per_1k_at_top, ... (sizing.comparison.METRICS)")
+    p.add_argument("--scenario", help="the scenario, when the metric is measured in several")
+    p.add_argument("--format", choices=["table", "json"], default="table")
+    p.set_defaults(func=_trend)
     p = sub.add_parser("query", help="Spark SQL over a campaign's tables and raw records")
     p.add_argument("--campaign", required=True)
+    p.add_argument("--run-id", help="only this run's rows in every view (default: every stored run's, each table "
+                                    "has a run_id column)")
     p.add_argument("--limit", type=int, default=100)
     p.add_argument("sql", help="e.g. \"SELECT config_id, cost_per_1k_at_top FROM leaderboards\"")
     p.set_defaults(func=_query)
@@ -453,7 +650,7 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"sizing {args.command}: {' '.join(message.split())}"
               if not isinstance(err, SpecError) else str(err), file=sys.stderr)
-        return 2 if isinstance(err, SpecError) else 1
+        return 2 if isinstance(err, SpecError) else getattr(err, "exit_code", 1)
 
 
 if __name__ == "__main__":

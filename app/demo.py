@@ -26,7 +26,7 @@ from adapters.procs import pid_alive, stop_process_group
 from adapters.statepaths import StatePaths, state_dir
 from app import s3server, stackstate
 from app.stackstate import AirflowLogin, DemoState
-from sizing.layout import report_key, table_prefix
+from sizing.layout import of_run, report_key, table_prefix
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SERVICES = ("s3", "api-server", "scheduler", "dag-processor")
@@ -672,13 +672,15 @@ def busy_seconds(tis: list[dict]) -> float:
 # ------------------------------------------------------------------------------------------ results
 
 
-def read_table(s: DemoSettings, prefix: str):
-    """Concatenate the parquet parts under an object-store prefix into a pandas DataFrame (None if absent)."""
+def read_table(s: DemoSettings, prefix: str, run_id: str | None = None):
+    """Concatenate the parquet parts under an object-store prefix (of run `run_id` only, if given) into a pandas
+    DataFrame (None if absent)."""
     import pyarrow as pa
 
     _use_stack(s)
     store = StoreSpec("s3", s.bucket, s.s3_url, s.s3.region).open()
-    tables = [store.read_parquet(key) for key in store.list(prefix) if key.endswith(".parquet")]
+    keys = [key for key in store.list(prefix) if key.endswith(".parquet")]
+    tables = [store.read_parquet(key) for key in (of_run(keys, run_id) if run_id is not None else keys)]
     if not tables:
         return None
     return pa.concat_tables(tables, promote_options="default").to_pandas()
@@ -691,9 +693,10 @@ LEADERBOARD_COLUMNS = {  # column -> heading, in the order a sizing decision rea
 }
 
 
-def print_leaderboard(s: DemoSettings, campaign: str, say: Callable[[str], None] = print) -> bool:
-    """The campaign's leaderboard, cheapest config at the target first (full table: `sizing query`)."""
-    df = read_table(s, table_prefix("leaderboards", campaign))
+def print_leaderboard(s: DemoSettings, campaign: str, say: Callable[[str], None] = print,
+                      run_id: str | None = None) -> bool:
+    """The run's leaderboard, cheapest config at the target first (full table: `sizing query`)."""
+    df = read_table(s, table_prefix("leaderboards", campaign), run_id)
     if df is None or df.empty:
         return False
     board = df.sort_values(["rank_at_target", "rank_at_top"], na_position="last")
@@ -718,8 +721,8 @@ def client_settings_table(summary, scenarios: list[str]) -> str:
 
 
 def print_client_settings(s: DemoSettings, campaign: str, scenarios: list[str],
-                          say: Callable[[str], None] = print) -> bool:
-    df = read_table(s, table_prefix("phase_summary", campaign))
+                          say: Callable[[str], None] = print, run_id: str | None = None) -> bool:
+    df = read_table(s, table_prefix("phase_summary", campaign), run_id)
     if df is None or df.empty or not df["scenario"].isin(scenarios).any():
         return False
     say(f"\n== client settings: {campaign} (per step, from phase_summary; max mode measures latency from the "
@@ -731,8 +734,8 @@ def next_steps(s: DemoSettings, campaign: str, run_label: str) -> list[str]:
     """Follow-up commands that work verbatim in a new shell (the CLI reads <state>/demo.json by itself)."""
     cli = s.cli()
     return [
-        f'{cli} query --campaign {campaign} "SELECT config_id, top_matched_throughput, cost_per_1k_at_target '
-        f'FROM leaderboards ORDER BY rank_at_target"',
+        f'{cli} query --campaign {campaign} --run-id {run_label} "SELECT config_id, top_matched_throughput, '
+        f'cost_per_1k_at_target FROM leaderboards ORDER BY rank_at_target"',
         f"{cli} report --campaign {campaign} --run-id {run_label} -o report.html",
         f"{cli} runs",
     ]
@@ -775,9 +778,9 @@ def demo(campaign: str = "campaigns/local-quick.yaml", run_label: str = "demo", 
                 say(f"  {_label(ti)} failed: {failure_reason(client, DAG_ID, run_id, ti)}")
     else:
         # a campaign of client-setting steps only (seed 003/004) ranks no config: its steps are the result
-        if len(client_settings) < len(spec.scenarios) and not print_leaderboard(s, name, say):
+        if len(client_settings) < len(spec.scenarios) and not print_leaderboard(s, name, say, run_label):
             say(f"(no leaderboard table found under {table_prefix('leaderboards', name)})")
-        if client_settings and not print_client_settings(s, name, client_settings, say):
+        if client_settings and not print_client_settings(s, name, client_settings, say, run_label):
             say(f"(no client-setting rows under {table_prefix('phase_summary', name)})")
     steps = next_steps(s, name, run_label)
     say(f"\nUI:     {s.api_url}/dags/{DAG_ID}  (user {s.user}, password {s.password})"

@@ -123,7 +123,7 @@ def main() -> int:
             if master == "standalone":
                 cluster = StandaloneCluster(work / "spark-standalone", master_port=24750, master_ui_port=24751,
                                             worker_ui_port=24752, cores=2, memory="4g").start()
-                conf = {"spark.executor.memory": args.executor_memory}
+                conf = {"spark.executor.memory": args.executor_memory, "spark.pyspark.python": cluster.python}
                 if spec.kind == "s3":  # the worker's environment is clean: the moto server's test credentials
                     conf.update({f"spark.executorEnv.{k}": v for k, v in env.items() if k.startswith("AWS_")})
                 url = cluster.master_url

@@ -65,6 +65,9 @@ TRIAL_LABEL = "{{ task.trial.cluster_key }}"
                            description="Names the run partitions; the same label replaces, a new one adds."),
         "max_parallel_configs": Param(None, type=["null", "integer"], minimum=1,
                                       description="Clusters up at once (default: 1 local, 4 aws, 1 existing)."),
+        "baseline_run": Param(None, type=["null", "string"], pattern="^[A-Za-z0-9_-]+$",
+                              description="A stored run label to compare this run with: the report opens with "
+                                          "the comparison (sizing compare)."),
     },
 )
 def sizing_campaign():

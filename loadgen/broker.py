@@ -179,6 +179,11 @@ def rabbitmq_version(cluster: ClusterInfo) -> str | None:
     return ManagementClient(cluster, timeout_s=5.0).rabbitmq_version()
 
 
+def broker_versions(cluster: ClusterInfo) -> dict[str, str | None]:
+    """The running broker's RabbitMQ and Erlang versions (the run's manifest records them)."""
+    return ManagementClient(cluster, timeout_s=5.0).versions()
+
+
 class BrokerSampler(threading.Thread):
     """Samples the management API and each node's exact counters every `interval_s` and hands rows (with ts/second)
     to `emit`."""

@@ -33,6 +33,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from adapters.installed import code_commit
 from loadgen import accounting
 from loadgen.groups import GroupPlan, group_of_publisher, group_of_worker, plan_groups, workers_needed
 from loadgen.messages import Done, Event, Ready, Row, Start, WorkerConfig, WorkerError, WorkerMessage
@@ -226,7 +227,7 @@ class Runner:
             self.queue_names = [name for group in self.scenario.workload_groups
                                 for name in broker.declare_queues(self.cluster, group.workload.queues,
                                                                   purge=self.options.purge)]
-            self.manifest["versions"]["rabbitmq"] = broker.rabbitmq_version(self.cluster)
+            self.manifest["versions"].update(broker.broker_versions(self.cluster))  # read from the running broker
             self.counts_before = self._broker_counts()
 
         def between_probes() -> int:
@@ -663,6 +664,7 @@ class Runner:
             "schema_version": records.SCHEMA_VERSION, **self.key.as_dict(), "status": "created",
             "started_at": self.started_at, "host": socket.gethostname(), "pid": os.getpid(),
             "argv": sys.argv, "versions": versions(), "spec_hash": self.campaign.spec_hash,
+            "code_commit": code_commit(),
             "config": {"config_id": self.key.config_id, "nodes": shape.nodes, "instance_type": shape.instance_type,
                        "volume": asdict(shape.volume)},
             "scenario": {"name": self.scenario.name, "duration_s": self.timeline.duration_s,

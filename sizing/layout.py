@@ -1,8 +1,9 @@
 """Where everything lives in the object store. Keys only; no I/O.
 
 Partitions are keyed by campaign, config, scenario, run and repeat, never by wall-clock "latest".
-Derived tables are partitioned by campaign and config so that re-running one config overwrites exactly
-that config's partitions.
+Derived tables are partitioned by run as well (issue 24: every run's answer is kept): a per-config table by
+campaign, config and run, so that re-running one config of one run overwrites exactly that partition; a
+campaign-wide table by campaign and run, recomputed per run.
 
     raw/campaign=C/config=K/scenario=S/run=R/repeat=N/
         manifest.json                           run metadata (versions, spec hash, config, times, status)
@@ -11,8 +12,8 @@ that config's partitions.
         broker_samples/phase=PP/part-0.parquet  broker samples (management API + exact counters)
         events/phase=PP/part-0.parquet          events of that phase (faults, blocks, ...)
         accounting/part-0.parquet               loss / duplicate / reorder accounting, after the drain
-    tables/<table>/campaign=C/config=K/part-*.parquet   per-config tables (phase_summary, ...)
-    tables/<table>/campaign=C/part-*.parquet            campaign-wide tables (leaderboards, ...)
+    tables/<table>/campaign=C/config=K/run=R/part-*.parquet   per-config tables (phase_summary)
+    tables/<table>/campaign=C/run=R/part-*.parquet            campaign-wide tables (leaderboards, ..., runs)
     validation/<batch>/campaign=C/config=K/run=R/result.json   Great Expectations results
     reports/campaign=C/run=R/report.html
     specs/<campaign>-<spec hash>.yaml                   a run's resolved spec: every worker's tasks read it from here
@@ -21,6 +22,7 @@ that config's partitions.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 DEFAULT_BUCKET = "rabbit-sizing"
@@ -91,9 +93,26 @@ def raw_part_key(key: RunKey, record_type: str, phase: int | None = None, worker
     return base + (f"worker={worker}.parquet" if worker is not None else "part-0.parquet")
 
 
-def table_prefix(table: str, campaign: str, config_id: str | None = None) -> str:
+def table_prefix(table: str, campaign: str, config_id: str | None = None, run_id: str | None = None) -> str:
+    """A derived table's partition: the campaign's (every config and run under it), a config's (every run of it),
+    a run's of a campaign-wide table, or one config of one run. A per-config table's rows of one run across
+    configs have no prefix of their own: list the campaign's and keep `of_run`."""
     prefix = f"{TABLES_ROOT}{_check('table', table)}/campaign={_check('campaign', campaign)}/"
-    return prefix + (f"config={_check('config', config_id)}/" if config_id else "")
+    prefix += f"config={_check('config', config_id)}/" if config_id else ""
+    return prefix + (f"run={_check('run', run_id)}/" if run_id else "")
+
+
+def partition_value(key: str, name: str) -> str | None:
+    """The value of the `name=` partition a key lies in (`run`, `config`, `campaign`), or None."""
+    for part in key.split("/")[:-1]:
+        if part.startswith(f"{name}="):
+            return part.split("=", 1)[1]
+    return None
+
+
+def of_run(keys: Iterable[str], run_id: str) -> list[str]:
+    """The keys that lie in run `run_id`'s partition."""
+    return [key for key in keys if partition_value(key, "run") == run_id]
 
 
 def validation_key(batch: str, campaign: str, config_id: str, run_id: str) -> str:

@@ -262,7 +262,7 @@ _TABLE_KEY = (
     Column("campaign", "string", "campaign name (partition)"),
     Column("config_id", "string", "cluster config (partition)"),
     Column("scenario", "string", "scenario name"),
-    Column("run_id", "string", "run label given by the orchestrator"),
+    Column("run_id", "string", "run label given by the orchestrator (partition)"),
     Column("repeat", "int32", "1-based repeat"),
     Column("phase", "int32", "1-based phase number"),
 )
@@ -426,7 +426,7 @@ PHASE_SUMMARY = (*_TABLE_KEY,
 CAPACITY_REPEATS = (
     Column("campaign", "string", "campaign name (partition)"),
     Column("config_id", "string", "cluster config"),
-    Column("run_id", "string", "run label"),
+    Column("run_id", "string", "run label (partition)"),
     Column("repeat", "int32", "1-based repeat"),
     Column("top_matched_throughput", "float64",
            "highest carried rate (min of confirm, consume) of a phase counting toward capacity, msg/s (null: no "
@@ -441,6 +441,7 @@ CAPACITY_REPEATS = (
 
 LEADERBOARDS = (
     Column("campaign", "string", "campaign name (partition)"),
+    Column("run_id", "string", "run label (partition): every run's answer is kept"),
     Column("queue_type", "string", "quorum | classic | stream"),
     Column("config_id", "string", "cluster config"),
     Column("nodes", "int32", "cluster nodes"),
@@ -472,6 +473,7 @@ LEADERBOARDS = (
 
 PARETO = (
     Column("campaign", "string", "campaign name (partition)"),
+    Column("run_id", "string", "run label (partition): every run's answer is kept"),
     Column("queue_type", "string", "queue type"),
     Column("config_id", "string", "cluster config"),
     Column("monthly_cost", "float64", "cluster cost per month"),
@@ -482,6 +484,7 @@ PARETO = (
 # Per (config, adverse scenario): the scenario judged by its own criterion (sizing/adverse.py), over every repeat.
 ADVERSE = (
     Column("campaign", "string", "campaign name (partition)"),
+    Column("run_id", "string", "run label (partition): every run's answer is kept"),
     Column("config_id", "string", "cluster config"),
     Column("scenario", "string", "adverse scenario"),
     Column("criterion", "string", "fault (judged phases hold the target, nothing lost) | backlog (publishers "
@@ -517,7 +520,7 @@ CAPACITY = (
     Column("campaign", "string", "campaign name (partition)"),
     Column("config_id", "string", "cluster config"),
     Column("scenario", "string", "search scenario"),
-    Column("run_id", "string", "run label"),
+    Column("run_id", "string", "run label (partition)"),
     Column("repeat", "int32", "1-based repeat"),
     Column("status", "string", "converged | at_upper | below_start | unstable (sizing.search.STATUSES), "
            "replay_incomplete when the recomputed verdicts call for a probe the run did not take"),
@@ -546,6 +549,7 @@ CAPACITY = (
 # metric its median over repeats (kind level), and for compare its effect against the baseline arm (kind effect).
 FINDINGS = (
     Column("campaign", "string", "campaign name (partition)"),
+    Column("run_id", "string", "run label (partition): every run's answer is kept"),
     Column("purpose", "string", "compare | characterise (the campaign's question)"),
     Column("kind", "string", "level: the arm's median with its interval | effect: the arm against its baseline"),
     Column("config_id", "string", "the arm's config"),
@@ -587,6 +591,43 @@ LEADERBOARD_SEARCH_COLUMNS = (
 )
 LEADERBOARDS = (*LEADERBOARDS, *LEADERBOARD_SEARCH_COLUMNS)
 
+# One row per run of a campaign (issue 24): what ran, on what, under which spec and code, and how it ended. Built by
+# the analysis job from the run's manifests (what each load run recorded, the broker's versions read from the running
+# broker) and its own session (sizing.history.run_row).
+RUNS = (
+    Column("campaign", "string", "campaign name (partition)"),
+    Column("run_id", "string", "run label (partition)"),
+    Column("status", "string", "complete (every planned config x scenario x repeat recorded complete) | partial "
+           "(some not recorded) | failed (a load run did not complete) | unknown (no manifest): sizing.history"),
+    Column("spec_hash", "string", "hash of the resolved spec the analysis read (sizing.spec.Campaign.spec_hash)"),
+    Column("manifest_spec_hashes", "string", "spec hashes the load runs recorded (comma list; differs from spec_hash "
+           "when a backfill ran another spec under this label)", nullable=True),
+    Column("spec", "string", "the resolved spec as canonical JSON (what `sizing compare` lists differences of)"),
+    Column("code_commit", "string", "git commit of the code the load runs ran (comma list; `-dirty`: uncommitted "
+           "changes)", nullable=True),
+    Column("analysis_commit", "string", "git commit of the analysis job's code", nullable=True),
+    Column("rabbitmq_version", "string", "RabbitMQ version the running brokers reported (comma list)", nullable=True),
+    Column("erlang_version", "string", "Erlang/OTP version the running brokers reported (comma list)",
+           nullable=True),
+    Column("pika_version", "string", "pika version of the load generator (comma list)", nullable=True),
+    Column("spark_version", "string", "Spark version of the analysis"),
+    Column("deployment", "string", "local | aws | ... (the spec's target)"),
+    Column("configs", "string", "configs with recorded load runs in this run (comma list)"),
+    Column("instance_types", "string", "their instance types (comma list)"),
+    Column("requested_rabbitmq_versions", "string", "RabbitMQ versions the spec asked for (comma list; null: the "
+           "target's installed version)", nullable=True),
+    Column("target_rate", "float64", "the campaign target, msg/s"),
+    Column("slo_p99_ms", "float64", "the campaign's end-to-end p99 SLO, ms"),
+    Column("repeats", "int32", "repeats per config the spec asks for"),
+    Column("load_runs", "int32", "load runs (config x scenario x repeat) with a manifest"),
+    Column("load_runs_complete", "int32", "of which recorded complete"),
+    Column("started_at", "float64", "epoch seconds the first load run started", nullable=True),
+    Column("ended_at", "float64", "epoch seconds the last load run ended", nullable=True),
+    Column("analysed_at", "float64", "epoch seconds the analysis wrote this row"),
+    Column("baseline_run", "string", "the run this one was compared with (the DAG's baseline_run param)",
+           nullable=True),
+)
+
 TABLES: dict[str, tuple[Column, ...]] = {
     "phase_summary": PHASE_SUMMARY,
     "capacity_repeats": CAPACITY_REPEATS,
@@ -595,12 +636,19 @@ TABLES: dict[str, tuple[Column, ...]] = {
     "adverse": ADVERSE,
     "capacity": CAPACITY,
     "findings": FINDINGS,
+    "runs": RUNS,
 }
 
-# Tables partitioned by config (a backfill of one config replaces its partition); the others are campaign-wide
-# and recomputed whole by the leaderboards step.
+# Every table is partitioned by run (issue 24: each run's answer stays queryable). Per-config tables by campaign,
+# config and run (a backfill of one config of one run replaces exactly its partition); the others are campaign-wide,
+# recomputed per run by the leaderboards step (and `runs` by the analysis job) into the run's partition.
 PER_CONFIG_TABLES = ("phase_summary",)
 CAMPAIGN_TABLES = tuple(name for name in TABLES if name not in PER_CONFIG_TABLES)
+
+
+def partition_columns(table: str) -> tuple[str, ...]:
+    """The columns a table's objects are partitioned by (sizing.layout.table_prefix)."""
+    return ("campaign", "config_id", "run_id") if table in PER_CONFIG_TABLES else ("campaign", "run_id")
 
 SPARK_TYPES = {"string": "STRING", "int32": "INT", "int64": "BIGINT", "float64": "DOUBLE", "bool": "BOOLEAN",
                 "binary": "BINARY"}

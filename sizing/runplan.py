@@ -37,18 +37,20 @@ class CampaignRun:
     configs: tuple[str, ...]  # empty = all
     scenarios: tuple[str, ...]  # empty = all
     max_parallel_configs: int
+    baseline_run: str | None = None  # the run this one is compared with (issue 24): the report opens with it
 
     def to_dict(self) -> dict[str, Any]:
         return {"campaign": self.campaign, "spec_path": self.spec_path, "spec_hash": self.spec_hash,
                 "deployment": self.deployment, "run_label": self.run_label, "configs": list(self.configs),
-                "scenarios": list(self.scenarios), "max_parallel_configs": self.max_parallel_configs}
+                "scenarios": list(self.scenarios), "max_parallel_configs": self.max_parallel_configs,
+                "baseline_run": self.baseline_run}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CampaignRun:
         return cls(campaign=data["campaign"], spec_path=data["spec_path"], spec_hash=data["spec_hash"],
                    deployment=data["deployment"], run_label=data["run_label"],
                    configs=tuple(data.get("configs") or ()), scenarios=tuple(data.get("scenarios") or ()),
-                   max_parallel_configs=int(data["max_parallel_configs"]))
+                   max_parallel_configs=int(data["max_parallel_configs"]), baseline_run=data.get("baseline_run"))
 
 
 def _unknown_names(param: str, kind: str, names: Sequence[str], known: set[str], campaign: Campaign) -> list[Problem]:
@@ -79,6 +81,14 @@ def run_problems(params: Mapping[str, Any], campaign: Campaign) -> list[Problem]
     elif campaign.deployment == "existing" and max_parallel > 1:
         problems.append(Problem("params.max_parallel_configs", f"must be 1 on an existing cluster: its trials run "
                                                               f"one at a time on it, got {max_parallel}"))
+    baseline = params.get("baseline_run") or None
+    if baseline is not None and (not isinstance(baseline, str)
+                                 or not all(ch.isalnum() or ch in "-_" for ch in baseline)):
+        problems.append(Problem("params.baseline_run", f"must be a run label (letters, digits, '-' or '_'), got "
+                                                       f"{baseline!r}"))
+    elif baseline is not None and baseline == label:
+        problems.append(Problem("params.baseline_run", f"is the run label itself ({label!r}): a run is compared "
+                                                       "with another run"))
     return problems
 
 
@@ -86,7 +96,8 @@ def campaign_run(params: Mapping[str, Any], campaign: Campaign, spec_path: str) 
     """The run of params that `run_problems` passed, its spec resolved at `spec_path`."""
     return CampaignRun(campaign.name, spec_path, campaign.spec_hash, campaign.deployment,
                        str(params.get("run_label") or ""), tuple(params.get("configs") or ()),
-                       tuple(params.get("scenarios") or ()), int(_max_parallel(params, campaign)))
+                       tuple(params.get("scenarios") or ()), int(_max_parallel(params, campaign)),
+                       params.get("baseline_run") or None)
 
 
 def executor_names(setting: str) -> list[str]:

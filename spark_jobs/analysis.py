@@ -1,17 +1,22 @@
-"""analysis: the campaign's Spark analysis in one driver: phase_summary of the given configs, then leaderboards.
+"""analysis: the campaign's Spark analysis in one driver: phase_summary of the given configs, then per run the
+`runs` row and the campaign-wide tables.
 
     spark-submit --py-files build/sizing_jobs.zip spark_jobs/analysis.py \
-        --spec campaigns/local-quick.yaml --campaign local-quick --config n1-c5.2xlarge-gp2 --run-id R1 [--validate]
+        --spec campaigns/local-quick.yaml --campaign local-quick --config n1-c5.2xlarge-gp2 --run-id R1 \
+        [--baseline-run R0] [--validate]
 
-1. phase_summary (spark_jobs/phase_summary.py) replaces the `tables/phase_summary/campaign=C/config=K/` partition
-   of each `--config` from the raw records of the `--run-id`s (never "latest");
-2. leaderboards (spark_jobs/leaderboards.py) recomputes every campaign-wide table from all of the campaign's
-   phase_summary partitions, the ones just written and the other configs' alike.
+1. phase_summary (spark_jobs/phase_summary.py) replaces the `tables/phase_summary/campaign=C/config=K/run=R/`
+   partition of each `--config` and `--run-id` from its raw records (never "latest"); every other run's rows stay;
+2. for each `--run-id`: its `runs` row (spark_jobs/history.py: the run's manifests, versions, spec, baseline) and
+   its campaign-wide tables (spark_jobs/leaderboards.py) from that run's phase_summary rows of every config, each
+   into the run's partition `tables/<table>/campaign=C/run=R/`.
 
-Without `--config`, only step 2 runs (re-rank after a catalog change, say). `--validate` runs the GX suites on
-each raw batch before it is read and on each table after it is written; the campaign-wide result is filed
-under the first `--run-id`. One job rather than one per step: each spark-submit pays ~13 s of JVM start,
-imports and session set-up before it reads a byte (BENCHMARKS.md, "One submit").
+Without `--config`, only step 2 runs (re-rank after a catalog change, say); without `--run-id` too, for every
+run with phase_summary rows. Tables written before they were partitioned by run are moved into run partitions
+first (tableio.migrate_legacy_partitions) and their runs re-ranked. `--validate` runs the GX suites on each raw
+batch before it is read and on each table after it is written, filed under its run. One job rather than one per
+step: each spark-submit pays ~13 s of JVM start, imports and session set-up before it reads a byte
+(BENCHMARKS.md, "One submit").
 """
 
 from __future__ import annotations
@@ -23,9 +28,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from adapters.objectstore import StoreSpec
-from spark_jobs import leaderboards, phase_summary
+from spark_jobs import history, leaderboards, phase_summary
 from spark_jobs.campaigns import load as load_campaign
 from spark_jobs.session import get_session
+from spark_jobs.tableio import migrate_legacy_partitions, stored_runs
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -37,6 +43,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                              "(none: only the leaderboards are recomputed)")
     parser.add_argument("--run-id", dest="run_ids", action="append", default=[],
                         help="run id(s) to summarise; repeat for several")
+    parser.add_argument("--baseline-run", default=None,
+                        help="the run these runs are compared with (recorded in their `runs` rows; the report "
+                             "opens with the comparison)")
     parser.add_argument("--validate", action="store_true",
                         help="GX suites on each raw batch before it is read and on each table after it is written")
     parser.add_argument("--docs-dir", default=None, help="where GX Data Docs are built (with --validate)")
@@ -45,6 +54,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         parser.error("--config needs at least one --run-id: raw records are read by run, never 'latest'")
     if args.validate and not args.run_ids:
         parser.error("--validate needs a --run-id: validation results are filed under it")
+    if args.baseline_run is not None and args.baseline_run in args.run_ids:
+        parser.error(f"--baseline-run {args.baseline_run}: a run is not compared with itself")
     return args
 
 
@@ -61,11 +72,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     with timed("session start"):
         spark = get_session(f"analysis {args.campaign}")
     spec = StoreSpec.from_env()
+    migrated = migrate_legacy_partitions(spec, campaign.name)
+    if migrated:
+        print(f"analysis: moved the tables of run(s) {', '.join(migrated)} into run partitions", flush=True)
     if args.configs:
         with timed("phase_summary"):
             phase_summary.step(spark, spec, campaign, args.configs, args.run_ids, args.validate, args.docs_dir)
-    with timed("leaderboards"):
-        leaderboards.step(spark, spec, campaign, args.run_ids[0] if args.validate else None, args.docs_dir)
+    runs = list(dict.fromkeys([*args.run_ids, *migrated])) if args.run_ids \
+        else stored_runs(spec, "phase_summary", campaign.name)
+    for run_id in runs:
+        with timed(f"runs and leaderboards of {run_id}"):
+            history.write_runs(spark, spec, campaign, [run_id], args.baseline_run if run_id in args.run_ids else None)
+            leaderboards.step(spark, spec, campaign, run_id, args.validate and run_id in args.run_ids, args.docs_dir)
     return 0
 
 

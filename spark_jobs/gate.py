@@ -1,8 +1,9 @@
 """The GX gate (a library module): validate one batch, file the result next to it, stop a job on failure.
 
-Batches: raw (one config's raw records of one run), phase_summary (one config's partition),
-leaderboards (the campaign-wide tables: VALIDATED_CAMPAIGN_TABLES). The result JSON goes to
-sizing.layout.validation_key(batch, campaign, config, run) (config CAMPAIGN_WIDE for campaign-wide batches).
+Batches: raw (one config's raw records of one run), phase_summary (one config's partition of one run),
+leaderboards (the campaign-wide tables of one run: VALIDATED_CAMPAIGN_TABLES, the `runs` row included). The
+result JSON goes to sizing.layout.validation_key(batch, campaign, config, run) (config CAMPAIGN_WIDE for
+campaign-wide batches).
 The suites themselves are spark_jobs/validation.py; the `validate` job and the jobs' --validate flags call this.
 """
 
@@ -91,9 +92,11 @@ def batch_frames(spark: SparkSession, spec: StoreSpec, batch: str, campaign: Cam
         return raw_frames(raw, _expected_phases(campaign, config_id),
                           {s.name: [g.name for g in s.workload_groups] for s in campaign.scenarios})
     if batch == "phase_summary":
-        return {"phase_summary": read_table(spark, spec, "phase_summary", campaign.name, config_id).toPandas()}
+        return {"phase_summary": read_table(spark, spec, "phase_summary", campaign.name, config_id,
+                                            run_id).toPandas()}
     if batch == "leaderboards":
-        return {name: read_table(spark, spec, name, campaign.name).toPandas() for name in VALIDATED_CAMPAIGN_TABLES}
+        return {name: read_table(spark, spec, name, campaign.name, run_id=run_id).toPandas()
+                for name in VALIDATED_CAMPAIGN_TABLES}
     raise ValueError(f"unknown batch {batch!r}: raw | phase_summary | leaderboards")
 
 

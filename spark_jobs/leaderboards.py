@@ -1,7 +1,8 @@
-"""leaderboards: campaign-wide capacity and cost tables, recomputed from every phase_summary partition.
-The last step of the `analysis` job (spark_jobs/analysis.py runs it).
+"""leaderboards: campaign-wide capacity and cost tables of one run, recomputed from that run's phase_summary rows
+(every config's). The last step of the `analysis` job (spark_jobs/analysis.py runs it, once per run it analysed).
 
-Writes the campaign tables (TABLES), each one object set per campaign (the campaign partition is replaced whole):
+Writes the campaign tables (TABLES), each one object set per campaign and run (the run's partition is replaced
+whole; every other run's answer stays, issue 24):
 - capacity_repeats: per config and repeat, the top carried rate within the SLO (the leaderboard's figures are
   aggregates of these rows; the report's intervals are bootstrapped over them);
 - leaderboards: per config, top matched throughput, cost per 1000 msg/s per month at it and at the
@@ -134,7 +135,7 @@ def _ranks(values: dict[str, float | None], descending: bool = False) -> dict[st
 
 
 def rank_configs(capacity: dict[str, dict[str, Any]], plans: Sequence[ConfigPlan], queue_type: str,
-                 target_rate: float, currency: str = "USD") -> list[dict[str, Any]]:
+                 target_rate: float, currency: str = "USD", run_id: str = "") -> list[dict[str, Any]]:
     """Leaderboard rows for every planned config (configs without a matched phase keep null costs), ranked over the
     campaign and, as seed 000 ranks them, within each volume type."""
     rows: dict[str, dict[str, Any]] = {}
@@ -145,7 +146,7 @@ def rank_configs(capacity: dict[str, dict[str, Any]], plans: Sequence[ConfigPlan
         max_matched = cap.get("max_matched_target_rate")
         met = max_matched is not None and max_matched >= target_rate
         rows[plan.config_id] = {
-            "campaign": plan.campaign, "queue_type": queue_type, "config_id": plan.config_id,
+            "campaign": plan.campaign, "run_id": run_id, "queue_type": queue_type, "config_id": plan.config_id,
             "nodes": plan.shape.nodes, "instance_type": plan.shape.instance_type,
             "volume_type": plan.shape.volume.type, "monthly_cost": plan.monthly_cost, "currency": currency,
             "top_matched_throughput": top, "top_matched_phase": cap.get("top_matched_phase"),
@@ -279,42 +280,57 @@ def scenarios_of(campaign: Campaign, kind: str) -> list[str]:
     return [s.name for s in campaign.scenarios if rules.scenario_kind(s) == kind]
 
 
-def build(spark: SparkSession, phase_summary: DataFrame, campaign: Campaign) -> dict[str, DataFrame]:
-    """The campaign tables (TABLES) from the campaign's phase_summary rows and its spec."""
+def build(spark: SparkSession, phase_summary: DataFrame, campaign: Campaign,
+          run_id: str | None = None) -> dict[str, DataFrame]:
+    """The campaign tables (TABLES) of one run from its phase_summary rows and the spec (`run_id`: the run's label;
+    default the one run the rows hold)."""
+    if run_id is None:
+        runs = sorted({r["run_id"] for r in phase_summary.select("run_id").distinct().collect()})
+        if len(runs) > 1:
+            raise ValueError(f"the campaign tables are computed per run; these rows hold runs {', '.join(runs)}")
+        run_id = runs[0] if runs else ""
     phase_summary = phase_summary.filter(rules_columns.judged_group())  # issue 14: background groups are not ranked
     per_repeat = capacity_repeats(phase_summary, scenarios_of(campaign, rules.CAPACITY)).cache()
     capacity = {r["config_id"]: r.asDict() for r in config_capacity(per_repeat).collect()}
     plans = plan_configs(campaign)
     board = rank_configs(capacity, plans, campaign.workload.queues.type, campaign.target.rate,
-                         campaign.catalog.currency)
+                         campaign.catalog.currency, run_id)
     searched = search_capacity(spark, phase_summary, campaign)
     board = add_search_ranks(board, searched, plans)
     leaderboards = spark.createDataFrame(board, records.table_ddl("leaderboards"))
     pareto_columns = records.table_columns("pareto")
     pareto = spark.createDataFrame([{k: r[k] for k in pareto_columns} for r in board if r["pareto"]],
                                    records.table_ddl("pareto"))
-    adverse_table = spark.createDataFrame(adverse_verdicts(phase_summary, campaign), records.table_ddl("adverse"))
+    adverse_table = spark.createDataFrame(_of_run(adverse_verdicts(phase_summary, campaign), run_id),
+                                          records.table_ddl("adverse"))
     capacity_table = spark.createDataFrame(searched, records.table_ddl("capacity"))
-    findings_table = spark.createDataFrame(campaign_findings(phase_summary, campaign), records.table_ddl("findings"))
+    findings_table = spark.createDataFrame(_of_run(campaign_findings(phase_summary, campaign), run_id),
+                                           records.table_ddl("findings"))
     return {"capacity_repeats": per_repeat, "leaderboards": leaderboards, "pareto": pareto, "adverse": adverse_table,
             "capacity": capacity_table, "findings": findings_table}
 
 
-def run(spark: SparkSession, spec: StoreSpec, campaign: Campaign) -> dict[str, DataFrame]:
+def _of_run(rows: list[dict[str, Any]], run_id: str) -> list[dict[str, Any]]:
+    return [{**row, "run_id": run_id} for row in rows]
+
+
+def run(spark: SparkSession, spec: StoreSpec, campaign: Campaign, run_id: str) -> dict[str, DataFrame]:
+    """The run's campaign tables from its phase_summary rows (every config's), written into the run's partitions."""
     # Every table (and the driver-side cost and search steps) reads phase_summary: read it once.
-    summary = read_table(spark, spec, "phase_summary", campaign.name).cache()
-    tables = build(spark, summary, campaign)
+    summary = read_table(spark, spec, "phase_summary", campaign.name, run_id=run_id).cache()
+    tables = build(spark, summary, campaign, run_id)
     for name, frame in tables.items():
-        replace_table(frame, spec, name, campaign.name)
+        replace_table(frame, spec, name, campaign.name, [run_id])
+    summary.unpersist()
     return tables
 
 
-def step(spark: SparkSession, spec: StoreSpec, campaign: Campaign, validate_run: str | None = None,
+def step(spark: SparkSession, spec: StoreSpec, campaign: Campaign, run_id: str, validate: bool = False,
          docs_dir: str | None = None) -> None:
-    """The analysis job's last step: every campaign table from every phase_summary partition. With
-    `validate_run`, GX checks the written tables and files the result under that run id."""
-    tables = run(spark, spec, campaign)
+    """The analysis job's last step for one run: every campaign table from the run's phase_summary partitions.
+    With `validate`, GX checks the written tables (and the run's `runs` row) and files the result under the run."""
+    tables = run(spark, spec, campaign, run_id)
     where = spec.uri(layout.TABLES_ROOT)
-    print(f"leaderboards: wrote {', '.join(tables)} for {campaign.name} under {where}", flush=True)
-    if validate_run:
-        gate.gate(spark, spec, "leaderboards", campaign, gate.CAMPAIGN_WIDE, validate_run, docs_dir)
+    print(f"leaderboards: wrote {', '.join(tables)} for {campaign.name} run {run_id} under {where}", flush=True)
+    if validate:
+        gate.gate(spark, spec, "leaderboards", campaign, gate.CAMPAIGN_WIDE, run_id, docs_dir)

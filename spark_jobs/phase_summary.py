@@ -2,7 +2,8 @@
 spark_jobs/README.md). The first step of the `analysis` job (spark_jobs/analysis.py runs it).
 
 Reads the raw records of the given configs and runs (never "latest"), and overwrites exactly the
-`tables/phase_summary/campaign=C/config=K/` partitions of those configs.
+`tables/phase_summary/campaign=C/config=K/run=R/` partitions of those configs and runs: every other run of a
+config keeps its rows (issue 24).
 """
 
 from __future__ import annotations
@@ -571,7 +572,8 @@ def summarise(phases: DataFrame, clients: ClientRecords, accounting: DataFrame, 
 
 def run(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str],
         rules: Rules, resource_limits: DataFrame | None = None) -> None:
-    """Read these configs' raw records of these runs, summarise them, replace their phase_summary partitions."""
+    """Read these configs' raw records of these runs, summarise them, replace their phase_summary partitions (one
+    per config and run: every other run's rows of the config stay)."""
     objects = RawObjects.list(spec, campaign, configs, run_ids)
     raw = {rt: objects.read(spark, rt, columns=NODE_COLUMNS if rt == "node_seconds" else None)
            for rt in records.RECORD_TYPES if rt != "client_seconds"}
@@ -580,7 +582,7 @@ def run(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[s
     clients = ClientRecords.folded(objects.read(spark, "client_seconds", CLIENT_FOLD))
     table = summarise(raw["phases"], clients, raw["accounting"], raw["events"], raw["broker_samples"], rules,
                       node_seconds=raw["node_seconds"], resource_limits=resource_limits)
-    replace_table(table, spec, TABLE, campaign, configs)
+    replace_table(table, spec, TABLE, campaign, run_ids, configs)
     clients.release()
 
 
@@ -595,5 +597,5 @@ def step(spark: SparkSession, spec: StoreSpec, campaign: Campaign, configs: Sequ
         resource_limits=resource_limits_frame(spark, campaign))
     for config, run_id in checks:
         gate.gate(spark, spec, "phase_summary", campaign, config, run_id, docs_dir)
-    print(f"phase_summary: wrote {', '.join(configs)} of {campaign.name} to "
+    print(f"phase_summary: wrote {', '.join(configs)} of {campaign.name}, run(s) {', '.join(run_ids)}, to "
           f"{spec.uri(layout.table_prefix(TABLE, campaign.name))}", flush=True)

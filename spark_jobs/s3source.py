@@ -158,9 +158,9 @@ class StoreReader(DataSourceReader):
 
 
 def partition_prefix(table: str, partition_by: Sequence[str], values: Sequence[str]) -> str:
-    """`tables/<table>/campaign=C/` or `tables/<table>/campaign=C/config=K/` (sizing.layout)."""
+    """`tables/<table>/campaign=C/run=R/` or `tables/<table>/campaign=C/config=K/run=R/` (sizing.layout)."""
     by = dict(zip(partition_by, values, strict=True))
-    return layout.table_prefix(table, by["campaign"], by.get("config_id"))
+    return layout.table_prefix(table, by["campaign"], by.get("config_id"), by.get("run_id"))
 
 
 def put_partitions(store: ObjectStore, table: str, partition_by: Sequence[str], rows,

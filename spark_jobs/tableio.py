@@ -53,17 +53,56 @@ def read_campaign_raw(spark: SparkSession, spec: StoreSpec, campaign: str, recor
                         lambda key: f"/{record_type}/" in key)
 
 
-def read_table(spark: SparkSession, spec: StoreSpec, table: str, campaign: str,
-               config_id: str | None = None) -> DataFrame:
-    """A derived table (sizing.records.TABLES) of a campaign, or of one config's partition."""
-    return read_objects(spark, spec, [layout.table_prefix(table, campaign, config_id)], records.table_ddl(table))
+def read_table(spark: SparkSession, spec: StoreSpec, table: str, campaign: str, config_id: str | None = None,
+               run_id: str | None = None) -> DataFrame:
+    """A derived table (sizing.records.TABLES) of a campaign: every run's rows, or one run's (`run_id`), of every
+    config or of one (`config_id`)."""
+    keys = list_objects(spec, [layout.table_prefix(table, campaign, config_id)])
+    return read_keys(spark, spec, layout.of_run(keys, run_id) if run_id else keys, records.table_ddl(table))
 
 
-def replace_table(frame: DataFrame, spec: StoreSpec, table: str, campaign: str,
+def stored_runs(spec: StoreSpec, table: str, campaign: str) -> list[str]:
+    """The run ids with a partition of `table` in the campaign."""
+    keys = list_objects(spec, [layout.table_prefix(table, campaign)])
+    return sorted({run for key in keys if (run := layout.partition_value(key, "run")) is not None})
+
+
+def replace_table(frame: DataFrame, spec: StoreSpec, table: str, campaign: str, run_ids: Sequence[str],
                   configs: Sequence[str] | None = None) -> None:
-    """Write a derived table, replacing the campaign partition (or, with `configs`, exactly those configs')."""
+    """Write a derived table into its run partitions (sizing.records.partition_columns), replacing exactly those of
+    `run_ids` (with `configs`: of those configs only); every other run's and config's partition is left alone."""
+    partition_by = list(records.partition_columns(table))
+    if configs is None and "config_id" in partition_by:
+        raise ValueError(f"{table} is partitioned by config: name the configs whose run partitions it replaces")
     if configs is None:
-        write_table(frame, spec, table, ["campaign"], replace_prefixes=[layout.table_prefix(table, campaign)])
+        prefixes = [layout.table_prefix(table, campaign, run_id=r) for r in run_ids]
     else:
-        write_table(frame, spec, table, ["campaign", "config_id"],
-                    replace_prefixes=[layout.table_prefix(table, campaign, c) for c in configs])
+        prefixes = [layout.table_prefix(table, campaign, c, r) for c in configs for r in run_ids]
+    write_table(frame, spec, table, partition_by, replace_prefixes=prefixes)
+
+
+def migrate_legacy_partitions(spec: StoreSpec, campaign: str) -> list[str]:
+    """Tables written before they were partitioned by run (issue 24) moved into run partitions: each legacy
+    phase_summary object (`config=K/part-*.parquet`) is split by its rows' run_id into `config=K/run=R/`, and the
+    legacy campaign-wide objects, derived from those rows, are deleted (the caller recomputes them per run).
+    Returns the run ids whose rows moved; idempotent (nothing legacy left: nothing done)."""
+    import pyarrow.compute as pc
+
+    store = spec.open()
+    moved: set[str] = set()
+    for key in store.list(layout.table_prefix("phase_summary", campaign)):
+        if not key.endswith(".parquet") or layout.partition_value(key, "run") is not None:
+            continue
+        table = store.read_parquet(key)
+        config_id = layout.partition_value(key, "config")
+        for run_id in sorted(set(table.column("run_id").to_pylist()) - {None}):
+            rows = table.filter(pc.equal(table.column("run_id"), run_id))
+            store.put_parquet(layout.table_prefix("phase_summary", campaign, config_id, run_id)
+                              + "part-legacy.parquet", rows)
+            moved.add(run_id)
+        store.delete([key])
+    for table_name in records.CAMPAIGN_TABLES:
+        legacy = [k for k in store.list(layout.table_prefix(table_name, campaign))
+                  if layout.partition_value(k, "run") is None]
+        store.delete(legacy)
+    return sorted(moved)

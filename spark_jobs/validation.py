@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from sizing import records, rules
+from sizing.history import RUN_STATUSES
 from sizing.spec import DEPLOYMENTS  # where node figures come from: one reader per target (adapters/nodestats.py)
 from sizing.stats import VERDICTS
 
@@ -116,8 +117,8 @@ def _suites() -> dict[str, list[Expectation]]:
         "leaderboards": [
             ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("leaderboards"),
                                               "exact_match": True}),
-            *_not_null(["campaign", "config_id", "monthly_cost"]),
-            ("ExpectCompoundColumnsToBeUnique", {"column_list": ["campaign", "config_id"]}),
+            *_not_null(["campaign", "run_id", "config_id", "monthly_cost"]),
+            ("ExpectCompoundColumnsToBeUnique", {"column_list": ["campaign", "run_id", "config_id"]}),
             *[("ExpectColumnValuesToBeBetween", {"column": c, "min_value": 0, "strict_min": True})
               for c in ("monthly_cost", "cost_per_1k_at_top", "cost_per_1k_at_target", "top_matched_throughput")],
             *[("ExpectColumnValuesToBeBetween", {"column": c, "min_value": 1})
@@ -151,8 +152,8 @@ def _suites() -> dict[str, list[Expectation]]:
         ],
         "adverse": [
             ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("adverse"), "exact_match": True}),
-            ("ExpectCompoundColumnsToBeUnique", {"column_list": ["campaign", "config_id", "scenario"]}),
-            *_not_null(["criterion", "held"]),
+            ("ExpectCompoundColumnsToBeUnique", {"column_list": ["campaign", "run_id", "config_id", "scenario"]}),
+            *_not_null(["run_id", "criterion", "held"]),
             ("ExpectColumnValuesToBeInSet", {"column": "criterion", "value_set": list(rules.ADVERSE_KINDS)}),
             *_non_negative(["lost", "duplicates", "unavailable_s", "max_time_to_recover_s", "reduced_publish_s",
                             "publishers_blocked_s", "peak_backlog_msgs", "drain_s"]),
@@ -163,15 +164,28 @@ def _suites() -> dict[str, list[Expectation]]:
         # A compare / characterise campaign's answer (sizing.findings): one row per arm, metric and baseline.
         "findings": [
             ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("findings"), "exact_match": True}),
-            *_not_null(["campaign", "kind", "config_id", "family", "phase_name", "metric", "value", "n"]),
+            *_not_null(["campaign", "run_id", "kind", "config_id", "family", "phase_name", "metric", "value", "n"]),
             ("ExpectColumnValuesToBeInSet", {"column": "kind", "value_set": ["level", "effect"]}),
             ("ExpectColumnValuesToBeInSet", {"column": "verdict", "value_set": list(VERDICTS)}),
             ("ExpectCompoundColumnsToBeUnique", {"column_list": [
-                "campaign", "kind", "config_id", "family", "phase_name", "metric", "baseline_config_id",
+                "campaign", "run_id", "kind", "config_id", "family", "phase_name", "metric", "baseline_config_id",
                 "baseline_family", "baseline_phase_name"], "ignore_row_if": "never"}),
             ("ExpectColumnValuesToBeBetween", {"column": "value_level", "min_value": 0, "max_value": 1}),
             ("ExpectColumnValuesToBeBetween", {"column": "effect_level", "min_value": 0, "max_value": 1}),
             ("ExpectColumnValuesToBeBetween", {"column": "n", "min_value": 1}),
+        ],
+        # One row per run (issue 24): what ran, on what, how it ended (sizing.history).
+        "runs": [
+            ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("runs"), "exact_match": True}),
+            ("ExpectTableRowCountToBeBetween", {"min_value": 1}),
+            *_not_null(["campaign", "run_id", "status", "spec_hash", "spec", "spark_version", "deployment",
+                        "target_rate", "slo_p99_ms", "analysed_at"]),
+            ("ExpectCompoundColumnsToBeUnique", {"column_list": ["campaign", "run_id"]}),
+            ("ExpectColumnValuesToBeInSet", {"column": "status", "value_set": list(RUN_STATUSES)}),
+            ("ExpectColumnPairValuesAToBeGreaterThanB", {"column_A": "load_runs", "column_B": "load_runs_complete",
+                                                         "or_equal": True}),
+            ("ExpectColumnPairValuesAToBeGreaterThanB", {"column_A": "ended_at", "column_B": "started_at",
+                                                         "or_equal": True, "ignore_row_if": "either_value_is_missing"}),
         ],
     }
 

@@ -125,7 +125,7 @@ def leaderboard_rows(per_repeat: pd.DataFrame, campaign_name: str, monthly: dict
     for config_id, cost in monthly.items():
         t, m = top.get(config_id), max_matched.get(config_id)
         met = m is not None and m >= target_rate
-        rows.append({"campaign": campaign_name, "queue_type": "quorum", "config_id": config_id,
+        rows.append({"campaign": campaign_name, "run_id": RUN_ID, "queue_type": "quorum", "config_id": config_id,
                      "monthly_cost": cost, "currency": "USD", "top_matched_throughput": t,
                      "max_matched_target_rate": m, "campaign_target_rate": target_rate, "met_target": met,
                      "cost_per_1k_at_top": cost_per_1000_msgs(cost, t) if t else None,
@@ -155,7 +155,7 @@ def adverse_rows(summary: pd.DataFrame, campaign: Campaign) -> pd.DataFrame:
         for (campaign_name, config_id), part in summary[summary["scenario"] == scenario.name].groupby(
                 ["campaign", "config_id"]):
             phases = [{k: (None if pd.isna(v) else v) for k, v in r.items()} for r in part.to_dict("records")]
-            rows.append({"campaign": campaign_name, "config_id": config_id,
+            rows.append({"campaign": campaign_name, "run_id": RUN_ID, "config_id": config_id,
                          **adverse.judge(scenario, phases, campaign.target.rate)})
     return pd.DataFrame(rows, columns=records.table_columns("adverse"))
 
@@ -259,14 +259,15 @@ def write_sample(settings: S3Settings, repeats: int = 1, failed_validation: bool
     monthly = {c.config_id: c.monthly_cost for c in configs}
     summary = phase_summary_rows(repeats)
     for config_id, rows in summary.groupby("config_id"):
-        _put_parquet(settings, layout.table_prefix("phase_summary", campaign.name, config_id) + "part-00000.parquet",
+        _put_parquet(settings, layout.table_prefix("phase_summary", campaign.name, config_id, RUN_ID)
+                     + "part-00000.parquet",
                      pa.Table.from_pandas(rows.reset_index(drop=True), preserve_index=False))
     target, slo = campaign.target.rate, campaign.target.p99_latency_ms
     per_repeat = capacity_repeat_rows(summary, slo)
     board = leaderboard_rows(per_repeat, campaign.name, monthly, target)
     for table, frame in (("capacity_repeats", per_repeat), ("leaderboards", board), ("pareto", pareto_rows(board)),
                          ("adverse", adverse_rows(summary, campaign))):
-        _put_parquet(settings, layout.table_prefix(table, campaign.name) + "part-00000.parquet",
+        _put_parquet(settings, layout.table_prefix(table, campaign.name, run_id=RUN_ID) + "part-00000.parquet",
                      pa.Table.from_pandas(frame, preserve_index=False))
     client = settings.client()
     for plan in configs:

@@ -99,6 +99,7 @@ def stack(tmp_path_factory, broker, s3_endpoint, spark_standalone):
                                                 "extra": {"endpoint_url": s3_endpoint, "region_name": "us-east-1"}}),
         "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "spark://127.0.0.1",
                                                   "port": spark_standalone.master_port}),
+        "SIZING_SPARK_PYTHON": spark_standalone.python,  # the cluster's interpreter: libraries, not the project
         "AIRFLOW_CONN_RABBITMQ_EXISTING": json.dumps({"conn_type": "generic", "login": "sizing",
                                                       "password": password}),
     }

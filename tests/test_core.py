@@ -8,7 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from sizing.layout import RunKey, manifest_key, raw_part_key, report_key, run_key_of, table_prefix, validation_key
+from sizing.layout import (
+    RunKey,
+    manifest_key,
+    of_run,
+    partition_value,
+    raw_part_key,
+    report_key,
+    run_key_of,
+    table_prefix,
+    validation_key,
+)
 from sizing.records import RECORD_TYPES, arrow_schema, spark_ddl
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,6 +45,13 @@ def test_raw_keys_are_partitioned_by_campaign_config_scenario_run_and_repeat() -
     assert raw_part_key(key, "accounting") == prefix + "accounting/part-0.parquet"
     assert table_prefix("phase_summary", "c", "k") == "tables/phase_summary/campaign=c/config=k/"
     assert table_prefix("leaderboards", "c") == "tables/leaderboards/campaign=c/"
+    # issue 24: every table is partitioned by run too; a run's objects are found by their `run=` part
+    assert table_prefix("phase_summary", "c", "k", "r") == "tables/phase_summary/campaign=c/config=k/run=r/"
+    assert table_prefix("leaderboards", "c", run_id="r") == "tables/leaderboards/campaign=c/run=r/"
+    keys = ["tables/phase_summary/campaign=c/config=k/run=r/part-1.parquet",
+            "tables/phase_summary/campaign=c/config=k/run=r2/part-1.parquet",
+            "tables/phase_summary/campaign=c/config=run=r/part-1.parquet"]
+    assert of_run(keys, "r") == keys[:1] and partition_value(keys[1], "config") == "k"
     assert validation_key("raw", "c", "k", "r") == "validation/raw/campaign=c/config=k/run=r/result.json"
     assert report_key("c", "r") == "reports/campaign=c/run=r/report.html"
     # ...and a raw object's key says which run it belongs to.

@@ -115,6 +115,10 @@ def test_params_are_typed(dag):
         params.get_param("max_parallel_configs").resolve(0)
     with pytest.raises(ParamValidationError):
         params.get_param("configs").resolve("n1-c5.2xlarge-gp2")  # must be a list
+    # issue 24: an optional baseline run label; the report then opens with the comparison
+    assert params["baseline_run"] is None and params.get_param("baseline_run").resolve("r0") == "r0"
+    with pytest.raises(ParamValidationError):
+        params.get_param("baseline_run").resolve("bad/label")
 
 
 def test_the_analysis_job_summarises_every_complete_config_and_runs_the_gx_suites(tmp_path, monkeypatch):
@@ -133,4 +137,7 @@ def test_the_analysis_job_summarises_every_complete_config_and_runs_the_gx_suite
                          "--config", "n1-c5.2xlarge-gp2", "--config", "n3-c5.2xlarge-gp2", "--run-id", "r1"]
     parsed = parse_args(args)  # the job's own parser reads them as meant
     assert parsed.configs == ["n1-c5.2xlarge-gp2", "n3-c5.2xlarge-gp2"] and parsed.run_ids == ["r1"]
-    assert parsed.validate and parsed.docs_dir
+    assert parsed.validate and parsed.docs_dir and parsed.baseline_run is None
+    # a run with a baseline records it in its runs row (the analysis' --baseline-run)
+    compared = parse_args(analysis_args({**run, "baseline_run": "r0"}, ["n1-c5.2xlarge-gp2"]))
+    assert compared.baseline_run == "r0" and compared.run_ids == ["r1"]

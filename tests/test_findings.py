@@ -82,7 +82,8 @@ def test_by_step_compares_each_step_with_the_workloads_own_setting() -> None:
     assert bare["publish_rate"]["verdict"] == "unchanged" and bare["e2e_p99_ms"]["verdict"] == "higher"
     assert bare["e2e_p99_ms"]["better"] is False
     assert not any(r["phase_name"] == "confirms_in_flight=1000" for r in effects.values())  # no self-comparison
-    frame = pd.DataFrame([{"campaign": c.name, **r} for r in out], columns=records.table_columns("findings"))
+    frame = pd.DataFrame([{"campaign": c.name, "run_id": "r1", **r} for r in out],
+                         columns=records.table_columns("findings"))
     assert validation.validate_frames({"findings": frame}).success, validation.validate_frames(
         {"findings": frame}).message()
 

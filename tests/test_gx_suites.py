@@ -69,7 +69,7 @@ def test_a_valid_phase_needs_figures_from_every_node_an_invalid_one_does_not():
 @pytest.mark.parametrize("column,value", [("monthly_cost", 0.0), ("cost_per_1k_at_top", -1.0)])
 def test_leaderboard_costs_must_be_positive(column, value):
     row = dict.fromkeys(records.table_columns("leaderboards"))
-    row.update(campaign="c", config_id="k", monthly_cost=1000.0, cost_per_1k_at_top=50.0, rank_at_top=1,
+    row.update(campaign="c", run_id="r1", config_id="k", monthly_cost=1000.0, cost_per_1k_at_top=50.0, rank_at_top=1,
                top_matched_throughput=20000.0, capacity_rank=1)
     assert validation.validate_frames({"leaderboards": pd.DataFrame([row])}).success
     row[column] = value

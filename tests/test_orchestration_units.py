@@ -38,13 +38,43 @@ def test_validate_run_defaults_to_one_cluster_at_a_time_locally(tmp_path: Path):
 
 
 def test_validate_run_reports_every_param_problem_at_once(tmp_path: Path):
-    bad = {**PARAMS, "configs": ["n9-nope-gp2"], "scenarios": ["nope"], "run_label": "a/b", "max_parallel_configs": 0}
+    bad = {**PARAMS, "configs": ["n9-nope-gp2"], "scenarios": ["nope"], "run_label": "a/b", "max_parallel_configs": 0,
+           "baseline_run": "x/y"}
     with pytest.raises(SpecError) as err:
         validate_run(bad, tmp_path)
     assert err.value.paths() == ["params.configs", "params.scenarios", "params.run_label",
-                                 "params.max_parallel_configs"]
+                                 "params.max_parallel_configs", "params.baseline_run"]
     assert "n1-c5.2xlarge-gp2" in str(err.value)  # names the configs that do exist
     assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_a_baseline_run_travels_with_the_run_and_is_never_the_run_itself(tmp_path: Path):
+    run = validate_run({**PARAMS, "baseline_run": "r0"}, tmp_path)
+    assert run.baseline_run == "r0" and CampaignRun.from_dict(run.to_dict()) == run
+    with pytest.raises(SpecError, match=r"params\.baseline_run: is the run label itself"):
+        validate_run({**PARAMS, "baseline_run": PARAMS["run_label"]}, tmp_path)
+
+
+def test_a_local_spec_asking_for_another_rabbitmq_version_is_refused(tmp_path: Path):
+    """The local target runs the installed rabbitmq-server (read from its release directory, no node started):
+    asking for another version fails validation naming the field, before anything runs."""
+    from adapters.installed import installed_rabbitmq_version
+
+    installed = installed_rabbitmq_version()
+    assert installed and installed.count(".") == 2  # Debian 12's 3.10.8 on this machine
+    other = "3.13" if not installed.startswith("3.13") else "3.12"
+    spec = "extends: local-quick.yaml\nname: pinned\nclusters:\n  list:\n" \
+           "    - {{nodes: 1, instance_type: c5.2xlarge, volume: gp2, rabbitmq_version: '{}'}}\n"
+    with pytest.raises(SpecError) as err:
+        validate_run({**PARAMS, "campaign": spec.format(other)}, tmp_path)
+    assert err.value.paths() == ["clusters.list[0].rabbitmq_version"]
+    assert f"asks for RabbitMQ {other}, but the local target runs the installed {installed}" in str(err.value)
+    assert list(tmp_path.iterdir()) == []  # nothing written
+    # the installed version itself (or its series) is accepted, and names the config
+    for version in (installed, ".".join(installed.split(".")[:2])):
+        run = validate_run({**PARAMS, "campaign": spec.format(version), "configs": []}, tmp_path)
+        assert load_spec_param(spec.format(version)).clusters[0].config_id == f"n1-c5.2xlarge-gp2-rmq{version}"
+        assert run.campaign == "pinned"
 
 
 def test_invalid_spec_names_the_field(tmp_path: Path):

@@ -12,6 +12,7 @@ import requests
 from rabbit_sizing.links import LINK_EXPIRY_S, REPORT_URL_KEY, ReportLink, console_url, report_url, split_s3_uri
 
 from adapters.objectstore import S3Settings
+from adapters.planning import publish_spec
 from sizing import layout
 from tests.report_sample import RUN_ID, SPEC, write_sample
 
@@ -77,7 +78,10 @@ def test_the_report_tasks_link_is_the_report_it_wrote(airflow_db, s3: S3Settings
     from airflow.utils.session import create_session
 
     monkeypatch.chdir(tmp_path)  # the report's local copy goes to ./build/reports
+    # A state dir of its own: the worker must fetch the spec validate_spec published, not find a stale local copy.
+    monkeypatch.setenv("SIZING_STATE_DIR", str(tmp_path / "state"))
     write_sample(s3, repeats=1)
+    publish_spec(SPEC, s3.store())
     dag = _serialized_dag(tmp_path / "dags", {"spec_path": str(SPEC), "campaign": "local-quick", "run_label": RUN_ID})
     dag_run = dag.test()
     assert str(dag_run.state) == "success"

@@ -69,9 +69,9 @@ def test_the_report_compares_one_shape_on_each_volume_at_the_target(s3: S3Settin
                       else 900.0, "capacity_rank": 1 if config == GP2 else 2})
     frame = pd.DataFrame(summary).astype({"repeat": "int32", "phase": "int32"})
     for config, part in frame.groupby("config_id"):
-        store.put_parquet(layout.table_prefix("phase_summary", campaign.name, config) + "part-0.parquet",
+        store.put_parquet(layout.table_prefix("phase_summary", campaign.name, config, "R1") + "part-0.parquet",
                           pa.Table.from_pandas(part, preserve_index=False))
-    store.put_parquet(layout.table_prefix("leaderboards", campaign.name) + "part-0.parquet",
+    store.put_parquet(layout.table_prefix("leaderboards", campaign.name, run_id="R1") + "part-0.parquet",
                       pa.Table.from_pandas(pd.DataFrame(board), preserve_index=False))
     build_report(str(spec_path), "R1", s3, tmp_path / "report.html")
     html = (tmp_path / "report.html").read_text()

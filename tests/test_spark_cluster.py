@@ -50,9 +50,11 @@ def table_rows(store) -> dict[str, tuple[pa.Schema, list[str], set[str]]]:
 def test_the_worker_cannot_import_the_checkout(spark_standalone):
     import sys
 
-    assert not spark_standalone.python_can_import(sys.executable, "sizing")
-    assert not spark_standalone.python_can_import(sys.executable, "spark_jobs")
-    assert spark_standalone.python_can_import(sys.executable, "pyarrow")  # the analysis' dependencies are there
+    executor_python = spark_standalone.python
+    assert not spark_standalone.python_can_import(executor_python, "sizing")
+    assert not spark_standalone.python_can_import(executor_python, "spark_jobs")
+    assert spark_standalone.python_can_import(executor_python, "pyarrow")  # the analysis' dependencies are there
+    assert spark_standalone.python_can_import(sys.executable, "sizing")  # the probe can tell: this one can
     env = spark_standalone.environment()
     assert not any(k.startswith("AWS_") or k == "PYTHONPATH" for k in env)
 
@@ -79,8 +81,10 @@ def test_local_and_standalone_analyses_write_identical_tables(spark_standalone, 
     dag_task = DAG.get_task("analysis")  # the DAG's own Spark settings and driver environment
 
     def analyse(conn_id: str) -> dict[str, tuple[pa.Schema, list[str], set[str]]]:
+        # The executors run the cluster's interpreter, which has the libraries but not the project.
+        conf = {**dag_task.conf, "spark.pyspark.python": spark_standalone.python}
         task = AnalysisSubmitOperator(task_id=f"analysis_{conn_id}", conn_id=conn_id, run=run, configs=CONFIGS,
-                                      conf=dict(dag_task.conf), env_vars=dict(dag_task.env_vars))
+                                      conf=conf, env_vars=dict(dag_task.env_vars))
         task.execute({})
         return table_rows(store)
 

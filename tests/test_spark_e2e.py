@@ -44,7 +44,7 @@ def test_raw_to_tables_validated_idempotent_and_corruption_fails(spark, s3, tmp_
 
     rules = phase_summary.Rules(slo_p99_ms=CAMPAIGN.target.p99_latency_ms)
     phase_summary.run(spark, spec, CAMPAIGN.name, [SMALL, BIG], ["R1"], rules)
-    tables = leaderboards.run(spark, spec, CAMPAIGN)
+    tables = leaderboards.run(spark, spec, CAMPAIGN, "R1")
 
     summary = read_table(spark, spec, "phase_summary", CAMPAIGN.name)
     rows = {(r["config_id"], r["scenario"], r["phase"]): r for r in summary.collect()}

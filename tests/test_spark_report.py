@@ -56,7 +56,7 @@ def test_report_intervals_use_the_leaderboards_per_repeat_numbers(spark, s3: S3S
     spec = StoreSpec.from_env()
     phase_summary.run(spark, spec, CAMPAIGN.name, [SMALL, BIG], ["R1"],
                       phase_summary.Rules(slo_p99_ms=CAMPAIGN.target.p99_latency_ms))
-    tables = leaderboards.run(spark, spec, CAMPAIGN)
+    tables = leaderboards.run(spark, spec, CAMPAIGN, "R1")
 
     summary = {(r["config_id"], r["repeat"], r["phase"]): r
                for r in read_table(spark, spec, "phase_summary", CAMPAIGN.name).collect()}

@@ -166,6 +166,9 @@ def render_cloud_init(tmp_path: Path, stack_variables: dict, node_number: int = 
         "extra_conf": [f"{k} = {v}" for k, v in sorted(stack_variables["broker_config"].items())]
         or ["vm_memory_high_watermark.relative = 0.4"],
         "volumes": stack_variables["volumes"], "filesystem": stack_variables["filesystem"], "role_dirs": role_dirs,
+        # main.tf passes "" for a null version (Debian's own rabbitmq-server)
+        "rmq_package": stack_variables["rabbitmq_package"] or "",
+        "erlang_series": stack_variables["erlang_series"] or "",
     }
     assert set(values) == templatefile_keys(), "the test passes what main.tf passes"
     (tmp_path / "values.json").write_text(json.dumps(values))
@@ -247,3 +250,39 @@ def test_python_and_terraform_agree_on_roles_and_filesystems():
     text = (TERRAFORM_ROOT / "modules" / "aws_rabbitmq_cluster" / "variables.tf").read_text()
     assert 'contains(["ext4", "xfs"], var.filesystem)' in text and FILESYSTEMS == ("ext4", "xfs")
     assert set(unquote(load(AWS_MAIN)["locals"][0]["role_dirs"])) == set(VOLUME_ROLES)
+
+
+def test_cloud_init_installs_the_rabbitmq_version_a_config_asks_for(tmp_path):
+    """Issue 24: `rabbitmq_versions` is a matrix dimension on aws. Each config's cloud-init installs its version from
+    Team RabbitMQ's apt repositories with the Erlang series sizing.versions pins for it; a config without one
+    keeps Debian's rabbitmq-server (3.10), as before."""
+    spec = {
+        "name": "versions", "deployment": "aws", "catalog": "aws-us-east-1-2020",
+        "target": {"rate": 1000, "p99_latency_ms": 500},
+        "workload": {"queues": {"count": 1, "type": "quorum"}, "message": {"size_bytes": 1024},
+                     "publishers": {"count": 1, "confirms_in_flight": 10}, "consumers": {"count": 1, "prefetch": 10}},
+        "clusters": {"matrix": {"nodes": [3], "instance_types": ["c5.2xlarge"], "volumes": ["gp2"],
+                                "rabbitmq_versions": ["3.12.13", "3.13"]}},
+        "scenarios": [{"name": "steps", "steps": {"rates": [1000], "duration_s": 60}}],
+    }
+    campaign = parse_campaign(spec)
+    plans = plan_configs(campaign)
+    assert [p.config_id for p in plans] == ["n3-c5.2xlarge-gp2-rmq3.12.13", "n3-c5.2xlarge-gp2-rmq3.13"]
+    pinned, series = (aws_stack_variables(p, campaign) for p in plans)
+    assert (pinned["rabbitmq_package"], pinned["erlang_series"]) == ("3.12.13-1", "26")
+    assert (series["rabbitmq_package"], series["erlang_series"]) == ("3.13.*", "26")
+    script = render_cloud_init(tmp_path, pinned)["runcmd"][0]
+    assert "https://ppa1.rabbitmq.com/rabbitmq/rabbitmq-server/deb/debian bookworm main" in script
+    assert "https://ppa1.rabbitmq.com/rabbitmq/rabbitmq-erlang/deb/debian bookworm main" in script
+    assert "Package: erlang*\nPin: version 1:26.*\nPin-Priority: 1000\n" in script
+    assert "apt-get install -y -q rabbitmq-server=3.12.13-1 prometheus-node-exporter" in script
+    # the repositories are in place before the install, the volumes mounted before it
+    assert script.index("sources.list.d/rabbitmq.list") < script.index("rabbitmq-server=3.12.13-1")
+    assert script.index("mount /var/lib/rabbitmq") < script.index("rabbitmq-server=3.12.13-1")
+    debian = render_cloud_init(tmp_path, aws_stack_variables(
+        plan_configs(load_campaign(REPO / "campaigns" / "quorum-sizing-2020.yaml"))[0],
+        load_campaign(REPO / "campaigns" / "quorum-sizing-2020.yaml")))["runcmd"][0]
+    assert "ppa1.rabbitmq.com" not in debian and "apt-get install -y -q rabbitmq-server prometheus" in debian
+    # the module refuses a package string sizing.versions would never build
+    text = (TERRAFORM_ROOT / "modules" / "aws_rabbitmq_cluster" / "variables.tf").read_text()
+    assert 'regex("^[0-9]+\\\\.[0-9]+(\\\\.[0-9]+-1|\\\\.\\\\*)$", var.rabbitmq_package)' in text

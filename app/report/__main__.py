@@ -19,11 +19,13 @@ def main(argv: list[str] | None = None) -> int:
     build.add_argument("--run-id", required=True)
     build.add_argument("--spec", required=True, help="campaign spec YAML, e.g. campaigns/local-quick.yaml")
     build.add_argument("-o", "--output", help="local copy (default build/reports/<campaign>/<run>/report.html)")
+    build.add_argument("--baseline-run", help="open with the comparison with this run (default: the baseline the "
+                                              "run's runs-table row names, if any)")
     args = parser.parse_args(argv)
     name = load_campaign(args.spec).name
     if name != args.campaign:
         parser.error(f"--campaign {args.campaign!r} does not match the spec's name {name!r}")
-    uri = build_report(args.spec, args.run_id, S3Settings.from_env(), args.output)
+    uri = build_report(args.spec, args.run_id, S3Settings.from_env(), args.output, baseline_run=args.baseline_run)
     print(uri)
     if args.output:
         print(Path(args.output).resolve())

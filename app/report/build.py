@@ -10,11 +10,13 @@ from pathlib import Path
 from adapters.objectstore import S3Settings
 from app.report import answer
 from app.report.context import ReportContext
+from app.report.history import RunHistory, load_history
 from app.report.html import page, tag
 from app.report.sections import (
     adverse,
     broker,
     client_settings,
+    comparison,
     disks,
     groups,
     header,
@@ -23,6 +25,7 @@ from app.report.sections import (
     quality,
     resources,
     search,
+    trends,
     verdict,
     volumes,
 )
@@ -32,17 +35,19 @@ from sizing.plan import plan_configs
 from sizing.rules import is_intensity
 from sizing.spec import Campaign, load_campaign
 
-# The page, top to bottom. A section with nothing to show returns no parts.
+# The page, top to bottom. A section with nothing to show returns no parts. A run compared with a baseline opens
+# with the comparison (issue 24).
 SECTIONS: tuple[Callable[[ReportContext], list[object]], ...] = (
-    header.render, verdict.render, answer.render, intensity.render, leaderboards.render, volumes.render,
-    search.render, groups.render, adverse.render, client_settings.render, broker.render, resources.render,
-    disks.render, quality.render)
+    header.render, comparison.render, verdict.render, answer.render, intensity.render, leaderboards.render,
+    trends.render, volumes.render, search.render, groups.render, adverse.render, client_settings.render,
+    broker.render, resources.render, disks.render, quality.render)
 
 
-def render_report(campaign: Campaign, data: ReportData, run_id: str, generated_at: str | None = None) -> str:
+def render_report(campaign: Campaign, data: ReportData, run_id: str, generated_at: str | None = None,
+                  history: RunHistory | None = None) -> str:
     """The whole report as one self-contained HTML document (pure)."""
     stamp = generated_at or dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    ctx = ReportContext.build(campaign, data, run_id, stamp)
+    ctx = ReportContext.build(campaign, data, run_id, stamp, history)
     body = [part for section in SECTIONS for part in section(ctx)]
     body.append(tag("p", f"rabbit-sizing report · {ctx.charts} charts · self-contained (no external resources)",
                     class_="note"))
@@ -69,9 +74,11 @@ def time_series_scenarios(campaign: Campaign) -> list[str]:
 
 
 def build_report(campaign_spec_path: str, run_id: str, settings: S3Settings | None = None,
-                 local_path: str | Path | None = None, resource_configs: list[str] | None = None) -> str:
-    """Read the campaign's tables from S3, render the report, write it to S3 (and to `local_path`,
-    default build/reports/<campaign>/<run>/report.html). Returns the report's s3:// URI."""
+                 local_path: str | Path | None = None, resource_configs: list[str] | None = None,
+                 baseline_run: str | None = None) -> str:
+    """Read the run's tables from S3, render the report, write it to S3 (and to `local_path`,
+    default build/reports/<campaign>/<run>/report.html). Returns the report's s3:// URI. With a baseline run (the
+    argument, else the one the run's `runs` row names), the report opens with the comparison."""
     settings = settings or S3Settings.from_env()
     campaign = load_campaign(campaign_spec_path)
     data = load_report_data(settings, campaign.name, [c.config_id for c in plan_configs(campaign)],
@@ -79,8 +86,9 @@ def build_report(campaign_spec_path: str, run_id: str, settings: S3Settings | No
                             campaign.target.rate,
                             resource_scenarios=[s.name for s in campaign.scenarios if is_intensity(s)],
                             resource_configs=resource_configs,  # None: the top and bottom of the leaderboard
-                            volume_siblings=volume_siblings(campaign))
-    document = render_report(campaign, data, run_id)
+                            volume_siblings=volume_siblings(campaign), run_id=run_id)
+    history = load_history(settings.store(), campaign, run_id, baseline_run)
+    document = render_report(campaign, data, run_id, history=history)
     key = layout.report_key(campaign.name, run_id)
     settings.store().put(key, document.encode(), content_type="text/html; charset=utf-8")
     path = Path(local_path) if local_path else Path("build/reports") / campaign.name / run_id / "report.html"

@@ -571,3 +571,33 @@ def rate_vs_p99(probes: pd.DataFrame, slo_p99_ms: float, knee: float | None, bra
     ax.yaxis.set_major_formatter(FuncFormatter(_ms))
     ax.legend(loc="upper left")
     return to_svg(fig, title)
+
+
+def run_trend(series: Sequence[tuple[str, Sequence[object]]], change_runs: dict[str, Sequence[str]], colors: dict,
+              title: str, ylabel: str, current_run: str | None = None) -> str:
+    """One metric over the stored runs, oldest first (issue 24): per config a line through each run's median with
+    its order-statistic interval, a change point (sizing.trends) as a dashed vertical line before its run, the
+    report's own run marked. `series`: (config id, points with run_id, value, low, high)."""
+    runs = list(dict.fromkeys(p.run_id for _, points in series for p in points))
+    fig, ax = plt.subplots(figsize=(WIDTH, 3.6))
+    x_of = {run: i for i, run in enumerate(runs)}
+    layout = side_by_side([c for c, _ in series], 8.0)  # about 0.06 of a run apart
+    for config_id, points in series:
+        marker, dx = layout[config_id]
+        x = [x_of[p.run_id] + dx for p in points]
+        y = [p.value for p in points]
+        ax.plot(x, y, marker=marker, markersize=4, linewidth=1.2, color=colors.get(config_id), label=config_id)
+        _errorbars(ax, x, y, [p.low if p.low is not None else p.value for p in points],
+                   [p.high if p.high is not None else p.value for p in points], colors.get(config_id))
+        for run in change_runs.get(config_id, ()):
+            ax.axvline(x_of[run] - 0.5, color=colors.get(config_id), linestyle="--", linewidth=1)
+            ax.annotate(f"change ({config_id})", (x_of[run] - 0.5, 0.98), xycoords=("data", "axes fraction"),
+                        rotation=90, fontsize=7, ha="right", va="top", color=colors.get(config_id))
+    if current_run in x_of:
+        ax.axvspan(x_of[current_run] - 0.4, x_of[current_run] + 0.4, color="grey", alpha=0.12, label="this run")
+    tilted = len(runs) > 6
+    ax.set_xticks(range(len(runs)), runs, rotation=30 if tilted else 0, ha="right" if tilted else "center")
+    ax.set(title=title, xlabel="run (oldest first)", ylabel=ylabel)
+    ax.yaxis.set_major_formatter(FuncFormatter(_rate))
+    ax.legend(loc="best")
+    return to_svg(fig, title)

@@ -1,5 +1,6 @@
 """What every section of the report reads, worked out once per report: the campaign (spec), its tables
-(tables.ReportData), the configs and their costs, the scenarios of each kind and phase_summary read as the spec's
+(tables.ReportData), the run's history (history.RunHistory: its runs row, the comparison with a baseline, the trends
+across runs), the configs and their costs, the scenarios of each kind and phase_summary read as the spec's
 scenario families (with its median and interval over repeats). Sections receive a ReportContext and number their
 figures through it (`fig`), so the figures are numbered in page order."""
 
@@ -11,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from app.report import charts, repeats
+from app.report.history import RunHistory
 from app.report.html import Raw, figure
 from app.report.tables import ReportData
 from sizing.plan import ConfigPlan, plan_configs
@@ -31,6 +33,7 @@ class ReportContext:
     data: ReportData
     run_id: str
     generated_at: str
+    history: RunHistory
     configs: list[ConfigPlan]
     config_ids: list[str]
     monthly: dict[str, float]  # as the leaderboards table holds them (the plan's for configs the table lacks)
@@ -48,7 +51,8 @@ class ReportContext:
     charts: int = 0  # figures numbered so far
 
     @classmethod
-    def build(cls, campaign: Campaign, data: ReportData, run_id: str, generated_at: str) -> ReportContext:
+    def build(cls, campaign: Campaign, data: ReportData, run_id: str, generated_at: str,
+              history: RunHistory | None = None) -> ReportContext:
         configs = plan_configs(campaign)
         config_ids = [c.config_id for c in configs]
         monthly = {c.config_id: c.monthly_cost for c in configs}
@@ -58,8 +62,8 @@ class ReportContext:
         summary_ci = repeats.summarize_repeats(summary)
         repeats_seen = int(summary_ci["n"].max()) if not summary_ci.empty else 0
         written = families(campaign.scenarios)
-        return cls(campaign, data, run_id, generated_at, configs, config_ids, monthly, charts.palette(config_ids),
-                   phases, summary, summary_ci, repeats_seen, repeats_seen > 1,
+        return cls(campaign, data, run_id, generated_at, history or RunHistory(), configs, config_ids, monthly,
+                   charts.palette(config_ids), phases, summary, summary_ci, repeats_seen, repeats_seen > 1,
                    intensity=[s for s in written if is_intensity(s)],
                    adverse=[s for s in written if is_adverse(s)],
                    searches=[s for s in campaign.scenarios if scenario_kind(s) == SEARCH],

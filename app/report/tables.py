@@ -3,12 +3,13 @@
 Everything the report knows about the analysis tables' column names is in this module. When the
 Spark jobs rename a column, change the constants / RENAMES here and nothing else.
 
-Layout (sizing.layout):
-    tables/phase_summary/campaign=C/config=K/part-*.parquet   one row per config x scenario x run x repeat x phase
-    tables/leaderboards/campaign=C/part-*.parquet             one row per config (wide; see board_views)
-    tables/capacity_repeats/campaign=C/part-*.parquet         one row per config x run x repeat
-    tables/pareto/campaign=C/part-*.parquet                   optional
-    tables/capacity/campaign=C/part-*.parquet                 capacity searches, one row per config x run x repeat
+Layout (sizing.layout; a report reads its own run's partitions, issue 24):
+    tables/phase_summary/campaign=C/config=K/run=R/part-*.parquet   one row per config x scenario x repeat x phase
+    tables/leaderboards/campaign=C/run=R/part-*.parquet       one row per config (wide; see board_views)
+    tables/capacity_repeats/campaign=C/run=R/part-*.parquet   one row per config x repeat
+    tables/pareto/campaign=C/run=R/part-*.parquet             optional
+    tables/capacity/campaign=C/run=R/part-*.parquet           capacity searches, one row per config x repeat
+    tables/runs/campaign=C/run=R/part-*.parquet               the run's record (versions, spec, baseline)
     raw/campaign=C/config=K/scenario=S/run=R/repeat=N/{client_seconds,events,broker_samples,node_seconds}/
         phase=PP/*.parquet
     validation/<batch>/campaign=C/config=K/run=R/result.json
@@ -224,12 +225,14 @@ class TableReader:
     def get(self, key: str) -> bytes:
         return self.store.get(key)
 
-    def parquet(self, prefix: str, columns: list[str] | None = None) -> pd.DataFrame | None:
+    def parquet(self, prefix: str, columns: list[str] | None = None, run_id: str | None = None
+                ) -> pd.DataFrame | None:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
         frames = []
-        for key in self.keys(prefix):
+        keys = self.keys(prefix)
+        for key in layout.of_run(keys, run_id) if run_id is not None else keys:
             if not key.endswith(".parquet"):
                 continue
             table = pq.read_table(io.BytesIO(self.get(key)))
@@ -240,8 +243,10 @@ class TableReader:
             return None
         return pa.concat_tables(frames, promote_options="default").to_pandas()
 
-    def read_table(self, table: str, campaign: str, config_id: str | None = None) -> pd.DataFrame | None:
-        return self.parquet(layout.table_prefix(table, campaign, config_id))
+    def read_table(self, table: str, campaign: str, config_id: str | None = None, run_id: str | None = None
+                   ) -> pd.DataFrame | None:
+        """A derived table's rows (of one config, of one run: None = all)."""
+        return self.parquet(layout.table_prefix(table, campaign, config_id), run_id=run_id)
 
     def raw(self, campaign: str, config_id: str, scenario: str, run_id: str, record_type: str,
             columns: list[str]) -> pd.DataFrame | None:
@@ -255,11 +260,13 @@ class TableReader:
                 frames.append(table.select([c for c in columns if c in table.column_names]).to_pandas())
         return pd.concat(frames, ignore_index=True) if frames else None
 
-    def validations(self, campaign: str) -> list[ValidationResult]:
+    def validations(self, campaign: str, run_id: str | None = None) -> list[ValidationResult]:
         results = []
         for key in self.keys("validation/"):
             parts = dict(p.split("=", 1) for p in key.split("/") if "=" in p)
             if parts.get("campaign") != campaign or not key.endswith(".json"):
+                continue
+            if run_id is not None and parts.get("run") != run_id:
                 continue
             batch = key.split("/")[1]
             results.append(parse_validation(json.loads(self.get(key)), batch, parts.get("config", ""),
@@ -316,26 +323,29 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
                      time_series_scenarios: list[str], target_rate: float,
                      resource_scenarios: list[str] | None = None,
                      resource_configs: list[str] | None = None,
-                     volume_siblings: dict[str, list[str]] | None = None) -> ReportData:
-    """Everything the report shows, for the configs of the campaign (missing configs simply have no rows)."""
+                     volume_siblings: dict[str, list[str]] | None = None,
+                     run_id: str | None = None) -> ReportData:
+    """Everything the report shows, for the configs of the campaign (missing configs simply have no rows), of run
+    `run_id` (None: every stored run's rows)."""
     reader = TableReader(settings)
-    frames = [f for c in config_ids if (f := reader.read_table(PHASE_SUMMARY, campaign, c)) is not None]
+    frames = [f for c in config_ids if (f := reader.read_table(PHASE_SUMMARY, campaign, c, run_id)) is not None]
     if not frames:
-        raise FileNotFoundError(f"no {PHASE_SUMMARY} rows under s3://{settings.bucket}/"
+        run = f" run {run_id}" if run_id is not None else ""
+        raise FileNotFoundError(f"no {PHASE_SUMMARY} rows{run} under s3://{settings.bucket}/"
                                 f"{layout.table_prefix(PHASE_SUMMARY, campaign)} for configs {', '.join(config_ids)}")
     summary = conform(pd.concat(frames, ignore_index=True), PHASE_SUMMARY, PHASE_SUMMARY_REQUIRED,
                       PHASE_SUMMARY_OPTIONAL)
     everything, summary = foreground_split(summary)
-    wide = reader.read_table(LEADERBOARDS, campaign)
+    wide = reader.read_table(LEADERBOARDS, campaign, run_id=run_id)
     wide = conform(wide if wide is not None else pd.DataFrame(columns=LEADERBOARD_REQUIRED), LEADERBOARDS,
                    LEADERBOARD_REQUIRED, LEADERBOARD_OPTIONAL)
-    per_repeat = reader.read_table(CAPACITY_REPEATS, campaign)
+    per_repeat = reader.read_table(CAPACITY_REPEATS, campaign, run_id=run_id)
     per_repeat = conform(per_repeat if per_repeat is not None else pd.DataFrame(columns=CAPACITY_REPEATS_REQUIRED),
                          CAPACITY_REPEATS, CAPACITY_REPEATS_REQUIRED, {})
-    adverse = reader.read_table(ADVERSE, campaign)
+    adverse = reader.read_table(ADVERSE, campaign, run_id=run_id)
     if adverse is not None:
         adverse = conform(adverse, ADVERSE, ADVERSE_REQUIRED, ADVERSE_OPTIONAL)
-    pareto = reader.read_table(PARETO, campaign)
+    pareto = reader.read_table(PARETO, campaign, run_id=run_id)
     client, events, broker = {}, {}, {}
     runs = summary[["config_id", "scenario", "run_id"]].drop_duplicates().itertuples(index=False)
     for config_id, scenario, run_id in runs:
@@ -353,7 +363,7 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
         if config_id in wanted and scenario in (resource_scenarios or []):
             nodes[(config_id, scenario, run_id)] = reader.raw(campaign, config_id, scenario, run_id, "node_seconds",
                                                               NODE_SECONDS_COLUMNS)
-    capacity = reader.read_table(CAPACITY, campaign)
+    capacity = reader.read_table(CAPACITY, campaign, run_id=run_id)
     if capacity is not None:
         capacity = conform(capacity, CAPACITY, CAPACITY_REQUIRED, CAPACITY_OPTIONAL)
     at_target = {}
@@ -366,11 +376,11 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
             if client is not None:
                 steady = client[(client["repeat"] == repeat) & (client["phase"] == phase) & ~client["warmup"]]
                 at_target[config_id] = latency_seconds(steady)
-    findings = reader.read_table(FINDINGS, campaign)
+    findings = reader.read_table(FINDINGS, campaign, run_id=run_id)
     if findings is not None:
         findings = conform(findings, FINDINGS, FINDINGS_REQUIRED, {c: None for c in records.table_columns(FINDINGS)})
     return ReportData(campaign, summary, boards, per_repeat, adverse, pareto, client, events,
-                      broker, reader.validations(campaign), node_seconds=nodes, group_summary=everything,
+                      broker, reader.validations(campaign, run_id), node_seconds=nodes, group_summary=everything,
                       capacity=capacity, findings=findings, at_target=at_target)
 
 

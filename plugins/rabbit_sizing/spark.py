@@ -93,6 +93,7 @@ def analysis_args(run: Mapping[str, Any], config_ids: list[str]) -> list[str]:
     copy of the run's resolved spec (fetched from the object store when another worker validated it)."""
     from spark_jobs.submit import job_arguments
 
+    baseline = ["--baseline-run", run["baseline_run"]] if run.get("baseline_run") else []  # issue 24
     return [*job_arguments("analysis", spec=spec_on_this_worker(run["spec_path"]), campaign=run["campaign"],
                            configs=config_ids, run_ids=[run["run_label"]]),
-            "--validate", "--docs-dir", str(state_paths().gx_docs)]
+            *baseline, "--validate", "--docs-dir", str(state_paths().gx_docs)]

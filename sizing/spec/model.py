@@ -14,6 +14,7 @@ from sizing.disks import DATA_ROLE, RoleVolume, layout_suffix, volume_label
 from sizing.existing import ExistingCluster
 from sizing.records import DEFAULT_GROUP  # the one implicit group of a scenario without `groups:`
 from sizing.search import SearchSpec
+from sizing.versions import version_label
 
 QUEUE_TYPES = ("classic", "quorum", "mirrored", "stream")
 DEPLOYMENTS = ("local", "aws", "existing")  # existing: sizing/existing.py
@@ -82,6 +83,7 @@ class ClusterShape:
     volume: Volume  # the data volume: holds every role without a volume of its own (sizing/disks.py)
     dedicated: tuple[RoleVolume, ...] = ()  # volumes of their own for logs / wal / segments, in VOLUME_ROLES order
     filesystem: str | None = None  # what every volume is formatted with (aws); None = the stack's default
+    rabbitmq_version: str | None = None  # what the nodes run (sizing/versions.py); None = the target's own
 
     @property
     def volumes(self) -> tuple[RoleVolume, ...]:
@@ -93,7 +95,8 @@ class ClusterShape:
         """Stable, path-safe id, e.g. `n3-c5.4xlarge-gp2` (S3 partitions, Terraform state, task labels); a layout
         of several volumes adds a suffix (`n3-c4.4xlarge-io1-wal-segments`, sizing.disks.layout_suffix)."""
         base = f"n{self.nodes}-{self.instance_type}-{volume_label(self.volume)}"
-        return base + layout_suffix(self.volume, self.dedicated, self.filesystem)
+        version = version_label(self.rabbitmq_version) if self.rabbitmq_version else ""
+        return base + layout_suffix(self.volume, self.dedicated, self.filesystem) + version
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ from sizing.spec.model import (
     Workload,
 )
 from sizing.spec.steps import isolated_runs, parse_setting_steps, workload_with
+from sizing.versions import version_problem
 
 # --------------------------------------------------------------------------------------------- parsing
 
@@ -190,7 +191,12 @@ def _parse_clusters(f: Fields, catalog: Catalog | None, deployment: str | None =
         nodes = m.list("nodes") or []
         instances = m.list("instance_types") or []
         volumes = m.list("volumes") or []
+        versions: list[str | None] = list(m.list("rabbitmq_versions", None) or [None])
         m.done()
+        for i, version in enumerate(versions):
+            if version is not None and (problem := version_problem(version)):
+                m.fail(f"rabbitmq_versions[{i}]", problem)
+                versions[i] = None
         for i, n in enumerate(nodes):
             if not isinstance(n, int) or isinstance(n, bool) or n < 1:
                 m.fail(f"nodes[{i}]", f"entries must be positive integers, got {n!r}")
@@ -204,8 +210,9 @@ def _parse_clusters(f: Fields, catalog: Catalog | None, deployment: str | None =
         for n in nodes:
             for name in instances:
                 for volume in parsed_volumes:
-                    if isinstance(n, int) and n >= 1 and isinstance(name, str) and volume is not None:
-                        shapes.append(ClusterShape(n, name, volume))
+                    for version in versions:
+                        if isinstance(n, int) and n >= 1 and isinstance(name, str) and volume is not None:
+                            shapes.append(ClusterShape(n, name, volume, rabbitmq_version=version))
     else:
         entries = f.list("list") or []
         for i, entry in enumerate(entries):
@@ -214,9 +221,13 @@ def _parse_clusters(f: Fields, catalog: Catalog | None, deployment: str | None =
             name = e.str("instance_type")
             ok = _check_instance(e, "instance_type", name, catalog)
             layout = _parse_layout(e, catalog, deployment)
+            version = e.raw("rabbitmq_version", None)
+            if version is not None and (problem := version_problem(version)):
+                e.fail("rabbitmq_version", problem)
+                ok = False
             e.done()
             if n and ok and layout is not None and name:
-                shapes.append(ClusterShape(n, name, *layout))
+                shapes.append(ClusterShape(n, name, *layout, rabbitmq_version=version))
     f.done()
     ids = [s.config_id for s in shapes]
     for dup in sorted({i for i in ids if ids.count(i) > 1}):

@@ -143,6 +143,8 @@ resource "aws_instance" "node" {
     volumes       = var.volumes
     filesystem    = var.filesystem
     role_dirs     = local.role_dirs
+    rmq_package   = var.rabbitmq_package != null ? var.rabbitmq_package : ""
+    erlang_series = var.erlang_series != null ? var.erlang_series : ""
   })
   user_data_replace_on_change = true
 

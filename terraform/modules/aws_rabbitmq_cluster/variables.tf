@@ -88,6 +88,26 @@ variable "broker_config" {
   default     = {}
 }
 
+variable "rabbitmq_package" {
+  description = "rabbitmq-server package version from Team RabbitMQ's apt repository (3.12.13-1 or 3.12.*); null: Debian 12's own (3.10)."
+  type        = string
+  default     = null
+  validation {
+    condition     = var.rabbitmq_package == null || can(regex("^[0-9]+\\.[0-9]+(\\.[0-9]+-1|\\.\\*)$", var.rabbitmq_package))
+    error_message = "rabbitmq_package must be like 3.12.13-1 or 3.12.* (sizing.versions.apt_version)."
+  }
+}
+
+variable "erlang_series" {
+  description = "Erlang/OTP major version pinned for rabbitmq_package (sizing.versions.ERLANG_SERIES), e.g. 26."
+  type        = string
+  default     = null
+  validation {
+    condition     = var.erlang_series == null || can(regex("^[0-9]{2}$", var.erlang_series))
+    error_message = "erlang_series must be an Erlang/OTP major version such as 26."
+  }
+}
+
 variable "ami_id" {
   description = "AMI; null picks the newest official Debian 12 (whose rabbitmq-server is 3.10, as locally)."
   type        = string

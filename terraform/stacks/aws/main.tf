@@ -47,5 +47,7 @@ module "cluster" {
   username                  = var.username
   password                  = var.password != "" ? var.password : random_password.broker.result
   broker_config             = var.broker_config
+  rabbitmq_package          = var.rabbitmq_package
+  erlang_series             = var.erlang_series
   volume_tags               = local.tags
 }

@@ -47,6 +47,18 @@ variable "broker_config" {
   default = {}
 }
 
+variable "rabbitmq_package" {
+  description = "The rabbitmq-server package version to install from Team RabbitMQ's apt repository (3.12.13-1, or 3.12.* for a series' newest; sizing.versions.apt_version); null installs Debian 12's (3.10)."
+  type        = string
+  default     = null
+}
+
+variable "erlang_series" {
+  description = "The Erlang/OTP major version pinned with rabbitmq_package (sizing.versions.ERLANG_SERIES)."
+  type        = string
+  default     = null
+}
+
 variable "username" {
   type    = string
   default = "sizing"

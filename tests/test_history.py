@@ -1,0 +1,49 @@
+"""A run's `runs` row from its manifests (sizing.history, pure), with manifests shaped as the load generator writes
+them (loadgen.runner: the scenario a mapping with its name, versions read from the broker), and its status rule."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sizing import records
+from sizing.history import COMPLETE, FAILED, PARTIAL, UNKNOWN, run_row, run_status, spec_json
+from sizing.spec import load_campaign
+
+CAMPAIGN = load_campaign(Path(__file__).resolve().parent.parent / "campaigns" / "local-quick.yaml")
+
+
+def manifest(config_id: str, scenario: str, status: str = "complete", started: float = 100.0,
+             erlang: str = "25.2.3") -> dict:
+    return {"campaign": CAMPAIGN.name, "config_id": config_id, "run_id": "r1", "repeat": 1, "status": status,
+            "scenario": {"name": scenario, "duration_s": 45.0, "phases": 3, "faults": []},
+            "config": {"config_id": config_id, "nodes": 1, "instance_type": "c5.2xlarge"},
+            "started_at": started, "ended_at": started + 60, "spec_hash": CAMPAIGN.spec_hash,
+            "code_commit": "abc-dirty", "versions": {"pika": "1.3.2", "rabbitmq": "3.10.8", "erlang": erlang}}
+
+
+def every_load_run(**kwargs) -> list[dict]:
+    return [manifest(c.config_id, s.name, **kwargs) for c in CAMPAIGN.clusters for s in CAMPAIGN.scenarios]
+
+
+def test_a_runs_row_says_what_ran_on_what_and_how_it_ended() -> None:
+    runs = every_load_run()
+    runs[0] = {**runs[0], "started_at": 50.0, "versions": {**runs[0]["versions"], "erlang": "25.3"}}
+    row = run_row(CAMPAIGN, "r1", runs, spark_version="4.0.0", analysis_commit="def", analysed_at=999.0,
+                  baseline_run="r0")
+    assert list(row) == records.table_columns("runs")
+    assert row["status"] == COMPLETE and row["load_runs"] == row["load_runs_complete"] == 4
+    assert (row["started_at"], row["ended_at"]) == (50.0, 160.0)
+    assert row["erlang_version"] == "25.2.3, 25.3" and row["rabbitmq_version"] == "3.10.8"  # distinct, sorted
+    assert row["configs"] == "n1-c5.2xlarge-gp2, n3-c5.2xlarge-gp2" and row["instance_types"] == "c5.2xlarge"
+    assert json.loads(row["spec"]) == json.loads(spec_json(CAMPAIGN)) and row["spec_hash"] == CAMPAIGN.spec_hash
+    assert (row["target_rate"], row["slo_p99_ms"], row["baseline_run"]) == (1000.0, 1000.0, "r0")
+    assert row["requested_rabbitmq_versions"] is None  # the spec asked for none: the target's own
+
+
+def test_the_status_says_what_is_missing_or_failed() -> None:
+    assert run_status(CAMPAIGN, every_load_run()) == COMPLETE
+    assert run_status(CAMPAIGN, every_load_run()[1:]) == PARTIAL  # a config x scenario never recorded
+    assert run_status(CAMPAIGN, [*every_load_run()[1:], manifest("n1-c5.2xlarge-gp2", "increasing-intensity",
+                                                                 status="running")]) == FAILED
+    assert run_status(CAMPAIGN, []) == UNKNOWN
