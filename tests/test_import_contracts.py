@@ -46,6 +46,7 @@ def tree_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ("adapters/leak.py", "import app.cli\n", "Adapters wrap outside systems"),
     ("spark_jobs/query.py", None, "A Spark job imports no other job"),  # None: append a job import to a job
     ("sizing/spec/model.py", "import sizing.spec.parse\n", "The campaign spec's parts build on each other one way"),
+    ("app/report/sections/leak.py", "import app.report.build\n", "The report's parts build on each other one way"),
     ("sizing/leak.py", "import sizing.spec\n", None),  # a harmless import: no contract breaks
 ])
 def test_a_forbidden_import_breaks_its_contract(tree_copy: Path, module: str, source: str | None,
