@@ -47,6 +47,7 @@ def tree_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ("spark_jobs/jobs/query.py", None, "A Spark job imports no other job"),  # None: append a job import to a job
     ("spark_jobs/lib/leak.py", "import spark_jobs.tools.synthetic\n", "Spark jobs and tools stand on the library"),
     ("sizing/spec/model.py", "import sizing.spec.parse\n", "The campaign spec's parts build on each other one way"),
+    ("app/report/sections/leak.py", "import app.report.build\n", "The report's parts build on each other one way"),
     ("sizing/leak.py", "import sizing.spec\n", None),  # a harmless import: no contract breaks
 ])
 def test_a_forbidden_import_breaks_its_contract(tree_copy: Path, module: str, source: str | None,

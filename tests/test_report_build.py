@@ -212,10 +212,10 @@ def test_configs_with_equal_rates_stay_visible_in_the_throughput_chart() -> None
 
 
 def test_worst_dip_wording() -> None:
-    from app.report.build import _dip
+    from app.report.fmt import dip
 
-    assert _dip(1.02) == "no dip" and _dip(1.0) == "no dip"
-    assert _dip(0.4) == "40% of pre-fault rate" and _dip(float("nan")) == "n/a"
+    assert dip(1.02) == "no dip" and dip(1.0) == "no dip"
+    assert dip(0.4) == "40% of pre-fault rate" and dip(float("nan")) == "n/a"
 
 
 def test_disk_layouts_are_listed_and_a_local_target_says_disk_types_have_no_effect(one_repeat: str) -> None:

@@ -9,7 +9,10 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from app.report.build import Report, settings_step_points, time_series_scenarios
+from app.report.build import time_series_scenarios
+from app.report.context import ReportContext
+from app.report.sections import client_settings
+from app.report.sections.client_settings import settings_step_points
 from app.report.tables import CLIENT_SECONDS_COLUMNS, PHASE_SUMMARY_OPTIONAL, ReportData
 from sizing.spec import load_campaign, parse_campaign
 
@@ -34,14 +37,14 @@ def test_client_settings_steps_show_their_latency_basis() -> None:
                            "published": [1234] * 5 + [12345] * 5, "e2e_max_us": [15000.0] * 10})
     data = ReportData(campaign.name, pd.DataFrame(rows), pd.DataFrame({"config_id": [], "monthly_cost": []}),
                       pd.DataFrame(), None, None, {(config, "inflight", "R1"): client}, {}, {}, [])
-    report = Report(campaign, data, "R1", "now")
-    assert report.adverse == [] and [s.name for s in report.client_settings] == ["inflight"]
-    html = "".join(str(part) for part in report.client_settings_section())
+    ctx = ReportContext.build(campaign, data, "R1", "now")
+    assert ctx.adverse == [] and [s.name for s in ctx.client_settings] == ["inflight"]
+    html = "".join(str(part) for part in client_settings.render(ctx))
     assert "confirms_in_flight=200" in html and "12,345" in html
     assert html.count("<td>sent</td>") == 2, html
     # the run's throughput chart marks each step with its setting (seed 003, Figs 1-9)
     # and the per-step chart (one line per queue type) follows it
-    assert report.charts == 2 and html.count("<svg") == 2 and html.count("confirms_in_flight=") >= 4
+    assert ctx.charts == 2 and html.count("<svg") == 2 and html.count("confirms_in_flight=") >= 4
     # latency over the run under the rates: each step's percentiles and the worst per second, from `sent`
     assert "worst per second" in html and "step p99" in html and "e2e latency (from sent)" in html
     # build_report reads these runs' raw series (it once read only the adverse scenarios': no chart at all)
@@ -70,8 +73,8 @@ def test_seed_003_step_charts_draw_one_line_per_queue_type_from_phase_summary() 
     summary = pd.DataFrame(rows)
     data = ReportData(campaign.name, summary, pd.DataFrame({"config_id": [], "monthly_cost": []}),
                       pd.DataFrame(), None, None, {}, {}, {}, [])
-    report = Report(campaign, data, "R1", "now")
-    groups = settings_step_points(report.client_settings, summary, name_configs=False)
+    ctx = ReportContext.build(campaign, data, "R1", "now")
+    groups = settings_step_points(ctx.client_settings, summary, name_configs=False)
     assert groups["sequence"].points["confirm_rate"].tolist() == [0.0, 0.0]  # no confirms: as the table says
     assert sorted(groups) == ["confirms_in_flight", "multi_ack_every", "prefetch", "sequence"]
     inflight = groups["confirms_in_flight"]
@@ -86,8 +89,8 @@ def test_seed_003_step_charts_draw_one_line_per_queue_type_from_phase_summary() 
     for group in groups.values():
         for r in group.points.itertuples(index=False):
             assert r.confirm_rate == expected[(r.scenario, r.phase_name)]  # read, not recomputed
-    html = "".join(str(part) for part in report.settings_by_queue_type())
-    assert report.charts == 4 and html.count("<svg") == 4
+    html = "".join(str(part) for part in client_settings.by_queue_type(ctx))
+    assert ctx.charts == 4 and html.count("<svg") == 4
     assert "quorum (qq-inflight): confirmed" in html and "mirrored (mirrored-inflight): confirmed" in html
     assert "from the sent time" in html and "10000" in html
     assert html.count("(published where no confirms)") == 2  # the no-confirms chart's two lines

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from app.report.build import Report
+from app.report.context import ReportContext
+from app.report.sections import groups
 from app.report.tables import PHASE_SUMMARY_OPTIONAL, ReportData, foreground_seconds, foreground_split
 from sizing.spec import parse_campaign
 from tests.test_spec_groups import BASE
@@ -25,7 +26,7 @@ def test_groups_section_shows_every_group_and_states_the_background_load() -> No
     assert set(judged["group"]) == {"quorum"} and len(everything) == 4
     data = ReportData(campaign.name, judged, pd.DataFrame({"config_id": [], "monthly_cost": []}), pd.DataFrame(),
                       None, None, {}, {}, {}, [], group_summary=everything)
-    html = "".join(str(part) for part in Report(campaign, data, "R1", "now").groups_section())
+    html = "".join(str(part) for part in groups.render(ReportContext.build(campaign, data, "R1", "now")))
     assert "Background load: lazy: 6 classic queue(s) (x-queue-mode: lazy), 6 publisher(s), 6 consumer(s), " \
            "64 B messages, held at 10 msg/s per publisher (60 msg/s), no publisher confirms" in html
     assert html.count("<td>background</td>") == 2 and html.count("<td>foreground</td>") == 2

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from app.report.answer import headline
-from app.report.build import verdicts
+from app.report.sections.verdict import verdicts
 from app.report.tables import ADVERSE, ADVERSE_OPTIONAL, ADVERSE_REQUIRED, ReportData, board_views, conform
 from sizing import records
 from sizing.spec import load_campaign

@@ -15,7 +15,8 @@ import pytest
 
 from adapters.objectstore import S3Settings, StoreSpec
 from app.report import repeats
-from app.report.build import Report
+from app.report.context import ReportContext
+from app.report.sections.leaderboards import board_values
 from app.report.tables import BOARD_TOP_MATCHED, load_report_data
 from sizing import rules
 from sizing.layout import RunKey
@@ -73,9 +74,9 @@ def test_report_intervals_use_the_leaderboards_per_repeat_numbers(spark, s3: S3S
         lagging["confirm_rate"], lagging["consume_rate"])) == pytest.approx(carried)
 
     data = load_report_data(s3, CAMPAIGN.name, [SMALL, BIG], ["broker-kill"], CAMPAIGN.target.rate)
-    report = Report(CAMPAIGN, data, "R1", "now")
-    assert report.with_ci and report.repeats_seen == 2
-    intervals = repeats.config_intervals(report.board_values(BOARD_TOP_MATCHED))
+    ctx = ReportContext.build(CAMPAIGN, data, "R1", "now")
+    assert ctx.with_ci and ctx.repeats_seen == 2
+    intervals = repeats.config_intervals(board_values(ctx, BOARD_TOP_MATCHED))
     for config in (SMALL, BIG):
         interval = intervals[config]
         assert interval.n == 2 and interval.level == pytest.approx(0.5)  # [min, max] of two repeats: 50 %

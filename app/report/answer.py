@@ -8,8 +8,9 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from app.report.context import ReportContext
 from app.report.html import Raw, table, tag
-from sizing.findings import CHARACTERISE, COMPARE, EFFECT, LEVEL, METRIC
+from sizing.findings import CHARACTERISE, COMPARE, EFFECT, LEVEL, METRIC, SIZE
 from sizing.spec import Campaign
 from sizing.stats import INCONCLUSIVE, level_text
 
@@ -139,6 +140,11 @@ def characterise_lines(campaign: Campaign, findings: pd.DataFrame) -> tuple[str,
             text += f", p99 {fmt_level(p99.iloc[0])} (latency from the {p99.iloc[0]['latency_basis']} time)"
         lines.append(text)
     return f"{question(campaign)}:", lines
+
+
+def render(ctx: ReportContext) -> list[object]:
+    """The Findings section of a compare or characterise campaign (a sizing campaign's verdict says it all)."""
+    return section(ctx.campaign, ctx.data.findings) if ctx.campaign.purpose != SIZE else []
 
 
 def section(campaign: Campaign, findings: pd.DataFrame | None) -> list[object]:

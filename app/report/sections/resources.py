@@ -1,0 +1,81 @@
+"""Node resources (issue 15; seed 000 Figs 6-9): per intensity phase what phase_summary derived from node_seconds
+(CPU, disk, network, the bottleneck label) and each node's figures over the run; and, for the verdict, where each
+config stopped matching its target and what ran out there."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from app.report import charts, fmt
+from app.report.context import ReportContext
+from app.report.html import table, tag
+
+
+def stopped_matching(summary: pd.DataFrame, config_id: str, scenarios: list[str]
+                     ) -> tuple[float, str | None, str | None] | None:
+    """The lowest intensity (target rate) of the config's capacity scenarios that some repeat did not match, with
+    the bottleneck label phase_summary gave it (the most common over repeats) and one repeat's detail; None when
+    every intensity matched."""
+    rows = summary[(summary["config_id"] == config_id) & summary["scenario"].isin(scenarios)]
+    missed = rows[~rows["matched_target"].fillna(False).astype(bool)]
+    if missed.empty:
+        return None
+    rate = float(missed["target_rate"].min())
+    at = missed[missed["target_rate"] == rate].sort_values("repeat")
+    labels = at["bottleneck"].dropna()
+    label = str(labels.mode().iloc[0]) if not labels.empty else None
+    details = at.loc[at["bottleneck"] == label, "bottleneck_detail"].dropna() if label else pd.Series(dtype=object)
+    return rate, label, (str(details.iloc[0]) if not details.empty else None)
+
+
+def bottleneck_verdict(ctx: ReportContext) -> list[object]:
+    """Per config, what ran out at the first intensity it did not match (phase_summary.bottleneck)."""
+    items = []
+    for config_id in ctx.config_ids:
+        found = stopped_matching(ctx.summary, config_id, [s.name for s in ctx.intensity])
+        if found is None:
+            continue
+        rate, label, detail = found
+        items.append(tag("li", [tag("b", config_id), f": stopped matching at {fmt.rate(rate)} msg/s; bottleneck "
+                                f"{label or 'unknown (no node figures)'}" + (f" ({detail})" if detail else "")]))
+    if not items:
+        return []
+    return [tag("p", "Where each config stopped matching its target, and what ran out there (sizing.rules "
+                     "bottleneck: cpu, disk, network, memory, generator, or none = coordination):"),
+            tag("ul", items)]
+
+
+def render(ctx: ReportContext) -> list[object]:
+    out: list[object] = [tag("h2", "Node resources", id="resources")]
+    summary = ctx.summary
+    body = []
+    for config_id in ctx.config_ids:
+        for scenario in ctx.intensity:
+            rows = summary[(summary["config_id"] == config_id) & (summary["scenario"] == scenario.name)]
+            for r in rows.sort_values(["repeat", "phase"]).itertuples(index=False):
+                if pd.isna(r.cpu_busiest_mean) and r.bottleneck is None:
+                    continue
+                body.append([config_id, int(r.repeat), r.phase_name, fmt.pct(r.cpu_busiest_mean),
+                             fmt.pct(r.cpu_busiest_p95), fmt.pct(r.machine_cpu_busy_mean),
+                             fmt.num(r.disk_write_mb_s, 1), fmt.num(r.disk_write_iops, 0), fmt.num(r.net_mb_s, 1),
+                             (r.bottleneck or "—", "bad" if r.bottleneck not in (None, "none") else "")])
+    if body:
+        out.append(table(["config", "repeat", "phase", "busiest CPU mean", "p95", "machine CPU", "disk write MB/s",
+                          "write IOPS", "network MB/s", "bottleneck"], body, numeric=[3, 4, 5, 6, 7, 8]))
+    figures = []
+    for (config_id, scenario, run_id), nodes in sorted(ctx.data.node_seconds.items()):
+        if nodes is None or nodes.empty:
+            continue
+        first = nodes["repeat"].min()
+        phases = summary[(summary["config_id"] == config_id) & (summary["scenario"] == scenario)
+                         & (summary["run_id"] == run_id) & (summary["repeat"] == first)]
+        boundaries = pd.DataFrame({"kind": "phase_start", "second": phases.get("start_s", pd.Series(dtype=float))})
+        svg, width = charts.resource_panels(fmt.of_repeat(nodes, first), boundaries,
+                                            f"Node resources: {config_id}, {scenario}")
+        figures.append(ctx.fig(svg, f"CPU, network and disk per node of {config_id} over the increasing "
+                                    f"intensities of {scenario} (run {run_id}, repeat {first}; node_seconds"
+                                    + (f", means over {width} s bins" if width > 1 else "")
+                                    + "; gaps = seconds without figures)."))
+    if not body and not figures:
+        return [*out, tag("p", "No node resource figures were recorded.", class_="muted")]
+    return [*out, *figures]

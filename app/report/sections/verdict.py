@@ -1,0 +1,143 @@
+"""The first section: which config to buy (a sizing campaign), from the cost-at-target board and the `adverse`
+table's judgements; a compare or characterise campaign gets its answer's first sentences instead (app.report.answer)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from app.report import answer, fmt
+from app.report.context import ReportContext
+from app.report.html import table, tag
+from app.report.sections.resources import bottleneck_verdict
+from app.report.tables import BOARD_COST_AT_TARGET, BOARD_MATCHED_TARGET, BOARD_TOP_MATCHED, ReportData
+from sizing.findings import SIZE
+from sizing.rules import is_adverse
+from sizing.spec import Campaign, families
+
+
+@dataclass(frozen=True)
+class ConfigVerdict:
+    config_id: str
+    monthly_cost: float
+    cost_at_target: float | None  # None: did not meet target + SLO under ideal conditions
+    target_rank: int | None
+    adverse_passed: list[str]
+    adverse_failed: list[str]
+    invalid_phases: int
+    adverse_unjudged: tuple[str, ...] = ()  # adverse scenarios the `adverse` table has no row for
+    optional_failed: tuple[str, ...] = ()  # adverse scenarios with `required: false` it did not hold (reported only)
+
+    @property
+    def meets_ideal(self) -> bool:
+        return self.cost_at_target is not None
+
+    @property
+    def passes_all(self) -> bool:
+        """Meets the target under ideal conditions and holds every adverse scenario, each judged."""
+        return self.meets_ideal and not self.adverse_failed and not self.adverse_unjudged
+
+
+def verdicts(campaign: Campaign, data: ReportData, monthly: dict[str, float]) -> list[ConfigVerdict]:
+    """Per config: its place on the cost-at-target board and its adverse scenarios as the `adverse` table judged
+    them (sizing.adverse: each by its own criterion); a scenario without a row is "not judged", never a guess.
+    Ordered by cost at target (configs off the board last, by monthly cost)."""
+    board = data.leaderboards[data.leaderboards["board"] == BOARD_COST_AT_TARGET].sort_values("rank")
+    on_board = {row.config_id: row for row in board.itertuples(index=False)}
+    held = {}
+    if data.adverse is not None:
+        held = {(r.config_id, r.scenario): bool(r.held) for r in data.adverse.itertuples(index=False)
+                if r.held is not None and not pd.isna(r.held)}
+    written = families(campaign.scenarios)  # an isolated scenario's runs are judged as the one scenario
+    adverse = [s.name for s in written if is_adverse(s) and s.required]
+    optional = [s.name for s in written if is_adverse(s) and not s.required]
+    summary = data.phase_summary
+    out = []
+    for config_id in monthly:
+        rows = summary[summary["config_id"] == config_id]
+        passed = [name for name in adverse if held.get((config_id, name)) is True]
+        failed = [name for name in adverse if held.get((config_id, name)) is False]
+        unjudged = tuple(name for name in adverse if (config_id, name) not in held)
+        optional_failed = tuple(name for name in optional if held.get((config_id, name)) is not True)
+        entry = on_board.get(config_id)
+        cost = float(entry.value) if entry is not None else None
+        invalid = int((~rows["valid"].fillna(True).astype(bool)).sum())
+        out.append(ConfigVerdict(config_id, monthly[config_id], cost, int(entry.rank) if entry is not None else None,
+                                 passed, failed, invalid, unjudged, optional_failed))
+    return sorted(out, key=lambda v: (v.target_rank is None, v.target_rank or 0, v.monthly_cost))
+
+
+def render(ctx: ReportContext) -> list[object]:
+    """The first section answers the campaign's own question: which config to buy (size), what a layout or a
+    setting changes (compare), what a setup does (characterise)."""
+    c = ctx.campaign
+    if c.purpose != SIZE:
+        return [tag("h2", "Answer", id="verdict", class_="first"), answer.first_sentence(c, ctx.data.findings)]
+    rows = verdicts(c, ctx.data, ctx.monthly)
+    recommended = [v for v in rows if v.passes_all]
+    out: list[object] = [tag("h2", "Verdict", id="verdict", class_="first")]
+    target = f"{c.target.rate:,.0f} msg/s at p99 < {fmt.ms(c.target.p99_latency_ms)}"
+    required = [s.name for s in ctx.adverse if s.required]
+    optional = [s.name for s in ctx.adverse if not s.required]
+    if recommended:
+        best = recommended[0]
+        headline = (f"Recommended: {best.config_id} — {fmt.money(best.cost_at_target)} per 1000 msg/s per month "
+                    f"at the {c.target.rate:,.0f} msg/s target ({fmt.money(best.monthly_cost)}/month)")
+        others = ", ".join(f"{v.config_id} ({fmt.money(v.cost_at_target)})" for v in recommended[1:5])
+        stretch = ("Beyond what is required it " + (f"also fails {', '.join(best.optional_failed)}"
+                                                      if best.optional_failed else
+                                                      f"also holds {', '.join(optional)}") + "."
+                   if optional else "")
+        body = [tag("p", headline, class_="headline"),
+                tag("p", f"Meets {target} under ideal conditions"
+                         + (f" and holds every required adverse scenario ({', '.join(required)})"
+                            if required else "") + ", at the lowest cost per 1000 msg/s. " + stretch),
+                tag("p", f"Runners-up: {others}.") if others else ""]
+        out.append(tag("div", body, class_="verdict"))
+    else:
+        ideal = [v for v in rows if v.meets_ideal]
+        headline = "No config meets the target and SLO in every scenario."
+        detail = ("Best under ideal conditions only: " + ", ".join(
+            f"{v.config_id} ({fmt.money(v.cost_at_target)}; " + "; ".join(
+                part for part in (f"fails {', '.join(v.adverse_failed)}" if v.adverse_failed else "",
+                                  f"not judged: {', '.join(v.adverse_unjudged)}" if v.adverse_unjudged else "")
+                if part) + ")" for v in ideal[:3])
+                  + ". Consider larger clusters." if ideal else
+                  f"No config reached {target} even under ideal conditions. Consider larger clusters.")
+        out.append(tag("div", [tag("p", headline, class_="headline"), tag("p", detail)], class_="verdict none"))
+    lb = ctx.data.leaderboards
+    top = {b: dict(zip(lb.loc[lb["board"] == b, "config_id"], lb.loc[lb["board"] == b, "value"], strict=True))
+           for b in (BOARD_TOP_MATCHED, BOARD_MATCHED_TARGET)}
+    table_rows = []
+    for v in rows:
+        status = ("recommended", "ok") if v.passes_all else (
+            ("fails adverse", "bad") if v.meets_ideal else ("misses target/SLO", "bad"))
+        adverse = "—" if not required else (
+            f"{len(v.adverse_passed)}/{len(required)}" + (f" (fails {', '.join(v.adverse_failed)})"
+                                                          if v.adverse_failed else "")
+            + (f" (not judged: {', '.join(v.adverse_unjudged)})" if v.adverse_unjudged else ""))
+        if optional:
+            adverse += (f"; not required: fails {', '.join(v.optional_failed)}" if v.optional_failed
+                        else "; not required: all held")
+        table_rows.append([v.config_id, fmt.money(v.monthly_cost),
+                           fmt.money(v.cost_at_target) if v.meets_ideal else "—",
+                           fmt.rate(top[BOARD_TOP_MATCHED].get(v.config_id, math.nan)),
+                           fmt.rate(top[BOARD_MATCHED_TARGET].get(v.config_id, math.nan)),
+                           (adverse, "ok" if required and not v.adverse_failed and not v.adverse_unjudged
+                            else "bad" if v.adverse_failed or v.adverse_unjudged else ""),
+                           (str(v.invalid_phases), "bad" if v.invalid_phases else ""),
+                           (status[0], status[1])])
+    out.append(table(["config", "cluster $/month", "$/1000 msg/s/mo at target", "top msg/s in SLO",
+                      "top target met", "adverse held", "invalid phases", "status"], table_rows,
+                     numeric=[1, 2, 3, 4, 6]))
+    out.extend(bottleneck_verdict(ctx))
+    out.append(tag("p", "Cost per 1000 msg/s per month = cluster monthly cost / (rate / 1000) (seed 000). "
+                        "'At target' lists configs the analysis found to match the target rate within the SLO "
+                        "under ideal conditions. Each adverse scenario is judged by its study's own criterion "
+                        "(see Adverse scenarios): a fault scenario holds when its judged phases matched the target "
+                        "and lost nothing; a consumer slowdown or publish peak holds when publishers carried on "
+                        "unaffected, nothing was lost and the backlog drained. A scenario marked 'not required' "
+                        "is judged and reported but does not decide the recommendation.", class_="note"))
+    return out

@@ -1,0 +1,38 @@
+"""Volume types at the target (seed 000 Figs 26-31): one cluster shape on each volume type at the campaign target,
+its phase_summary figures side by side and its end-to-end percentiles second by second (tables.ReportData.at_target)."""
+
+from __future__ import annotations
+
+from app.report import charts, fmt
+from app.report.context import ReportContext
+from app.report.html import table, tag
+from sizing.disks import volume_label
+
+
+def render(ctx: ReportContext) -> list[object]:
+    """One cluster shape (the top of the throughput board) on each volume type at the campaign target: its
+    phase_summary figures side by side, and its end-to-end percentiles second by second."""
+    if not ctx.data.at_target:
+        return []
+    ids = list(ctx.data.at_target)
+    volumes = {p.config_id: volume_label(p.shape.volume) for p in ctx.configs}
+    target = ctx.campaign.target.rate
+    out: list[object] = [tag("h2", "Volume types at the target", id="volumes")]
+    rows = ctx.summary[ctx.summary["config_id"].isin(ids) & (ctx.summary["target_rate"] == target)
+                       & ctx.summary["scenario"].isin([s.name for s in ctx.intensity])]
+    body = []
+    for config_id in ids:
+        mine = rows[rows["config_id"] == config_id].sort_values("repeat")
+        if mine.empty:
+            continue
+        r = mine.iloc[0]
+        body.append([config_id, volumes.get(config_id, ""), fmt.rate(r["confirm_rate"]),
+                     *[fmt.ms(r[f"e2e_{q}_ms"]) for q in ("p50", "p75", "p95", "p99", "p999")]])
+    out.append(table(["config", "volume", "publish rate", "p50", "p75", "p95", "p99", "p99.9"], body,
+                     numeric=[2, 3, 4, 5, 6, 7]))
+    title = f"End-to-end latency per second at {fmt.rate(target)} msg/s, one cluster on each volume type"
+    out.append(ctx.fig(charts.latency_seconds_by_volume(ctx.data.at_target, volumes, ctx.colors, title),
+                       f"{title} (seed 000 Figs 26-31): p50 and p75 (left), p95, p99 and p99.9 (right) of each "
+                       "second, all workers' histograms of that second merged; the table gives the phase's own "
+                       "percentiles (phase_summary, first repeat)."))
+    return out
