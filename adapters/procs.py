@@ -1,11 +1,12 @@
 """OS process helpers shared by the fault injector, the demo's process management and the load-generator
-hook (edge module)."""
+hook, and the port check of the tests and the fault matrix (edge module)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import signal
+import socket
 import time
 
 
@@ -38,3 +39,17 @@ def stop_process_group(pid: int, grace_s: float = 20.0) -> None:
             if not pid_alive(pid):
                 return
             time.sleep(0.2)
+
+
+def busy_ports(port_base: int, count: int = 50) -> list[int]:
+    """Ports of a slot's block (sizing.plan.local_port_base) that something already holds on 127.0.0.1 (another
+    helper, a leftover node)."""
+    busy = []
+    for port in range(port_base, port_base + count):
+        with socket.socket() as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                busy.append(port)
+    return busy

@@ -27,7 +27,6 @@ import argparse
 import json
 import os
 import signal
-import socket
 import sys
 import tempfile
 import time
@@ -37,6 +36,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from adapters.leases import LeaseBoard  # noqa: E402
+from adapters.procs import busy_ports  # noqa: E402
 from app import demo  # noqa: E402
 from sizing import layout  # noqa: E402
 from sizing.plan import cluster_key, local_port_base  # noqa: E402
@@ -81,18 +81,6 @@ def wait_for_task(client: demo.AirflowClient, run_id: str, task_id: str, timeout
             return
         time.sleep(0.5)
     raise TimeoutError(f"{task_id} of {run_id} never ran")
-
-
-def busy_ports(base: int) -> list[int]:
-    busy = []
-    for port in range(base, base + 50):
-        with socket.socket() as sock:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
-                busy.append(port)
-    return busy
 
 
 def leaked_clusters(s: demo.DemoSettings) -> int:
