@@ -51,6 +51,12 @@ def spec(processing_ms: float) -> dict:
     }
 
 
+def show(capsys, *lines: str) -> None:
+    """Print past capsys (which compare() reads): what `pytest -s` shows of the run."""
+    with capsys.disabled():
+        print(*lines, sep="\n")
+
+
 def compare(capsys, *args: str) -> tuple[int, str, str]:
     capsys.readouterr()
     code = cli.main(["compare", "--campaign", "known-answer", *args])
@@ -80,23 +86,23 @@ def test_compare_finds_the_known_capacity_change_and_none_between_equal_runs(loc
     for processing_ms, run_ids in ((FAST_MS, ["base", "again"]), (SLOW_MS, ["slower"])):
         assert analysis.main(["--spec", str(paths[processing_ms]), "--campaign", "known-answer", "--config",
                               config_id, *[arg for r in run_ids for arg in ("--run-id", r)]]) == 0
-    print(f"9 load runs in {load_s:.0f} s, analysis of 3 runs in {time.monotonic() - started - load_s:.0f} s")
+    show(capsys, f"9 load runs in {load_s:.0f} s, analysis of 3 runs in {time.monotonic() - started - load_s:.0f} s")
 
     # Different specs (processing_ms) are refused unless asked for, with exit code 2 and the way out.
     code, _, err = compare(capsys, "--base", "base", "--head", "slower")
     assert code == 2 and "--allow-spec-change" in err and "workload.consumers.processing_ms" in err
 
     code, table_out, _ = compare(capsys, "--base", "base", "--head", "slower", "--allow-spec-change")
-    print(table_out)
+    show(capsys, table_out)
     assert code == 1 and "spec differences (1), base -> head:" in table_out
     code, out, _ = compare(capsys, "--base", "base", "--head", "slower", "--allow-spec-change", "--format", "json")
     result = json.loads(out)
     assert code == 1 and result["regressed"] is True
     assert result["spec_differences"] == ["workload.consumers.processing_ms: 5.0 -> 5.5"]
     top = next(c for c in result["changes"] if c["metric"] == "top_throughput")
-    print(f"slower vs base: top throughput {top['base']:.1f} -> {top['head']:.1f} msg/s, change "
-          f"{top['change']:+.2%} [{top['change_low']:+.2%}, {top['change_high']:+.2%}] ({top['level']:.0%}, "
-          f"n = {top['n_base']} vs {top['n_head']}), true {TRUE_CHANGE:+.2%}: {top['verdict']}")
+    show(capsys, f"slower vs base: top throughput {top['base']:.1f} -> {top['head']:.1f} msg/s, change "
+                 f"{top['change']:+.2%} [{top['change_low']:+.2%}, {top['change_high']:+.2%}] ({top['level']:.0%}, "
+                 f"n = {top['n_base']} vs {top['n_head']}), true {TRUE_CHANGE:+.2%}: {top['verdict']}")
     assert abs(top["base"] - CONSUMERS * 1000 / FAST_MS) <= 0.05 * CONSUMERS * 1000 / FAST_MS  # the known bound
     assert top["verdict"] == "regressed" and (top["n_base"], top["n_head"]) == (3, 3)
     assert top["change_low"] <= TRUE_CHANGE <= top["change_high"]
@@ -105,6 +111,7 @@ def test_compare_finds_the_known_capacity_change_and_none_between_equal_runs(loc
 
     code, out, _ = compare(capsys, "--base", "base", "--head", "again", "--format", "json")
     same = json.loads(out)
-    print("again vs base:", [(c["metric"], f"{c['change']:+.2%}", c["verdict"]) for c in same["changes"]])
+    verdicts = [(c["metric"], f"{c['change']:+.2%}", c["verdict"]) for c in same["changes"]]
+    show(capsys, f"again vs base: {verdicts}")
     assert code == 0 and same["spec_differences"] == [] and not same["regressed"]
     assert all(c["verdict"] in ("unchanged", "inconclusive") for c in same["changes"]), same["changes"]

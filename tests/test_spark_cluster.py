@@ -42,7 +42,8 @@ def table_rows(store) -> dict[str, tuple[pa.Schema, list[str], set[str]]]:
         by_table.setdefault(key.split("/")[1], []).append(key)
     for table, parts in sorted(by_table.items()):
         data = pa.concat_tables([store.read_parquet(k) for k in parts], promote_options="default")
-        rows = sorted(repr(tuple(row.values())) for row in data.to_pylist())
+        # The runs row says when the analysis wrote it: the one figure two analyses of one run must not share.
+        rows = sorted(repr(tuple(v for k, v in row.items() if k != "analysed_at")) for row in data.to_pylist())
         out[table] = (data.schema, rows, set(parts))
     return out
 
