@@ -45,7 +45,7 @@ def documents(store, batch: str, run_id: str, configs: list[str]) -> dict[str, d
     return {c: json.loads(store.get(layout.validation_key(batch, CAMPAIGN.name, c, run_id))) for c in configs}
 
 
-def test_each_gate_fails_on_its_bad_batch_and_names_only_the_bad_config(spark, s3) -> None:
+def test_each_gate_fails_on_its_bad_batch_and_names_only_the_bad_config(spark, s3, tmp_path) -> None:
     spec = StoreSpec.from_env()
     store = spec.open()
     for config, capacity in ((SMALL, 1500.0), (BIG, 5000.0)):
@@ -79,6 +79,12 @@ def test_each_gate_fails_on_its_bad_batch_and_names_only_the_bad_config(spark, s
         "raw_run_phase: expect_column_pair_values_a_to_be_greater_than_b",
         "raw_run_phase: expect_column_values_to_be_in_set", "raw_client_seconds: expect_column_values_to_be_in_set"}
 
+    # The analysis job's form: the raw gate on the read phase_summary folds stops the job before a row is written.
+    with pytest.raises(gate.ValidationFailed, match="run_consumed") as failed:
+        phase_summary.step(spark, spec, CAMPAIGN, [SMALL, BIG], ["BAD"], validate=True)
+    assert "hist_wire_ok" in str(failed.value) and SMALL not in str(failed.value)
+    assert not [k for c in (SMALL, BIG) for k in store.list(layout.table_prefix("phase_summary", CAMPAIGN.name, c))]
+
     # raw: a config with no records at all cannot hide behind another config's rows.
     write_run(store, SMALL, "HALF", 1500.0)
     outcomes = gate.validate_batches(spark, spec, "raw", CAMPAIGN, [SMALL, BIG], ["HALF"], None)
@@ -86,8 +92,11 @@ def test_each_gate_fails_on_its_bad_batch_and_names_only_the_bad_config(spark, s
     assert any("in_client_seconds" in f for f in outcomes[(BIG, "HALF")].failures)
 
     # phase_summary: both configs' partitions in one read; BIG's with a p99 below its p50.
-    rules = phase_summary.Rules.of(CAMPAIGN)
-    phase_summary.run(spark, spec, CAMPAIGN.name, [SMALL, BIG], ["R1"], rules)
+    phase_summary.step(spark, spec, CAMPAIGN, [SMALL, BIG], ["R1"], validate=True, docs_dir=str(tmp_path / "docs"))
+    assert list((tmp_path / "docs").rglob("index.html")), "Data Docs were not built"
+    for batch in ("raw", "phase_summary"):
+        assert all(d["success"] and d["validated_with"] == [f"{SMALL}/R1", f"{BIG}/R1"]
+                   for d in documents(store, batch, "R1", [SMALL, BIG]).values())
     assert all(o.success for o in gate.validate_batches(spark, spec, "phase_summary", CAMPAIGN, [SMALL, BIG],
                                                         ["R1"], None).values())
     (part,) = [k for k in store.list(layout.table_prefix("phase_summary", CAMPAIGN.name, BIG, "R1"))
