@@ -8,7 +8,7 @@ config keeps its rows (issue 24).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -97,34 +97,12 @@ def fold_client_seconds(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Record
     The job runs it where objects are read (CLIENT_FOLD). Batches are folded one at a time (bounded memory); a
     group split over two batches just yields two rows, which the final stages add.
     """
-    yield from _fold(batches, ddl_to_arrow(FOLDED_DDL))
-
-
-def _fold(batches: Iterator[pa.RecordBatch], out_schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    out_schema = ddl_to_arrow(FOLDED_DDL)
     for batch in batches:
         table = _with_group(pa.Table.from_batches([batch]))
         for folded in (_partials(table.filter(pc.invert(table.column("warmup")))), _series(table)):
             if folded is not None:
                 yield from align_to_schema(folded, out_schema).to_batches()
-
-
-def fold_and_check_client_seconds(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """fold_client_seconds, and in the same read the rows as the raw GX suite checks them (gate.checked_client_rows:
-    every column but the histograms, whose wire format is checked here): `checked` true, `series` null (so neither
-    pass of the fold takes them). CHECKED_FOLDED_DDL."""
-    out_schema = ddl_to_arrow(CHECKED_FOLDED_DDL)
-    for batch in batches:
-        for checked in gate.checked_client_rows(iter([batch])):
-            table = pa.Table.from_batches([checked]).append_column("checked", pa.repeat(True, checked.num_rows))
-            yield from align_to_schema(table, out_schema).to_batches()
-            if not pc.all(checked.column("hist_wire_ok")).as_py():
-                # Not sizing.histogram's wire format: the gate fails the batch (hist_wire_ok) before anything is
-                # written; the fold must not stop the job first, so it reads those histograms as missing.
-                batch = pa.RecordBatch.from_arrays(
-                    [pc.if_else(pa.array(gate.whole_buckets(batch.column(name))), batch.column(name),
-                                pa.nulls(batch.num_rows, pa.binary())) if name in HIST_COLS else batch.column(name)
-                     for name in batch.schema.names], schema=batch.schema)
-        yield from _fold(iter([batch]), out_schema)
 
 
 def _partials(steady: pa.Table) -> pa.Table | None:
@@ -165,13 +143,6 @@ def _with_group(table: pa.Table) -> pa.Table:
 CLIENT_FOLD = ObjectFold("spark_jobs.phase_summary:fold_client_seconds", FOLDED_DDL, records.spark_ddl(
     "client_seconds", [*GROUP_KEY, "worker", "second", "warmup", *SUM_COLS, *SERIES_COUNTS, "blocked_ms", "cpu_s",
                        "publish_delay_max_us", *HIST_COLS]))
-# With the raw gate (--validate): the fold and the rows the raw suite checks, from one read of every column.
-_FOLDED_NAMES = {part.split()[0].strip("`") for part in FOLDED_DDL.split(",")}
-CHECKED_FOLDED_DDL = (FOLDED_DDL + ", checked BOOLEAN, hist_wire_ok BOOLEAN, "
-                      + records.spark_ddl("client_seconds", [c for c in gate.CHECKED_CLIENT_COLUMNS
-                                                             if c not in _FOLDED_NAMES]))
-CLIENT_FOLD_AND_CHECK = ObjectFold("spark_jobs.phase_summary:fold_and_check_client_seconds", CHECKED_FOLDED_DDL,
-                                   records.spark_ddl("client_seconds"))
 
 
 def _final_client(table: pa.Table) -> pa.Table:
@@ -234,12 +205,6 @@ class ClientRecords:
         folded = folded.persist()
         return cls(_partial_rows(folded), folded.filter(F.col("series")).select(*ddl_to_arrow(SERIES_DDL).names),
                    folded)
-
-    def checked(self) -> DataFrame:
-        """The raw rows as the raw GX suite checks them (gate.CHECKED_CLIENT_DDL), when the fold was
-        CLIENT_FOLD_AND_CHECK."""
-        assert self.cached is not None and "checked" in self.cached.columns, "not read with CLIENT_FOLD_AND_CHECK"
-        return self.cached.filter(F.col("checked")).select(*gate.CHECKED_CLIENT_COLUMNS, "hist_wire_ok")
 
     def release(self) -> None:
         """Drop the cached fold (the analysis job's next step shares the driver and the executors' memory)."""
@@ -606,44 +571,29 @@ def summarise(phases: DataFrame, clients: ClientRecords, accounting: DataFrame, 
 
 
 def run(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str],
-        rules: Rules, resource_limits: DataFrame | None = None,
-        check: Callable[[dict[str, DataFrame]], None] | None = None) -> None:
+        rules: Rules, resource_limits: DataFrame | None = None) -> None:
     """Read these configs' raw records of these runs, summarise them, replace their phase_summary partitions (one
-    per config and run: every other run's rows of the config stay). `check` (the raw GX gate) gets the raw record
-    types from the same read, client_seconds as the suite checks it, before anything is written; it raises to stop
-    the job."""
+    per config and run: every other run's rows of the config stay)."""
     objects = RawObjects.list(spec, campaign, configs, run_ids)
-    # The gate checks every node_seconds column; the summary needs NODE_COLUMNS: one read (cached) serves both.
-    raw = {rt: objects.read(spark, rt, columns=NODE_COLUMNS if rt == "node_seconds" and check is None else None)
+    raw = {rt: objects.read(spark, rt, columns=NODE_COLUMNS if rt == "node_seconds" else None)
            for rt in records.RECORD_TYPES if rt != "client_seconds"}
     # client_seconds is read once, never whole: folded per worker phase, and its narrow per-second columns summed
-    # over workers, in the same pass (with `check`, also the rows the raw suite checks).
-    clients = ClientRecords.folded(objects.read(spark, "client_seconds",
-                                                CLIENT_FOLD if check is None else CLIENT_FOLD_AND_CHECK))
-    nodes = raw["node_seconds"]
-    if check is not None:
-        nodes = nodes.persist()
-        check({**raw, "node_seconds": nodes, "client_seconds": clients.checked()})
+    # over workers, in the same pass.
+    clients = ClientRecords.folded(objects.read(spark, "client_seconds", CLIENT_FOLD))
     table = summarise(raw["phases"], clients, raw["accounting"], raw["events"], raw["broker_samples"], rules,
-                      node_seconds=nodes.select(*NODE_COLUMNS), resource_limits=resource_limits)
+                      node_seconds=raw["node_seconds"], resource_limits=resource_limits)
     replace_table(table, spec, TABLE, campaign, run_ids, configs)
     clients.release()
-    if check is not None:
-        nodes.unpersist()
 
 
 def step(spark: SparkSession, spec: StoreSpec, campaign: Campaign, configs: Sequence[str], run_ids: Sequence[str],
          validate: bool = False, docs_dir: str | None = None) -> None:
     """The analysis job's first step: the phase_summary partitions of these configs from these runs. With
     `validate`, GX checks each raw batch before it is read and each written partition after."""
-    def check(raw: dict[str, DataFrame]) -> None:
-        """The raw gate on the read the summary folds, before anything is written: every config and run at once,
-        one GX run (gate.validate_batches)."""
-        gate.gate(spark, spec, "raw", campaign, configs, run_ids, docs_dir,
-                  frames=gate.campaign_raw_frames(raw, campaign, configs, run_ids))
-
+    if validate:  # every config and run at once: one read and one GX run per batch kind (gate.validate_batches)
+        gate.gate(spark, spec, "raw", campaign, configs, run_ids, docs_dir)
     run(spark, spec, campaign.name, configs, run_ids, Rules.of(campaign),
-        resource_limits=resource_limits_frame(spark, campaign), check=check if validate else None)
+        resource_limits=resource_limits_frame(spark, campaign))
     if validate:
         gate.gate(spark, spec, "phase_summary", campaign, configs, run_ids, docs_dir)
     print(f"phase_summary: wrote {', '.join(configs)} of {campaign.name}, run(s) {', '.join(run_ids)}, to "
