@@ -590,12 +590,11 @@ def step(spark: SparkSession, spec: StoreSpec, campaign: Campaign, configs: Sequ
          validate: bool = False, docs_dir: str | None = None) -> None:
     """The analysis job's first step: the phase_summary partitions of these configs from these runs. With
     `validate`, GX checks each raw batch before it is read and each written partition after."""
-    checks = [(config, run_id) for config in configs for run_id in run_ids] if validate else []
-    for config, run_id in checks:
-        gate.gate(spark, spec, "raw", campaign, config, run_id, docs_dir)
+    if validate:  # every config and run at once: one read and one GX run per batch kind (gate.validate_batches)
+        gate.gate(spark, spec, "raw", campaign, configs, run_ids, docs_dir)
     run(spark, spec, campaign.name, configs, run_ids, Rules.of(campaign),
         resource_limits=resource_limits_frame(spark, campaign))
-    for config, run_id in checks:
-        gate.gate(spark, spec, "phase_summary", campaign, config, run_id, docs_dir)
+    if validate:
+        gate.gate(spark, spec, "phase_summary", campaign, configs, run_ids, docs_dir)
     print(f"phase_summary: wrote {', '.join(configs)} of {campaign.name}, run(s) {', '.join(run_ids)}, to "
           f"{spec.uri(layout.table_prefix(TABLE, campaign.name))}", flush=True)

@@ -61,6 +61,13 @@ def read_table(spark: SparkSession, spec: StoreSpec, table: str, campaign: str, 
     return read_keys(spark, spec, layout.of_run(keys, run_id) if run_id else keys, records.table_ddl(table))
 
 
+def read_partitions(spark: SparkSession, spec: StoreSpec, table: str, campaign: str, configs: Sequence[str],
+                    run_ids: Sequence[str]) -> DataFrame:
+    """The run partitions `run_ids` of these configs of a table partitioned by config (phase_summary), in one read."""
+    keys = list_objects(spec, [layout.table_prefix(table, campaign, c, r) for c in configs for r in run_ids])
+    return read_keys(spark, spec, keys, records.table_ddl(table))
+
+
 def stored_runs(spec: StoreSpec, table: str, campaign: str) -> list[str]:
     """The run ids with a partition of `table` in the campaign."""
     keys = list_objects(spec, [layout.table_prefix(table, campaign)])
