@@ -167,8 +167,7 @@ def of_batch(frames: dict[str, pd.DataFrame], config_id: str, run_id: str) -> di
 
 
 def validate_batches(spark: SparkSession, spec: StoreSpec, batch: str, campaign: Campaign, configs: Sequence[str],
-                     run_ids: Sequence[str], docs_dir: str | None,
-                     frames: dict[str, pd.DataFrame] | None = None) -> dict[tuple[str, str], validation.Outcome]:
+                     run_ids: Sequence[str], docs_dir: str | None) -> dict[tuple[str, str], validation.Outcome]:
     """Run the batch's suites over these configs and runs, and file one result per config and run at
     sizing.layout.validation_key (whatever the outcome).
 
@@ -177,9 +176,8 @@ def validate_batches(spark: SparkSession, spec: StoreSpec, batch: str, campaign:
     run, so the union passes exactly when each part would; the one exception, a batch with no rows, is an
     explicit failing row (raw_frames). Only when the union fails is each config and run validated on its own, so
     that each document names its own failures (the union's verdict is GX's BOOLEAN_ONLY, half the time of the
-    counts and lists of unexpected values on a million rows; a single batch gets them at once). `frames`: the
-    batch's frames when the job already has them (raw_frames from the read it folds), else read here."""
-    frames = frames if frames is not None else batch_frames(spark, spec, batch, campaign, configs, run_ids)
+    counts and lists of unexpected values on a million rows; a single batch gets them at once)."""
+    frames = batch_frames(spark, spec, batch, campaign, configs, run_ids)
     batches = [(config, run_id) for config in configs for run_id in run_ids]
     together = validation.validate_frames(frames, docs_dir, "SUMMARY" if len(batches) == 1 else "BOOLEAN_ONLY")
     if together.success or len(batches) == 1:
@@ -207,11 +205,11 @@ class ValidationFailed(SystemExit):
 
 
 def gate(spark: SparkSession, spec: StoreSpec, batch: str, campaign: Campaign, configs: Sequence[str],
-         run_ids: Sequence[str], docs_dir: str | None, frames: dict[str, pd.DataFrame] | None = None) -> None:
+         run_ids: Sequence[str], docs_dir: str | None) -> None:
     """Validate these configs' batches of these runs inside a job's own Spark session (no extra spark-submit),
     in one GX run (validate_batches), and stop the job when any failed, naming every failed expectation."""
     start = time.monotonic()
-    outcomes = validate_batches(spark, spec, batch, campaign, configs, run_ids, docs_dir, frames)
+    outcomes = validate_batches(spark, spec, batch, campaign, configs, run_ids, docs_dir)
     failures = []
     for (config, run_id), outcome in outcomes.items():
         where = f"{batch} {campaign.name}/{config}/{run_id}"

@@ -21,7 +21,7 @@ import json
 import math
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -236,14 +236,13 @@ def write_objects(store, objects: dict[str, pa.Table]) -> int:
 def campaign_models(spec_path: str, run_id: str, scenario: str, duration_s: int | None, workers: int,
                     configs: Sequence[str] | None = None, phases: int | None = None) -> list[RunModel]:
     """One RunModel per config of a campaign spec; capacities from seed 000 where the shape is known."""
-    from sizing.spec import load_campaign
+    from sizing.spec import families, load_campaign
 
     campaign = load_campaign(spec_path)
     # `isolate: true` steps are one single-phase scenario each (sizing.spec.steps.isolated_runs): the synthetic run
-    # keeps them as the phases of one run, as the benchmarks' seed-scale campaign has always been modelled.
-    isolated = [s for s in campaign.scenarios if s.isolated_from == scenario]
-    sc = campaign.scenario(scenario) if not isolated else replace(
-        isolated[0], name=scenario, step_rates=tuple(r for s in isolated for r in s.step_rates or ()))
+    # keeps them as the phases of one run, their family, as the benchmarks' seed-scale campaign has always been
+    # modelled.
+    sc = {s.name: s for s in families(campaign.scenarios)}[scenario]
     rates = list(sc.step_rates or [])[: phases or None]
     d = int(duration_s or sc.step_duration_s or 60)
     warm = int(min(sc.warmup_s, d // 10)) if duration_s else int(sc.warmup_s)
