@@ -93,6 +93,7 @@ class ProcStat:
     blkio_ticks: int
     rss_pages: int
     start_ticks: int  # identifies the process: a restarted VM with a reused pid still differs here
+    children_ticks: int = 0  # cutime + cstime: what the children it has waited for were charged
 
 
 def parse_proc_pid_stat(text: str) -> ProcStat:
@@ -101,7 +102,8 @@ def parse_proc_pid_stat(text: str) -> ProcStat:
     # fields[0] is field 3 (state); field n is fields[n - 3]
     blkio = int(fields[42 - 3]) if len(fields) > 42 - 3 else 0
     return ProcStat(ppid=int(fields[4 - 3]), utime_ticks=int(fields[14 - 3]), stime_ticks=int(fields[15 - 3]),
-                    blkio_ticks=blkio, rss_pages=int(fields[24 - 3]), start_ticks=int(fields[22 - 3]))
+                    blkio_ticks=blkio, rss_pages=int(fields[24 - 3]), start_ticks=int(fields[22 - 3]),
+                    children_ticks=int(fields[16 - 3]) + int(fields[17 - 3]))
 
 
 def parse_proc_pid_io(text: str) -> dict[str, int]:
@@ -122,9 +124,21 @@ class MachineCpu:
     # (irq + softirq) is charged to the task it interrupted, under tick accounting, and to no one if that was idle.
     steal_ticks: int = 0
     interrupt_ticks: int = 0
+    uptime_s: float | None = None  # /proc/uptime, read with /proc/stat
+
+    @property
+    def busy_s(self) -> float:
+        """Busy CPU seconds since boot. With the time since boot, the cores' time less their idle: under tick
+        accounting the busy fields are sampled at each tick and miss bursts that start and end between two
+        (measured here: 1.21 s of 1.60 s for 0.1 ms bursts every 0.5 ms), while idle (NO_HZ's measured sleeps) and
+        the uptime are exact."""
+        if self.uptime_s is None:
+            return self.busy_ticks / CLK_TCK
+        return self.cores * self.uptime_s - self.idle_ticks / CLK_TCK
 
 
-def parse_proc_stat(text: str) -> MachineCpu:
+def parse_proc_stat(text: str, uptime: str | None = None) -> MachineCpu:
+    """/proc/stat, and /proc/uptime when given (its first field: seconds since boot)."""
     cores = 0
     total: list[int] = []
     for line in text.splitlines():
@@ -134,7 +148,8 @@ def parse_proc_stat(text: str) -> MachineCpu:
             cores += 1
     user, nice, system, idle, iowait, irq, softirq, steal = (total + [0] * 8)[:8]
     return MachineCpu(busy_ticks=user + nice + system + irq + softirq + steal, idle_ticks=idle + iowait,
-                      cores=cores, steal_ticks=steal, interrupt_ticks=irq + softirq)
+                      cores=cores, steal_ticks=steal, interrupt_ticks=irq + softirq,
+                      uptime_s=float(uptime.split()[0]) if uptime else None)
 
 
 # ------------------------------------------------------------------------------------------ snapshots (pure)
@@ -253,9 +268,11 @@ def rabbitmq_counters(metrics: Metrics) -> tuple[dict[str, float | None], dict[s
 
 
 def local_snapshot(t: float, pid_stat: str, pid_io: str, machine_stat: str, metrics: Metrics,
-                   pid: int) -> Snapshot:
-    """A local node: its VM's /proc files, the machine's /proc/stat and the node's Prometheus metrics."""
-    stat, io, machine = parse_proc_pid_stat(pid_stat), parse_proc_pid_io(pid_io), parse_proc_stat(machine_stat)
+                   pid: int, uptime: str | None = None) -> Snapshot:
+    """A local node: its VM's /proc files, the machine's /proc/stat and /proc/uptime, and the node's Prometheus
+    metrics."""
+    stat, io = parse_proc_pid_stat(pid_stat), parse_proc_pid_io(pid_io)
+    machine = parse_proc_stat(machine_stat, uptime)
     counters, gauges = rabbitmq_counters(metrics)
     counters.update({
         "cpu_user_s": stat.utime_ticks / CLK_TCK, "cpu_system_s": stat.stime_ticks / CLK_TCK,
@@ -263,7 +280,7 @@ def local_snapshot(t: float, pid_stat: str, pid_io: str, machine_stat: str, metr
         "disk_read_bytes": float(io["read_bytes"]) if "read_bytes" in io else None,
         "disk_write_bytes": float(io["write_bytes"]) if "write_bytes" in io else None,
         "write_syscalls": float(io["syscw"]) if "syscw" in io else None,
-        "machine_busy_s": machine.busy_ticks / CLK_TCK,
+        "machine_busy_s": machine.busy_s,
     })
     gauges = {**gauges, "mem_rss_bytes": float(stat.rss_pages * PAGE_SIZE), "machine_cores": float(machine.cores)}
     return Snapshot(t=t, identity=f"{pid}:{stat.start_ticks}", cores=machine.cores, shared_cores=True,
@@ -385,9 +402,9 @@ def http_scrape(url: str, timeout_s: float) -> Scrape:
 
 
 def read_machine_cpu(proc: str = "/proc") -> MachineCpu:
-    """The machine's CPU counters now (/proc/stat)."""
-    with open(f"{proc}/stat", encoding="ascii") as f:
-        return parse_proc_stat(f.read())
+    """The machine's CPU counters now (/proc/stat and /proc/uptime)."""
+    with open(f"{proc}/stat", encoding="ascii") as stat, open(f"{proc}/uptime", encoding="ascii") as uptime:
+        return parse_proc_stat(stat.read(), uptime.read())
 
 
 class LocalNodeReader:
@@ -410,11 +427,11 @@ class LocalNodeReader:
                 pid_stat = f.read()
             with open(f"{self.proc}/{pid}/io") as f:
                 pid_io = f.read()
-            with open(f"{self.proc}/stat") as f:
-                machine = f.read()
+            with open(f"{self.proc}/stat") as f, open(f"{self.proc}/uptime") as g:
+                machine, uptime = f.read(), g.read()
         except (OSError, ValueError) as err:
             raise NodeUnavailable(f"{self.node.name}: {err}") from err
-        snapshot = local_snapshot(now(), pid_stat, pid_io, machine, parse_prometheus(scrape.text), pid)
+        snapshot = local_snapshot(now(), pid_stat, pid_io, machine, parse_prometheus(scrape.text), pid, uptime)
         return replace(snapshot, own_bytes_in=scrape.bytes_to_node, own_bytes_out=scrape.bytes_from_node)
 
 

@@ -48,7 +48,7 @@ def _machine_busy_s() -> float:
     """Busy CPU seconds of the whole machine (/proc/stat): unlike the rusage of waited-for children, this sees the
     Python worker daemons Spark starts (they are not reaped into the submit's rusage). On a quiet machine it is
     the analysis' cost; on a shared one an upper bound."""
-    return nodestats.read_machine_cpu().busy_ticks / nodestats.CLK_TCK
+    return nodestats.read_machine_cpu().busy_s
 
 
 def _children_cpu_s() -> float:

@@ -2,10 +2,10 @@
 
 Independent counters each check is against:
 - CPU: the node's cpu_s (from /proc/<pid>/stat) against the VM's own runtime counter
-  (erlang_vm_statistics_runtime_milliseconds, Erlang's accounting of its threads' CPU time); and, on a quiet
-  machine (CI), nodes + generator against the machine's busy CPU from /proc/stat less its steal and less what
-  other processes were charged meanwhile, on transient queues (a persistent run's writeback is kernel-worker CPU
-  that no process is charged for).
+  (erlang_vm_statistics_runtime_milliseconds, Erlang's accounting of its threads' CPU time); the workers' records
+  against the OS's per-process counters of the workers; and nodes + generator + every other process against the
+  machine's busy CPU from /proc/stat less its steal, on transient queues (a persistent run's writeback is
+  kernel-worker CPU that no process is charged for).
 - Disk: the node's write counter (/proc/<pid>/io write_bytes) against the growth of its data directory (the quorum
   WAL grows by what is written; a 12 s run is far from the WAL's roll size, so nothing is truncated meanwhile),
   within [0.9, 2.0] x (the page-granular accounting bound, explained at the assertion).
@@ -106,8 +106,15 @@ def other_work(cluster, seconds: float) -> float:
     return max(busy - (ours1 - ours0), 0) / max(busy + idle, 1)
 
 
-def process_ticks() -> dict[int, tuple[int, int]]:
-    """pid -> (parent pid, user + system ticks) of every process (kernel threads included), from /proc/<pid>/stat."""
+@dataclass(frozen=True)
+class ProcessCpu:
+    ppid: int
+    own: int  # user + system ticks
+    children: int  # ticks of the children it has waited for
+
+
+def process_cpu() -> dict[int, ProcessCpu]:
+    """Every process (kernel threads included), from /proc/<pid>/stat."""
     out = {}
     for entry in os.scandir("/proc"):
         if entry.name.isdigit():
@@ -116,49 +123,73 @@ def process_ticks() -> dict[int, tuple[int, int]]:
             except OSError:
                 continue  # gone meanwhile
             stat = nodestats.parse_proc_pid_stat(text)
-            out[int(entry.name)] = (stat.ppid, stat.utime_ticks + stat.stime_ticks)
+            out[int(entry.name)] = ProcessCpu(stat.ppid, stat.utime_ticks + stat.stime_ticks, stat.children_ticks)
     return out
 
 
 @dataclass(frozen=True)
 class WitnessedCpu:
-    runner: float  # this process (the generator's runner)
-    others: float  # processes running before the run that are neither ours nor the node's
+    runner: float  # this process (the generator's runner), less this witness's sampling
+    workers: float  # the generator's worker processes, by the OS's per-process counters
+    node: float  # the node VM and its descendants, by the OS's per-process counters
+    others: float  # every other process, by the OS's per-process counters, and this witness's sampling
     steal: float  # the machine's steal (/proc/stat): the hypervisor's, part of its busy time, no process's
     interrupt: float  # the machine's irq + softirq (/proc/stat), for the failure message
 
 
 class CpuWitness(threading.Thread):
-    """Samples, every 0.25 s and stamped with the wall clock, this process's CPU seconds (os.times) and those of
-    every process that is neither ours nor the node's (the OS's own per-process counters), so that both can be
-    taken over exactly the node rows' window. "Others" are the processes already running when it starts, minus
-    this one and the node VM's tree: kernel workers, a Spark JVM a previous test module left up, a moto server.
-    Processes that start later are the generator's workers, whose CPU the records carry themselves."""
+    """Samples, every 0.25 s and stamped with the wall clock, what the OS charged to each kind of process, so that
+    every kind can be taken over exactly the node rows' window.
+
+    The node's are the VM with its descendants (erl_child_setup, inet_gethost). The generator's are this process
+    and the processes it starts from now on: its workers. Everything else is other: kernel threads, an Airflow or
+    Celery process a previous module left up, and this process's *earlier* children, such as the session's Spark
+    JVM or S3 endpoint, which no figure of the run counts (CI failed with them taken for ours: 0.45 CPU-s
+    unaccounted of 2.66). Processes that start meanwhile count for their parent's side; the short-lived ones (a
+    scheduler's forked parsers) through their parent's children's ticks once it has waited for them."""
 
     def __init__(self, node_pid: int) -> None:
         super().__init__(daemon=True)
-        table = process_ticks()
-        ours = {os.getpid(), node_pid}
-        while True:  # the node VM's descendants (erl_child_setup, inet_gethost) are the node's
-            grown = ours | {pid for pid, (ppid, _) in table.items() if ppid in ours}
-            if grown == ours:
+        self.runner_pid = os.getpid()
+        self.last = process_cpu()
+        self.side = {self.runner_pid: "runner", node_pid: "node"}
+        while True:  # the node's descendants so far (not the runner's: those are others)
+            grown = {pid: "node" for pid, p in self.last.items() if self.side.get(p.ppid) == "node"}
+            if grown.keys() <= self.side.keys():
                 break
-            ours = grown
-        self.others = {pid: ticks for pid, (_, ticks) in table.items() if pid not in ours}
+            self.side |= grown
+        self.ended = {"workers": 0, "node": 0, "others": 0}  # last counts of processes that ended
         self.samples: list[tuple[float, ...]] = []
         self.done = threading.Event()
+
+    def kind(self, pid: int) -> str:
+        side = self.side.get(pid, "others")
+        return "workers" if side == "runner" and pid != self.runner_pid else side
+
+    def ticks(self, now: dict[int, ProcessCpu]) -> dict[str, int]:
+        for pid in sorted(now.keys() - self.last.keys()):  # started meanwhile: on its parent's side
+            self.side.setdefault(pid, self.side.get(now[pid].ppid, "others"))
+        for pid in self.last.keys() - now.keys():
+            ended, kind = self.last[pid], self.kind(pid)
+            # reaped by a living parent of its own kind: its count moved into that parent's children's ticks
+            if not (ended.ppid in now and self.kind(ended.ppid) == kind):
+                self.ended[kind] += ended.own + ended.children
+        self.last = now
+        out = dict(self.ended)
+        for pid, p in now.items():
+            if pid != self.runner_pid:  # the runner's own: os.times, less this thread
+                out[self.kind(pid)] += p.own + p.children
+        return out
 
     def run(self) -> None:
         tick = os.sysconf("SC_CLK_TCK")
         while not self.done.wait(0.25):
-            now = process_ticks()
-            for pid in self.others:  # a process that ended keeps its last count
-                if pid in now:
-                    self.others[pid] = now[pid][1]
-            t = os.times()
+            by_kind = self.ticks(process_cpu())
+            t, witness = os.times(), time.thread_time()  # this thread is the test's instrument: an other
             machine = nodestats.read_machine_cpu()
-            self.samples.append((time.time(), t.user + t.system, sum(self.others.values()) / tick,
-                                 machine.steal_ticks / tick, machine.interrupt_ticks / tick))
+            self.samples.append((time.time(), t.user + t.system - witness, by_kind["workers"] / tick,
+                                 by_kind["node"] / tick, by_kind["others"] / tick + witness, machine.steal_ticks / tick,
+                                 machine.interrupt_ticks / tick))
 
     def between(self, start: float, end: float) -> WitnessedCpu:
         """CPU seconds of each kind over [start, end], interpolated between the samples around either end."""
@@ -168,7 +199,7 @@ class CpuWitness(threading.Thread):
             column = [s[i] for s in self.samples]
             return float(np.interp(end, times, column) - np.interp(start, times, column))
 
-        return WitnessedCpu(runner=delta(1), others=delta(2), steal=delta(3), interrupt=delta(4))
+        return WitnessedCpu(*(delta(i) for i in range(1, 7)))
 
 
 def test_every_second_of_the_run_has_a_row_and_cpu_agrees_with_the_vms_own_counter(cluster, tmp_path):
@@ -199,25 +230,27 @@ def test_every_second_of_the_run_has_a_row_and_cpu_agrees_with_the_vms_own_count
     rows_user = float((present.cpu_user * present.cores * present.span_s).sum())
     vm_cpu = (runtime_after - runtime_before) / 1000
     assert 0.7 * vm_cpu <= rows_user <= 1.15 * vm_cpu, (rows_user, vm_cpu, rows_cpu)
-    # nodes + generator vs the machine (/proc/stat) over the same seconds, the node rows' window [first ts, last ts
-    # + span]: the workers' per-second CPU plus the runner process's own. What the OS charges to processes that are
-    # neither (a Spark JVM an earlier test module left idling, kernel workers) is measured over the same window and
-    # set apart, not guessed: a CI run with them up left 0.83 of 4.98 busy CPU-s unaccounted. So is the steal the
-    # machine counts as busy: on a shared host the hypervisor's, never charged to a process.
+    # Over the node rows' window [first ts, last ts + span], what the OS charged to each kind of process (the
+    # witness above). First each side's figures against the processes they describe: the node rows (2-s samples
+    # of the VM's /proc/<pid>/stat spread over seconds) and the workers' records (their own process clocks).
     window = (float(present.ts.min()), float((present.ts + present.span_s).max()))
     cpu = witness.between(*window)
-    generator_cpu = float(clients.cpu_s.sum()) + cpu.runner
+    records_cpu = float(clients[clients.second.between(present.second.min(), present.second.max())].cpu_s.sum())
+    generator_cpu = records_cpu + cpu.runner
     machine = float((present.machine_cpu_busy_s * present.span_s).sum())
-    charged = machine - cpu.steal - cpu.others  # the machine's busy CPU that the OS charged to our processes
-    figures = (f"node rows {rows_cpu:.2f}s, VM runtime {vm_cpu:.2f}s, generator {generator_cpu:.2f}s, machine busy "
-               f"{machine:.2f}s of which steal {cpu.steal:.2f}s, irq+softirq {cpu.interrupt:.2f}s, other processes "
-               f"{cpu.others:.2f}s; other work before the run {background:.0%}")
+    busy = machine - cpu.steal  # steal is busy to the machine but the hypervisor's, no process's
+    figures = (f"node rows {rows_cpu:.2f}s (OS {cpu.node:.2f}s), VM runtime {vm_cpu:.2f}s, generator records "
+               f"{records_cpu:.2f}s (OS {cpu.workers:.2f}s) + runner {cpu.runner:.2f}s, other processes "
+               f"{cpu.others:.2f}s; machine busy {machine:.2f}s of which steal {cpu.steal:.2f}s, irq+softirq "
+               f"{cpu.interrupt:.2f}s; other work before the run {background:.0%}")
     print(f"cpu: {figures}")
-    assert rows_cpu + float(clients.cpu_s.sum()) <= machine * 1.1, figures  # ours can never exceed the machine's
-    if background > 0.25:
-        pytest.skip(f"machine {background:.0%} busy before the run with other work: the 10 % cross-check needs a "
-                    "quiet machine")
-    assert abs(rows_cpu + generator_cpu - charged) <= 0.10 * charged, figures
+    assert abs(rows_cpu - cpu.node) <= 0.10 * cpu.node, figures
+    assert abs(records_cpu - cpu.workers) <= 0.10 * cpu.workers, figures
+    # Then nothing busy escapes: node + generator + others against the machine's busy CPU (/proc/stat). This
+    # kernel samples /proc/stat at its ticks (TICK_CPU_ACCOUNTING, HZ 250) where the per-process counters are
+    # the scheduler's exact runtimes, so the machine's figure is good to about 10 % of all it sampled (measured
+    # under a loop of short-lived processes: 6.42 s sampled against 6.68 s charged).
+    assert abs(rows_cpu + generator_cpu + cpu.others - busy) <= 0.10 * busy, figures
 
 
 def test_a_persistent_quorum_run_writes_what_its_data_grows_and_a_transient_one_far_less(cluster, tmp_path):

@@ -1,4 +1,5 @@
-"""adapters.nodestats parsing and snapshot arithmetic on captured text (no node, no HTTP).
+"""adapters.nodestats parsing and snapshot arithmetic on captured text (no node, no HTTP), and the machine's busy
+counter against a forked child's exact runtime.
 
 Captured: tests/data/nodestats/rabbitmq_3.10_metrics.txt (a 3.10 node's /metrics, the series we read),
 node_exporter_1.5_metrics.txt (Debian's prometheus-node-exporter 1.5 on this machine), proc_*.txt (Linux /proc).
@@ -6,6 +7,8 @@ node_exporter_1.5_metrics.txt (Debian's prometheus-node-exporter 1.5 on this mac
 
 from __future__ import annotations
 
+import os
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -48,12 +51,43 @@ def test_proc_files_parse_to_their_fields():
     # user + nice + system + irq + softirq + steal of the "cpu " line
     assert machine.busy_ticks == 378491 + 38 + 69300 + 0 + 5372 + 1612
     assert (machine.steal_ticks, machine.interrupt_ticks) == (1612, 0 + 5372)
+    assert machine.busy_s == pytest.approx(machine.busy_ticks / nodestats.CLK_TCK)  # without /proc/uptime
+    with_uptime = nodestats.parse_proc_stat(text("proc_stat.txt"), "3000.50 5800.25\n")
+    # idle 109836 + iowait 4209 ticks (the "cpu " line): the rest of 2 cores x 3000.5 s was busy
+    assert with_uptime.busy_s == pytest.approx(2 * 3000.5 - (109836 + 4209) / nodestats.CLK_TCK)
     assert nodestats.parse_proc_pid_io(text("proc_pid_io.txt"))["rchar"] == 6976
 
 
 def test_a_command_name_with_spaces_and_parentheses_does_not_shift_the_fields():
     line = text("proc_pid_stat.txt").replace("(cat)", "(beam (smp) x)")
     assert nodestats.parse_proc_pid_stat(line).rss_pages == 414
+
+
+def test_a_process_counts_its_own_cpu_apart_from_that_of_the_children_it_waited_for():
+    fields = text("proc_pid_stat.txt").split()
+    fields[13:17] = ["7", "3", "11", "5"]  # utime, stime, cutime, cstime (fields 14-17)
+    stat = nodestats.parse_proc_pid_stat(" ".join(fields))
+    assert (stat.utime_ticks, stat.stime_ticks, stat.children_ticks) == (7, 3, 16)
+
+
+def test_the_machine_busy_counter_misses_no_burst_a_process_ran():
+    """Known answer: the exact runtime the scheduler charged a child that runs 0.1 ms bursts every 0.5 ms (its
+    rusage). The tick-sampled busy fields of /proc/stat saw 76 % of it here; the cores' time less idle sees it all,
+    plus whatever else ran meanwhile."""
+    before = nodestats.read_machine_cpu()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        end = time.monotonic() + 3
+        while time.monotonic() < end:
+            burst = time.monotonic()
+            while time.monotonic() - burst < 0.0001:
+                pass
+            time.sleep(0.0005)
+        os._exit(0)
+    _, _, usage = os.wait4(pid, 0)
+    after = nodestats.read_machine_cpu()
+    child = usage.ru_utime + usage.ru_stime
+    assert after.busy_s - before.busy_s >= 0.97 * child, (after.busy_s - before.busy_s, child)
 
 
 def local_pair(cpu_ticks: int, write_bytes: int, client_in: float):
