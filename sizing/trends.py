@@ -89,6 +89,21 @@ def _all_orderings(n: int) -> np.ndarray:
     return np.array(list(itertools.permutations(range(n))), dtype=np.int16)
 
 
+@lru_cache(maxsize=16)
+def _exact_null(n: int) -> np.ndarray:
+    """Sorted largest |U_t| of every ordering of the ranks 1..n: the null distribution of any series without ties
+    (its ranks are one of those orderings), so a p-value is one search instead of n! cumulative sums."""
+    return np.sort(pettitt_statistics(np.arange(1.0, n + 1)[_all_orderings(n)]).max(axis=1))
+
+
+@lru_cache(maxsize=16)
+def _shuffles(n: int, seed: int) -> np.ndarray:
+    """MONTE_CARLO seeded orderings of n positions: shuffling the ranks through them draws exactly what
+    `rng.permutation(ranks)` would, once per length instead of once per series."""
+    rng = np.random.default_rng(seed)
+    return np.array([rng.permutation(n) for _ in range(MONTE_CARLO)], dtype=np.int16)
+
+
 def pettitt(values: Sequence[float], seed: int = 2020) -> tuple[int, float]:
     """The most likely change (index of the first value after it) and its permutation p-value: the share of the
     values' orderings whose largest |U_t| is at least the observed one (all orderings up to EXACT_MAX_RUNS values;
@@ -99,13 +114,13 @@ def pettitt(values: Sequence[float], seed: int = 2020) -> tuple[int, float]:
         return 0, 1.0
     observed = pettitt_statistics(ranks)[0]
     split = int(np.argmax(observed)) + 1
-    k = observed.max()
+    k = observed.max() - 1e-9
     if n <= EXACT_MAX_RUNS:
-        orderings = ranks[_all_orderings(n)]
-        return split, float(np.mean(pettitt_statistics(orderings).max(axis=1) >= k - 1e-9))
-    rng = np.random.default_rng(seed)
-    shuffled = np.array([rng.permutation(ranks) for _ in range(MONTE_CARLO)])
-    extreme = int(np.sum(pettitt_statistics(shuffled).max(axis=1) >= k - 1e-9))
+        if len(np.unique(ranks)) == n:
+            null = _exact_null(n)
+            return split, float((len(null) - np.searchsorted(null, k)) / len(null))
+        return split, float(np.mean(pettitt_statistics(ranks[_all_orderings(n)]).max(axis=1) >= k))
+    extreme = int(np.sum(pettitt_statistics(ranks[_shuffles(n, seed)]).max(axis=1) >= k))
     return split, (extreme + 1) / (MONTE_CARLO + 1)
 
 
