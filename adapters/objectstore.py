@@ -105,12 +105,16 @@ class ObjectStore:
     def delete(self, keys: list[str]) -> None:
         raise NotImplementedError
 
-    def read_parquet(self, key: str, columns: list[str] | None = None):  # -> pyarrow.Table
+    def read_parquet(self, key: str, columns: list[str] | None = None,
+                     use_threads: bool = True):  # -> pyarrow.Table
+        """`use_threads=False` for a caller that reads several objects at once itself (pyarrow's own pool then
+        only contends with it)."""
         import pyarrow.parquet as pq
 
         source = pq.ParquetFile(io.BytesIO(self.get(key)))
         present = set(source.schema_arrow.names)
-        return source.read(columns=[c for c in columns if c in present] if columns is not None else None)
+        return source.read(columns=[c for c in columns if c in present] if columns is not None else None,
+                           use_threads=use_threads)
 
     def put_parquet(self, key: str, table) -> None:
         import pyarrow.parquet as pq

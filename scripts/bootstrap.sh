@@ -31,7 +31,14 @@ if [ ! -e "$stamp" ]; then
   VIRTUAL_ENV="$VENV" uv pip install -q -r requirements/lock.txt
   # The Spark provider pulls pyspark-client, which overwrites files of pyspark: put pyspark's back.
   VIRTUAL_ENV="$VENV" uv pip install -q --reinstall --no-deps "$(grep -E '^pyspark==' requirements/lock.txt)"
-  rm -f "$VENV"/.lock-* "$VENV/spark-classes.jsa" && touch "$stamp"
+  rm -f "$VENV"/.lock-* "$VENV/spark-classes.jsa" "$VENV/.bytecode" && touch "$stamp"
+fi
+# uv installs no bytecode, and this machine kind sets PYTHONDONTWRITEBYTECODE=1: without this step every process
+# (each Airflow task, Spark Python worker and GX gate) compiles again every module it imports.
+if [ ! -e "$VENV/.bytecode" ]; then
+  log "compiling the venv's modules to bytecode (once, about a minute)"
+  "$VENV/bin/python" -m compileall -q -j 0 "$VENV/lib" >/dev/null 2>&1 || true  # a few test templates do not parse
+  touch "$VENV/.bytecode"
 fi
 # The project itself, editable: `sizing` becomes a command ($VENV/bin/sizing); `python -m app.cli` keeps working.
 venv_python="$(cd "$VENV" && pwd)/bin/python"  # from another directory: what a new shell's `sizing` imports

@@ -45,6 +45,19 @@ def table(record_type: str, rows: list[dict]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=records.arrow_schema(record_type))
 
 
+def rows_as_read(record_type: str, rows: list[dict]):  # -> pandas.DataFrame
+    """Rows as the raw gate reads them (tableio.RawObjects.rows): aligned like a stored object, client rows checked."""
+    from spark_jobs.lib import gate
+    from spark_jobs.lib.s3source import align_to_schema
+
+    schema = records.arrow_schema(record_type)
+    aligned = align_to_schema(table(record_type, rows), schema)
+    if record_type == "client_seconds":
+        batches = aligned.to_batches() or [pa.RecordBatch.from_pylist([], schema=aligned.schema)]
+        aligned = pa.Table.from_batches(list(gate.checked_client_rows(iter(batches))))
+    return aligned.to_pandas()
+
+
 def frames(spark, record_type: str, rows: list[dict]):
     """A Spark DataFrame in the raw schema (what the reader yields)."""
     return spark.createDataFrame(table(record_type, rows).to_pandas(), records.spark_ddl(record_type)) if rows \

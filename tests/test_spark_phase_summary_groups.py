@@ -14,7 +14,7 @@ import pytest
 from sizing.layout import RunKey
 from spark_jobs.lib import gate
 from spark_jobs.lib import phase_summary as ps
-from tests.spark_records import client_rows, frames, phase_row
+from tests.spark_records import client_rows, frames, phase_row, rows_as_read
 
 pytestmark = pytest.mark.spark
 
@@ -70,12 +70,12 @@ def test_one_row_per_group_per_phase_with_each_groups_own_figures(spark) -> None
     assert old["foreground"] is True and old["publish_rate"] == pytest.approx(100.0) and old["group_detail"] is None
 
 
-def test_the_raw_gate_wants_every_group_of_every_phase(spark) -> None:
+def test_the_raw_gate_wants_every_group_of_every_phase() -> None:
     """The raw suite's cross-record rule per (run, phase, group): a group whose accounting is missing fails."""
     phases, rows, books = two_group_records()
-    raw = {"phases": frames(spark, "phases", phases), "client_seconds": frames(spark, "client_seconds", rows),
-           "accounting": frames(spark, "accounting", [b for b in books if b["group"] != "lazy"]),
-           "node_seconds": frames(spark, "node_seconds", [])}
+    raw = {"phases": rows_as_read("phases", phases), "client_seconds": rows_as_read("client_seconds", rows),
+           "accounting": rows_as_read("accounting", [b for b in books if b["group"] != "lazy"]),
+           "node_seconds": rows_as_read("node_seconds", [])}
     frame = gate.raw_frames(raw, {"mixed": 2, "pure": 1}, {"mixed": ["qq", "lazy"]})["raw_run_phase"]
     seen = {(r.scenario, r.group, r.phase): (r.in_phases_table, r.in_client_seconds, r.in_accounting)
             for r in frame.itertuples()}

@@ -13,8 +13,9 @@
 
 Without `--config`, only step 2 runs (re-rank after a catalog change, say); without `--run-id` too, for every
 run with phase_summary rows. Tables written before they were partitioned by run are moved into run partitions
-first (tableio.migrate_legacy_partitions) and their runs re-ranked. `--validate` runs the GX suites on each raw
-batch before it is read and on each table after it is written, filed under its run. One job rather than one per
+first (tableio.migrate_legacy_partitions) and their runs re-ranked. `--validate` runs the GX suites on the raw
+batches (from the job's start, in a thread, without Spark: nothing is written unless they pass) and on each table
+after it is written, filed under its run. One job rather than one per
 step: each spark-submit pays ~13 s of JVM start, imports and session set-up before it reads a byte
 (BENCHMARKS.md, "One submit").
 """
@@ -28,7 +29,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from adapters.objectstore import StoreSpec
-from spark_jobs.lib import history, leaderboards, phase_summary
+from spark_jobs.lib import gate, history, leaderboards, phase_summary
 from spark_jobs.lib.campaigns import load as load_campaign
 from spark_jobs.lib.session import get_session
 from spark_jobs.lib.tableio import migrate_legacy_partitions, stored_runs
@@ -47,7 +48,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                         help="the run these runs are compared with (recorded in their `runs` rows; the report "
                              "opens with the comparison)")
     parser.add_argument("--validate", action="store_true",
-                        help="GX suites on each raw batch before it is read and on each table after it is written")
+                        help="GX suites on each raw batch before anything is written and on each table after it "
+                             "is written")
     parser.add_argument("--docs-dir", default=None, help="where GX Data Docs are built (with --validate)")
     args = parser.parse_args(argv)
     if args.configs and not args.run_ids:
@@ -69,15 +71,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             campaign.cluster(config)  # an unknown config fails before the session starts or anything is read
         except KeyError as exc:
             raise SystemExit(f"--config: {exc.args[0]}") from None
+    spec = StoreSpec.from_env()
+    # The raw gate needs no Spark: it starts now, so that it overlaps the session's start too.
+    raw_gate = gate.RawGate(spec, campaign, args.configs, args.run_ids, args.docs_dir) \
+        if args.validate and args.configs else None
     with timed("session start"):
         spark = get_session(f"analysis {args.campaign}")
-    spec = StoreSpec.from_env()
     migrated = migrate_legacy_partitions(spec, campaign.name)
     if migrated:
         print(f"analysis: moved the tables of run(s) {', '.join(migrated)} into run partitions", flush=True)
     if args.configs:
         with timed("phase_summary"):
-            phase_summary.step(spark, spec, campaign, args.configs, args.run_ids, args.validate, args.docs_dir)
+            phase_summary.step(spark, spec, campaign, args.configs, args.run_ids, args.validate, args.docs_dir,
+                               raw_gate)
     runs = list(dict.fromkeys([*args.run_ids, *migrated])) if args.run_ids \
         else stored_runs(spec, "phase_summary", campaign.name)
     for run_id in runs:

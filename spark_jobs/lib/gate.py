@@ -13,13 +13,13 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import Column, DataFrame, SparkSession
-from pyspark.sql import functions as F
+from pyspark.sql import SparkSession
 
 from adapters.objectstore import StoreSpec
 from sizing import layout, records
@@ -38,7 +38,7 @@ VALIDATED_CAMPAIGN_TABLES = tuple(name for name in records.CAMPAIGN_TABLES if na
 
 
 # The histogram columns, checked for their wire format (whole 6-byte buckets) where they are read and then dropped:
-# the suites see `hist_wire_ok`, and the JVM never carries the blobs for the gate.
+# the suites see `hist_wire_ok`, and no frame carries the blobs for the gate.
 HIST_COLUMNS = [c.name for c in records.CLIENT_SECONDS if c.type == "binary"]
 CHECKED_CLIENT_COLUMNS = [c.name for c in records.CLIENT_SECONDS if c.type != "binary"]
 CHECKED_CLIENT_DDL = records.spark_ddl("client_seconds", CHECKED_CLIENT_COLUMNS) + ", hist_wire_ok BOOLEAN"
@@ -63,11 +63,11 @@ def whole_buckets(histograms: pa.Array) -> np.ndarray:
     return pc.fill_null(pc.binary_length(histograms), 0).to_numpy(zero_copy_only=False) % 6 == 0
 
 
-def raw_frames(raw: dict[str, DataFrame], expected_phases: dict[str, int] | Callable[[str], dict[str, int]],
+def raw_frames(raw: dict[str, pd.DataFrame], expected_phases: dict[str, int] | Callable[[str], dict[str, int]],
                expected_groups: dict[str, list[str]] | None = None,
                expected_batches: Sequence[dict[str, str]] = ()) -> dict[str, pd.DataFrame]:
     """Pandas frames for the raw suites, of any number of configs and runs at once (every suite's keys hold the
-    config and run). `raw["client_seconds"]`: raw rows, or rows already checked as read (CLIENT_CHECK).
+    config and run), from the raw records: `raw["client_seconds"]` as checked where read (checked_client_rows).
     `expected_phases`: scenario -> phase count per the campaign spec (or config -> that mapping: the count
     depends on the cluster); `expected_groups`: scenario -> its workload groups (issue 14; default: the one
     implicit group); `expected_batches`: the {campaign, config_id, run_id} read, each of which must have records
@@ -76,14 +76,11 @@ def raw_frames(raw: dict[str, DataFrame], expected_phases: dict[str, int] | Call
     rows."""
     expected_groups = expected_groups or {}
     phases_of = expected_phases if callable(expected_phases) else (lambda _config: expected_phases)
-    cs = raw["client_seconds"]
-    if "hist_wire_ok" not in cs.columns:
-        cs = cs.mapInArrow(checked_client_rows, CHECKED_CLIENT_DDL)
-    # One Spark action per record type; the cross-record figures are computed here from the frames the suites get.
-    client = cs.toPandas()
-    phases = raw["phases"].select(*RUN_COLS, "phase", "start_s", "warmup_s", _group()).toPandas()
-    acc = raw["accounting"].select(*RUN_COLS, "phase", _group(), "lost", "duplicates", "reordered").toPandas()
-    nodes = raw["node_seconds"].toPandas()
+    client = raw["client_seconds"]
+    phases = raw["phases"].assign(group=_group(raw["phases"]))[[*RUN_COLS, "phase", "start_s", "warmup_s", "group"]]
+    acc = raw["accounting"].assign(group=_group(raw["accounting"]))[
+        [*RUN_COLS, "phase", "group", "lost", "duplicates", "reordered"]]
+    nodes = raw["node_seconds"]
     nodes["missing_has_no_figures"] = ~nodes["missing"].astype(bool) | nodes["cpu_busy"].isna()
 
     key = [*RUN_COLS, "phase", "group"]
@@ -121,8 +118,8 @@ def raw_frames(raw: dict[str, DataFrame], expected_phases: dict[str, int] | Call
     return {"raw_client_seconds": client, "raw_run_phase": frame, "raw_node_seconds": nodes}
 
 
-def _group() -> Column:
-    return F.coalesce(F.col("group"), F.lit(records.DEFAULT_GROUP)).alias("group")
+def _group(frame: pd.DataFrame) -> pd.Series:
+    return frame["group"].fillna(records.DEFAULT_GROUP)
 
 
 def _expected_phases(campaign: Campaign, config_id: str) -> dict[str, int]:
@@ -130,7 +127,7 @@ def _expected_phases(campaign: Campaign, config_id: str) -> dict[str, int]:
     return {s.name: len(expand(s, nodes, campaign.seed).phases) for s in campaign.scenarios}
 
 
-def campaign_raw_frames(raw: dict[str, DataFrame], campaign: Campaign, configs: Sequence[str],
+def campaign_raw_frames(raw: dict[str, pd.DataFrame], campaign: Campaign, configs: Sequence[str],
                         run_ids: Sequence[str]) -> dict[str, pd.DataFrame]:
     """raw_frames of these configs and runs as the campaign spec expects them (phases per cluster, groups)."""
     phases = {config: _expected_phases(campaign, config) for config in configs}
@@ -139,14 +136,17 @@ def campaign_raw_frames(raw: dict[str, DataFrame], campaign: Campaign, configs: 
                       [{"campaign": campaign.name, "config_id": c, "run_id": r} for c in configs for r in run_ids])
 
 
-def batch_frames(spark: SparkSession, spec: StoreSpec, batch: str, campaign: Campaign, configs: Sequence[str],
+def batch_frames(spark: SparkSession | None, spec: StoreSpec, batch: str, campaign: Campaign, configs: Sequence[str],
                  run_ids: Sequence[str]) -> dict[str, pd.DataFrame]:
-    """The frames of a batch kind for these configs and runs, each record type read once for all of them."""
-    if batch == "raw":
+    """The frames of a batch kind for these configs and runs, each record type read once for all of them (the raw
+    batch without Spark: `spark` may be None)."""
+    if batch == "raw":  # every row of the batch is checked, so read in this process: not through the JVM
         objects = RawObjects.list(spec, campaign.name, configs, run_ids)
-        raw = {rt: objects.read(spark, rt, CLIENT_CHECK if rt == "client_seconds" else None)
+        raw = {rt: objects.rows(rt, CLIENT_CHECK if rt == "client_seconds" else None).to_pandas()
                for rt in ("client_seconds", "phases", "accounting", "node_seconds")}
         return campaign_raw_frames(raw, campaign, configs, run_ids)
+    if spark is None:
+        raise ValueError(f"the {batch} batch is read through Spark: a session is needed")
     if batch == "phase_summary":
         return {"phase_summary": read_partitions(spark, spec, "phase_summary", campaign.name, configs,
                                                  run_ids).toPandas()}
@@ -166,8 +166,9 @@ def of_batch(frames: dict[str, pd.DataFrame], config_id: str, run_id: str) -> di
     return {name: frame[rows(frame)].reset_index(drop=True) for name, frame in frames.items()}
 
 
-def validate_batches(spark: SparkSession, spec: StoreSpec, batch: str, campaign: Campaign, configs: Sequence[str],
-                     run_ids: Sequence[str], docs_dir: str | None) -> dict[tuple[str, str], validation.Outcome]:
+def validate_batches(spark: SparkSession | None, spec: StoreSpec, batch: str, campaign: Campaign,
+                     configs: Sequence[str], run_ids: Sequence[str],
+                     docs_dir: str | None) -> dict[tuple[str, str], validation.Outcome]:
     """Run the batch's suites over these configs and runs, and file one result per config and run at
     sizing.layout.validation_key (whatever the outcome).
 
@@ -204,7 +205,7 @@ class ValidationFailed(SystemExit):
     """A batch failed its suite: the job exits non-zero, naming every failed expectation."""
 
 
-def gate(spark: SparkSession, spec: StoreSpec, batch: str, campaign: Campaign, configs: Sequence[str],
+def gate(spark: SparkSession | None, spec: StoreSpec, batch: str, campaign: Campaign, configs: Sequence[str],
          run_ids: Sequence[str], docs_dir: str | None) -> None:
     """Validate these configs' batches of these runs inside a job's own Spark session (no extra spark-submit),
     in one GX run (validate_batches), and stop the job when any failed, naming every failed expectation."""
@@ -219,3 +220,20 @@ def gate(spark: SparkSession, spec: StoreSpec, batch: str, campaign: Campaign, c
     print(f"validate {batch}: {len(outcomes)} batch(es) in {time.monotonic() - start:.1f} s", flush=True)
     if failures:
         raise ValidationFailed(f"validation of {batch} failed:\n  " + "\n  ".join(failures))
+
+
+class RawGate:
+    """The raw batches' gate, running in a thread from the moment a job knows its batches. It reads and checks
+    every raw row in this process without Spark, so it overlaps the session's start and Spark's summary of the
+    same records; `passed()` waits for its verdict and raises ValidationFailed when a batch failed."""
+
+    def __init__(self, spec: StoreSpec, campaign: Campaign, configs: Sequence[str], run_ids: Sequence[str],
+                 docs_dir: str | None) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="raw-gate")
+        self._verdict = self._pool.submit(gate, None, spec, "raw", campaign, configs, run_ids, docs_dir)
+
+    def passed(self) -> None:
+        try:
+            self._verdict.result()
+        finally:
+            self._pool.shutdown(wait=False)

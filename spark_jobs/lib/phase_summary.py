@@ -8,7 +8,7 @@ config keeps its rows (issue 24).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -571,9 +571,11 @@ def summarise(phases: DataFrame, clients: ClientRecords, accounting: DataFrame, 
 
 
 def run(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str],
-        rules: Rules, resource_limits: DataFrame | None = None) -> None:
+        rules: Rules, resource_limits: DataFrame | None = None,
+        before_write: Callable[[], None] | None = None) -> None:
     """Read these configs' raw records of these runs, summarise them, replace their phase_summary partitions (one
-    per config and run: every other run's rows of the config stay)."""
+    per config and run: every other run's rows of the config stay). `before_write`: called with the summary
+    computed and nothing written yet (the raw gate's verdict)."""
     objects = RawObjects.list(spec, campaign, configs, run_ids)
     raw = {rt: objects.read(spark, rt, columns=NODE_COLUMNS if rt == "node_seconds" else None)
            for rt in records.RECORD_TYPES if rt != "client_seconds"}
@@ -582,19 +584,29 @@ def run(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[s
     clients = ClientRecords.folded(objects.read(spark, "client_seconds", CLIENT_FOLD))
     table = summarise(raw["phases"], clients, raw["accounting"], raw["events"], raw["broker_samples"], rules,
                       node_seconds=raw["node_seconds"], resource_limits=resource_limits)
-    replace_table(table, spec, TABLE, campaign, run_ids, configs)
+    replace_table(table, spec, TABLE, campaign, run_ids, configs, before_write)
     clients.release()
 
 
 def step(spark: SparkSession, spec: StoreSpec, campaign: Campaign, configs: Sequence[str], run_ids: Sequence[str],
-         validate: bool = False, docs_dir: str | None = None) -> None:
+         validate: bool = False, docs_dir: str | None = None, raw_gate: gate.RawGate | None = None) -> None:
     """The analysis job's first step: the phase_summary partitions of these configs from these runs. With
-    `validate`, GX checks each raw batch before it is read and each written partition after."""
-    if validate:  # every config and run at once: one read and one GX run per batch kind (gate.validate_batches)
-        gate.gate(spark, spec, "raw", campaign, configs, run_ids, docs_dir)
-    run(spark, spec, campaign.name, configs, run_ids, Rules.of(campaign),
-        resource_limits=resource_limits_frame(spark, campaign))
-    if validate:
+    `validate`, GX checks the raw batches before anything is written and each written partition after.
+
+    The raw gate (`raw_gate`, or one started here) reads and checks every raw row without Spark while Spark
+    summarises the same records; the summary is written only once it has passed, and a failed gate stops the
+    job with nothing written."""
+    limits, rules = resource_limits_frame(spark, campaign), Rules.of(campaign)
+    if not validate:
+        run(spark, spec, campaign.name, configs, run_ids, rules, resource_limits=limits)
+    else:
+        raw_gate = raw_gate or gate.RawGate(spec, campaign, configs, run_ids, docs_dir)
+        try:
+            run(spark, spec, campaign.name, configs, run_ids, rules, resource_limits=limits,
+                before_write=raw_gate.passed)
+        except Exception:
+            raw_gate.passed()  # a batch that failed its gate says so, not the summary's error on it
+            raise
         gate.gate(spark, spec, "phase_summary", campaign, configs, run_ids, docs_dir)
     print(f"phase_summary: wrote {', '.join(configs)} of {campaign.name}, run(s) {', '.join(run_ids)}, to "
           f"{spec.uri(layout.table_prefix(TABLE, campaign.name))}", flush=True)

@@ -42,6 +42,7 @@ MIN_OBJECTS_PER_PARTITION = 32
 # A fold-less read of at most this many objects is read by the driver (read_in_driver): the data source would
 # cost it a Python planner process and a Python task, each more than reading a few small objects.
 DRIVER_READ_MAX_OBJECTS = MIN_OBJECTS_PER_PARTITION
+DRIVER_READ_THREADS = 4  # objects a driver-side read (read_arrow) fetches and decodes at once
 
 
 def use_s3a(env: dict[str, str] | None = None) -> bool:
@@ -253,16 +254,42 @@ def read_keys(spark: SparkSession, spec: StoreSpec, keys: Sequence[str], schema:
 def read_in_driver(spark: SparkSession, spec: StoreSpec, keys: Sequence[str], schema: StructType) -> DataFrame:
     """A few objects (the phases, accounting or events of the runs one job reads, a table's config partitions),
     aligned to the schema as the data source aligns them, read by the driver and handed to Spark as Arrow."""
-    import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    arrow_schema = to_arrow_schema(schema)
-    store = spec.open()
-    table = pa.concat_tables([align_to_schema(store.read_parquet(key, columns=arrow_schema.names), arrow_schema)
-                              for key in keys])
+    table = read_arrow(spec, keys, to_arrow_schema(schema))
     # One chunk per column: given a chunk per object, createDataFrame (pyspark 4.3) drops every row after an
     # empty chunk that is not the first (an events object of a run without events; the test has one).
     return spark.createDataFrame(table.combine_chunks(), schema)
+
+
+def read_arrow(spec: StoreSpec, keys: Sequence[str], schema, fold: Callable[[Iterator], Iterator] | None = None,
+               threads: int = DRIVER_READ_THREADS):  # (..., pyarrow.Schema, ...) -> pyarrow.Table
+    """The objects `keys` read by this process, aligned to `schema` as the data source aligns them, with `fold`
+    (an ObjectFold's function) mapped over each object's rows: for a caller that wants the rows themselves, not
+    a Spark frame of them. `threads` objects at a time (pyarrow decodes without the GIL)."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pyarrow as pa
+
+    local = threading.local()
+
+    def read(key: str):
+        if not hasattr(local, "store"):
+            local.store = spec.open()
+        return local.store.read_parquet(key, columns=schema.names, use_threads=False)
+
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        read_tables = list(pool.map(read, keys))
+    by_schema: dict = {}  # objects written alike are aligned together: aligning costs per call, not per row
+    for table in read_tables:
+        by_schema.setdefault(table.schema, []).append(table)
+    table = pa.concat_tables([align_to_schema(schema.empty_table(), schema),
+                              *(align_to_schema(pa.concat_tables(group), schema) for group in by_schema.values())])
+    if fold is None:
+        return table
+    batches = table.to_batches() or [pa.RecordBatch.from_pylist([], schema=table.schema)]
+    return pa.Table.from_batches(list(fold(iter(batches))))
 
 
 def read_partitions(objects: int) -> int:
@@ -272,16 +299,22 @@ def read_partitions(objects: int) -> int:
 
 
 def write_table(df: DataFrame, spec: StoreSpec, table: str, partition_by: Sequence[str],
-                replace_prefixes: Sequence[str] = ()) -> None:
+                replace_prefixes: Sequence[str] = (), before_write: Callable[[], None] | None = None) -> None:
     """Overwrite exactly the partitions present in `df` (and `replace_prefixes`), leave every other one alone.
+    `before_write` is called once the rows are computed and before anything is written (raising stops it).
 
     Derived tables are summaries (a row per phase, config or group: a few thousand at seed scale), so the
     driver collects the frame as Arrow and puts the objects itself (`put_partitions`); a Python data source
     writer cost every write two Python processes (its planning and its commit) and a task."""
     if use_s3a():
+        if before_write is not None:
+            before_write()
         _write_table_s3a(df, spec, table, partition_by, replace_prefixes)
         return
-    put_partitions(spec.open(), table, partition_by, df.toArrow(), replace_prefixes)
+    rows = df.toArrow()
+    if before_write is not None:
+        before_write()
+    put_partitions(spec.open(), table, partition_by, rows, replace_prefixes)
 
 
 def _write_table_s3a(df: DataFrame, spec: StoreSpec, table: str, partition_by: Sequence[str],

@@ -6,14 +6,14 @@ the GX gate and the query CLI read and write through these helpers only.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 
 from adapters.objectstore import StoreSpec
 from sizing import layout, records
-from spark_jobs.lib.s3source import ObjectFold, list_objects, read_keys, read_objects, write_table
+from spark_jobs.lib.s3source import ObjectFold, list_objects, read_arrow, read_keys, read_objects, write_table
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,17 @@ class RawObjects:
         of), or with a `fold` (s3source.ObjectFold) the fold of the columns it reads, as they are read."""
         schema = fold.reads if fold is not None else records.spark_ddl(record_type, columns)
         return read_keys(spark, self.spec, self.of(record_type), schema, fold)
+
+    def rows(self, record_type: str, fold: ObjectFold | None = None,
+             columns: Sequence[str] | None = None):  # -> pyarrow.Table
+        """One record type's rows in this process, as Arrow (s3source.read_arrow), for a caller that wants every
+        row itself: the raw gate. Through Spark they would cross from its Python reader into the JVM and back."""
+        import pyarrow as pa
+
+        schema = records.arrow_schema(record_type)
+        if columns is not None:
+            schema = pa.schema([f for f in schema if f.name in columns])
+        return read_arrow(self.spec, self.of(record_type), schema, fold.load() if fold is not None else None)
 
 
 def read_raw(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str],
@@ -75,9 +86,10 @@ def stored_runs(spec: StoreSpec, table: str, campaign: str) -> list[str]:
 
 
 def replace_table(frame: DataFrame, spec: StoreSpec, table: str, campaign: str, run_ids: Sequence[str],
-                  configs: Sequence[str] | None = None) -> None:
+                  configs: Sequence[str] | None = None, before_write: Callable[[], None] | None = None) -> None:
     """Write a derived table into its run partitions (sizing.records.partition_columns), replacing exactly those of
-    `run_ids` (with `configs`: of those configs only); every other run's and config's partition is left alone."""
+    `run_ids` (with `configs`: of those configs only); every other run's and config's partition is left alone.
+    `before_write`: s3source.write_table's."""
     partition_by = list(records.partition_columns(table))
     if configs is None and "config_id" in partition_by:
         raise ValueError(f"{table} is partitioned by config: name the configs whose run partitions it replaces")
@@ -85,7 +97,7 @@ def replace_table(frame: DataFrame, spec: StoreSpec, table: str, campaign: str, 
         prefixes = [layout.table_prefix(table, campaign, run_id=r) for r in run_ids]
     else:
         prefixes = [layout.table_prefix(table, campaign, c, r) for c in configs for r in run_ids]
-    write_table(frame, spec, table, partition_by, replace_prefixes=prefixes)
+    write_table(frame, spec, table, partition_by, replace_prefixes=prefixes, before_write=before_write)
 
 
 def migrate_legacy_partitions(spec: StoreSpec, campaign: str) -> list[str]:
