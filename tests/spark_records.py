@@ -48,14 +48,10 @@ def table(record_type: str, rows: list[dict]) -> pa.Table:
 def rows_as_read(record_type: str, rows: list[dict]):  # -> pandas.DataFrame
     """Rows as the raw gate reads them (tableio.RawObjects.rows): aligned like a stored object, client rows checked."""
     from spark_jobs.lib import gate
-    from spark_jobs.lib.s3source import align_to_schema
+    from spark_jobs.lib.s3source import align_to_schema, fold_table
 
-    schema = records.arrow_schema(record_type)
-    aligned = align_to_schema(table(record_type, rows), schema)
-    if record_type == "client_seconds":
-        batches = aligned.to_batches() or [pa.RecordBatch.from_pylist([], schema=aligned.schema)]
-        aligned = pa.Table.from_batches(list(gate.checked_client_rows(iter(batches))))
-    return aligned.to_pandas()
+    aligned = align_to_schema(table(record_type, rows), records.arrow_schema(record_type))
+    return (fold_table(aligned, gate.checked_client_rows) if record_type == "client_seconds" else aligned).to_pandas()
 
 
 def frames(spark, record_type: str, rows: list[dict]):

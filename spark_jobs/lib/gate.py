@@ -26,7 +26,6 @@ from sizing import layout, records
 from sizing.spec import Campaign
 from sizing.timeline import expand
 from spark_jobs.lib import validation
-from spark_jobs.lib.s3source import ObjectFold
 from spark_jobs.lib.tableio import RawObjects, read_partitions, read_table
 
 RUN_COLS = validation.RUN_COLS
@@ -41,13 +40,10 @@ VALIDATED_CAMPAIGN_TABLES = tuple(name for name in records.CAMPAIGN_TABLES if na
 # the suites see `hist_wire_ok`, and no frame carries the blobs for the gate.
 HIST_COLUMNS = [c.name for c in records.CLIENT_SECONDS if c.type == "binary"]
 CHECKED_CLIENT_COLUMNS = [c.name for c in records.CLIENT_SECONDS if c.type != "binary"]
-CHECKED_CLIENT_DDL = records.spark_ddl("client_seconds", CHECKED_CLIENT_COLUMNS) + ", hist_wire_ok BOOLEAN"
-CLIENT_CHECK = ObjectFold("spark_jobs.lib.gate:checked_client_rows", CHECKED_CLIENT_DDL,
-                          records.spark_ddl("client_seconds"))
 
 
 def checked_client_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """client_seconds rows as the raw suite checks them (CHECKED_CLIENT_DDL): every column but the histograms,
+    """client_seconds rows as the raw suite checks them: every column but the histograms,
     plus whether every histogram is whole 6-byte buckets (a null histogram is fine)."""
     fields = [f for f in records.arrow_schema("client_seconds") if f.name in CHECKED_CLIENT_COLUMNS]
     schema = pa.schema([*(f.with_nullable(True) for f in fields), pa.field("hist_wire_ok", pa.bool_())])
@@ -142,7 +138,7 @@ def batch_frames(spark: SparkSession | None, spec: StoreSpec, batch: str, campai
     batch without Spark: `spark` may be None)."""
     if batch == "raw":  # every row of the batch is checked, so read in this process: not through the JVM
         objects = RawObjects.list(spec, campaign.name, configs, run_ids)
-        raw = {rt: objects.rows(rt, CLIENT_CHECK if rt == "client_seconds" else None).to_pandas()
+        raw = {rt: objects.rows(rt, checked_client_rows if rt == "client_seconds" else None).to_pandas()
                for rt in ("client_seconds", "phases", "accounting", "node_seconds")}
         return campaign_raw_frames(raw, campaign, configs, run_ids)
     if spark is None:

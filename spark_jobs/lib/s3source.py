@@ -265,8 +265,8 @@ def read_in_driver(spark: SparkSession, spec: StoreSpec, keys: Sequence[str], sc
 def read_arrow(spec: StoreSpec, keys: Sequence[str], schema, fold: Callable[[Iterator], Iterator] | None = None,
                threads: int = DRIVER_READ_THREADS):  # (..., pyarrow.Schema, ...) -> pyarrow.Table
     """The objects `keys` read by this process, aligned to `schema` as the data source aligns them, with `fold`
-    (an ObjectFold's function) mapped over each object's rows: for a caller that wants the rows themselves, not
-    a Spark frame of them. `threads` objects at a time (pyarrow decodes without the GIL)."""
+    (an ObjectFold's kind of function) mapped over the rows read (fold_table): for a caller that wants the rows
+    themselves, not a Spark frame of them. `threads` objects at a time (pyarrow decodes without the GIL)."""
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
@@ -286,8 +286,13 @@ def read_arrow(spec: StoreSpec, keys: Sequence[str], schema, fold: Callable[[Ite
         by_schema.setdefault(table.schema, []).append(table)
     table = pa.concat_tables([align_to_schema(schema.empty_table(), schema),
                               *(align_to_schema(pa.concat_tables(group), schema) for group in by_schema.values())])
-    if fold is None:
-        return table
+    return table if fold is None else fold_table(table, fold)
+
+
+def fold_table(table, fold: Callable[[Iterator], Iterator]):  # (pyarrow.Table, ...) -> pyarrow.Table
+    """`fold` over a table's record batches; an empty table is one empty batch, so the fold's schema comes out."""
+    import pyarrow as pa
+
     batches = table.to_batches() or [pa.RecordBatch.from_pylist([], schema=table.schema)]
     return pa.Table.from_batches(list(fold(iter(batches))))
 

@@ -6,7 +6,7 @@ the GX gate and the query CLI read and write through these helpers only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
@@ -40,16 +40,11 @@ class RawObjects:
         schema = fold.reads if fold is not None else records.spark_ddl(record_type, columns)
         return read_keys(spark, self.spec, self.of(record_type), schema, fold)
 
-    def rows(self, record_type: str, fold: ObjectFold | None = None,
-             columns: Sequence[str] | None = None):  # -> pyarrow.Table
-        """One record type's rows in this process, as Arrow (s3source.read_arrow), for a caller that wants every
-        row itself: the raw gate. Through Spark they would cross from its Python reader into the JVM and back."""
-        import pyarrow as pa
-
-        schema = records.arrow_schema(record_type)
-        if columns is not None:
-            schema = pa.schema([f for f in schema if f.name in columns])
-        return read_arrow(self.spec, self.of(record_type), schema, fold.load() if fold is not None else None)
+    def rows(self, record_type: str, fold: Callable[[Iterator], Iterator] | None = None):  # -> pyarrow.Table
+        """One record type's rows in this process, as Arrow (s3source.read_arrow, `fold` mapped over them), for a
+        caller that wants every row itself: the raw gate. Through Spark they would cross from its Python reader
+        into the JVM and back."""
+        return read_arrow(self.spec, self.of(record_type), records.arrow_schema(record_type), fold)
 
 
 def read_raw(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str],
