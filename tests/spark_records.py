@@ -46,12 +46,12 @@ def table(record_type: str, rows: list[dict]) -> pa.Table:
 
 
 def rows_as_read(record_type: str, rows: list[dict]):  # -> pandas.DataFrame
-    """Rows as the raw gate reads them (tableio.RawObjects.rows): aligned like a stored object, client rows checked."""
+    """Rows as the raw gate reads them (gate.raw_rows): aligned like a stored object, client rows as check rows."""
     from spark_jobs.lib import gate
     from spark_jobs.lib.s3source import align_to_schema, fold_table
 
     aligned = align_to_schema(table(record_type, rows), records.arrow_schema(record_type))
-    return (fold_table(aligned, gate.checked_client_rows) if record_type == "client_seconds" else aligned).to_pandas()
+    return (fold_table(aligned, gate.client_check_fold) if record_type == "client_seconds" else aligned).to_pandas()
 
 
 def frames(spark, record_type: str, rows: list[dict]):

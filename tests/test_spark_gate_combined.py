@@ -69,7 +69,7 @@ def test_each_gate_fails_on_its_bad_batch_and_names_only_the_bad_config(spark, s
     with pytest.raises(gate.ValidationFailed) as failed:
         gate.gate(spark, spec, "raw", CAMPAIGN, [SMALL, BIG], ["BAD"], None)
     text = str(failed.value)
-    assert "run_consumed" in text and "in_client_seconds" in text and "hist_wire_ok" in text
+    assert "run_consumed" in text and "in_client_seconds" in text and "bad_histogram_rows" in text
     assert SMALL not in text
     docs = documents(store, "raw", "BAD", [SMALL, BIG])
     assert docs[SMALL]["success"] is True and docs[SMALL]["failures"] == []
@@ -77,12 +77,13 @@ def test_each_gate_fails_on_its_bad_batch_and_names_only_the_bad_config(spark, s
     assert docs[BIG]["success"] is False
     assert {f.split("(")[0] for f in docs[BIG]["failures"]} >= {
         "raw_run_phase: expect_column_pair_values_a_to_be_greater_than_b",
-        "raw_run_phase: expect_column_values_to_be_in_set", "raw_client_seconds: expect_column_values_to_be_in_set"}
+        "raw_run_phase: expect_column_values_to_be_in_set", "raw_client_seconds: expect_column_values_to_be_between"}
 
-    # The analysis job's form: the raw gate on the read phase_summary folds stops the job before a row is written.
+    # The analysis job's form: the raw gate on the check rows of phase_summary's own fold (the client rows read
+    # once) stops the job before a row is written.
     with pytest.raises(gate.ValidationFailed, match="run_consumed") as failed:
         phase_summary.step(spark, spec, CAMPAIGN, [SMALL, BIG], ["BAD"], validate=True)
-    assert "hist_wire_ok" in str(failed.value) and SMALL not in str(failed.value)
+    assert "bad_histogram_rows" in str(failed.value) and SMALL not in str(failed.value)
     assert not [k for c in (SMALL, BIG) for k in store.list(layout.table_prefix("phase_summary", CAMPAIGN.name, c))]
 
     # raw: a config with no records at all cannot hide behind another config's rows.

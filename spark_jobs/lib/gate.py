@@ -4,7 +4,8 @@ Batches: raw (one config's raw records of one run), phase_summary (one config's 
 leaderboards (the campaign-wide tables of one run: VALIDATED_CAMPAIGN_TABLES, the `runs` row included). The
 result JSON goes to sizing.layout.validation_key(batch, campaign, config, run) (config CAMPAIGN_WIDE for
 campaign-wide batches). A job validates all its configs' batches of a kind in one read and one GX run, and only
-when that fails each batch on its own (validate_batches).
+when that fails each batch on its own (validate_batches). Raw rows are validated as check rows, one per worker or
+node phase, computed in the read that folds them (client_checks, node_checks, RawGate).
 The suites themselves are spark_jobs/lib/validation.py; the `validate` job and the jobs' --validate flags call this.
 """
 
@@ -26,6 +27,7 @@ from sizing import layout, records
 from sizing.spec import Campaign
 from sizing.timeline import expand
 from spark_jobs.lib import validation
+from spark_jobs.lib.s3source import ddl_to_arrow
 from spark_jobs.lib.tableio import RawObjects, read_partitions, read_table
 
 RUN_COLS = validation.RUN_COLS
@@ -36,22 +38,104 @@ BATCHES = ("raw", "phase_summary", "leaderboards")
 VALIDATED_CAMPAIGN_TABLES = tuple(name for name in records.CAMPAIGN_TABLES if name in validation.SUITES)
 
 
-# The histogram columns, checked for their wire format (whole 6-byte buckets) where they are read and then dropped:
-# the suites see `hist_wire_ok`, and no frame carries the blobs for the gate.
+# ------------------------------------------------------------ raw client_seconds, checked where it is folded
+
+# The raw client rows are never read for the gate alone: the read that folds them for phase_summary (its fold, in
+# Spark's Python workers) or for the `validate` job (this process) also checks them, into one row per worker phase
+# (client_checks): the raw_client_seconds frame's columns (validation.client_check_columns), and what the
+# cross-record rules need (the seconds it covers, its warm-up boundary, its sums).
 HIST_COLUMNS = [c.name for c in records.CLIENT_SECONDS if c.type == "binary"]
-CHECKED_CLIENT_COLUMNS = [c.name for c in records.CLIENT_SECONDS if c.type != "binary"]
+RUN_SUMS = ["published", "redelivered", "consumed"]  # consumed <= published + redelivered, per run
+CLIENT_CHECK_READS = list(dict.fromkeys([*validation.CLIENT_NOT_NULL, *validation.CLIENT_NON_NEGATIVE, "group",
+                                         *RUN_SUMS, *HIST_COLUMNS]))
+_CHECK_TYPES = {"campaign": "STRING", "config_id": "STRING", "scenario": "STRING", "run_id": "STRING", "repeat": "INT",
+                "phase": "INT", "group": "STRING", "worker": "INT"}
+# Spark DDL (a fold declares its output so); `second_ranges`: the distinct seconds as int32 [first, last] pairs.
+CLIENT_CHECK_DDL = ", ".join([
+    *(f"`{c}` {_CHECK_TYPES[c]}" for c in validation.CLIENT_CHECK_KEY), "rows BIGINT",
+    *(f"{c}_nulls BIGINT" for c in validation.CLIENT_NOT_NULL),
+    *(f"{c}_min DOUBLE" for c in validation.CLIENT_NON_NEGATIVE), "bad_histogram_rows BIGINT",
+    "duplicate_seconds BIGINT", "second_ranges BINARY", "last_warmup_second INT", "first_steady_second INT",
+    *(f"{c}_sum BIGINT" for c in RUN_SUMS)])
 
 
-def checked_client_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """client_seconds rows as the raw suite checks them: every column but the histograms,
-    plus whether every histogram is whole 6-byte buckets (a null histogram is fine)."""
-    fields = [f for f in records.arrow_schema("client_seconds") if f.name in CHECKED_CLIENT_COLUMNS]
-    schema = pa.schema([*(f.with_nullable(True) for f in fields), pa.field("hist_wire_ok", pa.bool_())])
+def client_checks(rows: pa.Table) -> pa.Table:
+    """Raw client_seconds rows (at least CLIENT_CHECK_READS) as check rows (CLIENT_CHECK_DDL), one per worker phase
+    (validation.CLIENT_CHECK_KEY; a worker phase split over two calls is two rows): row_checks' figures of the
+    CLIENT_NOT_NULL and CLIENT_NON_NEGATIVE rules, rows with a histogram that is not whole 6-byte buckets, the last
+    warm-up and first steady second, and the per-run sums (Spark SQL's: nulls skipped, null when every value is)."""
+    group = rows.column("group") if "group" in rows.column_names else pa.nulls(rows.num_rows, pa.string())
+    frame = rows.select([c for c in CLIENT_CHECK_READS if c not in ("group", *HIST_COLUMNS)]).to_pandas()
+    frame["group"] = pc.fill_null(group, records.DEFAULT_GROUP).to_pandas()
+    out, gid = row_checks(frame, validation.CLIENT_CHECK_KEY, validation.CLIENT_NOT_NULL,
+                          validation.CLIENT_NON_NEGATIVE)
+    bad = np.zeros(rows.num_rows, dtype=bool)
+    for column in HIST_COLUMNS:
+        bad |= ~whole_buckets(rows.column(column))
+    out["bad_histogram_rows"] = np.bincount(gid, weights=bad, minlength=len(out)).astype(np.int64)
+    warm = pc.fill_null(rows.column("warmup"), False).to_numpy(zero_copy_only=False)
+    steady = pc.fill_null(pc.invert(rows.column("warmup")), False).to_numpy(zero_copy_only=False)
+    out["last_warmup_second"] = frame["second"].where(warm).groupby(gid).max()
+    out["first_steady_second"] = frame["second"].where(steady).groupby(gid).min()
+    for column in RUN_SUMS:
+        out[f"{column}_sum"] = frame[column].groupby(gid).sum(min_count=1)
+    return pa.Table.from_pandas(out.reset_index(drop=True), schema=ddl_to_arrow(CLIENT_CHECK_DDL),
+                                preserve_index=False)
+
+
+def node_checks(rows: pd.DataFrame) -> pd.DataFrame:
+    """Raw node_seconds rows as check rows (validation.node_check_columns, plus `second_ranges`), one per node phase
+    and target: row_checks' figures of the NODE_NOT_NULL and NODE_NON_NEGATIVE rules, and the missing seconds
+    that have figures."""
+    out, gid = row_checks(rows, validation.NODE_CHECK_KEY, validation.NODE_NOT_NULL, validation.NODE_NON_NEGATIVE)
+    with_figures = rows["missing"].fillna(False).astype(bool) & rows["cpu_busy"].notna()
+    out["missing_with_figures"] = np.bincount(gid, weights=with_figures, minlength=len(out)).astype(np.int64)
+    return out.reset_index(drop=True)
+
+
+def row_checks(frame: pd.DataFrame, key: list[str], not_null: list[str],
+               non_negative: list[str]) -> tuple[pd.DataFrame, np.ndarray]:
+    """One check row per `key` (nulls a key of their own): its rows, per `not_null` column the rows that are null
+    (`<column>_nulls`), per `non_negative` column the least value (`<column>_min`: every row is >= 0 exactly when
+    it is), the seconds it holds twice and its distinct seconds as ranges (`second_ranges`: raw_frames finds a
+    second two check rows share). Also each row's check row (index into the frame returned)."""
+    gid = frame.groupby(key, sort=False, dropna=False).ngroup().to_numpy()
+    groups = int(gid.max()) + 1 if len(gid) else 0
+    by = frame.groupby(gid)
+    out = by[key].first()  # one value per group (or none: a null key)
+    out["rows"] = by.size()
+    for column in not_null:
+        out[f"{column}_nulls"] = frame[column].isna().groupby(gid).sum()
+    for column in non_negative:
+        out[f"{column}_min"] = by[column].min().astype("float64")
+    out["duplicate_seconds"], out["second_ranges"] = _second_ranges(gid, frame["second"].to_numpy(float), groups)
+    return out, gid
+
+
+def _second_ranges(gid: np.ndarray, seconds: np.ndarray, groups: int) -> tuple[np.ndarray, list[bytes]]:
+    """Per group: how many of its (non-null) seconds repeat one before, and its distinct seconds as [first, last]
+    int32 pairs (a worker phase is one range)."""
+    held = ~np.isnan(seconds)
+    if not held.any():
+        return np.zeros(groups, dtype=np.int64), [b""] * groups
+    g, sec = gid[held], seconds[held].astype(np.int64)
+    order = np.lexsort((sec, g))
+    g, sec = g[order], sec[order]
+    same_group = np.r_[False, g[1:] == g[:-1]]
+    repeated = same_group & np.r_[False, sec[1:] == sec[:-1]]
+    duplicates = np.bincount(g[repeated], minlength=groups).astype(np.int64)
+    g, sec = g[~repeated], sec[~repeated]
+    starts = np.flatnonzero(~(np.r_[False, g[1:] == g[:-1]] & np.r_[False, sec[1:] == sec[:-1] + 1]))
+    ends = np.r_[starts[1:], len(sec)] - 1
+    pairs = np.column_stack([sec[starts], sec[ends]]).astype("<i4")
+    bounds = np.searchsorted(g[starts], np.arange(groups + 1))
+    return duplicates, [pairs[bounds[i]:bounds[i + 1]].tobytes() for i in range(groups)]
+
+
+def client_check_fold(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """client_checks as a fold (s3source.ObjectFold's signature): the `validate` job's read of client_seconds."""
     for batch in batches:
-        ok = np.ones(batch.num_rows, dtype=bool)
-        for col in HIST_COLUMNS:
-            ok &= whole_buckets(batch.column(col))
-        yield pa.RecordBatch.from_arrays([*(batch.column(f.name) for f in fields), pa.array(ok)], schema=schema)
+        yield from client_checks(pa.Table.from_batches([batch])).to_batches()
 
 
 def whole_buckets(histograms: pa.Array) -> np.ndarray:
@@ -63,7 +147,7 @@ def raw_frames(raw: dict[str, pd.DataFrame], expected_phases: dict[str, int] | C
                expected_groups: dict[str, list[str]] | None = None,
                expected_batches: Sequence[dict[str, str]] = ()) -> dict[str, pd.DataFrame]:
     """Pandas frames for the raw suites, of any number of configs and runs at once (every suite's keys hold the
-    config and run), from the raw records: `raw["client_seconds"]` as checked where read (checked_client_rows).
+    config and run), from the raw records: `raw["client_seconds"]` as checked where read (client_checks).
     `expected_phases`: scenario -> phase count per the campaign spec (or config -> that mapping: the count
     depends on the cluster); `expected_groups`: scenario -> its workload groups (issue 14; default: the one
     implicit group); `expected_batches`: the {campaign, config_id, run_id} read, each of which must have records
@@ -72,30 +156,31 @@ def raw_frames(raw: dict[str, pd.DataFrame], expected_phases: dict[str, int] | C
     rows."""
     expected_groups = expected_groups or {}
     phases_of = expected_phases if callable(expected_phases) else (lambda _config: expected_phases)
-    client = raw["client_seconds"]
+    checks = raw["client_seconds"].assign(
+        duplicate_seconds=lambda f: f["duplicate_seconds"] + _seconds_in_two_checks(f, "worker"))
     phases = raw["phases"].assign(group=_group(raw["phases"]))[[*RUN_COLS, "phase", "start_s", "warmup_s", "group"]]
     acc = raw["accounting"].assign(group=_group(raw["accounting"]))[
         [*RUN_COLS, "phase", "group", "lost", "duplicates", "reordered"]]
-    nodes = raw["node_seconds"]
-    nodes["missing_has_no_figures"] = ~nodes["missing"].astype(bool) | nodes["cpu_busy"].isna()
+    nodes = node_frame(raw["node_seconds"])
 
     key = [*RUN_COLS, "phase", "group"]
     # Null keys never match in a join (as in Spark SQL): a row with a null key is the row-level suites' to fail.
     by_phase = phases.dropna(subset=[*RUN_COLS, "phase"]).drop_duplicates([*RUN_COLS, "phase"])
-    timed = client[[*RUN_COLS, "phase", "second", "warmup"]].dropna(subset=[*RUN_COLS, "phase"]).merge(
-        by_phase[[*RUN_COLS, "phase", "start_s", "warmup_s"]], on=[*RUN_COLS, "phase"], how="inner")
-    expected_flag = timed["second"] < timed["start_s"] + timed["warmup_s"]
-    judged = timed[["second", "warmup", "start_s", "warmup_s"]].notna().all(axis=1)
-    timed["warmup_flag_errors"] = (judged & (timed["warmup"].astype("boolean") != expected_flag)).astype(int)
+    timed = checks[[*RUN_COLS, "phase", "last_warmup_second", "first_steady_second"]].dropna(
+        subset=[*RUN_COLS, "phase"]).merge(by_phase[[*RUN_COLS, "phase", "start_s", "warmup_s"]],
+                                           on=[*RUN_COLS, "phase"], how="inner")
+    # A second is warm-up exactly when it is before the phase's warm-up end: a worker phase's flags are wrong when
+    # its last warm-up second is at or after it, or its first steady second before it (NaN compares false).
+    steady_from = timed["start_s"] + timed["warmup_s"]
+    timed["warmup_flag_errors"] = ((timed["last_warmup_second"] >= steady_from)
+                                   | (timed["first_steady_second"] < steady_from)).astype(int)
     warm = timed.groupby([*RUN_COLS, "phase"], as_index=False)["warmup_flag_errors"].sum()
     # sums as Spark SQL's: nulls skipped, null when every value is
-    sums = client.groupby(RUN_COLS, dropna=False)[["published", "redelivered", "consumed"]].sum(min_count=1)
-    per_run = pd.DataFrame({"run_published_plus_redelivered": sums["published"] + sums["redelivered"],
-                            "run_consumed": sums["consumed"]}).reset_index()
+    sums = checks.groupby(RUN_COLS, dropna=False)[[f"{c}_sum" for c in RUN_SUMS]].sum(min_count=1)
+    per_run = pd.DataFrame({"run_published_plus_redelivered": sums["published_sum"] + sums["redelivered_sum"],
+                            "run_consumed": sums["consumed_sum"]}).reset_index()
     # phase 0 is the drain after the timeline: records, but no phase of the spec
-    seen_cs = (client.loc[client["phase"] > 0, [*RUN_COLS, "phase"]]
-               .assign(group=client["group"].fillna(records.DEFAULT_GROUP)).drop_duplicates()
-               .assign(in_client_seconds=True))
+    seen_cs = (checks.loc[checks["phase"] > 0, key].drop_duplicates().assign(in_client_seconds=True))
     seen_ph = phases[key].drop_duplicates().assign(in_phases_table=True)
     runs = pd.concat([seen_cs[RUN_COLS], seen_ph[RUN_COLS], per_run[RUN_COLS]]).drop_duplicates()
     expected = pd.DataFrame([{**r, "phase": p, "group": g} for r in runs.to_dict("records")
@@ -111,7 +196,35 @@ def raw_frames(raw: dict[str, pd.DataFrame], expected_phases: dict[str, int] | C
     for col in ("in_phases_table", "in_client_seconds", "in_accounting"):
         frame[col] = frame[col].astype("boolean").fillna(False).astype(bool)
     frame["warmup_flag_errors"] = frame["warmup_flag_errors"].fillna(0)
-    return {"raw_client_seconds": client, "raw_run_phase": frame, "raw_node_seconds": nodes}
+    return {"raw_client_seconds": checks[validation.client_check_columns()], "raw_run_phase": frame,
+            "raw_node_seconds": nodes}
+
+
+def node_frame(node_seconds: pd.DataFrame) -> pd.DataFrame:
+    """The raw_node_seconds frame from the node rows as read (node_checks)."""
+    checks = node_checks(node_seconds)
+    checks["duplicate_seconds"] += _seconds_in_two_checks(checks, "node")
+    return checks[validation.node_check_columns()]
+
+
+def _seconds_in_two_checks(checks: pd.DataFrame, owner: str) -> pd.Series:
+    """Per check row: the seconds its `owner` (worker, node) holds in two check rows of the run (row_checks'
+    `second_ranges` of every row of the run and owner: the seconds they cover less their union), on each of its
+    rows."""
+    worker = [*RUN_COLS, owner]
+    ranges = [(i, int(lo), int(hi)) for i, blob in zip(checks.index, checks["second_ranges"], strict=True)
+              if isinstance(blob, bytes) for lo, hi in np.frombuffer(blob, dtype="<i4").reshape(-1, 2)]
+    if not ranges:
+        return pd.Series(0, index=checks.index)
+    spans = pd.DataFrame(ranges, columns=["row", "first", "last"]).join(checks[worker], on="row")
+    spans = spans.dropna(subset=worker).sort_values([*worker, "first"])
+    # a sweep per worker: the part of each span after every span that starts before it is new
+    reached = spans.groupby(worker)["last"].cummax().groupby([spans[c] for c in worker]).shift().fillna(-np.inf)
+    spans["shared"] = (spans["last"] - spans["first"] + 1) - (
+        spans["last"] - np.maximum(spans["first"], reached + 1) + 1).clip(lower=0)
+    shared = spans.groupby(worker)["shared"].sum().rename("shared").reset_index()
+    return checks[worker].merge(shared, on=worker, how="left")["shared"].fillna(0).astype(np.int64).set_axis(
+        checks.index)
 
 
 def _group(frame: pd.DataFrame) -> pd.Series:
@@ -132,14 +245,22 @@ def campaign_raw_frames(raw: dict[str, pd.DataFrame], campaign: Campaign, config
                       [{"campaign": campaign.name, "config_id": c, "run_id": r} for c in configs for r in run_ids])
 
 
+RAW_TYPES = ("client_seconds", "phases", "accounting", "node_seconds")  # what the raw suites read
+
+
+def raw_rows(objects: RawObjects, record_types: Sequence[str] = RAW_TYPES) -> dict[str, pd.DataFrame]:
+    """Raw record types as raw_frames takes them, read in this process (every row is checked: through Spark they
+    would cross into the JVM and back): client_seconds as check rows (client_check_fold), the others as rows."""
+    return {rt: (objects.rows(rt, client_check_fold, CLIENT_CHECK_READS) if rt == "client_seconds"
+                 else objects.rows(rt)).to_pandas() for rt in record_types}
+
+
 def batch_frames(spark: SparkSession | None, spec: StoreSpec, batch: str, campaign: Campaign, configs: Sequence[str],
                  run_ids: Sequence[str]) -> dict[str, pd.DataFrame]:
     """The frames of a batch kind for these configs and runs, each record type read once for all of them (the raw
     batch without Spark: `spark` may be None)."""
-    if batch == "raw":  # every row of the batch is checked, so read in this process: not through the JVM
-        objects = RawObjects.list(spec, campaign.name, configs, run_ids)
-        raw = {rt: objects.rows(rt, checked_client_rows if rt == "client_seconds" else None).to_pandas()
-               for rt in ("client_seconds", "phases", "accounting", "node_seconds")}
+    if batch == "raw":
+        raw = raw_rows(RawObjects.list(spec, campaign.name, configs, run_ids))
         return campaign_raw_frames(raw, campaign, configs, run_ids)
     if spark is None:
         raise ValueError(f"the {batch} batch is read through Spark: a session is needed")
@@ -163,10 +284,12 @@ def of_batch(frames: dict[str, pd.DataFrame], config_id: str, run_id: str) -> di
 
 
 def validate_batches(spark: SparkSession | None, spec: StoreSpec, batch: str, campaign: Campaign,
-                     configs: Sequence[str], run_ids: Sequence[str],
-                     docs_dir: str | None) -> dict[tuple[str, str], validation.Outcome]:
-    """Run the batch's suites over these configs and runs, and file one result per config and run at
-    sizing.layout.validation_key (whatever the outcome).
+                     configs: Sequence[str], run_ids: Sequence[str], docs_dir: str | None,
+                     frames: dict[str, pd.DataFrame] | None = None,
+                     validated: validation.Outcome | None = None) -> dict[tuple[str, str], validation.Outcome]:
+    """Run the batch's suites over these configs and runs (on `frames`, if the caller has them: batch_frames'), and
+    file one result per config and run at sizing.layout.validation_key (whatever the outcome). `validated`: the
+    union's outcome of some of the frames, validated earlier (union_result_format): only the others run here.
 
     All of them are validated in one GX run (a GX run costs ~2 s however few its rows: 21 configs paid it 21 times
     per batch kind). Every suite's expectations hold row by row or per key, and every key holds the config and
@@ -174,9 +297,12 @@ def validate_batches(spark: SparkSession | None, spec: StoreSpec, batch: str, ca
     explicit failing row (raw_frames). Only when the union fails is each config and run validated on its own, so
     that each document names its own failures (the union's verdict is GX's BOOLEAN_ONLY, half the time of the
     counts and lists of unexpected values on a million rows; a single batch gets them at once)."""
-    frames = batch_frames(spark, spec, batch, campaign, configs, run_ids)
+    frames = frames if frames is not None else batch_frames(spark, spec, batch, campaign, configs, run_ids)
     batches = [(config, run_id) for config in configs for run_id in run_ids]
-    together = validation.validate_frames(frames, docs_dir, "SUMMARY" if len(batches) == 1 else "BOOLEAN_ONLY")
+    together = validation.validate_frames({name: frame for name, frame in frames.items()
+                                           if validated is None or name not in validated.results},
+                                          docs_dir, union_result_format(len(batches)))
+    together = together if validated is None else validated.and_(together)
     if together.success or len(batches) == 1:
         outcomes = dict.fromkeys(batches, together)
     else:
@@ -191,6 +317,11 @@ def validate_batches(spark: SparkSession | None, spec: StoreSpec, batch: str, ca
     return outcomes
 
 
+def union_result_format(batches: int) -> str:
+    """GX's result format for the union of `batches` batches (validate_batches)."""
+    return "SUMMARY" if batches == 1 else "BOOLEAN_ONLY"
+
+
 def validate_batch(spark: SparkSession, spec: StoreSpec, batch: str, campaign: Campaign, config_id: str,
                    run_id: str, docs_dir: str | None) -> validation.Outcome:
     """One config's batch of one run (the `validate` job): validate_batches of just it."""
@@ -202,11 +333,12 @@ class ValidationFailed(SystemExit):
 
 
 def gate(spark: SparkSession | None, spec: StoreSpec, batch: str, campaign: Campaign, configs: Sequence[str],
-         run_ids: Sequence[str], docs_dir: str | None) -> None:
+         run_ids: Sequence[str], docs_dir: str | None, frames: dict[str, pd.DataFrame] | None = None,
+         validated: validation.Outcome | None = None) -> None:
     """Validate these configs' batches of these runs inside a job's own Spark session (no extra spark-submit),
     in one GX run (validate_batches), and stop the job when any failed, naming every failed expectation."""
     start = time.monotonic()
-    outcomes = validate_batches(spark, spec, batch, campaign, configs, run_ids, docs_dir)
+    outcomes = validate_batches(spark, spec, batch, campaign, configs, run_ids, docs_dir, frames, validated)
     failures = []
     for (config, run_id), outcome in outcomes.items():
         where = f"{batch} {campaign.name}/{config}/{run_id}"
@@ -219,17 +351,41 @@ def gate(spark: SparkSession | None, spec: StoreSpec, batch: str, campaign: Camp
 
 
 class RawGate:
-    """The raw batches' gate, running in a thread from the moment a job knows its batches. It reads and checks
-    every raw row in this process without Spark, so it overlaps the session's start and Spark's summary of the
-    same records; `passed()` waits for its verdict and raises ValidationFailed when a batch failed."""
+    """The raw batches' gate in a job whose own read of client_seconds checks it (phase_summary's fold: the rows
+    are read once). From the moment the job knows its batches, a thread reads the other raw record types without
+    Spark and validates the node rows (the bulk of the GX work), overlapping the session's start and Spark's work;
+    `passed(client_checks)`, with the fold's check rows (client_checks), validates the rest and raises
+    ValidationFailed when a batch failed."""
 
     def __init__(self, spec: StoreSpec, campaign: Campaign, configs: Sequence[str], run_ids: Sequence[str],
                  docs_dir: str | None) -> None:
+        self._batches = (spec, campaign, list(configs), list(run_ids), docs_dir)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="raw-gate")
-        self._verdict = self._pool.submit(gate, None, spec, "raw", campaign, configs, run_ids, docs_dir)
+        self._early = self._pool.submit(self._nodes_validated)
+        self._verdict = False
 
-    def passed(self) -> None:
+    def _nodes_validated(self) -> tuple[RawObjects, dict[str, pd.DataFrame], validation.Outcome]:
+        spec, campaign, configs, run_ids, docs_dir = self._batches
+        start = time.monotonic()
+        objects = RawObjects.list(spec, campaign.name, configs, run_ids)
+        raw = raw_rows(objects, RAW_TYPES[1:])
+        nodes = validation.validate_frames({"raw_node_seconds": node_frame(raw["node_seconds"])}, docs_dir,
+                                           union_result_format(len(configs) * len(run_ids)))
+        print(f"validate raw: read and validated the node rows of {len(configs) * len(run_ids)} batch(es) in "
+              f"{time.monotonic() - start:.1f} s, beside Spark", flush=True)
+        return objects, raw, nodes
+
+    def passed(self, client_checks: pa.Table | None = None) -> None:
+        """The verdict: with `client_checks` None (the job's fold never finished) the client rows are read here."""
+        if self._verdict:
+            return
+        spec, campaign, configs, run_ids, docs_dir = self._batches
         try:
-            self._verdict.result()
+            objects, raw, nodes = self._early.result()
+            raw = {**raw, "client_seconds": client_checks.to_pandas() if client_checks is not None
+                   else raw_rows(objects, ["client_seconds"])["client_seconds"]}
         finally:
             self._pool.shutdown(wait=False)
+        gate(None, spec, "raw", campaign, configs, run_ids, docs_dir,
+             campaign_raw_frames(raw, campaign, configs, run_ids), validated=nodes)
+        self._verdict = True  # passed: a later call (the job failing after its write began) has nothing to add

@@ -29,7 +29,7 @@ from sizing.search import PROBE_EVENT, SearchSpec, backlog_slope
 from sizing.spec import Campaign
 from spark_jobs.lib import gate, histmerge, rules_columns
 from spark_jobs.lib.recovery import fault_impact
-from spark_jobs.lib.s3source import align_to_schema
+from spark_jobs.lib.s3source import align_to_schema, ddl_to_arrow
 from spark_jobs.lib.tableio import ObjectFold, RawObjects, replace_table
 
 TABLE = "phase_summary"
@@ -81,9 +81,14 @@ SERIES_DDL = (RUN_KEY_DDL + ", `group` STRING, phase INT, warmup BOOLEAN, second
 SERIES_KEY = [*RUN_COLS, "group", "phase", "warmup", "second"]
 SERIES_COUNTS = ["published", "confirmed", "consumed", "acked", "scheduled"]  # summed over workers
 SERIES_MAX = ["blocked_ms"]  # the most blocked worker: a second in which some publisher was blocked
-# What one fold of client_seconds yields: partial rows (`series` false, PARTIAL_DDL's columns) and series rows
-# (`series` true, SERIES_DDL's columns), the other kind's columns null. One read serves both passes.
-FOLDED_DDL = PARTIAL_DDL + ", series BOOLEAN, warmup BOOLEAN, second INT, acked BIGINT"
+# What one fold of client_seconds yields, told apart by `kind`: partial rows (PARTIAL_DDL's columns), series rows
+# (SERIES_DDL's) and the raw gate's check rows (gate.CLIENT_CHECK_DDL's), the other kinds' columns null. One read
+# serves the two passes and the gate.
+PARTIAL, SERIES, CHECK = "partial", "series", "check"
+_SHARED = set(ddl_to_arrow(PARTIAL_DDL).names)
+FOLDED_DDL = ", ".join([PARTIAL_DDL, "kind STRING, warmup BOOLEAN, second INT, acked BIGINT",
+                        *(part for part in gate.CLIENT_CHECK_DDL.split(", ") if part.split()[0].strip("`")
+                          not in _SHARED)])
 
 
 def fold_client_seconds(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -92,7 +97,9 @@ def fold_client_seconds(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Record
     - partial rows: the steady (warm-up excluded) seconds folded into one row per (run, phase, group, worker).
       A raw object holds one worker's phase, so ~600 wide rows with three histograms each become 1;
     - series rows: the per-second counts summed per (run, group, phase, warm-up, second). Objects are read in
-      key order, so a batch holds whole phases of all of a run's workers: ~8 rows become 1.
+      key order, so a batch holds whole phases of all of a run's workers: ~8 rows become 1;
+    - check rows: every row (warm-up and drain seconds too) checked for the raw gate (gate.client_checks), one
+      per worker phase.
 
     The job runs it where objects are read (CLIENT_FOLD). Batches are folded one at a time (bounded memory); a
     group split over two batches just yields two rows, which the final stages add.
@@ -100,8 +107,11 @@ def fold_client_seconds(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Record
     out_schema = ddl_to_arrow(FOLDED_DDL)
     for batch in batches:
         table = _with_group(pa.Table.from_batches([batch]))
-        for folded in (_partials(table.filter(pc.invert(table.column("warmup")))), _series(table)):
+        steady = table.filter(pc.fill_null(pc.invert(table.column("warmup")), False))
+        for kind, folded in ((PARTIAL, _partials(steady)), (SERIES, _series(table)),
+                             (CHECK, gate.client_checks(table) if table.num_rows else None)):
             if folded is not None:
+                folded = folded.append_column("kind", pa.array([kind] * folded.num_rows, pa.string()))
                 yield from align_to_schema(folded, out_schema).to_batches()
 
 
@@ -118,7 +128,6 @@ def _partials(steady: pa.Table) -> pa.Table | None:
     for col in HIST_COLS:
         dense = histmerge.dense_counts(steady.column(col), gid, len(agg))
         agg[col] = [encode_counts(row) for row in dense]
-    agg["series"] = False
     return pa.Table.from_pandas(agg.reset_index(drop=True), preserve_index=False)
 
 
@@ -128,7 +137,6 @@ def _series(table: pa.Table) -> pa.Table | None:
     frame = table.select([*SERIES_KEY, *SERIES_COUNTS, *SERIES_MAX]).to_pandas()
     summed = frame.groupby(SERIES_KEY, sort=False, dropna=False, as_index=False).agg(
         **{c: (c, "sum") for c in SERIES_COUNTS}, **{c: (c, "max") for c in SERIES_MAX})
-    summed["series"] = True
     return pa.Table.from_pandas(summed, preserve_index=False)
 
 
@@ -139,10 +147,12 @@ def _with_group(table: pa.Table) -> pa.Table:
     return table.append_column("group", pc.fill_null(group, records.DEFAULT_GROUP))
 
 
-# The fold decodes only the columns a phase figure or the series comes from: 24 of client_seconds' 37.
+# The fold decodes only the columns a phase figure, the series or the gate's checks come from: 26 of client_seconds'
+# 37.
 CLIENT_FOLD = ObjectFold("spark_jobs.lib.phase_summary:fold_client_seconds", FOLDED_DDL, records.spark_ddl(
-    "client_seconds", [*GROUP_KEY, "worker", "second", "warmup", *SUM_COLS, *SERIES_COUNTS, "blocked_ms", "cpu_s",
-                       "publish_delay_max_us", *HIST_COLS]))
+    "client_seconds", list(dict.fromkeys([*GROUP_KEY, "worker", "second", "warmup", *SUM_COLS, *SERIES_COUNTS,
+                                          "blocked_ms", "cpu_s", "publish_delay_max_us", *HIST_COLS,
+                                          *gate.CLIENT_CHECK_READS]))))
 
 
 def _final_client(table: pa.Table) -> pa.Table:
@@ -172,16 +182,6 @@ def _final_client(table: pa.Table) -> pa.Table:
     return pa.Table.from_pylist([row], schema=ddl_to_arrow(CLIENT_DDL))
 
 
-_ARROW_TYPES = {"STRING": pa.string(), "INT": pa.int32(), "BIGINT": pa.int64(), "DOUBLE": pa.float64(),
-                "BOOLEAN": pa.bool_(), "BINARY": pa.binary()}
-
-
-def ddl_to_arrow(ddl: str) -> pa.Schema:
-    """Arrow schema of a flat `name TYPE, ...` DDL (Spark's own parser needs the JVM, which workers lack)."""
-    return pa.schema([pa.field(name.strip("`"), _ARROW_TYPES[kind]) for name, kind in
-                      (part.split() for part in ddl.split(","))])
-
-
 def client_phase_stats(partials: DataFrame) -> DataFrame:
     """Steady-window (warm-up excluded) totals and merged-histogram percentiles per (run, phase, group), from the
     folded partials (fold_client_seconds)."""
@@ -196,15 +196,16 @@ class ClientRecords:
 
     partials: DataFrame
     series: DataFrame
+    checks: DataFrame | None = None  # the raw gate's check rows (gate.CLIENT_CHECK_DDL), when read by the fold
     cached: DataFrame | None = None  # what `release` drops once the table is written
 
     @classmethod
     def folded(cls, folded: DataFrame) -> ClientRecords:
-        """Both from one fold's output (FOLDED_DDL). Cached: two passes read it, and the fold (a read of every
-        client_seconds object) must run once."""
+        """All from one fold's output (FOLDED_DDL). Cached: two passes and the gate read it, and the fold (a read of
+        every client_seconds object) must run once."""
         folded = folded.persist()
-        return cls(_partial_rows(folded), folded.filter(F.col("series")).select(*ddl_to_arrow(SERIES_DDL).names),
-                   folded)
+        return cls(_partial_rows(folded), _rows_of(folded, SERIES, SERIES_DDL), _rows_of(folded, CHECK,
+                                                                                         gate.CLIENT_CHECK_DDL), folded)
 
     def release(self) -> None:
         """Drop the cached fold (the analysis job's next step shares the driver and the executors' memory)."""
@@ -219,8 +220,12 @@ class ClientRecords:
 
 
 def _partial_rows(folded: DataFrame) -> DataFrame:
-    """The partial rows of a fold's output (FOLDED_DDL), with PARTIAL_DDL's columns."""
-    return folded.filter(~F.col("series")).select(*ddl_to_arrow(PARTIAL_DDL).names)
+    return _rows_of(folded, PARTIAL, PARTIAL_DDL)
+
+
+def _rows_of(folded: DataFrame, kind: str, ddl: str) -> DataFrame:
+    """One kind of a fold's rows (FOLDED_DDL), with that kind's columns (`ddl`)."""
+    return folded.filter(F.col("kind") == kind).select(*ddl_to_arrow(ddl).names)
 
 
 def with_group(frame: DataFrame) -> DataFrame:
@@ -572,10 +577,10 @@ def summarise(phases: DataFrame, clients: ClientRecords, accounting: DataFrame, 
 
 def run(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str],
         rules: Rules, resource_limits: DataFrame | None = None,
-        before_write: Callable[[], None] | None = None) -> None:
+        raw_gate: Callable[[pa.Table], None] | None = None) -> None:
     """Read these configs' raw records of these runs, summarise them, replace their phase_summary partitions (one
-    per config and run: every other run's rows of the config stay). `before_write`: called with the summary
-    computed and nothing written yet (the raw gate's verdict)."""
+    per config and run: every other run's rows of the config stay). `raw_gate`: called with the fold's check rows
+    (gate.client_checks) once the summary is computed and before anything is written (raising stops the write)."""
     objects = RawObjects.list(spec, campaign, configs, run_ids)
     raw = {rt: objects.read(spark, rt, columns=NODE_COLUMNS if rt == "node_seconds" else None)
            for rt in records.RECORD_TYPES if rt != "client_seconds"}
@@ -584,7 +589,8 @@ def run(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[s
     clients = ClientRecords.folded(objects.read(spark, "client_seconds", CLIENT_FOLD))
     table = summarise(raw["phases"], clients, raw["accounting"], raw["events"], raw["broker_samples"], rules,
                       node_seconds=raw["node_seconds"], resource_limits=resource_limits)
-    replace_table(table, spec, TABLE, campaign, run_ids, configs, before_write)
+    checked = None if raw_gate is None or clients.checks is None else lambda: raw_gate(clients.checks.toArrow())
+    replace_table(table, spec, TABLE, campaign, run_ids, configs, checked)
     clients.release()
 
 
@@ -593,9 +599,9 @@ def step(spark: SparkSession, spec: StoreSpec, campaign: Campaign, configs: Sequ
     """The analysis job's first step: the phase_summary partitions of these configs from these runs. With
     `validate`, GX checks the raw batches before anything is written and each written partition after.
 
-    The raw gate (`raw_gate`, or one started here) reads and checks every raw row without Spark while Spark
-    summarises the same records; the summary is written only once it has passed, and a failed gate stops the
-    job with nothing written."""
+    The raw gate (`raw_gate`, or one started here) checks the client rows in the read that folds them, and reads
+    the other raw record types without Spark while Spark summarises; the summary is written only once it has
+    passed, and a failed gate stops the job with nothing written."""
     limits, rules = resource_limits_frame(spark, campaign), Rules.of(campaign)
     if not validate:
         run(spark, spec, campaign.name, configs, run_ids, rules, resource_limits=limits)
@@ -603,7 +609,7 @@ def step(spark: SparkSession, spec: StoreSpec, campaign: Campaign, configs: Sequ
         raw_gate = raw_gate or gate.RawGate(spec, campaign, configs, run_ids, docs_dir)
         try:
             run(spark, spec, campaign.name, configs, run_ids, rules, resource_limits=limits,
-                before_write=raw_gate.passed)
+                raw_gate=raw_gate.passed)
         except Exception:
             raw_gate.passed()  # a batch that failed its gate says so, not the summary's error on it
             raise

@@ -290,11 +290,26 @@ def read_arrow(spec: StoreSpec, keys: Sequence[str], schema, fold: Callable[[Ite
 
 
 def fold_table(table, fold: Callable[[Iterator], Iterator]):  # (pyarrow.Table, ...) -> pyarrow.Table
-    """`fold` over a table's record batches; an empty table is one empty batch, so the fold's schema comes out."""
+    """`fold` over a table's rows in batches of BATCH_ROWS, as the data source hands them to a fold (a table read
+    object by object is a chunk per object, and a fold call costs per batch); an empty table is one empty batch, so
+    the fold's schema comes out."""
     import pyarrow as pa
 
-    batches = table.to_batches() or [pa.RecordBatch.from_pylist([], schema=table.schema)]
+    batches = table.combine_chunks().to_batches(max_chunksize=BATCH_ROWS) \
+        or [pa.RecordBatch.from_pylist([], schema=table.schema)]
     return pa.Table.from_batches(list(fold(iter(batches))))
+
+
+_ARROW_TYPES = {"STRING": "string", "INT": "int32", "BIGINT": "int64", "DOUBLE": "float64", "BOOLEAN": "bool_",
+                "BINARY": "binary"}
+
+
+def ddl_to_arrow(ddl: str):  # -> pyarrow.Schema
+    """Arrow schema of a flat `name TYPE, ...` DDL (Spark's own parser needs the JVM, which Python workers lack)."""
+    import pyarrow as pa
+
+    return pa.schema([pa.field(name.strip("`"), getattr(pa, _ARROW_TYPES[kind])()) for name, kind in
+                      (part.split() for part in ddl.split(","))])
 
 
 def read_partitions(objects: int) -> int:

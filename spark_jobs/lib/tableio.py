@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 from adapters.objectstore import StoreSpec
@@ -40,11 +41,15 @@ class RawObjects:
         schema = fold.reads if fold is not None else records.spark_ddl(record_type, columns)
         return read_keys(spark, self.spec, self.of(record_type), schema, fold)
 
-    def rows(self, record_type: str, fold: Callable[[Iterator], Iterator] | None = None):  # -> pyarrow.Table
-        """One record type's rows in this process, as Arrow (s3source.read_arrow, `fold` mapped over them), for a
-        caller that wants every row itself: the raw gate. Through Spark they would cross from its Python reader
-        into the JVM and back."""
-        return read_arrow(self.spec, self.of(record_type), records.arrow_schema(record_type), fold)
+    def rows(self, record_type: str, fold: Callable[[Iterator], Iterator] | None = None,
+             columns: Sequence[str] | None = None):  # -> pyarrow.Table
+        """One record type's rows in this process (only `columns`, if given), as Arrow (s3source.read_arrow,
+        `fold` mapped over them), for a caller that wants the rows themselves: the raw gate. Through Spark they
+        would cross from its Python reader into the JVM and back."""
+        schema = records.arrow_schema(record_type)
+        if columns is not None:
+            schema = pa.schema([schema.field(c) for c in columns])
+        return read_arrow(self.spec, self.of(record_type), schema, fold)
 
 
 def read_raw(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str],

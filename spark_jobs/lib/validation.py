@@ -2,9 +2,9 @@
 
 The suites are data (`SUITES`: expectation class name + arguments), version-controlled here and exported
 to gx/suites/<name>.json (`python -m spark_jobs.lib.validation --export gx/suites`; a test keeps the two in sync).
-Validation runs on pandas frames that the Spark side prepares (row-level frames without the binary
-histogram columns, plus per-run/phase check frames for the cross-record rules), in an ephemeral GX
-context whose checkpoint also updates a local Data Docs site (SITE_NAME, not the default `local_site`).
+Validation runs on pandas frames that the jobs prepare (the raw client rows as one check row per worker phase,
+folded where they are read; node rows as read; per-run/phase frames for the cross-record rules; the tables), in an
+ephemeral GX context whose checkpoint also updates a local Data Docs site (SITE_NAME, not the default `local_site`).
 """
 
 from __future__ import annotations
@@ -50,35 +50,63 @@ def _monotonic(prefix: str) -> list[Expectation]:
             for lo, hi in itertools.pairwise(LAT_ORDER)]
 
 
-def _raw_client_columns() -> list[str]:
-    binary = {c.name for c in records.CLIENT_SECONDS if c.type == "binary"}
-    return [c.name for c in records.CLIENT_SECONDS if c.name not in binary] + ["hist_wire_ok"]
+# What every raw client_seconds row must hold. The rows are checked where they are read and folded, one check row
+# per worker phase (gate.client_checks): per rule, the rows that break it (`<column>_nulls`) or the least value
+# (`<column>_min`: every row is >= 0 exactly when the least is), so the gate needs no second read of them.
+CLIENT_NOT_NULL = [*RUN_COLS, "worker", "second", "phase", "warmup", "target_rate"]
+CLIENT_NON_NEGATIVE = [*COUNT_COLS, "publish_delay_max_us", "blocked_ms", "cpu_s", "second"]
+CLIENT_CHECK_KEY = [*RUN_COLS, "phase", "group", "worker"]
+
+
+# The same for node_seconds, one check row per node phase (and target: the rows' targets are the key's).
+NODE_NOT_NULL = [*RUN_COLS, "node", "second", "phase", "missing", "target", "shared_cores"]
+NODE_NON_NEGATIVE = ["second", "cpu_busy", "cpu_s", "disk_read_bytes_per_s", "disk_write_bytes_per_s",
+                     "net_in_bytes_per_s", "net_out_bytes_per_s", "span_s"]
+NODE_CHECK_KEY = [*RUN_COLS, "phase", "node", "target"]
+
+
+def check_columns(key: list[str], not_null: list[str], non_negative: list[str]) -> list[str]:
+    """A check frame's columns (gate.row_checks): the key, its rows, nulls and least values, seconds held twice."""
+    return [*key, "rows", *(f"{c}_nulls" for c in not_null), *(f"{c}_min" for c in non_negative),
+            "duplicate_seconds"]
+
+
+def client_check_columns() -> list[str]:
+    """The raw_client_seconds frame: one row per worker phase, what its rows break (gate.client_checks)."""
+    return [*check_columns(CLIENT_CHECK_KEY, CLIENT_NOT_NULL, CLIENT_NON_NEGATIVE), "bad_histogram_rows"]
+
+
+def node_check_columns() -> list[str]:
+    """The raw_node_seconds frame: one row per node phase, what its rows break (gate.node_checks)."""
+    return [*check_columns(NODE_CHECK_KEY, NODE_NOT_NULL, NODE_NON_NEGATIVE), "missing_with_figures"]
+
+
+def _held_by_every_row(columns: list[str]) -> list[Expectation]:
+    """Counts of rows that break a rule (a check frame's): zero on every check row."""
+    return [("ExpectColumnValuesToBeBetween", {"column": c, "min_value": 0, "max_value": 0}) for c in columns]
 
 
 def _suites() -> dict[str, list[Expectation]]:
     return {
-        # Row level: one row per worker-second as loaded (histogram blobs replaced by a wire-format check).
+        # Every worker-second row, as one check row per worker phase (CLIENT_NOT_NULL, CLIENT_NON_NEGATIVE): no
+        # nulls, nothing negative, histograms of whole 6-byte buckets, no second of a worker twice in a run.
         "raw_client_seconds": [
-            ("ExpectTableColumnsToMatchSet", {"column_set": _raw_client_columns(), "exact_match": True}),
+            ("ExpectTableColumnsToMatchSet", {"column_set": client_check_columns(), "exact_match": True}),
             ("ExpectTableRowCountToBeBetween", {"min_value": 1}),
-            *_not_null([*RUN_COLS, "worker", "second", "phase", "warmup", "target_rate"]),
-            *_non_negative([*COUNT_COLS, "publish_delay_max_us", "blocked_ms", "cpu_s", "second"]),
+            *_held_by_every_row([f"{c}_nulls" for c in CLIENT_NOT_NULL]),
+            *_non_negative([f"{c}_min" for c in CLIENT_NON_NEGATIVE]),
             # phase 0 holds the drain seconds after the timeline (consumption catching up), never a summary
             ("ExpectColumnValuesToBeBetween", {"column": "phase", "min_value": 0}),
-            ("ExpectColumnValuesToBeInSet", {"column": "hist_wire_ok", "value_set": [True]}),
-            ("ExpectCompoundColumnsToBeUnique", {"column_list": [*RUN_COLS, "worker", "second"]}),
+            *_held_by_every_row(["bad_histogram_rows", "duplicate_seconds"]),
         ],
-        # Row level: one row per node-second (loadgen.nodes); a missing second has no figures.
+        # Every node-second row (loadgen.nodes), as one check row per node phase (NODE_NOT_NULL, NODE_NON_NEGATIVE):
+        # no second of a node twice in a run, a known target, and a missing second has no figures.
         "raw_node_seconds": [
-            ("ExpectTableColumnsToMatchSet", {"column_set": [*records.column_names("node_seconds"),
-                                                             "missing_has_no_figures"],
-                                              "exact_match": True}),
-            *_not_null([*RUN_COLS, "node", "second", "phase", "missing", "target", "shared_cores"]),
-            ("ExpectCompoundColumnsToBeUnique", {"column_list": [*RUN_COLS, "node", "second"]}),
+            ("ExpectTableColumnsToMatchSet", {"column_set": node_check_columns(), "exact_match": True}),
+            *_held_by_every_row([f"{c}_nulls" for c in NODE_NOT_NULL]),
+            *_non_negative([f"{c}_min" for c in NODE_NON_NEGATIVE]),
             ("ExpectColumnValuesToBeInSet", {"column": "target", "value_set": list(DEPLOYMENTS)}),
-            *_non_negative(["second", "cpu_busy", "cpu_s", "disk_read_bytes_per_s", "disk_write_bytes_per_s",
-                            "net_in_bytes_per_s", "net_out_bytes_per_s", "span_s"]),
-            ("ExpectColumnValuesToBeInSet", {"column": "missing_has_no_figures", "value_set": [True]}),
+            *_held_by_every_row(["duplicate_seconds", "missing_with_figures"]),
         ],
         # One row per (run, expected phase): cross-record rules of the raw batch.
         "raw_run_phase": [
@@ -210,6 +238,11 @@ class Outcome:
     def message(self) -> str:
         return "all expectations met" if self.success else "failed expectations:\n  " + "\n  ".join(self.failures)
 
+    def and_(self, other: Outcome) -> Outcome:
+        """This outcome and `other`, of other suites, as one (a batch whose suites ran in two GX runs)."""
+        return Outcome(self.success and other.success, {**self.results, **other.results},
+                       [*self.failures, *other.failures])
+
     def document(self, batch: str, campaign: str, config_id: str, run_id: str) -> dict[str, Any]:
         """The result as stored at sizing.layout.validation_key (the report reads this shape)."""
         return {"batch": batch, "campaign": campaign, "config_id": config_id, "run_id": run_id,
@@ -222,22 +255,20 @@ def validate_frames(frames: dict[str, pd.DataFrame], docs_dir: str | Path | None
     (the checkpoint's default, SUMMARY, counts and lists unexpected values; BOOLEAN_ONLY only decides, in about
     half the time on a million rows: for a verdict that is re-run in full when it fails)."""
     import great_expectations as gx
-    from great_expectations.checkpoint import UpdateDataDocsAction
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
     ctx = gx.get_context(mode="ephemeral")
     ctx.variables.progress_bars = ProgressBarsConfig(globally=False)  # job logs, not a terminal
-    actions = []
     if docs_dir is not None:
         ctx.add_data_docs_site(SITE_NAME, {
             "class_name": "SiteBuilder",
             "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": str(docs_dir)},
             "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
         })
-        actions = [UpdateDataDocsAction(name="update_docs", site_names=[SITE_NAME])]
     source = ctx.data_sources.add_pandas("sizing")
     results: dict[str, Any] = {}
     failures: list[str] = []
+    stored = []  # the results' keys in the context's store, for the Data Docs built once below
     for name, frame in frames.items():
         suite = ctx.suites.add(gx.ExpectationSuite(name=f"sizing.{name}"))
         for kind, kwargs in suites()[name]:
@@ -246,8 +277,9 @@ def validate_frames(frames: dict[str, pd.DataFrame], docs_dir: str | Path | None
         definition = ctx.validation_definitions.add(gx.ValidationDefinition(name=f"v.{name}", data=batch_def,
                                                                             suite=suite))
         checkpoint = ctx.checkpoints.add(gx.Checkpoint(name=f"c.{name}", validation_definitions=[definition],
-                                                       actions=actions, result_format=result_format))
+                                                       result_format=result_format))
         run = checkpoint.run(batch_parameters={"dataframe": frame})
+        stored += run.run_results.keys()
         for result in run.run_results.values():
             results[name] = result.to_json_dict()
             for r in result.results:
@@ -256,6 +288,10 @@ def validate_frames(frames: dict[str, pd.DataFrame], docs_dir: str | Path | None
                     args = ", ".join(f"{k}={v!r}" for k, v in cfg.kwargs.items()
                                      if k in ("column", "column_A", "column_B", "column_list", "value_set"))
                     failures.append(f"{name}: {cfg.type}({args})")
+    if docs_dir is not None:
+        # Once for every frame: a checkpoint's UpdateDataDocsAction renders the site (and compiles its templates)
+        # per result, ~0.5 s each.
+        ctx.build_data_docs(site_names=[SITE_NAME], resource_identifiers=stored, dry_run=False, build_index=True)
     return Outcome(not failures, results, failures)
 
 

@@ -1,0 +1,153 @@
+"""The raw gate's row rules, checked into one row per worker phase (gate.client_checks, in the read that folds the
+client rows) and per node phase (gate.node_checks): each rule, broken once, fails its own expectation and no
+other; however the rows fall into the fold's batches, the verdicts are the same. Known answers: the corruptions
+written here (one per run id), and a clean run beside them. No Spark session: the fold's function and the GX
+suites run in this process."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from sizing import records
+from sizing.layout import RunKey
+from sizing.spec import DEPLOYMENTS
+from spark_jobs.lib import gate, validation
+from spark_jobs.lib.s3source import align_to_schema
+from tests.spark_records import client_rows, node_rows, phase_row, rows_as_read
+
+WARMUP = 2  # seconds of each 10-second phase
+
+
+def run_rows(run_id: str) -> tuple[list[dict], list[dict], list[dict]]:
+    """phases, client_seconds and node_seconds of a clean two-phase, two-worker, two-node run."""
+    key = RunKey("c", "n1-c5.2xlarge-gp2", "steps", run_id)
+    phases, rows, nodes = [], [], []
+    for phase in (1, 2):
+        start = (phase - 1) * 10
+        phases.append(phase_row(key, phase, start, 10, WARMUP, 100))
+        for worker in (0, 1):
+            rows += client_rows(key, phase, worker, range(start, start + 10), start + WARMUP, target_rate=100,
+                                per_second=50)
+        for node in ("rabbit-1", "rabbit-2"):
+            nodes += node_rows(key, phase, node, range(start, start + 10), cpu_busy=0.5, missing=range(14, 15))
+    return phases, rows, nodes
+
+
+def corrupted_node(run_id: str, nodes: list[dict]) -> list[dict]:
+    """The run's node rows with the one corruption its id names (second 15 of rabbit-2, unless it needs another)."""
+    row = next(r for r in nodes if r["node"] == "rabbit-2" and r["second"] == 15)
+    if run_id == "NODE_NULL":
+        row["shared_cores"] = None
+    elif run_id == "NODE_NEGATIVE":
+        row["span_s"] = -0.5
+    elif run_id == "NODE_TARGET":
+        row["target"] = "mars"
+    elif run_id == "NODE_ACROSS":  # a second of phase 1 again under phase 2: two check rows share it
+        row["second"] = 3
+    elif run_id == "NODE_FIGURES":  # a missing second that has figures
+        row["missing"] = True
+    return nodes
+
+
+def corrupted(run_id: str, rows: list[dict]) -> list[dict]:
+    """The run's rows with the one corruption its id names (phase 2 of worker 1, unless the corruption needs
+    another row)."""
+    at = next(i for i, r in enumerate(rows) if r["phase"] == 2 and r["worker"] == 1 and r["second"] == 15)
+    row = rows[at]
+    if run_id == "NULL":
+        row["target_rate"] = None
+    elif run_id == "NEGATIVE":
+        row["in_flight"] = -1
+    elif run_id == "PHASE":
+        row["phase"] = -1
+    elif run_id == "HISTOGRAM":
+        row["e2e_hist"] += b"\x01"
+    elif run_id == "TWICE":  # the same second twice in one object
+        rows.append(dict(row))
+    elif run_id == "ACROSS":  # a second of phase 1 again in phase 2's object (warm-up there): two check rows share it
+        row["second"], row["warmup"] = 3, True
+    elif run_id == "WARMUP":  # a steady second flagged as warm-up
+        row["warmup"] = True
+    elif run_id == "CONSUMED":
+        row["consumed"] = 10_000
+    return rows
+
+
+# run id -> the expectation (suite: type(column)) it must fail, and nothing else
+BROKEN = {
+    "NULL": "raw_client_seconds: expect_column_values_to_be_between(column='target_rate_nulls')",
+    "NEGATIVE": "raw_client_seconds: expect_column_values_to_be_between(column='in_flight_min')",
+    "PHASE": "raw_client_seconds: expect_column_values_to_be_between(column='phase')",
+    "HISTOGRAM": "raw_client_seconds: expect_column_values_to_be_between(column='bad_histogram_rows')",
+    "TWICE": "raw_client_seconds: expect_column_values_to_be_between(column='duplicate_seconds')",
+    "ACROSS": "raw_client_seconds: expect_column_values_to_be_between(column='duplicate_seconds')",
+    "WARMUP": "raw_run_phase: expect_column_values_to_be_between(column='warmup_flag_errors')",
+    "CONSUMED": ("raw_run_phase: expect_column_pair_values_a_to_be_greater_than_b("
+                 "column_A='run_published_plus_redelivered', column_B='run_consumed')"),
+    "NODE_NULL": "raw_node_seconds: expect_column_values_to_be_between(column='shared_cores_nulls')",
+    "NODE_NEGATIVE": "raw_node_seconds: expect_column_values_to_be_between(column='span_s_min')",
+    "NODE_TARGET": ("raw_node_seconds: expect_column_values_to_be_in_set(column='target', "
+                    f"value_set={list(DEPLOYMENTS)})"),
+    "NODE_ACROSS": "raw_node_seconds: expect_column_values_to_be_between(column='duplicate_seconds')",
+    "NODE_FIGURES": "raw_node_seconds: expect_column_values_to_be_between(column='missing_with_figures')",
+}
+
+
+def raw_of(run_ids: list[str]) -> dict:
+    phases, rows, nodes = [], [], []
+    for run_id in run_ids:
+        run_phases, run_client, run_nodes = run_rows(run_id)
+        phases += run_phases
+        rows += corrupted(run_id, run_client)
+        nodes += corrupted_node(run_id, run_nodes)
+    return {"phases": rows_as_read("phases", phases), "client_seconds": rows_as_read("client_seconds", rows),
+            "accounting": rows_as_read("accounting", []), "node_seconds": rows_as_read("node_seconds", nodes)}
+
+
+def without_accounting(frames: dict) -> dict:
+    """The frames without the accounting rule (no accounting rows are written here: every run would fail it)."""
+    frames["raw_run_phase"]["in_accounting"] = True
+    return frames
+
+
+@pytest.mark.parametrize("run_id", sorted(BROKEN))
+def test_each_client_rule_broken_once_fails_its_own_expectation(run_id: str) -> None:
+    frames = without_accounting(gate.raw_frames(raw_of(["CLEAN", run_id]), {"steps": 2}))
+    failures = validation.validate_frames(frames).failures
+    assert [f.replace('"', "'") for f in failures] == [BROKEN[run_id]]
+
+
+def test_a_clean_run_checks_into_one_row_per_worker_phase_and_passes() -> None:
+    frames = without_accounting(gate.raw_frames(raw_of(["CLEAN"]), {"steps": 2}))
+    assert validation.validate_frames(frames).failures == []
+    checks = frames["raw_client_seconds"]
+    assert sorted(checks[["phase", "worker"]].itertuples(index=False, name=None)) == [(1, 0), (1, 1), (2, 0), (2, 1)]
+    assert (checks["rows"] == 10).all() and (checks["published_min"] == 50).all()
+    assert (checks[[c for c in checks.columns if c.endswith("_nulls")]] == 0).all().all()
+    assert (checks["bad_histogram_rows"] == 0).all() and (checks["duplicate_seconds"] == 0).all()
+    nodes = frames["raw_node_seconds"]
+    assert sorted(nodes[["phase", "node"]].itertuples(index=False, name=None)) == [
+        (1, "rabbit-1"), (1, "rabbit-2"), (2, "rabbit-1"), (2, "rabbit-2")]
+    # second 14 is missing (no figures): a null cpu_busy, never a least value of it
+    assert nodes.set_index(["phase", "node"])["rows"].to_dict() == dict.fromkeys(
+        [(1, "rabbit-1"), (1, "rabbit-2"), (2, "rabbit-1"), (2, "rabbit-2")], 10)
+    assert (nodes["cpu_busy_min"] == 0.5).all() and (nodes["missing_with_figures"] == 0).all()
+
+
+@pytest.mark.parametrize("split", [1, 7, 23, 40])
+def test_the_verdicts_do_not_depend_on_how_the_rows_fall_into_batches(split: int) -> None:
+    """The fold sees batches of whatever size the reader coalesced: a worker phase split over two batches is two
+    check rows, and the second held twice is still counted once (row 40, the copy, is in the second batch; the
+    original, row 35, is in the first only when split at 40: then the sweep across check rows finds it)."""
+    _, rows, _ = run_rows("TWICE")
+    rows = corrupted("TWICE", rows)
+    schema = records.arrow_schema("client_seconds")
+    table = align_to_schema(pa.Table.from_pylist(rows, schema=schema), schema).combine_chunks()
+    batches = [table.slice(0, split).to_batches()[0], table.slice(split).to_batches()[0]]
+    checks = pa.Table.from_batches(list(gate.client_check_fold(iter(batches)))).to_pandas()
+    assert checks["rows"].sum() == len(rows) == 41 and len(checks) > 4  # some worker phase in both batches
+    frame = gate.raw_frames({"client_seconds": checks, "phases": rows_as_read("phases", []),
+                             "accounting": rows_as_read("accounting", []),
+                             "node_seconds": rows_as_read("node_seconds", [])}, {})["raw_client_seconds"]
+    assert frame.groupby("worker")["duplicate_seconds"].max().to_dict() == {0: 0, 1: 1}
