@@ -46,12 +46,14 @@ def table(record_type: str, rows: list[dict]) -> pa.Table:
 
 
 def rows_as_read(record_type: str, rows: list[dict]):  # -> pandas.DataFrame
-    """Rows as the raw gate reads them (gate.raw_rows): aligned like a stored object, client rows as check rows."""
+    """Rows as the raw gate reads them (gate.raw_rows): aligned like a stored object, client and node rows as check
+    rows."""
     from spark_jobs.lib import gate
     from spark_jobs.lib.s3source import align_to_schema, fold_table
 
     aligned = align_to_schema(table(record_type, rows), records.arrow_schema(record_type))
-    return (fold_table(aligned, gate.client_check_fold) if record_type == "client_seconds" else aligned).to_pandas()
+    checked = gate.CHECKED_WHERE_READ.get(record_type)
+    return (fold_table(aligned, checked[0]) if checked else aligned).to_pandas()
 
 
 def frames(spark, record_type: str, rows: list[dict]):

@@ -6,7 +6,11 @@ the label follows sizing.rules.bottleneck, evaluated on the same values in plain
 
 from __future__ import annotations
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
+from pyspark.sql import functions as F
 
 from sizing import rules
 from sizing.disks import VOLUME_ROLES
@@ -65,10 +69,11 @@ def test_busiest_node_figures_missing_seconds_limits_and_bottleneck(spark):
 
 def summarise(spark, phases: list[dict], clients: list[dict], nodes: list[dict], limits: tuple):
     """phase_summary of hand-built records with one config's catalog limits (a RESOURCE_LIMITS_DDL row)."""
-    return ps.summarise(frames(spark, "phases", phases), ps.ClientRecords.of(frames(spark, "client_seconds", clients)),
+    phase_rows = frames(spark, "phases", phases)
+    return ps.summarise(phase_rows, ps.ClientRecords.of(frames(spark, "client_seconds", clients)),
                         frames(spark, "accounting", []), frames(spark, "events", []),
                         frames(spark, "broker_samples", []), ps.Rules(slo_p99_ms=1000),
-                        node_seconds=frames(spark, "node_seconds", nodes),
+                        nodes=ps.NodeRecords.of(frames(spark, "node_seconds", nodes), phase_rows),
                         resource_limits=spark.createDataFrame([limits], ps.RESOURCE_LIMITS_DDL))
 
 
@@ -153,3 +158,56 @@ def test_the_catalog_limits_frame_has_every_config_and_keeps_unknown_limits_null
     assert got["n3-c4.4xlarge-st1-1000gb-wal"]["wal_mb_s_limit"] == pytest.approx(40 * 1000 / 1024 * 1.048576)
     assert got["n3-c4.4xlarge-st1-1000gb-wal"]["segments_mb_s_limit"] is None  # segments live on the data volume
     assert got["n3-c4.4xlarge-st1-1000gb-wal"]["ebs_mb_s_limit"] == 250.0  # c4.4xlarge: 2000 Mbit/s
+
+
+def test_the_node_fold_gives_spark_sqls_own_figures_on_varied_rows(spark):
+    """The node fold (per node phase where read, merged per run: fold_node_seconds, _final_nodes) against Spark
+    SQL's own avg and exact percentile over the same rows, the independent counter: varied figures, null figures,
+    missing seconds, warm-up and out-of-window rows, and the rows split into fold batches at an odd row."""
+    rng = np.random.default_rng(7)
+    phases, nodes = [], []
+    for number in (1, 2):
+        start = (number - 1) * 20
+        phases.append(phase_row(LOCAL, number, start, 20, 4, 100))
+        for node in ("a", "b", "c"):
+            for row in node_rows(LOCAL, number, node, range(start, start + 22), cpu_busy=0.0,
+                                 missing=range(start + 9, start + 11) if node == "b" else range(0)):
+                if not row["missing"]:
+                    row.update(cpu_busy=float(rng.uniform(0, 1)), disk_write_bytes_per_s=float(rng.uniform(0, 9e6)),
+                               net_in_bytes_per_s=float(rng.uniform(0, 5e6)),
+                               machine_cpu_busy_s=float(rng.uniform(0, 2)),
+                               nic_out_bytes_per_s=None if rng.uniform() < 0.5 else float(rng.uniform(0, 9e6)))
+                    if rng.uniform() < 0.1:
+                        row["cpu_busy"] = None
+                nodes.append(row)
+    raw, phase_frame = frames(spark, "node_seconds", nodes), frames(spark, "phases", phases)
+    window = phase_frame.select(*ps.PHASE_KEY, "start_s", "duration_s", "warmup_s")
+    rows = raw.join(window, ps.PHASE_KEY, "left").withColumn(
+        "present", F.coalesce((F.col("second") >= F.col("start_s") + F.col("warmup_s"))
+                              & (F.col("second") < F.col("start_s") + F.col("duration_s")), F.lit(False))
+        & ~F.col("missing"))
+
+    def mean(column) -> F.Column:
+        return F.avg(F.when(F.col("present"), column))
+
+    expected = {(r["phase"], r["node"]): r.asDict() for r in rows.groupBy("phase", "node").agg(
+        F.sum(F.col("present").cast("int")).alias("seconds"), mean(F.col("cpu_busy")).alias("cpu_mean"),
+        F.percentile(F.when(F.col("present"), F.col("cpu_busy")), 0.95).alias("cpu_p95"),
+        mean(F.col("machine_cpu_busy_s") / F.col("machine_cores")).alias("machine_mean"),
+        (mean(F.col("disk_write_bytes_per_s")) / ps.MB).alias("write_mb_s"),
+        (mean(F.col("net_in_bytes_per_s") + F.col("net_out_bytes_per_s")) / ps.MB).alias("net_mb_s"),
+        (F.greatest(mean(F.coalesce("nic_in_bytes_per_s", "net_in_bytes_per_s")),
+                    mean(F.coalesce("nic_out_bytes_per_s", "net_out_bytes_per_s"))) * 8 / ps.MB).alias("peak_mbit_s"),
+    ).collect()}
+    table = raw.select(*ps.NODE_COLUMNS).toArrow().combine_chunks()
+    folded = pa.Table.from_batches(list(ps.fold_node_seconds(
+        iter(table.slice(0, 61).to_batches() + table.slice(61).to_batches()), ps.phase_windows(phase_frame))))
+    partials = folded.filter(pc.equal(folded.column("kind"), ps.PARTIAL)).select(
+        ps.ddl_to_arrow(ps.NODE_PARTIAL_DDL).names)
+    got = {(r["phase"], r["node"]): r for r in ps._final_nodes(partials).to_pylist()}
+    assert got.keys() == expected.keys() and len(got) == 6
+    for key, want in expected.items():
+        assert got[key]["cluster_nodes"] == 3 and got[key]["seconds"] == want["seconds"]
+        for figure in ("cpu_mean", "cpu_p95", "machine_mean", "write_mb_s", "net_mb_s", "peak_mbit_s"):
+            assert got[key][figure] == pytest.approx(want[figure], rel=1e-12), (key, figure)
+    assert got[(1, "b")]["missing_seconds"] == 2 and got[(1, "a")]["seconds"] == 16  # 20 s, 4 of warm-up

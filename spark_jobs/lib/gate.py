@@ -48,15 +48,25 @@ HIST_COLUMNS = [c.name for c in records.CLIENT_SECONDS if c.type == "binary"]
 RUN_SUMS = ["published", "redelivered", "consumed"]  # consumed <= published + redelivered, per run
 CLIENT_CHECK_READS = list(dict.fromkeys([*validation.CLIENT_NOT_NULL, *validation.CLIENT_NON_NEGATIVE, "group",
                                          *RUN_SUMS, *HIST_COLUMNS]))
-_CHECK_TYPES = {"campaign": "STRING", "config_id": "STRING", "scenario": "STRING", "run_id": "STRING", "repeat": "INT",
-                "phase": "INT", "group": "STRING", "worker": "INT"}
-# Spark DDL (a fold declares its output so); `second_ranges`: the distinct seconds as int32 [first, last] pairs.
-CLIENT_CHECK_DDL = ", ".join([
-    *(f"`{c}` {_CHECK_TYPES[c]}" for c in validation.CLIENT_CHECK_KEY), "rows BIGINT",
-    *(f"{c}_nulls BIGINT" for c in validation.CLIENT_NOT_NULL),
-    *(f"{c}_min DOUBLE" for c in validation.CLIENT_NON_NEGATIVE), "bad_histogram_rows BIGINT",
-    "duplicate_seconds BIGINT", "second_ranges BINARY", "last_warmup_second INT", "first_steady_second INT",
-    *(f"{c}_sum BIGINT" for c in RUN_SUMS)])
+NODE_CHECK_READS = list(dict.fromkeys([*validation.NODE_CHECK_KEY, *validation.NODE_NOT_NULL,
+                                       *validation.NODE_NON_NEGATIVE, "cpu_busy"]))
+_KEY_TYPES = {"campaign": "STRING", "config_id": "STRING", "scenario": "STRING", "run_id": "STRING", "repeat": "INT",
+              "phase": "INT", "group": "STRING", "worker": "INT", "node": "STRING", "target": "STRING"}
+
+
+def _check_ddl(key: list[str], not_null: list[str], non_negative: list[str], extra: list[str]) -> str:
+    """Spark DDL of row_checks' rows (a fold declares its output so); `second_ranges`: the distinct seconds as
+    int32 [first, last] pairs."""
+    return ", ".join([*(f"`{c}` {_KEY_TYPES[c]}" for c in key), "rows BIGINT",
+                      *(f"{c}_nulls BIGINT" for c in not_null), *(f"{c}_min DOUBLE" for c in non_negative),
+                      "duplicate_seconds BIGINT", "second_ranges BINARY", *extra])
+
+
+CLIENT_CHECK_DDL = _check_ddl(validation.CLIENT_CHECK_KEY, validation.CLIENT_NOT_NULL, validation.CLIENT_NON_NEGATIVE,
+                              ["bad_histogram_rows BIGINT", "last_warmup_second INT", "first_steady_second INT",
+                               *(f"{c}_sum BIGINT" for c in RUN_SUMS)])
+NODE_CHECK_DDL = _check_ddl(validation.NODE_CHECK_KEY, validation.NODE_NOT_NULL, validation.NODE_NON_NEGATIVE,
+                            ["missing_with_figures BIGINT"])
 
 
 def client_checks(rows: pa.Table) -> pa.Table:
@@ -83,14 +93,14 @@ def client_checks(rows: pa.Table) -> pa.Table:
                                 preserve_index=False)
 
 
-def node_checks(rows: pd.DataFrame) -> pd.DataFrame:
-    """Raw node_seconds rows as check rows (validation.node_check_columns, plus `second_ranges`), one per node phase
-    and target: row_checks' figures of the NODE_NOT_NULL and NODE_NON_NEGATIVE rules, and the missing seconds
-    that have figures."""
+def node_checks(rows: pd.DataFrame) -> pa.Table:
+    """Raw node_seconds rows (at least NODE_CHECK_READS) as check rows (NODE_CHECK_DDL), one per node phase and
+    target: row_checks' figures of the NODE_NOT_NULL and NODE_NON_NEGATIVE rules, and the missing seconds that
+    have figures."""
     out, gid = row_checks(rows, validation.NODE_CHECK_KEY, validation.NODE_NOT_NULL, validation.NODE_NON_NEGATIVE)
-    with_figures = rows["missing"].fillna(False).astype(bool) & rows["cpu_busy"].notna()
+    with_figures = rows["missing"].eq(True) & rows["cpu_busy"].notna()
     out["missing_with_figures"] = np.bincount(gid, weights=with_figures, minlength=len(out)).astype(np.int64)
-    return out.reset_index(drop=True)
+    return pa.Table.from_pandas(out.reset_index(drop=True), schema=ddl_to_arrow(NODE_CHECK_DDL), preserve_index=False)
 
 
 def row_checks(frame: pd.DataFrame, key: list[str], not_null: list[str],
@@ -135,7 +145,18 @@ def _second_ranges(gid: np.ndarray, seconds: np.ndarray, groups: int) -> tuple[n
 def client_check_fold(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """client_checks as a fold (s3source.ObjectFold's signature): the `validate` job's read of client_seconds."""
     for batch in batches:
-        yield from client_checks(pa.Table.from_batches([batch])).to_batches()
+        yield from _batches_of(client_checks(pa.Table.from_batches([batch])))
+
+
+def node_check_fold(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """node_checks as a fold: the `validate` job's read of node_seconds."""
+    for batch in batches:
+        yield from _batches_of(node_checks(batch.to_pandas()))
+
+
+def _batches_of(table: pa.Table) -> list[pa.RecordBatch]:
+    """A table's batches, an empty one's as one empty batch (so that a fold of no rows still has a schema)."""
+    return table.to_batches() or [pa.RecordBatch.from_pylist([], schema=table.schema)]
 
 
 def whole_buckets(histograms: pa.Array) -> np.ndarray:
@@ -147,7 +168,8 @@ def raw_frames(raw: dict[str, pd.DataFrame], expected_phases: dict[str, int] | C
                expected_groups: dict[str, list[str]] | None = None,
                expected_batches: Sequence[dict[str, str]] = ()) -> dict[str, pd.DataFrame]:
     """Pandas frames for the raw suites, of any number of configs and runs at once (every suite's keys hold the
-    config and run), from the raw records: `raw["client_seconds"]` as checked where read (client_checks).
+    config and run), from the raw records: `raw["client_seconds"]` and `raw["node_seconds"]` as checked where read
+    (client_checks, node_checks), the phases and accounting as read.
     `expected_phases`: scenario -> phase count per the campaign spec (or config -> that mapping: the count
     depends on the cluster); `expected_groups`: scenario -> its workload groups (issue 14; default: the one
     implicit group); `expected_batches`: the {campaign, config_id, run_id} read, each of which must have records
@@ -200,10 +222,9 @@ def raw_frames(raw: dict[str, pd.DataFrame], expected_phases: dict[str, int] | C
             "raw_node_seconds": nodes}
 
 
-def node_frame(node_seconds: pd.DataFrame) -> pd.DataFrame:
-    """The raw_node_seconds frame from the node rows as read (node_checks)."""
-    checks = node_checks(node_seconds)
-    checks["duplicate_seconds"] += _seconds_in_two_checks(checks, "node")
+def node_frame(checks: pd.DataFrame) -> pd.DataFrame:
+    """The raw_node_seconds frame from the node rows' check rows (node_checks)."""
+    checks = checks.assign(duplicate_seconds=checks["duplicate_seconds"] + _seconds_in_two_checks(checks, "node"))
     return checks[validation.node_check_columns()]
 
 
@@ -248,10 +269,14 @@ def campaign_raw_frames(raw: dict[str, pd.DataFrame], campaign: Campaign, config
 RAW_TYPES = ("client_seconds", "phases", "accounting", "node_seconds")  # what the raw suites read
 
 
+CHECKED_WHERE_READ = {"client_seconds": (client_check_fold, CLIENT_CHECK_READS),
+                      "node_seconds": (node_check_fold, NODE_CHECK_READS)}
+
+
 def raw_rows(objects: RawObjects, record_types: Sequence[str] = RAW_TYPES) -> dict[str, pd.DataFrame]:
-    """Raw record types as raw_frames takes them, read in this process (every row is checked: through Spark they
-    would cross into the JVM and back): client_seconds as check rows (client_check_fold), the others as rows."""
-    return {rt: (objects.rows(rt, client_check_fold, CLIENT_CHECK_READS) if rt == "client_seconds"
+    """Raw record types as raw_frames takes them, read in this process (through Spark they would cross into the
+    JVM and back): client_seconds and node_seconds as check rows (CHECKED_WHERE_READ), the others as rows."""
+    return {rt: (objects.rows(rt, *CHECKED_WHERE_READ[rt]) if rt in CHECKED_WHERE_READ
                  else objects.rows(rt)).to_pandas() for rt in record_types}
 
 
@@ -285,11 +310,9 @@ def of_batch(frames: dict[str, pd.DataFrame], config_id: str, run_id: str) -> di
 
 def validate_batches(spark: SparkSession | None, spec: StoreSpec, batch: str, campaign: Campaign,
                      configs: Sequence[str], run_ids: Sequence[str], docs_dir: str | None,
-                     frames: dict[str, pd.DataFrame] | None = None,
-                     validated: validation.Outcome | None = None) -> dict[tuple[str, str], validation.Outcome]:
+                     frames: dict[str, pd.DataFrame] | None = None) -> dict[tuple[str, str], validation.Outcome]:
     """Run the batch's suites over these configs and runs (on `frames`, if the caller has them: batch_frames'), and
-    file one result per config and run at sizing.layout.validation_key (whatever the outcome). `validated`: the
-    union's outcome of some of the frames, validated earlier (union_result_format): only the others run here.
+    file one result per config and run at sizing.layout.validation_key (whatever the outcome).
 
     All of them are validated in one GX run (a GX run costs ~2 s however few its rows: 21 configs paid it 21 times
     per batch kind). Every suite's expectations hold row by row or per key, and every key holds the config and
@@ -299,10 +322,7 @@ def validate_batches(spark: SparkSession | None, spec: StoreSpec, batch: str, ca
     counts and lists of unexpected values on a million rows; a single batch gets them at once)."""
     frames = frames if frames is not None else batch_frames(spark, spec, batch, campaign, configs, run_ids)
     batches = [(config, run_id) for config in configs for run_id in run_ids]
-    together = validation.validate_frames({name: frame for name, frame in frames.items()
-                                           if validated is None or name not in validated.results},
-                                          docs_dir, union_result_format(len(batches)))
-    together = together if validated is None else validated.and_(together)
+    together = validation.validate_frames(frames, docs_dir, "SUMMARY" if len(batches) == 1 else "BOOLEAN_ONLY")
     if together.success or len(batches) == 1:
         outcomes = dict.fromkeys(batches, together)
     else:
@@ -317,11 +337,6 @@ def validate_batches(spark: SparkSession | None, spec: StoreSpec, batch: str, ca
     return outcomes
 
 
-def union_result_format(batches: int) -> str:
-    """GX's result format for the union of `batches` batches (validate_batches)."""
-    return "SUMMARY" if batches == 1 else "BOOLEAN_ONLY"
-
-
 def validate_batch(spark: SparkSession, spec: StoreSpec, batch: str, campaign: Campaign, config_id: str,
                    run_id: str, docs_dir: str | None) -> validation.Outcome:
     """One config's batch of one run (the `validate` job): validate_batches of just it."""
@@ -333,12 +348,11 @@ class ValidationFailed(SystemExit):
 
 
 def gate(spark: SparkSession | None, spec: StoreSpec, batch: str, campaign: Campaign, configs: Sequence[str],
-         run_ids: Sequence[str], docs_dir: str | None, frames: dict[str, pd.DataFrame] | None = None,
-         validated: validation.Outcome | None = None) -> None:
+         run_ids: Sequence[str], docs_dir: str | None, frames: dict[str, pd.DataFrame] | None = None) -> None:
     """Validate these configs' batches of these runs inside a job's own Spark session (no extra spark-submit),
     in one GX run (validate_batches), and stop the job when any failed, naming every failed expectation."""
     start = time.monotonic()
-    outcomes = validate_batches(spark, spec, batch, campaign, configs, run_ids, docs_dir, frames, validated)
+    outcomes = validate_batches(spark, spec, batch, campaign, configs, run_ids, docs_dir, frames)
     failures = []
     for (config, run_id), outcome in outcomes.items():
         where = f"{batch} {campaign.name}/{config}/{run_id}"
@@ -351,41 +365,37 @@ def gate(spark: SparkSession | None, spec: StoreSpec, batch: str, campaign: Camp
 
 
 class RawGate:
-    """The raw batches' gate in a job whose own read of client_seconds checks it (phase_summary's fold: the rows
-    are read once). From the moment the job knows its batches, a thread reads the other raw record types without
-    Spark and validates the node rows (the bulk of the GX work), overlapping the session's start and Spark's work;
-    `passed(client_checks)`, with the fold's check rows (client_checks), validates the rest and raises
-    ValidationFailed when a batch failed."""
+    """The raw batches' gate in a job whose own reads of client_seconds and node_seconds check them (phase_summary's
+    folds: no raw row is read twice). From the moment the job knows its batches, a thread reads the phases and
+    accounting (a few rows) and loads GX, overlapping the session's start; `passed(client_checks, node_checks)`,
+    with the folds' check rows, validates every batch and raises ValidationFailed when one failed."""
 
     def __init__(self, spec: StoreSpec, campaign: Campaign, configs: Sequence[str], run_ids: Sequence[str],
                  docs_dir: str | None) -> None:
         self._batches = (spec, campaign, list(configs), list(run_ids), docs_dir)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="raw-gate")
-        self._early = self._pool.submit(self._nodes_validated)
+        self._early = self._pool.submit(self._read)
         self._verdict = False
 
-    def _nodes_validated(self) -> tuple[RawObjects, dict[str, pd.DataFrame], validation.Outcome]:
-        spec, campaign, configs, run_ids, docs_dir = self._batches
-        start = time.monotonic()
-        objects = RawObjects.list(spec, campaign.name, configs, run_ids)
-        raw = raw_rows(objects, RAW_TYPES[1:])
-        nodes = validation.validate_frames({"raw_node_seconds": node_frame(raw["node_seconds"])}, docs_dir,
-                                           union_result_format(len(configs) * len(run_ids)))
-        print(f"validate raw: read and validated the node rows of {len(configs) * len(run_ids)} batch(es) in "
-              f"{time.monotonic() - start:.1f} s, beside Spark", flush=True)
-        return objects, raw, nodes
+    def _read(self) -> tuple[RawObjects, dict[str, pd.DataFrame]]:
+        import great_expectations  # noqa: F401  # loaded now, beside the session's start, not at the verdict
 
-    def passed(self, client_checks: pa.Table | None = None) -> None:
-        """The verdict: with `client_checks` None (the job's fold never finished) the client rows are read here."""
+        spec, campaign, configs, run_ids, _ = self._batches
+        objects = RawObjects.list(spec, campaign.name, configs, run_ids)
+        return objects, raw_rows(objects, ["phases", "accounting"])
+
+    def passed(self, client_checks: pa.Table | None = None, node_checks: pa.Table | None = None) -> None:
+        """The verdict; check rows that are None (the job's folds never finished) are read here."""
         if self._verdict:
             return
         spec, campaign, configs, run_ids, docs_dir = self._batches
         try:
-            objects, raw, nodes = self._early.result()
-            raw = {**raw, "client_seconds": client_checks.to_pandas() if client_checks is not None
-                   else raw_rows(objects, ["client_seconds"])["client_seconds"]}
+            objects, raw = self._early.result()
+            checked = {"client_seconds": client_checks, "node_seconds": node_checks}
+            raw = {**raw, **{rt: rows.to_pandas() if rows is not None else raw_rows(objects, [rt])[rt]
+                             for rt, rows in checked.items()}}
         finally:
             self._pool.shutdown(wait=False)
         gate(None, spec, "raw", campaign, configs, run_ids, docs_dir,
-             campaign_raw_frames(raw, campaign, configs, run_ids), validated=nodes)
+             campaign_raw_frames(raw, campaign, configs, run_ids))
         self._verdict = True  # passed: a later call (the job failing after its write began) has nothing to add

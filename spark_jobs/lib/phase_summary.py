@@ -8,6 +8,7 @@ config keeps its rows (issue 24).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -17,7 +18,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.window import Window
 
 from adapters.objectstore import StoreSpec
 from sizing import adverse, layout, records
@@ -228,6 +228,32 @@ def _rows_of(folded: DataFrame, kind: str, ddl: str) -> DataFrame:
     return folded.filter(F.col("kind") == kind).select(*ddl_to_arrow(ddl).names)
 
 
+@dataclass(frozen=True)
+class NodeRecords:
+    """node_seconds as phase_summary reads it: `partials`, each node phase folded where read (NODE_PARTIAL_DDL),
+    and the raw gate's `checks` (gate.NODE_CHECK_DDL)."""
+
+    partials: DataFrame
+    checks: DataFrame
+    cached: DataFrame | None = None  # what `release` drops once the table is written
+
+    @classmethod
+    def folded(cls, folded: DataFrame) -> NodeRecords:
+        """Both from one fold's output (NODE_FOLDED_DDL), cached: the summary and the gate read it."""
+        folded = folded.persist()
+        return cls(_rows_of(folded, PARTIAL, NODE_PARTIAL_DDL), _rows_of(folded, CHECK, gate.NODE_CHECK_DDL), folded)
+
+    @classmethod
+    def of(cls, node_seconds: DataFrame, phases: DataFrame) -> NodeRecords:
+        """From raw node_seconds rows already in Spark (as the tests build them): the fold as a mapInArrow."""
+        fold = functools.partial(fold_node_seconds, arguments=phase_windows(phases))
+        return cls.folded(node_seconds.mapInArrow(fold, NODE_FOLDED_DDL))
+
+    def release(self) -> None:
+        if self.cached is not None:
+            self.cached.unpersist()
+
+
 def with_group(frame: DataFrame) -> DataFrame:
     """Records written before workload groups have no group: they are the implicit one (records.DEFAULT_GROUP)."""
     if "group" not in frame.columns:
@@ -392,54 +418,140 @@ RESOURCE_LIMITS_DDL = ("config_id STRING, network_limit_mbit_s DOUBLE, volume_io
 MB = 1e6
 
 
-# What node_phase_stats reads of node_seconds (27 of its 40 columns: the reader has no column pruning).
+# What the node fold reads of node_seconds (the reader has no column pruning): the figures and the gate's checks.
 ROLE_FIGURES = [f"{role}_write_{what}_per_s" for role in VOLUME_ROLES for what in ("bytes", "ops")]
-NODE_COLUMNS = [*PHASE_KEY, "second", "node", "target", "missing", "shared_cores", "cpu_busy", "machine_cpu_busy_s",
-                "machine_cores", "run_queue", "disk_write_bytes_per_s", "disk_read_bytes_per_s",
-                "disk_write_ops_per_s", "net_in_bytes_per_s", "net_out_bytes_per_s", "client_in_bytes_per_s",
-                "client_out_bytes_per_s", "internode_in_bytes_per_s", "internode_out_bytes_per_s",
-                "nic_in_bytes_per_s", "nic_out_bytes_per_s", *ROLE_FIGURES]
+NODE_COLUMNS = list(dict.fromkeys([
+    *PHASE_KEY, "second", "node", "target", "missing", "shared_cores", "cpu_busy", "machine_cpu_busy_s",
+    "machine_cores", "run_queue", "disk_write_bytes_per_s", "disk_read_bytes_per_s", "disk_write_ops_per_s",
+    "net_in_bytes_per_s", "net_out_bytes_per_s", "client_in_bytes_per_s", "client_out_bytes_per_s",
+    "internode_in_bytes_per_s", "internode_out_bytes_per_s", "nic_in_bytes_per_s", "nic_out_bytes_per_s",
+    *ROLE_FIGURES, *gate.NODE_CHECK_READS]))
+WINDOW_COLUMNS = ["start_s", "warmup_s", "duration_s"]
 
 
-def node_phase_stats(node_seconds: DataFrame, phases: DataFrame) -> DataFrame:
-    """phase_summary's resource columns from node_seconds over each phase's steady window (per node, then the
-    busiest node per figure). Missing seconds are counted, never averaged in."""
-    # every workload group has the same phase window: one window per phase
-    window = phases.select(*PHASE_KEY, "start_s", "duration_s", "warmup_s").dropDuplicates(PHASE_KEY)
-    # One scan of node_seconds: every row is kept for the cluster's node count, the steady ones are aggregated.
-    rows = (node_seconds.join(F.broadcast(window), PHASE_KEY, "left")
-            .withColumn("steady", F.coalesce((F.col("second") >= F.col("start_s") + F.col("warmup_s"))
-                                             & (F.col("second") < F.col("start_s") + F.col("duration_s")),
-                                             F.lit(False))))
-    steady = F.col("steady")
-    present = steady & ~F.col("missing")
+def _sum(frame: pd.DataFrame, *columns: str) -> pd.Series:
+    """Spark SQL's a + b: null when either is."""
+    return sum((frame[c] for c in columns[1:]), frame[columns[0]])
 
-    def mean(column: Column | str) -> Column:
-        return F.avg(F.when(present, F.col(column) if isinstance(column, str) else column))
 
-    per_node = rows.groupBy(*PHASE_KEY, "node").agg(
-        F.sum(steady.cast("int")).alias("steady_rows"),
-        F.sum(present.cast("int")).alias("seconds"),
-        F.sum((steady & F.col("missing")).cast("int")).alias("missing_seconds"),
-        F.first(F.when(steady, F.col("target")), ignorenulls=True).alias("target"),
-        F.max(F.when(steady, F.col("shared_cores").cast("int"))).alias("shared"),
-        mean("cpu_busy").alias("cpu_mean"),
-        F.percentile(F.when(present, F.col("cpu_busy")), 0.95).alias("cpu_p95"),
-        mean(F.col("machine_cpu_busy_s") / F.col("machine_cores")).alias("machine_mean"),
-        F.max(F.when(steady, F.col("run_queue"))).alias("run_queue_max"),
-        (mean("disk_write_bytes_per_s") / MB).alias("write_mb_s"),
-        (mean("disk_read_bytes_per_s") / MB).alias("read_mb_s"),
-        mean("disk_write_ops_per_s").alias("write_iops"),
-        (mean(F.col("net_in_bytes_per_s") + F.col("net_out_bytes_per_s")) / MB).alias("net_mb_s"),
-        (mean(F.col("client_in_bytes_per_s") + F.col("client_out_bytes_per_s")) / MB).alias("client_mb_s"),
-        (mean(F.col("internode_in_bytes_per_s") + F.col("internode_out_bytes_per_s")) / MB).alias("internode_mb_s"),
-        (F.greatest(mean(F.coalesce("nic_in_bytes_per_s", "net_in_bytes_per_s")),
-                    mean(F.coalesce("nic_out_bytes_per_s", "net_out_bytes_per_s"))) * 8 / MB).alias("peak_mbit_s"),
-        *[mean(f"{role}_write_bytes_per_s").alias(f"{role}_mb") for role in VOLUME_ROLES],
-        *[mean(f"{role}_write_ops_per_s").alias(f"{role}_iops") for role in VOLUME_ROLES])
-    # The cluster's size counts every node seen in the run (a window, not a second aggregation: that one would
-    # prune per_node's columns differently and scan node_seconds again).
-    per_node = per_node.withColumn("cluster_nodes", F.size(F.collect_set("node").over(Window.partitionBy(*RUN_COLS))))
+# Each node's means over its present steady seconds (nulls skipped, as Spark's avg): name -> figure of a row.
+NODE_MEANS: dict[str, Callable[[pd.DataFrame], pd.Series]] = {
+    "cpu": lambda f: f["cpu_busy"],
+    "machine": lambda f: (f["machine_cpu_busy_s"] / f["machine_cores"]).replace([np.inf, -np.inf], np.nan),
+    "write_bytes": lambda f: f["disk_write_bytes_per_s"],
+    "read_bytes": lambda f: f["disk_read_bytes_per_s"],
+    "write_ops": lambda f: f["disk_write_ops_per_s"],
+    "net_bytes": lambda f: _sum(f, "net_in_bytes_per_s", "net_out_bytes_per_s"),
+    "client_bytes": lambda f: _sum(f, "client_in_bytes_per_s", "client_out_bytes_per_s"),
+    "internode_bytes": lambda f: _sum(f, "internode_in_bytes_per_s", "internode_out_bytes_per_s"),
+    "nic_in": lambda f: f["nic_in_bytes_per_s"].fillna(f["net_in_bytes_per_s"]),
+    "nic_out": lambda f: f["nic_out_bytes_per_s"].fillna(f["net_out_bytes_per_s"]),
+    **{f"{role}_{what}": (lambda column: lambda f: f[column])(f"{role}_write_{what}_per_s")
+       for role in VOLUME_ROLES for what in ("bytes", "ops")},
+}
+NODE_KEY = [*PHASE_KEY, "node"]
+# One row per node phase (a node phase split over two fold calls: two rows): its steady and present seconds, the
+# sums and counts of each mean, and its present cpu_busy values (float64: the p95 is exact).
+NODE_PARTIAL_DDL = (RUN_KEY_DDL + ", phase INT, node STRING, steady_rows BIGINT, seconds BIGINT, "
+                    "missing_seconds BIGINT, target STRING, shared INT, run_queue_max DOUBLE, cpu_values BINARY, "
+                    + ", ".join(f"{m}_sum DOUBLE, {m}_n BIGINT" for m in NODE_MEANS))
+NODE_FOLDED_DDL = ", ".join([NODE_PARTIAL_DDL, "kind STRING",
+                             *(part for part in gate.NODE_CHECK_DDL.split(", ") if part.split()[0].strip("`")
+                               not in set(ddl_to_arrow(NODE_PARTIAL_DDL).names))])
+
+
+def fold_node_seconds(batches: Iterator[pa.RecordBatch], arguments: list[list]) -> Iterator[pa.RecordBatch]:
+    """Combiner of raw node_seconds where they are read (NODE_FOLDED_DDL): per node phase, its partial row over the
+    phase's steady window (`arguments`: the windows, [*PHASE_KEY, start_s, warmup_s, duration_s] per phase: the
+    rows do not know them), and the raw gate's check row (gate.node_checks). ~500 rows of a node phase become 2."""
+    windows = pd.DataFrame(arguments, columns=[*PHASE_KEY, *WINDOW_COLUMNS])
+    out_schema = ddl_to_arrow(NODE_FOLDED_DDL)
+    for batch in batches:
+        frame = batch.to_pandas()
+        for kind, folded in ((PARTIAL, _node_partials(frame, windows)), (CHECK, gate.node_checks(frame))):
+            folded = folded.append_column("kind", pa.array([kind] * folded.num_rows, pa.string()))
+            yield from align_to_schema(folded, out_schema).to_batches()
+
+
+def _node_partials(frame: pd.DataFrame, windows: pd.DataFrame) -> pa.Table:
+    # A second is steady inside its phase's window past the warm-up (a row of no known phase never is); present
+    # when steady and not missing (a null `missing` is neither, as in Spark SQL).
+    rows = frame.merge(windows, on=PHASE_KEY, how="left")
+    second = rows["second"]
+    steady = ((second >= rows["start_s"] + rows["warmup_s"]) & (second < rows["start_s"] + rows["duration_s"]))
+    present = steady & rows["missing"].eq(False)
+    gid = rows.groupby(NODE_KEY, sort=False, dropna=False).ngroup().to_numpy()
+    groups = int(gid.max()) + 1 if len(gid) else 0
+    out = rows.groupby(gid)[NODE_KEY].first()
+
+    def count(mask: pd.Series) -> np.ndarray:
+        return np.bincount(gid, weights=mask.to_numpy(bool), minlength=groups).astype(np.int64)
+
+    out["steady_rows"], out["seconds"] = count(steady), count(present)
+    out["missing_seconds"] = count(steady & rows["missing"].eq(True))
+    out["target"] = rows["target"].where(steady).groupby(gid).first()
+    out["shared"] = rows["shared_cores"].where(steady).astype("float64").groupby(gid).max()
+    out["run_queue_max"] = rows["run_queue"].where(steady).groupby(gid).max()
+    cpu = rows["cpu_busy"].where(present)
+    held = cpu.notna().to_numpy()
+    values, owners = cpu.to_numpy(float)[held], gid[held]
+    order = np.argsort(owners, kind="stable")
+    bounds = np.searchsorted(owners[order], np.arange(groups + 1))
+    out["cpu_values"] = [values[order][bounds[i]:bounds[i + 1]].astype("<f8").tobytes() for i in range(groups)]
+    for name, figure in NODE_MEANS.items():
+        value = figure(rows).where(present)
+        out[f"{name}_sum"] = value.groupby(gid).sum()
+        out[f"{name}_n"] = value.notna().groupby(gid).sum()
+    return pa.Table.from_pandas(out.reset_index(drop=True), schema=ddl_to_arrow(NODE_PARTIAL_DDL),
+                                preserve_index=False)
+
+
+PER_NODE_DDL = (RUN_KEY_DDL + ", phase INT, node STRING, steady_rows BIGINT, seconds BIGINT, missing_seconds BIGINT, "
+                "target STRING, shared INT, cpu_mean DOUBLE, cpu_p95 DOUBLE, machine_mean DOUBLE, "
+                "run_queue_max DOUBLE, write_mb_s DOUBLE, read_mb_s DOUBLE, write_iops DOUBLE, net_mb_s DOUBLE, "
+                "client_mb_s DOUBLE, internode_mb_s DOUBLE, peak_mbit_s DOUBLE, "
+                + ", ".join(f"{role}_mb DOUBLE, {role}_iops DOUBLE" for role in VOLUME_ROLES)
+                + ", cluster_nodes INT")
+
+
+def _final_nodes(partials: pa.Table) -> pa.Table:
+    """One run: each node phase's figures from its partial rows (PER_NODE_DDL), and the cluster's size (every node
+    seen in the run, in any phase)."""
+    frame = partials.to_pandas()
+    gid = frame.groupby(NODE_KEY, sort=False, dropna=False).ngroup().to_numpy()
+    by = frame.groupby(gid)
+    out = by[NODE_KEY].first()
+    for column in ("steady_rows", "seconds", "missing_seconds"):
+        out[column] = by[column].sum()
+    out["target"] = by["target"].first()
+    out["shared"] = by["shared"].max()
+    out["run_queue_max"] = by["run_queue_max"].max()
+    mean = {name: by[f"{name}_sum"].sum() / by[f"{name}_n"].sum().replace(0, np.nan) for name in NODE_MEANS}
+    cpu = by["cpu_values"].agg(lambda blobs: np.frombuffer(b"".join(blobs), dtype="<f8"))
+    # Spark SQL's exact percentile: linear between the closest ranks (numpy's default)
+    out["cpu_p95"] = [float(np.percentile(v, 95)) if len(v) else None for v in cpu]
+    out["cpu_mean"], out["machine_mean"] = mean["cpu"], mean["machine"]
+    out["write_mb_s"], out["read_mb_s"] = mean["write_bytes"] / MB, mean["read_bytes"] / MB
+    out["write_iops"] = mean["write_ops"]
+    out["net_mb_s"], out["client_mb_s"] = mean["net_bytes"] / MB, mean["client_bytes"] / MB
+    out["internode_mb_s"] = mean["internode_bytes"] / MB
+    out["peak_mbit_s"] = np.fmax(mean["nic_in"], mean["nic_out"]) * 8 / MB  # Spark's greatest skips nulls
+    for role in VOLUME_ROLES:
+        out[f"{role}_mb"], out[f"{role}_iops"] = mean[f"{role}_bytes"], mean[f"{role}_ops"]
+    out["cluster_nodes"] = frame["node"].dropna().nunique()
+    return pa.Table.from_pandas(out.reset_index(drop=True), schema=ddl_to_arrow(PER_NODE_DDL), preserve_index=False)
+
+
+def phase_windows(phases: DataFrame) -> list[list]:
+    """Each phase's window, as the node fold takes them (every workload group has the same: one per phase)."""
+    window = (phases.select(*PHASE_KEY, *WINDOW_COLUMNS).dropDuplicates(PHASE_KEY).dropna()).toArrow()
+    return [list(row.values()) for row in window.to_pylist()]
+
+
+def node_phase_stats(partials: DataFrame) -> DataFrame:
+    """phase_summary's resource columns from the node fold's partial rows (fold_node_seconds): each node over each
+    phase's steady window, then the busiest node per figure. Missing seconds are counted, never averaged in."""
+    per_node = partials.groupBy(*RUN_COLS).applyInArrow(_final_nodes, PER_NODE_DDL)
     with_data = F.col("seconds") > 0
     return per_node.where(F.col("steady_rows") > 0).groupBy(*PHASE_KEY).agg(
         F.max("cluster_nodes").cast("int").alias("cluster_nodes"),
@@ -536,7 +648,7 @@ def group_columns(phases: DataFrame) -> list[Column]:
 
 
 def summarise(phases: DataFrame, clients: ClientRecords, accounting: DataFrame, events: DataFrame,
-              broker_samples: DataFrame, rules: Rules, node_seconds: DataFrame | None = None,
+              broker_samples: DataFrame, rules: Rules, nodes: NodeRecords | None = None,
               resource_limits: DataFrame | None = None) -> DataFrame:
     """The phase_summary table from the raw record types (pure DataFrame transform)."""
     base = with_group(phases).select(*GROUP_KEY, "phase_name", "start_s", "duration_s", "warmup_s", "target_rate",
@@ -556,9 +668,9 @@ def summarise(phases: DataFrame, clients: ClientRecords, accounting: DataFrame, 
                   .withColumn("backlog_max", F.coalesce("broker_queue_max", "backlog_max_client")))
     with_validity = (with_rates.withColumn("invalid_reason", rules_columns.invalid_reason())
                      .withColumn("valid", F.col("invalid_reason").isNull()))
-    if node_seconds is None:  # runs recorded before node_seconds existed: the resource columns stay null
-        node_seconds = phases.sparkSession.createDataFrame([], records.spark_ddl("node_seconds"))
-    with_validity = with_validity.join(node_phase_stats(node_seconds, phases), PHASE_KEY, "left")
+    # runs recorded before node_seconds existed: no partial rows, and the resource columns stay null
+    partials = nodes.partials if nodes is not None else phases.sparkSession.createDataFrame([], NODE_PARTIAL_DDL)
+    with_validity = with_validity.join(node_phase_stats(partials), PHASE_KEY, "left")
     with_validity = (with_resource_limits(with_validity, resource_limits)
                      .withColumn("bottleneck", rules_columns.bottleneck())
                      .withColumn("bottleneck_detail", rules_columns.bottleneck_detail()))
@@ -575,23 +687,32 @@ def summarise(phases: DataFrame, clients: ClientRecords, accounting: DataFrame, 
 # --------------------------------------------------------------------------------------------- I/O
 
 
+# The node fold reads NODE_COLUMNS of node_seconds; its windows are bound per read (NodeRecords, run).
+NODE_FOLD = ObjectFold("spark_jobs.lib.phase_summary:fold_node_seconds", NODE_FOLDED_DDL,
+                       records.spark_ddl("node_seconds", NODE_COLUMNS))
+
+
 def run(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str],
         rules: Rules, resource_limits: DataFrame | None = None,
-        raw_gate: Callable[[pa.Table], None] | None = None) -> None:
+        raw_gate: Callable[[pa.Table, pa.Table], None] | None = None) -> None:
     """Read these configs' raw records of these runs, summarise them, replace their phase_summary partitions (one
-    per config and run: every other run's rows of the config stay). `raw_gate`: called with the fold's check rows
-    (gate.client_checks) once the summary is computed and before anything is written (raising stops the write)."""
+    per config and run: every other run's rows of the config stay). `raw_gate`: called with the folds' check rows
+    (gate.client_checks, gate.node_checks) once the summary is computed and before anything is written (raising
+    stops the write)."""
     objects = RawObjects.list(spec, campaign, configs, run_ids)
-    raw = {rt: objects.read(spark, rt, columns=NODE_COLUMNS if rt == "node_seconds" else None)
-           for rt in records.RECORD_TYPES if rt != "client_seconds"}
-    # client_seconds is read once, never whole: folded per worker phase, and its narrow per-second columns summed
-    # over workers, in the same pass.
+    raw = {rt: objects.read(spark, rt) for rt in records.RECORD_TYPES if rt not in ("client_seconds", "node_seconds")}
+    # client_seconds and node_seconds are read once, never whole: folded per worker or node phase where read, and
+    # checked for the raw gate in the same pass (and client_seconds' per-second columns summed over workers).
     clients = ClientRecords.folded(objects.read(spark, "client_seconds", CLIENT_FOLD))
+    nodes = NodeRecords.folded(objects.read(spark, "node_seconds", NODE_FOLD.with_arguments(
+        phase_windows(raw["phases"]))))
     table = summarise(raw["phases"], clients, raw["accounting"], raw["events"], raw["broker_samples"], rules,
-                      node_seconds=raw["node_seconds"], resource_limits=resource_limits)
-    checked = None if raw_gate is None or clients.checks is None else lambda: raw_gate(clients.checks.toArrow())
+                      nodes=nodes, resource_limits=resource_limits)
+    checked = None if raw_gate is None or clients.checks is None \
+        else lambda: raw_gate(clients.checks.toArrow(), nodes.checks.toArrow())
     replace_table(table, spec, TABLE, campaign, run_ids, configs, checked)
     clients.release()
+    nodes.release()
 
 
 def step(spark: SparkSession, spec: StoreSpec, campaign: Campaign, configs: Sequence[str], run_ids: Sequence[str],
@@ -599,9 +720,8 @@ def step(spark: SparkSession, spec: StoreSpec, campaign: Campaign, configs: Sequ
     """The analysis job's first step: the phase_summary partitions of these configs from these runs. With
     `validate`, GX checks the raw batches before anything is written and each written partition after.
 
-    The raw gate (`raw_gate`, or one started here) checks the client rows in the read that folds them, and reads
-    the other raw record types without Spark while Spark summarises; the summary is written only once it has
-    passed, and a failed gate stops the job with nothing written."""
+    The raw gate (`raw_gate`, or one started here) checks the client and node rows in the reads that fold them;
+    the summary is written only once it has passed, and a failed gate stops the job with nothing written."""
     limits, rules = resource_limits_frame(spark, campaign), Rules.of(campaign)
     if not validate:
         run(spark, spec, campaign.name, configs, run_ids, rules, resource_limits=limits)

@@ -20,6 +20,8 @@ use plain `s3a://` paths instead; the jobs only ever read and write through `tab
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import importlib
 import json
 import os
@@ -112,14 +114,26 @@ class ObjectFold:
     `function` names ("module:name") an `Iterator[pyarrow.RecordBatch] -> Iterator[pyarrow.RecordBatch]`, the
     same signature `DataFrame.mapInArrow` takes, so that with S3A (no Python reader) it runs as exactly that;
     `reads` (DDL) is what it needs of the objects (only those columns are decoded), `schema` (DDL) what it yields.
+    `arguments` (JSON, optional): what the job knows and the rows do not (phase windows, say), passed to the
+    function after the batches (`with_arguments`).
     """
 
     function: str
     schema: str
     reads: str
+    arguments: str | None = None
+
+    def with_arguments(self, arguments: object) -> ObjectFold:
+        return dataclasses.replace(self, arguments=json.dumps(arguments))
 
     def load(self) -> Callable[[Iterator], Iterator]:
-        return load_function(self.function)
+        return bound_function(self.function, self.arguments)
+
+
+def bound_function(path: str, arguments: str | None) -> Callable[[Iterator], Iterator]:
+    """The fold function `path`, given its JSON `arguments` (if any) after the batches."""
+    function = load_function(path)
+    return function if arguments is None else functools.partial(function, arguments=json.loads(arguments))
 
 
 def load_function(path: str) -> Callable:
@@ -137,6 +151,7 @@ class StoreReader(DataSourceReader):
         self.object_schema = StructType.fromJson(json.loads(options["object_schema"])) \
             if "object_schema" in options else schema
         self.fold = options.get("fold")
+        self.fold_arguments = options.get("fold_arguments")
 
     def partitions(self) -> Sequence[InputPartition]:
         return [ObjectPartition(chunk) for chunk in chunk_keys(sorted(set(self.keys)), self.max_partitions)]
@@ -153,7 +168,7 @@ class StoreReader(DataSourceReader):
             for table in tables:
                 yield from table.to_batches(max_chunksize=BATCH_ROWS)
             return
-        fold = load_function(self.fold)
+        fold = bound_function(self.fold, self.fold_arguments)
         for batch in _coalesce(tables, BATCH_ROWS):  # a fold call costs ~20 ms however few its rows: batch them
             yield from fold(iter([batch]))
 
@@ -247,8 +262,8 @@ def read_keys(spark: SparkSession, spec: StoreSpec, keys: Sequence[str], schema:
               .option("partitions", str(read_partitions(len(keys)))))
     if fold is None:
         return reader.schema(schema).load()
-    return (reader.schema(fold.schema).option("object_schema", schema.json()).option("fold", fold.function)
-            .load())
+    reader = reader.schema(fold.schema).option("object_schema", schema.json()).option("fold", fold.function)
+    return (reader if fold.arguments is None else reader.option("fold_arguments", fold.arguments)).load()
 
 
 def read_in_driver(spark: SparkSession, spec: StoreSpec, keys: Sequence[str], schema: StructType) -> DataFrame:

@@ -238,11 +238,6 @@ class Outcome:
     def message(self) -> str:
         return "all expectations met" if self.success else "failed expectations:\n  " + "\n  ".join(self.failures)
 
-    def and_(self, other: Outcome) -> Outcome:
-        """This outcome and `other`, of other suites, as one (a batch whose suites ran in two GX runs)."""
-        return Outcome(self.success and other.success, {**self.results, **other.results},
-                       [*self.failures, *other.failures])
-
     def document(self, batch: str, campaign: str, config_id: str, run_id: str) -> dict[str, Any]:
         """The result as stored at sizing.layout.validation_key (the report reads this shape)."""
         return {"batch": batch, "campaign": campaign, "config_id": config_id, "run_id": run_id,
