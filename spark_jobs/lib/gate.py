@@ -50,23 +50,25 @@ CLIENT_CHECK_READS = list(dict.fromkeys([*validation.CLIENT_NOT_NULL, *validatio
                                          *RUN_SUMS, *HIST_COLUMNS]))
 NODE_CHECK_READS = list(dict.fromkeys([*validation.NODE_CHECK_KEY, *validation.NODE_NOT_NULL,
                                        *validation.NODE_NON_NEGATIVE, "cpu_busy"]))
-_KEY_TYPES = {"campaign": "STRING", "config_id": "STRING", "scenario": "STRING", "run_id": "STRING", "repeat": "INT",
-              "phase": "INT", "group": "STRING", "worker": "INT", "node": "STRING", "target": "STRING"}
 
 
-def _check_ddl(key: list[str], not_null: list[str], non_negative: list[str], extra: list[str]) -> str:
-    """Spark DDL of row_checks' rows (a fold declares its output so); `second_ranges`: the distinct seconds as
-    int32 [first, last] pairs."""
-    return ", ".join([*(f"`{c}` {_KEY_TYPES[c]}" for c in key), "rows BIGINT",
-                      *(f"{c}_nulls BIGINT" for c in not_null), *(f"{c}_min DOUBLE" for c in non_negative),
-                      "duplicate_seconds BIGINT", "second_ranges BINARY", *extra])
+def _check_ddl(record_type: str, key: list[str], not_null: list[str], non_negative: list[str],
+               extra: list[str]) -> str:
+    """Spark DDL of row_checks' rows of a record type (a fold declares its output so): the key as the records
+    type it, counts as BIGINT, least values as DOUBLE; `second_ranges`: the distinct seconds as int32 [first, last]
+    pairs."""
+    figures = validation.check_columns(key, not_null, non_negative)[len(key):]
+    return ", ".join([records.spark_ddl(record_type, key),
+                      *(f"{c} {'DOUBLE' if c.endswith('_min') else 'BIGINT'}" for c in figures),
+                      "second_ranges BINARY", *extra])
 
 
-CLIENT_CHECK_DDL = _check_ddl(validation.CLIENT_CHECK_KEY, validation.CLIENT_NOT_NULL, validation.CLIENT_NON_NEGATIVE,
+CLIENT_CHECK_DDL = _check_ddl("client_seconds", validation.CLIENT_CHECK_KEY, validation.CLIENT_NOT_NULL,
+                              validation.CLIENT_NON_NEGATIVE,
                               ["bad_histogram_rows BIGINT", "last_warmup_second INT", "first_steady_second INT",
                                *(f"{c}_sum BIGINT" for c in RUN_SUMS)])
-NODE_CHECK_DDL = _check_ddl(validation.NODE_CHECK_KEY, validation.NODE_NOT_NULL, validation.NODE_NON_NEGATIVE,
-                            ["missing_with_figures BIGINT"])
+NODE_CHECK_DDL = _check_ddl("node_seconds", validation.NODE_CHECK_KEY, validation.NODE_NOT_NULL,
+                            validation.NODE_NON_NEGATIVE, ["missing_with_figures BIGINT"])
 
 
 def client_checks(rows: pa.Table) -> pa.Table:
