@@ -140,8 +140,13 @@ def _second_ranges(gid: np.ndarray, seconds: np.ndarray, groups: int) -> tuple[n
     starts = np.flatnonzero(~(np.r_[False, g[1:] == g[:-1]] & np.r_[False, sec[1:] == sec[:-1] + 1]))
     ends = np.r_[starts[1:], len(sec)] - 1
     pairs = np.column_stack([sec[starts], sec[ends]]).astype("<i4")
-    bounds = np.searchsorted(g[starts], np.arange(groups + 1))
-    return duplicates, [pairs[bounds[i]:bounds[i + 1]].tobytes() for i in range(groups)]
+    return duplicates, blobs_per_group(g[starts], pairs, groups)
+
+
+def blobs_per_group(owners: np.ndarray, rows: np.ndarray, groups: int) -> list[bytes]:
+    """`rows`, sorted by their `owners` (group numbers), as one bytes blob per group 0 .. groups - 1."""
+    bounds = np.searchsorted(owners, np.arange(groups + 1))
+    return [rows[bounds[i]:bounds[i + 1]].tobytes() for i in range(groups)]
 
 
 def client_check_fold(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

@@ -496,8 +496,7 @@ def _node_partials(frame: pd.DataFrame, windows: pd.DataFrame) -> pa.Table:
     held = cpu.notna().to_numpy()
     values, owners = cpu.to_numpy(float)[held], gid[held]
     order = np.argsort(owners, kind="stable")
-    bounds = np.searchsorted(owners[order], np.arange(groups + 1))
-    out["cpu_values"] = [values[order][bounds[i]:bounds[i + 1]].astype("<f8").tobytes() for i in range(groups)]
+    out["cpu_values"] = gate.blobs_per_group(owners[order], values[order].astype("<f8"), groups)
     for name, figure in NODE_MEANS.items():
         value = figure(rows).where(present)
         out[f"{name}_sum"] = value.groupby(gid).sum()
@@ -708,8 +707,7 @@ def run(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[s
         phase_windows(raw["phases"]))))
     table = summarise(raw["phases"], clients, raw["accounting"], raw["events"], raw["broker_samples"], rules,
                       nodes=nodes, resource_limits=resource_limits)
-    checked = None if raw_gate is None or clients.checks is None \
-        else lambda: raw_gate(clients.checks.toArrow(), nodes.checks.toArrow())
+    checked = None if raw_gate is None else lambda: raw_gate(clients.checks.toArrow(), nodes.checks.toArrow())
     replace_table(table, spec, TABLE, campaign, run_ids, configs, checked)
     clients.release()
     nodes.release()
