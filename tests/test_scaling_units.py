@@ -283,12 +283,14 @@ def _first_party_imports(source: str) -> set[str]:
 
 def test_the_py_files_zip_holds_every_module_its_code_imports(tmp_path):
     """Closure: every first-party module any module of the zip imports is in the zip (a cluster's executors have
-    nothing else), and an interpreter that cannot see the checkout imports the jobs from the zip alone."""
+    nothing else), and an interpreter that cannot see the checkout imports the jobs from the zip alone, from the
+    bytecode built beside each module (no worker compiles them again)."""
     from spark_jobs.lib import submit
 
     path = submit.py_files_zip(tmp_path / "jobs.zip")
     with zipfile.ZipFile(path) as zf:
-        names = set(zf.namelist())
+        names = {n for n in zf.namelist() if n.endswith(".py")}
+        assert {n for n in zf.namelist() if n.endswith(".pyc")} == {n + "c" for n in names}
         modules = {n[:-3].replace("/", ".").removesuffix(".__init__") for n in names}
         missing = {(name, imported) for name in names for imported in _first_party_imports(zf.read(name).decode())
                    if imported not in modules and imported.rsplit(".", 1)[0] not in modules}
@@ -299,7 +301,8 @@ def test_the_py_files_zip_holds_every_module_its_code_imports(tmp_path):
     out = subprocess.run([sys.executable, "-I", "-c", probe, str(path)], cwd=tmp_path, capture_output=True,
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip().startswith(str(path))
+    # imported from the zip, and from its bytecode (zipimport names the file it loaded)
+    assert out.stdout.strip().startswith(str(path)) and out.stdout.strip().endswith("objectstore.pyc")
 
 
 def test_executor_credentials_go_to_a_private_properties_file(tmp_path, monkeypatch):

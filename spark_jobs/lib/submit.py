@@ -10,9 +10,11 @@ The orchestration helper's SparkSubmitOperator reuses `py_files_zip()`, `applica
 from __future__ import annotations
 
 import os
+import py_compile
 import shlex
 import subprocess
 import sys
+import tempfile
 import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -29,16 +31,26 @@ DEFAULT_ZIP = REPO / "build" / "sizing_jobs.zip"
 
 
 def py_files_zip(dest: Path = DEFAULT_ZIP, root: Path = REPO) -> Path:
-    """Zip the PACKAGES executors import (their .py files) for --py-files; rebuilt every call. The driver loads the
-    spec and the price catalogs from the checkout (data, not code)."""
+    """Zip the PACKAGES executors import (their .py files, each with its bytecode) for --py-files; rebuilt every
+    call. The driver loads the spec and the price catalogs from the checkout (data, not code)."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_suffix(".zip.tmp")
-    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf, tempfile.TemporaryDirectory() as scratch:
         for package in PACKAGES:
             for path in sorted((root / package).rglob("*.py")):
-                zf.write(path, path.relative_to(root).as_posix())
+                name = path.relative_to(root).as_posix()
+                zf.write(path, name)
+                zf.write(_bytecode(path, name, Path(scratch)), name + "c")
     tmp.replace(dest)
     return dest
+
+
+def _bytecode(source: Path, name: str, scratch: Path) -> Path:
+    """The module's bytecode as zipimport looks for it (`x.pyc` beside `x.py`), unchecked: the zip is rebuilt with
+    its sources. zipimport never writes bytecode, so without it every Python worker compiled every module it
+    imported (~4 CPU-s a job); an interpreter of another version ignores it (magic number) and compiles the .py."""
+    return Path(py_compile.compile(str(source), cfile=str(scratch / "module.pyc"), dfile=name, doraise=True,
+                                   invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH))
 
 
 def application(job: str, root: Path = REPO) -> Path:
