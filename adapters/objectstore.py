@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -105,14 +106,18 @@ class ObjectStore:
     def delete(self, keys: list[str]) -> None:
         raise NotImplementedError
 
-    def read_parquet(self, key: str, columns: list[str] | None = None,
-                     use_threads: bool = True):  # -> pyarrow.Table
+    def read_parquet(self, key: str, columns: list[str] | None = None, use_threads: bool = True,
+                     dictionary: Sequence[str] = ()):  # -> pyarrow.Table
         """`use_threads=False` for a caller that reads several objects at once itself (pyarrow's own pool then
-        only contends with it)."""
+        only contends with it). `dictionary`: columns read dictionary-encoded (a string that every row of an object
+        repeats is then decoded once, not once per row)."""
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        source = pq.ParquetFile(io.BytesIO(self.get(key)))
-        present = set(source.schema_arrow.names)
+        data = pa.BufferReader(self.get(key))
+        metadata = pq.read_metadata(data)
+        present = set(metadata.schema.names)
+        source = pq.ParquetFile(data, metadata=metadata, read_dictionary=[c for c in dictionary if c in present])
         return source.read(columns=[c for c in columns if c in present] if columns is not None else None,
                            use_threads=use_threads)
 

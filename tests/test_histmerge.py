@@ -9,6 +9,7 @@ import pyarrow as pa
 import pytest
 
 from sizing.histogram import LogHistogram, merge_wire
+from spark_jobs.lib import histmerge
 from spark_jobs.lib.histmerge import NBUCKETS, dense_counts
 
 
@@ -40,3 +41,16 @@ def test_dense_counts_equal_the_merge_of_each_groups_histograms_however_the_colu
 def test_a_blob_that_is_not_wire_format_is_refused() -> None:
     with pytest.raises(ValueError, match="multiple of 6"):
         dense_counts(pa.array([b"12345"]), np.zeros(1, dtype=np.int64), 1)
+
+
+@pytest.mark.parametrize("order", ["runs", "interleaved"])
+@pytest.mark.parametrize("buckets_per_run", [0, 10**9], ids=["a bincount per run", "one bincount"])
+def test_rows_of_a_negative_group_add_to_none_whether_groups_come_in_runs_or_not(
+        blobs, order: str, buckets_per_run: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs of rows of one group (a raw object is one worker phase) can be merged a run at a time or in one pass:
+    both equal the one-by-one merge of each group's histograms, the rows of group -1 (warm-up rows) left out."""
+    monkeypatch.setattr(histmerge, "BUCKETS_PER_RUN", buckets_per_run)
+    groups = np.repeat([-1, 0, 1, -1, 2, 0], [3, 9, 8, 4, 10, 6]) if order == "runs" else np.arange(len(blobs)) % 4 - 1
+    expected = np.stack([merge_wire(b for b, g in zip(blobs, groups, strict=True) if g == k) for k in range(3)])
+    assert expected.sum() > 0
+    assert np.array_equal(dense_counts(pa.array(blobs, pa.binary()), groups, 3), expected)

@@ -137,7 +137,7 @@ def test_a_clean_run_checks_into_one_row_per_worker_phase_and_passes() -> None:
 
 @pytest.mark.parametrize("split", [1, 7, 23, 40])
 def test_the_verdicts_do_not_depend_on_how_the_rows_fall_into_batches(split: int) -> None:
-    """The fold sees batches of whatever size the reader coalesced: a worker phase split over two batches is two
+    """The checks see tables of whatever size the fold gathered: a worker phase split over two tables is two
     check rows, and the second held twice is still counted once (row 40, the copy, is in the second batch; the
     original, row 35, is in the first only when split at 40: then the sweep across check rows finds it)."""
     _, rows, _ = run_rows("TWICE")
@@ -145,7 +145,7 @@ def test_the_verdicts_do_not_depend_on_how_the_rows_fall_into_batches(split: int
     schema = records.arrow_schema("client_seconds")
     table = align_to_schema(pa.Table.from_pylist(rows, schema=schema), schema).combine_chunks()
     batches = [table.slice(0, split).to_batches()[0], table.slice(split).to_batches()[0]]
-    checks = pa.Table.from_batches(list(gate.client_check_fold(iter(batches)))).to_pandas()
+    checks = pa.concat_tables([gate.client_checks(pa.Table.from_batches([b])) for b in batches]).to_pandas()
     assert checks["rows"].sum() == len(rows) == 41 and len(checks) > 4  # some worker phase in both batches
     frame = gate.raw_frames({"client_seconds": checks, "phases": rows_as_read("phases", []),
                              "accounting": rows_as_read("accounting", []),

@@ -27,7 +27,7 @@ from sizing import layout, records
 from sizing.spec import Campaign
 from sizing.timeline import expand
 from spark_jobs.lib import validation
-from spark_jobs.lib.s3source import ddl_to_arrow
+from spark_jobs.lib.s3source import ddl_to_arrow, gathered
 from spark_jobs.lib.tableio import RawObjects, read_partitions, read_table
 
 RUN_COLS = validation.RUN_COLS
@@ -111,7 +111,7 @@ def row_checks(frame: pd.DataFrame, key: list[str], not_null: list[str],
     (`<column>_nulls`), per `non_negative` column the least value (`<column>_min`: every row is >= 0 exactly when
     it is), the seconds it holds twice and its distinct seconds as ranges (`second_ranges`: raw_frames finds a
     second two check rows share). Also each row's check row (index into the frame returned)."""
-    gid = frame.groupby(key, sort=False, dropna=False).ngroup().to_numpy()
+    gid = frame.groupby(key, sort=False, dropna=False, observed=True).ngroup().to_numpy()
     groups = int(gid.max()) + 1 if len(gid) else 0
     by = frame.groupby(gid)
     out = by[key].first()  # one value per group (or none: a null key)
@@ -151,14 +151,14 @@ def blobs_per_group(owners: np.ndarray, rows: np.ndarray, groups: int) -> list[b
 
 def client_check_fold(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """client_checks as a fold (s3source.ObjectFold's signature): the `validate` job's read of client_seconds."""
-    for batch in batches:
-        yield from _batches_of(client_checks(pa.Table.from_batches([batch])))
+    for table in gathered(batches):
+        yield from _batches_of(client_checks(table))
 
 
 def node_check_fold(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """node_checks as a fold: the `validate` job's read of node_seconds."""
-    for batch in batches:
-        yield from _batches_of(node_checks(batch.to_pandas()))
+    for table in gathered(batches):
+        yield from _batches_of(node_checks(table.to_pandas()))
 
 
 def _batches_of(table: pa.Table) -> list[pa.RecordBatch]:

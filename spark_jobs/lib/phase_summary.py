@@ -29,7 +29,7 @@ from sizing.search import PROBE_EVENT, SearchSpec, backlog_slope
 from sizing.spec import Campaign
 from spark_jobs.lib import gate, histmerge, rules_columns
 from spark_jobs.lib.recovery import fault_impact
-from spark_jobs.lib.s3source import align_to_schema, ddl_to_arrow
+from spark_jobs.lib.s3source import align_to_schema, ddl_to_arrow, gathered
 from spark_jobs.lib.tableio import ObjectFold, RawObjects, replace_table
 
 TABLE = "phase_summary"
@@ -105,28 +105,35 @@ def fold_client_seconds(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Record
     group split over two batches just yields two rows, which the final stages add.
     """
     out_schema = ddl_to_arrow(FOLDED_DDL)
-    for batch in batches:
-        table = _with_group(pa.Table.from_batches([batch]))
-        steady = table.filter(pc.fill_null(pc.invert(table.column("warmup")), False))
-        for kind, folded in ((PARTIAL, _partials(steady)), (SERIES, _series(table)),
+    for table in gathered(batches):
+        table = _with_group(table)
+        steady = pc.fill_null(pc.invert(table.column("warmup")), False).to_numpy(zero_copy_only=False)
+        for kind, folded in ((PARTIAL, _partials(table, steady)), (SERIES, _series(table)),
                              (CHECK, gate.client_checks(table) if table.num_rows else None)):
             if folded is not None:
                 folded = folded.append_column("kind", pa.array([kind] * folded.num_rows, pa.string()))
                 yield from align_to_schema(folded, out_schema).to_batches()
 
 
-def _partials(steady: pa.Table) -> pa.Table | None:
-    if steady.num_rows == 0:
+PARTIAL_READS = [*GROUP_KEY, "worker", "second", *SUM_COLS, "blocked_ms", "cpu_s", "publish_delay_max_us"]
+
+
+def _partials(table: pa.Table, steady: np.ndarray) -> pa.Table | None:
+    """The `steady` rows folded per worker phase (the warm-up rows are masked, not filtered out: a filter would
+    copy every histogram byte)."""
+    if not steady.any():
         return None
     keys = [*GROUP_KEY, "worker"]
-    frame = steady.drop_columns(list(HIST_COLS)).to_pandas()
-    gid = frame.groupby(keys, sort=False, dropna=False).ngroup().to_numpy()
+    frame = table.select(PARTIAL_READS).to_pandas()[steady]
+    gid = frame.groupby(keys, sort=False, dropna=False, observed=True).ngroup().to_numpy()
     agg = frame.groupby(gid).agg(**{k: (k, "first") for k in keys}, rows=("second", "size"),
                                  first_second=("second", "min"), last_second=("second", "max"),
                                  **{c: (c, "sum") for c in SUM_COLS}, blocked_ms=("blocked_ms", "sum"),
                                  cpu_s=("cpu_s", "sum"), publish_delay_max_us=("publish_delay_max_us", "max"))
+    row_group = np.full(table.num_rows, -1, dtype=np.int64)  # a warm-up row adds to no partial
+    row_group[steady] = gid
     for col in HIST_COLS:
-        dense = histmerge.dense_counts(steady.column(col), gid, len(agg))
+        dense = histmerge.dense_counts(table.column(col), row_group, len(agg))
         agg[col] = [encode_counts(row) for row in dense]
     return pa.Table.from_pandas(agg.reset_index(drop=True), preserve_index=False)
 
@@ -135,7 +142,7 @@ def _series(table: pa.Table) -> pa.Table | None:
     if table.num_rows == 0:
         return None
     frame = table.select([*SERIES_KEY, *SERIES_COUNTS, *SERIES_MAX]).to_pandas()
-    summed = frame.groupby(SERIES_KEY, sort=False, dropna=False, as_index=False).agg(
+    summed = frame.groupby(SERIES_KEY, sort=False, dropna=False, observed=True, as_index=False).agg(
         **{c: (c, "sum") for c in SERIES_COUNTS}, **{c: (c, "max") for c in SERIES_MAX})
     return pa.Table.from_pandas(summed, preserve_index=False)
 
@@ -466,8 +473,8 @@ def fold_node_seconds(batches: Iterator[pa.RecordBatch], arguments: list[list]) 
     rows do not know them), and the raw gate's check row (gate.node_checks). ~500 rows of a node phase become 2."""
     windows = pd.DataFrame(arguments, columns=[*PHASE_KEY, *WINDOW_COLUMNS])
     out_schema = ddl_to_arrow(NODE_FOLDED_DDL)
-    for batch in batches:
-        frame = batch.to_pandas()
+    for table in gathered(batches):
+        frame = table.to_pandas()
         for kind, folded in ((PARTIAL, _node_partials(frame, windows)), (CHECK, gate.node_checks(frame))):
             folded = folded.append_column("kind", pa.array([kind] * folded.num_rows, pa.string()))
             yield from align_to_schema(folded, out_schema).to_batches()
@@ -480,7 +487,7 @@ def _node_partials(frame: pd.DataFrame, windows: pd.DataFrame) -> pa.Table:
     second = rows["second"]
     steady = ((second >= rows["start_s"] + rows["warmup_s"]) & (second < rows["start_s"] + rows["duration_s"]))
     present = steady & rows["missing"].eq(False)
-    gid = rows.groupby(NODE_KEY, sort=False, dropna=False).ngroup().to_numpy()
+    gid = rows.groupby(NODE_KEY, sort=False, dropna=False, observed=True).ngroup().to_numpy()
     groups = int(gid.max()) + 1 if len(gid) else 0
     out = rows.groupby(gid)[NODE_KEY].first()
 

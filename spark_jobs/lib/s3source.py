@@ -54,20 +54,22 @@ def use_s3a(env: dict[str, str] | None = None) -> bool:
 BATCH_ROWS = 65536
 
 
-def _coalesce(tables: Iterator, rows: int) -> Iterator:  # (Iterator[pyarrow.Table], int) -> Iterator[RecordBatch]
-    """Consecutive small tables as record batches of about `rows` rows (never splitting a table)."""
+def gathered(batches: Iterator, rows: int = BATCH_ROWS) -> Iterator:  # Iterator[RecordBatch] -> Iterator[Table]
+    """Consecutive record batches as tables of about `rows` rows, each batch a chunk (nothing copied). A fold
+    gathers what it is handed so: its call on a table costs ~20 ms however few the rows, and an object is a few
+    hundred; concatenating the chunks would copy every histogram byte."""
     import pyarrow as pa
 
     pending: list = []
     held = 0
-    for table in tables:
-        pending.append(table)
-        held += table.num_rows
+    for batch in batches:
+        pending.append(batch)
+        held += batch.num_rows
         if held >= rows:
-            yield from pa.concat_tables(pending).combine_chunks().to_batches()
+            yield pa.Table.from_batches(pending)
             pending, held = [], 0
     if pending:
-        yield from pa.concat_tables(pending).combine_chunks().to_batches()
+        yield pa.Table.from_batches(pending)
 
 
 class ObjectPartition(InputPartition):
@@ -91,6 +93,18 @@ def chunk_keys(keys: Sequence[str], max_partitions: int) -> list[list[str]]:
         out.append(keys[start:end])
         start = end
     return out
+
+
+def read_for_fold(store: ObjectStore, key: str, schema):  # (..., pyarrow.Schema) -> pyarrow.Table
+    """An object as a fold is handed it: aligned to `schema`, its strings dictionary-encoded (a fold only groups by
+    them, and each is one value per object: decoded once, not once per row, and cheap for pandas)."""
+    import pyarrow as pa
+
+    strings = [f.name for f in schema if f.type == pa.string()]
+    coded = pa.schema([f.with_type(pa.dictionary(pa.int32(), pa.string())) if f.name in strings else f
+                       for f in schema])
+    return align_to_schema(store.read_parquet(key, columns=schema.names, use_threads=False, dictionary=strings),
+                           coded)
 
 
 def align_to_schema(table, schema):  # (pyarrow.Table, pyarrow.Schema) -> pyarrow.Table
@@ -162,15 +176,16 @@ class StoreReader(DataSourceReader):
         assert isinstance(partition, ObjectPartition)
         store = self.spec.open()
         schema = to_arrow_schema(self.object_schema)
-        # Only the declared columns are decoded: a narrow schema reads a fraction of a wide object.
-        tables = (align_to_schema(store.read_parquet(key, columns=schema.names), schema) for key in partition.keys)
         if self.fold is None:
-            for table in tables:
-                yield from table.to_batches(max_chunksize=BATCH_ROWS)
+            # Only the declared columns are decoded: a narrow schema reads a fraction of a wide object.
+            for key in partition.keys:
+                yield from align_to_schema(store.read_parquet(key, columns=schema.names), schema).to_batches(
+                    max_chunksize=BATCH_ROWS)
             return
-        fold = bound_function(self.fold, self.fold_arguments)
-        for batch in _coalesce(tables, BATCH_ROWS):  # a fold call costs ~20 ms however few its rows: batch them
-            yield from fold(iter([batch]))
+        tables = (read_for_fold(store, key, schema) for key in partition.keys)
+        # One fold call over every object of the partition, batch by batch: the fold gathers them (gathered).
+        yield from bound_function(self.fold, self.fold_arguments)(
+            batch for table in tables for batch in table.to_batches())
 
 
 def partition_prefix(table: str, partition_by: Sequence[str], values: Sequence[str]) -> str:
@@ -305,13 +320,12 @@ def read_arrow(spec: StoreSpec, keys: Sequence[str], schema, fold: Callable[[Ite
 
 
 def fold_table(table, fold: Callable[[Iterator], Iterator]):  # (pyarrow.Table, ...) -> pyarrow.Table
-    """`fold` over a table's rows in batches of BATCH_ROWS, as the data source hands them to a fold (a table read
-    object by object is a chunk per object, and a fold call costs per batch); an empty table is one empty batch, so
-    the fold's schema comes out."""
+    """`fold` over a table's rows as the data source hands them to a fold: a batch per object (a table read object
+    by object is a chunk per object), all in one call; an empty table is one empty batch, so the fold's schema comes
+    out."""
     import pyarrow as pa
 
-    batches = table.combine_chunks().to_batches(max_chunksize=BATCH_ROWS) \
-        or [pa.RecordBatch.from_pylist([], schema=table.schema)]
+    batches = table.to_batches() or [pa.RecordBatch.from_pylist([], schema=table.schema)]
     return pa.Table.from_batches(list(fold(iter(batches))))
 
 
