@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sizing.cost import cost_per_1000_msgs
+from sizing.spec import as_family_row
 from sizing.stats import COMPARE_CONFIDENCE, INTERVAL_CONFIDENCE, Interval, compare, median_interval
 
 # The phase_summary figures shown over repeats (the report's per-phase tables and charts, client-setting steps).
@@ -48,13 +49,17 @@ def interval_columns(interval: Interval | None, prefix: str = "value") -> dict[s
 
 
 def phase_intervals(rows: Iterable[Mapping[str, Any]], metrics: Sequence[str] = REPEAT_METRICS,
-                    confidence: float = INTERVAL_CONFIDENCE) -> list[dict[str, Any]]:
-    """One row per (config_id, scenario, phase) of `rows` and metric: the median over the group's repeats with its
-    interval (interval_columns), `n` (finite values it is over; 0: none, the figure is null), `repeats` (the
-    group's repeats), `valid` (every repeat valid; an unknown validity counts as valid), and the group's
-    phase_name and target_rate. Sorted by the key, then metric in `metrics` order."""
+                    confidence: float = INTERVAL_CONFIDENCE, *,
+                    phases: Mapping[str, tuple[str, int | None]] | None = None) -> list[dict[str, Any]]:
+    """One row per (config_id, scenario, phase) of phase_summary's `rows` and metric: the median over the group's
+    repeats with its interval (interval_columns), `n` (finite values it is over; 0: none, the figure is null),
+    `repeats` (the group's repeats), `valid` (every repeat valid; an unknown validity counts as valid), and the
+    group's phase_name and target_rate. With `phases` (sizing.spec.family_phases of the campaign's scenarios), an
+    isolated scenario's runs are the phases of the scenario as written, as the report shows them. Sorted by the
+    key, then metric in `metrics` order."""
     groups: dict[tuple[Any, ...], list[Mapping[str, Any]]] = {}
     for row in rows:
+        row = as_family_row(row, phases) if phases is not None else row
         groups.setdefault(tuple(row[k] for k in PHASE_KEY), []).append(row)
     out = []
     for key in sorted(groups):

@@ -140,3 +140,17 @@ def test_the_cost_board_prices_each_repeat_before_its_median() -> None:
     assert (cost["value"], cost["value_low"], cost["value_high"]) == pytest.approx((500.0, 250.0, 1000.0))
     assert cost["value_level"] == pytest.approx(0.75) and cost["n"] == 3  # the repeat without a top is left out
     assert rows[BOARD_MATCHED_TARGET]["n"] == 4 and rows[BOARD_MATCHED_TARGET]["value"] == 1000.0
+
+
+def test_an_isolated_scenarios_runs_are_the_phases_of_the_scenario_as_written() -> None:
+    # sizing.spec.family_phases of `ideal` isolated into one run per rate: run k is the family's phase k
+    phases = {"ideal-rate-1000": ("ideal", 1), "ideal-rate-2000": ("ideal", 2), "kill": ("kill", None)}
+    rows = [{"config_id": "a", "scenario": scenario, "repeat": repeat, "phase": phase, "phase_name": name,
+             "target_rate": 0.0, "valid": True, "confirm_rate": rate}
+            for scenario, phase, name, rate in (("ideal-rate-1000", 1, "rate-1000", 990.0),
+                                                ("ideal-rate-2000", 1, "rate-2000", 1900.0), ("kill", 2, "kill", 5.0))
+            for repeat in (1, 2)]
+    got = [(r["scenario"], r["phase"], r["phase_name"], r["value"], r["repeats"])
+           for r in phase_intervals(rows, metrics=("confirm_rate",), phases=phases)]
+    assert got == [("ideal", 1, "rate-1000", 990.0, 2), ("ideal", 2, "rate-2000", 1900.0, 2),
+                   ("kill", 2, "kill", 5.0, 2)]
