@@ -22,8 +22,8 @@ def board_intervals(ctx: ReportContext, board: str) -> dict[str, dict]:
 
 
 def has_interval(row: dict | None) -> bool:
-    return row is not None and row["value_level"] > 0 and math.isfinite(row["value_low"]) \
-        and math.isfinite(row["value_high"])
+    """The row has an interval to show (more than one repeat)."""
+    return row is not None and row["value_level"] > 0 and math.isfinite(row["value_low"] + row["value_high"])
 
 
 def render(ctx: ReportContext) -> list[object]:
@@ -54,10 +54,10 @@ def render(ctx: ReportContext) -> list[object]:
             note = repeats.adjacent_note(interval) if interval is not None else ""
             body.append([int(r.rank), r.config_id, shown + extra, (note, "muted" if note.startswith("ahead") else
                                                                    "warn")])
-        low = [intervals[c]["value_low"] if c in intervals else math.nan for c in rows["config_id"]] \
-            if intervals else None
-        high = [intervals[c]["value_high"] if c in intervals else math.nan for c in rows["config_id"]] \
-            if intervals else None
+        low = high = None
+        if intervals:
+            low, high = ([intervals[c][end] if c in intervals else math.nan for c in rows["config_id"]]
+                         for end in ("value_low", "value_high"))
         svg = charts.leaderboard_bars(rows, value, ctx.colors, title, unit, money, low, high)
         headers = ["#", "config", unit, "vs next" if intervals else ""]
         boards.append(tag("div", [tag("h3", title), ctx.fig(svg, f"Leaderboard: {title}."),
