@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sizing.repeats import interval_columns
 from sizing.spec import Campaign, Comparison, family_name, step_label
 from sizing.stats import COMPARE_CONFIDENCE, PRACTICAL_EFFECT, compare, median_interval
 
@@ -165,14 +166,11 @@ def findings(campaign: Campaign, rows: Iterable[Mapping[str, Any]], confidence: 
             if not base_values or not values:
                 continue
             effect = compare(base_values, values, confidence, threshold)
-            interval = effect.interval
             out.append({**_row(campaign, EFFECT, arm, metric, [*by_arm[base], *by_arm[arm]], values),
                         "baseline_config_id": base.config_id, "baseline_family": base.family,
                         "baseline_phase_name": base.phase_name, "baseline_value": median_interval(base_values).estimate,
-                        "n_baseline": effect.n_base, "effect": interval.estimate,
-                        "effect_low": interval.low if interval.has_interval else None,
-                        "effect_high": interval.high if interval.has_interval else None,
-                        "effect_level": interval.level, "verdict": effect.verdict,
+                        "n_baseline": effect.n_base, **interval_columns(effect.interval, "effect"),
+                        "verdict": effect.verdict,
                         "better": _better(effect.verdict, metric)})
     return out
 
@@ -182,8 +180,7 @@ def _row(campaign: Campaign, kind: str, arm: Arm, metric: Metric, basis_rows: Se
     level = median_interval(values)
     return {"kind": kind, "purpose": campaign.purpose, "config_id": arm.config_id, "family": arm.family,
             "phase_name": arm.phase_name, "metric": metric.name, "latency_basis": _basis(basis_rows),
-            "value": level.estimate, "value_low": level.low if level.has_interval else None,
-            "value_high": level.high if level.has_interval else None, "value_level": level.level, "n": level.n,
+            **interval_columns(level), "n": level.n,
             "baseline_config_id": None, "baseline_family": None, "baseline_phase_name": None, "baseline_value": None,
             "n_baseline": None, "effect": None, "effect_low": None, "effect_high": None, "effect_level": None,
             "verdict": None, "better": None}

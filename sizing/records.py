@@ -421,8 +421,8 @@ PHASE_SUMMARY = (*_TABLE_KEY,
     *_SEARCH_COLUMNS,
 )
 
-# Per (config, run, repeat): that trial's capacity figures. The leaderboard's figures are means/minimums over
-# these rows and the report's intervals are bootstrapped over the same rows.
+# Per (config, run, repeat): that trial's capacity figures. The leaderboard's figures are medians/minimums over
+# these rows; the board_intervals table's intervals over repeats are computed from them too.
 CAPACITY_REPEATS = (
     Column("campaign", "string", "campaign name (partition)"),
     Column("config_id", "string", "cluster config"),
@@ -581,6 +581,55 @@ FINDINGS = (
            nullable=True),
 )
 
+# Per (config, scenario, phase) and metric: the median over the run's repeats with its interval (sizing.repeats.
+# phase_intervals over phase_summary's judged rows; an `isolate: true` scenario's runs as the phases of its family).
+REPEAT_INTERVALS = (
+    Column("campaign", "string", "campaign name (partition)"),
+    Column("run_id", "string", "run label (partition): every run's answer is kept"),
+    Column("config_id", "string", "cluster config"),
+    Column("scenario", "string", "scenario as written (an isolate: true scenario's runs are its phases)"),
+    Column("phase", "int32", "1-based phase number within that scenario"),
+    Column("phase_name", "string", "the phase's label, e.g. rate-30000 or prefetch=1000"),
+    Column("target_rate", "float64", "the phase's target rate, msg/s"),
+    Column("metric", "string", "the phase_summary column summarised (sizing.repeats.REPEAT_METRICS)"),
+    Column("repeats", "int32", "repeats of this phase in the run"),
+    Column("valid", "bool", "every repeat of the phase was valid (phase_summary.valid)"),
+    Column("n", "int32", "repeats with a figure for this metric (0: none, value is null)"),
+    Column("value", "float64", "median of the metric over those repeats", nullable=True),
+    Column("value_low", "float64", "order-statistic interval of that median (sizing.stats.median_interval), low; "
+           "null with fewer than 2 figures", nullable=True),
+    Column("value_high", "float64", "its high end", nullable=True),
+    Column("value_level", "float64", "the interval's true coverage for n figures (0.75 for 3; 0: no interval)"),
+)
+
+# Per leaderboard board and config: its figure over its repeats (capacity_repeats) with its interval, and whether the
+# repeats tell it apart from the next-ranked config (sizing.repeats.board_intervals).
+BOARD_INTERVALS = (
+    Column("campaign", "string", "campaign name (partition)"),
+    Column("run_id", "string", "run label (partition): every run's answer is kept"),
+    Column("board", "string", "top_matched_throughput | max_matched_target_rate | cost_at_top "
+           "(sizing.repeats.BOARDS with a spread over repeats)"),
+    Column("rank", "int32", "the config's rank on the board (sizing.repeats.board_entries)"),
+    Column("config_id", "string", "cluster config"),
+    Column("n", "int32", "repeats with a figure"),
+    Column("value", "float64", "median over those repeats (msg/s, or USD per 1000 msg/s per month for cost_at_top)"),
+    Column("value_low", "float64", "order-statistic interval of that median, low (null with one repeat)",
+           nullable=True),
+    Column("value_high", "float64", "its high end", nullable=True),
+    Column("value_level", "float64", "the interval's true coverage (0.75 for 3 repeats; 0: no interval)"),
+    Column("next_config_id", "string", "the next-ranked config compared with (null: last, or either has fewer than "
+           "2 repeats)", nullable=True),
+    Column("n_next", "int32", "its repeats", nullable=True),
+    Column("effect", "float64", "this config's figure against the next one's: relative difference (Hodges-Lehmann on "
+           "logs; 0.1 = 10% higher)", nullable=True),
+    Column("effect_low", "float64", "exact Mann-Whitney interval, low (null: too few repeats for one)",
+           nullable=True),
+    Column("effect_high", "float64", "its high end", nullable=True),
+    Column("effect_level", "float64", "the interval's true coverage (0.9 for 3 vs 3)", nullable=True),
+    Column("verdict", "string", "higher | lower | unchanged | inconclusive (sizing.stats.effect_verdict at "
+           "sizing.stats.COMPARE_CONFIDENCE, 90%): higher or lower = the repeats tell the two apart", nullable=True),
+)
+
 # Leaderboard columns of campaigns with search scenarios (null otherwise).
 LEADERBOARD_SEARCH_COLUMNS = (
     Column("sustainable_rate", "float64", "capacity.sustainable_median of the config's search", nullable=True),
@@ -636,6 +685,8 @@ TABLES: dict[str, tuple[Column, ...]] = {
     "adverse": ADVERSE,
     "capacity": CAPACITY,
     "findings": FINDINGS,
+    "repeat_intervals": REPEAT_INTERVALS,
+    "board_intervals": BOARD_INTERVALS,
     "runs": RUNS,
 }
 

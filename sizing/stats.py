@@ -183,13 +183,18 @@ class Effect:
 
     def describe(self) -> str:
         """`+12 % [+3 %, +20 %] (90 %, n = 3 vs 3): higher`."""
-        i = self.interval
-        head = f"{i.estimate:+.0%}".replace("%", " %")
-        if i.has_interval:
-            head += f" [{i.low:+.0%}, {i.high:+.0%}]".replace("%", " %") + f" ({level_text(i.level)}"
-        else:
-            head += " (no interval"
-        return f"{head}, n = {self.n_base} vs {self.n_other}): {self.verdict}"
+        return f"{effect_text(self.interval, self.n_base, self.n_other)}: {self.verdict}"
+
+
+def effect_text(interval: Interval, n_base: int, n_other: int) -> str:
+    """A relative effect as people read it, from its figures (an Effect's, or a table row's that stored them):
+    `+12 % [+3 %, +20 %] (90 %, n = 3 vs 3)`."""
+    head = f"{interval.estimate:+.0%}".replace("%", " %")
+    if interval.has_interval:
+        head += f" [{interval.low:+.0%}, {interval.high:+.0%}]".replace("%", " %") + f" ({level_text(interval.level)}"
+    else:
+        head += " (no interval"
+    return f"{head}, n = {n_base} vs {n_other})"
 
 
 def effect_verdict(interval: Interval, confidence: float = COMPARE_CONFIDENCE,

@@ -1,7 +1,8 @@
 """A small campaign's analysis output written into a bucket, with the column names the report reads.
 
 Stands in for the Spark pipeline (tests/test_spark_report.py checks the report against the real jobs):
-`phase_summary` per config, campaign-wide `capacity_repeats`, `leaderboards`, `pareto`, `adverse`, raw
+`phase_summary` per config, campaign-wide `capacity_repeats`, `leaderboards`, `pareto`, `adverse`,
+`repeat_intervals`, `board_intervals`, raw
 client_seconds / events / broker_samples (sizing.records schemas) and GX results,
 for campaigns/local-quick.yaml (2 configs; `increasing-intensity` 500/1000/2000 msg/s and `broker-kill`).
 The figures are plausible, chosen so that the verdict is clear: the 1-node cluster cannot survive
@@ -20,11 +21,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from adapters.objectstore import S3Settings
-from sizing import adverse, layout, records, rules
+from sizing import adverse, layout, records, repeats, rules
 from sizing.cost import cost_per_1000_msgs
 from sizing.layout import RunKey
 from sizing.plan import plan_configs
-from sizing.spec import Campaign, load_campaign
+from sizing.spec import Campaign, family_phases, load_campaign
 from sizing.timeline import Timeline, expand
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -160,6 +161,23 @@ def adverse_rows(summary: pd.DataFrame, campaign: Campaign) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=records.table_columns("adverse"))
 
 
+def repeat_interval_rows(summary: pd.DataFrame, campaign: Campaign, run_id: str = RUN_ID) -> pd.DataFrame:
+    """The Spark `repeat_intervals` table, by the same pure code the leaderboards step runs on the same rows
+    (sizing.repeats.phase_intervals, isolated runs as the phases of their scenario)."""
+    rows = repeats.phase_intervals(summary.to_dict("records"), phases=family_phases(campaign.scenarios))
+    return pd.DataFrame([{"campaign": campaign.name, "run_id": run_id, **r} for r in rows],
+                        columns=records.table_columns("repeat_intervals"))
+
+
+def board_interval_rows(board: pd.DataFrame, per_repeat: pd.DataFrame, campaign: Campaign) -> pd.DataFrame:
+    """The Spark `board_intervals` table, by the leaderboards step's pure code (sizing.repeats.board_intervals)."""
+    entries = repeats.board_entries(board.to_dict("records"), campaign.target.rate)
+    monthly = dict(zip(board["config_id"], board["monthly_cost"], strict=True))
+    rows = repeats.board_intervals(entries, per_repeat.to_dict("records"), monthly)
+    return pd.DataFrame([{"campaign": campaign.name, "run_id": RUN_ID, **r} for r in rows],
+                        columns=records.table_columns("board_intervals"))
+
+
 CAPACITY = {N1: 1620.0, N3: 1985.0}  # publish capacity, msg/s
 
 
@@ -266,7 +284,9 @@ def write_sample(settings: S3Settings, repeats: int = 1, failed_validation: bool
     per_repeat = capacity_repeat_rows(summary, slo)
     board = leaderboard_rows(per_repeat, campaign.name, monthly, target)
     for table, frame in (("capacity_repeats", per_repeat), ("leaderboards", board), ("pareto", pareto_rows(board)),
-                         ("adverse", adverse_rows(summary, campaign))):
+                         ("adverse", adverse_rows(summary, campaign)),
+                         ("repeat_intervals", repeat_interval_rows(summary, campaign)),
+                         ("board_intervals", board_interval_rows(board, per_repeat, campaign))):
         _put_parquet(settings, layout.table_prefix(table, campaign.name, run_id=RUN_ID) + "part-00000.parquet",
                      pa.Table.from_pandas(frame, preserve_index=False))
     client = settings.client()

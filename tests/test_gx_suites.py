@@ -92,3 +92,28 @@ def test_capacity_repeats_suite_wants_one_positive_top_per_repeat():
     assert "expect_compound_columns_to_be_unique" in message and "column='top_matched_throughput'" in message
     above = pd.DataFrame([{**row, "top_throughput_any_latency": 1000.0}])  # any latency below within the SLO
     assert "column_A='top_throughput_any_latency'" in validation.validate_frames({"capacity_repeats": above}).message()
+
+
+def test_interval_suites_pass_the_core_rows_and_fail_an_interval_that_misses_its_median():
+    """The rows sizing.repeats writes pass; a median outside its own interval, more figures than repeats and an
+    unknown board fail (each named by the expectation that catches it)."""
+    from sizing import repeats
+
+    phases = [{"config_id": "k", "scenario": "s", "phase": 1, "phase_name": "rate-100", "target_rate": 100.0,
+               "repeat": r, "valid": True, "confirm_rate": rate} for r, rate in ((1, 99.0), (2, 100.0), (3, 97.0))]
+    intervals = pd.DataFrame([{"campaign": "c", "run_id": "R1", **row} for row in repeats.phase_intervals(phases)])
+    assert validation.validate_frames({"repeat_intervals": intervals}).success
+    bad = intervals.copy()
+    bad.loc[0, "value"] = 200.0  # above its interval's high end (99)
+    bad.loc[1, "n"] = 4  # four figures of three repeats
+    message = validation.validate_frames({"repeat_intervals": bad}).message()
+    assert "column_A='value_high'" in message and "column_A='repeats'" in message
+
+    entries = [{"board": repeats.BOARD_TOP_MATCHED, "rank": rank, "config_id": c} for rank, c in ((1, "k"), (2, "m"))]
+    per_repeat = [{"config_id": c, "top_matched_throughput": v} for c, base in (("k", 200.0), ("m", 100.0))
+                  for v in (base, base + 1, base + 2)]
+    board = pd.DataFrame([{"campaign": "c", "run_id": "R1", **row}
+                          for row in repeats.board_intervals(entries, per_repeat, {"k": 1.0, "m": 1.0})])
+    assert validation.validate_frames({"board_intervals": board}).success
+    bad = board.assign(board=["cost_at_target", repeats.BOARD_TOP_MATCHED])  # a board without a spread
+    assert "column='board'" in validation.validate_frames({"board_intervals": bad}).message()

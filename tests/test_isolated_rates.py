@@ -13,6 +13,7 @@ from app.report.tables import BOARD_COLUMNS, ReportData
 from sizing import adverse, records
 from sizing.fields import SpecError
 from sizing.spec import as_family_row, families, family_phases, parse_campaign
+from tests.report_sample import repeat_interval_rows
 
 SPEC = {
     "name": "isolated", "deployment": "local", "catalog": "aws-us-east-1-2020",
@@ -74,9 +75,8 @@ def test_an_isolated_fault_family_is_judged_as_one_scenario_and_reported_as_one(
         "kill", 2, 1, False)
     summary = pd.DataFrame(rows)
     data = ReportData("isolated", summary, pd.DataFrame(columns=BOARD_COLUMNS),
-                      pd.DataFrame(columns=records.table_columns("capacity_repeats")),
                       pd.DataFrame([{"campaign": "isolated", "config_id": "n1-c5.2xlarge-gp2", **verdict}]), None,
-                      {}, {}, {}, [])
+                      {}, {}, {}, [], repeat_intervals=repeat_interval_rows(summary, campaign, "R"))
     html = render_report(campaign, data, "R", "now")
     intensity = html[html.index('id="intensity"'):html.index('id="leaderboards"')]
     assert intensity.count("<h3>Scenario") == 1 and "<h3>Scenario intensity</h3>" in intensity

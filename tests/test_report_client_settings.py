@@ -1,5 +1,6 @@
 """The report's client-settings section (issue 13): every step with its value, rates and latency basis, taken
-from phase_summary as given (known answers: the rows below), and the scenario kept out of the adverse verdicts."""
+from phase_summary and repeat_intervals as given (known answers: the rows below, one repeat each, so each figure
+over repeats is its row's own), and the scenario kept out of the adverse verdicts."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from app.report.sections import client_settings
 from app.report.sections.client_settings import settings_step_points
 from app.report.tables import CLIENT_SECONDS_COLUMNS, PHASE_SUMMARY_OPTIONAL, ReportData
 from sizing.spec import load_campaign, parse_campaign
+from tests.report_sample import repeat_interval_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -36,7 +38,8 @@ def test_client_settings_steps_show_their_latency_basis() -> None:
                            "confirmed": [1234] * 5 + [12345] * 5, "consumed": [1234] * 5 + [12345] * 5,
                            "published": [1234] * 5 + [12345] * 5, "e2e_max_us": [15000.0] * 10})
     data = ReportData(campaign.name, pd.DataFrame(rows), pd.DataFrame({"config_id": [], "monthly_cost": []}),
-                      pd.DataFrame(), None, None, {(config, "inflight", "R1"): client}, {}, {}, [])
+                      None, None, {(config, "inflight", "R1"): client}, {}, {}, [],
+                      repeat_intervals=repeat_interval_rows(pd.DataFrame(rows), campaign, "R1"))
     ctx = ReportContext.build(campaign, data, "R1", "now")
     assert ctx.adverse == [] and [s.name for s in ctx.client_settings] == ["inflight"]
     html = "".join(str(part) for part in client_settings.render(ctx))
@@ -72,9 +75,9 @@ def test_seed_003_step_charts_draw_one_line_per_queue_type_from_phase_summary() 
                          "valid": True, **PHASE_SUMMARY_OPTIONAL, "rate_mode": "max", "latency_basis": "sent"})
     summary = pd.DataFrame(rows)
     data = ReportData(campaign.name, summary, pd.DataFrame({"config_id": [], "monthly_cost": []}),
-                      pd.DataFrame(), None, None, {}, {}, {}, [])
+                      None, None, {}, {}, {}, [], repeat_intervals=repeat_interval_rows(summary, campaign, "R1"))
     ctx = ReportContext.build(campaign, data, "R1", "now")
-    groups = settings_step_points(ctx.client_settings, summary, name_configs=False)
+    groups = settings_step_points(ctx.client_settings, ctx.summary_ci, summary, name_configs=False)
     assert groups["sequence"].points["confirm_rate"].tolist() == [0.0, 0.0]  # no confirms: as the table says
     assert sorted(groups) == ["confirms_in_flight", "multi_ack_every", "prefetch", "sequence"]
     inflight = groups["confirms_in_flight"]
@@ -85,10 +88,12 @@ def test_seed_003_step_charts_draw_one_line_per_queue_type_from_phase_summary() 
     assert prefetch.step_labels == ["1", "10", "100", "1000", "10000"]
     quorum = prefetch.points[prefetch.points["line"] == "quorum (qq-prefetch)"].sort_values("step_index")
     assert quorum["confirm_rate"].tolist() == [100_010.0 + len(f"prefetch={v}") for v in (1, 10, 100, 1000, 10000)]
-    expected = summary.set_index(["scenario", "phase_name"])["confirm_rate"]
+    # one repeat: each point is its row's figure, under the scenario as written (an isolated run's family)
+    written = {s.name: s.isolated_from or s.name for s in campaign.scenarios}
+    expected = summary.assign(scenario=summary["scenario"].map(written)).set_index(["scenario", "phase_name"])
     for group in groups.values():
         for r in group.points.itertuples(index=False):
-            assert r.confirm_rate == expected[(r.scenario, r.phase_name)]  # read, not recomputed
+            assert r.confirm_rate == expected["confirm_rate"][(r.scenario, r.phase_name)]
     html = "".join(str(part) for part in client_settings.by_queue_type(ctx))
     assert ctx.charts == 4 and html.count("<svg") == 4
     assert "quorum (qq-inflight): confirmed" in html and "mirrored (mirrored-inflight): confirmed" in html

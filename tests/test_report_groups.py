@@ -24,7 +24,7 @@ def test_groups_section_shows_every_group_and_states_the_background_load() -> No
                                                              ("lazy", 60.0, 59.5, 77.0))]
     everything, judged = foreground_split(pd.DataFrame(rows))
     assert set(judged["group"]) == {"quorum"} and len(everything) == 4
-    data = ReportData(campaign.name, judged, pd.DataFrame({"config_id": [], "monthly_cost": []}), pd.DataFrame(),
+    data = ReportData(campaign.name, judged, pd.DataFrame({"config_id": [], "monthly_cost": []}),
                       None, None, {}, {}, {}, [], group_summary=everything)
     html = "".join(str(part) for part in groups.render(ReportContext.build(campaign, data, "R1", "now")))
     assert "Background load: lazy: 6 classic queue(s) (x-queue-mode: lazy), 6 publisher(s), 6 consumer(s), " \

@@ -1,4 +1,5 @@
-"""Repeats -> intervals (known answers), leaderboard annotations, table contract, GX parsing."""
+"""The report's side of figures over repeats: it reads and words the interval tables (known answers: the rows
+below), never computes them; the table contract, board views, GX parsing."""
 
 from __future__ import annotations
 
@@ -7,94 +8,116 @@ import math
 import pandas as pd
 import pytest
 
-from app.report import repeats
+from app.report import fmt, repeats
+from app.report.context import ReportContext
+from app.report.html import esc
+from app.report.sections import intensity
 from app.report.tables import (
     ADVERSE,
     ADVERSE_OPTIONAL,
     ADVERSE_REQUIRED,
+    BOARD_COLUMNS,
     BOARD_COST_AT_TARGET,
     BOARD_COST_AT_TOP,
+    BOARD_INTERVALS,
+    BOARD_INTERVALS_REQUIRED,
     BOARD_MATCHED_TARGET,
-    CAPACITY_REPEATS,
-    CAPACITY_REPEATS_REQUIRED,
+    BOARD_TOP_MATCHED,
     LEADERBOARD_OPTIONAL,
     LEADERBOARD_REQUIRED,
     LEADERBOARDS,
     PHASE_SUMMARY,
     PHASE_SUMMARY_OPTIONAL,
     PHASE_SUMMARY_REQUIRED,
+    REPEAT_INTERVALS,
+    REPEAT_INTERVALS_REQUIRED,
+    ReportData,
     SchemaError,
     board_views,
     conform,
+    numbers,
     parse_validation,
+    phase_interval_view,
 )
 from sizing import records
+from sizing import repeats as sizing_repeats
+from sizing.spec import load_campaign
+from tests.report_sample import RUN_ID, SPEC, phase_summary_rows, repeat_interval_rows
 
 
-def rows(values: dict[tuple[str, int], list[float]], p99: float = 50.0) -> pd.DataFrame:
-    out = []
-    for (config_id, phase), rates in values.items():
-        for repeat, rate in enumerate(rates, start=1):
-            out.append({"campaign": "c", "config_id": config_id, "scenario": "ideal", "run_id": "r", "repeat": repeat,
-                        "phase": phase, "phase_name": f"rate-{phase * 1000}", "target_rate": phase * 1000.0,
-                        "confirm_rate": rate, "consume_rate": rate, "valid": True, "e2e_p99_ms": p99 * repeat,
-                        "matched_target": rate >= 0.98 * phase * 1000, "time_to_recover_s": math.nan})
-    return pd.DataFrame(out)
-
-
-def test_three_repeats_give_the_median_and_its_75_percent_order_statistic_interval() -> None:
-    summary = repeats.summarize_repeats(rows({("a", 1): [110.0, 100.0, 125.0]}))
-    row = summary.iloc[0]
-    assert (row["n"], row["confirm_rate"], row["confirm_rate_low"], row["confirm_rate_high"]) == (3, 110, 100, 125)
-    assert row["level"] == pytest.approx(0.75)  # what [min, max] of three repeats covers, stated
-    # p99 over repeats 50, 100, 150
-    assert (row["e2e_p99_ms"], row["e2e_p99_ms_low"], row["e2e_p99_ms_high"]) == (100, 50, 150)
-    assert "75 % of the time with 3 repeats" in repeats.interval_note(3)
-
-
-def test_one_group_per_config_scenario_phase_and_all_nan_metrics_stay_nan() -> None:
-    summary = repeats.summarize_repeats(rows({("a", 1): [1000.0, 990.0], ("a", 2): [1900.0, 1950.0],
-                                              ("b", 1): [1000.0, 1000.0]}))
-    assert list(zip(summary["config_id"], summary["phase"], strict=True)) == [("a", 1), ("a", 2), ("b", 1)]
-    assert summary["n"].tolist() == [2, 2, 2]
-    assert summary["time_to_recover_s"].isna().all() and "backlog_max" not in summary.columns
-
-
-def test_a_single_repeat_has_no_interval_and_is_shown_without_brackets() -> None:
-    row = repeats.summarize_repeats(rows({("a", 1): [987.0]})).iloc[0]
-    assert row["confirm_rate"] == 987.0 and math.isnan(row["confirm_rate_low"]) and row["level"] == 0
+def test_a_figure_is_shown_with_its_bracket_only_when_there_is_an_interval() -> None:
     assert repeats.format_interval(987.0, math.nan, math.nan, 1) == "987"
     assert repeats.format_interval(1985.0, 1980.0, 1990.0, 3) == "1,985 [1,980,\u00a01,990]"
     assert repeats.format_interval(math.nan, math.nan, math.nan, 3) == "n/a"
+    # the coverage is the table's (0.75 for three repeats), written as people read it
+    assert "75 % of the time with 3 repeats" in repeats.interval_note(3, 0.75)
+    assert repeats.interval_note(1, 0.0) == "One repeat: no interval."
 
 
 def test_the_report_reads_only_columns_the_tables_have() -> None:
     # The report's column lists name a subset of the one schema per table (sizing.records.TABLES).
     for table, required, optional in ((PHASE_SUMMARY, PHASE_SUMMARY_REQUIRED, PHASE_SUMMARY_OPTIONAL),
                                       (LEADERBOARDS, LEADERBOARD_REQUIRED, LEADERBOARD_OPTIONAL),
-                                      (CAPACITY_REPEATS, CAPACITY_REPEATS_REQUIRED, {}),
+                                      (REPEAT_INTERVALS, REPEAT_INTERVALS_REQUIRED, {}),
+                                      (BOARD_INTERVALS, BOARD_INTERVALS_REQUIRED, {}),
                                       (ADVERSE, ADVERSE_REQUIRED, ADVERSE_OPTIONAL)):
         assert set(required) | set(optional) <= set(records.table_columns(table)), table
 
 
-def test_adjacent_configs_are_told_apart_only_by_an_exact_comparison_of_their_repeats() -> None:
-    values = {"a": [100.0, 104.0, 102.0], "b": [99.0, 103.0, 101.0], "c": [50.0, 55.0, 45.0],
-              "d": [40.0, 41.0, 39.0], "e": [30.0, 31.0], "single": [20.0]}
-    notes = repeats.annotate_adjacent(["a", "b", "c", "d", "e", "single"], values)
-    assert [(n.rank, n.config_id, n.next_config_id, n.distinguishable) for n in notes] == [
-        (1, "a", "b", False), (2, "b", "c", True), (3, "c", "d", True), (4, "d", "e", False)]  # one repeat: no claim
-    assert notes[0].text().startswith("not distinguishable from #2 b (+1 % [")
-    assert notes[1].text().startswith("ahead of #3: +102 % [") and "(90 %, n = 3 vs 3)" in notes[1].text()
+def test_adjacent_configs_comparisons_are_worded_from_the_table_rows() -> None:
+    """The board_intervals rows sizing.repeats writes for hand-made repeats (tests/test_repeats.py checks their
+    figures), written as notes: the verdict, effect, interval and counts are the row's."""
+    tops = {"a": [100.0, 104.0, 102.0], "b": [99.0, 103.0, 101.0], "c": [50.0, 55.0, 45.0],
+            "d": [40.0, 41.0, 39.0], "e": [30.0, 31.0], "single": [20.0]}
+    per_repeat = [{"config_id": c, "top_matched_throughput": v} for c, values in tops.items() for v in values]
+    entries = [{"board": BOARD_TOP_MATCHED, "rank": rank, "config_id": c} for rank, c in enumerate(tops, start=1)]
+    table = numbers(pd.DataFrame(sizing_repeats.board_intervals(entries, per_repeat, dict.fromkeys(tops, 1.0))))
+    notes = {r["config_id"]: repeats.adjacent_note(r) for r in table.to_dict("records")}
+    assert notes["a"].startswith("not distinguishable from #2 b (+1 % [")
+    assert notes["b"].startswith("ahead of #3: +102 % [") and "(90 %, n = 3 vs 3)" in notes["b"]
     # 3 vs 2 repeats give at most an 80 % interval: too few to say, however far apart
-    assert notes[3].text() == "too few repeats to tell from #5 (n = 3 vs 2: at most 80 %, 90 % needed)"
+    assert notes["d"] == "too few repeats to tell from #5 (n = 3 vs 2: at most 80 %, 90 % needed)"
+    assert notes["e"] == notes["single"] == ""  # no comparison in the table: no claim either way
 
 
-def test_config_values_can_price_each_repeat() -> None:
-    per_repeat = pd.DataFrame({"config_id": ["a"] * 3, "repeat": [1, 2, 3], "top_rate": [1000.0, 2000.0, 4000.0]})
-    cost = repeats.config_values(per_repeat, "top_rate", transform=lambda c, v: [1000.0 / (x / 1000) for x in v])
-    interval = repeats.config_intervals(cost)["a"]
-    assert interval.low == pytest.approx(250.0) and interval.high == pytest.approx(1000.0)
-    assert interval.estimate == pytest.approx(500.0) and interval.level == pytest.approx(0.75)
+def test_the_phase_view_reshapes_the_table_without_a_figure_of_its_own() -> None:
+    long = pd.DataFrame([
+        {"config_id": "a", "scenario": "s", "phase": 1, "phase_name": "rate-1000", "target_rate": 1000.0,
+         "metric": "confirm_rate", "repeats": 3, "valid": True, "n": 3, "value": 110.0, "value_low": 100.0,
+         "value_high": 125.0, "value_level": 0.75},
+        {"config_id": "a", "scenario": "s", "phase": 1, "phase_name": "rate-1000", "target_rate": 1000.0,
+         "metric": "time_to_recover_s", "repeats": 3, "valid": True, "n": 0, "value": None, "value_low": None,
+         "value_high": None, "value_level": 0.0}])
+    view = phase_interval_view(long)
+    row = view.iloc[0]
+    assert len(view) == 1 and (row["n"], row["valid"], row["target_rate"]) == (3, True, 1000.0)
+    assert (row["confirm_rate"], row["confirm_rate_low"], row["confirm_rate_high"]) == (110.0, 100.0, 125.0)
+    assert math.isnan(row["time_to_recover_s"]) and math.isnan(row["e2e_p99_ms"])  # absent from the table: NaN
+    assert fmt.interval(row, "confirm_rate", "{:,.0f}", True) == "110 [100,\u00a0125]"
+
+
+def test_without_the_interval_tables_the_report_says_so_and_computes_no_median() -> None:
+    """A run analysed before repeat_intervals: with three repeats, no phase's median is shown (the one place it may
+    come from is the table) and the sections say why; with the table, the same rows show their medians."""
+    campaign = load_campaign(SPEC)
+    summary = phase_summary_rows(repeats=3)
+    boards = pd.DataFrame(columns=BOARD_COLUMNS)
+    old = ReportContext.build(campaign, ReportData(campaign.name, summary, boards, None, None, {}, {}, {}, []),
+                              RUN_ID, "now")
+    assert old.without_intervals and not old.with_ci and old.summary_ci.empty and old.repeats_seen == 3
+    html = "".join(str(part) for part in intensity.render(old))
+    assert esc(repeats.UNAVAILABLE) in html and "1,985" not in html  # n3's median at 2000 msg/s: not computed here
+    assert "<svg" not in html  # no chart of figures the report does not have
+    data = ReportData(campaign.name, summary, boards, None, None, {}, {}, {}, [],
+                      repeat_intervals=numbers(repeat_interval_rows(summary, campaign)))
+    new = ReportContext.build(campaign, data, RUN_ID, "now")
+    html = "".join(str(part) for part in intensity.render(new))
+    assert new.with_ci and esc(repeats.UNAVAILABLE) not in html and "1,985 [1,980,\u00a01,990]" in html
+    # one repeat and no table: each phase's figures are its one row's, shown as they are, with nothing missing
+    once = ReportContext.build(campaign, ReportData(campaign.name, phase_summary_rows(repeats=1), boards, None, None,
+                                                    {}, {}, {}, []), RUN_ID, "now")
+    assert not once.without_intervals and len(once.summary_ci) == len(phase_summary_rows(repeats=1))
+    assert "1,985" in "".join(str(part) for part in intensity.render(once))
 
 
 def test_the_table_contract_names_the_missing_column_and_fills_optional_ones() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from app.report.build import render_report
-from app.report.tables import BOARD_COLUMNS, CAPACITY_REPEATS_REQUIRED, ReportData
+from app.report.tables import BOARD_COLUMNS, ReportData
 from sizing import records
 from sizing.spec import load_campaign
 
@@ -45,8 +45,7 @@ def report_data() -> ReportData:
         "sustainable_ci_level": None}])
     board = pd.DataFrame([{"board": "top_matched_throughput", "rank": 1, "config_id": CONFIG, "value": 787.5,
                            "rate": 787.5, "monthly_cost": 248.2}], columns=BOARD_COLUMNS)
-    return ReportData(CAMPAIGN.name, pd.DataFrame(rows), board, pd.DataFrame(columns=CAPACITY_REPEATS_REQUIRED),
-                      None, None, {}, {}, {}, [], capacity=capacity)
+    return ReportData(CAMPAIGN.name, pd.DataFrame(rows), board, None, None, {}, {}, {}, [], capacity=capacity)
 
 
 def test_the_search_section_shows_the_capacity_table_and_both_charts():

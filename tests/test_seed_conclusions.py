@@ -264,8 +264,7 @@ def report_verdicts(campaign, tables: dict[str, list[dict]]):
     wide = pd.DataFrame(tables["leaderboards"])
     adverse = conform(pd.DataFrame(tables["adverse"]), ADVERSE, ADVERSE_REQUIRED, ADVERSE_OPTIONAL)
     summary = pd.DataFrame(columns=["config_id", "valid"])
-    data = ReportData(campaign.name, summary, board_views(wide, campaign.target.rate),
-                      pd.DataFrame(columns=records.table_columns("capacity_repeats")), adverse, None, {}, {}, {}, [])
+    data = ReportData(campaign.name, summary, board_views(wide, campaign.target.rate), adverse, None, {}, {}, {}, [])
     return verdicts(campaign, data, dict(zip(wide["config_id"], wide["monthly_cost"], strict=True)))
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from adapters.objectstore import StoreSpec
 from app.history import run_tables, stored_run_records
-from sizing import layout
+from sizing import layout, records
 from sizing.comparison import compare_runs
 from sizing.layout import RunKey
 from sizing.spec import load_campaign
@@ -93,8 +93,7 @@ def test_two_runs_and_a_backfill_of_one_config_keep_both_runs_queryable(spark, s
     after = table_objects(s3)
 
     backfilled = layout.table_prefix("phase_summary", CAMPAIGN.name, SMALL, "R1")
-    r1_campaign_wide = [layout.table_prefix(t, CAMPAIGN.name, run_id="R1") for t in
-                        ("capacity_repeats", "leaderboards", "pareto", "adverse", "capacity", "findings", "runs")]
+    r1_campaign_wide = [layout.table_prefix(t, CAMPAIGN.name, run_id="R1") for t in records.CAMPAIGN_TABLES]
     replaced = {k for k in before if k.startswith(backfilled)}
     recomputed = {k for k in before if k.startswith(tuple(r1_campaign_wide))}
     assert replaced and not replaced & set(after)  # the backfilled partition's objects are new ones

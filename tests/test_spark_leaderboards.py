@@ -129,3 +129,36 @@ def test_capacity_repeats_count_conclusive_phases_within_the_slo_and_the_board_t
     assert board["top_matched_throughput"] == pytest.approx((1890.0 + 2950.0) / 2)  # the median of two repeats
     assert board["max_matched_target_rate"] == 1000.0  # the intensity matched in every repeat
     assert board["capacity_phases"] == 5
+
+
+def test_repeat_intervals_show_each_isolated_run_as_a_step_of_the_scenario_as_written(tables):
+    """Independent check: the spec's step order worked out by hand (1k, 5k, 10k, ..., 70k msg/s in both scenarios:
+    the 30k run is step 7, the 70k run step 15), and with one repeat each figure is its phase_summary row's own,
+    without an interval."""
+    cid = config_id(5, "c5.2xlarge", "gp2")
+    rows = {(r["config_id"], r["scenario"], r["phase"], r["metric"]): r for r in tables["repeat_intervals"]}
+    at_30k = rows[(cid, "increasing-intensity", 7, "confirm_rate")]
+    assert (at_30k["phase_name"], at_30k["target_rate"], at_30k["run_id"]) == ("rate-30000", 30000.0, "R1")
+    assert (at_30k["value"], at_30k["n"], at_30k["repeats"], at_30k["value_low"], at_30k["value_level"]) == (
+        30000.0, 1, 1, None, 0.0)
+    at_70k = rows[(cid, "increasing-intensity", 15, "e2e_p99_ms")]
+    assert (at_70k["phase_name"], at_70k["value"]) == ("rate-70000", 9000.0)  # the overloaded phase's p99
+    assert {s for _, s, _, _ in rows} == {"increasing-intensity", "broker-kill"}  # no run's own name is left
+    assert rows[(cid, "broker-kill", 7, "time_to_recover_s")]["value"] == 12.0  # its 30k run: step 7 too
+
+
+def test_board_intervals_follow_the_leaderboards_ranks_and_make_no_claim_from_one_repeat(tables):
+    """Independent check: the leaderboard's own ranks and figures (Spark's median of one repeat, priced by the
+    driver) are the board_intervals rows' ranks and values; one repeat per config gives no interval, no comparison."""
+    board = {r["config_id"]: r for r in tables["leaderboards"]}
+    rows = tables["board_intervals"]
+    cost = {r["config_id"]: r for r in rows if r["board"] == "cost_at_top"}
+    top = {r["config_id"]: r for r in rows if r["board"] == "top_matched_throughput"}
+    assert set(cost) == set(top) == set(board)  # every config carried something within the SLO
+    for config, row in cost.items():
+        assert row["rank"] == board[config]["rank_at_top"]
+        assert row["value"] == pytest.approx(board[config]["cost_per_1k_at_top"], rel=1e-12)
+        assert top[config]["rank"] == board[config]["capacity_rank"]
+        assert top[config]["value"] == board[config]["top_matched_throughput"]
+    assert {(r["n"], r["value_low"], r["value_level"], r["next_config_id"], r["verdict"]) for r in rows} == {
+        (1, None, 0.0, None, None)}

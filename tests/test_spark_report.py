@@ -1,9 +1,11 @@
-"""The report's repeat intervals are computed on the leaderboards step's own per-repeat numbers (real Spark run).
+"""The report's figures over repeats are the leaderboards step's interval tables (real Spark run).
 
 Raw records of two repeats per config go through phase_summary and leaderboards on a local SparkSession; the
-report then reads the tables from the same bucket. Independent check: the interval's point estimate (the mean
-of the per-repeat tops the report read from capacity_repeats) equals the leaderboard's top_matched_throughput,
-and a phase that matched its target while the generator lagged (invalid, matched) counts in both.
+report then reads the tables from the same bucket. Independent checks: the board interval's median equals the
+leaderboard's top_matched_throughput (Spark's own median of the capacity_repeats rows) and its ends are the two
+repeats' tops; a phase's median over two repeats is the mean of its two phase_summary rows, worked out here; the
+repeat_intervals table holds what sizing.repeats gives on the phase_summary rows read back; and a phase that
+matched its target while the generator lagged (invalid, matched) counts toward capacity and marks its phase invalid.
 """
 
 from __future__ import annotations
@@ -14,13 +16,12 @@ import pyarrow as pa
 import pytest
 
 from adapters.objectstore import S3Settings, StoreSpec
-from app.report import repeats
 from app.report.context import ReportContext
-from app.report.sections.leaderboards import board_values
-from app.report.tables import BOARD_TOP_MATCHED, load_report_data
-from sizing import rules
+from app.report.sections.leaderboards import board_intervals
+from app.report.tables import BOARD_COST_AT_TOP, BOARD_TOP_MATCHED, load_report_data
+from sizing import repeats, rules
 from sizing.layout import RunKey
-from sizing.spec import load_campaign
+from sizing.spec import family_phases, load_campaign
 from spark_jobs.lib import leaderboards, phase_summary
 from spark_jobs.lib.tableio import read_table
 from spark_jobs.tools.synthetic import PhasePlan, RunModel, run_objects
@@ -73,13 +74,39 @@ def test_report_intervals_use_the_leaderboards_per_repeat_numbers(spark, s3: S3S
     assert per_repeat[(BIG, 2)]["top_matched_throughput"] == pytest.approx(rules.carried_rate(
         lagging["confirm_rate"], lagging["consume_rate"])) == pytest.approx(carried)
 
+    # repeat_intervals: what the pure rule gives on the phase_summary rows the step read
+    written = {(r["config_id"], r["scenario"], r["phase"], r["metric"]): r.asDict()
+               for r in read_table(spark, spec, "repeat_intervals", CAMPAIGN.name).collect()}
+    expected = repeats.phase_intervals([r.asDict() for r in summary.values()],
+                                       phases=family_phases(CAMPAIGN.scenarios))
+    assert len(written) == len(expected)
+    for row in expected:
+        got = written[(row["config_id"], row["scenario"], row["phase"], row["metric"])]
+        assert {k: got[k] for k in row} == pytest.approx(row, nan_ok=True), row
+    # ... and by hand: a median of two repeats is their mean, [min, max] covers it 50 % of the time
+    rates = sorted(summary[(BIG, r, LAGGING_PHASE)]["confirm_rate"] for r in (1, 2))
+    lagging_rate = written[(BIG, "increasing-intensity", LAGGING_PHASE, "confirm_rate")]
+    assert (lagging_rate["value"], lagging_rate["value_low"], lagging_rate["value_high"]) == pytest.approx(
+        (sum(rates) / 2, rates[0], rates[1]))
+    assert lagging_rate["value_level"] == pytest.approx(0.5) and lagging_rate["valid"] is False  # repeat 2 lagged
+
     data = load_report_data(s3, CAMPAIGN.name, [SMALL, BIG], ["broker-kill"], CAMPAIGN.target.rate)
     ctx = ReportContext.build(CAMPAIGN, data, "R1", "now")
-    assert ctx.with_ci and ctx.repeats_seen == 2
-    intervals = repeats.config_intervals(board_values(ctx, BOARD_TOP_MATCHED))
+    assert ctx.with_ci and ctx.repeats_seen == 2 and ctx.interval_level == pytest.approx(0.5)
+    phase = ctx.summary_ci[(ctx.summary_ci["config_id"] == BIG) & (ctx.summary_ci["phase"] == LAGGING_PHASE)
+                           & (ctx.summary_ci["scenario"] == "increasing-intensity")].iloc[0]
+    assert (phase["confirm_rate"], phase["confirm_rate_low"], phase["n"]) == pytest.approx(
+        (lagging_rate["value"], rates[0], 2))  # the report shows the table's figures
+    intervals = board_intervals(ctx, BOARD_TOP_MATCHED)
     for config in (SMALL, BIG):
         interval = intervals[config]
-        assert interval.n == 2 and interval.level == pytest.approx(0.5)  # [min, max] of two repeats: 50 %
-        assert interval.estimate == pytest.approx(board[config]["top_matched_throughput"], rel=1e-12)
+        assert interval["n"] == 2 and interval["value_level"] == pytest.approx(0.5)  # [min, max] of two: 50 %
+        assert interval["value"] == pytest.approx(board[config]["top_matched_throughput"], rel=1e-12)
         tops = sorted(per_repeat[(config, r)]["top_matched_throughput"] for r in (1, 2))
-        assert (interval.low, interval.high) == pytest.approx((tops[0], tops[1]))
+        assert (interval["value_low"], interval["value_high"]) == pytest.approx((tops[0], tops[1]))
+    # the cost board's interval is the tops priced: its ends swap (a higher top is a lower cost per 1000 msg/s)
+    cost = board_intervals(ctx, BOARD_COST_AT_TOP)[SMALL]
+    tops = sorted(per_repeat[(SMALL, r)]["top_matched_throughput"] for r in (1, 2))
+    monthly = board[SMALL]["monthly_cost"]
+    assert (cost["value_low"], cost["value_high"]) == pytest.approx((monthly / (tops[1] / 1000),
+                                                                     monthly / (tops[0] / 1000)))

@@ -49,7 +49,7 @@ def dip(ratio: float) -> str:
 
 
 def interval(row: pd.Series, metric: str, pattern: str, with_ci: bool) -> str:
-    """A summarize_repeats row's figure with its interval over repeats (the figure alone without repeats)."""
+    """A phase_interval_view row's figure with its interval over repeats (the figure alone without repeats)."""
     n = int(row.get("n", 1)) if with_ci else 1
     return repeats.format_interval(row.get(metric, math.nan), row.get(f"{metric}_low", math.nan),
                                    row.get(f"{metric}_high", math.nan), n, pattern)

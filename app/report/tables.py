@@ -6,7 +6,8 @@ Spark jobs rename a column, change the constants / RENAMES here and nothing else
 Layout (sizing.layout; a report reads its own run's partitions, issue 24):
     tables/phase_summary/campaign=C/config=K/run=R/part-*.parquet   one row per config x scenario x repeat x phase
     tables/leaderboards/campaign=C/run=R/part-*.parquet       one row per config (wide; see board_views)
-    tables/capacity_repeats/campaign=C/run=R/part-*.parquet   one row per config x repeat
+    tables/repeat_intervals/campaign=C/run=R/part-*.parquet   per config x scenario x phase x metric: median, interval
+    tables/board_intervals/campaign=C/run=R/part-*.parquet    per board x config: median, interval, vs the next config
     tables/pareto/campaign=C/run=R/part-*.parquet             optional
     tables/capacity/campaign=C/run=R/part-*.parquet           capacity searches, one row per config x repeat
     tables/runs/campaign=C/run=R/part-*.parquet               the run's record (versions, spec, baseline)
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -27,6 +29,11 @@ from adapters.objectstore import S3Settings
 from sizing import layout, records
 from sizing.histogram import merge_wire, quantile_from_counts
 from sizing.records import DEFAULT_GROUP
+from sizing.repeats import BOARD_COST_AT_TARGET as BOARD_COST_AT_TARGET
+from sizing.repeats import BOARD_COST_AT_TOP as BOARD_COST_AT_TOP
+from sizing.repeats import BOARD_MATCHED_TARGET as BOARD_MATCHED_TARGET
+from sizing.repeats import BOARD_TOP_MATCHED, PHASE_KEY, REPEAT_METRICS, board_entries
+from sizing.repeats import BOARDS as BOARD_SPECS
 from sizing.rules import judged_group
 
 # ----------------------------------------------------------------------------------------- contract
@@ -35,7 +42,8 @@ from sizing.rules import judged_group
 
 PHASE_SUMMARY = "phase_summary"
 LEADERBOARDS = "leaderboards"
-CAPACITY_REPEATS = "capacity_repeats"
+REPEAT_INTERVALS = "repeat_intervals"
+BOARD_INTERVALS = "board_intervals"
 ADVERSE = "adverse"
 PARETO = "pareto"
 CAPACITY = "capacity"
@@ -83,8 +91,13 @@ LEADERBOARD_REQUIRED = ["config_id", "monthly_cost", "top_matched_throughput", "
                         "rank_at_top", "cost_per_1k_at_target", "rank_at_target"]
 LEADERBOARD_OPTIONAL: dict[str, object] = {"max_matched_target_rate": float("nan"), "met_target": None,
                                            "campaign_target_rate": float("nan"), "pareto": None}
-# capacity_repeats: per config and repeat, the figures the leaderboard aggregates (the report's intervals).
-CAPACITY_REPEATS_REQUIRED = ["config_id", "run_id", "repeat", "top_matched_throughput", "max_matched_target_rate"]
+# repeat_intervals: per config x scenario (as written) x phase x metric, the median over repeats with its interval.
+REPEAT_INTERVALS_REQUIRED = ["config_id", "scenario", "phase", "phase_name", "target_rate", "metric", "repeats",
+                             "valid", "n", "value", "value_low", "value_high", "value_level"]
+# board_intervals: per board x config, its figure over repeats and the comparison with the next-ranked config.
+BOARD_INTERVALS_REQUIRED = ["board", "rank", "config_id", "n", "value", "value_low", "value_high", "value_level",
+                            "next_config_id", "n_next", "effect", "effect_low", "effect_high", "effect_level",
+                            "verdict"]
 # capacity: one row per config x search scenario x run x repeat (the search replayed by the leaderboards step).
 CAPACITY_REQUIRED = ["config_id", "scenario", "run_id", "repeat", "status", "sustainable_rate", "last_pass",
                      "first_fail", "probes_used", "worst_case_probes", "p99_at_sustainable_ms", "verdicts_agree"]
@@ -104,11 +117,7 @@ ADVERSE_OPTIONAL: dict[str, object] = {"reason": None, "phases_judged": None, "p
 # findings: a compare / characterise campaign's answer (sizing.findings), every column of the table.
 FINDINGS_REQUIRED = ["kind", "config_id", "family", "phase_name", "metric", "value", "n", "value_level"]
 
-BOARD_TOP_MATCHED = "top_matched_throughput"  # highest rate carried within the SLO (seed: "top throughput")
-BOARD_MATCHED_TARGET = "max_matched_target_rate"  # highest intensity whose target was matched
-BOARD_COST_AT_TOP = "cost_at_top"  # cost per 1000 msg/s per month at the top matched throughput
-BOARD_COST_AT_TARGET = "cost_at_target"  # ... at the campaign target (configs that met target and SLO)
-BOARDS = (BOARD_TOP_MATCHED, BOARD_MATCHED_TARGET, BOARD_COST_AT_TOP, BOARD_COST_AT_TARGET)
+BOARDS = tuple(b.name for b in BOARD_SPECS)  # sizing.repeats: what each board shows and how it is ranked
 BOARD_COLUMNS = ["board", "rank", "config_id", "value", "rate", "monthly_cost"]
 
 # Renames from other spellings to the names above (applied before the checks).
@@ -144,30 +153,58 @@ def conform(df: pd.DataFrame, table: str, required: list[str], optional: dict[st
     return df
 
 
+INTERVAL_FIGURES = ["value", "value_low", "value_high", "value_level", "effect", "effect_low", "effect_high",
+                    "effect_level", "n_next"]
+
+
+def numbers(intervals: pd.DataFrame) -> pd.DataFrame:
+    """An interval table with its figures as floats (a null is NaN, whatever type a writer gave an all-null column)."""
+    return intervals.astype({c: float for c in INTERVAL_FIGURES if c in intervals.columns})
+
+
 def board_views(wide: pd.DataFrame, target_rate: float) -> pd.DataFrame:
-    """The wide leaderboards table as long rows (board, rank, config_id, value, rate, monthly_cost),
-    keeping the Spark job's ranks; configs without a figure on a board are left off it."""
-    specs = [  # board, value column, rank column (None: rank by value, descending), rate column
-        (BOARD_TOP_MATCHED, "top_matched_throughput", "capacity_rank", "top_matched_throughput"),
-        (BOARD_MATCHED_TARGET, "max_matched_target_rate", None, "max_matched_target_rate"),
-        (BOARD_COST_AT_TOP, "cost_per_1k_at_top", "rank_at_top", "top_matched_throughput"),
-        (BOARD_COST_AT_TARGET, "cost_per_1k_at_target", "rank_at_target", None),
-    ]
-    out = []
-    for board, value, rank, rate in specs:
-        rows = wide[wide[value].notna()].copy()
-        if rank is None:
-            rows = rows.sort_values([value, "config_id"], ascending=[False, True])
-            rows["board_rank"] = range(1, len(rows) + 1)
-        else:
-            rows = rows[rows[rank].notna()]
-            rows["board_rank"] = rows[rank]
-        for r in rows.itertuples(index=False):
-            out.append({"board": board, "rank": int(r.board_rank), "config_id": r.config_id,
-                        "value": float(getattr(r, value)),
-                        "rate": float(getattr(r, rate)) if rate else float(target_rate),
-                        "monthly_cost": float(r.monthly_cost)})
-    return pd.DataFrame(out, columns=BOARD_COLUMNS).sort_values(["board", "rank"]).reset_index(drop=True)
+    """The wide leaderboards table as long rows (board, rank, config_id, value, rate, monthly_cost): the boards as
+    sizing.repeats.board_entries ranks them (the leaderboards step's ranks; board_intervals follows the same order);
+    configs without a figure on a board are left off it."""
+    return pd.DataFrame(board_entries(wide.to_dict("records"), target_rate), columns=BOARD_COLUMNS)
+
+
+INTERVAL_PARTS = {"value": "", "value_low": "_low", "value_high": "_high"}  # repeat_intervals column -> suffix
+
+
+def phase_interval_view(long: pd.DataFrame) -> pd.DataFrame:
+    """The repeat_intervals rows (one per phase and metric) as one row per (config_id, scenario, phase), as the
+    sections show them: phase_name, target_rate, `n` (the phase's repeats), `valid`, and per metric M of
+    sizing.repeats.REPEAT_METRICS the columns M, M_low, M_high (NaN: no figure, or no interval). A reshape: every
+    figure is the table's."""
+    key = list(PHASE_KEY)
+    columns = [*key, "phase_name", "target_rate", "n", "valid",
+               *(f"{m}{suffix}" for m in REPEAT_METRICS for suffix in INTERVAL_PARTS.values())]
+    if long.empty:
+        return pd.DataFrame(columns=columns)
+    figures = numbers(long).set_index([*key, "metric"])[list(INTERVAL_PARTS)]
+    figures = figures.unstack("metric")
+    out = long.groupby(key, sort=True)[["phase_name", "target_rate", "repeats", "valid"]].first()
+    out = out.rename(columns={"repeats": "n"}).astype({"n": int, "valid": bool})
+    for metric in REPEAT_METRICS:
+        for part, suffix in INTERVAL_PARTS.items():
+            out[f"{metric}{suffix}"] = figures[(part, metric)] if (part, metric) in figures.columns else math.nan
+    return out.reset_index()[columns]
+
+
+def single_repeat_view(summary: pd.DataFrame) -> pd.DataFrame:
+    """For a run whose tables predate repeat_intervals: the phases that ran once, as phase_interval_view shows them
+    (each figure is its one phase_summary row's; no interval). Phases with several repeats are left out: their
+    medians are the table's to give."""
+    key = list(PHASE_KEY)
+    once = summary[summary.groupby(key)["repeat"].transform("size") == 1] if not summary.empty else summary
+    out = once.assign(n=1)
+    for metric in REPEAT_METRICS:
+        if metric not in out.columns:
+            out[metric] = math.nan
+        out[f"{metric}_low"] = math.nan
+        out[f"{metric}_high"] = math.nan
+    return out[phase_interval_view(pd.DataFrame()).columns].sort_values(key).reset_index(drop=True)
 
 
 # --------------------------------------------------------------------------------------------- data
@@ -190,7 +227,6 @@ class ReportData:
     campaign: str
     phase_summary: pd.DataFrame
     leaderboards: pd.DataFrame  # long form: BOARD_COLUMNS (see board_views)
-    capacity_repeats: pd.DataFrame  # CAPACITY_REPEATS_REQUIRED; empty when the table is absent
     adverse: pd.DataFrame | None  # per config x adverse scenario, None when the table is absent
     pareto: pd.DataFrame | None
     # per (config_id, scenario, run_id): raw frames of every repeat, for the time-series charts
@@ -207,6 +243,10 @@ class ReportData:
     # seed 000 Figs 26-31: one cluster shape on each volume type at the campaign target; per config the per-second
     # end-to-end latency percentiles of its target phase (first repeat; latency_seconds) and the phase's key
     at_target: dict[str, pd.DataFrame] = field(default_factory=dict)
+    # the leaderboards step's figures over repeats (REPEAT_INTERVALS_REQUIRED, BOARD_INTERVALS_REQUIRED); None when
+    # the run's tables predate them (the report then shows no interval rather than computing one)
+    repeat_intervals: pd.DataFrame | None = None
+    board_intervals: pd.DataFrame | None = None
 
 
 # ------------------------------------------------------------------------------------------ reading
@@ -339,9 +379,10 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
     wide = reader.read_table(LEADERBOARDS, campaign, run_id=run_id)
     wide = conform(wide if wide is not None else pd.DataFrame(columns=LEADERBOARD_REQUIRED), LEADERBOARDS,
                    LEADERBOARD_REQUIRED, LEADERBOARD_OPTIONAL)
-    per_repeat = reader.read_table(CAPACITY_REPEATS, campaign, run_id=run_id)
-    per_repeat = conform(per_repeat if per_repeat is not None else pd.DataFrame(columns=CAPACITY_REPEATS_REQUIRED),
-                         CAPACITY_REPEATS, CAPACITY_REPEATS_REQUIRED, {})
+    def intervals(table: str, required: list[str]) -> pd.DataFrame | None:
+        frame = reader.read_table(table, campaign, run_id=run_id)
+        return numbers(conform(frame, table, required, {})) if frame is not None else None
+
     adverse = reader.read_table(ADVERSE, campaign, run_id=run_id)
     if adverse is not None:
         adverse = conform(adverse, ADVERSE, ADVERSE_REQUIRED, ADVERSE_OPTIONAL)
@@ -379,9 +420,11 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
     findings = reader.read_table(FINDINGS, campaign, run_id=run_id)
     if findings is not None:
         findings = conform(findings, FINDINGS, FINDINGS_REQUIRED, {c: None for c in records.table_columns(FINDINGS)})
-    return ReportData(campaign, summary, boards, per_repeat, adverse, pareto, client, events,
+    return ReportData(campaign, summary, boards, adverse, pareto, client, events,
                       broker, reader.validations(campaign, run_id), node_seconds=nodes, group_summary=everything,
-                      capacity=capacity, findings=findings, at_target=at_target)
+                      capacity=capacity, findings=findings, at_target=at_target,
+                      repeat_intervals=intervals(REPEAT_INTERVALS, REPEAT_INTERVALS_REQUIRED),
+                      board_intervals=intervals(BOARD_INTERVALS, BOARD_INTERVALS_REQUIRED))
 
 
 def foreground_split(summary: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -4,7 +4,7 @@
 Writes the campaign tables (TABLES), each one object set per campaign and run (the run's partition is replaced
 whole; every other run's answer stays, issue 24):
 - capacity_repeats: per config and repeat, the top carried rate within the SLO (the leaderboard's figures are
-  aggregates of these rows; the report's intervals are bootstrapped over them);
+  aggregates of these rows);
 - leaderboards: per config, top matched throughput, cost per 1000 msg/s per month at it and at the
   campaign target (only configs that met target and SLO), ranks, Pareto flag;
 - pareto: the configs on the cost-vs-capacity Pareto front;
@@ -16,7 +16,11 @@ whole; every other run's answer stays, issue 24):
 - capacity: per config, search scenario and repeat, the capacity search replayed from phase_summary's recomputed
   probe verdicts (sustainable rate, bracket, probes, p99 and bottleneck there, agreement with the online
   verdicts) and the config's median with its order-statistic interval over its repeats. With search scenarios
-  the leaderboard also ranks by sustainable rate and by cost per 1000 msg/s at it.
+  the leaderboard also ranks by sustainable rate and by cost per 1000 msg/s at it;
+- repeat_intervals: per config, scenario (as written), phase and metric, the median over repeats with its
+  order-statistic interval (sizing.repeats.phase_intervals: the report's per-phase figures);
+- board_intervals: per board and config, the median of its capacity_repeats figures with its interval, and the exact
+  comparison with the next-ranked config (sizing.repeats.board_intervals: the report's brackets and 'vs next').
 Costs come from sizing.cost on the driver (21 rows; no second implementation of the cost model in Spark).
 """
 
@@ -29,7 +33,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from adapters.objectstore import StoreSpec
-from sizing import adverse, findings, layout, records, rules
+from sizing import adverse, findings, layout, records, repeats, rules
 from sizing.cost import cost_per_1000_msgs
 from sizing.plan import ConfigPlan, plan_configs
 from sizing.search import Probe, ProbeOutcome, ProbeResult, SearchSpec, replay
@@ -39,10 +43,16 @@ from spark_jobs.lib import gate, rules_columns
 from spark_jobs.lib.tableio import read_table, replace_table
 
 # schemas: sizing.records.TABLES
-TABLES = ("capacity_repeats", "leaderboards", "pareto", "adverse", "capacity", "findings")
+TABLES = ("capacity_repeats", "leaderboards", "pareto", "adverse", "capacity", "findings", "repeat_intervals",
+          "board_intervals")
 PROBE_COLUMNS = ("campaign", "config_id", "scenario", "run_id", "repeat", "phase", "target_rate", "warmup_s",
                  "duration_s", "confirm_rate", "consume_rate", "backlog_slope", "e2e_p99_ms", "e2e_p999_ms", "valid",
                  "probe_stage", "probe_passed", "probe_online_passed", "probe_inconclusive", "bottleneck")
+# What the interval tables read: of phase_summary (sizing.repeats.PHASE_KEY and the group's attributes), of
+# capacity_repeats (the boards' per-repeat columns).
+INTERVAL_INPUTS = ("config_id", "scenario", "phase", "phase_name", "target_rate", "repeat", "valid",
+                   *repeats.REPEAT_METRICS)
+BOARD_INPUTS = tuple(dict.fromkeys(b.per_repeat for b in repeats.BOARDS if b.per_repeat))
 
 
 # -------------------------------------------------------------------------------- Spark aggregations
@@ -112,6 +122,26 @@ def campaign_findings(phase_summary: DataFrame, campaign: Campaign) -> list[dict
         return []
     rows = [r.asDict() for r in phase_summary.select(*findings.INPUTS).collect()]
     return [{"campaign": campaign.name, **row} for row in findings.findings(campaign, rows)]
+
+
+def repeat_intervals(phase_summary: DataFrame, campaign: Campaign) -> list[dict[str, Any]]:
+    """The repeat_intervals table's rows: per phase and metric the median over repeats with its interval
+    (sizing.repeats.phase_intervals, pure, on the driver: one row per config, scenario, repeat and phase), an isolated
+    scenario's runs as the phases of the scenario the spec wrote."""
+    rows = [r.asDict() for r in phase_summary.select(*INTERVAL_INPUTS).collect()]
+    return [{"campaign": campaign.name, **row}
+            for row in repeats.phase_intervals(rows, phases=family_phases(campaign.scenarios))]
+
+
+def board_intervals(per_repeat: DataFrame, board: Sequence[dict[str, Any]], campaign: Campaign
+                    ) -> list[dict[str, Any]]:
+    """The board_intervals table's rows: each board's configs in the board's order (sizing.repeats.board_entries
+    over the leaderboard rows) with their figures over repeats (capacity_repeats, priced at the leaderboard's monthly
+    cost) and the comparison with the next one (sizing.repeats.board_intervals)."""
+    entries = repeats.board_entries(board, campaign.target.rate)
+    monthly = {r["config_id"]: r["monthly_cost"] for r in board}
+    rows = [r.asDict() for r in per_repeat.select("config_id", *BOARD_INPUTS).collect()]
+    return [{"campaign": campaign.name, **row} for row in repeats.board_intervals(entries, rows, monthly)]
 
 
 # ----------------------------------------------------------------------- pure driver-side ranking
@@ -306,8 +336,13 @@ def build(spark: SparkSession, phase_summary: DataFrame, campaign: Campaign,
     capacity_table = spark.createDataFrame(searched, records.table_ddl("capacity"))
     findings_table = spark.createDataFrame(_of_run(campaign_findings(phase_summary, campaign), run_id),
                                            records.table_ddl("findings"))
+    intervals = spark.createDataFrame(_of_run(repeat_intervals(phase_summary, campaign), run_id),
+                                      records.table_ddl("repeat_intervals"))
+    board_table = spark.createDataFrame(_of_run(board_intervals(per_repeat, board, campaign), run_id),
+                                        records.table_ddl("board_intervals"))
     return {"capacity_repeats": per_repeat, "leaderboards": leaderboards, "pareto": pareto, "adverse": adverse_table,
-            "capacity": capacity_table, "findings": findings_table}
+            "capacity": capacity_table, "findings": findings_table, "repeat_intervals": intervals,
+            "board_intervals": board_table}
 
 
 def _of_run(rows: list[dict[str, Any]], run_id: str) -> list[dict[str, Any]]:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from sizing import records, rules
+from sizing import records, repeats, rules
 from sizing.history import RUN_STATUSES
 from sizing.spec import DEPLOYMENTS  # where node figures come from: one reader per target (adapters/nodestats.py)
 from sizing.stats import VERDICTS
@@ -84,6 +84,14 @@ def node_check_columns() -> list[str]:
 def _held_by_every_row(columns: list[str]) -> list[Expectation]:
     """Counts of rows that break a rule (a check frame's): zero on every check row."""
     return [("ExpectColumnValuesToBeBetween", {"column": c, "min_value": 0, "max_value": 0}) for c in columns]
+
+
+def _interval_holds_its_median() -> list[Expectation]:
+    """An interval table's value_low <= value <= value_high, of a coverage within [0, 1]."""
+    return [("ExpectColumnPairValuesAToBeGreaterThanB", {"column_A": a, "column_B": b, "or_equal": True,
+                                                          "ignore_row_if": "either_value_is_missing"})
+            for a, b in (("value_high", "value"), ("value", "value_low"))] + [
+        ("ExpectColumnValuesToBeBetween", {"column": "value_level", "min_value": 0, "max_value": 1})]
 
 
 def _suites() -> dict[str, list[Expectation]]:
@@ -201,6 +209,35 @@ def _suites() -> dict[str, list[Expectation]]:
             ("ExpectColumnValuesToBeBetween", {"column": "value_level", "min_value": 0, "max_value": 1}),
             ("ExpectColumnValuesToBeBetween", {"column": "effect_level", "min_value": 0, "max_value": 1}),
             ("ExpectColumnValuesToBeBetween", {"column": "n", "min_value": 1}),
+        ],
+        # Per phase and metric, the median over repeats with its interval (sizing.repeats.phase_intervals).
+        "repeat_intervals": [
+            ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("repeat_intervals"),
+                                              "exact_match": True}),
+            *_not_null(["campaign", "run_id", "config_id", "scenario", "phase", "metric", "repeats", "valid", "n",
+                        "value_level"]),
+            ("ExpectCompoundColumnsToBeUnique", {"column_list": ["campaign", "run_id", "config_id", "scenario",
+                                                                "phase", "metric"]}),
+            ("ExpectColumnValuesToBeInSet", {"column": "metric", "value_set": list(repeats.REPEAT_METRICS)}),
+            ("ExpectColumnValuesToBeBetween", {"column": "repeats", "min_value": 1}),
+            ("ExpectColumnPairValuesAToBeGreaterThanB", {"column_A": "repeats", "column_B": "n", "or_equal": True}),
+            *_interval_holds_its_median(),
+        ],
+        # Per board and config, its figure over repeats and the comparison with the next one (sizing.repeats).
+        "board_intervals": [
+            ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("board_intervals"),
+                                              "exact_match": True}),
+            *_not_null(["campaign", "run_id", "board", "rank", "config_id", "n", "value", "value_level"]),
+            ("ExpectCompoundColumnsToBeUnique", {"column_list": ["campaign", "run_id", "board", "config_id"]}),
+            ("ExpectColumnValuesToBeInSet", {"column": "board",
+                                             "value_set": [b.name for b in repeats.BOARDS if b.per_repeat]}),
+            ("ExpectColumnValuesToBeInSet", {"column": "verdict", "value_set": list(VERDICTS)}),
+            *[("ExpectColumnValuesToBeBetween", {"column": c, "min_value": 1}) for c in ("rank", "n", "n_next")],
+            ("ExpectColumnValuesToBeBetween", {"column": "value", "min_value": 0, "strict_min": True}),
+            ("ExpectColumnValuesToBeBetween", {"column": "effect_level", "min_value": 0, "max_value": 1}),
+            ("ExpectColumnPairValuesAToBeGreaterThanB", {"column_A": "effect_high", "column_B": "effect_low",
+                                                         "or_equal": True, "ignore_row_if": "either_value_is_missing"}),
+            *_interval_holds_its_median(),
         ],
         # One row per run (issue 24): what ran, on what, how it ended (sizing.history).
         "runs": [

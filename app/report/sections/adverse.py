@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from app.report import charts, fmt
+from app.report import charts, fmt, repeats
 from app.report.context import ReportContext
 from app.report.html import table, tag
 from sizing.rules import BACKLOG_ADVERSE, scenario_kind
@@ -38,6 +38,8 @@ def render(ctx: ReportContext) -> list[object]:
     out: list[object] = [tag("h2", "Adverse scenarios", id="adverse")]
     if not ctx.adverse:
         return [*out, tag("p", "This campaign has no adverse scenario.", class_="muted")]
+    if ctx.without_intervals:
+        out.append(tag("p", repeats.UNAVAILABLE, class_="warn"))
     for scenario in ctx.adverse:
         out.append(tag("h3", f"Scenario {scenario.name}"))
         faults = ", ".join(f"{f.kind}" + (f" (heal after {f.heal_after_s:g} s)" if f.heal_after_s else "")

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from app.report import charts, fmt, repeats
+from app.report import charts, fmt
 from app.report.context import ReportContext
 from app.report.html import table, tag
-from sizing.spec import Scenario
+from sizing.spec import Scenario, family_name
 
 SETTING_STEP_METRICS = ("confirm_rate", "publish_rate", "consume_rate", "e2e_p50_ms", "e2e_p95_ms", "e2e_p99_ms")
 
@@ -24,33 +24,29 @@ class SettingSteps:
     basis: str  # what the e2e figures are measured from: sent | intended (both, joined, if the steps mix them)
 
 
-def settings_step_points(scenarios: list[Scenario], phase_summary: pd.DataFrame,
+def settings_step_points(scenarios: list[Scenario], summary_ci: pd.DataFrame, phase_summary: pd.DataFrame,
                          name_configs: bool) -> dict[str, SettingSteps]:
-    """Per varied setting (`steps_dimension`), one line per scenario as written (an isolated scenario's runs
-    joined back by `isolated_from`) labelled with its queue type, one point per step: the phase_summary figures
-    of the phase whose name is the step's label, never recomputed (the mean over repeats, as everywhere)."""
-    mine = phase_summary[phase_summary["scenario"].isin([s.name for s in scenarios])]
-    summary_ci = repeats.summarize_repeats(mine, SETTING_STEP_METRICS) if not mine.empty else pd.DataFrame(
-        columns=["config_id", "scenario", "phase_name", *SETTING_STEP_METRICS])
+    """Per varied setting (`steps_dimension`), one line per scenario as written (an isolated scenario's runs are
+    its phases) labelled with its queue type, one point per step: the figures over repeats (`summary_ci`:
+    tables.phase_interval_view of repeat_intervals, the median of the phase whose name is the step's label) as the
+    table holds them, never recomputed; `phase_summary` gives the latency basis."""
     groups: dict[str, list[Scenario]] = {}
     for scenario in scenarios:
         groups.setdefault(scenario.steps_dimension or "sequence", []).append(scenario)
     out: dict[str, SettingSteps] = {}
     for setting, members in groups.items():
         labels = list(dict.fromkeys(s.label for m in members for s in m.step_settings or ()))
-        names = {m.name for m in members}
-        rows = summary_ci[summary_ci["scenario"].isin(names) & summary_ci["phase_name"].isin(labels)]
+        written = {family_name(m): m.workload.queues.type for m in members}
+        rows = summary_ci[summary_ci["scenario"].isin(list(written)) & summary_ci["phase_name"].isin(labels)]
         if rows.empty:
             continue
-        points = rows[["config_id", "scenario", "phase_name",
-                       *(m for m in SETTING_STEP_METRICS if m in rows.columns)]].copy()
-        family = points["scenario"].map({m.name: m.isolated_from or m.name for m in members})
-        points["queue_type"] = points["scenario"].map({m.name: m.workload.queues.type for m in members})
-        points["line"] = points["queue_type"] + " (" + family + ")"
+        points = rows[["config_id", "scenario", "phase_name", *SETTING_STEP_METRICS]].copy()
+        points["queue_type"] = points["scenario"].map(written)
+        points["line"] = points["queue_type"] + " (" + points["scenario"] + ")"
         if name_configs:
             points["line"] += " on " + points["config_id"]
         points["step_index"] = points["phase_name"].map(labels.index)
-        raw = phase_summary[phase_summary["scenario"].isin(names)]
+        raw = phase_summary[phase_summary["scenario"].isin([m.name for m in members])]
         bases = sorted(set(raw["latency_basis"].dropna().astype(str))) if "latency_basis" in raw else []
         ticks = [label.split("=", 1)[1] if setting != "sequence" and "=" in label else label for label in labels]
         out[setting] = SettingSteps(points, ticks, "/".join(bases) or "intended")
@@ -103,14 +99,14 @@ def render(ctx: ReportContext) -> list[object]:
 
 def by_queue_type(ctx: ReportContext) -> list[object]:
     """Seed 003's per-step charts: per varied setting, every scenario that steps it (quorum and mirrored)
-    as one line on shared axes, its figures as phase_summary holds them (mean over repeats)."""
+    as one line on shared axes, its figures the medians over repeats the analysis wrote (repeat_intervals)."""
     out: list[object] = []
-    for setting, group in settings_step_points(ctx.client_settings, ctx.data.phase_summary,
+    for setting, group in settings_step_points(ctx.client_settings, ctx.summary_ci, ctx.data.phase_summary,
                                                len(ctx.config_ids) > 1).items():
         title = f"{setting} per step, one line per queue type"
         caption = (f"{title}: achieved confirm and consume rate (top) and end-to-end p50/p95/p99 latency "
-                   f"measured from the {group.basis} time (bottom), as phase_summary holds them; the x axis "
-                   f"marks each step's value.")
+                   f"measured from the {group.basis} time (bottom), medians over repeats; the x axis marks each "
+                   f"step's value.")
         out.append(ctx.fig(charts.settings_steps_by_queue_type(group.points, group.step_labels, setting,
                                                                group.basis, title), caption))
     return out

@@ -32,14 +32,19 @@ def render(ctx: ReportContext) -> list[object]:
     out: list[object] = [tag("h2", "Increasing intensity (ideal conditions)", id="intensity")]
     if not ctx.intensity:
         return [*out, tag("p", "This campaign has no increasing-intensity scenario.", class_="muted")]
-    ci_note = " " + repeats.interval_note(ctx.repeats_seen) if ctx.with_ci else ""
+    ci_note = " " + ctx.interval_note() if ctx.with_ci else ""
     slo = ctx.campaign.target.p99_latency_ms
+    if ctx.without_intervals:
+        out.append(tag("p", repeats.UNAVAILABLE, class_="warn"))
     for scenario in ctx.intensity:
         rows = ctx.summary_ci[ctx.summary_ci["scenario"] == scenario.name]
         out.append(tag("h3", f"Scenario {scenario.name}"))
         if scenario.description:
             out.append(tag("p", scenario.description, class_="muted"))
         present = [c for c in ctx.config_ids if c in set(rows["config_id"])]
+        if not present:
+            out.append(tag("p", "No figures for this scenario.", class_="muted"))
+            continue
         for group in chart_groups(ctx, present):
             label = f" ({group[0]} … {group[-1]})" if len(present) > len(group) else ""
             out.append(ctx.fig(charts.intensity_throughput(
@@ -87,5 +92,5 @@ def steps_table(ctx: ReportContext, rows: pd.DataFrame, config_ids: list[str]) -
     return Raw(str(table(headers, body, numeric=list(range(1, len(steps) + 1))))
                + str(tag("p", "Achieved publish rate, msg/s (with p99 latency) per intensity step. Green: "
                               "matched the target rate within the SLO; amber: missed the rate or the SLO; red: "
-                              "phase flagged invalid." + (" " + repeats.interval_note(ctx.repeats_seen)
-                                                          if ctx.with_ci else ""), class_="note")))
+                              "phase flagged invalid." + (" " + ctx.interval_note() if ctx.with_ci else ""),
+                         class_="note")))

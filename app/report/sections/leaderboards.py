@@ -1,5 +1,5 @@
-"""Leaderboards: the four boards of the `leaderboards` table (with each config's interval over repeats from
-capacity_repeats and whether adjacent configs' repeats tell them apart), and the Pareto front."""
+"""Leaderboards: the four boards of the `leaderboards` table (with each config's interval over repeats and whether
+adjacent configs' repeats tell them apart, as the `board_intervals` table holds them), and the Pareto front."""
 
 from __future__ import annotations
 
@@ -11,22 +11,19 @@ from app.report import charts, fmt, repeats
 from app.report.context import ReportContext
 from app.report.html import Raw, table, tag
 from app.report.tables import BOARD_COST_AT_TARGET, BOARD_COST_AT_TOP, BOARD_MATCHED_TARGET, BOARD_TOP_MATCHED, BOARDS
-from sizing.cost import cost_per_1000_msgs
 
 
-def board_values(ctx: ReportContext, board: str) -> dict[str, list[float]]:
-    """Each config's per-repeat figures of a board (capacity_repeats, as the leaderboards step wrote them)."""
-    if not ctx.with_ci or ctx.per_repeat.empty:
+def board_intervals(ctx: ReportContext, board: str) -> dict[str, dict]:
+    """Each config's board_intervals row of a board (none without repeats, or when the run's tables lack it)."""
+    table = ctx.data.board_intervals
+    if not ctx.with_ci or table is None:
         return {}
-    per_repeat = ctx.per_repeat
-    if board == BOARD_TOP_MATCHED:
-        return repeats.config_values(per_repeat, "top_matched_throughput")
-    if board == BOARD_MATCHED_TARGET:
-        return repeats.config_values(per_repeat, "max_matched_target_rate")
-    if board == BOARD_COST_AT_TOP:
-        return repeats.config_values(per_repeat, "top_matched_throughput", transform=lambda c, v: [
-            cost_per_1000_msgs(ctx.monthly[c], x) for x in v if x > 0])
-    return {}  # cost at target is cost / target: no trial-to-trial spread
+    return {r["config_id"]: r for r in table[table["board"] == board].to_dict("records")}
+
+
+def has_interval(row: dict | None) -> bool:
+    """The row has an interval to show (more than one repeat)."""
+    return row is not None and row["value_level"] > 0 and math.isfinite(row["value_low"] + row["value_high"])
 
 
 def render(ctx: ReportContext) -> list[object]:
@@ -45,29 +42,31 @@ def render(ctx: ReportContext) -> list[object]:
             boards.append(tag("div", [tag("h3", title), tag("p", "no entries", class_="muted")], class_="board"))
             continue
         value = "value"
-        values = board_values(ctx, board)
-        intervals = repeats.config_intervals(values)
-        notes = {n.config_id: n.text() for n in repeats.annotate_adjacent(list(rows["config_id"]), values)}
+        intervals = board_intervals(ctx, board)
         body = []
         for r in rows.itertuples(index=False):
             interval = intervals.get(r.config_id)
             shown = fmt.money(getattr(r, value)) if money else fmt.rate(getattr(r, value))
-            if interval is not None and interval.has_interval:
+            if has_interval(interval):
                 figure = fmt.money if money else fmt.rate
-                shown += f" [{figure(interval.low)},\u00a0{figure(interval.high)}]"
+                shown += f" [{figure(interval['value_low'])},\u00a0{figure(interval['value_high'])}]"
             extra = f" ({fmt.rate(r.rate)} msg/s)" if money else ""
-            note = notes.get(r.config_id, "")
+            note = repeats.adjacent_note(interval) if interval is not None else ""
             body.append([int(r.rank), r.config_id, shown + extra, (note, "muted" if note.startswith("ahead") else
                                                                    "warn")])
-        low = [intervals[c].low if c in intervals else math.nan for c in rows["config_id"]] if intervals else None
-        high = [intervals[c].high if c in intervals else math.nan for c in rows["config_id"]] if intervals else None
+        low = high = None
+        if intervals:
+            low, high = ([intervals[c][end] if c in intervals else math.nan for c in rows["config_id"]]
+                         for end in ("value_low", "value_high"))
         svg = charts.leaderboard_bars(rows, value, ctx.colors, title, unit, money, low, high)
         headers = ["#", "config", unit, "vs next" if intervals else ""]
         boards.append(tag("div", [tag("h3", title), ctx.fig(svg, f"Leaderboard: {title}."),
                                   table(headers, body, numeric=[0, 2])], class_="board"))
     out.append(tag("div", boards, class_="boards"))
+    if ctx.without_intervals:
+        out.append(tag("p", repeats.UNAVAILABLE, class_="warn"))
     if ctx.with_ci:
-        out.append(tag("p", repeats.interval_note(ctx.repeats_seen) + " 'vs next' compares each config's "
+        out.append(tag("p", ctx.interval_note() + " 'vs next' compares each config's "
                             "repeats with the next one's (exact Mann-Whitney interval of the relative difference, "
                             "90 %): 'not distinguishable' means their order may be noise, 'too few repeats' that "
                             "the repeats cannot give an interval of that level.", class_="note"))
