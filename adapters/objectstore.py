@@ -19,6 +19,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from sizing.layout import DEFAULT_BUCKET
 
@@ -125,8 +126,21 @@ class ObjectStore:
         import pyarrow.parquet as pq
 
         sink = io.BytesIO()
-        pq.write_table(table, sink, compression="zstd")
+        pq.write_table(table, sink, **parquet_options(table.schema))
         self.put(key, sink.getvalue())
+
+
+def parquet_options(schema) -> dict[str, Any]:  # (pyarrow.Schema) -> pyarrow.parquet.write_table's options
+    """How every Parquet object of the project is written (raw records by the generator, derived tables, the
+    benchmarks' synthetic records): binary columns (the histograms) zstd without a dictionary (every one differs;
+    zstd shrinks them ~25x), every other column lz4 with a dictionary. Those pages hold a few hundred values, and
+    zstd's start-up per page cost more than decoding them: a seed client object read in 3.0 ms all zstd, in 1.8 ms
+    so, at about the same size (BENCHMARKS.md, "Objects written to be read")."""
+    import pyarrow as pa
+
+    binary = {f.name for f in schema if pa.types.is_binary(f.type) or pa.types.is_large_binary(f.type)}
+    return {"compression": {f.name: "zstd" if f.name in binary else "lz4" for f in schema},
+            "use_dictionary": [f.name for f in schema if f.name not in binary]}
 
 
 def session_credentials() -> dict[str, str]:

@@ -62,11 +62,14 @@ class RecordStore:
                       worker: int | None = None) -> str:
         import pyarrow.parquet as pq
 
+        from adapters.objectstore import parquet_options
+
         object_key = layout.raw_part_key(self.key, record_type, phase=phase, worker=worker)
         path = self.local_path(object_key)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
-        pq.write_table(to_table(record_type, self.key, rows), tmp)
+        table = to_table(record_type, self.key, rows)
+        pq.write_table(table, tmp, **parquet_options(table.schema))
         os.replace(tmp, path)
         self._upload(path, object_key)
         return object_key

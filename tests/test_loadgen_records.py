@@ -70,12 +70,15 @@ def test_accounting_counts_loss_duplicates_redeliveries_and_reordering_per_phase
     assert rows[0]["lost"] == 1
 
 
+CLIENT_ROW = {"worker": 0, "second": 3, "ts": 1.0, "phase": 1, "warmup": False, "target_rate": 10.0, "scheduled": 10,
+              "processing_ms": 0.0, "published": 10, "confirmed": 9, "nacked": 0, "returned": 0, "consumed": 10,
+              "redelivered": 0, "acked": 10, "in_flight": 1, "publish_delay_max_us": 5.0, "publish_delay_hist": b"x",
+              "e2e_hist": b"", "confirm_hist": b"", "blocked_ms": 0.0, "cpu_s": 0.01, "publishers": 1,
+              "consumers": 1}
+
+
 def test_tables_have_the_exact_record_schema_and_the_run_key():
-    row = {"worker": 0, "second": 3, "ts": 1.0, "phase": 1, "warmup": False, "target_rate": 10.0, "scheduled": 10,
-           "processing_ms": 0.0, "published": 10, "confirmed": 9, "nacked": 0, "returned": 0, "consumed": 10,
-           "redelivered": 0, "acked": 10, "in_flight": 1, "publish_delay_max_us": 5.0, "publish_delay_hist": b"x",
-           "e2e_hist": b"", "confirm_hist": b"", "blocked_ms": 0.0, "cpu_s": 0.01, "publishers": 1, "consumers": 1,
-           "_foreign": 0}
+    row = {**CLIENT_ROW, "_foreign": 0}
     table = to_table("client_seconds", KEY, [row])
     assert table.schema.equals(records.arrow_schema("client_seconds"))
     assert table.column_names == records.column_names("client_seconds")
@@ -96,6 +99,26 @@ def test_record_store_writes_locally_and_uploads_under_layout_keys(s3, tmp_path)
     assert pq.read_table(io.BytesIO(body)).to_pylist()[0]["consumed_unique"] == 3
     assert client.get_object(Bucket=s3.bucket, Key=layout.manifest_key(KEY))["Body"].read().startswith(b"{")
     assert (tmp_path / key).exists() and store.errors == []
+
+
+def test_raw_objects_are_written_as_every_object_is_histograms_zstd_and_plain_the_rest_lz4(tmp_path):
+    """The generator's objects and the object store's (the synthetic benchmark records, the derived tables) are
+    written one way, adapters.objectstore.parquet_options: read back from the file's own metadata."""
+    from adapters.objectstore import LocalStore
+
+    row = {**CLIENT_ROW, "publish_delay_hist": hist_bytes(np.array([1.0, 2.0]))[0],
+           "e2e_hist": hist_bytes(np.array([3.0]))[0]}
+    key = RecordStore(KEY, tmp_path, upload=False).write_records("client_seconds", [row] * 3, phase=1, worker=0)
+    put = LocalStore(tmp_path / "store")
+    put.put_parquet("t.parquet", to_table("client_seconds", KEY, [row] * 3))
+    for data in ((tmp_path / key).read_bytes(), (tmp_path / "store" / "t.parquet").read_bytes()):
+        group = pq.ParquetFile(io.BytesIO(data)).metadata.row_group(0)
+        chunks = {group.column(i).path_in_schema: group.column(i) for i in range(group.num_columns)}
+        for name in ("e2e_hist", "confirm_hist", "publish_delay_hist"):
+            assert chunks[name].compression == "ZSTD" and "RLE_DICTIONARY" not in chunks[name].encodings
+        for name in ("run_id", "second", "cpu_s"):
+            assert chunks[name].compression == "LZ4" and "RLE_DICTIONARY" in chunks[name].encodings
+        assert pq.read_table(io.BytesIO(data)).to_pylist()[2]["e2e_hist"] == row["e2e_hist"]
 
 
 def test_a_failed_upload_is_reported_not_raised(tmp_path):
