@@ -76,17 +76,24 @@ CLIENT_DDL = (RUN_KEY_DDL + ", phase INT, `group` STRING, workers INT, steady_se
               + ", ".join(f"confirm_{q}_ms DOUBLE" for q in LAT_NAMES))
 
 
-SERIES_DDL = (RUN_KEY_DDL + ", `group` STRING, phase INT, warmup BOOLEAN, second INT, published BIGINT, "
-              "confirmed BIGINT, consumed BIGINT, acked BIGINT, scheduled BIGINT, blocked_ms DOUBLE")
 SERIES_KEY = [*RUN_COLS, "group", "phase", "warmup", "second"]
 SERIES_COUNTS = ["published", "confirmed", "consumed", "acked", "scheduled"]  # summed over workers
 SERIES_MAX = ["blocked_ms"]  # the most blocked worker: a second in which some publisher was blocked
-# What one fold of client_seconds yields, told apart by `kind`: partial rows (PARTIAL_DDL's columns), series rows
+# The series travels as blocks: one row per (run, group, phase, warm-up) of a fold call, its seconds and their
+# figures as little-endian arrays (SERIES_ARRAYS: column -> (block column, dtype)). As a row per second it was most
+# of the fold's rows, and building the cache of them and shuffling them cost the JVM ~8 CPU-s per seed scale.
+SERIES_BLOCK_KEY = [*RUN_COLS, "group", "phase", "warmup"]
+SERIES_ARRAYS = {"second": ("seconds", "<i4"), **{c: (f"{c}_per_second", "<i8") for c in SERIES_COUNTS},
+                 **{c: (f"{c}_per_second", "<f8") for c in SERIES_MAX}}
+SERIES_DDL = (RUN_KEY_DDL + ", `group` STRING, phase INT, warmup BOOLEAN, "
+              + ", ".join(f"{block} BINARY" for block, _ in SERIES_ARRAYS.values()))
+# What one fold of client_seconds yields, told apart by `kind`: partial rows (PARTIAL_DDL's columns), series blocks
 # (SERIES_DDL's) and the raw gate's check rows (gate.CLIENT_CHECK_DDL's), the other kinds' columns null. One read
 # serves the two passes and the gate.
 PARTIAL, SERIES, CHECK = "partial", "series", "check"
 _SHARED = set(ddl_to_arrow(PARTIAL_DDL).names)
-FOLDED_DDL = ", ".join([PARTIAL_DDL, "kind STRING, warmup BOOLEAN, second INT, acked BIGINT",
+FOLDED_DDL = ", ".join([PARTIAL_DDL, "kind STRING, warmup BOOLEAN",
+                        *(f"{block} BINARY" for block, _ in SERIES_ARRAYS.values()),
                         *(part for part in gate.CLIENT_CHECK_DDL.split(", ") if part.split()[0].strip("`")
                           not in _SHARED)])
 
@@ -96,8 +103,9 @@ def fold_client_seconds(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Record
 
     - partial rows: the steady (warm-up excluded) seconds folded into one row per (run, phase, group, worker).
       A raw object holds one worker's phase, so ~600 wide rows with three histograms each become 1;
-    - series rows: the per-second counts summed per (run, group, phase, warm-up, second). Objects are read in
-      key order, so a batch holds whole phases of all of a run's workers: ~8 rows become 1;
+    - series blocks: the per-second counts summed per (run, group, phase, warm-up, second), as one block per
+      (run, group, phase, warm-up) (SERIES_ARRAYS). Objects are read in key order, so a batch holds whole phases
+      of all of a run's workers: ~8 x 600 rows become 1;
     - check rows: every row (warm-up and drain seconds too) checked for the raw gate (gate.client_checks), one
       per worker phase.
 
@@ -139,12 +147,36 @@ def _partials(table: pa.Table, steady: np.ndarray) -> pa.Table | None:
 
 
 def _series(table: pa.Table) -> pa.Table | None:
-    if table.num_rows == 0:
+    frame = table.select([*SERIES_KEY, *SERIES_COUNTS, *SERIES_MAX]).to_pandas().dropna(subset=["second"])
+    if frame.empty:
         return None
-    frame = table.select([*SERIES_KEY, *SERIES_COUNTS, *SERIES_MAX]).to_pandas()
     summed = frame.groupby(SERIES_KEY, sort=False, dropna=False, observed=True, as_index=False).agg(
         **{c: (c, "sum") for c in SERIES_COUNTS}, **{c: (c, "max") for c in SERIES_MAX})
-    return pa.Table.from_pandas(summed, preserve_index=False)
+    block = summed.groupby(SERIES_BLOCK_KEY, sort=False, dropna=False, observed=True).ngroup().to_numpy()
+    order = np.lexsort((summed["second"].to_numpy(), block))
+    owners, blocks = block[order], int(block.max()) + 1
+    firsts = order[np.r_[True, owners[1:] != owners[:-1]]]  # each block's first row: block i is row i
+    out = summed.iloc[firsts][SERIES_BLOCK_KEY].reset_index(drop=True)
+    for column, (name, dtype) in SERIES_ARRAYS.items():
+        floats = dtype == "<f8"  # a second in which no worker said how long it was blocked stays NaN
+        values = summed[column].to_numpy(dtype=float if floats else np.int64, na_value=np.nan if floats else 0)
+        out[name] = gate.blobs_per_group(owners, values[order].astype(dtype), blocks)
+    return pa.Table.from_pandas(out, preserve_index=False)
+
+
+def series_rows(blocks: pd.DataFrame) -> pd.DataFrame:
+    """Series blocks (SERIES_DDL) back as rows per (run, group, phase, warm-up, second), a second held by several
+    blocks (a run's workers read in two fold calls) summed, or its most blocked worker kept."""
+    key = [*SERIES_BLOCK_KEY, "second"]
+    if blocks.empty:
+        return pd.DataFrame(columns=[*key, *SERIES_COUNTS, *SERIES_MAX])
+    seconds, dtype = SERIES_ARRAYS["second"]
+    rows = blocks.loc[blocks.index.repeat(blocks[seconds].map(len) // np.dtype(dtype).itemsize),
+                      SERIES_BLOCK_KEY].reset_index(drop=True)
+    for column, (name, dtype) in SERIES_ARRAYS.items():
+        rows[column] = np.frombuffer(b"".join(blocks[name]), dtype=dtype)
+    return rows.groupby(key, sort=False, dropna=False, as_index=False).agg(
+        **{c: (c, "sum") for c in SERIES_COUNTS}, **{c: (c, "max") for c in SERIES_MAX})
 
 
 def _with_group(table: pa.Table) -> pa.Table:
@@ -198,8 +230,8 @@ def client_phase_stats(partials: DataFrame) -> DataFrame:
 @dataclass(frozen=True)
 class ClientRecords:
     """client_seconds as phase_summary reads it: `partials`, the steady seconds folded per worker (PARTIAL_DDL:
-    the wide histogram columns, folded where they are read), and `series`, the per-second counts (at least
-    SERIES_DDL's columns) for the run's dynamics and backlog slope."""
+    the wide histogram columns, folded where they are read), and `series`, the per-second counts as blocks
+    (SERIES_DDL) for the run's dynamics and backlog slope."""
 
     partials: DataFrame
     series: DataFrame
@@ -221,9 +253,10 @@ class ClientRecords:
 
     @classmethod
     def of(cls, client_seconds: DataFrame) -> ClientRecords:
-        """From raw client_seconds rows already in Spark (as the tests build them): the fold as a mapInArrow for
-        the partials, the raw rows themselves as the series."""
-        return cls(_partial_rows(client_seconds.mapInArrow(fold_client_seconds, FOLDED_DDL)), client_seconds)
+        """From raw client_seconds rows already in Spark (as the tests build them): the fold as a mapInArrow (the
+        S3A path's way)."""
+        folded = client_seconds.mapInArrow(fold_client_seconds, FOLDED_DDL)
+        return cls(_partial_rows(folded), _rows_of(folded, SERIES, SERIES_DDL))
 
 
 def _partial_rows(folded: DataFrame) -> DataFrame:
@@ -352,14 +385,16 @@ def _steady_backlog_slopes(series: pd.DataFrame) -> dict[int, float]:
 
 
 def phase_dynamics(client_series: DataFrame, events: DataFrame) -> DataFrame:
-    """Per run and workload group: each group's own throughput series against the run's faults, and its backlog
-    slope per phase (one pass over the narrow per-second columns)."""
-    series = with_group(client_series).groupBy(*SERIES_KEY).agg(*[F.sum(c).alias(c) for c in SERIES_COUNTS],
-                                                                 *[F.max(c).alias(c) for c in SERIES_MAX])
+    """Per run and workload group: each group's own throughput series (the fold's blocks, SERIES_DDL) against the
+    run's faults, and its backlog slope per phase."""
     faults = (events.filter(F.col("kind") == "fault_start")
               .select(*RUN_COLS, "phase", "second", "fault_kind"))
-    return (series.groupBy(*RUN_COLS).cogroup(faults.groupBy(*RUN_COLS))
-            .applyInPandas(run_dynamics, DYNAMICS_DDL))
+    return (client_series.groupBy(*RUN_COLS).cogroup(faults.groupBy(*RUN_COLS))
+            .applyInPandas(_block_dynamics, DYNAMICS_DDL))
+
+
+def _block_dynamics(blocks: pd.DataFrame, faults: pd.DataFrame) -> pd.DataFrame:
+    return run_dynamics(series_rows(blocks), faults)
 
 
 # --------------------------------------------------------------------------- broker, events, accounting

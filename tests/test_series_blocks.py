@@ -1,0 +1,52 @@
+"""phase_summary's series blocks (pure): the fold sends the per-second counts as one block per (run, group, phase,
+warm-up) of a fold call, and series_rows turns blocks back into rows. Known answer: pandas' own groupby over the
+raw rows, however the rows fall into fold calls (a second held by blocks of two calls is summed, its most blocked
+worker kept; a null blocked_ms stays null)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from spark_jobs.lib import phase_summary as ps
+
+
+def raw_rows() -> pd.DataFrame:
+    rng = np.random.default_rng(7)
+    rows = []
+    for run_id in ("r1", "r2"):
+        for phase in (1, 2):
+            for worker in range(3):
+                for second in range(10 * phase, 10 * phase + 8):
+                    rows.append({"campaign": "c", "config_id": "k", "scenario": "s", "run_id": run_id, "repeat": 1,
+                                 "group": "g" if worker < 2 else "other", "phase": phase,
+                                 "warmup": second < 10 * phase + 2, "second": second,
+                                 **{c: int(rng.integers(0, 1000)) for c in ps.SERIES_COUNTS},
+                                 "blocked_ms": None if (second + worker) % 5 == 0 else float(rng.uniform(0, 900))})
+    return pd.DataFrame(rows)
+
+
+def expected(rows: pd.DataFrame) -> pd.DataFrame:
+    key = [*ps.SERIES_BLOCK_KEY, "second"]
+    return (rows.groupby(key, as_index=False).agg(**{c: (c, "sum") for c in ps.SERIES_COUNTS},
+                                                  blocked_ms=("blocked_ms", "max"))
+            .sort_values(key, ignore_index=True))
+
+
+@pytest.mark.parametrize("split", [None, 17, 70])
+def test_blocks_give_back_the_per_second_sums_however_the_rows_fall_into_fold_calls(split) -> None:
+    rows = raw_rows()
+    parts = [rows] if split is None else [rows.iloc[:split], rows.iloc[split:]]
+    blocks = pd.concat([ps._series(pa.Table.from_pandas(p, preserve_index=False)).to_pandas() for p in parts],
+                       ignore_index=True)
+    # one block per (run, group, phase, warm-up) and fold call: 2 runs x 2 groups x 2 phases x 2 = 16 in one call
+    assert len(blocks) >= 16 and (split is not None or len(blocks) == 16)
+    got = ps.series_rows(blocks).sort_values([*ps.SERIES_BLOCK_KEY, "second"], ignore_index=True)
+    want = expected(rows)
+    assert len(got) == len(want) == 2 * 2 * 8 * 2  # runs x phases x seconds x groups
+    for column in [*ps.SERIES_BLOCK_KEY, "second", *ps.SERIES_COUNTS]:
+        assert got[column].tolist() == want[column].tolist(), column
+    assert np.allclose(got["blocked_ms"], want["blocked_ms"], equal_nan=True)
+    assert got["blocked_ms"].isna().any()  # a second no worker reported blocked time for
