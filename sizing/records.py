@@ -545,6 +545,31 @@ CAPACITY = (
            "null without an interval)", nullable=True),
 )
 
+# The columns of an interval over repeats and of an effect between two arms, as sizing.repeats.interval_columns
+# and sizing.stats' comparisons write them (the findings, repeat_intervals and board_intervals tables share them).
+def interval_schema(median: str, *, no_interval: str = "with one repeat",
+                     median_nullable: bool = False) -> tuple[Column, ...]:
+    """value (`median`), value_low, value_high (null `no_interval`), value_level."""
+    return (Column("value", "float64", median, nullable=median_nullable),
+            Column("value_low", "float64", "order-statistic interval of that median (sizing.stats.median_interval), "
+                   f"low (null {no_interval})", nullable=True),
+            Column("value_high", "float64", "its high end", nullable=True),
+            Column("value_level", "float64", "the interval's true coverage (0.75 for 3 repeats; 0: no interval)"))
+
+
+def effect_schema(prefix: str = "", baseline: str = "the baseline") -> tuple[Column, ...]:
+    """effect against `baseline`, its exact interval and level, and the verdict (`prefix`: before each text)."""
+    return (Column("effect", "float64", f"{prefix}relative change against {baseline} (Hodges-Lehmann on logs; "
+                   "0.1 = +10%)", nullable=True),
+            Column("effect_low", "float64", f"{prefix}exact Mann-Whitney interval, low (null: too few repeats for "
+                   "one)", nullable=True),
+            Column("effect_high", "float64", f"{prefix}its high end", nullable=True),
+            Column("effect_level", "float64", f"{prefix}the interval's true coverage (0.9 for 3 vs 3)",
+                   nullable=True),
+            Column("verdict", "string", f"{prefix}higher | lower | unchanged | inconclusive (sizing.stats."
+                   "effect_verdict at sizing.stats.COMPARE_CONFIDENCE, 90%, 5% practical threshold)", nullable=True))
+
+
 # A compare / characterise campaign's answer (sizing/findings.py): per arm (config, scenario family, phase label) and
 # metric its median over repeats (kind level), and for compare its effect against the baseline arm (kind effect).
 FINDINGS = (
@@ -558,25 +583,14 @@ FINDINGS = (
     Column("metric", "string", "publish_rate | consume_rate | e2e_p75_ms | e2e_p99_ms | e2e_p999_ms "
            "(sizing.findings.METRICS)"),
     Column("latency_basis", "string", "intended | sent: what the arm's latency figures are measured from"),
-    Column("value", "float64", "the arm's median over its repeats"),
-    Column("value_low", "float64", "order-statistic interval of that median, low (null with one repeat)",
-           nullable=True),
-    Column("value_high", "float64", "its high end", nullable=True),
-    Column("value_level", "float64", "that interval's true coverage (0: no interval)"),
+    *interval_schema("the arm's median over its repeats"),
     Column("n", "int32", "the arm's repeats"),
     Column("baseline_config_id", "string", "effect: the baseline arm's config", nullable=True),
     Column("baseline_family", "string", "effect: the baseline arm's scenario family", nullable=True),
     Column("baseline_phase_name", "string", "effect: the baseline arm's phase label", nullable=True),
     Column("baseline_value", "float64", "effect: the baseline's median", nullable=True),
     Column("n_baseline", "int32", "effect: the baseline's repeats", nullable=True),
-    Column("effect", "float64", "effect: relative change against the baseline (Hodges-Lehmann on logs; 0.1 = +10%)",
-           nullable=True),
-    Column("effect_low", "float64", "effect: exact Mann-Whitney interval, low (null: too few repeats for one)",
-           nullable=True),
-    Column("effect_high", "float64", "effect: its high end", nullable=True),
-    Column("effect_level", "float64", "effect: the interval's true coverage (0.9 for 3 vs 3)", nullable=True),
-    Column("verdict", "string", "effect: higher | lower | unchanged | inconclusive (sizing.stats.effect_verdict: "
-           "90% level, 5% practical threshold)", nullable=True),
+    *effect_schema("effect: "),
     Column("better", "bool", "effect: the arm is better on this metric (null: unchanged or inconclusive)",
            nullable=True),
 )
@@ -595,11 +609,8 @@ REPEAT_INTERVALS = (
     Column("repeats", "int32", "repeats of this phase in the run"),
     Column("valid", "bool", "every repeat of the phase was valid (phase_summary.valid)"),
     Column("n", "int32", "repeats with a figure for this metric (0: none, value is null)"),
-    Column("value", "float64", "median of the metric over those repeats", nullable=True),
-    Column("value_low", "float64", "order-statistic interval of that median (sizing.stats.median_interval), low; "
-           "null with fewer than 2 figures", nullable=True),
-    Column("value_high", "float64", "its high end", nullable=True),
-    Column("value_level", "float64", "the interval's true coverage for n figures (0.75 for 3; 0: no interval)"),
+    *interval_schema("median of the metric over those repeats", no_interval="with fewer than 2 figures",
+                      median_nullable=True),
 )
 
 # Per leaderboard board and config: its figure over its repeats (capacity_repeats) with its interval, and whether the
@@ -612,22 +623,11 @@ BOARD_INTERVALS = (
     Column("rank", "int32", "the config's rank on the board (sizing.repeats.board_entries)"),
     Column("config_id", "string", "cluster config"),
     Column("n", "int32", "repeats with a figure"),
-    Column("value", "float64", "median over those repeats (msg/s, or USD per 1000 msg/s per month for cost_at_top)"),
-    Column("value_low", "float64", "order-statistic interval of that median, low (null with one repeat)",
-           nullable=True),
-    Column("value_high", "float64", "its high end", nullable=True),
-    Column("value_level", "float64", "the interval's true coverage (0.75 for 3 repeats; 0: no interval)"),
+    *interval_schema("median over those repeats (msg/s, or USD per 1000 msg/s per month for cost_at_top)"),
     Column("next_config_id", "string", "the next-ranked config compared with (null: last, or either has fewer than "
            "2 repeats)", nullable=True),
     Column("n_next", "int32", "its repeats", nullable=True),
-    Column("effect", "float64", "this config's figure against the next one's: relative difference (Hodges-Lehmann on "
-           "logs; 0.1 = 10% higher)", nullable=True),
-    Column("effect_low", "float64", "exact Mann-Whitney interval, low (null: too few repeats for one)",
-           nullable=True),
-    Column("effect_high", "float64", "its high end", nullable=True),
-    Column("effect_level", "float64", "the interval's true coverage (0.9 for 3 vs 3)", nullable=True),
-    Column("verdict", "string", "higher | lower | unchanged | inconclusive (sizing.stats.effect_verdict at "
-           "sizing.stats.COMPARE_CONFIDENCE, 90%): higher or lower = the repeats tell the two apart", nullable=True),
+    *effect_schema(baseline="the next-ranked config"),
 )
 
 # Leaderboard columns of campaigns with search scenarios (null otherwise).
