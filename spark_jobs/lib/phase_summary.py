@@ -109,8 +109,9 @@ def fold_client_seconds(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Record
     - check rows: every row (warm-up and drain seconds too) checked for the raw gate (gate.client_checks), one
       per worker phase.
 
-    The job runs it where objects are read (CLIENT_FOLD). Batches are folded one at a time (bounded memory); a
-    group split over two batches just yields two rows, which the final stages add.
+    The job runs it where objects are read (CLIENT_FOLD). The batches are gathered into tables of about
+    s3source.BATCH_ROWS rows, folded one table at a time (bounded memory); a group split over two tables just
+    yields two rows, which the final stages add.
     """
     out_schema = ddl_to_arrow(FOLDED_DDL)
     for table in gathered(batches):
