@@ -99,11 +99,11 @@ def test_two_groups_run_concurrently_each_with_its_own_figures(cluster, tmp_path
 
     # phase_summary's client figures, one row per (phase, group), from the job's own per-group functions.
     folded = pa.Table.from_batches(list(ps.fold_client_seconds(iter(seconds.to_batches()))))
-    # the fold's other rows are the per-second series and the raw gate's checks
+    # the fold's other rows are the per-second series (as blocks) and the raw gate's checks
     partial = folded.filter(pc.equal(folded["kind"], ps.PARTIAL))
-    series = folded.filter(pc.equal(folded["kind"], ps.SERIES))
-    for group, count in published.items():  # the series rows sum the same records, warm-up included
-        assert pc.sum(series.filter(pc.equal(series["group"], group))["published"]).as_py() == count, group
+    series = ps.series_rows(folded.filter(pc.equal(folded["kind"], ps.SERIES)).to_pandas())
+    for group, count in published.items():  # the series sums the same records, warm-up included
+        assert series.loc[series["group"] == group, "published"].sum() == count, group
     rows = {}
     for key in {(r["phase"], r["group"]) for r in partial.select(["phase", "group"]).to_pylist()}:
         part = partial.filter(pc.and_(pc.equal(partial["phase"], key[0]), pc.equal(partial["group"], key[1])))
