@@ -29,8 +29,11 @@ if [ ! -e "$stamp" ]; then
   log "creating $VENV from requirements/lock.txt"
   [ -x "$VENV/bin/python" ] || uv venv -q "$VENV" --python 3.11
   VIRTUAL_ENV="$VENV" uv pip install -q -r requirements/lock.txt
-  # The Spark provider pulls pyspark-client, which overwrites files of pyspark: put pyspark's back.
-  VIRTUAL_ENV="$VENV" uv pip install -q --reinstall --no-deps "$(grep -E '^pyspark==' requirements/lock.txt)"
+  # The Spark provider pulls pyspark-client, which overwrites files of pyspark: put pyspark's back. Uninstall, then
+  # install, not --reinstall: --reinstall implies --refresh, which rebuilds pyspark's sdist and leaves another
+  # ~480 MB copy in uv's cache on every fresh clone (58 GB of them filled this machine's disk).
+  VIRTUAL_ENV="$VENV" uv pip uninstall -q pyspark
+  VIRTUAL_ENV="$VENV" uv pip install -q --no-deps "$(grep -E '^pyspark==' requirements/lock.txt)"
   rm -f "$VENV"/.lock-* "$VENV/spark-classes.jsa" "$VENV/.bytecode" && touch "$stamp"
 fi
 # uv installs no bytecode, and this machine kind sets PYTHONDONTWRITEBYTECODE=1: without this step every process
