@@ -49,11 +49,13 @@ def rows_as_read(record_type: str, rows: list[dict]):  # -> pandas.DataFrame
     """Rows as the raw gate reads them (gate.raw_rows): aligned like a stored object, client and node rows as check
     rows."""
     from spark_jobs.lib import gate
-    from spark_jobs.lib.s3source import align_to_schema, fold_table
+    from spark_jobs.lib.s3source import align_to_schema, fold_input_schema, fold_table
 
-    aligned = align_to_schema(table(record_type, rows), records.arrow_schema(record_type))
     checked = gate.CHECKED_WHERE_READ.get(record_type)
-    return (fold_table(aligned, checked[0]) if checked else aligned).to_pandas()
+    schema = records.arrow_schema(record_type)
+    if not checked:
+        return align_to_schema(table(record_type, rows), schema).to_pandas()
+    return fold_table(align_to_schema(table(record_type, rows), fold_input_schema(schema)), checked[0]).to_pandas()
 
 
 def frames(spark, record_type: str, rows: list[dict]):

@@ -9,11 +9,12 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
+from adapters.objectstore import StoreSpec
 from sizing import records
 from sizing.layout import RunKey
 from sizing.spec import DEPLOYMENTS
 from spark_jobs.lib import gate, validation
-from spark_jobs.lib.s3source import align_to_schema
+from spark_jobs.lib.s3source import align_to_schema, fold_input_schema, read_arrow, read_for_fold
 from tests.spark_records import client_rows, node_rows, phase_row, rows_as_read
 
 WARMUP = 2  # seconds of each 10-second phase
@@ -151,3 +152,34 @@ def test_the_verdicts_do_not_depend_on_how_the_rows_fall_into_batches(split: int
                              "accounting": rows_as_read("accounting", []),
                              "node_seconds": rows_as_read("node_seconds", [])}, {})["raw_client_seconds"]
     assert frame.groupby("worker")["duplicate_seconds"].max().to_dict() == {0: 0, 1: 1}
+
+
+def test_the_driver_hands_the_fold_what_the_data_source_hands_it(tmp_path) -> None:
+    """The raw gate reads in the driver (s3source.read_arrow), the analysis through the data source
+    (read_for_fold): the fold sees the same types either way (strings dictionary-encoded) and, over two objects
+    written alike and a third missing a column, the same rows. Known answer: the rows written, object by object."""
+    store = StoreSpec("file", "b", root=str(tmp_path)).open()
+    schema = records.arrow_schema("client_seconds")
+    _, rows, _ = run_rows("CLEAN")
+    keys = [f"raw/o{i}.parquet" for i in range(3)]
+    parts = [rows[:15], rows[15:30], rows[30:]]
+    for key, part in zip(keys, parts, strict=True):
+        table = pa.Table.from_pylist(part, schema=schema)
+        store.put_parquet(key, table.drop_columns(["target_rate"]) if key.endswith("2.parquet") else table)
+    seen = []
+
+    def fold(batches):
+        for batch in batches:
+            seen.append(batch.schema)
+            yield batch
+
+    driver = read_arrow(StoreSpec("file", "b", root=str(tmp_path)), keys, schema, fold)
+    source = pa.concat_tables([read_for_fold(store, key, schema) for key in keys])
+    wanted = [(f.name, f.type) for f in fold_input_schema(schema)]
+    assert seen and all([(f.name, f.type) for f in s] == wanted for s in seen)
+    assert pa.types.is_dictionary(fold_input_schema(schema).field("campaign").type)
+    assert driver.num_rows == len(rows) == source.num_rows
+    key = ["run_id", "phase", "worker", "second"]
+    assert driver.to_pandas().sort_values(key).reset_index(drop=True).equals(
+        source.to_pandas().sort_values(key).reset_index(drop=True))
+    assert driver.to_pandas()["target_rate"].isna().sum() == len(parts[2])

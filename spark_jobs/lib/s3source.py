@@ -95,16 +95,23 @@ def chunk_keys(keys: Sequence[str], max_partitions: int) -> list[list[str]]:
     return out
 
 
+def fold_input_schema(schema):  # (pyarrow.Schema) -> pyarrow.Schema
+    """`schema` as a fold is handed it: strings dictionary-encoded (a fold only groups by them, and each is one
+    value per object: decoded once, not once per row, and cheap for pandas)."""
+    import pyarrow as pa
+
+    return pa.schema([f.with_type(pa.dictionary(pa.int32(), pa.string())) if f.type == pa.string() else f
+                      for f in schema])
+
+
 def read_for_fold(store: ObjectStore, key: str, schema):  # (..., pyarrow.Schema) -> pyarrow.Table
-    """An object as a fold is handed it: aligned to `schema`, its strings dictionary-encoded (a fold only groups by
-    them, and each is one value per object: decoded once, not once per row, and cheap for pandas)."""
+    """An object as a fold is handed it, whoever reads it (the data source, or read_arrow in the driver): aligned
+    to fold_input_schema(`schema`)."""
     import pyarrow as pa
 
     strings = [f.name for f in schema if f.type == pa.string()]
-    coded = pa.schema([f.with_type(pa.dictionary(pa.int32(), pa.string())) if f.name in strings else f
-                       for f in schema])
     return align_to_schema(store.read_parquet(key, columns=schema.names, use_threads=False, dictionary=strings),
-                           coded)
+                           fold_input_schema(schema))
 
 
 def align_to_schema(table, schema):  # (pyarrow.Table, pyarrow.Schema) -> pyarrow.Table
@@ -307,15 +314,18 @@ def read_arrow(spec: StoreSpec, keys: Sequence[str], schema, fold: Callable[[Ite
     def read(key: str):
         if not hasattr(local, "store"):
             local.store = spec.open()
+        if fold is not None:  # the fold gets what it gets from the data source
+            return read_for_fold(local.store, key, schema)
         return local.store.read_parquet(key, columns=schema.names, use_threads=False)
 
     with ThreadPoolExecutor(max_workers=threads) as pool:
         read_tables = list(pool.map(read, keys))
+    target = schema if fold is None else fold_input_schema(schema)
     by_schema: dict = {}  # objects written alike are aligned together: aligning costs per call, not per row
     for table in read_tables:
         by_schema.setdefault(table.schema, []).append(table)
-    table = pa.concat_tables([align_to_schema(schema.empty_table(), schema),
-                              *(align_to_schema(pa.concat_tables(group), schema) for group in by_schema.values())])
+    table = pa.concat_tables([align_to_schema(target.empty_table(), target),
+                              *(align_to_schema(pa.concat_tables(group), target) for group in by_schema.values())])
     return table if fold is None else fold_table(table, fold)
 
 
