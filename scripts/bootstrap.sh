@@ -30,10 +30,14 @@ if [ ! -e "$stamp" ]; then
   [ -x "$VENV/bin/python" ] || uv venv -q "$VENV" --python 3.11
   VIRTUAL_ENV="$VENV" uv pip install -q -r requirements/lock.txt
   # The Spark provider pulls pyspark-client, which overwrites files of pyspark: put pyspark's back. Uninstall, then
-  # install, not --reinstall: --reinstall implies --refresh, which rebuilds pyspark's sdist and leaves another
-  # ~480 MB copy in uv's cache on every fresh clone (58 GB of them filled this machine's disk).
+  # install, not --reinstall: --reinstall implies --refresh, which builds pyspark's sdist once more. uv's cache kept
+  # every such build: 58 GB of them filled this machine's disk and failed CI.
   VIRTUAL_ENV="$VENV" uv pip uninstall -q pyspark
   VIRTUAL_ENV="$VENV" uv pip install -q --no-deps "$(grep -E '^pyspark==' requirements/lock.txt)"
+  # The registry this machine kind reaches answers uv's revalidation of pyspark's sdist as modified: every new venv
+  # downloads and builds it again (measured with `uv pip install -v`) and the cache keeps each copy, ~1.9 GB a venv.
+  # Prune what no venv install can reach any more.
+  uv cache prune -q || log "uv cache prune failed: uv's cache keeps old pyspark builds"
   rm -f "$VENV"/.lock-* "$VENV/spark-classes.jsa" "$VENV/.bytecode" && touch "$stamp"
 fi
 # uv installs no bytecode, and this machine kind sets PYTHONDONTWRITEBYTECODE=1: without this step every process
