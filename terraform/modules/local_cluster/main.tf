@@ -9,6 +9,7 @@ locals {
   home        = "${local.cluster_dir}/home" # holds .erlang.cookie, shared by the nodes and their CLI
   node_script = abspath("${path.module}/scripts/node.sh")
   cl_script   = abspath("${path.module}/scripts/cluster.sh")
+  runtime     = abspath("${path.module}/scripts/runtime.sh") # how a node runs a RabbitMQ program (its runtime, its envelope)
   name_prefix = "rabbit-${var.port_base}-"
   ctl_ports   = { min = var.port_base + 40, max = var.port_base + 49 }
 
@@ -120,7 +121,6 @@ resource "terraform_data" "cluster" {
   provisioner "local-exec" {
     command = "sh '${local.cl_script}' form '${local.cluster_dir}'"
     environment = {
-      RMQ_BIN        = var.rabbitmq_bin
       CLUSTER_WAIT_S = var.wait_seconds
       SEED_NODE_DIR  = local.nodes[0].node_dir
       JOIN_NODE_DIRS = join(" ", [for node in slice(local.nodes, 1, var.node_count) : node.node_dir])
@@ -136,7 +136,6 @@ resource "terraform_data" "user" {
   provisioner "local-exec" {
     command = "sh '${local.cl_script}' user '${local.cluster_dir}'"
     environment = {
-      RMQ_BIN       = var.rabbitmq_bin
       SEED_NODE_DIR = local.nodes[0].node_dir
       RMQ_USER      = var.username
       RMQ_PASSWORD  = var.password

@@ -26,8 +26,9 @@ output "cluster" {
         data_dir        = "${node.node_dir}/data"
         start_cmd       = ["/bin/sh", local.node_script, "start", node.node_dir]
         stop_cmd        = ["/bin/sh", local.node_script, "stop", node.node_dir]
-        # Self-contained: node.env (read by rabbitmq-env) carries HOME with the cookie and the CLI port range.
-        ctl_cmd           = ["env", "RABBITMQ_CONF_ENV_FILE=${node.node_dir}/node.env", "${var.rabbitmq_bin}/rabbitmqctl", "-n", node.name]
+        # Self-contained: runtime.sh runs rabbitmqctl in the node's runtime; node.env (read by rabbitmq-env) carries
+        # HOME with the cookie and the CLI port range.
+        ctl_cmd           = ["/bin/sh", local.runtime, node.node_dir, "rabbitmqctl", "-n", node.name]
         instance_id       = null
         management_scheme = "http"
       }

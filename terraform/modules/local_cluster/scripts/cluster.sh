@@ -11,19 +11,16 @@
 set -eu
 action=$1
 cluster_dir=$2
-RMQ_BIN=${RMQ_BIN:-/usr/lib/rabbitmq/bin}
 WAIT_S=${CLUSTER_WAIT_S:-90}
 
 log() { echo "[cluster.sh $action $(basename "$cluster_dir")] $*" >&2; }
 
-# rabbitmqctl against the node configured in NODE_DIR (its node.env carries HOME, node name, CLI ports).
+# rabbitmqctl against the node configured in NODE_DIR, in the node's runtime (runtime.sh; node.env carries HOME,
+# node name, CLI ports).
 ctl() (
   node_dir=$1
   shift
-  set -a
-  . "$node_dir/node.env"
-  set +a
-  "$RMQ_BIN/rabbitmqctl" -q -n "$RABBITMQ_NODENAME" "$@"
+  sh "$(dirname "$0")/runtime.sh" "$node_dir" rabbitmqctl -q -n "$(node_name "$node_dir")" "$@"
 )
 
 node_name() (. "$1/node.env" && echo "$RABBITMQ_NODENAME")

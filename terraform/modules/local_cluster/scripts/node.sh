@@ -2,13 +2,18 @@
 # One local RabbitMQ node: node.sh configure|await-seed|start|stop|kill|destroy NODE_DIR
 # `configure` writes NODE_DIR from the variables Terraform passes (NODE_*, CLUSTER_HOME, ...); every other
 # action reads NODE_DIR/node.env only, so the fault injector can run `node.sh start NODE_DIR` on its own.
-# We call /usr/lib/rabbitmq/bin/* directly: Debian's /usr/sbin wrappers `su rabbitmq` when run as root,
-# which drops our per-node environment (HOME with the cluster cookie, ports, data dirs).
+# Every RabbitMQ program runs through runtime.sh (the node's runtime and envelope). On the host runtime it calls
+# /usr/lib/rabbitmq/bin/* directly: Debian's /usr/sbin wrappers `su rabbitmq` when run as root, which drops our
+# per-node environment (HOME with the cluster cookie, ports, data dirs).
 set -eu
 action=$1
 node_dir=$2
 RMQ_BIN=${RMQ_BIN:-/usr/lib/rabbitmq/bin}
 WAIT_S=${NODE_WAIT_S:-90}
+RUNTIME="$(dirname "$0")/runtime.sh"
+
+# A RabbitMQ program for this node, in its runtime.
+rmq() { sh "$RUNTIME" "$node_dir" "$@"; }
 
 log() { echo "[node.sh $action $(basename "$node_dir")] $*" >&2; }
 
@@ -66,6 +71,8 @@ RABBITMQ_ENABLED_PLUGINS_FILE='$node_dir/enabled_plugins'
 RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS='-kernel inet_dist_use_interface {127,0,0,1}'
 SEED_NODE='${SEED_NODE:-}'
 SEED_PID_FILE='${SEED_PID_FILE:-}'
+RMQ_RUNTIME='${RMQ_RUNTIME:-host}'
+RMQ_BIN='$RMQ_BIN'
 ENV
   echo '[rabbitmq_management,rabbitmq_prometheus].' >"$node_dir/enabled_plugins"
   printf '%s\n' "$NODE_CONF" >"$node_dir/rabbitmq.conf"
@@ -75,7 +82,7 @@ await-seed)
   # seed during its first boot, with no stop_app/join_cluster/start_app cycle.
   load_env
   [ -n "${SEED_PID_FILE:-}" ] || exit 0
-  if ! "$RMQ_BIN/rabbitmqctl" -q -n "$SEED_NODE" wait --timeout "$WAIT_S" "$SEED_PID_FILE" >/dev/null; then
+  if ! rmq rabbitmqctl -q -n "$SEED_NODE" wait --timeout "$WAIT_S" "$SEED_PID_FILE" >/dev/null; then
     log "seed $SEED_NODE not running after ${WAIT_S}s"
     exit 1
   fi
@@ -85,9 +92,9 @@ start)
   if pid=$(live_pid); then log "already running (pid $pid)"; exit 0; fi
   rm -f "$RABBITMQ_PID_FILE"
   # setsid + closed stdio: the node must outlive this script and must not hold Terraform's output pipes.
-  setsid "$RMQ_BIN/rabbitmq-server" >>"$RABBITMQ_LOG_BASE/stdout.log" 2>&1 </dev/null &
+  setsid sh "$RUNTIME" "$node_dir" rabbitmq-server >>"$RABBITMQ_LOG_BASE/stdout.log" 2>&1 </dev/null &
   # `wait PIDFILE` returns once the pid file exists and the rabbit app has booted.
-  if ! "$RMQ_BIN/rabbitmqctl" -q -n "$RABBITMQ_NODENAME" wait --timeout "$WAIT_S" "$RABBITMQ_PID_FILE" >/dev/null; then
+  if ! rmq rabbitmqctl -q -n "$RABBITMQ_NODENAME" wait --timeout "$WAIT_S" "$RABBITMQ_PID_FILE" >/dev/null; then
     log "did not boot within ${WAIT_S}s; last log lines:"
     tail -n 20 "$RABBITMQ_LOG_BASE/stdout.log" "$RABBITMQ_LOG_BASE"/*.log >&2 2>/dev/null || true
     exit 1
