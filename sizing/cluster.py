@@ -10,6 +10,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 from urllib.parse import quote
 
+from sizing.scalemodel import ClusterEnvelopes
+
 
 @dataclass(frozen=True)
 class NodeInfo:
@@ -49,6 +51,10 @@ class ClusterInfo:
     password: str = "guest"
     vhost: str = "/"
     ctl_env: Mapping[str, str] = field(default_factory=dict)  # environment for ctl_cmd (e.g. HOME with the cookie)
+    # Local target: the directory holding the cluster's nodes, and the scale model's envelopes (None: scale_model off).
+    # What the machine enforced of them is in the envelope records under cluster_dir (adapters/envelope.py).
+    cluster_dir: str | None = None
+    envelope: ClusterEnvelopes | None = None
 
     @property
     def amqp_uris(self) -> list[str]:
@@ -84,6 +90,8 @@ class ClusterInfo:
             target=data["target"], cluster_name=data["cluster_name"], nodes=nodes,
             username=data.get("username", "guest"), password=data.get("password", "guest"),
             vhost=data.get("vhost", "/"), ctl_env=dict(data.get("ctl_env") or {}),
+            cluster_dir=data.get("cluster_dir"),
+            envelope=ClusterEnvelopes.from_dict(data["envelope"]) if data.get("envelope") else None,
         )
 
     @classmethod
@@ -95,6 +103,7 @@ class ClusterInfo:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["ctl_env"] = dict(self.ctl_env)
+        data["envelope"] = self.envelope.to_dict() if self.envelope else None
         return data
 
     def to_json(self) -> str:

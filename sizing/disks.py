@@ -48,6 +48,9 @@ AWS_MOUNT_POINTS = {
     "segments": "/var/lib/rabbitmq-segments",
 }
 AWS_DEVICE_NAMES = {DATA_ROLE: "/dev/sdf", "logs": "/dev/sdg", "wal": "/dev/sdh", "segments": "/dev/sdi"}
+# Local nodes (terraform/modules/local_cluster/scripts/node.sh): each role's directory in the node's directory; on the
+# scale model the role's loop-device volume is mounted there (adapters/envelope.py).
+LOCAL_DIRS = {DATA_ROLE: "data", "logs": "log", "wal": "wal", "segments": "segments"}
 
 
 @dataclass(frozen=True)

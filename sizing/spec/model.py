@@ -13,6 +13,7 @@ from sizing.cost import Volume
 from sizing.disks import DATA_ROLE, RoleVolume, layout_suffix, volume_label
 from sizing.existing import ExistingCluster
 from sizing.records import DEFAULT_GROUP  # the one implicit group of a scenario without `groups:`
+from sizing.scalemodel import ScaleFactors
 from sizing.search import SearchSpec
 from sizing.versions import version_label
 
@@ -279,6 +280,9 @@ class Campaign:
     purpose: str = "size"  # the question the report's first sentence answers (PURPOSES)
     comparison: Comparison | None = None  # purpose compare: what against what
     existing: ExistingCluster | None = None  # deployment: existing: the running cluster it measures
+    # The local scale model's factors (sizing/scalemodel.py): every local node in the envelope of its instance and
+    # volume types. None: `scale_model: off` (nodes share the machine), or a target other than local.
+    scale_model: ScaleFactors | None = None
 
     @property
     def spec_hash(self) -> str:

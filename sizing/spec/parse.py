@@ -16,6 +16,7 @@ from sizing.disks import DATA_ROLE, FILESYSTEMS, VOLUME_ROLES, RoleVolume
 from sizing.existing import existing_problems, parse_existing
 from sizing.fields import Fields, Problem, SpecError, deep_merge, join
 from sizing.queueargs import check_queue_arguments
+from sizing.scalemodel import DEFAULT_FACTORS, OFF, ScaleFactors, envelope_problems, node_envelope
 from sizing.search import SearchSpec
 from sizing.spec.groups import with_groups
 from sizing.spec.model import (
@@ -480,6 +481,35 @@ def _parse_budget(root: Fields) -> Budget | None:
     return Budget(max_cost, max_hours, parallelism or 1)
 
 
+def _parse_scale_model(root: Fields, deployment: str | None, catalog: Catalog | None,
+                       clusters: list[ClusterShape]) -> ScaleFactors | None:
+    """`scale_model:` absent (the default factors on the local target), `off`, or a mapping of factors (each a
+    positive number; the others keep their defaults). Only the local target has a scale model."""
+    value = root.raw("scale_model", None)
+    if value is None:
+        return DEFAULT_FACTORS if deployment == "local" else None
+    if value is False or value == OFF:
+        return None
+    if deployment != "local":
+        root.fail("scale_model", f"shapes the nodes of the local target only (deployment is {deployment}): there "
+                                 "the instance and volume types themselves are measured; remove it")
+        return None
+    f = root.sub("scale_model")
+    values = {name: f.number(name, getattr(DEFAULT_FACTORS, name), minimum=0, exclusive=True)
+              for name in ScaleFactors.field_names()}
+    f.done()
+    if any(v is None for v in values.values()):
+        return None
+    factors = ScaleFactors(**values)
+    if catalog is not None:
+        for shape in clusters:
+            if shape.instance_type in catalog.instances:
+                envelope = node_envelope(catalog, shape.instance_type, shape.volumes, factors)
+                for reason in envelope_problems(envelope, shape.config_id):
+                    f.fail("", reason)
+    return factors
+
+
 def _parse_scenario(value: Any, path: str, problems: list[Problem], workload_raw: Mapping[str, Any],
                     base_workload: Workload | None, deployment: str | None,
                     default_p99_ms: float | None = None) -> Scenario | tuple[Scenario, ...] | None:
@@ -653,6 +683,7 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
     budget = _parse_budget(root)
     purpose = root.str("purpose", "size", choices=PURPOSES)
     comparison = _parse_comparison(root, purpose, clusters, scenarios)
+    scale_model = _parse_scale_model(root, deployment, catalog, clusters)
     existing = parse_existing(root, deployment)
     if existing is not None:
         problems.extend(existing_problems(existing, clusters, [s for s in scenarios if s], broker_config,
@@ -665,6 +696,6 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
         catalog_name=catalog_name or "", catalog=catalog, target=target, workload=workload,
         clusters=tuple(clusters), scenarios=tuple(s for s in scenarios if s is not None),
         repeats=repeats, seed=seed, broker_config=broker_config, raw=copy.deepcopy(dict(data)), budget=budget,
-        purpose=purpose or "size", comparison=comparison, existing=existing,
+        purpose=purpose or "size", comparison=comparison, existing=existing, scale_model=scale_model,
     )
     return campaign

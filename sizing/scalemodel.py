@@ -1,0 +1,306 @@
+"""The local scale model: a config's cloud resources, scaled to one machine (DESIGN.md §8).
+
+On the local target every node of a config runs inside an envelope derived from its instance and volume types: a
+CPU quota from the instance's vCPUs, a memory limit from its RAM (the broker is told that figure as its total
+memory, so its high watermark is relative to the envelope), and every volume of the node's layout its own
+filesystem on its own loop device, throttled to the volume type's IOPS and MiB/s at its size (sizing.catalog
+.volume_limits). The load generator gets an envelope of its own so that it and the nodes never compete for the
+same share. One table of factors (`ScaleFactors`) maps cloud resources to local ones; one factor per resource, so
+the catalog's ratios between instance types and between volume types are kept.
+
+A local figure measured on the scale model is never a cloud figure: every table that holds measurements and the
+report say which factors it was measured with (`ScaleFactors.describe`).
+
+Pure: the envelope is computed here; adapters/envelope.py applies it (cgroups, loop devices, throttles).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from sizing.catalog import Catalog, volume_limits
+from sizing.disks import RoleVolume
+
+MIB = 1024 * 1024
+GIB = 1024 * MIB
+
+# The CFS period of every envelope. Short, so that a small quota is spent in short slices (a node held at 0.2 cores
+# runs 4 ms of every 20, not 20 ms of every 100: its latency jitter stays small); at least 1 ms of quota per period
+# (the kernel's floor) bounds the smallest envelope at MIN_CORES.
+CPU_PERIOD_US = 20_000
+MIN_QUOTA_US = 1_000
+MIN_CORES = MIN_QUOTA_US / CPU_PERIOD_US
+# What an Erlang VM with RabbitMQ's management and Prometheus plugins holds when idle (3.10.8 here: ~140 MB RSS).
+# An envelope whose high watermark (0.4 of its memory by default) is below twice that alarms before any load.
+MIN_NODE_MEMORY_MIB = 256
+# A volume's image is a sparse file: its size only bounds what the broker may store (the disk alarm's free space),
+# it costs no disk until written. Clamped so that a small cloud volume still holds a quorum WAL file (512 MiB at most
+# before it rolls over) and a large one does not make mkfs write gigabytes of metadata.
+MIN_IMAGE_MIB = 2 * 1024
+MAX_IMAGE_MIB = 32 * 1024
+
+
+@dataclass(frozen=True)
+class ScaleFactors:
+    """Cloud resource -> local resource, one factor each (a campaign's `scale_model:` overrides any of them).
+
+    Chosen (README "The local scale model", and BENCHMARKS.md for the measurements behind them) so that a
+    3-node c5.2xlarge cluster and the load generator fit a 2-core machine with room for Airflow and the S3 server.
+    """
+
+    cpu_cores_per_vcpu: float = 0.025  # local cores per cloud vCPU: c5.2xlarge (8 vCPUs) -> 0.2 cores
+    memory_mib_per_gib: float = 64.0  # local MiB per cloud GiB of RAM: c5.2xlarge (16 GiB) -> 1 GiB
+    disk_divisor: float = 10.0  # every volume's IOPS and MiB/s, and the instance's EBS ceiling, divided by this
+    volume_mib_per_gib: float = 4.0  # image size per cloud GiB (clamped to MIN_IMAGE_MIB..MAX_IMAGE_MIB)
+    generator_cores: float = 1.0  # the load generator's own CPU envelope (all its worker processes together)
+    generator_memory_mib: float = 2048.0
+
+    def describe(self) -> str:
+        """How every local figure names its scale (tables, report header)."""
+        return (f"scale model: 1 vCPU = {self.cpu_cores_per_vcpu:g} cores, 1 GiB RAM = "
+                f"{self.memory_mib_per_gib:g} MiB, volume IOPS and MiB/s / {self.disk_divisor:g}; load generator "
+                f"{self.generator_cores:g} cores")
+
+    def to_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ScaleFactors:
+        return cls(**{f.name: float(data[f.name]) for f in fields(cls) if f.name in data})
+
+    @classmethod
+    def field_names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+
+DEFAULT_FACTORS = ScaleFactors()
+OFF = "off"  # `scale_model: off`: every node shares the machine's cores, memory and one filesystem (before issue 31)
+
+
+def measured_on(factors: ScaleFactors | None, deployment: str) -> str:
+    """The one wording of what a measurement was taken on, for every table's `measured_on` column and the report."""
+    if deployment != "local":
+        return deployment
+    if factors is None:
+        return "local, no scale model: every node shares the machine's cores, memory and one filesystem"
+    return f"local {factors.describe()}"
+
+
+@dataclass(frozen=True)
+class VolumeEnvelope:
+    """One volume of a node, as the loop device that stands in for it: its size and its throttles (None: the catalog
+    gives no such limit, so none is set). `*_bps` are bytes per second, as blkio and io.max take them."""
+
+    role: str
+    type: str
+    image_mib: int
+    iops: int | None
+    bps: int | None
+    cloud_iops: float | None  # the cloud volume's own limits, for the record
+    cloud_mb_s: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> VolumeEnvelope:
+        return cls(**{f.name: data.get(f.name) for f in fields(cls)})
+
+
+@dataclass(frozen=True)
+class NodeEnvelope:
+    """What one node of a config may use locally. Every node of a config gets the same envelope."""
+
+    instance_type: str
+    cpu_cores: float
+    cpu_period_us: int
+    cpu_quota_us: int
+    memory_bytes: int
+    volumes: tuple[VolumeEnvelope, ...]
+    # The instance's EBS ceiling, scaled: each volume's throttle is already at most this; the kernel here cannot
+    # cap the sum over a node's volumes (README "The local scale model"), so the bottleneck rule checks the sum.
+    ebs_iops: float | None = None
+    ebs_bps: float | None = None
+
+    def volume(self, role: str) -> VolumeEnvelope | None:
+        return next((v for v in self.volumes if v.role == role), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["volumes"] = [v.to_dict() for v in self.volumes]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> NodeEnvelope:
+        values = {f.name: data.get(f.name) for f in fields(cls)}
+        values["volumes"] = tuple(VolumeEnvelope.from_dict(v) for v in data.get("volumes") or ())
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class GeneratorEnvelope:
+    cpu_cores: float
+    cpu_period_us: int
+    cpu_quota_us: int
+    memory_bytes: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GeneratorEnvelope:
+        return cls(**{f.name: data[f.name] for f in fields(cls)})
+
+
+@dataclass(frozen=True)
+class ClusterEnvelopes:
+    """A local cluster's envelopes as planned: the factors, every node's envelope, the load generator's, and the
+    cgroup (relative to each hierarchy's root) they live under on this machine (adapters/envelope.cluster_cgroup).
+    The Terraform local stack receives it as JSON and outputs it again in its `cluster` (sizing.cluster)."""
+
+    factors: ScaleFactors
+    node: NodeEnvelope
+    generator: GeneratorEnvelope
+    cgroup: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"factors": self.factors.to_dict(), "node": self.node.to_dict(), "generator": self.generator.to_dict(),
+                "cgroup": self.cgroup}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ClusterEnvelopes:
+        return cls(ScaleFactors.from_dict(data["factors"]), NodeEnvelope.from_dict(data["node"]),
+                   GeneratorEnvelope.from_dict(data["generator"]), str(data.get("cgroup") or ""))
+
+
+def cpu_quota_us(cores: float) -> int:
+    return max(MIN_QUOTA_US, round(cores * CPU_PERIOD_US))
+
+
+def _scaled(value: float | None, divisor: float) -> float | None:
+    return None if value is None else value / divisor
+
+
+def _min(*values: float | None) -> float | None:
+    known = [v for v in values if v is not None]
+    return min(known) if known else None
+
+
+def volume_envelope(catalog: Catalog, item: RoleVolume, factors: ScaleFactors, ebs_iops: float | None,
+                    ebs_bps: float | None) -> VolumeEnvelope:
+    """One volume's loop device: the volume type's limits at its size and provisioning (gp2's 3 IOPS per GiB, st1's
+    baseline per TiB, io1's provisioned IOPS), scaled, and never above the instance's (scaled) EBS ceiling."""
+    price = catalog.volumes.get(item.volume.type)
+    limits = volume_limits(price, item.volume.size_gb, item.volume.iops, item.volume.throughput_mbps)
+    iops = _min(_scaled(limits.iops, factors.disk_divisor), ebs_iops)
+    bps = _min(_scaled(limits.mb_s * 1e6 if limits.mb_s is not None else None, factors.disk_divisor), ebs_bps)
+    size_gb = item.volume.size_gb or (price.size_gb if price else 0)
+    image = min(MAX_IMAGE_MIB, max(MIN_IMAGE_MIB, math.ceil(size_gb * factors.volume_mib_per_gib)))
+    return VolumeEnvelope(role=item.role, type=item.volume.type, image_mib=image,
+                          iops=max(1, math.floor(iops)) if iops is not None else None,
+                          bps=max(1, math.floor(bps)) if bps is not None else None,
+                          cloud_iops=limits.iops, cloud_mb_s=limits.mb_s)
+
+
+def node_envelope(catalog: Catalog, instance_type: str, volumes: Iterable[RoleVolume],
+                  factors: ScaleFactors) -> NodeEnvelope:
+    """The envelope of every node of a config (instance type and disk layout, data volume first)."""
+    instance = catalog.instances[instance_type]
+    cores = instance.vcpus * factors.cpu_cores_per_vcpu
+    ebs_iops = _scaled(float(instance.ebs_iops) if instance.ebs_iops else None, factors.disk_divisor)
+    ebs_bps = _scaled(instance.ebs_mbps / 8 * 1e6 if instance.ebs_mbps else None, factors.disk_divisor)
+    return NodeEnvelope(
+        instance_type=instance_type, cpu_cores=cores, cpu_period_us=CPU_PERIOD_US, cpu_quota_us=cpu_quota_us(cores),
+        memory_bytes=math.floor(instance.memory_gib * factors.memory_mib_per_gib * MIB),
+        volumes=tuple(volume_envelope(catalog, v, factors, ebs_iops, ebs_bps) for v in volumes),
+        ebs_iops=ebs_iops, ebs_bps=ebs_bps)
+
+
+def generator_envelope(factors: ScaleFactors) -> GeneratorEnvelope:
+    return GeneratorEnvelope(cpu_cores=factors.generator_cores, cpu_period_us=CPU_PERIOD_US,
+                             cpu_quota_us=cpu_quota_us(factors.generator_cores),
+                             memory_bytes=math.floor(factors.generator_memory_mib * MIB))
+
+
+def cluster_envelopes(catalog: Catalog, instance_type: str, volumes: Iterable[RoleVolume],
+                      factors: ScaleFactors) -> ClusterEnvelopes:
+    return ClusterEnvelopes(factors, node_envelope(catalog, instance_type, volumes, factors),
+                            generator_envelope(factors))
+
+
+def envelope_problems(envelope: NodeEnvelope, config_id: str) -> list[str]:
+    """Why a node's envelope cannot hold a RabbitMQ node at all (the factors are too small for this instance)."""
+    problems = []
+    if envelope.cpu_cores < MIN_CORES:
+        problems.append(f"config {config_id}: {envelope.instance_type} scales to {envelope.cpu_cores:.3g} cores, "
+                        f"below the smallest CPU envelope ({MIN_CORES:g} cores: {MIN_QUOTA_US} us of every "
+                        f"{CPU_PERIOD_US} us); raise cpu_cores_per_vcpu")
+    if envelope.memory_bytes < MIN_NODE_MEMORY_MIB * MIB:
+        problems.append(f"config {config_id}: {envelope.instance_type} scales to {envelope.memory_bytes / MIB:.0f} MiB "
+                        f"of memory, below {MIN_NODE_MEMORY_MIB} MiB (an idle RabbitMQ node holds ~140 MB, and its "
+                        f"high watermark is 0.4 of its memory); raise memory_mib_per_gib")
+    return problems
+
+
+# ------------------------------------------------------------------------------------------ fitting the machine
+
+
+@dataclass(frozen=True)
+class Machine:
+    """What the local target runs on (adapters/envelope.machine() reads it)."""
+
+    cores: float
+    memory_bytes: int
+
+
+# Left to everything outside the envelopes: Airflow's scheduler and api-server, the S3 server, the CLI tools the
+# fault injector runs, the kernel's writeback. Measured idle: the demo stack uses ~0.1 cores and ~1.5 GiB.
+RESERVED_CORES = 0.25
+RESERVED_MEMORY_BYTES = 4 * GIB
+
+
+@dataclass(frozen=True)
+class Demand:
+    """What a set of clusters up at once and their load generators hold together."""
+
+    cores: float
+    memory_bytes: int
+    configs: tuple[str, ...] = field(default_factory=tuple)
+
+    def describe(self) -> str:
+        return (f"{self.cores:.2f} cores and {self.memory_bytes / GIB:.1f} GiB "
+                f"({' + '.join(self.configs)} + {len(self.configs)} load generator(s))")
+
+
+def cluster_demand(envelope: NodeEnvelope, nodes: int) -> tuple[float, int]:
+    return envelope.cpu_cores * nodes, envelope.memory_bytes * nodes
+
+
+def peak_demand(clusters: Mapping[str, tuple[NodeEnvelope, int]], parallelism: int,
+                factors: ScaleFactors) -> Demand:
+    """The largest CPU demand of any `parallelism` configs up at once (each with its own load generator), and the
+    memory of that same set; every config is one cluster at a time (repeats run one after another)."""
+    ranked = sorted(clusters.items(), key=lambda item: cluster_demand(*item[1]), reverse=True)[:max(1, parallelism)]
+    generator = generator_envelope(factors)
+    cores = sum(cluster_demand(*env)[0] for _, env in ranked) + generator.cpu_cores * len(ranked)
+    memory = sum(cluster_demand(*env)[1] for _, env in ranked) + generator.memory_bytes * len(ranked)
+    return Demand(cores, memory, tuple(config for config, _ in ranked))
+
+
+def fit_problems(demand: Demand, machine: Machine) -> list[str]:
+    """Why the envelopes do not fit this machine (empty: they do), with the sums they need."""
+    problems = []
+    cores = machine.cores - RESERVED_CORES
+    if demand.cores > cores:
+        problems.append(f"the envelopes up at once need {demand.describe()}, but this machine has {machine.cores:g} "
+                        f"cores ({RESERVED_CORES:g} kept for Airflow, the S3 server and the kernel): lower "
+                        f"scale_model.cpu_cores_per_vcpu or generator_cores, or the parallelism")
+    memory = machine.memory_bytes - RESERVED_MEMORY_BYTES
+    if demand.memory_bytes > memory:
+        problems.append(f"the envelopes up at once need {demand.describe()}, but this machine has "
+                        f"{machine.memory_bytes / GIB:.1f} GiB of memory ({RESERVED_MEMORY_BYTES / GIB:g} GiB kept for "
+                        f"the rest): lower scale_model.memory_mib_per_gib or generator_memory_mib, or the parallelism")
+    return problems
