@@ -21,19 +21,22 @@ import json
 import logging
 import os
 import subprocess
+import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from adapters.envelope import cluster_cgroup
 from adapters.management import wait_healthy
 from adapters.statepaths import state_paths
 from sizing.cluster import ClusterInfo
 from sizing.disks import AWS_DEVICE_NAMES, AWS_MOUNT_POINTS, DEFAULT_FILESYSTEM
 from sizing.plan import LOCAL_PORT_BLOCK, ConfigPlan, expiry_tag, trial_lifetime_s
-from sizing.spec import Campaign
+from sizing.scalemodel import ClusterEnvelopes, cluster_envelopes
+from sizing.spec import Campaign, ClusterShape
 from sizing.versions import apt_version, erlang_series
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -163,9 +166,19 @@ def tf_string(value: Any) -> str:
     return str(value)
 
 
+def campaign_envelopes(campaign: Campaign, shape: ClusterShape) -> ClusterEnvelopes | None:
+    """A local config's envelopes under the campaign's scale model (None: scale_model off, or not local)."""
+    if campaign.deployment != "local" or campaign.scale_model is None:
+        return None
+    return cluster_envelopes(campaign.catalog, shape.instance_type, shape.volumes, campaign.scale_model)
+
+
 def local_stack_variables(plan: ConfigPlan, broker_config: Mapping[str, Any], work_dir: Path | str,
-                          username: str = "guest", password: str = "guest") -> dict[str, Any]:
-    """Variables of terraform/stacks/local for one cluster (config and repeat)."""
+                          username: str = "guest", password: str = "guest",
+                          envelopes: ClusterEnvelopes | None = None) -> dict[str, Any]:
+    """Variables of terraform/stacks/local for one cluster (config and repeat). With `envelopes` (the scale model),
+    its nodes and load generator run in them, under a cgroup named for the workspace's state root and the port block
+    (adapters.envelope.cluster_cgroup; work_dir is <state root>/<campaign>/<cluster>/work)."""
     if plan.shape.nodes > LOCAL_MAX_NODES:
         raise ValueError(f"config {plan.config_id} has {plan.shape.nodes} nodes; a local cluster holds at most "
                          f"{LOCAL_MAX_NODES} (one 50-port block)")
@@ -183,6 +196,10 @@ def local_stack_variables(plan: ConfigPlan, broker_config: Mapping[str, Any], wo
         "username": username,
         "password": password,
         "volume_roles": [v.role for v in plan.shape.volumes],  # a directory each (sizing/disks.py)
+        "envelope": "" if envelopes is None else json.dumps(replace(
+            envelopes, cgroup=cluster_cgroup(Path(work_dir).resolve().parents[2], plan.local_port_base)).to_dict(),
+            sort_keys=True),
+        "python": sys.executable,
     }
 
 
@@ -339,7 +356,8 @@ class LocalClusterStack(TerraformStack):
         super().__init__(workspace("local", campaign, cluster_key, state_root, terraform_root), **kwargs)
 
     def variables(self, plan: ConfigPlan, campaign: Campaign) -> dict[str, Any]:
-        return local_stack_variables(plan, campaign.broker_config, self.workspace.work_dir)
+        return local_stack_variables(plan, campaign.broker_config, self.workspace.work_dir,
+                                     envelopes=campaign_envelopes(campaign, plan.shape))
 
     def apply(self, plan: ConfigPlan, campaign: Campaign) -> ClusterInfo:
         if (plan.campaign, plan.cluster_key) != (self.workspace.state_dir.parent.name, self.workspace.state_dir.name):

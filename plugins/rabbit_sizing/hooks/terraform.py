@@ -28,6 +28,7 @@ from adapters.terraform import (
     TerraformStack,
     apply_command,
     aws_stack_variables,
+    campaign_envelopes,
     destroy_command,
     init_command,
     local_stack_variables,
@@ -81,7 +82,8 @@ class TerraformHook(BaseHook):
     def variables(self, plan: ConfigPlan, campaign: Campaign) -> dict[str, Any]:
         if self.target == "local":
             ws = workspace("local", plan.campaign, plan.cluster_key, self.state_root, self.terraform_root)
-            return local_stack_variables(plan, campaign.broker_config, ws.work_dir)
+            return local_stack_variables(plan, campaign.broker_config, ws.work_dir,
+                                         envelopes=campaign_envelopes(campaign, plan.shape))
         return aws_stack_variables(plan, campaign, region=self.aws_region)
 
     def commands(self, campaign: str, cluster_key: str) -> dict[str, TerraformCommand]:

@@ -62,18 +62,22 @@ resource "terraform_data" "cluster_dir" {
     cluster_dir = local.cluster_dir
     script      = local.cl_script
     name_prefix = local.name_prefix
+    python      = var.python
   }
+  triggers_replace = [var.envelope]
 
+  # With an envelope, init also makes the load generator's cgroup (adapters/envelope.py create-generator).
   provisioner "local-exec" {
     command     = "sh '${self.input.script}' init '${self.input.cluster_dir}'"
-    environment = { PORT_CHECKS = local.port_checks, CLUSTER_NAME = var.cluster_name }
+    environment = { PORT_CHECKS = local.port_checks, CLUSTER_NAME = var.cluster_name, NODE_ENVELOPE = var.envelope, SIZING_PYTHON = var.python }
   }
 
-  # Runs after every node's own destroy: kills whatever VM of this cluster is still alive, removes all data.
+  # Runs after every node's own destroy: kills whatever VM of this cluster is still alive, removes every envelope
+  # left (cgroups, mounts, loop devices, images) and all data.
   provisioner "local-exec" {
     when        = destroy
     command     = "sh '${self.input.script}' destroy '${self.input.cluster_dir}'"
-    environment = { NODE_NAME_PREFIX = self.input.name_prefix }
+    environment = { NODE_NAME_PREFIX = self.input.name_prefix, SIZING_PYTHON = try(self.input.python, "python3") }
   }
 }
 
@@ -86,8 +90,9 @@ resource "terraform_data" "node" {
     script   = local.node_script
     rmq_bin  = var.rabbitmq_bin
     wait_s   = var.wait_seconds
+    python   = var.python
   }
-  triggers_replace = [local.nodes[count.index], local.node_conf[count.index]]
+  triggers_replace = [local.nodes[count.index], local.node_conf[count.index], var.envelope]
 
   provisioner "local-exec" {
     command = join(" && ", [for step in ["configure", "await-seed", "start"] : "sh '${self.input.script}' ${step} '${self.input.node_dir}'"])
@@ -104,14 +109,16 @@ resource "terraform_data" "node" {
       VOLUME_ROLES   = local.nodes[count.index].volume_roles
       SEED_NODE      = count.index == 0 ? "" : local.nodes[0].name
       SEED_PID_FILE  = count.index == 0 ? "" : "${local.nodes[0].node_dir}/rabbit.pid"
+      NODE_ENVELOPE  = var.envelope
+      SIZING_PYTHON  = var.python
     }
   }
 
-  # Stops the node (SIGTERM, SIGKILL after wait_seconds) and removes its data and logs.
+  # Stops the node (SIGTERM, SIGKILL after wait_seconds), removes its envelope, its data and logs.
   provisioner "local-exec" {
     when        = destroy
     command     = "sh '${self.input.script}' destroy '${self.input.node_dir}'"
-    environment = { RMQ_BIN = self.input.rmq_bin, NODE_WAIT_S = self.input.wait_s }
+    environment = { RMQ_BIN = self.input.rmq_bin, NODE_WAIT_S = self.input.wait_s, SIZING_PYTHON = try(self.input.python, "python3") }
   }
 }
 

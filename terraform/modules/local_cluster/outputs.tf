@@ -8,6 +8,8 @@ output "cluster" {
     username     = var.username
     password     = var.password
     vhost        = var.vhost
+    cluster_dir  = local.cluster_dir
+    envelope     = var.envelope == "" ? null : jsondecode(var.envelope)
     ctl_env = {
       HOME                       = local.home
       RABBITMQ_CTL_DIST_PORT_MIN = tostring(local.ctl_ports.min)

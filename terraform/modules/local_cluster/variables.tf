@@ -80,3 +80,15 @@ variable "volume_roles" {
     error_message = "volume_roles must name `data` and otherwise only logs, wal, segments, each once."
   }
 }
+
+variable "envelope" {
+  description = "The scale model's envelopes as JSON (sizing.scalemodel via adapters.terraform.local_stack_variables): `node` (every node's CPU, memory and volumes), `generator` (the load generator's) and `cgroup` (the cluster's cgroup, relative to each hierarchy). Empty: no scale model, every node shares the machine (scale_model: off)."
+  type        = string
+  default     = ""
+}
+
+variable "python" {
+  description = "The Python interpreter that runs adapters/envelope.py (the project's virtualenv); used only with an envelope."
+  type        = string
+  default     = "python3"
+}

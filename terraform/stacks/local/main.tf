@@ -12,4 +12,6 @@ module "cluster" {
   vhost         = var.vhost
   wait_seconds  = var.wait_seconds
   volume_roles  = var.volume_roles
+  envelope      = var.envelope
+  python        = var.python
 }

@@ -66,3 +66,15 @@ variable "volume_roles" {
   type        = list(string)
   default     = ["data"]
 }
+
+variable "envelope" {
+  description = "The scale model's envelopes as JSON (adapters.terraform.local_stack_variables); empty: scale_model off."
+  type        = string
+  default     = ""
+}
+
+variable "python" {
+  description = "The project's Python interpreter (runs adapters/envelope.py when there is an envelope)."
+  type        = string
+  default     = "python3"
+}

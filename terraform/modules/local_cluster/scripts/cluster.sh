@@ -56,9 +56,15 @@ init)
   mkdir -p "$cluster_dir/home"
   cookie="$cluster_dir/home/.erlang.cookie"
   if [ ! -s "$cookie" ]; then
-    umask 077
-    od -An -N20 -tx1 /dev/urandom | tr -d ' \n' | tr a-f A-F >"$cookie"
+    (
+      umask 077
+      od -An -N20 -tx1 /dev/urandom | tr -d ' \n' | tr a-f A-F >"$cookie"
+    )
     chmod 400 "$cookie"
+  fi
+  # The scale model: the load generator's cgroup (its nodes' envelopes are made by node.sh configure).
+  if [ -n "${NODE_ENVELOPE:-}" ]; then
+    "$SIZING_PYTHON" -m adapters.envelope create-generator "$cluster_dir"
   fi
   ;;
 form)
@@ -106,7 +112,11 @@ destroy)
       esac
     fi
   done
-  rm -rf "$cluster_dir"
+  # Whatever envelope is left (a node whose destroy failed, the load generator's cgroup): removed before the data.
+  if [ -f "$cluster_dir/envelope.json" ] || ls "$cluster_dir"/node-*/envelope.json >/dev/null 2>&1; then
+    "${SIZING_PYTHON:-python3}" -m adapters.envelope destroy-cluster "$cluster_dir"
+  fi
+  rm -rf --one-file-system "$cluster_dir"
   ;;
 *)
   echo "usage: cluster.sh init|form|user|destroy CLUSTER_DIR" >&2

@@ -52,6 +52,13 @@ configure)
     esac
   done
   printf '[%s].\n' "$wal_term" >"$node_dir/advanced.config"
+  erl_args='-kernel inet_dist_use_interface {127,0,0,1}'
+  if [ -n "${NODE_ENVELOPE:-}" ]; then
+    # The scale model (adapters/envelope.py): cgroups, and each role's volume mounted on its directory. Schedulers
+    # that busy-wait would spend the node's CPU quota on spinning: they sleep at once instead.
+    "$SIZING_PYTHON" -m adapters.envelope create-node "$node_dir"
+    erl_args="$erl_args +sbwt none +sbwtdcpu none +sbwtdio none"
+  fi
   cat >"$node_dir/node.env" <<ENV
 HOME='$CLUSTER_HOME'
 RABBITMQ_CONF_ENV_FILE='$node_dir/node.env'
@@ -68,7 +75,7 @@ RABBITMQ_CONFIG_FILE='$node_dir/rabbitmq.conf'
 RABBITMQ_ADVANCED_CONFIG_FILE='$node_dir/advanced.config'
 $quorum_env
 RABBITMQ_ENABLED_PLUGINS_FILE='$node_dir/enabled_plugins'
-RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS='-kernel inet_dist_use_interface {127,0,0,1}'
+RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS='$erl_args'
 SEED_NODE='${SEED_NODE:-}'
 SEED_PID_FILE='${SEED_PID_FILE:-}'
 RMQ_RUNTIME='${RMQ_RUNTIME:-host}'
@@ -76,6 +83,14 @@ RMQ_BIN='$RMQ_BIN'
 ENV
   echo '[rabbitmq_management,rabbitmq_prometheus].' >"$node_dir/enabled_plugins"
   printf '%s\n' "$NODE_CONF" >"$node_dir/rabbitmq.conf"
+  if [ -f "$node_dir/envelope.env" ]; then
+    cat "$node_dir/envelope.env" >>"$node_dir/node.env"
+    # The broker's total memory is its envelope's, so its high watermark (and alarms) are relative to the envelope.
+    . "$node_dir/envelope.env"
+    if [ -n "${ENVELOPE_MEMORY_BYTES:-}" ]; then
+      echo "total_memory_available_override_value = $ENVELOPE_MEMORY_BYTES" >>"$node_dir/rabbitmq.conf"
+    fi
+  fi
   ;;
 await-seed)
   # A joiner boots only once the seed runs: its peer discovery (classic_config, seed only) then joins the
@@ -91,10 +106,17 @@ start)
   load_env
   if pid=$(live_pid); then log "already running (pid $pid)"; exit 0; fi
   rm -f "$RABBITMQ_PID_FILE"
+  # On the scale model a node boots outside its CPU quota, at the lowest CPU weight (envelope-boot.sh), and gets
+  # its quota once it runs (envelope-run.sh): RabbitMQ's ~5 CPU-s boot would take 25 s at 0.2 cores, and a boot time
+  # scaled like the steady state says nothing about a cloud VM's. Memory and disk envelopes hold throughout.
+  [ ! -f "$node_dir/envelope-boot.sh" ] || . "$node_dir/envelope-boot.sh"
   # setsid + closed stdio: the node must outlive this script and must not hold Terraform's output pipes.
   setsid sh "$RUNTIME" "$node_dir" rabbitmq-server >>"$RABBITMQ_LOG_BASE/stdout.log" 2>&1 </dev/null &
   # `wait PIDFILE` returns once the pid file exists and the rabbit app has booted.
-  if ! rmq rabbitmqctl -q -n "$RABBITMQ_NODENAME" wait --timeout "$WAIT_S" "$RABBITMQ_PID_FILE" >/dev/null; then
+  booted=yes
+  rmq rabbitmqctl -q -n "$RABBITMQ_NODENAME" wait --timeout "$WAIT_S" "$RABBITMQ_PID_FILE" >/dev/null || booted=no
+  [ ! -f "$node_dir/envelope-run.sh" ] || . "$node_dir/envelope-run.sh"
+  if [ "$booted" = no ]; then
     log "did not boot within ${WAIT_S}s; last log lines:"
     tail -n 20 "$RABBITMQ_LOG_BASE/stdout.log" "$RABBITMQ_LOG_BASE"/*.log >&2 2>/dev/null || true
     exit 1
@@ -122,7 +144,12 @@ kill)
   ;;
 destroy)
   [ ! -f "$node_dir/node.env" ] || sh "$0" stop "$node_dir"
-  rm -rf "$node_dir"
+  # The envelope's volumes are unmounted (and their loop devices detached) before the directory goes; rm never
+  # crosses into a filesystem still mounted below it.
+  if [ -f "$node_dir/envelope.json" ]; then
+    "${SIZING_PYTHON:-python3}" -m adapters.envelope destroy-node "$node_dir"
+  fi
+  rm -rf --one-file-system "$node_dir"
   ;;
 *)
   echo "usage: node.sh configure|await-seed|start|stop|kill|destroy NODE_DIR" >&2

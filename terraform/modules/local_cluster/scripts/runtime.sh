@@ -18,8 +18,13 @@ set -a
 . "$node_dir/node.env"
 set +a
 
-if [ "$program" = rabbitmq-server ]; then
-  for procs in ${ENVELOPE_PROCS:-}; do
+if [ "$program" = rabbitmq-server ] && [ -n "${ENVELOPE_PROCS:-}" ]; then
+  # epmd is shared by every node of this runtime and outlives each: the first node to boot would start it inside
+  # its own envelope (and keep that cgroup busy after the node is gone), so it is started outside first.
+  case ${RMQ_RUNTIME:-host} in
+  host) epmd -daemon ;;
+  esac
+  for procs in $ENVELOPE_PROCS; do
     echo $$ >"$procs" || { echo "runtime.sh: cannot enter $procs" >&2; exit 2; }
   done
 fi
