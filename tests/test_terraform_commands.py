@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from adapters.envelope import cluster_cgroup
 from adapters.management import wait_healthy
 from adapters.terraform import (
     TERRAFORM_ROOT,
@@ -18,6 +20,7 @@ from adapters.terraform import (
     TerraformStack,
     apply_command,
     aws_stack_variables,
+    campaign_envelopes,
     destroy_command,
     init_command,
     local_stack_variables,
@@ -27,7 +30,8 @@ from adapters.terraform import (
 )
 from sizing.cluster import ClusterInfo, unhealthy_nodes
 from sizing.plan import plan_configs
-from sizing.spec import load_campaign
+from sizing.scalemodel import ClusterEnvelopes
+from sizing.spec import load_campaign, parse_campaign
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -86,9 +90,23 @@ def test_local_stack_variables_come_from_the_plan_and_broker_config(quick, tmp_p
         "campaign": "local-quick", "config_id": "n3-c5.2xlarge-gp2", "repeat": 1, "node_count": 3,
         "port_base": 21050, "work_dir": str(tmp_path.resolve()),
         "broker_config": {"vm_memory_high_watermark.relative": "0.2", "log.console": "true"},
-        "username": "guest", "password": "guest", "volume_roles": ["data"],
+        "username": "guest", "password": "guest", "volume_roles": ["data"], "envelope": "",
+        "python": sys.executable,
     }
     assert local_stack_variables(one, {}, tmp_path)["port_base"] == 21000
+
+
+def test_local_stack_variables_carry_the_envelopes_under_a_cgroup_of_the_state_root(quick, tmp_path):
+    three = plan_configs(quick)[1]
+    work_dir = tmp_path / "state" / "local-quick" / three.cluster_key / "work"
+    envelopes = campaign_envelopes(quick, three.shape)
+    assert envelopes is not None  # local-quick runs on the default scale model
+    sent = json.loads(local_stack_variables(three, {}, work_dir, envelopes=envelopes)["envelope"])
+    # the cgroup names the state root's owner and the port block: two checkouts or two clusters never share one
+    assert sent["cgroup"] == cluster_cgroup(tmp_path / "state", three.local_port_base)
+    assert ClusterEnvelopes.from_dict(sent) == replace(envelopes, cgroup=sent["cgroup"])
+    off = parse_campaign({**quick.raw, "scale_model": "off"}, catalog=quick.catalog)
+    assert campaign_envelopes(off, three.shape) is None
 
 
 def test_local_stack_refuses_more_nodes_than_a_port_block_holds(tmp_path):

@@ -9,6 +9,8 @@ output "cluster" {
     password     = var.password
     vhost        = "/"
     ctl_env      = {}
+    cluster_dir  = null # local target only
+    envelope     = null # the local scale model only
     nodes = [
       for i, node in local.nodes : {
         number            = node.number

@@ -1,0 +1,149 @@
+"""The local scale model's pure core (sizing/scalemodel.py) and its spec field: no I/O.
+
+Known answers come from the catalog's own figures (sizing/catalog.py: vCPUs, GiB, EBS ceilings, gp2's 3 IOPS per
+GiB, io1's provisioned IOPS) divided by hand here, never from the module under test.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sizing.cost import Volume
+from sizing.disks import RoleVolume
+from sizing.fields import SpecError
+from sizing.scalemodel import (
+    DEFAULT_FACTORS,
+    GIB,
+    MIB,
+    RESERVED_CORES,
+    ClusterEnvelopes,
+    Machine,
+    ScaleFactors,
+    cluster_envelopes,
+    envelope_problems,
+    fit_problems,
+    measured_on,
+    node_envelope,
+    peak_demand,
+)
+from sizing.spec import load_campaign, parse_campaign
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def quick():
+    return load_campaign(REPO / "campaigns" / "local-quick.yaml")
+
+
+def data(volume_type: str, size_gb: int | None = None, iops: int | None = None) -> tuple[RoleVolume, ...]:
+    return (RoleVolume("data", Volume(volume_type, size_gb, iops, None)),)
+
+
+def test_one_factor_per_resource_keeps_the_catalogs_ratios_between_instance_types(quick):
+    small = node_envelope(quick.catalog, "c5.2xlarge", data("gp2"), DEFAULT_FACTORS)
+    large = node_envelope(quick.catalog, "c5.4xlarge", data("gp2"), DEFAULT_FACTORS)
+    # catalog: 8 vCPUs / 16 GiB and 16 vCPUs / 32 GiB; factors 0.025 cores per vCPU, 64 MiB per GiB
+    assert (small.cpu_cores, large.cpu_cores) == pytest.approx((0.2, 0.4))
+    assert (small.memory_bytes, large.memory_bytes) == (1024 * MIB, 2048 * MIB)
+    # a quota of 0.2 cores over the 20 ms period is 4 ms
+    assert (small.cpu_period_us, small.cpu_quota_us, large.cpu_quota_us) == (20_000, 4_000, 8_000)
+
+
+def test_volume_throttles_follow_the_type_and_its_size(quick):
+    c = quick.catalog
+    # gp2: 3 IOPS per GiB (1000 GB default: 3000; 200 GB: 600), divided by 10
+    assert node_envelope(c, "c5.2xlarge", data("gp2"), DEFAULT_FACTORS).volumes[0].iops == 300
+    assert node_envelope(c, "c5.2xlarge", data("gp2", 200), DEFAULT_FACTORS).volumes[0].iops == 60
+    # io1: its provisioned 10,000 IOPS / 10 = 1000, which is also c5.2xlarge's EBS ceiling (10,000) / 10
+    io1 = node_envelope(c, "c5.2xlarge", data("io1", 200, 10_000), DEFAULT_FACTORS).volumes[0]
+    assert io1.iops == 1000 and io1.cloud_iops == 10_000
+    # st1 at 1000 GB: 40 MiB/s per TiB baseline -> 40.96 MB/s, / 10 -> 4,096,000 B/s
+    st1 = node_envelope(c, "c5.2xlarge", data("st1", 1000), DEFAULT_FACTORS).volumes[0]
+    assert st1.bps == 4_096_000
+
+
+def test_the_instances_ebs_ceiling_caps_a_faster_volume(quick):
+    # io1 at 20,000 provisioned IOPS: c5.2xlarge's EBS ceiling (10,000 IOPS) binds, c5.4xlarge's (20,000) does not
+    fast = data("io1", 400, 20_000)
+    assert node_envelope(quick.catalog, "c5.2xlarge", fast, DEFAULT_FACTORS).volumes[0].iops == 1000
+    assert node_envelope(quick.catalog, "c5.4xlarge", fast, DEFAULT_FACTORS).volumes[0].iops == 2000
+
+
+def test_every_role_of_a_layout_gets_its_own_volume(quick):
+    layout = (RoleVolume("data", Volume("st1", 1000, None, None)), RoleVolume("wal", Volume("io1", 200, 10_000, None)))
+    envelope = node_envelope(quick.catalog, "c5.4xlarge", layout, DEFAULT_FACTORS)
+    assert [(v.role, v.type) for v in envelope.volumes] == [("data", "st1"), ("wal", "io1")]
+    assert envelope.volume("wal").iops == 1000 and envelope.volume("segments") is None
+
+
+def test_envelopes_travel_as_json_between_terraform_and_the_tasks(quick):
+    envelopes = cluster_envelopes(quick.catalog, "c5.2xlarge", data("gp2"), ScaleFactors(disk_divisor=4))
+    assert ClusterEnvelopes.from_dict(envelopes.to_dict()) == envelopes
+    assert envelopes.generator.cpu_quota_us == 20_000  # 1 core over a 20 ms period
+
+
+def test_factors_too_small_for_a_node_are_named_with_the_factor_to_raise(quick):
+    tiny = ScaleFactors(cpu_cores_per_vcpu=0.001, memory_mib_per_gib=4)
+    problems = envelope_problems(node_envelope(quick.catalog, "c5.2xlarge", data("gp2"), tiny), "n1-c5.2xlarge-gp2")
+    assert len(problems) == 2
+    assert "cpu_cores_per_vcpu" in problems[0] and "memory_mib_per_gib" in problems[1]
+    assert all(p.startswith("config n1-c5.2xlarge-gp2:") for p in problems)
+    assert envelope_problems(node_envelope(quick.catalog, "c5.2xlarge", data("gp2"), DEFAULT_FACTORS), "x") == []
+
+
+def test_the_envelopes_up_at_once_must_fit_the_machine_with_the_sum_they_need(quick):
+    env = node_envelope(quick.catalog, "c5.2xlarge", data("gp2"), DEFAULT_FACTORS)
+    clusters = {"n1": (env, 1), "n3": (env, 3)}
+    two_cores = Machine(cores=2, memory_bytes=24 * GIB)
+    one = peak_demand(clusters, 1, DEFAULT_FACTORS)
+    # the 3-node config (0.6 cores) and its generator (1 core)
+    assert one.cores == pytest.approx(1.6) and one.configs == ("n3",)
+    assert fit_problems(one, two_cores) == []
+    both = peak_demand(clusters, 2, DEFAULT_FACTORS)
+    assert both.cores == pytest.approx(0.8 + 2.0)  # 4 nodes at 0.2 and two generators
+    (problem,) = fit_problems(both, two_cores)
+    assert "2.80 cores" in problem and f"{RESERVED_CORES:g} kept" in problem
+    assert fit_problems(one, Machine(cores=2, memory_bytes=4 * GIB))  # 4 GiB is all reserved
+
+
+def test_every_measurement_names_what_it_was_measured_on():
+    assert measured_on(None, "aws") == "aws"
+    assert "no scale model" in measured_on(None, "local")
+    assert measured_on(DEFAULT_FACTORS, "local") == (
+        "local scale model: 1 vCPU = 0.025 cores, 1 GiB RAM = 64 MiB, volume IOPS and MiB/s / 10; load generator 1 "
+        "cores")
+
+
+# ------------------------------------------------------------------------------------------ the spec field
+
+
+def test_the_local_target_runs_on_the_default_scale_model_unless_it_is_off(quick):
+    assert quick.scale_model == DEFAULT_FACTORS
+    off = parse_campaign({**quick.raw, "scale_model": "off"}, catalog=quick.catalog)
+    assert off.scale_model is None
+    own = parse_campaign({**quick.raw, "scale_model": {"disk_divisor": 4}}, catalog=quick.catalog)
+    assert own.scale_model == ScaleFactors(disk_divisor=4)
+    assert own.spec_hash != quick.spec_hash  # a campaign measured on other factors is another campaign
+
+
+@pytest.mark.parametrize("value, field", [
+    ({"disk_divisor": 0}, "scale_model.disk_divisor"),
+    ({"disk_divisor": "fast"}, "scale_model.disk_divisor"),
+    ({"cpu_cores": 1}, "scale_model.cpu_cores"),
+    ({"cpu_cores_per_vcpu": 0.001}, "scale_model"),
+])
+def test_bad_factors_are_refused_with_their_field(quick, value, field):
+    with pytest.raises(SpecError) as err:
+        parse_campaign({**quick.raw, "scale_model": value}, catalog=quick.catalog)
+    assert any(p.path == field for p in err.value.problems), err.value.problems
+
+
+def test_a_scale_model_on_a_cloud_target_is_refused():
+    quorum = load_campaign(REPO / "campaigns" / "quorum-sizing-2020.yaml")
+    assert quorum.scale_model is None
+    with pytest.raises(SpecError) as err:
+        parse_campaign({**quorum.raw, "scale_model": {"disk_divisor": 4}}, catalog=quorum.catalog)
+    assert any(p.path == "scale_model" and "local target only" in p.reason for p in err.value.problems)
