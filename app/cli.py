@@ -70,6 +70,13 @@ def _validate(args: argparse.Namespace) -> int:
     print(f"{args.spec}: valid campaign {campaign.name!r} ({campaign.deployment}): {len(campaign.clusters)} "
           f"config(s) x {len(campaign.scenarios)} scenario(s) x {campaign.repeats} repeat(s); "
           f"spec hash {campaign.spec_hash}")
+    if campaign.scale_model is not None:
+        from adapters.envelope import detect_support
+        from sizing.scalemodel import campaign_demand
+
+        demand = campaign_demand(campaign)
+        print(f"  {campaign.scale_model.describe()}; at its peak {demand.describe() if demand else 'nothing'}")
+        print(f"  {detect_support().summary()}")
     return 0
 
 

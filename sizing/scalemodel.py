@@ -19,10 +19,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sizing.catalog import Catalog, volume_limits
 from sizing.disks import RoleVolume
+
+if TYPE_CHECKING:  # sizing.spec imports this module
+    from sizing.spec import Campaign
 
 MIB = 1024 * 1024
 GIB = 1024 * MIB
@@ -288,6 +291,16 @@ def peak_demand(clusters: Mapping[str, tuple[NodeEnvelope, int]], parallelism: i
     cores = sum(cluster_demand(*env)[0] for _, env in ranked) + generator.cpu_cores * len(ranked)
     memory = sum(cluster_demand(*env)[1] for _, env in ranked) + generator.memory_bytes * len(ranked)
     return Demand(cores, memory, tuple(config for config, _ in ranked))
+
+
+def campaign_demand(campaign: Campaign) -> Demand | None:
+    """What a local campaign's envelopes need at their peak (None: no scale model), at its budget's parallelism."""
+    if campaign.deployment != "local" or campaign.scale_model is None or campaign.catalog is None:
+        return None
+    clusters = {shape.config_id: (node_envelope(campaign.catalog, shape.instance_type, shape.volumes,
+                                                campaign.scale_model), shape.nodes) for shape in campaign.clusters}
+    parallelism = campaign.budget.parallelism if campaign.budget else 1
+    return peak_demand(clusters, parallelism, campaign.scale_model)
 
 
 def fit_problems(demand: Demand, machine: Machine) -> list[str]:

@@ -6,9 +6,11 @@ GiB, io1's provisioned IOPS) divided by hand here, never from the module under t
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+import yaml
 
 from sizing.cost import Volume
 from sizing.disks import RoleVolume
@@ -147,3 +149,20 @@ def test_a_scale_model_on_a_cloud_target_is_refused():
     with pytest.raises(SpecError) as err:
         parse_campaign({**quorum.raw, "scale_model": {"disk_divisor": 4}}, catalog=quorum.catalog)
     assert any(p.path == "scale_model" and "local target only" in p.reason for p in err.value.problems)
+
+
+def test_validate_refuses_envelopes_this_machine_cannot_hold_and_says_the_sum(tmp_path, capsys):
+    """Against the real machine (adapters.envelope.machine: sched_getaffinity and /proc/meminfo): a generator asking
+    for one core more than the machine has cannot fit, whatever the machine."""
+    from app.cli import main
+
+    cores = len(os.sched_getaffinity(0))
+    spec = tmp_path / "too-big.yaml"
+    raw = yaml.safe_load((REPO / "campaigns" / "local-quick.yaml").read_text())
+    spec.write_text(yaml.safe_dump({**raw, "scale_model": {"generator_cores": cores + 1}}))
+    assert main(["validate", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert "scale_model:" in err and f"{cores + 1.6:.2f} cores" in err and "n3-c5.2xlarge-gp2" in err
+    assert "Traceback" not in err
+    assert main(["validate", str(REPO / "campaigns" / "local-quick.yaml")]) == 0
+    assert "1.60 cores" in capsys.readouterr().out
