@@ -8,14 +8,18 @@ the I/O. What each column means on each target, and why:
   block-I/O delay (field 42, delayacct_blkio_ticks; 0 when the kernel does not account it) as iowait; steal is
   not visible per process. The fraction is of the machine's cores, which every local node and the load generator
   share (`shared_cores`). AWS: node_cpu_seconds_total of the instance (the VM is the only busy process there).
-- Disk bytes, local: /proc/<pid>/io read_bytes/write_bytes, what the VM caused to be read from / sent to the
-  storage layer (page-cache writes are charged when dirtied, so a file truncated before write-back is counted
-  too). Disk ops are not attributable to one process, so they stay null locally: syscw counts socket writes too
-  (under load mostly sockets) and is recorded as write_syscalls, not as IOPS. AWS: node_disk_*_total summed over
-  every volume of the node (data, and logs/wal/segments where the layout gives them their own volume), each
-  device found through node_filesystem_size_bytes at its mount point (sizing.disks.AWS_MOUNT_POINTS); the root
-  volume is not RabbitMQ's and is not counted. Each volume's own writes are recorded beside the sums, by the role
-  it holds (`<role>_write_bytes_per_s`, `<role>_write_ops_per_s`), so that each meets its own limit.
+- Local scale model (sizing/scalemodel.py): a node in an envelope uses at most its CPU quota, so the CPU fractions
+  are of that quota (`cpu_quota_cores`), the cores are not shared, and each volume is its own loop device: its
+  writes and bytes are the device's own counters (/sys/dev/block/<maj:min>/stat), by role, as on AWS, and the disk
+  sums are over those devices. Read from the node's envelope record (adapters/envelope.py).
+- Disk bytes, local without a scale model: /proc/<pid>/io read_bytes/write_bytes, what the VM caused to be read from
+  / sent to the storage layer (page-cache writes are charged when dirtied, so a file truncated before write-back is
+  counted too). Disk ops are not attributable to one process, so they stay null locally: syscw counts socket writes
+  too (under load mostly sockets) and is recorded as write_syscalls, not as IOPS. AWS: node_disk_*_total summed over
+  every volume of the node (data, and logs/wal/segments where the layout gives them their own volume), each device
+  found through node_filesystem_size_bytes at its mount point (sizing.disks.AWS_MOUNT_POINTS); the root volume is
+  not RabbitMQ's and is not counted. Each volume's own writes are recorded beside the sums, by the role it holds
+  (`<role>_write_bytes_per_s`, `<role>_write_ops_per_s`), so that each meets its own limit.
 - fsyncs: rabbitmq_io_sync_ops_total (classic message store and queue index; 3.10 does not count the quorum
   WAL's syncs). No per-process fsync counter exists in /proc.
 - Network: AMQP clients from rabbitmq_connection_{incoming,outgoing}_bytes_total (summed over live
@@ -37,7 +41,9 @@ import time
 import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
+from adapters.envelope import read_record
 from sizing.cluster import NodeInfo
 from sizing.disks import AWS_MOUNT_POINTS, VOLUME_ROLES
 
@@ -163,6 +169,7 @@ class Snapshot:
     identity: str  # pid + start time (local) or boot/uptime marker: counters only subtract within one identity
     cores: int | None
     shared_cores: bool
+    cpu_quota_cores: float | None = None  # the local scale model's CPU envelope: CPU fractions are of it
     counters: Mapping[str, float | None] = field(default_factory=dict)  # cumulative, seconds / bytes / counts
     gauges: Mapping[str, float | None] = field(default_factory=dict)  # point values (rss, run queue)
     # The scrape that produced this snapshot: its response left the node after the counters were read, so it
@@ -190,7 +197,8 @@ OWN_TRAFFIC = {
     "nic_in_bytes": lambda snap: snap.own_nic_bytes_in, "nic_out_bytes": lambda snap: snap.own_nic_bytes_out,
 }
 CPU_COUNTERS = ("cpu_user_s", "cpu_system_s", "cpu_iowait_s", "cpu_steal_s")
-FIGURE_COLUMNS = ("cores", "cpu_user", "cpu_system", "cpu_iowait", "cpu_steal", "cpu_busy", "cpu_s",
+FIGURE_COLUMNS = ("cores", "cpu_quota_cores", "shared_cores", "cpu_user", "cpu_system", "cpu_iowait", "cpu_steal",
+                  "cpu_busy", "cpu_s",
                   "machine_cpu_busy_s", "machine_cores", "mem_rss_bytes", "run_queue", "disk_read_bytes_per_s",
                   "disk_write_bytes_per_s", "disk_read_ops_per_s", "disk_write_ops_per_s", "write_syscalls_per_s",
                   "fsyncs_per_s", "net_in_bytes_per_s", "net_out_bytes_per_s", "client_in_bytes_per_s",
@@ -226,8 +234,9 @@ def rates(previous: Snapshot, current: Snapshot) -> dict[str, float | int | None
             out[f"internode_{direction}_bytes_per_s"] = sum(deltas) / span
         elif not any(k.startswith(key) for k in current.counters):
             out[f"internode_{direction}_bytes_per_s"] = 0.0  # no peer (a 1-node cluster)
-    cores = current.cores
-    out["cores"], out["span_s"] = cores, span
+    cores = current.cpu_quota_cores or current.cores
+    out["cores"], out["span_s"] = current.cores, span
+    out["cpu_quota_cores"], out["shared_cores"] = current.cpu_quota_cores, current.shared_cores
     out["machine_cores"] = int(current.gauges["machine_cores"]) if current.gauges.get("machine_cores") else None
     cpu_seconds = [out[RATE_COLUMNS[c]] for c in ("cpu_user_s", "cpu_system_s")]
     if all(v is not None for v in cpu_seconds):
@@ -267,10 +276,17 @@ def rabbitmq_counters(metrics: Metrics) -> tuple[dict[str, float | None], dict[s
     return counters, gauges
 
 
+def parse_block_stat(text: str) -> tuple[float, float]:
+    """(writes completed, bytes written) from /sys/dev/block/<maj:min>/stat (sectors are 512 bytes there)."""
+    fields = text.split()
+    return float(fields[4]), float(fields[6]) * 512
+
+
 def local_snapshot(t: float, pid_stat: str, pid_io: str, machine_stat: str, metrics: Metrics,
-                   pid: int, uptime: str | None = None) -> Snapshot:
+                   pid: int, uptime: str | None = None, cpu_quota_cores: float | None = None,
+                   volume_stats: Mapping[str, str] | None = None) -> Snapshot:
     """A local node: its VM's /proc files, the machine's /proc/stat and /proc/uptime, and the node's Prometheus
-    metrics."""
+    metrics; on the scale model, its CPU quota and each volume's block-device stat by role."""
     stat, io = parse_proc_pid_stat(pid_stat), parse_proc_pid_io(pid_io)
     machine = parse_proc_stat(machine_stat, uptime)
     counters, gauges = rabbitmq_counters(metrics)
@@ -282,8 +298,15 @@ def local_snapshot(t: float, pid_stat: str, pid_io: str, machine_stat: str, metr
         "write_syscalls": float(io["syscw"]) if "syscw" in io else None,
         "machine_busy_s": machine.busy_s,
     })
+    if volume_stats:  # each volume its own device: the device's counters, as on AWS
+        devices = {role: parse_block_stat(text) for role, text in volume_stats.items()}
+        for role, (ops, written) in devices.items():
+            counters[f"{role}_write_ops"], counters[f"{role}_write_bytes"] = ops, written
+        counters["disk_write_ops"] = sum(ops for ops, _ in devices.values())
+        counters["disk_write_bytes"] = sum(written for _, written in devices.values())
     gauges = {**gauges, "mem_rss_bytes": float(stat.rss_pages * PAGE_SIZE), "machine_cores": float(machine.cores)}
-    return Snapshot(t=t, identity=f"{pid}:{stat.start_ticks}", cores=machine.cores, shared_cores=True,
+    return Snapshot(t=t, identity=f"{pid}:{stat.start_ticks}", cores=machine.cores,
+                    shared_cores=cpu_quota_cores is None, cpu_quota_cores=cpu_quota_cores,
                     counters=counters, gauges=gauges)
 
 
@@ -407,6 +430,17 @@ def read_machine_cpu(proc: str = "/proc") -> MachineCpu:
         return parse_proc_stat(stat.read(), uptime.read())
 
 
+def node_envelope_counters(node_dir: Path) -> tuple[float | None, dict[str, str]]:
+    """A local node's CPU quota in cores (None: no enforced CPU envelope) and each volume's block stat file by role,
+    from its envelope record (none: the node runs without the scale model)."""
+    record = read_record(node_dir)
+    if record is None:
+        return None, {}
+    quota = record.envelope.get("cpu_cores") if record.enforced.get("cpu") else None
+    stats = {v.role: f"/sys/dev/block/{v.devno}/stat" for v in record.volumes if v.devno}
+    return (float(quota) if quota else None), stats
+
+
 class LocalNodeReader:
     """Reads a local node: its pid file, /proc/<pid>/{stat,io}, /proc/stat and http://host:<prometheus>/metrics."""
 
@@ -417,6 +451,7 @@ class LocalNodeReader:
             raise ValueError(f"node {node.name}: a local node needs pid_file and prometheus_port")
         self.node, self.timeout_s, self.proc = node, timeout_s, proc
         self.url = f"http://{node.host}:{node.prometheus_port}/metrics"
+        self.cpu_quota_cores, self.volume_stat_files = node_envelope_counters(Path(node.pid_file).parent)
 
     def read(self, now: Callable[[], float] = time.monotonic) -> Snapshot:
         scrape = http_scrape(self.url, self.timeout_s)
@@ -429,9 +464,11 @@ class LocalNodeReader:
                 pid_io = f.read()
             with open(f"{self.proc}/stat") as f, open(f"{self.proc}/uptime") as g:
                 machine, uptime = f.read(), g.read()
+            volume_stats = {role: Path(path).read_text() for role, path in self.volume_stat_files.items()}
         except (OSError, ValueError) as err:
             raise NodeUnavailable(f"{self.node.name}: {err}") from err
-        snapshot = local_snapshot(now(), pid_stat, pid_io, machine, parse_prometheus(scrape.text), pid, uptime)
+        snapshot = local_snapshot(now(), pid_stat, pid_io, machine, parse_prometheus(scrape.text), pid, uptime,
+                                  self.cpu_quota_cores, volume_stats)
         return replace(snapshot, own_bytes_in=scrape.bytes_to_node, own_bytes_out=scrape.bytes_from_node)
 
 

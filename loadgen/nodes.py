@@ -35,7 +35,7 @@ class NodeSecondsTracker:
         self.node, self.target, self.interval_s = node, target, interval_s
         self.previous: Snapshot | None = None
         self.next_second = 0  # rows are emitted for every second from 0 on, in order
-        self.shared_cores = target == "local"
+        self.shared_cores = target == "local"  # a missing row's guess; a measured row says what its snapshot saw
 
     def _missing(self, up_to: int) -> list[dict[str, Any]]:
         """Missing rows for every not yet emitted second < up_to."""
@@ -44,8 +44,11 @@ class NodeSecondsTracker:
         return rows
 
     def _row(self, second: int, figures: dict[str, Any] | None) -> dict[str, Any]:
-        return {"second": second, "node": self.node, "target": self.target, "missing": figures is None,
-                "shared_cores": self.shared_cores, **(figures or missing_figures())}
+        row = {"second": second, "node": self.node, "target": self.target, "missing": figures is None,
+               **(figures or missing_figures())}
+        if row["shared_cores"] is None:
+            row["shared_cores"] = self.shared_cores
+        return row
 
     def observe(self, snapshot: Snapshot) -> list[dict[str, Any]]:
         """A successful read (snapshot.t in scenario seconds): the row it closes, after any missing seconds."""

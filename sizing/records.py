@@ -144,7 +144,9 @@ NODE_SECONDS = (*RUN_KEY,
     Column("missing", "bool", "no data for this second (node down, endpoint silent, or the sample came too late)"),
     Column("shared_cores", "bool", "the node shares its cores with the other nodes and the load generator (local)"),
     Column("cores", "int32", "cores the node may use (machine cores locally, vCPUs on AWS)", nullable=True),
-    Column("cpu_user", "float64", "user CPU as a fraction of `cores`", nullable=True),
+    Column("cpu_quota_cores", "float64", "local scale model: the node's CPU envelope in cores (sizing/scalemodel.py); "
+           "the cpu_* fractions are of it, not of `cores`", nullable=True),
+    Column("cpu_user", "float64", "user CPU as a fraction of `cores` (of `cpu_quota_cores` when set)", nullable=True),
     Column("cpu_system", "float64", "system CPU as a fraction of `cores`", nullable=True),
     Column("cpu_iowait", "float64", "I/O wait as a fraction of `cores` (local: the VM's block-I/O delay)",
            nullable=True),
@@ -185,10 +187,11 @@ NODE_SECONDS = (*RUN_KEY,
            nullable=True),
     Column("raft_snapshot_per_s", "float64", "quorum-queue entries released by snapshots (segment truncation)",
            nullable=True),
-    # Issue 22: per volume, by the role it holds (sizing.disks), so each is compared with its own limit. AWS only
-    # (a local role is a directory of one filesystem); null where the layout gives the role no volume of its own.
-    *(Column(f"{role}_write_{what}_per_s", "float64", f"{unit} written to the node's `{role}` volume (AWS; null "
-             f"locally or when {role} lives on the data volume)", nullable=True)
+    # Issue 22: per volume, by the role it holds (sizing.disks), so each is compared with its own limit. AWS and the
+    # local scale model (a loop device per volume); null where the layout gives the role no volume of its own, and
+    # locally without the scale model (a role is then a directory of one filesystem).
+    *(Column(f"{role}_write_{what}_per_s", "float64", f"{unit} written to the node's `{role}` volume (AWS, local "
+             f"scale model; null otherwise or when {role} lives on the data volume)", nullable=True)
       for role in VOLUME_ROLES for what, unit in (("bytes", "bytes"), ("ops", "device writes"))),
 )
 

@@ -21,11 +21,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
-from sizing.catalog import Catalog, volume_limits
+from sizing.catalog import Catalog, ResourceLimits, VolumeLimits, resource_limits, volume_limits
 from sizing.disks import RoleVolume
 
 if TYPE_CHECKING:  # sizing.spec imports this module
-    from sizing.spec import Campaign
+    from sizing.spec import Campaign, ClusterShape
 
 MIB = 1024 * 1024
 GIB = 1024 * MIB
@@ -232,6 +232,24 @@ def cluster_envelopes(catalog: Catalog, instance_type: str, volumes: Iterable[Ro
                       factors: ScaleFactors) -> ClusterEnvelopes:
     return ClusterEnvelopes(factors, node_envelope(catalog, instance_type, volumes, factors),
                             generator_envelope(factors))
+
+
+def scaled_limits(envelope: NodeEnvelope) -> ResourceLimits:
+    """The bottleneck rule's limits of a node in its envelope: each volume's throttles and the scaled EBS ceiling
+    (10^6 bytes/s, as the analysis reports throughput). No network envelope exists locally: unknown, so never near."""
+    roles = {v.role: VolumeLimits(float(v.iops) if v.iops is not None else None,
+                                  v.bps / 1e6 if v.bps is not None else None) for v in envelope.volumes}
+    data = roles.get("data", VolumeLimits(None, None))
+    return ResourceLimits(network_mbit_s=None, volume_iops=data.iops, volume_mb_s=data.mb_s, roles=roles,
+                          ebs_iops=envelope.ebs_iops, ebs_mb_s=envelope.ebs_bps / 1e6 if envelope.ebs_bps else None)
+
+
+def config_limits(campaign: Campaign, shape: ClusterShape) -> ResourceLimits:
+    """One home for "what can a node of this config do at most": the scaled envelope on the local scale model, the
+    catalog's cloud figures everywhere else."""
+    if campaign.deployment == "local" and campaign.scale_model is not None:
+        return scaled_limits(node_envelope(campaign.catalog, shape.instance_type, shape.volumes, campaign.scale_model))
+    return resource_limits(campaign.catalog, shape.instance_type, {v.role: v.volume for v in shape.volumes})
 
 
 def envelope_problems(envelope: NodeEnvelope, config_id: str) -> list[str]:

@@ -90,7 +90,8 @@ def test_the_machine_busy_counter_misses_no_burst_a_process_ran():
     assert after.busy_s - before.busy_s >= 0.97 * child, (after.busy_s - before.busy_s, child)
 
 
-def local_pair(cpu_ticks: int, write_bytes: int, client_in: float):
+def local_pair(cpu_ticks: int, write_bytes: int, client_in: float, first_kw: dict | None = None,
+               second_kw: dict | None = None):
     metrics = nodestats.parse_prometheus(text("rabbitmq_3.10_metrics.txt"))
     fields = text("proc_pid_stat.txt").split()
     fields[13] = str(int(fields[13]) + cpu_ticks)  # utime (field 14)
@@ -98,12 +99,13 @@ def local_pair(cpu_ticks: int, write_bytes: int, client_in: float):
     peer, cli = (("peer", "rabbit-2@host"),), (("peer", "rabbitmqcli-1-rabbit-1@host"),)
     metrics = {**metrics, ("erlang_vm_dist_recv_bytes", peer): 100.0, ("erlang_vm_dist_recv_bytes", cli): 5.0}
     first = nodestats.local_snapshot(10.0, text("proc_pid_stat.txt"), text("proc_pid_io.txt"),
-                                     text("proc_stat.txt"), metrics, pid=7)
+                                     text("proc_stat.txt"), metrics, pid=7, **(first_kw or {}))
     later = dict(metrics)
     later[("erlang_vm_dist_recv_bytes", peer)] += 2 * client_in
     later[("erlang_vm_dist_recv_bytes", cli)] += 10**6  # a CLI tool's traffic is not inter-node
     later[("rabbitmq_connection_incoming_bytes_total", ())] = client_in
-    second = nodestats.local_snapshot(12.0, " ".join(fields), io, text("proc_stat.txt"), later, pid=7)
+    second = nodestats.local_snapshot(12.0, " ".join(fields), io, text("proc_stat.txt"), later, pid=7,
+                                      **(second_kw or {}))
     return first, second
 
 
@@ -207,3 +209,24 @@ def test_each_rabbitmq_volume_is_read_by_the_role_it_holds():
     assert (row["data_write_bytes_per_s"], row["wal_write_bytes_per_s"]) == (1000.0, 10000.0)
     assert row["wal_write_ops_per_s"] == 50.0 and row["disk_write_bytes_per_s"] == 11000.0  # the root disk is not ours
     assert row["segments_write_bytes_per_s"] is None and row["logs_write_ops_per_s"] is None
+
+
+def test_on_the_scale_model_cpu_is_a_fraction_of_the_quota_and_each_volume_is_its_own_device():
+    """Known answer: 1 CPU second over 2 s is 0.5 cores, 2.5 times a 0.2-core quota; the block-device stat lines
+    (fields 5 and 7: writes completed, 512-byte sectors written) advance by 600 writes and 2,048,000 sectors."""
+    def block(writes: int, sectors: int) -> str:
+        return f"10 0 80 5 {writes} 3 {sectors} 40 0 30 45 0 0 0 0 0 0"
+
+    volumes = {"data": (block(100, 1000), block(700, 2_049_000)), "wal": (block(5, 8), block(25, 8 + 2048))}
+    first, second = local_pair(
+        cpu_ticks=nodestats.CLK_TCK, write_bytes=4_000_000, client_in=1000.0,
+        first_kw={"cpu_quota_cores": 0.2, "volume_stats": {role: pair[0] for role, pair in volumes.items()}},
+        second_kw={"cpu_quota_cores": 0.2, "volume_stats": {role: pair[1] for role, pair in volumes.items()}})
+    figures = nodestats.rates(first, second)
+    assert figures["cpu_quota_cores"] == 0.2 and figures["shared_cores"] is False
+    assert figures["cpu_busy"] == pytest.approx(2.5)  # a quota cannot be exceeded: the real-node test checks that
+    assert figures["data_write_ops_per_s"] == pytest.approx(300) and figures["wal_write_ops_per_s"] == 10
+    assert figures["data_write_bytes_per_s"] == pytest.approx(2_048_000 * 512 / 2)
+    assert figures["cores"] == 2  # the machine's, kept beside the quota
+    # the disk sums are over the devices, not the VM's /proc/<pid>/io
+    assert figures["disk_write_ops_per_s"] == pytest.approx(310)

@@ -166,3 +166,17 @@ def test_validate_refuses_envelopes_this_machine_cannot_hold_and_says_the_sum(tm
     assert "Traceback" not in err
     assert main(["validate", str(REPO / "campaigns" / "local-quick.yaml")]) == 0
     assert "1.60 cores" in capsys.readouterr().out
+
+
+def test_the_bottleneck_limits_are_the_envelopes_on_the_scale_model_and_the_catalogs_elsewhere(quick):
+    from sizing.catalog import resource_limits
+    from sizing.scalemodel import config_limits
+
+    shape = quick.clusters[0]  # c5.2xlarge, gp2 1000 GB: 3000 IOPS, 250 MiB/s; EBS 10,000 IOPS, 2300 Mbit/s
+    scaled = config_limits(quick, shape)
+    assert (scaled.volume_iops, scaled.volume_mb_s) == (300, pytest.approx(26.2144))
+    assert (scaled.ebs_iops, scaled.ebs_mb_s) == (1000, pytest.approx(28.75))
+    assert scaled.network_mbit_s is None  # no network envelope locally: never reported as near its limit
+    off = parse_campaign({**quick.raw, "scale_model": "off"}, catalog=quick.catalog)
+    cloud = resource_limits(quick.catalog, shape.instance_type, {v.role: v.volume for v in shape.volumes})
+    assert config_limits(off, shape) == cloud and cloud.volume_iops == 3000

@@ -143,7 +143,10 @@ def test_the_catalog_limits_frame_has_every_config_and_keeps_unknown_limits_null
             return ResourceLimits(None, None, None)
         return resource_limits(catalog, instance_type, volumes)
 
-    monkeypatch.setattr(ps, "resource_limits", lookup)  # driver-side only: the frame is built on the driver
+    def config_limits(campaign, shape):  # cloud targets: sizing.scalemodel.config_limits is the catalog's lookup
+        return lookup(campaign.catalog, shape.instance_type, {v.role: v.volume for v in shape.volumes})
+
+    monkeypatch.setattr(ps, "config_limits", config_limits)  # driver-side only: the frame is built on the driver
     for spec in (campaign, load_campaign(root / "disks-matter-2020.yaml")):
         got = {r["config_id"]: r for r in ps.resource_limits_frame(spark, spec).collect()}
         assert sorted(got) == sorted(c.config_id for c in spec.clusters)

@@ -21,10 +21,10 @@ from pyspark.sql import functions as F
 
 from adapters.objectstore import StoreSpec
 from sizing import adverse, layout, records
-from sizing.catalog import resource_limits
 from sizing.disks import DATA_ROLE, VOLUME_ROLES
 from sizing.histogram import encode_counts
 from sizing.rules import judged_against_target
+from sizing.scalemodel import config_limits
 from sizing.search import PROBE_EVENT, SearchSpec, backlog_slope
 from sizing.spec import Campaign
 from spark_jobs.lib import gate, histmerge, rules_columns
@@ -655,12 +655,12 @@ def with_disk_shares(table: DataFrame) -> DataFrame:
 
 
 def resource_limits_frame(spark: SparkSession, campaign: Campaign) -> DataFrame:
-    """One row per config of the campaign: its catalog limits (sizing.catalog.resource_limits): network, the EBS
-    ceiling, and every volume's own limits by role (null where the role has no volume of its own)."""
-    catalog = campaign.catalog  # parsed with the spec
+    """One row per config of the campaign: its limits (sizing.scalemodel.config_limits: the catalog's, or the scaled
+    envelope's on the local scale model): network, the EBS ceiling, and every volume's own limits by role (null where
+    the role has no volume of its own)."""
     rows = []
     for shape in campaign.clusters:
-        limits = resource_limits(catalog, shape.instance_type, {v.role: v.volume for v in shape.volumes})
+        limits = config_limits(campaign, shape)
         roles = [(limits.roles[r].iops, limits.roles[r].mb_s) if r in limits.roles else (None, None)
                  for r in VOLUME_ROLES]
         rows.append((shape.config_id, limits.network_mbit_s, limits.volume_iops, limits.volume_mb_s, limits.ebs_iops,

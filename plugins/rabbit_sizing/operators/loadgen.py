@@ -102,6 +102,7 @@ class LoadgenOperator(BaseOperator):
             return self._run_all(trial, context)
 
     def _run_all(self, trial: Trial, context) -> list[dict]:
+        from adapters.envelope import generator_command
         from adapters.planning import spec_on_this_worker
         from rabbit_sizing.cluster_lifecycle import cluster_for_task, cluster_json_path
         from rabbit_sizing.hooks.loadgen import LoadgenHook, forwarded_env, local_command
@@ -135,7 +136,7 @@ class LoadgenOperator(BaseOperator):
             self._clear_raw(raw_run_prefix(key))
             self.log.info("load run %s / %s / repeat %d", run.config_id, run.scenario, run.repeat)
             if local:
-                command = local_command(run)
+                command = generator_command(cluster.cluster_dir, local_command(run))  # its own envelope, if any
                 self.log.info("$ %s", " ".join(command))
                 log_path = run_log_path(trial, run.scenario, run.repeat)
                 log_path.parent.mkdir(parents=True, exist_ok=True)
