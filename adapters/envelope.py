@@ -99,6 +99,20 @@ def enter_command(procs_files: Sequence[str], argv: Sequence[str]) -> list[str]:
     return ["env", f"ENVELOPE_PROCS={' '.join(procs_files)}", "/bin/sh", "-c", script, "envelope", *argv]
 
 
+def enforcement(cluster_dir: str | Path | None) -> str | None:
+    """What the machine enforced of a running local cluster's envelopes, in one line for the run's manifest and the
+    `runs` table (None: the cluster has no envelopes: scale model off, or not local)."""
+    if not cluster_dir:
+        return None
+    records = [r for r in (read_record(d) for d in [Path(cluster_dir), *sorted(Path(cluster_dir).glob("node-*"))])
+               if r is not None]
+    if not records:
+        return None
+    enforced = sorted({name for r in records for name, on in r.enforced.items() if on})
+    missing = sorted({m for r in records for m in r.missing})
+    return (f"enforced: {', '.join(enforced) or 'nothing'}" + (f"; missing: {'; '.join(missing)}" if missing else ""))
+
+
 def generator_command(cluster_dir: str | Path | None, argv: Sequence[str]) -> list[str]:
     """The load generator's command for a local cluster: inside the cluster's generator envelope when it has one
     (the record create-generator wrote), as it is otherwise (scale model off, an existing cluster)."""

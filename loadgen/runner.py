@@ -33,6 +33,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from adapters.envelope import enforcement
 from adapters.installed import code_commit
 from loadgen import accounting
 from loadgen.groups import GroupPlan, group_of_publisher, group_of_worker, plan_groups, workers_needed
@@ -673,7 +674,8 @@ class Runner:
             "groups": {g.name: {"foreground": g.name == self.scenario.foreground, "hold": g.hold,
                                 "workload": _jsonable(asdict(g.workload))} for g in self.scenario.workload_groups},
             "cluster": {"target": self.cluster.target, "cluster_name": self.cluster.cluster_name,
-                        "nodes": [n.name for n in self.cluster.nodes]},
+                        "nodes": [n.name for n in self.cluster.nodes],
+                        "envelope": enforcement(self.cluster.cluster_dir)},
             "loadgen": {**{k: str(v) if isinstance(v, Path) else v for k, v in asdict(self.options).items()},
                         "nonce": self.nonce},
         }

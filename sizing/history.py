@@ -20,6 +20,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from sizing.scalemodel import measured_on
 from sizing.spec import Campaign
 
 COMPLETE, PARTIAL, FAILED, UNKNOWN = "complete", "partial", "failed", "unknown"
@@ -89,6 +90,9 @@ def run_row(campaign: Campaign, run_id: str, manifests: Sequence[Mapping[str, An
         "load_runs_complete": sum(1 for m in manifests if m.get("status") == COMPLETE),
         "started_at": min(starts) if starts else None, "ended_at": max(ends) if ends else None,
         "analysed_at": float(analysed_at), "baseline_run": baseline_run,
+        "measured_on": measured_on(campaign.scale_model, campaign.deployment),
+        "scale_model": json.dumps(campaign.scale_model.to_dict(), sort_keys=True) if campaign.scale_model else None,
+        "envelope_enforced": joined((m.get("cluster") or {}).get("envelope") for m in manifests),
     }
 
 

@@ -678,6 +678,11 @@ RUNS = (
     Column("analysed_at", "float64", "epoch seconds the analysis wrote this row"),
     Column("baseline_run", "string", "the run this one was compared with (the DAG's baseline_run param)",
            nullable=True),
+    Column("measured_on", "string", "what the figures were measured on (sizing.scalemodel.measured_on): the cloud "
+           "target, or the local scale model and its factors; a local figure is never a cloud figure"),
+    Column("scale_model", "string", "the scale model's factors as JSON (null: none)", nullable=True),
+    Column("envelope_enforced", "string", "what this machine enforced of the envelopes, from the load runs (comma "
+           "list; null: no envelopes)", nullable=True),
 )
 
 TABLES: dict[str, tuple[Column, ...]] = {

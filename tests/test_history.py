@@ -47,3 +47,16 @@ def test_the_status_says_what_is_missing_or_failed() -> None:
     assert run_status(CAMPAIGN, [*every_load_run()[1:], manifest("n1-c5.2xlarge-gp2", "increasing-intensity",
                                                                  status="running")]) == FAILED
     assert run_status(CAMPAIGN, []) == UNKNOWN
+
+
+def test_a_runs_row_names_the_scale_model_it_was_measured_on_and_what_the_machine_enforced() -> None:
+    runs = every_load_run()
+    runs[0] = {**runs[0], "cluster": {"envelope": "enforced: cpu, memory"}}
+    runs[1] = {**runs[1], "cluster": {"envelope": "enforced: cpu, disk, memory"}}
+    row = run_row(CAMPAIGN, "r1", runs, spark_version="4.0.0", analysis_commit="def", analysed_at=999.0)
+    # local-quick runs on the default factors (sizing.scalemodel.DEFAULT_FACTORS: 0.025 cores per vCPU, ...)
+    assert row["measured_on"].startswith("local scale model: 1 vCPU = 0.025 cores")
+    assert json.loads(row["scale_model"])["disk_divisor"] == 10
+    assert row["envelope_enforced"] == "enforced: cpu, disk, memory, enforced: cpu, memory"
+    cloud = load_campaign(Path(__file__).resolve().parent.parent / "campaigns" / "quorum-sizing-2020.yaml")
+    assert run_row(cloud, "r1", [], spark_version="4", analysis_commit=None, analysed_at=1.0)["measured_on"] == "aws"

@@ -30,6 +30,17 @@ def record_line(record: dict[str, Any] | None) -> str:
             f"{commit[:12]}{'-dirty' if commit.endswith('-dirty') else ''}")
 
 
+def measured_line(record: dict[str, Any] | None) -> str:
+    """What every figure below was measured on (the runs row's own words: sizing.scalemodel.measured_on), first thing
+    a reader sees: a local figure is never a cloud figure."""
+    if not record or not record.get("measured_on"):
+        return "Measured on: not recorded (analysed before the runs table said so)."
+    enforced = record.get("envelope_enforced")
+    return (f"Measured on: {record['measured_on']}" + (f" ({enforced})" if enforced else "")
+            + (". Figures are of this machine's scaled nodes, not of the cloud instances named."
+               if str(record["measured_on"]).startswith("local") else "."))
+
+
 def render(ctx: ReportContext) -> list[object]:
     c = ctx.campaign
     scenarios = ", ".join(s.name for s in c.scenarios)
@@ -40,6 +51,7 @@ def render(ctx: ReportContext) -> list[object]:
             tag("p", f"Campaign run {ctx.run_id} · data from run(s) {', '.join(runs)} · generated "
                      f"{ctx.generated_at} · spec {c.spec_hash} · catalog {c.catalog_name}", class_="meta"),
             tag("p", record_line(ctx.history.record), class_="meta"),
+            tag("p", measured_line(ctx.history.record), class_="measured"),
             tag("p", f"Target {c.target.rate:,.0f} msg/s with end-to-end p99 < {fmt.ms(c.target.p99_latency_ms)} · "
                      f"{len(ctx.configs)} configs · scenarios: {scenarios} · repeats: {c.repeats}"
                      + (f" (tables hold up to {ctx.repeats_seen})" if ctx.repeats_seen != c.repeats else "")
