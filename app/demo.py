@@ -245,6 +245,7 @@ def start(s: DemoSettings, say: Callable[[str], None] = print) -> None:
         # taking cluster slots and starting load after the clean-up below. They go first.
         end_orphans(s, _service_groups(s, ("s3", "api-server", "dag-processor")), say)
         end_interrupted_runs(s, say)
+        _reclaim_envelopes(s, say)  # a crash with no run left to end may still have left envelopes
     for name in ("scheduler", "dag-processor"):
         _start(s, name, [str(s.bin_dir / "airflow"), name], env)
     say(f"Airflow on {s.api_url} (LocalExecutor, parallelism {s.parallelism})")
@@ -364,11 +365,30 @@ def _tear_down_leftovers(s: DemoSettings, say: Callable[[str], None]) -> list[st
             say(f"destroyed leftover cluster {ws_dir.parent.name}/{ws_dir.name}")
         except TerraformError as err:
             left.append(f"Terraform state {ws_dir} (destroy failed: {str(err).splitlines()[0]})")
+    left += _reclaim_envelopes(s, say)
     leases = s.paths.leases
     for board_dir in sorted(p for p in leases.iterdir() if p.is_dir()) if leases.exists() else ():
         dropped = LeaseBoard(board_dir).clear()
         if dropped:
             say(f"dropped {dropped} cluster lease(s) of {board_dir.name}")
+    return left
+
+
+def _reclaim_envelopes(s: DemoSettings, say: Callable[[str], None]) -> list[str]:
+    """The scale model's envelopes a crash left (cgroups, mounts, loop devices) that no destroy removed; what is
+    still there afterwards, one line per state root."""
+    from adapters.envelope import EnvelopeError, leftovers, reclaim
+
+    left = []
+    for root in dict.fromkeys([s.paths.terraform.resolve(), StatePaths.from_env({}).terraform.resolve()]):
+        try:
+            for line in reclaim(root):
+                say(f"reclaimed envelope: {line}")
+        except EnvelopeError as err:
+            left.append(f"envelopes under {root} ({err})")
+        rest = leftovers(root)
+        if not rest.empty():
+            left.append(f"envelopes under {root}: {rest.describe()}")
     return left
 
 
