@@ -12,10 +12,12 @@ fresh 1-node cluster, 2 x 6 s of load). Cases:
   C  kill -9 the S3 server while the load generator uploads its records
   D  kill -9 the Airflow api-server while run_scenarios runs
   E  `make stop` while run_scenarios runs, then `make demo`
+  F  kill -9 the cluster task's Terraform apply once its first node's envelope exists (issue 31)
 
 For each: what the user sees (the demo's words), seconds until the demo said it, clusters leaked after the next step
-(port blocks still bound, Terraform state with resources, RabbitMQ VMs of the stack), orphans (processes of the stack
-left after `make stop`), and after the retry with the same run label: its state, duplicate phase_summary rows and raw
+(port blocks still bound, Terraform state with resources, RabbitMQ VMs of the stack), the scale model's envelopes
+leaked (cgroups, mounts and loop devices of the stack's state root: adapters.envelope.leftovers), orphans
+(processes of the stack left after `make stop`), and after the retry with the same run label: its state, duplicate phase_summary rows and raw
 manifests, and confirmed messages unaccounted for (the accounting's `lost`, and the broker's exact counters against
 the generator's in the run manifest). Case A also plants the lease of the killed run, as the orphaned task process the
 issue measured did after the clean-up: the retry must reclaim it.
@@ -48,7 +50,8 @@ CAMPAIGN = "extends: ci-tiny.yaml\nrepeats: 1\n"
 SLOT_OFFSET = 70
 CASES = {"A": "kill -9 the scheduler mid-trial", "B": "kill -9 the load generator of run_scenarios",
          "C": "kill -9 the S3 server during the generator's uploads", "D": "kill -9 the Airflow api-server mid-trial",
-         "E": "`make stop` mid-run, then `make demo`"}
+         "E": "`make stop` mid-run, then `make demo`",
+         "F": "kill -9 the Terraform apply of the cluster task mid-apply"}
 
 
 def say(line: str) -> None:
@@ -125,11 +128,38 @@ def retry(s: demo.DemoSettings, label: str) -> dict:
             "duplicate_manifests": max(0, len(manifests) - 1), "lost": lost, "broker_counts_agree": agree}
 
 
+def leaked_envelopes(s: demo.DemoSettings) -> int:
+    """cgroups + mounts + loop devices of the stack's state root (the OS's own lists)."""
+    from adapters.envelope import leftovers
+
+    left = leftovers(s.paths.terraform.resolve())
+    return len(left.cgroups) + len(left.mounts) + len(left.loops)
+
+
+def kill_apply_once_enveloped(s: demo.DemoSettings, timeout_s: float = 300) -> None:
+    """Waits until a node's loop volume is mounted under the state root, then kill -9 every `terraform apply`."""
+    from adapters.envelope import leftovers
+
+    deadline = time.monotonic() + timeout_s
+    while not leftovers(s.paths.terraform.resolve()).mounts:
+        if time.monotonic() > deadline:
+            raise TimeoutError("no node envelope appeared")
+        time.sleep(0.1)
+    for pid, cmd in processes("terraform").items():
+        if " apply " in f" {cmd} ":
+            os.kill(pid, signal.SIGKILL)
+
+
 def case(s: demo.DemoSettings, name: str) -> dict:
     label = f"fm-{name.lower()}"
     client = demo.AirflowClient(s)
     client.wait_for_dag(DAG_ID)
     run_id = client.trigger(DAG_ID, {"campaign": CAMPAIGN, "run_label": label, "configs": [CONFIG]})
+    if name == "F":
+        wait_for_task(client, run_id, "cluster.terraform_apply")
+        fault_at = time.monotonic()
+        kill_apply_once_enveloped(s)
+        return finish(s, client, name, label, run_id, watch(s, client, run_id, fault_at))
     wait_for_task(client, run_id, "cluster.run_scenarios")
     deadline = time.monotonic() + 60
     while loadgen_pid(label) is None and time.monotonic() < deadline:
@@ -153,6 +183,12 @@ def case(s: demo.DemoSettings, name: str) -> dict:
         demo.stop(s, say)
         seen = ("make stop: " + "the run was ended (marked failed, its cluster torn down)", time.monotonic() - fault_at,
                 None)
+    return finish(s, client, name, label, run_id, seen)
+
+
+def finish(s: demo.DemoSettings, client: demo.AirflowClient, name: str, label: str, run_id: str,
+           seen: tuple[str, float, dict | None]) -> dict:
+    """The user's next step after the fault, then the retry, and what each left."""
     message, noticed_s, finished = seen
     print(f"[{name}] {CASES[name]}: the demo said after {noticed_s:.0f}s: {message}", flush=True)
     orphans: int | None = None
@@ -161,29 +197,34 @@ def case(s: demo.DemoSettings, name: str) -> dict:
             demo.stop(s, say)
         orphans = len(demo.stack_processes(s))
         leaked = leaked_clusters(s)
+        envelopes = leaked_envelopes(s)
         if name == "A":  # the measured race: an orphan of the killed run takes the slot after the clean-up and dies
             board = LeaseBoard(s.paths.lease_board("local"))
             board.try_acquire(owner_id(DAG_ID, run_id, cluster_key(CONFIG, 1)), 1)
         demo.start(s, say)
     else:  # the run failed by itself and the stack runs on: the next step is the retry
         leaked = leaked_clusters(s)
+        envelopes = leaked_envelopes(s)
     faulted = demo.AirflowClient(s).run(DAG_ID, run_id)["state"]  # what the UI shows for the run that was hit
     after = retry(s, label)
     result = {"case": name, "fault": CASES[name], "user_sees": message, "noticed_s": round(noticed_s, 1),
               "orphans_after_stop": orphans, "clusters_leaked": leaked, "faulted_run": faulted, **after,
-              "clusters_leaked_after_retry": leaked_clusters(s)}
+              "clusters_leaked_after_retry": leaked_clusters(s), "envelopes_leaked": envelopes,
+              "envelopes_leaked_after_retry": leaked_envelopes(s)}
     print(f"[{name}] {json.dumps(result)}", flush=True)
     return result
 
 
 def table(results: list[dict]) -> str:
-    lines = ["| fault | what the user sees | noticed after | the hit run ends | clusters leaked | orphans after "
-             "`make stop` | retry (same run label) | duplicate rows / manifests | confirmed unaccounted for |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| fault | what the user sees | noticed after | the hit run ends | clusters leaked | envelopes leaked | "
+             "orphans after `make stop` | retry (same run label) | duplicate rows / manifests | confirmed unaccounted "
+             "for |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         lines.append(f"| {r['fault']} | {r['user_sees'].replace('|', '/')} | {r['noticed_s']:.0f} s | "
                      f"{r['faulted_run']} | "
                      f"{r['clusters_leaked']} (after retry {r['clusters_leaked_after_retry']}) | "
+                     f"{r['envelopes_leaked']} (after retry {r['envelopes_leaked_after_retry']}) | "
                      f"{'-' if r['orphans_after_stop'] is None else r['orphans_after_stop']} | {r['state']} "
                      f"({r['rows']} phase_summary rows) | {r['duplicate_rows']} / {r['duplicate_manifests']} | "
                      f"lost {r['lost']}; broker counts agree: {r['broker_counts_agree']} |")
@@ -192,7 +233,7 @@ def table(results: list[dict]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", default="A,B,C,D,E")
+    parser.add_argument("--cases", default="A,B,C,D,E,F")
     parser.add_argument("--keep", action="store_true", help="leave the state dir (logs) behind")
     args = parser.parse_args()
     state = Path(tempfile.mkdtemp(prefix="fault-matrix-"))
