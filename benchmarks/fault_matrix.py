@@ -16,11 +16,11 @@ fresh 1-node cluster, 2 x 6 s of load). Cases:
 
 For each: what the user sees (the demo's words), seconds until the demo said it, clusters leaked after the next step
 (port blocks still bound, Terraform state with resources, RabbitMQ VMs of the stack), the scale model's envelopes
-leaked (cgroups, mounts and loop devices of the stack's state root: adapters.envelope.leftovers), orphans
-(processes of the stack left after `make stop`), and after the retry with the same run label: its state, duplicate phase_summary rows and raw
-manifests, and confirmed messages unaccounted for (the accounting's `lost`, and the broker's exact counters against
-the generator's in the run manifest). Case A also plants the lease of the killed run, as the orphaned task process the
-issue measured did after the clean-up: the retry must reclaim it.
+leaked (cgroups, mounts and loop devices of the stack's state root: adapters.envelope.leftovers), orphans (processes
+of the stack left after `make stop`), and after the retry with the same run label: its state, duplicate phase_summary
+rows and raw manifests, and confirmed messages unaccounted for (the accounting's `lost`, and the broker's exact
+counters against the generator's in the run manifest). Case A also plants the lease of the killed run, as the orphaned
+task process the issue measured did after the clean-up: the retry must reclaim it.
 """
 
 from __future__ import annotations
