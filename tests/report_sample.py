@@ -4,7 +4,8 @@ Stands in for the Spark pipeline (tests/test_spark_report.py checks the report a
 `phase_summary` per config, campaign-wide `capacity_repeats`, `leaderboards`, `pareto`, `adverse`,
 `repeat_intervals`, `board_intervals`, raw
 client_seconds / events / broker_samples (sizing.records schemas) and GX results,
-for campaigns/local-quick.yaml (2 configs; `increasing-intensity` 500/1000/2000 msg/s and `broker-kill`).
+for local-quick as tests/fixtures/report-sample.yaml keeps it (2 configs; `increasing-intensity` 500/1000/2000
+msg/s and `broker-kill`).
 The figures are plausible, chosen so that the verdict is clear: the 1-node cluster cannot survive
 losing its only node, the 3-node one can.
 """
@@ -29,7 +30,7 @@ from sizing.spec import Campaign, family_phases, load_campaign
 from sizing.timeline import Timeline, expand
 
 ROOT = Path(__file__).resolve().parent.parent
-SPEC = ROOT / "campaigns" / "local-quick.yaml"
+SPEC = ROOT / "tests" / "fixtures" / "report-sample.yaml"  # local-quick as the figures below assume it
 RUN_ID = "manual__2026-01-01T00-00-00"
 N1, N3 = "n1-c5.2xlarge-gp2", "n3-c5.2xlarge-gp2"
 
