@@ -80,6 +80,9 @@ class ScaleFactors:
 
 
 DEFAULT_FACTORS = ScaleFactors()
+# The rabbitmq.conf key through which a node is told its envelope's memory (node.sh writes it): a campaign's own
+# broker_config may not set it as well.
+MEMORY_OVERRIDE = "total_memory_available_override_value"
 OFF = "off"  # `scale_model: off`: every node shares the machine's cores, memory and one filesystem (before issue 31)
 
 

@@ -180,3 +180,12 @@ def test_the_bottleneck_limits_are_the_envelopes_on_the_scale_model_and_the_cata
     off = parse_campaign({**quick.raw, "scale_model": "off"}, catalog=quick.catalog)
     cloud = resource_limits(quick.catalog, shape.instance_type, {v.role: v.volume for v in shape.volumes})
     assert config_limits(off, shape) == cloud and cloud.volume_iops == 3000
+
+
+def test_the_memory_the_broker_is_told_is_the_scale_models_alone(quick):
+    with pytest.raises(SpecError) as err:
+        parse_campaign({**quick.raw, "broker_config": {"total_memory_available_override_value": 8 << 30}},
+                       catalog=quick.catalog)
+    assert [p.path for p in err.value.problems] == ["broker_config.total_memory_available_override_value"]
+    off = {**quick.raw, "scale_model": "off", "broker_config": {"total_memory_available_override_value": 8 << 30}}
+    assert parse_campaign(off, catalog=quick.catalog).scale_model is None  # without a scale model it is the user's

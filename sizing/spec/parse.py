@@ -16,7 +16,14 @@ from sizing.disks import DATA_ROLE, FILESYSTEMS, VOLUME_ROLES, RoleVolume
 from sizing.existing import existing_problems, parse_existing
 from sizing.fields import Fields, Problem, SpecError, deep_merge, join
 from sizing.queueargs import check_queue_arguments
-from sizing.scalemodel import DEFAULT_FACTORS, OFF, ScaleFactors, envelope_problems, node_envelope
+from sizing.scalemodel import (
+    DEFAULT_FACTORS,
+    MEMORY_OVERRIDE,
+    OFF,
+    ScaleFactors,
+    envelope_problems,
+    node_envelope,
+)
 from sizing.search import SearchSpec
 from sizing.spec.groups import with_groups
 from sizing.spec.model import (
@@ -684,6 +691,10 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
     purpose = root.str("purpose", "size", choices=PURPOSES)
     comparison = _parse_comparison(root, purpose, clusters, scenarios)
     scale_model = _parse_scale_model(root, deployment, catalog, clusters)
+    if scale_model is not None and MEMORY_OVERRIDE in broker_config:
+        root.fail(f"broker_config.{MEMORY_OVERRIDE}", "is set by the scale model (the node's memory envelope, so the "
+                                                     "high watermark is relative to it); remove it, or set "
+                                                     "scale_model.memory_mib_per_gib")
     existing = parse_existing(root, deployment)
     if existing is not None:
         problems.extend(existing_problems(existing, clusters, [s for s in scenarios if s], broker_config,
