@@ -292,9 +292,13 @@ def _compare(args: argparse.Namespace) -> int:
     base_record, head_record = _run_records(store, spec, args.campaign, args.base, args.head)
     campaign, head_raw = run_spec(head_record)
     _, base_raw = run_spec(base_record)
-    if base_record["spec_hash"] != head_record["spec_hash"] and not args.allow_spec_change:
-        differences = spec_differences(base_raw, head_raw)
-        raise Refused(f"runs {args.base} and {args.head} ran different specs ({base_record['spec_hash']} vs "
+    # What the figures were measured on (the scale model and its factors) differs like the spec does
+    measured = [f"measured_on: {base_record.get('measured_on')} -> {head_record.get('measured_on')}"] if (
+        base_record.get("measured_on") != head_record.get("measured_on")) else []
+    if (base_record["spec_hash"] != head_record["spec_hash"] or measured) and not args.allow_spec_change:
+        differences = measured + spec_differences(base_raw, head_raw)
+        raise Refused(f"runs {args.base} and {args.head} ran different specs or scale models "
+                      f"({base_record['spec_hash']} vs "
                       f"{head_record['spec_hash']}: {len(differences)} difference(s), first: "
                       f"{differences[0] if differences else '?'}); pass --allow-spec-change to compare them anyway "
                       f"(the differences are listed first)")

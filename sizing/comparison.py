@@ -293,8 +293,8 @@ class Comparison:
                              (("base", self.base_record), ("head", self.head_record))}}
 
 
-VERSION_FIELDS = ("spec_hash", "code_commit", "rabbitmq_version", "erlang_version", "pika_version", "spark_version",
-                  "instance_types", "status")
+VERSION_FIELDS = ("spec_hash", "measured_on", "code_commit", "rabbitmq_version", "erlang_version", "pika_version",
+                  "spark_version", "instance_types", "status")
 
 
 def _versions(record: Mapping[str, Any] | None) -> dict[str, Any]:
