@@ -6,10 +6,12 @@ fixes a spec in one round trip, and nothing downstream ever sees a half-valid sp
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,6 +117,99 @@ def join(path: str, key: str | int) -> str:
     return f"{path}.{key}" if path else key
 
 
+class Recorder:
+    """What parses read, for the JSON Schema (sizing.spec.schema): per field pattern (list positions as `[]`) the
+    schema fragment of the checks its Fields method makes, its default, and in how many reads of its mapping it was
+    required; per mapping pattern, how often it was read and whether it refuses unknown keys. The schema is thereby
+    the parser's own checks, written once."""
+
+    def __init__(self) -> None:
+        self.fragments: dict[str, dict[str, Any]] = {}
+        self.defaults: dict[str, Any] = {}
+        self.visits: dict[str, int] = {}
+        self.required: dict[str, int] = {}
+        self.closed: set[str] = set()
+        self.scalars: set[str] = set()  # mappings that may also be written as a scalar (a volume as its type name)
+        self.merged = 0  # > 0: reading a merged document (a scenario's workload): nothing there is required
+
+    @staticmethod
+    def pattern(path: str) -> str:
+        return re.sub(r"\[\d+\]", "[]", path)
+
+    def visit(self, path: str) -> None:
+        if not self.merged:
+            key = self.pattern(path)
+            self.visits[key] = self.visits.get(key, 0) + 1
+
+    def field(self, path: str, fragment: dict[str, Any] | None, required: bool, default: Any) -> None:
+        key = self.pattern(path)
+        if fragment is not None or key not in self.fragments:
+            self.fragments[key] = _loosest(self.fragments.get(key, {}), fragment or {})
+        if default is not _MISSING and default is not None and key not in self.defaults:
+            self.defaults[key] = default
+        if required and not self.merged:
+            self.required[key] = self.required.get(key, 0) + 1
+
+
+def _loosest(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """Two reads of one field: bounds that depend on the rest of the document (an io1 volume's IOPS against the
+    catalog's max_iops of io1) differ between reads; the schema keeps the widest."""
+    merged = {**before, **after}
+    for key in before.keys() & after.keys():
+        if key in ("maximum", "maxLength", "maxItems"):
+            merged[key] = max(before[key], after[key])
+        elif key in ("minimum", "exclusiveMinimum", "minItems"):
+            merged[key] = min(before[key], after[key])
+    return merged
+
+
+RECORDER: ContextVar[Recorder | None] = ContextVar("fields_recorder", default=None)
+
+
+@contextlib.contextmanager
+def merged_document() -> Iterator[None]:
+    """Reading a document merged from others (a scenario's workload over the campaign's): its fields are not
+    required there, whatever the parse of the merged whole requires."""
+    recorder = RECORDER.get()
+    if recorder is not None:
+        recorder.merged += 1
+    try:
+        yield
+    finally:
+        if recorder is not None:
+            recorder.merged -= 1
+
+
+def scalar_form(path: str) -> None:
+    """The mapping at `path` was written as a scalar the parser expands (`volume: gp2` is `{type: gp2}`)."""
+    recorder = RECORDER.get()
+    if recorder is not None:
+        recorder.scalars.add(Recorder.pattern(path))
+
+
+@contextlib.contextmanager
+def not_recorded() -> Iterator[None]:
+    """Reading another document (a catalog) in the middle of a campaign: none of it is the campaign's schema."""
+    token = RECORDER.set(None)
+    try:
+        yield
+    finally:
+        RECORDER.reset(token)
+
+
+# The JSON Schema of a one-line string and of text (sizing.spec.schema); `(?![\s\S])` ends the match at the true
+# end of the value, in ECMAScript (editors) and in Python's re alike (where `$` would match before a final newline).
+ONE_LINE = r"^(?=[\s\S]*\S)[^\x00-\x1f\x7f-\x9f]+(?![\s\S])"
+TEXT = r"^(?=[\s\S]*\S)[^\x00-\x08\x0b-\x1f\x7f-\x9f]+(?![\s\S])"
+
+
+def _bounds(minimum: float | None, maximum: float, exclusive: bool = False) -> dict[str, Any]:
+    out: dict[str, Any] = {"maximum": maximum}
+    if minimum is not None:
+        out["exclusiveMinimum" if exclusive else "minimum"] = minimum
+    return out
+
+
 class Fields:
     """Typed access to one mapping; every failed access records a Problem and returns None."""
 
@@ -122,6 +217,9 @@ class Fields:
         self.path = path
         self.problems = problems
         self.seen: set[str] = set()
+        self.recorder = RECORDER.get()
+        if self.recorder is not None and (data is None or isinstance(data, Mapping)):
+            self.recorder.visit(path)
         if data is None:
             data = {}
         if not isinstance(data, Mapping):
@@ -135,7 +233,13 @@ class Fields:
     def has(self, key: str) -> bool:
         return key in self.data
 
+    def _record(self, key: str, fragment: dict[str, Any] | None, default: Any, raw: bool = False) -> None:
+        # `raw` counts whether the field is required (every typed read goes through raw() when it is)
+        if self.recorder is not None:
+            self.recorder.field(join(self.path, key), fragment, raw and default is _MISSING, default)
+
     def raw(self, key: str, default: Any = _MISSING) -> Any:
+        self._record(key, None, default, raw=True)  # read raw: its own code checks it; the schema says any value
         self.seen.add(key)
         if key not in self.data:
             if default is _MISSING:
@@ -145,11 +249,15 @@ class Fields:
         return self.data[key]
 
     def sub(self, key: str, required: bool = True) -> Fields:
+        self._record(key, {"type": "object"}, _MISSING if required else None)
         value = self.raw(key, _MISSING if required else None)
         return Fields(value, join(self.path, key), self.problems)
 
-    def _checked(self, key: str, default: Any, problem: Callable[[Any], str | None]) -> Any:
-        """The value at `key`, `default` when absent (not checked: the code states it), or None with a problem."""
+    def _checked(self, key: str, default: Any, problem: Callable[[Any], str | None],
+                 schema: dict[str, Any]) -> Any:
+        """The value at `key`, `default` when absent (not checked: the code states it), or None with a problem.
+        `schema`: the same check as a JSON Schema fragment (sizing.spec.schema)."""
+        self._record(key, schema, default)
         if key not in self.data and default is not _MISSING:
             self.seen.add(key)
             return default
@@ -162,8 +270,9 @@ class Fields:
             return None
         return value
 
-    def _typed(self, key: str, default: Any, ok: Callable[[Any], bool], expected: str) -> Any:
-        return self._checked(key, default, lambda v: None if ok(v) else f"must be {expected}, got {_got(v)}")
+    def _typed(self, key: str, default: Any, ok: Callable[[Any], bool], expected: str, schema: dict[str, Any]
+               ) -> Any:
+        return self._checked(key, default, lambda v: None if ok(v) else f"must be {expected}, got {_got(v)}", schema)
 
     def str(self, key: str, default: Any = _MISSING, choices: tuple[str, ...] | None = None,
             max_len: int = MAX_STR, text: bool = False) -> str | None:
@@ -172,7 +281,9 @@ class Fields:
                 return f"must be one of {', '.join(choices)}; got {value[:60]!r}"
             return text_problem(value, MAX_TEXT if text else max_len, text)
 
-        return self._checked(key, default, problem)
+        schema = {"enum": list(choices)} if choices is not None else {
+            "type": "string", "maxLength": MAX_TEXT if text else max_len, "pattern": TEXT if text else ONE_LINE}
+        return self._checked(key, default, problem, schema)
 
     def name(self, key: str, default: Any = _MISSING, names: str = "S3 partitions") -> str | None:
         """A name that becomes part of paths and ids: NAME, whole value."""
@@ -182,18 +293,22 @@ class Fields:
                         f"{names}), got {value[:80]!r}")
             return text_problem(value)
 
-        return self._checked(key, default, problem)
+        return self._checked(key, default, problem, {"type": "string", "pattern": f"^{NAME.pattern}(?![\\s\\S])"})
 
     def bool(self, key: str, default: Any = _MISSING) -> bool | None:
-        return self._typed(key, default, lambda v: isinstance(v, bool), "true or false")
+        return self._typed(key, default, lambda v: isinstance(v, bool), "true or false", {"type": "boolean"})
 
     def int(self, key: str, default: Any = _MISSING, minimum: int | None = None,
-            maximum: int = MAX_INT) -> int | None:
-        return self._checked(key, default, lambda v: number_problem(v, minimum, maximum, integer=True))
+            maximum: int = MAX_INT, widest: int | None = None) -> int | None:
+        """`widest`: the bound the schema states when `maximum` depends on the rest of the document (a volume
+        type's own limit)."""
+        return self._checked(key, default, lambda v: number_problem(v, minimum, maximum, integer=True),
+                             {"type": "integer", **_bounds(minimum, widest if widest is not None else maximum)})
 
     def number(self, key: str, default: Any = _MISSING, minimum: float | None = None,
                exclusive: bool = False, maximum: float = MAX_NUMBER) -> float | None:
-        value = self._checked(key, default, lambda v: number_problem(v, minimum, maximum, exclusive=exclusive))
+        value = self._checked(key, default, lambda v: number_problem(v, minimum, maximum, exclusive=exclusive),
+                              {"type": "number", **_bounds(minimum, maximum, exclusive)})
         return float(value) if value is not None and key in self.data else value
 
     def list(self, key: str, default: Any = _MISSING, non_empty: bool = True, max_len: int = 1000
@@ -207,14 +322,17 @@ class Fields:
                 return f"must have at most {max_len} entries, got {len(value)}"
             return None
 
-        return self._checked(key, default, problem)
+        return self._checked(key, default, problem, {"type": "array", "minItems": 1 if non_empty else 0,
+                                                     "maxItems": max_len})
 
     def mapping(self, key: str, default: Any = _MISSING) -> dict[str, Any] | None:
-        value = self._typed(key, default, lambda v: isinstance(v, Mapping), "a mapping")
+        value = self._typed(key, default, lambda v: isinstance(v, Mapping), "a mapping", {"type": "object"})
         return dict(value) if value is not None else None
 
     def done(self) -> None:
         """Unknown keys are errors: a typo like `prefech` must not silently fall back to a default."""
+        if self.recorder is not None:
+            self.recorder.closed.add(Recorder.pattern(self.path))
         for key in self.data:
             if key not in self.seen:
                 self.fail(str(key), "is not a known field")

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from sizing.fields import MAX_RATE, Fields, Problem, deep_merge, join
+from sizing.fields import MAX_RATE, Fields, Problem, deep_merge, join, merged_document
 from sizing.records import DEFAULT_GROUP  # the one implicit group of a scenario without `groups:`
 from sizing.spec.model import RATE_MAX, Scenario, Workload, WorkloadGroup
 from sizing.spec.steps import check_setting, format_value
@@ -97,7 +97,8 @@ def with_groups(scenario: Scenario, value: Mapping[str, Any], groups_raw: list[A
                                                    if k != "arguments"}}
         sub_value = {"name": scenario.name, "warmup_s": scenario.warmup_s, "steps": steps_raw, "workload": merged}
         own: list[Problem] = []
-        parsed = parse_scenario(sub_value, g.path, own, base_raw, base_workload, deployment)
+        with merged_document():  # the group as a scenario: its own fields were read above, under g
+            parsed = parse_scenario(sub_value, g.path, own, base_raw, base_workload, deployment)
         for problem in own:  # problems of what the group inherited were reported for the scenario itself
             if problem.path.startswith(join(g.path, "workload")):
                 problems.append(problem)

@@ -28,7 +28,10 @@ from sizing.fields import (
     SpecError,
     deep_merge,
     join,
+    merged_document,
+    not_recorded,
     number_problem,
+    scalar_form,
     text_problem,
 )
 from sizing.queueargs import check_queue_arguments
@@ -164,10 +167,15 @@ def _name_pattern_problem(pattern: str, count: int) -> str | None:
     return None
 
 
-def _parse_volume(value: Any, path: str, catalog: Catalog | None, problems: list[Problem]) -> Volume | None:
+def _parse_volume(value: Any, path: str, catalog: Catalog | None, problems: list[Problem], role: bool = False
+                  ) -> Volume | None:
+    """`volume: gp2` or `{type: gp2, size_gb: ...}`; `role`: an entry of `volumes` (its role checked by the caller)."""
     if isinstance(value, str):
+        scalar_form(path)
         value = {"type": value}
     f = Fields(value, path, problems)
+    if role:
+        f.raw("role", None)
     vtype = f.str("type")
     price = catalog.volumes.get(vtype) if catalog is not None and vtype else None
     # Provisioned IOPS and MiB/s within the volume type's own limits (the catalog's max_iops / max_mib_s).
@@ -176,8 +184,8 @@ def _parse_volume(value: Any, path: str, catalog: Catalog | None, problems: list
     volume = Volume(
         type=vtype or "",
         size_gb=f.int("size_gb", None, minimum=1, maximum=MAX_VOLUME_GB),
-        iops=f.int("iops", None, minimum=0, maximum=max_iops),
-        throughput_mbps=f.int("throughput_mbps", None, minimum=0, maximum=max_mib_s),
+        iops=f.int("iops", None, minimum=0, maximum=max_iops, widest=MAX_INT),
+        throughput_mbps=f.int("throughput_mbps", None, minimum=0, maximum=max_mib_s, widest=MAX_INT),
     )
     f.done()
     if vtype and catalog is not None and vtype not in catalog.volumes:
@@ -214,7 +222,7 @@ def _parse_layout(e: Fields, catalog: Catalog | None, deployment: str | None
             e.problems.append(Problem(where, f"must be a mapping {{role: ..., type: ...}}, got {entry!r}"))
             continue
         role = entry.get("role")
-        volume = _parse_volume({k: v for k, v in entry.items() if k != "role"}, where, catalog, e.problems)
+        volume = _parse_volume(entry, where, catalog, e.problems, role=True)
         if role not in VOLUME_ROLES:
             e.problems.append(Problem(f"{where}.role", f"must be one of {', '.join(VOLUME_ROLES)}; got {role!r}"
                                       if role is not None else "is required"))
@@ -433,7 +441,8 @@ def _scenario_workload(overrides: Mapping[str, Any], path: str, problems: list[P
     if not overrides:
         return base
     own: list[Problem] = []
-    workload = _parse_workload(Fields(deep_merge(workload_raw, overrides), path, own))
+    with merged_document():
+        workload = _parse_workload(Fields(deep_merge(workload_raw, overrides), path, own))
     already = {p.path for p in problems if p.path.startswith("workload")}
     problems.extend(p for p in own if "workload" + p.path[len(path):] not in already)
     return workload
@@ -731,7 +740,8 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
     catalog_name = root.str("catalog")
     if catalog is None and catalog_name is not None:
         try:
-            catalog = load_catalog(catalog_name)
+            with not_recorded():  # the catalog is a document of its own, not part of the campaign's schema
+                catalog = load_catalog(catalog_name)
         except SpecError as err:  # the catalog file's own field paths, under the campaign's `catalog`
             problems.extend(Problem("catalog", f"{err.source}: {p}") for p in err.problems)
     t = root.sub("target")
