@@ -129,6 +129,7 @@ class Recorder:
         self.visits: dict[str, int] = {}
         self.required: dict[str, int] = {}
         self.closed: set[str] = set()
+        self.direct: set[str] = set()  # fields read outside a merged document: the ones a user writes there
         self.scalars: set[str] = set()  # mappings that may also be written as a scalar (a volume as its type name)
         self.merged = 0  # > 0: reading a merged document (a scenario's workload): nothing there is required
 
@@ -143,10 +144,13 @@ class Recorder:
 
     def field(self, path: str, fragment: dict[str, Any] | None, required: bool, default: Any) -> None:
         key = self.pattern(path)
+        if not self.merged:
+            self.direct.add(key)
         if fragment is not None or key not in self.fragments:
             self.fragments[key] = _loosest(self.fragments.get(key, {}), fragment or {})
-        if default is not _MISSING and default is not None and key not in self.defaults:
-            self.defaults[key] = default
+        if default is not _MISSING and default is not None:
+            # a default that depends on the document (a search's SLO: the target's p99) is no default to show
+            self.defaults[key] = default if self.defaults.get(key, default) == default else VARIES
         if required and not self.merged:
             self.required[key] = self.required.get(key, 0) + 1
 
@@ -163,6 +167,7 @@ def _loosest(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
+VARIES = object()  # a field's default differs between reads
 RECORDER: ContextVar[Recorder | None] = ContextVar("fields_recorder", default=None)
 
 

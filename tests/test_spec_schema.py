@@ -25,7 +25,19 @@ import yaml
 from sizing.fields import SpecError
 from sizing.plan import check_budget
 from sizing.spec import parse_campaign, read_campaign_yaml
-from sizing.spec.schema import MODELINE, SCHEMA_CANNOT_SAY, SCHEMA_FILE, campaign_schema, schema_text
+from sizing.spec.schema import (
+    MEANINGS,
+    MODELINE,
+    REFERENCE_END,
+    REFERENCE_START,
+    SCHEMA_CANNOT_SAY,
+    SCHEMA_FILE,
+    campaign_schema,
+    corpus,
+    record,
+    reference_markdown,
+    schema_text,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 CAMPAIGNS = sorted((ROOT / "campaigns").glob("*.yaml"))
@@ -52,14 +64,24 @@ def test_the_shipped_schema_is_generated_from_the_parser_and_every_campaign_name
 def test_every_field_the_parser_reads_is_in_the_schema() -> None:
     """The schema is read off parses of a corpus: a field only a branch outside it reads would be missing (and an
     editor would flag it). Known answer: the field names in the parser's own source."""
-    from sizing.spec.schema import corpus, record
-
     read = record(corpus([read_campaign_yaml(p) for p in CAMPAIGNS]))
     names = {pattern.rsplit(".", 1)[-1].removesuffix("[]") for pattern in read.fragments}
     sources = ["sizing/spec/parse.py", "sizing/spec/steps.py", "sizing/spec/groups.py", "sizing/existing.py"]
     in_code = {key for source in sources for key in re.findall(
         r'\.(?:str|int|number|bool|list|mapping|sub|raw|name)\("([a-z_0-9]+)"', (ROOT / source).read_text())}
     assert len(in_code) > 80 and not in_code - names, sorted(in_code - names)
+
+
+def test_the_readme_field_reference_is_generated_and_every_field_has_a_meaning() -> None:
+    """Item 4: the README's "Campaign spec" table is the parser's fields (type, bounds, default) with their meanings;
+    a field added to the parser without a meaning, or a meaning left for a field that is gone, fails here."""
+    documents = [read_campaign_yaml(p) for p in CAMPAIGNS]
+    readme = (ROOT / "README.md").read_text()
+    assert f"{REFERENCE_START}\n\n{reference_markdown(documents)}\n\n{REFERENCE_END}" in readme, \
+        "stale: regenerate with scripts/regen_spec_schema.py"
+    written = record(corpus(documents)).direct
+    assert not written - set(MEANINGS), sorted(written - set(MEANINGS))
+    assert not set(MEANINGS) - written - {"extends"}, sorted(set(MEANINGS) - written)
 
 
 @pytest.mark.parametrize("path", CAMPAIGNS, ids=lambda p: p.stem)

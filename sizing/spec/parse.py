@@ -596,6 +596,7 @@ def _parse_scale_model(root: Fields, deployment: str | None, catalog: Catalog | 
     """`scale_model:` absent (the default factors on the local target), `off`, or a mapping of factors (each a
     positive number; the others keep their defaults). Only the local target has a scale model."""
     value = root.raw("scale_model", None)
+    scalar_form("scale_model")  # `scale_model: off`, or a mapping of factors
     if value is None:
         return DEFAULT_FACTORS if deployment == "local" else None
     if value is False or value == OFF:
