@@ -89,7 +89,9 @@ def number_problem(value: Any, minimum: float | None = None, maximum: float = MA
 
 def _show(value: float) -> str:
     """A bound or a value as written: integers in full (`65535`, not `65535.0`), other numbers short."""
-    return str(int(value)) if float(value).is_integer() and abs(value) < 1e18 else f"{value:g}"
+    if isinstance(value, int):
+        return str(value)
+    return str(int(value)) if value.is_integer() and abs(value) < 1e18 else f"{value:g}"
 
 
 def text_problem(value: Any, max_len: int = MAX_STR, text: bool = False) -> str | None:

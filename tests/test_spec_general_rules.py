@@ -91,6 +91,8 @@ CASES = [
      "workload.queues.count", "<= 100000"),
     ("prefetch-above-amqp-short", "local-quick", lambda s: s["workload"]["consumers"].update(prefetch=70_000),
      "workload.consumers.prefetch", "<= 65535"),
+    ("broker-config-huge", "local-quick", lambda s: s.update(broker_config={"channel_max": 10**30}),
+     "broker_config.channel_max", "<= 9223372036854775807"),
     ("description-too-long", "local-quick", lambda s: s.update(description="x" * 5000), "description", "at most"),
     # fields read but never checked, or silently ignored
     ("group-max-rate-without-max", "disks-matter-local", None, None, "max_rate"),
