@@ -20,6 +20,8 @@ from sizing.layout import spec_key
 from sizing.plan import check_budget
 from sizing.runplan import CampaignRun, campaign_run, run_problems
 from sizing.spec import Campaign, load_campaign, parse_campaign
+from sizing.spec.load import resolve_extends
+from sizing.yamlload import load_yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,16 +53,8 @@ def load_spec_param(value: str, root: Path = REPO_ROOT) -> Campaign:
     if not value or not value.strip():
         raise SpecError([Problem("", "the campaign parameter is empty: give a spec path or inline YAML")], "campaign")
     if is_inline_spec(value):
-        try:
-            data = yaml.safe_load(value)
-        except yaml.YAMLError as err:
-            raise SpecError([Problem("", f"is not valid YAML: {err}")], "inline campaign") from err
-        if isinstance(data, Mapping) and "extends" in data:
-            # Resolve `extends` against the shipped campaigns, as a file in campaigns/ would.
-            from sizing.spec import deep_merge, read_campaign_yaml
-
-            parent = read_campaign_yaml(root / "campaigns" / str(data["extends"]))
-            data = deep_merge(parent, {k: v for k, v in data.items() if k != "extends"})
+        # `extends` resolves against the shipped campaigns, as a file in campaigns/ would.
+        data = resolve_extends(load_yaml(value, "inline campaign"), root / "campaigns", "inline campaign")
         return check_installed(check_budget(parse_campaign(data, source="inline campaign")), "inline campaign")
     path = Path(value)
     return check_installed(check_budget(load_campaign(path if path.is_absolute() else root / path)), value)

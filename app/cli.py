@@ -33,7 +33,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sizing.fields import SpecError
+from sizing.fields import MAX_DURATION_S, SpecError, number_problem
 
 if TYPE_CHECKING:
     from sizing.plan import ConfigPlan
@@ -115,7 +115,7 @@ def _plan(args: argparse.Namespace) -> int:
                   f"(warm-up {s.warmup_s:g} + measure {s.measure_s:g} + drain {s.drain_s:g}) = "
                   f"{s.worst_case_s() / 60:.1f} min; ladder {', '.join(f'{r:g}' for r in s.ladder_rates())} msg/s")
     budget = campaign.budget
-    parallelism = args.parallelism or (budget.parallelism if budget else 1)
+    parallelism = args.parallelism if args.parallelism is not None else (budget.parallelism if budget else 1)
     cost = campaign_cost(campaign, parallelism, args.config or None)
     print(f"cost of running it (worst case, apply/destroy included): {cost.summary()}")
     if budget:
@@ -512,7 +512,7 @@ def _trigger(args: argparse.Namespace, configs: list[str]) -> int:
         conf["configs"] = configs
     if args.scenario:
         conf["scenarios"] = args.scenario
-    if args.max_parallel_configs:
+    if args.max_parallel_configs is not None:
         conf["max_parallel_configs"] = args.max_parallel_configs
     try:
         login = AirflowLogin.from_env()
@@ -566,6 +566,27 @@ def explain(err: BaseException) -> str | None:
     return None
 
 
+def bounded(kind: type, low: float, high: float, exclusive: bool = False):
+    """An argparse `type`: the option's value parsed as `kind` and checked by the spec's own number rule (finite,
+    within low..high), so that a bad number is refused by the parser, with the option's name, before anything runs."""
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {'an integer' if kind is int else 'a number'}, got {text!r}"
+                                             ) from None
+        reason = number_problem(value, low, high, integer=kind is int, exclusive=exclusive)
+        if reason is not None:
+            raise argparse.ArgumentTypeError(reason)
+        return value
+
+    parse.__name__ = kind.__name__  # argparse names the type in its messages
+    return parse
+
+
+MAX_PARALLELISM = 100  # sizing.runplan.MAX_PARALLEL_CONFIGS and a budget's parallelism have the same bound
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sizing", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -574,7 +595,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="run a campaign end to end on this machine (starts what it needs)")
     p.add_argument("--campaign", default="campaigns/local-quick.yaml")
     p.add_argument("--run-label", default="demo")
-    p.add_argument("--timeout", type=float, default=1800, help="seconds to wait for the run")
+    p.add_argument("--timeout", type=bounded(float, 0, MAX_DURATION_S, exclusive=True), default=1800,
+                   help="seconds to wait for the run")
     p.add_argument("--stop", action="store_true", help="stop everything the demo started (stored results stay)")
     p.add_argument("--clean", action="store_true",
                    help="stop, then delete the state dir: stored results, Airflow DB, logs (`make clean`)")
@@ -586,7 +608,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("spec")
     p.add_argument("--config", action="append", help="only this config id (repeatable)")
     p.add_argument("--json", action="store_true")
-    p.add_argument("--parallelism", type=int, help="clusters up at once for the wall time (default: budget's, or 1)")
+    p.add_argument("--parallelism", type=bounded(int, 1, MAX_PARALLELISM),
+                   help="clusters up at once for the wall time (default: budget's, or 1)")
     p.set_defaults(func=_plan)
     for name, func, helptext in (("trigger", _trigger_cmd, "start a sizing_campaign run over Airflow's REST API"),
                                  ("backfill", _backfill, "rerun some configs of a campaign run (same run label): "
@@ -598,7 +621,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--config", action="append", required=name == "backfill",
                        help="config id (repeatable)" + ("" if name == "backfill" else "; default: all"))
         p.add_argument("--scenario", action="append", help="only this scenario (repeatable)")
-        p.add_argument("--max-parallel-configs", type=int)
+        p.add_argument("--max-parallel-configs", type=bounded(int, 1, MAX_PARALLELISM),
+                       help="clusters up at once (default: the target's: local and existing 1, aws 4)")
         p.set_defaults(func=func)
     p = sub.add_parser("runs", help="the campaigns with tables, their runs with a report and the runs table")
     p.add_argument("--campaign", help="only this campaign")
@@ -608,7 +632,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--campaign", required=True)
     p.add_argument("--base", required=True, help="the run compared with (e.g. before an upgrade)")
     p.add_argument("--head", required=True, help="the run judged")
-    p.add_argument("--threshold", type=float, default=0.05,
+    p.add_argument("--threshold", type=bounded(float, 0, 1), default=0.05,  # 1 itself: _compare refuses it
                    help="practical threshold: a relative change smaller than this is no change (default 0.05)")
     p.add_argument("--format", choices=["table", "json"], default="table")
     p.add_argument("--allow-spec-change", action="store_true",
@@ -626,7 +650,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--campaign", required=True)
     p.add_argument("--run-id", help="only this run's rows in every view (default: every stored run's, each table "
                                     "has a run_id column)")
-    p.add_argument("--limit", type=int, default=100)
+    p.add_argument("--limit", type=bounded(int, 1, 1_000_000), default=100)
     p.add_argument("sql", help="e.g. \"SELECT config_id, cost_per_1k_at_top FROM leaderboards\"")
     p.set_defaults(func=_query)
     p = sub.add_parser("report", help="fetch a run's HTML report")
@@ -656,9 +680,14 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as err:
-        message = None if debug else explain(err)
-        if message is None:
+        if debug:
             raise
+        message = explain(err)
+        if message is None:  # a bug: still one line, never a traceback the user did not ask for
+            first = str(err).splitlines()[0][:200] if str(err) else ""
+            print(f"sizing {args.command}: internal error {type(err).__name__}: {first} (a bug; --debug shows the "
+                  f"traceback)", file=sys.stderr)
+            return 70  # EX_SOFTWARE
         print(f"sizing {args.command}: {' '.join(message.split())}"
               if not isinstance(err, SpecError) else str(err), file=sys.stderr)
         return 2 if isinstance(err, SpecError) else getattr(err, "exit_code", 1)

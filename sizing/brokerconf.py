@@ -15,12 +15,13 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from sizing.fields import Problem
+from sizing.fields import Problem, is_number, number_problem
 
 # RabbitMQ 3.10: rabbit.app's default `max_message_size` (128 MiB), and the schema's validator
 # ("Max message size should be between 0 and 512MB", rabbit.schema; ?MAX_MSG_SIZE in rabbit.hrl).
 DEFAULT_MAX_MESSAGE_SIZE = 134_217_728
 MAX_MESSAGE_SIZE_LIMIT = 536_870_912
+MAX_CONF_NUMBER = 2**63 - 1  # a number in rabbitmq.conf: finite, within a signed 64-bit integer
 
 # cuttlefish keys: dot-separated segments of letters, digits, '_' and '-' (e.g. `loopback_users.guest`,
 # `cluster_formation.classic_config.nodes.1`), starting with a letter.
@@ -77,6 +78,9 @@ def check_broker_config(config: Mapping[Any, Any], deployment: str | None, path:
             continue
         if not isinstance(value, str | int | float):  # bool is an int: true/false are rabbitmq.conf values
             problems.append(Problem(where, f"must be a scalar rabbitmq.conf value, got {value!r}"))
+            continue
+        if is_number(value) and (reason := number_problem(value, -MAX_CONF_NUMBER, MAX_CONF_NUMBER)):
+            problems.append(Problem(where, f"{reason} (cuttlefish reads integers as 64-bit)"))
             continue
         if isinstance(value, str):
             bad = _control_chars(value)

@@ -7,9 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from sizing.fields import Fields, Problem, SpecError
+from sizing.yamlload import document_problems, read_yaml_file
 
 CATALOG_DIR = Path(__file__).resolve().parent.parent / "catalogs"
 
@@ -67,7 +66,9 @@ class Catalog:
 
 
 def parse_catalog(data: Any, source: str = "catalog") -> Catalog:
-    problems: list[Problem] = []
+    problems = document_problems(data)
+    if problems:
+        raise SpecError(problems, source)
     root = Fields(data, "", problems)
     name = root.str("name")
     currency = root.str("currency", "USD")
@@ -131,7 +132,7 @@ def load_catalog(name_or_path: str | Path) -> Catalog:
     if not path.exists():
         known = ", ".join(sorted(p.stem for p in CATALOG_DIR.glob("*.yaml")))
         raise SpecError([Problem("catalog", f"no catalog {str(name_or_path)!r} (known: {known})")], "catalog")
-    return parse_catalog(yaml.safe_load(path.read_text()), source=str(path))
+    return parse_catalog(read_yaml_file(path, "catalog file"), source=str(path))
 
 
 MIB = 1024 * 1024

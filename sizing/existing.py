@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sizing.cluster import ClusterInfo, NodeInfo
-from sizing.fields import Fields, Problem, join
+from sizing.fields import MAX_PORT, MAX_TEXT, Fields, Problem, join, text_problem
 
 DEPLOYMENT = "existing"
 # The policy the load generator gives mirrored queues (loadgen.broker.policy_request): one of the names a campaign
@@ -42,8 +42,10 @@ POLICY_NAME = "loadgen-ha"
 DEFAULT_CONNECTION = "rabbitmq_existing"
 CREDENTIAL_KEYS = ("username", "password", "user", "login", "uri", "url", "credentials")
 NODE_CONTROL_KEYS = ("name", "pid_file", "start_cmd", "stop_cmd", "ctl_cmd")
-_ENDPOINT = re.compile(r"^(?:(?P<scheme>[a-z][a-z0-9+]*)://)?(?P<host>[A-Za-z0-9_.\-]+|\[[0-9A-Fa-f:]+\]):(?P<port>\d{1,5})/?$")
-_CONN_ID = re.compile(r"^[A-Za-z0-9_.\-]+$")
+# Both matched against the whole value (fullmatch: `$` would let a trailing newline through).
+_ENDPOINT = re.compile(r"(?:(?P<scheme>[a-z][a-z0-9+]*)://)?(?P<host>[A-Za-z0-9_.\-]{1,253}|\[[0-9A-Fa-f:]{2,39}\]):"
+                       r"(?P<port>\d{1,5})/?")
+_CONN_ID = re.compile(r"[A-Za-z0-9_.\-]{1,250}")
 
 
 @dataclass(frozen=True)
@@ -90,7 +92,7 @@ class ExistingCluster:
 
 
 def parse_endpoint(value: Any, where: Fields, key: str, web: bool) -> Endpoint | None:
-    if not isinstance(value, str) or not (match := _ENDPOINT.match(value.strip())):
+    if not isinstance(value, str) or not (match := _ENDPOINT.fullmatch(value)):
         example = "10.0.0.11:15672 or https://broker.example.com:15671" if web else "10.0.0.11:5672"
         where.fail(key, f"must be host:port (e.g. {example}), got {value!r}")
         return None
@@ -101,8 +103,8 @@ def parse_endpoint(value: Any, where: Fields, key: str, web: bool) -> Endpoint |
         where.fail(key, f"is the management API: http or https, got {value!r}")
         return None
     port = int(match["port"])
-    if not 0 < port < 65536:
-        where.fail(key, f"port must be 1..65535, got {port}")
+    if not 0 < port <= MAX_PORT:
+        where.fail(key, f"port must be 1..{MAX_PORT}, got {port}")
         return None
     return Endpoint(match["host"].strip("[]"), port, match["scheme"] or "http")
 
@@ -111,7 +113,7 @@ def _command(e: Fields, key: str) -> tuple[str, ...] | None:
     value = e.list(key, None)
     if value is None:
         return None
-    if not all(isinstance(part, str) and part for part in value):
+    if not all(text_problem(part, MAX_TEXT) is None for part in value):
         e.fail(key, f"must be a list of non-empty strings (argv), got {value!r}")
         return None
     return tuple(value)
@@ -133,7 +135,7 @@ def _parse_node(value: Any, path: str, local: bool, problems: list[Problem]) -> 
     management = (parse_endpoint(e.raw("management"), e, "management", web=True) if e.has("management")
                   else e.raw("management"))
     name = e.str("name", None)
-    prometheus_port = e.int("prometheus_port", 15692, minimum=1)
+    prometheus_port = e.int("prometheus_port", 15692, minimum=1, maximum=MAX_PORT)
     control = {"pid_file": e.str("pid_file", None), "start_cmd": _command(e, "start_cmd"),
                "stop_cmd": _command(e, "stop_cmd"), "ctl_cmd": _command(e, "ctl_cmd")}
     if not local:
@@ -159,7 +161,7 @@ def parse_existing(root: Fields, deployment: str | None) -> ExistingCluster | No
     start = len(f.problems)
     _refuse_credentials(f)
     connection = f.str("connection", DEFAULT_CONNECTION)
-    if connection and not _CONN_ID.match(connection):
+    if connection and not _CONN_ID.fullmatch(connection):
         f.fail("connection", f"must be an Airflow connection id (letters, digits, '_', '-', '.'), got {connection!r}")
     vhost = f.str("vhost", "/")
     local = f.bool("local", False)
@@ -167,8 +169,9 @@ def parse_existing(root: Fields, deployment: str | None) -> ExistingCluster | No
     ctl_env = f.mapping("ctl_env", None)
     if ctl_env is not None and not local:
         f.fail("ctl_env", "is for a cluster declared `local: true`")
-    if ctl_env is not None and not all(isinstance(k, str) and isinstance(v, str) for k, v in ctl_env.items()):
-        f.fail("ctl_env", "must map names to strings")
+    if ctl_env is not None and not all(isinstance(k, str) and text_problem(k) is None
+                                       and text_problem(v, MAX_TEXT) is None for k, v in ctl_env.items()):
+        f.fail("ctl_env", "must map names to one-line strings")
     raw_nodes = f.list("nodes") or []
     nodes = [_parse_node(value, join(join(f.path, "nodes"), i), bool(local), f.problems)
              for i, value in enumerate(raw_nodes)]

@@ -23,6 +23,7 @@ from typing import Any
 from sizing.fields import Problem
 
 MAX_EXPIRY_MS = 315_360_000_000  # rabbit_misc:check_expiry/1: ten years in milliseconds
+MAX_SIGNED_LONG = 2**63 - 1  # pika encodes an int argument as a signed 64-bit field
 MAX_PRIORITY = 255  # ?MAX_SUPPORTED_PRIORITY
 MAX_AGE = re.compile(r"0*[1-9][0-9]*[YMDhms]")  # check_max_age/1: a positive integer and one unit
 OVERFLOW_MODES = ("drop-head", "reject-publish", "reject-publish-dlx")
@@ -60,8 +61,9 @@ def _integer(low: int | None = None, high: int | None = None, zero: bool = True)
             return "must not be 0"
         if low is not None and value < low:
             return f"must be >= {low}, got {value}"
-        if high is not None and value > high:
-            return f"must be <= {high:,}, got {value:,}".replace(",", "_")
+        limit = high if high is not None else MAX_SIGNED_LONG
+        if value > limit:
+            return f"must be <= {limit:,}, got {value:,}".replace(",", "_")
         return None
     return check
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sizing.fields import Problem
+from sizing.fields import NAME, Problem, number_problem
 from sizing.layout import RunKey, manifest_key, raw_config_prefix, run_key_of, table_prefix
 from sizing.plan import Trial, plan_trials
 from sizing.records import PER_CONFIG_TABLES
@@ -20,6 +20,7 @@ from sizing.spec import Campaign, scenario_names, selected
 # Locally every broker node and the load generator share the same cores: one cluster at a time. An existing
 # cluster is one cluster: its trials take turns (they declare the same queue names).
 DEFAULT_MAX_PARALLEL = {"local": 1, "aws": 4, "existing": 1}
+MAX_PARALLEL_CONFIGS = 100  # clusters up at once; the same bound as a budget's parallelism
 # Executors that run every task on the scheduler's host: the only ones the local target (clusters as processes
 # of that host, their Terraform state and leases on its disk) can run on.
 ONE_HOST_EXECUTORS = ("LocalExecutor",)
@@ -72,18 +73,18 @@ def run_problems(params: Mapping[str, Any], campaign: Campaign) -> list[Problem]
         *_unknown_names("scenarios", "scenario", tuple(params.get("scenarios") or ()),
                         scenario_names(campaign.scenarios), campaign)]
     label = str(params.get("run_label") or "")
-    if not label or not all(ch.isalnum() or ch in "-_" for ch in label):
-        problems.append(Problem("params.run_label", f"must be letters, digits, '-' or '_' (it names S3 "
-                                                    f"partitions), got {label!r}"))
+    if not NAME.fullmatch(label):
+        problems.append(Problem("params.run_label", f"must be 1-64 ASCII letters, digits, '-' or '_' (it names S3 "
+                                                    f"partitions), got {label[:80]!r}"))
     max_parallel = _max_parallel(params, campaign)
-    if not isinstance(max_parallel, int) or isinstance(max_parallel, bool) or max_parallel < 1:
-        problems.append(Problem("params.max_parallel_configs", f"must be an integer >= 1, got {max_parallel!r}"))
+    if (reason := number_problem(max_parallel, 1, MAX_PARALLEL_CONFIGS, integer=True)) is not None:
+        problems.append(Problem("params.max_parallel_configs", reason))
     elif campaign.deployment == "existing" and max_parallel > 1:
         problems.append(Problem("params.max_parallel_configs", f"must be 1 on an existing cluster: its trials run "
                                                               f"one at a time on it, got {max_parallel}"))
     baseline = params.get("baseline_run") or None
     if baseline is not None and (not isinstance(baseline, str)
-                                 or not all(ch.isalnum() or ch in "-_" for ch in baseline)):
+                                 or not NAME.fullmatch(baseline)):
         problems.append(Problem("params.baseline_run", f"must be a run label (letters, digits, '-' or '_'), got "
                                                        f"{baseline!r}"))
     elif baseline is not None and baseline == label:

@@ -17,13 +17,13 @@ from __future__ import annotations
 import re
 
 ERLANG_SERIES = {"3.10": "25", "3.11": "25", "3.12": "26", "3.13": "26", "4.0": "26", "4.1": "27", "4.2": "27"}
-_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?$")
+_VERSION = re.compile(r"(\d{1,4})\.(\d{1,4})(?:\.(\d{1,4}))?")  # fullmatch: `$` would let a trailing newline in
 
 
 def version_problem(version: object) -> str | None:
     """Why `version` cannot be asked for (None when it can): `X.Y` (the series' newest) or `X.Y.Z`, of a series
     the Erlang table knows."""
-    if not isinstance(version, str) or not _VERSION.match(version):
+    if not isinstance(version, str) or not _VERSION.fullmatch(version):
         return f"must be a RabbitMQ version such as '3.12' or '3.12.13', got {version!r}"
     if series(version) not in ERLANG_SERIES:
         return (f"RabbitMQ {version} is not a series this platform can install (known: "

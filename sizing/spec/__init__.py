@@ -13,6 +13,7 @@ One module per part, every public name importable from `sizing.spec`:
 - `steps`: client-setting steps (seed 003), what may change live, `isolated_runs` for `isolate: true`.
 - `families`: an isolated scenario's runs as the one scenario written (filters, verdicts, charts).
 - `load`: campaign files, `extends:` resolved, then parsed.
+- `schema`: the campaign JSON Schema, generated from what the parser reads (campaigns/campaign.schema.json).
 """
 
 from sizing.fields import deep_merge

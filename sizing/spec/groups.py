@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from sizing.fields import Fields, Problem, deep_merge, join
+from sizing.fields import MAX_RATE, Fields, Problem, deep_merge, join, merged_document
 from sizing.records import DEFAULT_GROUP  # the one implicit group of a scenario without `groups:`
 from sizing.spec.model import RATE_MAX, Scenario, Workload, WorkloadGroup
 from sizing.spec.steps import check_setting, format_value
@@ -29,10 +29,13 @@ def _group_steps(g: Fields, scenario: Scenario, value: Mapping[str, Any]) -> tup
     if g.has("rate"):
         rate = g.raw("rate")
         per_publisher = g.bool("per_publisher", False)
-        max_rate = g.raw("max_rate", None)
+        max_rate = g.number("max_rate", None, minimum=0, exclusive=True, maximum=MAX_RATE)
         if (reason := check_setting("rate", rate)) is not None:
             g.fail("rate", reason)
             return None, join(g.path, "rate")
+        if g.has("max_rate") and rate != RATE_MAX:
+            g.fail("max_rate", f"caps a group held at `rate: max` only (this group holds rate {rate!r})")
+            return None, join(g.path, "max_rate")
         if rate == RATE_MAX:
             steps: dict[str, Any] = {"sequence": [{"rate": RATE_MAX}] * n, "duration_s": duration}
             if max_rate is not None:
@@ -74,15 +77,13 @@ def with_groups(scenario: Scenario, value: Mapping[str, Any], groups_raw: list[A
     for j, entry in enumerate(entries):
         g = Fields(entry, join(where, j), problems)
         before = len(problems)
-        name = g.str("name")
-        if name is not None and not all(ch.isalnum() or ch in "-_" for ch in name):
-            g.fail("name", f"may only contain letters, digits, '-' and '_' (it names record rows), got {name!r}")
-        elif name is not None and name in names:
+        name = g.name("name", names="record rows")
+        if name is not None and name in names:
             g.fail("name", f"group name {name!r} is used twice (groups[{names[name]}] has it)")
         elif name is not None:
             names[name] = j
         overrides = g.mapping("workload", {}) or {}
-        g.str("description", "")
+        g.str("description", "", text=True)
         steps_raw, steps_path = _group_steps(g, scenario, value)
         g.done()
         if len(problems) > before or name is None:
@@ -96,7 +97,8 @@ def with_groups(scenario: Scenario, value: Mapping[str, Any], groups_raw: list[A
                                                    if k != "arguments"}}
         sub_value = {"name": scenario.name, "warmup_s": scenario.warmup_s, "steps": steps_raw, "workload": merged}
         own: list[Problem] = []
-        parsed = parse_scenario(sub_value, g.path, own, base_raw, base_workload, deployment)
+        with merged_document():  # the group as a scenario: its own fields were read above, under g
+            parsed = parse_scenario(sub_value, g.path, own, base_raw, base_workload, deployment)
         for problem in own:  # problems of what the group inherited were reported for the scenario itself
             if problem.path.startswith(join(g.path, "workload")):
                 problems.append(problem)

@@ -4,8 +4,11 @@ provisioned before `parse_campaign` succeeds."""
 from __future__ import annotations
 
 import copy
+import math
+import re
 from collections.abc import Mapping
 from dataclasses import replace
+from string import Formatter
 from typing import Any
 
 from sizing import rules
@@ -14,7 +17,23 @@ from sizing.catalog import Catalog, load_catalog
 from sizing.cost import Volume
 from sizing.disks import DATA_ROLE, FILESYSTEMS, VOLUME_ROLES, RoleVolume
 from sizing.existing import existing_problems, parse_existing
-from sizing.fields import Fields, Problem, SpecError, deep_merge, join
+from sizing.fields import (
+    MAX_COUNT,
+    MAX_DURATION_S,
+    MAX_INT,
+    MAX_RATE,
+    MAX_REPEATS,
+    Fields,
+    Problem,
+    SpecError,
+    deep_merge,
+    join,
+    merged_document,
+    not_recorded,
+    number_problem,
+    scalar_form,
+    text_problem,
+)
 from sizing.queueargs import check_queue_arguments
 from sizing.scalemodel import (
     DEFAULT_FACTORS,
@@ -53,6 +72,27 @@ from sizing.spec.model import (
 )
 from sizing.spec.steps import isolated_runs, parse_setting_steps, workload_with
 from sizing.versions import version_problem
+from sizing.yamlload import document_problems
+
+# Bounds of this module's fields (sizing.fields has the shared ones: counts, rates, durations, repeats).
+MAX_CLUSTER_NODES = 100
+MAX_PREFETCH = 65535  # basic.qos prefetch-count is an AMQP short
+MAX_CONFIRMS_IN_FLIGHT = 1_000_000
+MAX_PROCESSING_MS = MAX_DURATION_S * 1000
+MAX_LATENCY_MS = 3_600_000.0
+MAX_QUEUE_NAME_BYTES = 255  # an AMQP shortstr
+MAX_VOLUME_GB = 65536  # EBS: 64 TiB
+MAX_PHASES = 10_000
+MAX_CONFIGS = 1000  # clusters of one campaign (a matrix multiplies its lists)
+MAX_LADDER = 200  # rungs of a search's ladder (start_rate x growth^k up to upper_rate)
+MAX_SEED = 2**32 - 1  # what numpy's and random's seeding take without folding
+# The parameters each fault kind reads (loadgen.faults.commands.netem_args); every other kind takes none.
+FAULT_PARAMS: dict[str, dict[str, tuple[float, float]]] = {
+    "network_delay": {"delay_ms": (0.0, 60_000.0), "jitter_ms": (0.0, 60_000.0)},
+    "network_loss": {"loss_percent": (0.0, 100.0)},
+}
+_NUMBER_FORMAT = re.compile(r"(0?[1-9]d?)?")  # `{n}`, `{n:03d}`, `{n:3}`: at most 9 wide
+_INTERFACE = re.compile(r"[A-Za-z0-9_.:-]{1,15}")  # a Linux interface name (IFNAMSIZ 16, with its NUL)
 
 # --------------------------------------------------------------------------------------------- parsing
 
@@ -62,8 +102,10 @@ def _parse_workload(f: Fields) -> Workload | None:
     q = f.sub("queues")
     qtype = q.str("type", choices=QUEUE_TYPES)
     pattern = q.str("name_pattern", "queue-{n}")
-    if pattern is not None and "{n}" not in pattern:
-        q.fail("name_pattern", f"must contain '{{n}}' (the queue number), got {pattern!r}")
+    count = q.int("count", minimum=1, maximum=MAX_COUNT)
+    if pattern is not None and (reason := _name_pattern_problem(pattern, count or 1)) is not None:
+        q.fail("name_pattern", reason)
+        pattern = None
     arguments = q.mapping("arguments", {})
     policy = q.mapping("policy", None)
     if qtype == "mirrored" and not policy:
@@ -72,7 +114,7 @@ def _parse_workload(f: Fields) -> Workload | None:
         q.fail("policy", f"ha-* policy keys only apply to mirrored queues, not {qtype}")
     q.problems.extend(check_queue_arguments(arguments or {}, qtype, join(q.path, "arguments")))
     queues = QueueSpec(
-        count=q.int("count", minimum=1) or 0,
+        count=count or 0,
         name_pattern=pattern or "",
         type=qtype or "",
         durable=bool(q.bool("durable", True)),
@@ -85,18 +127,18 @@ def _parse_workload(f: Fields) -> Workload | None:
     m.done()
     p = f.sub("publishers")
     publishers = PublisherSpec(
-        count=p.int("count", minimum=1) or 0,
-        confirms_in_flight=p.int("confirms_in_flight", minimum=0) or 0,
-        random_start_delay_s=p.number("random_start_delay_s", 0.0, minimum=0) or 0.0,
+        count=p.int("count", minimum=1, maximum=MAX_COUNT) or 0,
+        confirms_in_flight=p.int("confirms_in_flight", minimum=0, maximum=MAX_CONFIRMS_IN_FLIGHT) or 0,
+        random_start_delay_s=p.number("random_start_delay_s", 0.0, minimum=0, maximum=MAX_DURATION_S) or 0.0,
         mandatory=bool(p.bool("mandatory", False)),
     )
     p.done()
     c = f.sub("consumers")
     consumers = ConsumerSpec(
-        count=c.int("count", minimum=1) or 0,
-        prefetch=c.int("prefetch", minimum=1) or 0,
-        multi_ack_every=c.int("multi_ack_every", 1, minimum=1) or 1,
-        processing_ms=c.number("processing_ms", 0.0, minimum=0) or 0.0,
+        count=c.int("count", minimum=1, maximum=MAX_COUNT) or 0,
+        prefetch=c.int("prefetch", minimum=1, maximum=MAX_PREFETCH) or 0,
+        multi_ack_every=c.int("multi_ack_every", 1, minimum=1, maximum=MAX_PREFETCH) or 1,
+        processing_ms=c.number("processing_ms", 0.0, minimum=0, maximum=MAX_PROCESSING_MS) or 0.0,
         auto_ack=bool(c.bool("auto_ack", False)),
     )
     if consumers.prefetch and consumers.multi_ack_every > consumers.prefetch:
@@ -111,16 +153,46 @@ def _parse_workload(f: Fields) -> Workload | None:
     return Workload(queues, message, publishers, consumers)
 
 
-def _parse_volume(value: Any, path: str, catalog: Catalog | None, problems: list[Problem]) -> Volume | None:
+def _name_pattern_problem(pattern: str, count: int) -> str | None:
+    """Why `pattern` cannot name queues 1..count (None: it can): `{n}` is its only format field (a zero-padded width
+    such as `{n:03d}` allowed), and the longest name fits AMQP's shortstr."""
+    try:
+        fields = [(name, spec, conversion) for _text, name, spec, conversion in Formatter().parse(pattern)
+                  if name is not None]
+    except ValueError as err:
+        return f"is a format string with one field, {{n}}; {pattern!r}: {err} (write a literal brace as {{{{ or }}}})"
+    if not any(name == "n" for name, _spec, _conversion in fields):
+        return f"must contain '{{n}}' (the queue number), got {pattern!r}"
+    for name, spec, conversion in fields:
+        if name != "n" or conversion is not None or not _NUMBER_FORMAT.fullmatch(spec or ""):
+            return (f"may hold one format field, {{n}} (the queue number, e.g. {{n}} or {{n:03d}}); got "
+                    f"{{{name}{'!' + conversion if conversion else ''}{':' + spec if spec else ''}}} in {pattern!r}")
+    longest = pattern.format(n=count)
+    if len(longest.encode()) > MAX_QUEUE_NAME_BYTES:
+        return (f"makes queue names of {len(longest.encode())} bytes ({longest[:40]!r}...); AMQP takes at most "
+                f"{MAX_QUEUE_NAME_BYTES}")
+    return None
+
+
+def _parse_volume(value: Any, path: str, catalog: Catalog | None, problems: list[Problem], role: bool = False
+                  ) -> Volume | None:
+    """`volume: gp2` or `{type: gp2, size_gb: ...}`; `role`: an entry of `volumes` (its role checked by the caller)."""
     if isinstance(value, str):
+        scalar_form(path)
         value = {"type": value}
     f = Fields(value, path, problems)
+    if role:
+        f.raw("role", None)
     vtype = f.str("type")
+    price = catalog.volumes.get(vtype) if catalog is not None and vtype else None
+    # Provisioned IOPS and MiB/s within the volume type's own limits (the catalog's max_iops / max_mib_s).
+    max_iops = price.max_iops if price is not None and price.max_iops else MAX_INT
+    max_mib_s = int(price.max_mib_s) if price is not None and price.max_mib_s else MAX_INT
     volume = Volume(
         type=vtype or "",
-        size_gb=f.int("size_gb", None, minimum=1),
-        iops=f.int("iops", None, minimum=0),
-        throughput_mbps=f.int("throughput_mbps", None, minimum=0),
+        size_gb=f.int("size_gb", None, minimum=1, maximum=MAX_VOLUME_GB),
+        iops=f.int("iops", None, minimum=0, maximum=max_iops, widest=MAX_INT),
+        throughput_mbps=f.int("throughput_mbps", None, minimum=0, maximum=max_mib_s, widest=MAX_INT),
     )
     f.done()
     if vtype and catalog is not None and vtype not in catalog.volumes:
@@ -157,7 +229,7 @@ def _parse_layout(e: Fields, catalog: Catalog | None, deployment: str | None
             e.problems.append(Problem(where, f"must be a mapping {{role: ..., type: ...}}, got {entry!r}"))
             continue
         role = entry.get("role")
-        volume = _parse_volume({k: v for k, v in entry.items() if k != "role"}, where, catalog, e.problems)
+        volume = _parse_volume(entry, where, catalog, e.problems, role=True)
         if role not in VOLUME_ROLES:
             e.problems.append(Problem(f"{where}.role", f"must be one of {', '.join(VOLUME_ROLES)}; got {role!r}"
                                       if role is not None else "is required"))
@@ -206,15 +278,20 @@ def _parse_clusters(f: Fields, catalog: Catalog | None, deployment: str | None =
                 m.fail(f"rabbitmq_versions[{i}]", problem)
                 versions[i] = None
         for i, n in enumerate(nodes):
-            if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-                m.fail(f"nodes[{i}]", f"entries must be positive integers, got {n!r}")
+            if (reason := number_problem(n, 1, MAX_CLUSTER_NODES, integer=True)) is not None:
+                m.fail(f"nodes[{i}]", reason)
+                nodes[i] = None
         for i, name in enumerate(instances):
-            if not isinstance(name, str):
-                m.fail("instance_types", f"entries must be strings, got {name!r}")
+            if (reason := text_problem(name)) is not None:
+                m.fail(f"instance_types[{i}]", reason)
             else:
                 _check_instance(m, f"instance_types[{i}]", name, catalog)
         parsed_volumes = [_parse_volume(v, join(m.path, f"volumes[{i}]"), catalog, f.problems)
                           for i, v in enumerate(volumes)]
+        if len(nodes) * len(instances) * len(volumes) * len(versions) > MAX_CONFIGS:
+            m.fail("", f"makes {len(nodes) * len(instances) * len(volumes) * len(versions)} configs; a campaign "
+                       f"has at most {MAX_CONFIGS}")
+            nodes = []
         for n in nodes:
             for name in instances:
                 for volume in parsed_volumes:
@@ -225,7 +302,7 @@ def _parse_clusters(f: Fields, catalog: Catalog | None, deployment: str | None =
         entries = f.list("list") or []
         for i, entry in enumerate(entries):
             e = Fields(entry, join(join(f.path, "list"), i), f.problems)
-            n = e.int("nodes", minimum=1)
+            n = e.int("nodes", minimum=1, maximum=MAX_CLUSTER_NODES)
             name = e.str("instance_type")
             ok = _check_instance(e, "instance_type", name, catalog)
             layout = _parse_layout(e, catalog, deployment)
@@ -243,7 +320,8 @@ def _parse_clusters(f: Fields, catalog: Catalog | None, deployment: str | None =
     return shapes
 
 
-def _parse_profile(value: Any, path: str, problems: list[Problem], minimum: float) -> tuple[ProfileSegment, ...]:
+def _parse_profile(value: Any, path: str, problems: list[Problem], minimum: float, maximum: float
+                   ) -> tuple[ProfileSegment, ...]:
     """`[{hold: 10000, for_s: 300}, {ramp: [10000, 20000], for_s: 1200}, ...]`"""
     if not isinstance(value, list) or not value:
         problems.append(Problem(path, f"must be a non-empty list of holds and ramps, got {value!r}"))
@@ -251,7 +329,7 @@ def _parse_profile(value: Any, path: str, problems: list[Problem], minimum: floa
     segments: list[ProfileSegment] = []
     for i, item in enumerate(value):
         f = Fields(item, join(path, i), problems)
-        duration = f.number("for_s", minimum=0, exclusive=True)
+        duration = f.number("for_s", minimum=0, exclusive=True, maximum=MAX_DURATION_S)
         is_hold, is_ramp = f.has("hold"), f.has("ramp")
         if is_hold == is_ramp:
             f.fail("", "must be exactly one of `hold: value` or `ramp: [from, to]`")
@@ -259,16 +337,16 @@ def _parse_profile(value: Any, path: str, problems: list[Problem], minimum: floa
             f.done()
             continue
         if is_hold:
-            start = end = f.number("hold", minimum=minimum)
+            start = end = f.number("hold", minimum=minimum, maximum=maximum)
         else:
             ramp = f.list("ramp")
             start = end = None
             if ramp is not None:
-                ok = len(ramp) == 2 and all(isinstance(v, int | float) and not isinstance(v, bool) for v in ramp)
-                if not ok:
+                reasons = [r for v in ramp if (r := number_problem(v, minimum, maximum)) is not None]
+                if len(ramp) != 2:
                     f.fail("ramp", f"must be [from, to] numbers, got {ramp!r}")
-                elif min(ramp) < minimum:
-                    f.fail("ramp", f"values must be >= {minimum}, got {ramp!r}")
+                elif reasons:
+                    f.fail("ramp", f"values {reasons[0]}")
                 else:
                     start, end = float(ramp[0]), float(ramp[1])
                     if segments and abs(segments[-1].end - start) > 1e-9:
@@ -292,14 +370,14 @@ def _parse_fault(value: Any, path: str, problems: list[Problem], deployment: str
     if phases_raw != "all":
         if isinstance(phases_raw, int) and not isinstance(phases_raw, bool):
             phases_raw = [phases_raw]
-        if not isinstance(phases_raw, list) or not phases_raw or not all(
-            isinstance(p, int) and not isinstance(p, bool) and p >= 1 for p in phases_raw
+        if not isinstance(phases_raw, list) or not phases_raw or len(phases_raw) > MAX_PHASES or any(
+            number_problem(p, 1, MAX_PHASES, integer=True) for p in phases_raw
         ):
             f.fail("phases", f"must be `all` or a list of phase numbers (1-based), got {phases_raw!r}")
         else:
             phases = tuple(phases_raw)
     at_fraction = f.number("at", None, minimum=0)
-    at_s = f.number("at_s", None, minimum=0)
+    at_s = f.number("at_s", None, minimum=0, maximum=MAX_DURATION_S)
     if (at_fraction is None) == (at_s is None):
         f.fail("", "give exactly one of `at` (fraction of the phase, 0..1) or `at_s` (seconds into the phase)")
     if at_fraction is not None and at_fraction >= 1:
@@ -310,30 +388,58 @@ def _parse_fault(value: Any, path: str, problems: list[Problem], deployment: str
         target = target_raw
     elif isinstance(target_raw, Mapping) and set(target_raw) == {"node"}:
         node = target_raw["node"]
-        if not isinstance(node, int) or isinstance(node, bool) or node < 1:
-            f.fail("target.node", f"must be a node number >= 1, got {node!r}")
+        if (reason := number_problem(node, 1, MAX_CLUSTER_NODES, integer=True)) is not None:
+            f.fail("target.node", f"is a node number: {reason}")
         target = "node"
     elif isinstance(target_raw, Mapping) and set(target_raw) == {"leader_of"}:
         queue = target_raw["leader_of"]
-        if not isinstance(queue, str) or not queue:
-            f.fail("target.leader_of", f"must be a queue name, got {queue!r}")
+        if (reason := text_problem(queue, MAX_QUEUE_NAME_BYTES)) is not None:
+            f.fail("target.leader_of", f"is a queue name: {reason}")
         target = "leader"
     else:
         f.fail("target", f"must be `random`, `all`, {{node: N}} or {{leader_of: queue}}; got {target_raw!r}")
     if kind == "rolling_restart" and target != "all":
         f.fail("target", "rolling_restart always restarts every node; use target: all")
-    heal = f.number("heal_after_s", None, minimum=0, exclusive=True)
+    heal = f.number("heal_after_s", None, minimum=0, exclusive=True, maximum=MAX_DURATION_S)
     if kind == "rolling_restart" and heal is not None:
         f.fail("heal_after_s", "rolling_restart heals itself node by node; remove heal_after_s")
-    params = f.mapping("params", {}) or {}
-    if kind == "network_delay" and "delay_ms" not in params:
-        f.fail("params.delay_ms", "network_delay needs params.delay_ms")
-    if kind == "network_loss" and "loss_percent" not in params:
-        f.fail("params.loss_percent", "network_loss needs params.loss_percent")
+    params = _fault_params(f, kind)
     f.done()
     if len(problems) > start or kind is None:
         return None
     return FaultSpec(kind, phases, at_fraction, at_s, target, node, queue, heal, params)
+
+
+def _fault_params(f: Fields, kind: str | None) -> dict[str, Any]:
+    """A fault's `params`: the numbers its kind reads (FAULT_PARAMS) and, for network faults, `interface`; any other
+    key is refused, so that a typo is not dropped and nothing unread rides along into the spec hash."""
+    p = f.sub("params", required=False)
+    if kind is None:
+        p.seen.update(p.data)
+        return {}
+    known = FAULT_PARAMS.get(kind, {})
+    params: dict[str, Any] = {}
+    for name, (low, high) in known.items():
+        optional = name == "jitter_ms"
+        if not optional and not p.has(name):
+            p.seen.add(name)
+            p.fail(name, f"{kind} needs params.{name}")
+            continue
+        value = p.number(name, None, minimum=low, maximum=high, exclusive=not optional)
+        if value is not None:
+            params[name] = value
+    if kind in NETWORK_FAULTS:
+        interface = p.str("interface", None)
+        if interface is not None and not _INTERFACE.fullmatch(interface):
+            p.fail("interface", f"must be a network interface name (letters, digits, '_', '.', ':', '-'; at most "
+                                f"15), got {interface!r}")
+        elif interface is not None:
+            params["interface"] = interface
+    if not known and p.data:
+        p.fail("", f"{kind} takes no params")
+        p.seen.update(p.data)
+    p.done()
+    return params
 
 
 def _scenario_workload(overrides: Mapping[str, Any], path: str, problems: list[Problem],
@@ -342,7 +448,8 @@ def _scenario_workload(overrides: Mapping[str, Any], path: str, problems: list[P
     if not overrides:
         return base
     own: list[Problem] = []
-    workload = _parse_workload(Fields(deep_merge(workload_raw, overrides), path, own))
+    with merged_document():
+        workload = _parse_workload(Fields(deep_merge(workload_raw, overrides), path, own))
     already = {p.path for p in problems if p.path.startswith("workload")}
     problems.extend(p for p in own if "workload" + p.path[len(path):] not in already)
     return workload
@@ -359,7 +466,7 @@ def _parse_resolution(s: Fields) -> tuple[float | None, bool]:
         if 0 < percent < 100:
             return percent / 100.0, True
         s.fail("resolution", f"a relative resolution must be between 0 % and 100 %, got {value!r}")
-    elif isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+    elif number_problem(value, 0, MAX_RATE, exclusive=True) is None:
         return float(value), False
     elif value is not None:
         s.fail("resolution", f"must be a percentage of the rate (e.g. '2%') or msg/s (e.g. 500), got {value!r}")
@@ -370,17 +477,17 @@ def _parse_search(scenario: Fields, default_p99_ms: float | None) -> SearchSpec 
     """`search:` of a scenario; the SLO defaults to the campaign target's p99."""
     s = scenario.sub("search")
     start = len(s.problems)
-    start_rate = s.number("start_rate", minimum=0, exclusive=True)
-    upper_rate = s.number("upper_rate", minimum=0, exclusive=True)
-    growth = s.number("growth", 2.0, minimum=1, exclusive=True)
+    start_rate = s.number("start_rate", minimum=0, exclusive=True, maximum=MAX_RATE)
+    upper_rate = s.number("upper_rate", minimum=0, exclusive=True, maximum=MAX_RATE)
+    growth = s.number("growth", 2.0, minimum=1, exclusive=True, maximum=100)
     resolution, relative = _parse_resolution(s)
-    warmup = s.number("warmup_s", minimum=0)
-    measure = s.number("measure_s", minimum=0, exclusive=True)
-    drain = s.number("drain_s", 60.0, minimum=0)
-    max_disagreements = s.int("max_disagreements", 1, minimum=0)
+    warmup = s.number("warmup_s", minimum=0, maximum=MAX_DURATION_S)
+    measure = s.number("measure_s", minimum=0, exclusive=True, maximum=MAX_DURATION_S)
+    drain = s.number("drain_s", 60.0, minimum=0, maximum=MAX_DURATION_S)
+    max_disagreements = s.int("max_disagreements", 1, minimum=0, maximum=100)
     slo = s.sub("slo", required=False)
-    p99 = slo.number("p99_ms", default_p99_ms, minimum=0, exclusive=True)
-    p999 = slo.number("p999_ms", None, minimum=0, exclusive=True)
+    p99 = slo.number("p99_ms", default_p99_ms, minimum=0, exclusive=True, maximum=MAX_LATENCY_MS)
+    p999 = slo.number("p999_ms", None, minimum=0, exclusive=True, maximum=MAX_LATENCY_MS)
     if p99 is None and not slo.has("p99_ms"):
         slo.fail("p99_ms", "is required (the campaign target gives none)")
     if p99 is not None and p999 is not None and p999 < p99:
@@ -388,6 +495,9 @@ def _parse_search(scenario: Fields, default_p99_ms: float | None) -> SearchSpec 
     slo.done()
     if start_rate is not None and upper_rate is not None and upper_rate < start_rate:
         s.fail("upper_rate", f"({upper_rate:g}) must be >= start_rate ({start_rate:g})")
+    elif start_rate and upper_rate and growth and math.log(upper_rate / start_rate) / math.log(growth) > MAX_LADDER:
+        s.fail("growth", f"({growth:g}) climbs from {start_rate:g} to {upper_rate:g} msg/s in more than {MAX_LADDER} "
+                         f"rungs; raise growth or start_rate")
     s.done()
     for key in ("warmup_s", "consumer_processing_ms", "faults"):
         if scenario.has(key):
@@ -428,7 +538,7 @@ def _parse_comparison(root: Fields, purpose: str | None, clusters: list[ClusterS
     raw_baseline = c.raw("baseline", None)
     baselines = tuple(raw_baseline) if isinstance(raw_baseline, list) else (
         (raw_baseline,) if raw_baseline is not None else ())
-    description = c.str("description", "") or ""
+    description = c.str("description", "", text=True) or ""
     families = _family_steps(scenarios)
     configs = [shape.config_id for shape in clusters]
     if by == "config":
@@ -480,8 +590,8 @@ def _parse_budget(root: Fields) -> Budget | None:
         return None
     b = root.sub("budget")
     max_cost = b.number("max_cost_usd", None, minimum=0, exclusive=True)
-    max_hours = b.number("max_hours", None, minimum=0, exclusive=True)
-    parallelism = b.int("parallelism", 1, minimum=1)
+    max_hours = b.number("max_hours", None, minimum=0, exclusive=True, maximum=MAX_DURATION_S * 52 / 3600)
+    parallelism = b.int("parallelism", 1, minimum=1, maximum=MAX_CLUSTER_NODES)
     if not b.has("max_cost_usd") and not b.has("max_hours"):
         b.fail("", "give max_cost_usd and/or max_hours")
     b.done()
@@ -493,6 +603,7 @@ def _parse_scale_model(root: Fields, deployment: str | None, catalog: Catalog | 
     """`scale_model:` absent (the default factors on the local target), `off`, or a mapping of factors (each a
     positive number; the others keep their defaults). Only the local target has a scale model."""
     value = root.raw("scale_model", None)
+    scalar_form("scale_model")  # `scale_model: off`, or a mapping of factors
     if value is None:
         return DEFAULT_FACTORS if deployment == "local" else None
     if value is False or value == OFF:
@@ -502,7 +613,7 @@ def _parse_scale_model(root: Fields, deployment: str | None, catalog: Catalog | 
                                  "the instance and volume types themselves are measured; remove it")
         return None
     f = root.sub("scale_model")
-    values = {name: f.number(name, getattr(DEFAULT_FACTORS, name), minimum=0, exclusive=True)
+    values = {name: f.number(name, getattr(DEFAULT_FACTORS, name), minimum=0, exclusive=True, maximum=1e6)
               for name in ScaleFactors.field_names()}
     f.done()
     if any(v is None for v in values.values()):
@@ -522,13 +633,11 @@ def _parse_scenario(value: Any, path: str, problems: list[Problem], workload_raw
                     default_p99_ms: float | None = None) -> Scenario | tuple[Scenario, ...] | None:
     f = Fields(value, path, problems)
     start = len(problems)
-    name = f.str("name")
-    if name is not None and not all(ch.isalnum() or ch in "-_" for ch in name):
-        f.fail("name", f"may only contain letters, digits, '-' and '_' (it names S3 partitions), got {name!r}")
-    description = f.str("description", "") or ""
+    name = f.name("name")
+    description = f.str("description", "", text=True) or ""
     overrides = f.mapping("workload", {}) or {}
     workload = _scenario_workload(overrides, join(path, "workload"), problems, workload_raw, base_workload)
-    warmup = f.number("warmup_s", 0.0, minimum=0) or 0.0
+    warmup = f.number("warmup_s", 0.0, minimum=0, maximum=MAX_DURATION_S) or 0.0
     has_steps, has_profile, has_search = f.has("steps"), f.has("publish_rate"), f.has("search")
     step_rates: tuple[float, ...] | None = None
     step_duration: float | None = None
@@ -555,22 +664,22 @@ def _parse_scenario(value: Any, path: str, problems: list[Problem], workload_raw
             # PerfTest style (`--rate 50` x 200 producers): the values are per publisher.
             per_publisher = s.bool("per_publisher", False)
             factor = workload.publishers.count if per_publisher and workload else 1
-            if not all(isinstance(r, int | float) and not isinstance(r, bool) and r > 0 for r in rates):
+            if any(number_problem(r, 0, MAX_RATE, exclusive=True) for r in rates):
                 s.fail("rates", f"must be positive msg/s {'per publisher' if per_publisher else 'totals'}, "
                                 f"got {rates!r}")
             else:
                 step_rates = tuple(float(r) * factor for r in rates)
             # Seed 000 ran each rate as its own 30-minute PerfTest run (`-z 1800`): `isolate: true` does that.
             isolate = bool(s.bool("isolate", False))
-        step_duration = s.number("duration_s", minimum=0, exclusive=True)
+        step_duration = s.number("duration_s", minimum=0, exclusive=True, maximum=MAX_DURATION_S)
         s.done()
         if step_duration is not None and warmup >= step_duration:
             f.fail("warmup_s", f"({warmup:g}s) must be shorter than each step ({step_duration:g}s)")
     else:
-        publish_rate = _parse_profile(f.raw("publish_rate"), join(path, "publish_rate"), problems, 0.0)
+        publish_rate = _parse_profile(f.raw("publish_rate"), join(path, "publish_rate"), problems, 0.0, MAX_RATE)
     if f.has("consumer_processing_ms"):
         processing = _parse_profile(f.raw("consumer_processing_ms"), join(path, "consumer_processing_ms"),
-                                    problems, 0.0)
+                                    problems, 0.0, MAX_PROCESSING_MS)
         total = step_duration * len(step_rates) if step_rates and step_duration else (
             sum(s.duration_s for s in publish_rate) if publish_rate else None)
         if total is not None and processing and abs(sum(s.duration_s for s in processing) - total) > 1e-6:
@@ -598,7 +707,7 @@ def _parse_scenario(value: Any, path: str, problems: list[Problem], workload_raw
                                          "(vary: processing_ms, or processing_ms in a sequence entry)")
     groups_raw = f.list("groups", None)
     foreground_raw = f.str("foreground", None)
-    tolerance = f.number("publish_tolerance_s", 0.0, minimum=0) or 0.0
+    tolerance = f.number("publish_tolerance_s", 0.0, minimum=0, maximum=MAX_DURATION_S) or 0.0
     required = bool(f.bool("required", True))
     f.done()
     if len(problems) > start or workload is None or name is None:
@@ -629,22 +738,23 @@ def _parse_scenario(value: Any, path: str, problems: list[Problem], workload_raw
 
 def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None = None) -> Campaign:
     """Validate a campaign mapping. Raises SpecError with every problem found."""
-    problems: list[Problem] = []
+    problems = document_problems(data)
+    if problems:  # a document with a non-finite number (or nested past the bound) is not read any further
+        raise SpecError(problems, source)
     root = Fields(data, "", problems)
-    name = root.str("name")
-    if name is not None and not all(ch.isalnum() or ch in "-_" for ch in name):
-        root.fail("name", f"may only contain letters, digits, '-' and '_' (it names S3 partitions), got {name!r}")
-    description = root.str("description", "") or ""
+    name = root.name("name")
+    description = root.str("description", "", text=True) or ""
     deployment = root.str("deployment", "local", choices=DEPLOYMENTS)
     catalog_name = root.str("catalog")
     if catalog is None and catalog_name is not None:
         try:
-            catalog = load_catalog(catalog_name)
-        except SpecError as err:
-            problems.extend(Problem("catalog", p.reason) for p in err.problems)
+            with not_recorded():  # the catalog is a document of its own, not part of the campaign's schema
+                catalog = load_catalog(catalog_name)
+        except SpecError as err:  # the catalog file's own field paths, under the campaign's `catalog`
+            problems.extend(Problem("catalog", f"{err.source}: {p}") for p in err.problems)
     t = root.sub("target")
-    target = Target(rate=t.number("rate", minimum=0, exclusive=True) or 0.0,
-                    p99_latency_ms=t.number("p99_latency_ms", minimum=0, exclusive=True) or 0.0)
+    target = Target(rate=t.number("rate", minimum=0, exclusive=True, maximum=MAX_RATE) or 0.0,
+                    p99_latency_ms=t.number("p99_latency_ms", minimum=0, exclusive=True, maximum=MAX_LATENCY_MS) or 0.0)
     t.done()
     workload_raw = root.mapping("workload") or {}
     workload = _parse_workload(Fields(workload_raw, "workload", problems))
@@ -655,12 +765,13 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
             if shape.nodes > MAX_LOCAL_NODES:
                 problems.append(Problem("clusters", f"config {shape.config_id} asks for {shape.nodes} nodes; the "
                                                     f"local target runs at most {MAX_LOCAL_NODES} on one machine"))
-    repeats = root.int("repeats", 1, minimum=1) or 1
+    repeats = root.int("repeats", 1, minimum=1, maximum=MAX_REPEATS) or 1
     broker_config = root.mapping("broker_config", {}) or {}
     problems.extend(check_broker_config(broker_config, deployment))
     if workload is not None:
         problems.extend(check_message_size(workload.message.size_bytes, broker_config, "workload.message.size_bytes"))
-    seed = root.int("seed", 2020) or 2020
+    seed = root.int("seed", 2020, minimum=0, maximum=MAX_SEED)
+    seed = 2020 if seed is None else seed
     scenarios_raw = root.list("scenarios") or []
     scenarios: list[Scenario | None] = []
     for i, item in enumerate(scenarios_raw):

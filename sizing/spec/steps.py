@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from sizing.fields import Fields, Problem, join
+from sizing.fields import MAX_DURATION_S, MAX_RATE, Fields, Problem, join, number_problem
 from sizing.spec.model import (
     CONFIRM_MODE_LIVE,
     RATE_MAX,
@@ -35,26 +35,24 @@ _SETTING_OF_WORKLOAD = {
 }
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
 def check_setting(key: str, value: Any) -> str | None:
     """Why `value` is not valid for setting `key` (None: valid)."""
-    is_int = isinstance(value, int) and not isinstance(value, bool)
     if key == "rate":
-        ok = value == RATE_MAX or (_is_number(value) and value > 0)
-        return None if ok else f"must be a positive msg/s or 'max', got {value!r}"
+        reason = None if value == RATE_MAX else number_problem(value, 0, MAX_RATE, exclusive=True)
+        return None if reason is None else f"must be a positive msg/s or 'max': {reason}"
     if key == "confirms_in_flight":
-        return None if is_int and value >= 0 else f"must be an integer >= 0 (0: no confirms), got {value!r}"
+        reason = number_problem(value, 0, 1_000_000, integer=True)
+        return None if reason is None else f"is the confirm window (0: no confirms): {reason}"
     if key in ("prefetch", "multi_ack_every"):
-        return None if is_int and value >= 1 else f"must be an integer >= 1, got {value!r}"
+        return number_problem(value, 1, 65535, integer=True)  # an AMQP short, as the workload's own
     if key == "auto_ack":
         return None if isinstance(value, bool) else f"must be true or false, got {value!r}"
     if key == "message_size":
-        return None if is_int and value >= 64 else f"must be an integer >= 64 (bytes), got {value!r}"
+        reason = number_problem(value, 64, 2**53, integer=True)
+        return None if reason is None else f"is in bytes: {reason}"
     if key == "processing_ms":
-        return None if _is_number(value) and value >= 0 else f"must be a number >= 0 (ms), got {value!r}"
+        reason = number_problem(value, 0, MAX_DURATION_S * 1000)
+        return None if reason is None else f"is in ms: {reason}"
     return f"unknown step dimension {key!r} (known: {', '.join(STEP_DIMENSIONS)})"
 
 
@@ -76,7 +74,7 @@ def parse_setting_steps(s: Fields, workload: Workload | None
     start = len(s.problems)
     per_publisher = bool(s.bool("per_publisher", False))
     isolate = bool(s.bool("isolate", False))
-    cap = s.number("max_rate", None, minimum=0, exclusive=True)
+    cap = s.number("max_rate", None, minimum=0, exclusive=True, maximum=MAX_RATE)
     base_rate = s.raw("rate", RATE_MAX)
     if (reason := check_setting("rate", base_rate)) is not None:
         s.fail("rate", reason)
