@@ -93,9 +93,11 @@ def write_with_loadgen_recorder(objects: dict[str, pa.Table], key: RunKey, out_d
 
 def node_rows(key: RunKey, phase: int, node: str, seconds: range, *, cpu_busy: float, target: str = "local",
               write_bytes: float = 0.0, write_ops: float | None = None, net_bytes: float = 0.0,
-              missing: range = range(0), volumes: dict[str, tuple[float, float]] | None = None) -> list[dict]:
+              missing: range = range(0), volumes: dict[str, tuple[float, float]] | None = None,
+              cpu_quota_cores: float | None = None) -> list[dict]:
     """node_seconds rows with constant figures (net_bytes per direction, half of it client traffic; `volumes`:
-    role -> (write bytes/s, write ops/s) of each volume of the node)."""
+    role -> (write bytes/s, write ops/s) of each volume of the node; `cpu_quota_cores`: a local node in its
+    scale-model envelope, whose cores are not shared)."""
     rows = []
     for s in seconds:
         figures = dict.fromkeys(records.column_names("node_seconds"))
@@ -110,5 +112,6 @@ def node_rows(key: RunKey, phase: int, node: str, seconds: range, *, cpu_busy: f
             for role, (written, ops) in (volumes or {}).items():
                 figures.update({f"{role}_write_bytes_per_s": written, f"{role}_write_ops_per_s": ops})
         rows.append({**figures, **key.as_dict(), "second": s, "ts": 1.6e9 + s, "phase": phase, "node": node,
-                     "target": target, "missing": s in missing, "shared_cores": target == "local"})
+                     "target": target, "missing": s in missing, "cpu_quota_cores": cpu_quota_cores,
+                     "shared_cores": target == "local" and cpu_quota_cores is None})
     return rows

@@ -112,6 +112,26 @@ def test_each_volume_meets_its_own_limit_and_the_instance_its_ebs_ceiling(spark)
     assert ebs["bottleneck"] == "disk"
 
 
+def test_a_local_node_in_its_envelope_is_judged_against_the_scaled_limits(spark):
+    """The local scale model (issue 31): a node whose cores are not shared (its sampler read it in its cgroup and its
+    loop devices) meets its envelope's limits, here a gp2 volume scaled to 300 IOPS / 26.2 MB/s: 290 write IOPS on
+    the data volume is 0.97 of it (disk). The same figures from a node sharing the machine get no limit at all."""
+    enveloped = RunKey("c", "n1-c5.2xlarge-gp2", "scaled", "R1")
+    shared = RunKey("c", "n1-c5.2xlarge-gp2", "shared", "R1")
+    phases, clients, nodes = [], [], []
+    for key, quota in ((enveloped, 0.2), (shared, None)):
+        phases.append(phase_row(key, 1, 0, 10, 2, 100))
+        clients += client_rows(key, 1, 0, range(0, 10), 2, target_rate=100, per_second=100)
+        nodes += node_rows(key, 1, "a", range(0, 10), cpu_busy=0.5, write_bytes=3e6, write_ops=290,
+                           volumes={"data": (3e6, 290)}, cpu_quota_cores=quota)
+    summary = summarise(spark, phases, clients, nodes, limit_row("n1-c5.2xlarge-gp2", ebs=(1000.0, 28.75),
+                                                                 data=(300.0, 26.2144)))
+    got = {r["scenario"]: r.asDict() for r in summary.collect()}
+    assert got["scaled"]["shared_cores"] is False and got["scaled"]["volume_iops_limit"] == 300.0
+    assert got["scaled"]["volume_load_share"] == pytest.approx(290 / 300) and got["scaled"]["bottleneck"] == "disk"
+    assert got["shared"]["volume_iops_limit"] is None and got["shared"]["bottleneck"] == "none"
+
+
 def test_the_plain_rule_names_the_generator_first_and_guesses_nothing_without_figures():
     base = dict(alarm=False, mem_max_fraction=0.1, busiest_cpu_mean=0.99, machine_cpu_mean=1.0,
                 volume_load_share=None, ebs_load_share=None, net_mbit_s=None, mbit_s_limit=None)

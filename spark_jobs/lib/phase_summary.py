@@ -622,13 +622,15 @@ def node_phase_stats(partials: DataFrame) -> DataFrame:
 
 
 def with_resource_limits(table: DataFrame, limits: DataFrame | None) -> DataFrame:
-    """The config's catalog limits, for AWS figures only: a local node's disk and network have no catalog limit."""
-    aws = F.col("resource_target") == "aws"
+    """The config's limits (sizing.scalemodel.config_limits), for figures measured within them: AWS's, and a local
+    node's in its scale-model envelope (its cores not shared: the sampler read it in its cgroup and loop devices). A
+    local node sharing the machine has no limit of its instance type."""
+    within_limits = (F.col("resource_target") == "aws") | (F.col("shared_cores") == F.lit(False))
     if limits is None:
         limits = table.sparkSession.createDataFrame([], RESOURCE_LIMITS_DDL)
     joined = table.join(F.broadcast(limits), "config_id", "left")
     for column in limits.columns[1:]:
-        joined = joined.withColumn(column, F.when(aws, F.col(column)))
+        joined = joined.withColumn(column, F.when(within_limits, F.col(column)))
     return with_disk_shares(joined)
 
 
