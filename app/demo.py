@@ -721,7 +721,11 @@ def print_leaderboard(s: DemoSettings, campaign: str, say: Callable[[str], None]
         return False
     board = df.sort_values(["rank_at_target", "rank_at_top"], na_position="last")
     board = board[[c for c in LEADERBOARD_COLUMNS if c in board.columns]].rename(columns=LEADERBOARD_COLUMNS)
+    runs = read_table(s, table_prefix("runs", campaign), run_id)
+    measured = (str(runs["measured_on"].iloc[-1]) if runs is not None and not runs.empty and "measured_on" in runs
+                else "not recorded")
     say(f"\n== leaderboard: {campaign} (cost per 1000 msg/s per month, cheapest at the target first)\n"
+        f"   measured on: {measured}\n"
         + board.to_string(index=False, float_format=lambda v: f"{v:,.1f}"))
     return True
 
