@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -86,7 +87,8 @@ def test_local_stack_variables_come_from_the_plan_and_broker_config(quick, tmp_p
         "campaign": "local-quick", "config_id": "n3-c5.2xlarge-gp2", "repeat": 1, "node_count": 3,
         "port_base": 21050, "work_dir": str(tmp_path.resolve()),
         "broker_config": {"vm_memory_high_watermark.relative": "0.2", "log.console": "true"},
-        "username": "guest", "password": "guest", "volume_roles": ["data"],
+        "username": "guest", "password": "guest", "volume_roles": ["data"], "envelope": "",
+        "python": sys.executable, "runtime": "host", "rootfs": "",
     }
     assert local_stack_variables(one, {}, tmp_path)["port_base"] == 21000
 
