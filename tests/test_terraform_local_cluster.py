@@ -3,7 +3,8 @@
 
 The lifecycle tests here run on both local runtimes (`runtime` below: the installed 3.10 and the 4.0 root in a
 chroot): they are the ones that go through every step runtime.sh changes (configure, a node's boot, rabbitmqctl
-through ctl_cmd, a SIGKILL and start_cmd, destroy leaving no VM, no mount and no port). The other cluster tests
+through ctl_cmd, a SIGKILL and start_cmd, destroy leaving no VM, no mount and no port; the alarms through ctl_cmd
+on 4.0 are in tests/test_faults_cluster.py). The other cluster tests
 run on the host runtime only: what they check is above the seam (load, counters, reports), not how a node runs."""
 
 from __future__ import annotations
@@ -179,9 +180,10 @@ def test_two_clusters_coexist_on_their_own_ports(local_cluster_factory):
     assert three.ctl_env["HOME"] != one.ctl_env["HOME"]
 
 
-def test_memory_alarm_through_ctl_cmd(local_cluster_factory, runtime):
-    """How the fault injector raises and clears a resource alarm on one local node."""
-    cluster = local_cluster_factory(slot=runtime.slot_3, nodes=3, rabbitmq_version=runtime.version).cluster
+def test_memory_alarm_through_ctl_cmd(local_cluster_factory):
+    """How the fault injector raises and clears a resource alarm on one local node (on 4.0:
+    tests/test_faults_cluster.py, both alarms through the executor)."""
+    cluster = local_cluster_factory(slot=HOST.slot_3, nodes=3).cluster
     node = cluster.node(3)
 
     def alarmed() -> bool:
