@@ -9,14 +9,17 @@ adapters/rootfs.py): a spec asking for another version is refused, never silentl
 
 Erlang series per RabbitMQ series: RabbitMQ's compatibility matrix (rabbitmq.com/docs/which-erlang): 3.10 needs
 24.3 and supports 25; 3.11 requires 25; 3.12 supports 25 and 26; 3.13 needs 26; 4.0 supports 26.2 (27 only from
-4.0.4); 4.1 and 4.2 support 26.2 and 27. The pin is the newest series every release of the RabbitMQ series supports.
+4.0.4); 4.1 supports 26.2 and 27; 4.2 supports 26.2 and 27 up to 4.2.8 and needs 27 from 4.2.9; 4.3 needs 27 (28 is
+partly supported, for new clusters only, until 4.3.6). The pin is the newest series every release of the RabbitMQ
+series supports: 27 for 4.1, 4.2 and 4.3, so 4.2.9 and later get the 27 they need.
 """
 
 from __future__ import annotations
 
 import re
 
-ERLANG_SERIES = {"3.10": "25", "3.11": "25", "3.12": "26", "3.13": "26", "4.0": "26", "4.1": "27", "4.2": "27"}
+ERLANG_SERIES = {"3.10": "25", "3.11": "25", "3.12": "26", "3.13": "26", "4.0": "26", "4.1": "27", "4.2": "27",
+                 "4.3": "27"}
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?$")
 
 
