@@ -20,10 +20,13 @@ from pathlib import Path
 import pika
 import pytest
 
+from adapters.envelope import detect_support
 from adapters.management import ManagementClient, wait_healthy
 from adapters.rootfs import built_root
+from adapters.terraform import LocalClusterStack, campaign_envelopes, local_stack_variables
 from sizing.cluster import ClusterInfo, NodeInfo
-from tests.fixtures.cluster import busy_ports
+from sizing.spec import load_campaign
+from tests.fixtures.cluster import busy_ports, cluster_plan
 
 pytestmark = pytest.mark.cluster
 
@@ -200,3 +203,40 @@ def test_memory_alarm_through_ctl_cmd(local_cluster_factory):
     while alarmed() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not alarmed()
+
+
+def test_a_4_0_node_runs_in_the_scale_models_envelope(tmp_path):
+    """The scale model's envelope holds on the chroot runtime too: runtime.sh enters the node's cgroups before the
+    chroot, and the node's loop-mounted volume is seen inside it. Slot 95 (ports 25750-25799)."""
+    support = detect_support()
+    if not (support.enforced["cpu"] and support.enforced["memory"] and support.loops):
+        pytest.skip(support.summary())
+    campaign = load_campaign(Path(__file__).resolve().parents[1] / "campaigns" / "local-quick.yaml")
+    plan = cluster_plan(95, 1, rabbitmq_version="4.0")
+    envelopes = campaign_envelopes(campaign, plan.shape)
+    assert envelopes is not None
+    stack = LocalClusterStack(plan.campaign, plan.config_id, state_root=tmp_path)
+    try:
+        cluster = stack.up(local_stack_variables(plan, {}, stack.workspace.work_dir, envelopes=envelopes))
+        node = cluster.nodes[0]
+        pid = int(Path(node.pid_file).read_text().strip())
+        assert os.readlink(f"/proc/{pid}/root") == str(built_root())
+        # the VM is in every cgroup of its envelope (runtime.sh wrote its pid there before the chroot)
+        env = (Path(node.data_dir).parent / "envelope.env").read_text()
+        procs_files = env.split("ENVELOPE_PROCS='")[1].split("'")[0].split()
+        assert procs_files and all(str(pid) in Path(f).read_text().split() for f in procs_files), procs_files
+        mounts = {line.split()[4]: line.split(" - ")[1].split()[1] for line in
+                  Path(f"/proc/{pid}/mountinfo").read_text().splitlines()}
+        assert mounts[node.data_dir].startswith("/dev/loop")  # its data volume, inside the root at its own path
+        # the broker's memory is the envelope's (its watermark, 0.6 on 4.0, is of that), not the machine's
+        deadline = time.monotonic() + 20
+        stats = ManagementClient(cluster).get("/api/nodes")[0]
+        while "mem_limit" not in stats and time.monotonic() < deadline:
+            time.sleep(0.5)
+            stats = ManagementClient(cluster).get("/api/nodes")[0]
+        assert stats["mem_limit"] == int(0.6 * envelopes.node.memory_bytes)
+        cluster_dir = stack.workspace.work_dir / cluster.cluster_name
+    finally:
+        stack.destroy()
+    assert mounts_below(tmp_path) == [] and mounts_below(built_root()) == []
+    assert not cluster_dir.exists()
