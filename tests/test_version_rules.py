@@ -112,3 +112,17 @@ def test_a_matrix_of_versions_warns_for_the_configs_of_the_version_that_ignores_
     html = "".join(str(part) for part in spec_warnings(lazy.warnings))
     assert "Spec settings the broker ignored" in html and "x-queue-mode" in html
     assert spec_warnings(()) == []
+
+
+def test_the_upgrade_campaign_compares_4_0_against_3_10_on_one_quorum_workload():
+    upgrade = load_campaign(CAMPAIGNS / "upgrade-local.yaml")
+    assert [(s.config_id, s.rabbitmq_version) for s in upgrade.clusters] == [
+        ("n3-c5.2xlarge-gp2-rmq3.10", "3.10"), ("n3-c5.2xlarge-gp2-rmq4.0", "4.0")]
+    assert upgrade.purpose == "compare" and upgrade.comparison is not None
+    assert upgrade.workload.queues.type == "quorum" and upgrade.warnings == ()
+    assert [s.name for s in upgrade.scenarios] == ["capacity-search", "backlog", "restart-backlog"]
+    # the same campaign on mirrored queues is refused for its 4.0 config, naming quorum queues
+    data = read_campaign_yaml(CAMPAIGNS / "upgrade-local.yaml")
+    data["workload"]["queues"] = {"count": 4, "type": "mirrored", "policy": {"ha-mode": "all"}}
+    with pytest.raises(SpecError, match=r"RabbitMQ 4\.0 \(config n3-c5\.2xlarge-gp2-rmq4\.0\) has no classic mirrored"):
+        parse_campaign(data, source="mirrored upgrade")
