@@ -44,9 +44,12 @@ chroot)
   cluster_dir=$(dirname "$HOME")
   mkdir -p "$root$cluster_dir"
   # epmd outlives every node: started inside the namespace it would keep the namespace's mounts alive, so it is
-  # started outside it (the root's own epmd, chrooted without mounts, on the default port the host runtime uses
-  # too: nodes of both runtimes register with whichever runs; node names differ by port block).
-  [ "$program" != rabbitmq-server ] || chroot "$root" /usr/bin/epmd -daemon
+  # started outside it, on the default port the host runtime uses too (nodes of both runtimes register with the
+  # one that runs; node names differ by port block): the host's own epmd when there is one, so that no epmd runs
+  # from the cached root (removing or rebuilding the root would take the registrations of every node with it).
+  if [ "$program" = rabbitmq-server ]; then
+    if command -v epmd >/dev/null; then epmd -daemon; else chroot "$root" /usr/bin/epmd -daemon; fi
+  fi
   exec unshare --mount --propagation private -- /bin/sh -c '
     set -e
     mount -t proc proc "$1/proc"
