@@ -283,6 +283,14 @@ def test_cloud_init_installs_the_rabbitmq_version_a_config_asks_for(tmp_path):
         plan_configs(load_campaign(REPO / "campaigns" / "quorum-sizing-2020.yaml"))[0],
         load_campaign(REPO / "campaigns" / "quorum-sizing-2020.yaml")))["runcmd"][0]
     assert "ppa1.rabbitmq.com" not in debian and "apt-get install -y -q rabbitmq-server prometheus" in debian
+    # 4.1, 4.2 (4.2.9 and later need Erlang 27) and 4.3 (needs 27) get Erlang 27; 4.0 keeps 26, which all its
+    # releases support (27 only from 4.0.4)
+    newer = parse_campaign({**spec, "clusters": {"matrix": {**spec["clusters"]["matrix"],
+                                                             "rabbitmq_versions": ["4.0", "4.1", "4.2.9", "4.3"]}}})
+    pins = {p.shape.rabbitmq_version: aws_stack_variables(p, newer) for p in plan_configs(newer)}
+    assert {v: (x["rabbitmq_package"], x["erlang_series"]) for v, x in pins.items()} == {
+        "4.0": ("4.0.*", "26"), "4.1": ("4.1.*", "27"), "4.2.9": ("4.2.9-1", "27"), "4.3": ("4.3.*", "27")}
+    assert "Package: erlang*\nPin: version 1:27.*\n" in render_cloud_init(tmp_path, pins["4.3"])["runcmd"][0]
     # the module refuses a package string sizing.versions would never build
     text = (TERRAFORM_ROOT / "modules" / "aws_rabbitmq_cluster" / "variables.tf").read_text()
     assert 'regex("^[0-9]+\\\\.[0-9]+(\\\\.[0-9]+-1|\\\\.\\\\*)$", var.rabbitmq_package)' in text
