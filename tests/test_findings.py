@@ -126,3 +126,20 @@ def test_comparison_specs_are_checked_with_their_field_paths() -> None:
     ("disks-matter-local", "compare"), ("flow-control-local", "compare"), ("ndq-10q-multiack-local", "characterise")])
 def test_every_shipped_study_states_its_question(name: str, purpose: str) -> None:
     assert load_campaign(f"campaigns/{name}.yaml").purpose == purpose
+
+
+def test_the_reports_answer_words_the_levels_of_sizing_stats(monkeypatch) -> None:
+    """The Findings note and the 'inconclusive' sentence word COMPARE_CONFIDENCE and PRACTICAL_EFFECT: with other
+    levels the words change with them."""
+    import pandas as pd
+
+    from app.report import answer
+
+    c = campaign(purpose="compare", compare={"by": "config", "baseline": GP2})
+    frame = pd.DataFrame(findings.findings(c, [r for r in rows_by_step() if r["repeat"] == 1]))
+    monkeypatch.setattr(answer, "COMPARE_CONFIDENCE", 0.8)
+    monkeypatch.setattr(answer, "PRACTICAL_EFFECT", 0.1)
+    sentence, _ = answer.headline(c, frame)
+    note = "".join(str(part) for part in answer.section(c, frame))
+    assert "no interval reaches 80 %" in sentence
+    assert "interval at 80 % on one side" in note and "effect of at least 10 %" in note and "90 %" not in note

@@ -179,6 +179,7 @@ def test_unhealthy_nodes_and_wait_healthy_timeout():
         wait_healthy(unreachable, timeout_s=0.3, interval_s=0.1)
 
 
+@pytest.mark.tools
 def test_real_terraform_rejects_a_sixth_local_node(tmp_path):
     """Offline init + the module's variable validation, with the real terraform binary (no node starts)."""
     stack = TerraformStack(workspace("local", "c", "k", state_root=tmp_path))

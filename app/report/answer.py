@@ -12,7 +12,7 @@ from app.report.context import ReportContext
 from app.report.html import Raw, table, tag
 from sizing.findings import CHARACTERISE, COMPARE, EFFECT, LEVEL, METRIC, SIZE
 from sizing.spec import Campaign
-from sizing.stats import INCONCLUSIVE, level_text
+from sizing.stats import COMPARE_CONFIDENCE, INCONCLUSIVE, PRACTICAL_EFFECT, level_text
 
 HEADLINE_METRICS = ("publish_rate", "e2e_p99_ms")  # what the first sentences speak of; the section shows all
 
@@ -119,7 +119,8 @@ def compare_lines(campaign: Campaign, findings: pd.DataFrame) -> tuple[str, list
         lines.append(f"{arm} vs {base}: " + "; ".join(parts))
     n = effects["n"].max()
     note = ("" if (effects["verdict"] != INCONCLUSIVE).any() else
-            f" Every comparison is inconclusive: with {int(n)} repeat(s) per arm no interval reaches 90 %.")
+            f" Every comparison is inconclusive: with {int(n)} repeat(s) per arm no interval reaches "
+            f"{COMPARE_CONFIDENCE * 100:g} %.")
     return f"{question(campaign)}? {len(lines)} comparison(s), each over its repeats.{note}", lines
 
 
@@ -161,14 +162,15 @@ def section(campaign: Campaign, findings: pd.DataFrame | None) -> list[object]:
                  (r["verdict"], "ok" if r["better"] is True else "bad" if r["better"] is False else "muted")]
                 for _, r in effects.iterrows()]
         out.append(tag("h3", "Effects against the baseline"))
+        confidence, effect = f"{COMPARE_CONFIDENCE * 100:g} %", f"{PRACTICAL_EFFECT * 100:g} %"  # sizing.stats
         out.append(table(["arm", "baseline", "scenario" if by == "config" else "config", "metric", "baseline",
                           "arm", "effect [interval] (coverage, n)", "verdict"], body, numeric=[4, 5]))
         out.append(tag("p", "Effect: the arm's relative change against its baseline (Hodges-Lehmann estimate on "
                             "logs of the repeats' figures) with the exact Mann-Whitney interval and its true "
-                            "coverage; higher/lower needs that interval at 90 % on one side of no change and an "
-                            "effect of at least 5 %; unchanged: the whole interval within 5 %; otherwise, and always "
-                            "without enough repeats for a 90 % interval (3 per arm), inconclusive. Green: the arm is "
-                            "better on that metric; red: worse.", class_="note"))
+                            f"coverage; higher/lower needs that interval at {confidence} on one side of no change "
+                            f"and an effect of at least {effect}; unchanged: the whole interval within {effect}; "
+                            f"otherwise, and always without enough repeats for a {confidence} interval (3 per arm), "
+                            "inconclusive. Green: the arm is better on that metric; red: worse.", class_="note"))
     levels = findings[findings["kind"] == LEVEL]
     out.append(tag("h3", "Every arm's figures"))
     wide = _levels_wide(levels)
