@@ -28,7 +28,7 @@ from tests.fixtures.sparkcluster import MASTER_PORT
 pytestmark = [pytest.mark.distributed, pytest.mark.spark]
 
 REPO = Path(__file__).resolve().parents[1]
-SPEC = REPO / "campaigns" / "local-quick.yaml"
+SPEC = REPO / "tests" / "fixtures" / "report-sample.yaml"  # local-quick with 500/1000/2000 steps
 RUN_ID = "cluster-accept"
 CONFIGS = ["n1-c5.2xlarge-gp2", "n3-c5.2xlarge-gp2"]
 

@@ -20,7 +20,7 @@ from spark_jobs.tools.synthetic import PhasePlan, RunModel, run_objects, write_o
 
 pytestmark = pytest.mark.spark
 
-SPEC = Path(__file__).resolve().parent.parent / "campaigns" / "local-quick.yaml"
+SPEC = Path(__file__).resolve().parent / "fixtures" / "report-sample.yaml"  # local-quick with 500/1000/2000 steps
 CAMPAIGN = load_campaign(SPEC)
 SMALL, BIG = "n1-c5.2xlarge-gp2", "n3-c5.2xlarge-gp2"
 SCENARIO = "increasing-intensity"

@@ -29,7 +29,7 @@ from tests.spark_records import write_with_loadgen_recorder
 
 pytestmark = pytest.mark.spark
 
-SPEC = Path(__file__).resolve().parent.parent / "campaigns" / "local-quick.yaml"
+SPEC = Path(__file__).resolve().parent / "fixtures" / "report-sample.yaml"  # local-quick with 500/1000/2000 steps
 CAMPAIGN = load_campaign(SPEC)
 SMALL, BIG = "n1-c5.2xlarge-gp2", "n3-c5.2xlarge-gp2"
 LAGGING_PHASE = 3  # BIG, repeat 2: the generator reports itself behind in its top phase

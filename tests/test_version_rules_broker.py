@@ -145,10 +145,12 @@ def test_in_memory_limits_are_accepted_and_change_nothing_on_either_version(brok
         figures = settled(cluster, list(queues), count)
         drop(cluster, *queues)
         plain, limited = figures["vr-qq"]["memory"], figures["vr-qq-limited"]["memory"]
-        # Neither queue process holds the 2 MiB of bodies, so the limit has nothing to limit: the same memory.
+        # Neither queue process holds the 2 MiB of bodies, so the limit has nothing to limit: whatever differs between
+        # the two processes (a few hundred KB of Raft bookkeeping, measured 177 vs 264 KB on 4.0 in one CI run) is far
+        # below the bodies a limit of 0 would have kept out of memory.
         assert figures["vr-qq"]["messages"] == figures["vr-qq-limited"]["messages"] == count, (version, figures)
         assert plain < count * 1024 / 2 and limited < count * 1024 / 2, (version, plain, limited)
-        assert abs(plain - limited) < 0.1 * plain, (version, plain, limited)
+        assert abs(plain - limited) < count * 1024 / 4, (version, plain, limited)
 
 
 def test_transient_queues_declare_on_4_0_with_the_deprecation_in_its_log(brokers):
