@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from app.cli import main
 from sizing.spec import read_campaign_yaml
+from tests import documents
 
 ROOT = Path(__file__).resolve().parent.parent
 CAMPAIGNS = sorted((ROOT / "campaigns").glob("*.yaml"))
@@ -63,34 +64,18 @@ def _nested(depth: int) -> Any:
     return value
 
 
-def _paths(value: Any, path: tuple = ()) -> list[tuple]:
-    """Every position in the document (the root's children and below)."""
-    out = []
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    for key, child in items:
-        out.append((*path, key))
-        out.extend(_paths(child, (*path, key)))
-    return out
-
-
-def _parent(doc: Any, path: tuple) -> Any:
-    for key in path[:-1]:
-        doc = doc[key]
-    return doc
-
-
 @st.composite
 def mutated_text(draw, data: dict[str, Any]) -> str:
     doc = copy.deepcopy(data)
     for _ in range(draw(st.sampled_from([1, 1, 1, 2, 3]))):  # mostly one edit: a spec that stays valid elsewhere
         op = draw(st.sampled_from(["number", "number", "set", "delete", "unknown", "text"]))
-        paths = _paths(doc)
+        paths = documents.paths(doc)
         if op == "number":  # a number field given an odd number: must be refused, or in the field's bounds
-            paths = [p for p in paths if isinstance(_parent(doc, p)[p[-1]], int | float)] or paths
+            paths = [p for p in paths if isinstance(documents.parent(doc, p)[p[-1]], int | float)] or paths
         if not paths:
             break
         path = paths[draw(st.integers(0, len(paths) - 1))]
-        parent = _parent(doc, path)
+        parent = documents.parent(doc, path)
         if op == "number":
             parent[path[-1]] = draw(ODD_NUMBERS)
         elif op == "set":
@@ -158,13 +143,13 @@ def test_every_number_of_every_shipped_campaign_refuses_nan_and_infinity(campaig
     from sizing.spec import parse_campaign
 
     data = unshared(read_campaign_yaml(campaign))
-    numbers = [p for p in _paths(data) if isinstance(_parent(data, p)[p[-1]], int | float)
-               and not isinstance(_parent(data, p)[p[-1]], bool)]
+    numbers = [p for p in documents.paths(data) if isinstance(documents.parent(data, p)[p[-1]], int | float)
+               and not isinstance(documents.parent(data, p)[p[-1]], bool)]
     assert numbers
     for path in numbers:
         for odd in (math.nan, math.inf, -math.inf):
             doc = copy.deepcopy(data)
-            _parent(doc, path)[path[-1]] = odd
+            documents.parent(doc, path)[path[-1]] = odd
             with pytest.raises(SpecError) as err:
                 parse_campaign(doc)
             where = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in path).lstrip(".")

@@ -38,6 +38,7 @@ from sizing.spec.schema import (
     reference_markdown,
     schema_text,
 )
+from tests import documents
 
 ROOT = Path(__file__).resolve().parent.parent
 CAMPAIGNS = sorted((ROOT / "campaigns").glob("*.yaml"))
@@ -92,32 +93,17 @@ def test_every_shipped_campaign_validates_against_the_schema(schema, path: Path)
     assert not errors, errors
 
 
-def _paths(value: Any, path: tuple = ()) -> list[tuple]:
-    out = []
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    for key, child in items:
-        out.append((*path, key))
-        out.extend(_paths(child, (*path, key)))
-    return out
-
-
-def _parent(doc: Any, path: tuple) -> Any:
-    for key in path[:-1]:
-        doc = doc[key]
-    return doc
-
-
 def _mutations(data: dict[str, Any]) -> list[tuple[str, tuple, Any]]:
     """(kind, path, the mutated document) for every position of `data`."""
     out = []
 
     def mutated(path: tuple, edit) -> Any:
         doc = copy.deepcopy(data)
-        edit(_parent(doc, path), path[-1])
+        edit(documents.parent(doc, path), path[-1])
         return doc
 
-    for path in _paths(data):
-        value = _parent(data, path)[path[-1]]
+    for path in documents.paths(data):
+        value = documents.parent(data, path)[path[-1]]
         if isinstance(value, dict):
             out.append(("unknown", path, mutated(path, lambda p, k: p[k].__setitem__("zz_unknown", 1))))
         if isinstance(path[-1], str):
