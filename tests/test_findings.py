@@ -199,3 +199,28 @@ def test_a_curve_states_no_knee_it_cannot_tell() -> None:
     ("disks-matter-local", "compare"), ("flow-control-local", "compare"), ("ndq-10q-multiack-local", "characterise")])
 def test_every_shipped_study_states_its_question(name: str, purpose: str) -> None:
     assert load_campaign(f"campaigns/{name}.yaml").purpose == purpose
+
+
+def test_the_report_words_the_largest_jump_and_the_knee_from_the_table() -> None:
+    """The report reads the step rows (nothing recomputed) and states seed 003's two shape claims."""
+    from app.report import answer
+
+    c = parse_campaign({**BASE, "scenarios": [SEED_003], "purpose": "characterise"})
+    table = pd.DataFrame([{"campaign": c.name, "run_id": "r1", **r} for r in findings.findings(c, curve_rows())],
+                         columns=records.table_columns("findings"))
+    _, lines = answer.headline(c, table)
+    shape_line = next(line for line in lines if line.startswith(f"inflight on {GP2}: publish rate's largest"))
+    assert "publish rate's largest change is confirms_in_flight 20 → 200, +400 % [+390 %, +410 %] (90 %, " \
+           "n = 3 vs 3): higher" in shape_line
+    assert "it flattens after confirms_in_flight=200: no later step is better than the one before within 5 % " \
+           "(confirms_in_flight 200 → 1000 +2 %" in shape_line
+    assert "confirms_in_flight 1000 → 10000 -1 % [-3 %, +1 %]" in shape_line
+    html = "".join(str(part) for part in answer.section(c, table))
+    assert "Each step against the previous one" in html and "end-to-end p95" in html
+    assert html.count("knee at confirms_in_flight=200") == 2  # publish and consume rate; p95 rises at every step
+    # one repeat: the largest change is an estimate only, and no knee is named
+    one = pd.DataFrame([{"campaign": c.name, "run_id": "r1", **r}
+                        for r in findings.findings(c, curve_rows(jitters=(1.0,)))],
+                       columns=records.table_columns("findings"))
+    single = next(line for line in answer.headline(c, one)[1] if "largest change" in line)
+    assert "+400 % (n = 1 vs 1, no interval): inconclusive" in single and "no knee can be named" in single
