@@ -141,7 +141,7 @@ def shape(out: list[dict], metric: str = "publish_rate") -> dict[str, dict]:
     return {r["phase_name"].split("=")[1]: r for r in out if r["kind"] == "step" and r["metric"] == metric}
 
 
-def test_each_step_is_compared_with_the_previous_one_and_the_curve_names_its_largest_jump_and_its_knee() -> None:
+def test_each_step_against_the_previous_one_names_the_largest_jump_and_the_knee() -> None:
     c = parse_campaign({**BASE, "scenarios": [SEED_003], "purpose": "characterise"})
     steps = shape(findings.findings(c, curve_rows()))
     assert [(k, r["baseline_phase_name"]) for k, r in steps.items()] == [
@@ -218,6 +218,12 @@ def test_the_report_words_the_largest_jump_and_the_knee_from_the_table() -> None
     html = "".join(str(part) for part in answer.section(c, table))
     assert "Each step against the previous one" in html and "end-to-end p95" in html
     assert html.count("knee at confirms_in_flight=200") == 2  # publish and consume rate; p95 rises at every step
+    # a flat stretch before the rise: the knee is the table's (after 200), not the first step that is no better
+    early = {1: (1000.0, 2.0), 5: (1010.0, 2.0), 20: (5000.0, 2.0), 200: (5050.0, 2.0), 1000: (5000.0, 2.0)}
+    late = pd.DataFrame([{"campaign": c.name, "run_id": "r1", **r} for r in findings.findings(c, curve_rows(early))],
+                        columns=records.table_columns("findings"))
+    knee_line = next(line for line in answer.headline(c, late)[1] if "largest change" in line)
+    assert "it flattens after confirms_in_flight=20: no later step" in knee_line
     # one repeat: the largest change is an estimate only, and no knee is named
     one = pd.DataFrame([{"campaign": c.name, "run_id": "r1", **r}
                         for r in findings.findings(c, curve_rows(jitters=(1.0,)))],
