@@ -63,6 +63,9 @@ def test_every_config_phase_and_chart_is_present(one_repeat: str) -> None:
         "Cost per 1000 msg/s per month at top throughput",
         "Cost per 1000 msg/s per month at the 1,000 msg/s target",
         "broker-kill: publish, consume and backlog per second",  # seed 002: one panel per config
+        # seed 002 Figs 7/8: per scenario, every config's memory against its watermark on one chart
+        "increasing-intensity: memory against the high watermark, every config",
+        "broker-kill: memory against the high watermark, every config",
         f"Broker metrics: {N1}, broker-kill", f"Broker metrics: {N1}, increasing-intensity",
         f"Broker metrics: {N3}, broker-kill", f"Broker metrics: {N3}, increasing-intensity",
         # seed 000 Figs 6-9 for the top and the bottom of the leaderboard (here the only two configs)
@@ -224,3 +227,20 @@ def test_disk_layouts_are_listed_and_a_local_target_says_disk_types_have_no_effe
     assert N1 in disks and N3 in disks
     assert disks.count("gp2 (on data)") == 2 * 3
     assert "disk types, sizes, IOPS and throughput have no effect" in disks
+
+
+def test_memory_share_is_the_node_nearest_its_watermark_each_second() -> None:
+    """Seed 002 Figs 7/8's line per config: hand-built samples, the known answer worked out by hand."""
+    import pandas as pd
+
+    from app.report.sections.broker import memory_share
+
+    mib = 2**20
+    samples = pd.DataFrame([
+        {"second": 0.0, "node": "a", "mem_used_bytes": 100 * mib, "mem_limit_bytes": 400 * mib},
+        {"second": 0.0, "node": "b", "mem_used_bytes": 300 * mib, "mem_limit_bytes": 400 * mib},
+        {"second": 1.0, "node": "a", "mem_used_bytes": 200 * mib, "mem_limit_bytes": 400 * mib},
+        {"second": 1.0, "node": "b", "mem_used_bytes": None, "mem_limit_bytes": 400 * mib},  # killed: no figure
+        {"second": 2.0, "node": "a", "mem_used_bytes": 50 * mib, "mem_limit_bytes": 200 * mib},
+    ])
+    assert memory_share(samples).to_dict() == {0.0: 0.75, 1.0: 0.5, 2.0: 0.25}
