@@ -6,12 +6,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from adapters.objectstore import S3Settings
 from app.cli import main as sizing_cli
 from app.report import build_report, fetch_report
 from app.report.__main__ import main
+from app.report.sections.broker import memory_share
+from app.report.tables import throughput_seconds
 from sizing import layout
 from tests.report_sample import N1, N3, RUN_ID, SPEC, write_sample
 
@@ -62,6 +65,7 @@ def test_every_config_phase_and_chart_is_present(one_repeat: str) -> None:
         "Top throughput within the SLO", "Highest intensity matched",
         "Cost per 1000 msg/s per month at top throughput",
         "Cost per 1000 msg/s per month at the 1,000 msg/s target",
+        "Publish rate per second at 1,000 msg/s, every config on gp2",  # seed 000 Figs 10/18/25
         "broker-kill: publish, consume and backlog per second",  # seed 002: one panel per config
         # seed 002 Figs 7/8: per scenario, every config's memory against its watermark on one chart
         "increasing-intensity: memory against the high watermark, every config",
@@ -231,10 +235,6 @@ def test_disk_layouts_are_listed_and_a_local_target_says_disk_types_have_no_effe
 
 def test_memory_share_is_the_node_nearest_its_watermark_each_second() -> None:
     """Seed 002 Figs 7/8's line per config: hand-built samples, the known answer worked out by hand."""
-    import pandas as pd
-
-    from app.report.sections.broker import memory_share
-
     mib = 2**20
     samples = pd.DataFrame([
         {"second": 0.0, "node": "a", "mem_used_bytes": 100 * mib, "mem_limit_bytes": 400 * mib},
@@ -244,3 +244,11 @@ def test_memory_share_is_the_node_nearest_its_watermark_each_second() -> None:
         {"second": 2.0, "node": "a", "mem_used_bytes": 50 * mib, "mem_limit_bytes": 200 * mib},
     ])
     assert memory_share(samples).to_dict() == {0.0: 0.75, 1.0: 0.5, 2.0: 0.25}
+
+
+def test_throughput_at_the_target_sums_the_workers_second_by_second() -> None:
+    """Seed 000 Fig 10's line per config: two workers' hand-built seconds, the totals worked out by hand."""
+    client = pd.DataFrame({"second": [10, 10, 11, 11, 12], "worker": [0, 1, 0, 1, 0],
+                           "confirmed": [400, 590, 500, 500, 300], "consumed": [400, 600, 480, 500, 310]})
+    assert throughput_seconds(client).to_dict("list") == {
+        "second": [10, 11, 12], "confirmed": [990, 1000, 300], "consumed": [1000, 980, 310]}
