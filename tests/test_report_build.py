@@ -88,6 +88,8 @@ def test_the_verdict_names_the_bottleneck_where_a_config_stopped_matching(one_re
     assert f"<b>{N3}</b>" not in verdict
     resources = section(one_repeat, "resources")
     assert "CPU busy per node" in resources and "gaps = seconds without figures" in resources
+    # seed 000 Figs 7/9: write size per operation per phase, as phase_summary states it (4.5 KB x phase number)
+    assert "KB per write" in resources and all(f">{kb}<" in resources for kb in ("4.5", "9.0", "13.5"))
 
 
 def test_leaderboards_show_the_spark_tables_figures(one_repeat: str) -> None:

@@ -76,7 +76,8 @@ PHASE_SUMMARY_OPTIONAL: dict[str, object] = {
     # node resources and the bottleneck label (sizing.rules.bottleneck, computed by phase_summary)
     "bottleneck": None, "bottleneck_detail": None, "cpu_busiest_mean": float("nan"),
     "cpu_busiest_p95": float("nan"), "machine_cpu_busy_mean": float("nan"), "disk_write_mb_s": float("nan"),
-    "disk_write_iops": float("nan"), "net_mb_s": float("nan"), "net_peak_mbit_s": float("nan"),
+    "disk_write_iops": float("nan"), "disk_write_kb_per_op": float("nan"),  # seed 000 Figs 7/9: write size
+    "net_mb_s": float("nan"), "net_peak_mbit_s": float("nan"),
     "rate_mode": "scheduled", "latency_basis": "intended",  # issue 13; tables written before it are scheduled
     # capacity-search probes (issue 16): start, recomputed verdict, stage and the generator's bracket after it
     "start_s": float("nan"), "probe_passed": None, "probe_stage": None, "probe_inconclusive": None,
