@@ -138,9 +138,9 @@ def shape_lines(findings: pd.DataFrame, metric: str = SHAPE_METRIC) -> list[str]
             parts.append(f"still rising at the last step ({step_pair(as_series[-1])} "
                          f"{fmt_step_effect(as_series[-1])}): no knee within the steps measured")
         else:
-            parts.append("no knee can be named: the repeats cannot tell whether "
-                         + ("the gain before the flat steps" if flags[-1] is True else "the last step")
-                         + f" exceeds {THRESHOLD}")
+            which = "the step before the flat ones" if flags[-1] is True else "the last step"
+            parts.append(f"no knee can be named: the repeats cannot tell whether {which} gains more than "
+                         f"{THRESHOLD} over the one before it")
         lines.append(f"{family} on {config_id}: " + "; ".join(parts))
     return lines
 
