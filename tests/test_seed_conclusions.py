@@ -108,11 +108,12 @@ def test_seed_000_top_throughput_per_volume_at_any_latency(seed_000) -> None:
         for nodes, instance, top in entries:
             row = board[config_id(campaign, nodes, instance, volume)]
             assert row["top_throughput_any_latency"] == top
-            # within the SLO: the highest intensity the seed says it matched (beyond 30k, else 30k, else 25k), not
-            # the higher rate it carried backlogged at the next intensity (p99 4 s) nor 29k short of 30k
-            matched = MATCHED_BEYOND_30K[volume].get((nodes, instance)) or (
-                30000.0 if (nodes, instance) in met[volume] else 25000.0)
-            assert row["top_matched_throughput"] == matched, (volume, nodes, instance)
+            # within the SLO (sizing.rules.counts_toward_capacity): the highest rate carried with p99 <= 1 s, i.e. the
+            # intensity matched beyond 30k, else 30k, else what it carried short of 30k (29k, or its top if lower),
+            # never the higher rate carried backlogged at the next intensity (p99 4 s)
+            within_slo = MATCHED_BEYOND_30K[volume].get((nodes, instance)) or (
+                30000.0 if (nodes, instance) in met[volume] else max(25000.0, min(top, 29000.0)))
+            assert row["top_matched_throughput"] == within_slo, (volume, nodes, instance)
     # "The one size that was able to hit its target far beyond 30k msg/s": 7x16 at 60k (st1: and 9x8 at 40k)
     for volume, beyond in MATCHED_BEYOND_30K.items():
         far = {(r["nodes"], r["instance_type"]): r["max_matched_target_rate"] for r in board.values()
@@ -174,14 +175,15 @@ def test_seed_000_top_5_at_30k_and_its_conclusions(seed_000) -> None:
     assert all((v, n, i) in AT_TARGET_SLIPS for n, i, v, _ in TOP_5_AT_TARGET if (n, i, v) not in top5)
     by_shape = {(r["nodes"], r["instance_type"], r["volume_type"]): r for r in tables["leaderboards"]}
     # "The expensive io1 volume just wasn't worth it": it met 30k on no shape that gp2 did not, and its cheapest
-    # config at 30k (3x36, $183) costs more than gp2's cheapest (7x8, $54) and than gp2's dearest that met 30k
-    # (a shape-for-shape price comparison would hold by the price list alone, whatever was measured)
+    # config at 30k (3x36, $183) costs more than gp2's cheapest (7x8, $80; the seed's $54 is / 45k) and than gp2's
+    # dearest that met 30k (a shape-for-shape price comparison would hold by the price list alone, whatever was
+    # measured)
     met = {v: {(n, i) for (n, i, vv), r in by_shape.items() if vv == v and r["met_target"]} for v in ("io1", "gp2")}
     assert met["io1"] <= met["gp2"]
     at_30k = {v: sorted(r["cost_per_1k_at_target"] for (_, _, vv), r in by_shape.items() if vv == v and r["met_target"])
               for v in ("io1", "gp2")}
     assert at_30k["io1"][0] > at_30k["gp2"][-1]
-    assert (dollars(at_30k["io1"][0]), dollars(at_30k["gp2"][0])) == (183, 54)
+    assert (dollars(at_30k["io1"][0]), dollars(at_30k["gp2"][0])) == (183, 80)
     # "gp2 ... the best option": the cheapest config at 30k is on gp2, and it is scaled-out 8 vCPU VMs
     assert (board[0]["volume_type"], board[0]["instance_type"]) == ("gp2", "c5.2xlarge")
     # "Scaling up with 3 large VMs was never optimal": 3 x c5.9xlarge leads no board, except io1 at 30k, where the
