@@ -17,8 +17,8 @@ stop:             ## stop everything `make demo` started; stored results stay (`
 test: setup       ## the whole suite, as CI runs it
 	$(PY) -m pytest
 
-test-fast:        ## pure unit tests only (no RabbitMQ, Spark, Airflow or browser)
-	$(PY) -m pytest -m "not cluster and not spark and not airflow and not browser"
+test-fast:        ## pure unit tests only: no RabbitMQ, Spark, Airflow, browser, nor outside tool or server (tests/README.md)
+	$(PY) -m pytest -m "not cluster and not spark and not airflow and not browser and not tools"
 
 lint:            ## ruff, import contracts (pyproject.toml [tool.importlinter]), terraform fmt
 	$(VENV)/bin/ruff check .

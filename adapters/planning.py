@@ -61,13 +61,18 @@ def load_spec_param(value: str, root: Path = REPO_ROOT) -> Campaign:
 
 
 def check_installed(campaign: Campaign, source: str = "campaign") -> Campaign:
-    """Refuse (SpecError) what this machine cannot run as asked: on the local target, a RabbitMQ version other than
-    the installed one, or scale-model envelopes that do not fit the machine (with the sum they need)."""
+    """Refuse (SpecError) what this machine cannot run as asked: on the local target, a RabbitMQ version neither the
+    installed package nor the 4.0 root runs (the root is not built here: validation stays fast), or scale-model
+    envelopes that do not fit the machine (with the sum they need)."""
     from adapters.envelope import machine
     from adapters.installed import installed_rabbitmq_version, local_version_problems
+    from adapters.rootfs import built_root, missing_privileges, root_rabbitmq_version
     from sizing.scalemodel import campaign_demand, fit_problems
 
-    problems = local_version_problems(campaign, installed_rabbitmq_version())
+    root = built_root()
+    problems = local_version_problems(campaign, installed_rabbitmq_version(),
+                                      chroot_version=root_rabbitmq_version(root) if root else None,
+                                      chroot_missing=missing_privileges())
     demand = campaign_demand(campaign)
     if demand is not None:
         problems += [Problem("scale_model", reason) for reason in fit_problems(demand, machine())]

@@ -31,13 +31,14 @@ from typing import Any
 
 from adapters.envelope import cluster_cgroup
 from adapters.management import wait_healthy
+from adapters.rootfs import ensure_root
 from adapters.statepaths import state_paths
 from sizing.cluster import ClusterInfo
 from sizing.disks import AWS_DEVICE_NAMES, AWS_MOUNT_POINTS, DEFAULT_FILESYSTEM
 from sizing.plan import LOCAL_PORT_BLOCK, ConfigPlan, expiry_tag, trial_lifetime_s
 from sizing.scalemodel import ClusterEnvelopes, cluster_envelopes
 from sizing.spec import Campaign, ClusterShape
-from sizing.versions import apt_version, erlang_series
+from sizing.versions import apt_version, erlang_series, local_runtime
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TERRAFORM_ROOT = REPO_ROOT / "terraform"
@@ -200,6 +201,9 @@ def local_stack_variables(plan: ConfigPlan, broker_config: Mapping[str, Any], wo
             envelopes, cgroup=cluster_cgroup(Path(work_dir).resolve().parents[2], plan.local_port_base)).to_dict(),
             sort_keys=True),
         "python": sys.executable,
+        # The 4.0 root is built here, on first use, only for a config that runs on it (make demo never builds it).
+        "runtime": (runtime := local_runtime(plan.shape.rabbitmq_version)),
+        "rootfs": str(ensure_root()) if runtime == "chroot" else "",
     }
 
 

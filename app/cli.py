@@ -67,6 +67,8 @@ def _validate(args: argparse.Namespace) -> int:
     except SpecError as err:
         print(err, file=sys.stderr)
         return 2
+    for warning in campaign.warnings:  # accepted, and ignored by the broker version a config runs
+        print(f"warning: {warning}", file=sys.stderr)
     print(f"{args.spec}: valid campaign {campaign.name!r} ({campaign.deployment}): {len(campaign.clusters)} "
           f"config(s) x {len(campaign.scenarios)} scenario(s) x {campaign.repeats} repeat(s); "
           f"spec hash {campaign.spec_hash}")

@@ -90,6 +90,10 @@ def sizing_campaign():
         if refusal:
             raise AirflowFailException(refusal)
         print(f"resolved spec: {run.spec_path} (every worker reads it from {publish_spec(run.spec_path)})")
+        from sizing.spec import load_campaign
+
+        for warning in load_campaign(run.spec_path).warnings:  # accepted, and ignored by the version it runs on
+            print(f"warning: {warning}")
         return run.to_dict()
 
     @task

@@ -23,7 +23,10 @@ LOG = logging.getLogger("loadgen.recorder")
 
 
 def to_table(record_type: str, key: RunKey, rows: Sequence[Mapping[str, Any]]):  # -> pyarrow.Table
-    """Rows (without the run key) -> an Arrow table of the record type's exact schema (extra keys dropped)."""
+    """Rows (without the run key) -> an Arrow table of the record type's exact schema (extra keys dropped).
+
+    Every row carries every column: a null is a value its producer chose, never a column it forgot (a missing key
+    raises MissingColumnError naming the columns)."""
     import pyarrow as pa
 
     schema = records.arrow_schema(record_type)
@@ -33,8 +36,21 @@ def to_table(record_type: str, key: RunKey, rows: Sequence[Mapping[str, Any]]): 
         if f.name in run:
             columns[f.name] = [run[f.name]] * len(rows)
         else:
-            columns[f.name] = [row.get(f.name) for row in rows]
+            try:
+                columns[f.name] = [row[f.name] for row in rows]
+            except KeyError:
+                raise MissingColumnError(record_type, rows) from None
     return pa.Table.from_pydict(columns, schema=schema)
+
+
+class MissingColumnError(ValueError):
+    def __init__(self, record_type: str, rows: Sequence[Mapping[str, Any]]) -> None:
+        run = {c.name for c in records.RUN_KEY}
+        wanted = [name for name in records.column_names(record_type) if name not in run]
+        index, row = next((i, r) for i, r in enumerate(rows) if not set(wanted) <= r.keys())
+        self.missing = [name for name in wanted if name not in row]
+        super().__init__(f"{record_type} row {index} lacks column(s) {self.missing}: every row names every column "
+                         f"of sizing.records (None where the value is unknown)")
 
 
 @dataclass
@@ -64,11 +80,11 @@ class RecordStore:
 
         from adapters.objectstore import parquet_options
 
+        table = to_table(record_type, self.key, rows)  # first: a row lacking a column writes nothing
         object_key = layout.raw_part_key(self.key, record_type, phase=phase, worker=worker)
         path = self.local_path(object_key)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
-        table = to_table(record_type, self.key, rows)
         pq.write_table(table, tmp, **parquet_options(table.schema))
         os.replace(tmp, path)
         self._upload(path, object_key)

@@ -5,8 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Airflow runs on SQLite locally; postgresql (metadata DB) and docker-compose (validates docker-compose.yaml) are
-# for the multi-worker tests (tests/test_celery_e2e.py, tests/test_compose_stack.py).
-APT_PACKAGES=(rabbitmq-server erlang-base chromium chromium-driver curl procps postgresql docker-compose)
+# for the multi-worker tests (tests/test_celery_e2e.py, tests/test_compose_stack.py). debootstrap builds the RabbitMQ
+# 4.0 runtime's root (scripts/rootfs.sh), on first use only: not here.
+APT_PACKAGES=(rabbitmq-server erlang-base chromium chromium-driver curl procps postgresql docker-compose debootstrap)
 VENV=${SIZING_VENV:-.venv}
 log() { printf '[bootstrap] %s\n' "$*"; }
 

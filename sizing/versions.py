@@ -4,19 +4,22 @@ On `aws` a config may name the RabbitMQ version its nodes run (`rabbitmq_version
 `rabbitmq_versions`); cloud-init then installs that version from Team RabbitMQ's apt repositories, with the Erlang
 series this table pins for it (terraform/modules/aws_rabbitmq_cluster). Without one, a node runs Debian 12's
 rabbitmq-server (3.10), as locally. On `local` the nodes run whatever rabbitmq-server the machine has installed
-(adapters/rabbitmq_install.py reads it): a spec asking for another version is refused, never silently run on the
-installed one.
+(adapters/installed.py reads it), or RabbitMQ 4.0 (Debian 13's package, in a root filesystem: the chroot runtime,
+adapters/rootfs.py): a spec asking for another version is refused, never silently run on the installed one.
 
 Erlang series per RabbitMQ series: RabbitMQ's compatibility matrix (rabbitmq.com/docs/which-erlang): 3.10 needs
 24.3 and supports 25; 3.11 requires 25; 3.12 supports 25 and 26; 3.13 needs 26; 4.0 supports 26.2 (27 only from
-4.0.4); 4.1 and 4.2 support 26.2 and 27. The pin is the newest series every release of the RabbitMQ series supports.
+4.0.4); 4.1 supports 26.2 and 27; 4.2 supports 26.2 and 27 up to 4.2.8 and needs 27 from 4.2.9; 4.3 needs 27 (28 is
+partly supported, for new clusters only, until 4.3.6). The pin is the newest series every release of the RabbitMQ
+series supports: 27 for 4.1, 4.2 and 4.3, so 4.2.9 and later get the 27 they need.
 """
 
 from __future__ import annotations
 
 import re
 
-ERLANG_SERIES = {"3.10": "25", "3.11": "25", "3.12": "26", "3.13": "26", "4.0": "26", "4.1": "27", "4.2": "27"}
+ERLANG_SERIES = {"3.10": "25", "3.11": "25", "3.12": "26", "3.13": "26", "4.0": "26", "4.1": "27", "4.2": "27",
+                 "4.3": "27"}
 _VERSION = re.compile(r"(\d{1,4})\.(\d{1,4})(?:\.(\d{1,4}))?")  # fullmatch: `$` would let a trailing newline in
 
 
@@ -29,6 +32,17 @@ def version_problem(version: object) -> str | None:
         return (f"RabbitMQ {version} is not a series this platform can install (known: "
                 f"{', '.join(ERLANG_SERIES)}); each needs its Erlang series (sizing/versions.py)")
     return None
+
+
+# The series the local target runs in a root filesystem of Debian 13's packages (scripts/rootfs.sh) rather than from
+# the machine's own rabbitmq-server (terraform/modules/local_cluster/scripts/runtime.sh says how each runs).
+LOCAL_CHROOT_SERIES = "4.0"
+
+
+def local_runtime(version: str | None) -> str:
+    """How a local node of this requested version runs: `chroot` (the 4.0 root) or `host` (the installed package,
+    also when no version is asked for)."""
+    return "chroot" if version is not None and series(version) == LOCAL_CHROOT_SERIES else "host"
 
 
 def series(version: str) -> str:

@@ -136,3 +136,20 @@ def test_a_fault_scenario_on_steps_is_judged_up_to_the_campaign_target() -> None
     failed = adverse.judge(kill, lost, campaign_target_rate=1000.0)
     assert failed["held"] is False
     assert failed["reason"] == "1 of 2 judged phases missed their target rate or the SLO; 5 confirmed messages lost"
+
+
+def test_the_reports_criterion_text_words_the_thresholds_of_sizing_rules(monkeypatch) -> None:
+    """The words follow the rules: with other thresholds the text changes with them and no old figure remains."""
+    from app.report.sections import adverse as section
+
+    c = campaign(SLOWDOWN, KILL)
+    backlog, fault = (section.criterion_text(s, 1000) for s in c.scenarios)
+    assert f"below {rules.MATCH_FRACTION * 100:g} % of the offered rate" in backlog
+    assert f"whose {rules.REDUCED_PUBLISH_WINDOW_S:g} s confirm rate" in backlog
+    assert f"back under {rules.DRAINED_BACKLOG_S:g} s of the final offered rate" in backlog
+    assert f"at least {rules.MATCH_FRACTION * 100:g} % of it" in fault
+    for name, value in (("MATCH_FRACTION", 0.9), ("REDUCED_PUBLISH_WINDOW_S", 7), ("DRAINED_BACKLOG_S", 3.0)):
+        monkeypatch.setattr(section, name, value)
+    backlog, fault = (section.criterion_text(s, 1000) for s in c.scenarios)
+    assert "below 90 %" in backlog and "whose 7 s" in backlog and "under 3 s" in backlog and "least 90 %" in fault
+    assert not any(old in text for old in ("98", "5 s", "1 s") for text in (backlog, fault))

@@ -1,4 +1,6 @@
-"""Exact broker-side counts across a broker stall (issue 25, item 3), on a real 1-node local cluster (port slot 67).
+"""Exact broker-side counts across a broker stall (issue 25, item 3), on a real 1-node local cluster (port slot 67;
+on the 4.0 runtime, slot 93: the freeze, the node sampler and the Prometheus counters the platform reads, on the
+other version's broker).
 
 The load generator publishes 2,000 msg/s for 20 s while the test freezes the node for 3 s (SIGSTOP, then SIGCONT) in
 the middle. Independent counters: the generator's own accounting (every message carries its publisher and sequence
@@ -46,9 +48,10 @@ SPEC = {
 }
 
 
-@pytest.fixture(scope="module")
-def cluster(local_cluster_factory):
-    return local_cluster_factory(slot=67, nodes=1).cluster
+@pytest.fixture(scope="module", params=[None, "4.0"], ids=["host-3.10", "chroot-4.0"])
+def cluster(local_cluster_factory, request):
+    version = request.param
+    return local_cluster_factory(slot=93 if version else 67, nodes=1, rabbitmq_version=version).cluster
 
 
 def _overview(cluster) -> dict[str, int]:

@@ -40,6 +40,7 @@ def python_minor() -> str:
     return re.search(r">=\s*(\d+\.\d+)", requires).group(1)
 
 
+@pytest.mark.tools
 def test_the_compose_tool_validates_the_file(tmp_path):
     """`docker compose config` where the plugin exists, else Debian's docker-compose (scripts/bootstrap.sh
     installs it): the file's schema, anchors, interpolation and service references."""
@@ -111,6 +112,7 @@ def build_context(destination: Path) -> Path:
     return destination
 
 
+@pytest.mark.tools
 def test_the_images_install_every_package_of_the_repository(tmp_path):
     """What the Airflow and loadgen images run (`pip install --no-deps -e <context>`), done here with uv into an
     empty virtualenv: every top-level package of the repository must resolve from there (a package pyproject.toml

@@ -63,6 +63,7 @@ def test_stop_ends_what_a_killed_scheduler_left_running(tmp_path):
     assert not any("still alive" in item for item in left)
 
 
+@pytest.mark.tools
 def test_a_dead_service_is_named_with_its_log_and_the_next_step(tmp_path):
     s = demo.DemoSettings(state=tmp_path / "state", s3_port=21000 + 50 * 68 + 10)  # slot 68: this area's
     demo.start_object_store(s, lambda line: None)

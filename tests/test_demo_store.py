@@ -39,6 +39,7 @@ def _listing(s: demo.DemoSettings) -> dict[str, str]:
             for o in page.get("Contents", [])}
 
 
+@pytest.mark.tools
 def test_results_survive_stop_a_crash_and_a_new_start_and_only_clean_deletes_them(settings):
     said: list[str] = []
     demo.start_object_store(settings, said.append)
@@ -72,6 +73,7 @@ def test_results_survive_stop_a_crash_and_a_new_start_and_only_clean_deletes_the
     assert not settings.state.exists() and demo.running_pid(settings, "s3") is None
 
 
+@pytest.mark.tools
 def test_the_server_accepts_only_the_demos_credentials(settings):
     import boto3
     from botocore.exceptions import ClientError

@@ -1,4 +1,9 @@
-"""Executor-level fault tests on a real local 3-node cluster (no load generator needed)."""
+"""Executor-level fault tests on a real local 3-node cluster (no load generator needed).
+
+The tests marked `on_both_runtimes` also run on the 4.0 runtime (the chroot, slot CHROOT_FAULTS_SLOT): they are the
+ones whose fault goes through a node's own lifecycle scripts (SIGKILL and start_cmd, rabbitmqctl through ctl_cmd for
+both alarms, stop_cmd/start_cmd with the quorum wait of a rolling restart). The injector's scheduling (leader
+choice, healing at stop) sits above the node seam and is the same on both, so it runs on the host runtime only."""
 
 from __future__ import annotations
 
@@ -18,9 +23,17 @@ from tests.faults_support import FAULTS_SLOT, declare_quorum_queue, delete_queue
 pytestmark = pytest.mark.cluster
 
 
+CHROOT_FAULTS_SLOT = 92  # ports 25600-25649
+
+
 @pytest.fixture(scope="module")
-def cluster(local_cluster_factory):
-    return local_cluster_factory(slot=FAULTS_SLOT, nodes=3).cluster
+def cluster(local_cluster_factory, request):
+    version = getattr(request, "param", None)
+    return local_cluster_factory(slot=CHROOT_FAULTS_SLOT if version else FAULTS_SLOT, nodes=3,
+                                 rabbitmq_version=version).cluster
+
+
+on_both_runtimes = pytest.mark.parametrize("cluster", [None, "4.0"], ids=["host-3.10", "chroot-4.0"], indirect=True)
 
 
 @pytest.fixture
@@ -46,6 +59,7 @@ def event(kind, node=2, at=0.0, heal=1.0, target="node", queue=None):
     return FaultEvent("p01-f1", kind, 1, at, heal, target, node, queue)
 
 
+@on_both_runtimes
 def test_kill_then_heal_brings_the_node_back_into_the_cluster(cluster, executor):
     node = cluster.node(2)
     old_pid = read_pid(node)
@@ -64,6 +78,7 @@ def test_kill_then_heal_brings_the_node_back_into_the_cluster(cluster, executor)
     assert executor.heal(event("kill_node"), node) == {"already_running": True}
 
 
+@on_both_runtimes
 def test_memory_and_disk_alarms_show_in_the_management_api(cluster, executor):
     node = cluster.node(3)
     probe = ManagementProbe(cluster)
@@ -75,7 +90,7 @@ def test_memory_and_disk_alarms_show_in_the_management_api(cluster, executor):
             executor.heal(event(kind, node=3), node)
         wait_for(lambda f=field: not probe.alarms(node.name)[f], 20, f"{field} cleared")
     limits = mgmt(cluster, f"/api/nodes/{node.name}")
-    assert limits["disk_free_limit"] == 50_000_000  # the 3.10 default put back
+    assert limits["disk_free_limit"] == 50_000_000  # the default put back (3.10's and 4.0's)
 
 
 def test_injector_kills_the_leader_of_a_queue_and_heals_it(cluster):
@@ -115,6 +130,7 @@ def test_stop_heals_a_fault_whose_heal_was_not_due_yet(cluster):
     wait_for(lambda: not ManagementProbe(cluster).alarms(cluster.node(1).name)["mem_alarm"], 20, "alarm cleared")
 
 
+@on_both_runtimes
 def test_rolling_restart_keeps_quorum_queue_messages(cluster, executor, tmp_path: Path):
     queue = "faults-rolling-q"
     declare_quorum_queue(cluster, queue)

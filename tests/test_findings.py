@@ -230,3 +230,20 @@ def test_the_report_words_the_largest_jump_and_the_knee_from_the_table() -> None
                        columns=records.table_columns("findings"))
     single = next(line for line in answer.headline(c, one)[1] if "largest change" in line)
     assert "+400 % (n = 1 vs 1, no interval): inconclusive" in single and "no knee can be named" in single
+
+
+def test_the_reports_answer_words_the_levels_of_sizing_stats(monkeypatch) -> None:
+    """The Findings note and the 'inconclusive' sentence word COMPARE_CONFIDENCE and PRACTICAL_EFFECT: with other
+    levels the words change with them."""
+    import pandas as pd
+
+    from app.report import answer
+
+    c = campaign(purpose="compare", compare={"by": "config", "baseline": GP2})
+    frame = pd.DataFrame(findings.findings(c, [r for r in rows_by_step() if r["repeat"] == 1]))
+    monkeypatch.setattr(answer, "COMPARE_CONFIDENCE", 0.8)
+    monkeypatch.setattr(answer, "PRACTICAL_EFFECT", 0.1)
+    sentence, _ = answer.headline(c, frame)
+    note = "".join(str(part) for part in answer.section(c, frame))
+    assert "no interval reaches 80 %" in sentence
+    assert "interval at 80 % on one side" in note and "effect of at least 10 %" in note and "90 %" not in note

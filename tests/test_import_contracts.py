@@ -24,6 +24,7 @@ def lint_imports(tree: Path) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.tools
 def test_the_tree_keeps_its_import_contracts() -> None:
     proc = lint_imports(ROOT)
     assert proc.returncode == 0, proc.stdout[-4000:]
@@ -50,6 +51,7 @@ def tree_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ("app/report/sections/leak.py", "import app.report.build\n", "The report's parts build on each other one way"),
     ("sizing/leak.py", "import sizing.spec\n", None),  # a harmless import: no contract breaks
 ])
+@pytest.mark.tools
 def test_a_forbidden_import_breaks_its_contract(tree_copy: Path, module: str, source: str | None,
                                                 contract: str | None) -> None:
     path = tree_copy / module
@@ -67,6 +69,7 @@ def test_a_forbidden_import_breaks_its_contract(tree_copy: Path, module: str, so
     assert contract in broken and module.replace("/", ".").removesuffix(".py") in broken, broken[-3000:]
 
 
+@pytest.mark.tools
 def test_a_cycle_between_siblings_is_reported(tree_copy: Path) -> None:
     # sizing.plan imports sizing.spec; make the spec's model import plan back.
     spec = tree_copy / "sizing" / "spec" / "model.py"

@@ -6,6 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.tools  # ruff and terraform
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

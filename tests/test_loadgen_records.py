@@ -14,7 +14,7 @@ from adapters.brokercounters import MessageCounts, counted_between
 from loadgen import broker
 from loadgen.accounting import PublisherBook, account, merge_consumed
 from loadgen.drivers import hist_bytes
-from loadgen.recorder import RecordStore, to_table
+from loadgen.recorder import MissingColumnError, RecordStore, to_table
 from sizing import layout, records
 from sizing.histogram import RELATIVE_ACCURACY, LogHistogram, merge_wire, quantile_from_counts
 from sizing.layout import RunKey
@@ -73,8 +73,9 @@ def test_accounting_counts_loss_duplicates_redeliveries_and_reordering_per_phase
 CLIENT_ROW = {"worker": 0, "second": 3, "ts": 1.0, "phase": 1, "warmup": False, "target_rate": 10.0, "scheduled": 10,
               "processing_ms": 0.0, "published": 10, "confirmed": 9, "nacked": 0, "returned": 0, "consumed": 10,
               "redelivered": 0, "acked": 10, "in_flight": 1, "publish_delay_max_us": 5.0, "publish_delay_hist": b"x",
-              "e2e_hist": b"", "confirm_hist": b"", "blocked_ms": 0.0, "cpu_s": 0.01, "publishers": 1,
-              "consumers": 1}
+              "e2e_hist": b"", "e2e_max_us": None, "confirm_hist": b"", "blocked_ms": 0.0, "cpu_s": 0.01,
+              "publishers": 1, "consumers": 1, "rate_mode": "scheduled", "latency_basis": "intended",
+              "confirms_in_flight": 100, "prefetch": 50, "multi_ack_every": 1, "in_flight_max": 3, "group": "main"}
 
 
 def test_tables_have_the_exact_record_schema_and_the_run_key():
@@ -83,6 +84,20 @@ def test_tables_have_the_exact_record_schema_and_the_run_key():
     assert table.schema.equals(records.arrow_schema("client_seconds"))
     assert table.column_names == records.column_names("client_seconds")
     assert table.to_pylist()[0]["repeat"] == 2 and table.to_pylist()[0]["run_id"] == "run-1"
+    # every value as given: nothing was filled in (the known answer is the row itself)
+    assert {k: v for k, v in table.to_pylist()[0].items() if k in CLIENT_ROW} == CLIENT_ROW
+
+
+def test_a_row_without_a_column_is_an_error_not_a_null(tmp_path):
+    """A producer that forgets a column (even a nullable one) fails loudly; a None it wrote stays a null."""
+    for forgotten in ("group", "cpu_s"):
+        rows = [CLIENT_ROW, {k: v for k, v in CLIENT_ROW.items() if k != forgotten}]
+        with pytest.raises(MissingColumnError, match=rf"client_seconds row 1 lacks column\(s\) \['{forgotten}'\]"):
+            to_table("client_seconds", KEY, rows)
+    assert to_table("client_seconds", KEY, [{**CLIENT_ROW, "group": None}]).to_pylist()[0]["group"] is None
+    with pytest.raises(MissingColumnError):
+        RecordStore(KEY, tmp_path, upload=False).write_records("events", [{"ts": 1.0}])
+    assert not any(tmp_path.iterdir())  # nothing written
     event = {"ts": 1.0, "second": 0.5, "phase": 0, "kind": "run_start", "fault_id": None, "fault_kind": None,
              "node": None, "detail": None}
     assert to_table("events", KEY, [event]).schema.equals(records.arrow_schema("events"))
@@ -91,7 +106,8 @@ def test_tables_have_the_exact_record_schema_and_the_run_key():
 def test_record_store_writes_locally_and_uploads_under_layout_keys(s3, tmp_path):
     store = RecordStore(KEY, tmp_path, upload=True, s3=s3)
     key = store.write_records("accounting", [{"phase": 1, "published": 3, "confirmed": 3, "consumed_unique": 3,
-                                              "lost": 0, "duplicates": 0, "redelivered": 0, "reordered": 0}])
+                                              "lost": 0, "duplicates": 0, "redelivered": 0, "reordered": 0,
+                                              "group": "main"}])
     assert key == layout.raw_part_key(KEY, "accounting")
     store.write_manifest({"status": "complete"})
     client = s3.client()

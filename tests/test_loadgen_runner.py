@@ -81,7 +81,9 @@ class FakePool:
                        "confirmed": n, "consumed": consumed, "acked": consumed,
                        "publish_delay_hist": b"", "confirm_hist": b"",
                        "e2e_hist": hist_bytes(np.full(max(consumed, 1), WARMUP_E2E_US if warmup else STEADY_E2E_US))[0]
-                       if consumed else b"", "e2e_max_us": None})
+                       if consumed else b"", "e2e_max_us": None,
+                       "rate_mode": phase.rate_mode if phase else "scheduled",
+                       "latency_basis": phase.latency_basis if phase else "intended"})
         return Row(cfg.worker, record, final=final)
 
     def start(self, command: Start) -> None:

@@ -75,6 +75,11 @@ def test_a_local_spec_asking_for_another_rabbitmq_version_is_refused(tmp_path: P
         run = validate_run({**PARAMS, "campaign": spec.format(version), "configs": []}, tmp_path)
         assert load_spec_param(spec.format(version)).clusters[0].config_id == f"n1-c5.2xlarge-gp2-rmq{version}"
         assert run.campaign == "pinned"
+    # 4.0 runs in the chroot runtime's root (not built by validation); a 4.0 release other than the root's is refused
+    run = validate_run({**PARAMS, "campaign": spec.format("4.0"), "configs": []}, tmp_path)
+    assert load_spec_param(spec.format("4.0")).clusters[0].config_id == "n1-c5.2xlarge-gp2-rmq4.0"
+    with pytest.raises(SpecError, match=r"asks for RabbitMQ 4\.0\.99, but the local 4\.0 runtime runs Debian 13's"):
+        validate_run({**PARAMS, "campaign": spec.format("4.0.99")}, tmp_path)
 
 
 def test_invalid_spec_names_the_field(tmp_path: Path):

@@ -124,9 +124,17 @@ def test_a_local_node_in_its_envelope_is_judged_against_the_scaled_limits(spark)
         clients += client_rows(key, 1, 0, range(0, 10), 2, target_rate=100, per_second=100)
         nodes += node_rows(key, 1, "a", range(0, 10), cpu_busy=0.5, write_bytes=3e6, write_ops=290,
                            volumes={"data": (3e6, 290)}, cpu_quota_cores=quota)
+    # a quiet phase: the loop device wrote nothing (0 ops, where a node sharing the machine has null)
+    phases.append(phase_row(enveloped, 2, 10, 10, 2, 100))
+    clients += client_rows(enveloped, 2, 0, range(10, 20), 12, target_rate=100, per_second=100)
+    nodes += node_rows(enveloped, 2, "a", range(10, 20), cpu_busy=0.1, write_bytes=0.0, write_ops=0,
+                       volumes={"data": (0.0, 0)}, cpu_quota_cores=0.2)
     summary = summarise(spark, phases, clients, nodes, limit_row("n1-c5.2xlarge-gp2", ebs=(1000.0, 28.75),
                                                                  data=(300.0, 26.2144)))
-    got = {r["scenario"]: r.asDict() for r in summary.collect()}
+    rows = summary.collect()
+    got = {r["scenario"]: r.asDict() for r in rows if r["phase"] == 1}
+    quiet = next(r.asDict() for r in rows if r["phase"] == 2)
+    assert quiet["disk_write_iops"] == 0 and quiet["disk_write_kb_per_op"] is None and quiet["bottleneck"] == "none"
     assert got["scaled"]["shared_cores"] is False and got["scaled"]["volume_iops_limit"] == 300.0
     assert got["scaled"]["volume_load_share"] == pytest.approx(290 / 300) and got["scaled"]["bottleneck"] == "disk"
     assert got["shared"]["volume_iops_limit"] is None and got["shared"]["bottleneck"] == "none"

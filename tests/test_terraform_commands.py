@@ -91,7 +91,7 @@ def test_local_stack_variables_come_from_the_plan_and_broker_config(quick, tmp_p
         "port_base": 21050, "work_dir": str(tmp_path.resolve()),
         "broker_config": {"vm_memory_high_watermark.relative": "0.2", "log.console": "true"},
         "username": "guest", "password": "guest", "volume_roles": ["data"], "envelope": "",
-        "python": sys.executable,
+        "python": sys.executable, "runtime": "host", "rootfs": "",
     }
     assert local_stack_variables(one, {}, tmp_path)["port_base"] == 21000
 
@@ -179,6 +179,7 @@ def test_unhealthy_nodes_and_wait_healthy_timeout():
         wait_healthy(unreachable, timeout_s=0.3, interval_s=0.1)
 
 
+@pytest.mark.tools
 def test_real_terraform_rejects_a_sixth_local_node(tmp_path):
     """Offline init + the module's variable validation, with the real terraform binary (no node starts)."""
     stack = TerraformStack(workspace("local", "c", "k", state_root=tmp_path))

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import hcl2
+import pytest
 
 from adapters.terraform import TERRAFORM_ROOT
 from sizing.plan import expiry_tag
@@ -30,6 +31,7 @@ def plan(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
                           env=env, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.tools
 def test_expires_at_accepts_what_python_writes_and_refuses_anything_else(tmp_path):
     (tmp_path / "main.tf").write_text(variable_block("expires_at") + '\noutput "tag" {\n  value = var.expires_at\n}\n')
     init = subprocess.run(["terraform", f"-chdir={tmp_path}", "init", "-no-color"],

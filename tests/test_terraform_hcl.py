@@ -55,6 +55,7 @@ def node_keys(cluster_value: dict) -> list[str]:
     return re.findall(r"(?:^|,)\s*(\w+)\s*=", inner.group(1))
 
 
+@pytest.mark.tools
 def test_terraform_fmt_check():
     result = subprocess.run(["terraform", "fmt", "-check", "-recursive", str(TERRAFORM_ROOT)],
                             capture_output=True, text=True, timeout=60)
@@ -67,6 +68,7 @@ def test_layout(directory):
         assert (TERRAFORM_ROOT / directory / name).is_file(), f"{directory}/{name}"
 
 
+@pytest.mark.tools
 def test_local_stack_validates_offline(tmp_path):
     env = {"TF_DATA_DIR": str(tmp_path), "CHECKPOINT_DISABLE": "1", "PATH": "/usr/local/bin:/usr/bin:/bin"}
     chdir = f"-chdir={TERRAFORM_ROOT / 'stacks' / 'local'}"
@@ -181,6 +183,7 @@ def render_cloud_init(tmp_path: Path, stack_variables: dict, node_number: int = 
     return yaml.safe_load(rendered)
 
 
+@pytest.mark.tools
 def test_cloud_init_renders_to_valid_yaml(tmp_path):
     quorum = load_campaign(REPO / "campaigns" / "quorum-sizing-2020.yaml")
     config = next(p for p in plan_configs(quorum) if p.shape.nodes == 3)
@@ -200,6 +203,7 @@ def test_cloud_init_renders_to_valid_yaml(tmp_path):
     assert doc["runcmd"][0].count("mkfs.") == 1
 
 
+@pytest.mark.tools
 def test_cloud_init_of_a_three_volume_node_mounts_and_points_rabbitmq_at_each(tmp_path):
     """Seed 001's rabbitmq16 (data/logs, segments, WAL on their own st1 drives), node 2 of 3, xfs: the mounts,
     the filesystem and the RabbitMQ directories all come from the stack variables Python builds."""
@@ -252,6 +256,7 @@ def test_python_and_terraform_agree_on_roles_and_filesystems():
     assert set(unquote(load(AWS_MAIN)["locals"][0]["role_dirs"])) == set(VOLUME_ROLES)
 
 
+@pytest.mark.tools
 def test_cloud_init_installs_the_rabbitmq_version_a_config_asks_for(tmp_path):
     """Issue 24: `rabbitmq_versions` is a matrix dimension on aws. Each config's cloud-init installs its version from
     Team RabbitMQ's apt repositories with the Erlang series sizing.versions pins for it; a config without one
@@ -283,6 +288,14 @@ def test_cloud_init_installs_the_rabbitmq_version_a_config_asks_for(tmp_path):
         plan_configs(load_campaign(REPO / "campaigns" / "quorum-sizing-2020.yaml"))[0],
         load_campaign(REPO / "campaigns" / "quorum-sizing-2020.yaml")))["runcmd"][0]
     assert "ppa1.rabbitmq.com" not in debian and "apt-get install -y -q rabbitmq-server prometheus" in debian
+    # 4.1, 4.2 (4.2.9 and later need Erlang 27) and 4.3 (needs 27) get Erlang 27; 4.0 keeps 26, which all its
+    # releases support (27 only from 4.0.4)
+    newer = parse_campaign({**spec, "clusters": {"matrix": {**spec["clusters"]["matrix"],
+                                                             "rabbitmq_versions": ["4.0", "4.1", "4.2.9", "4.3"]}}})
+    pins = {p.shape.rabbitmq_version: aws_stack_variables(p, newer) for p in plan_configs(newer)}
+    assert {v: (x["rabbitmq_package"], x["erlang_series"]) for v, x in pins.items()} == {
+        "4.0": ("4.0.*", "26"), "4.1": ("4.1.*", "27"), "4.2.9": ("4.2.9-1", "27"), "4.3": ("4.3.*", "27")}
+    assert "Package: erlang*\nPin: version 1:27.*\n" in render_cloud_init(tmp_path, pins["4.3"])["runcmd"][0]
     # the module refuses a package string sizing.versions would never build
     text = (TERRAFORM_ROOT / "modules" / "aws_rabbitmq_cluster" / "variables.tf").read_text()
     assert 'regex("^[0-9]+\\\\.[0-9]+(\\\\.[0-9]+-1|\\\\.\\\\*)$", var.rabbitmq_package)' in text

@@ -12,10 +12,9 @@ from app.report.context import ReportContext
 from app.report.html import Raw, table, tag
 from sizing.findings import CHARACTERISE, COMPARE, EFFECT, LEVEL, METRIC, SIZE, STEP
 from sizing.spec import Campaign
-from sizing.stats import INCONCLUSIVE, PRACTICAL_EFFECT, level_text
+from sizing.stats import COMPARE_CONFIDENCE, INCONCLUSIVE, PRACTICAL_EFFECT, level_text
 
 HEADLINE_METRICS = ("publish_rate", "e2e_p99_ms")  # what the first sentences speak of; the section shows all
-THRESHOLD = f"{PRACTICAL_EFFECT:.0%}".replace("%", " %")
 SHAPE_METRIC = "publish_rate"  # the curve whose largest jump and knee the first sentences name (seed 003's)
 
 
@@ -94,6 +93,11 @@ def headline(campaign: Campaign, findings: pd.DataFrame | None) -> tuple[str, li
     return head, [*lines, *shape_lines(findings)]
 
 
+def _threshold() -> str:
+    """sizing.stats' practical threshold as the report words it (read when worded, as the effects note does)."""
+    return f"{PRACTICAL_EFFECT * 100:g} %"
+
+
 def _flag(value: object) -> bool | None:
     """A nullable bool column's cell (None, NaN or pd.NA: not known)."""
     return None if value is None or pd.isna(value) else bool(value)  # type: ignore[arg-type]
@@ -131,16 +135,16 @@ def shape_lines(findings: pd.DataFrame, metric: str = SHAPE_METRIC) -> list[str]
         later = "; ".join(f"{step_pair(r)} {fmt_effect(r)}" for r in as_series[knee or 0:])
         if knee is not None:
             parts.append(f"it flattens after {as_series[knee]['baseline_phase_name']}: no later step is better "
-                         f"than the one before within {THRESHOLD} ({later})")
+                         f"than the one before within {_threshold()} ({later})")
         elif all(f is True for f in flags):
-            parts.append(f"no step is better than the one before within {THRESHOLD} ({later})")
+            parts.append(f"no step is better than the one before within {_threshold()} ({later})")
         elif flags[-1] is False:
             parts.append(f"still rising at the last step ({step_pair(as_series[-1])} "
                          f"{fmt_step_effect(as_series[-1])}): no knee within the steps measured")
         else:
             which = "the step before the flat ones" if flags[-1] is True else "the last step"
             parts.append(f"no knee can be named: the repeats cannot tell whether {which} gains more than "
-                         f"{THRESHOLD} over the one before it")
+                         f"{_threshold()} over the one before it")
         lines.append(f"{family} on {config_id}: " + "; ".join(parts))
     return lines
 
@@ -171,7 +175,8 @@ def compare_lines(campaign: Campaign, findings: pd.DataFrame) -> tuple[str, list
         lines.append(f"{arm} vs {base}: " + "; ".join(parts))
     n = effects["n"].max()
     note = ("" if (effects["verdict"] != INCONCLUSIVE).any() else
-            f" Every comparison is inconclusive: with {int(n)} repeat(s) per arm no interval reaches 90 %.")
+            f" Every comparison is inconclusive: with {int(n)} repeat(s) per arm no interval reaches "
+            f"{COMPARE_CONFIDENCE * 100:g} %.")
     return f"{question(campaign)}? {len(lines)} comparison(s), each over its repeats.{note}", lines
 
 
@@ -206,6 +211,7 @@ def section(campaign: Campaign, findings: pd.DataFrame | None) -> list[object]:
         return [*out, tag("p", "No findings rows.", class_="muted")]
     by = campaign.comparison.by if campaign.comparison else None
     effects = findings[findings["kind"] == EFFECT]
+    confidence, effect = f"{COMPARE_CONFIDENCE * 100:g} %", _threshold()  # sizing.stats, read when worded
     if not effects.empty:
         body = [[arm_label(r, by), baseline_label(r, by), r["family"] if by == "config" else r["config_id"],
                  METRIC[r["metric"]].label, fmt_value(r["metric"], r["baseline_value"]),
@@ -217,10 +223,10 @@ def section(campaign: Campaign, findings: pd.DataFrame | None) -> list[object]:
                           "arm", "effect [interval] (coverage, n)", "verdict"], body, numeric=[4, 5]))
         out.append(tag("p", "Effect: the arm's relative change against its baseline (Hodges-Lehmann estimate on "
                             "logs of the repeats' figures) with the exact Mann-Whitney interval and its true "
-                            "coverage; higher/lower needs that interval at 90 % on one side of no change and an "
-                            "effect of at least 5 %; unchanged: the whole interval within 5 %; otherwise, and always "
-                            "without enough repeats for a 90 % interval (3 per arm), inconclusive. Green: the arm is "
-                            "better on that metric; red: worse.", class_="note"))
+                            f"coverage; higher/lower needs that interval at {confidence} on one side of no change "
+                            f"and an effect of at least {effect}; unchanged: the whole interval within {effect}; "
+                            f"otherwise, and always without enough repeats for a {confidence} interval (3 per arm), "
+                            "inconclusive. Green: the arm is better on that metric; red: worse.", class_="note"))
     steps = findings[findings["kind"] == STEP]
     if not steps.empty:
         out.append(tag("h3", "Each step against the previous one"))
@@ -233,10 +239,10 @@ def section(campaign: Campaign, findings: pd.DataFrame | None) -> list[object]:
                           "(coverage, n)", "verdict", "shape"], body, numeric=[4, 5]))
         out.append(tag("p", "Each step of a stepped client setting against the step before it, with the same "
                             "statistics as the effects. Largest change: the adjacent pair with the largest change "
-                            "(by the size of its log ratio). No better: the step's interval at 90 % excludes a gain "
-                            "of more than 5 % over the previous step. Knee: the previous step is where the curve "
-                            "flattens: every later step is no better than the one before, and the step into it "
-                            "was a gain.", class_="note"))
+                            f"(by the size of its log ratio). No better: the step's interval at {confidence} "
+                            f"excludes a gain of more than {effect} over the previous step. Knee: the previous step "
+                            "is where the curve flattens: every later step is no better than the one before, and the "
+                            "step into it was a gain.", class_="note"))
     levels = findings[findings["kind"] == LEVEL]
     out.append(tag("h3", "Every arm's figures"))
     wide = _levels_wide(levels)

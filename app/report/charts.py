@@ -21,6 +21,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
+from sizing.rules import NODE_CPU_SATURATION
+
 plt.rcParams.update({
     "svg.fonttype": "none",  # text stays text: smaller, searchable, printable
     "font.family": "sans-serif",
@@ -418,7 +420,8 @@ def resource_panels(nodes: pd.DataFrame, events: pd.DataFrame | None, title: str
         net.plot(rows["second"], rows["client_mb_s"], color=color, linewidth=0.8, linestyle=":")
         disk.plot(rows["second"], rows["write_mb_s"], color=color, linewidth=1.0)
         iops.plot(rows["second"], rows["write_iops"], color=color, linewidth=1.0)
-    cpu.axhline(90, color="firebrick", linestyle=":", linewidth=1, label="90 % (cpu rule)")
+    cpu.axhline(NODE_CPU_SATURATION * 100, color="firebrick", linestyle=":", linewidth=1,
+                label=f"{NODE_CPU_SATURATION * 100:g} % (cpu rule)")
     for ax in (cpu, net, disk, iops):
         _phase_lines(ax, events)
         _fault_spans(ax, events, label=False)

@@ -12,6 +12,7 @@ from sizing.catalog import Catalog
 from sizing.cost import Volume
 from sizing.disks import DATA_ROLE, RoleVolume, layout_suffix, volume_label
 from sizing.existing import ExistingCluster
+from sizing.fields import Problem
 from sizing.records import DEFAULT_GROUP  # the one implicit group of a scenario without `groups:`
 from sizing.scalemodel import ScaleFactors
 from sizing.search import SearchSpec
@@ -283,6 +284,9 @@ class Campaign:
     # The local scale model's factors (sizing/scalemodel.py): every local node in the envelope of its instance and
     # volume types. None: `scale_model: off` (nodes share the machine), or a target other than local.
     scale_model: ScaleFactors | None = None
+    # What a config's RabbitMQ version accepts and then ignores (sizing/versionrules.py): `validate` prints these,
+    # the report lists them. Not part of the spec hash (they follow from the spec).
+    warnings: tuple[Problem, ...] = ()
 
     @property
     def spec_hash(self) -> str:

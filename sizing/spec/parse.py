@@ -71,6 +71,7 @@ from sizing.spec.model import (
     Workload,
 )
 from sizing.spec.steps import isolated_runs, parse_setting_steps, workload_with
+from sizing.versionrules import configs_by_version, version_findings
 from sizing.versions import version_problem
 from sizing.yamlload import document_problems
 
@@ -172,6 +173,20 @@ def _name_pattern_problem(pattern: str, count: int) -> str | None:
         return (f"makes queue names of {len(longest.encode())} bytes ({longest[:40]!r}...); AMQP takes at most "
                 f"{MAX_QUEUE_NAME_BYTES}")
     return None
+
+
+def _workloads_to_check(workload: Workload | None, scenarios: list[Scenario | None]) -> list[tuple[str, Workload]]:
+    """The campaign workload, and every scenario group's whose queues differ from it, each under its own path."""
+    if workload is None:
+        return []
+    found = [("workload", workload)]
+    for i, scenario in enumerate(scenarios):
+        if scenario is None:
+            continue
+        own = ([(f"scenarios[{i}].groups[{j}].workload", g.workload) for j, g in enumerate(scenario.groups)]
+               or [(f"scenarios[{i}].workload", scenario.workload)])
+        found.extend((where, w) for where, w in own if w.queues != workload.queues)
+    return found
 
 
 def _parse_volume(value: Any, path: str, catalog: Catalog | None, problems: list[Problem], role: bool = False
@@ -810,6 +825,9 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
     if existing is not None:
         problems.extend(existing_problems(existing, clusters, [s for s in scenarios if s], broker_config,
                                           NETWORK_FAULTS))
+    findings = version_findings(_workloads_to_check(workload, scenarios),
+                                configs_by_version(clusters, deployment or "local"))
+    problems.extend(findings.errors)
     root.done()
     if problems or workload is None or catalog is None:
         raise SpecError(problems or [Problem("", "invalid")], source)
@@ -819,5 +837,6 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
         clusters=tuple(clusters), scenarios=tuple(s for s in scenarios if s is not None),
         repeats=repeats, seed=seed, broker_config=broker_config, raw=copy.deepcopy(dict(data)), budget=budget,
         purpose=purpose or "size", comparison=comparison, existing=existing, scale_model=scale_model,
+        warnings=findings.warnings,
     )
     return campaign

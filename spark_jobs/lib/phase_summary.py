@@ -609,7 +609,9 @@ def node_phase_stats(partials: DataFrame) -> DataFrame:
         F.max_by("node", "write_mb_s").alias("disk_busiest_node"),
         F.max("write_mb_s").alias("disk_write_mb_s"),
         F.max("write_iops").alias("disk_write_iops"),
-        F.max_by(F.col("write_mb_s") * 1000 / F.col("write_iops"), "write_iops").alias("disk_write_kb_per_op"),
+        # an idle device (a scale-model loop volume in a quiet second) writes 0 ops: no size per op, not an error
+        F.max_by(F.try_divide(F.col("write_mb_s") * 1000, F.col("write_iops")), "write_iops")
+        .alias("disk_write_kb_per_op"),
         F.max("read_mb_s").alias("disk_read_mb_s"),
         F.max_by("node", "net_mb_s").alias("net_busiest_node"),
         F.max("net_mb_s").alias("net_mb_s"),

@@ -5,8 +5,8 @@
 
     `header`           campaign, runs, what the run ran on (its runs row), target and workload, table of contents
     `comparison`       compared with a baseline run (issue 24): only when the run names one
-    `verdict`          which config to buy (ConfigVerdict, verdicts()), or a compare/characterise answer's first lines
-    (app.report.answer: the Findings section of a compare or characterise campaign)
+    `verdict`          which config to buy (sizing.recommendation decides), or a compare/characterise answer's first
+    lines (app.report.answer: the Findings section of a compare or characterise campaign)
     `intensity`        increasing intensity: achieved rate and latency per step, charts and table
     `leaderboards`     the four boards with intervals over repeats, the Pareto front
     `trends`           across runs (issue 24): each headline metric over the stored runs, with change points

@@ -59,4 +59,14 @@ def render(ctx: ReportContext) -> list[object]:
                      f"{c.workload.queues.count} {c.workload.queues.type} queues, "
                      f"{c.workload.publishers.count} publishers, {c.workload.consumers.count} consumers, "
                      f"{c.workload.message.size_bytes} B messages", class_="meta"),
+            *spec_warnings(c.warnings),
             tag("nav", toc, class_="toc"), Raw("</header>")]
+
+
+def spec_warnings(warnings: tuple[Any, ...]) -> list[object]:
+    """What the runs' RabbitMQ version accepted and ignored (sizing/versionrules.py): said beside the figures, so
+    none reads as the effect of a setting the broker never applied."""
+    if not warnings:
+        return []
+    return [tag("p", "Spec settings the broker ignored:", class_="meta"),
+            tag("ul", [tag("li", f"{w.path}: {w.reason}") for w in warnings], class_="meta")]

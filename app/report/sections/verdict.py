@@ -4,7 +4,6 @@ table's judgements; a compare or characterise campaign gets its answer's first s
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import pandas as pd
 
@@ -14,59 +13,23 @@ from app.report.html import table, tag
 from app.report.sections.resources import bottleneck_verdict
 from app.report.tables import BOARD_COST_AT_TARGET, BOARD_MATCHED_TARGET, BOARD_TOP_MATCHED, ReportData
 from sizing.findings import SIZE
-from sizing.rules import is_adverse
-from sizing.spec import Campaign, families
-
-
-@dataclass(frozen=True)
-class ConfigVerdict:
-    config_id: str
-    monthly_cost: float
-    cost_at_target: float | None  # None: did not meet target + SLO under ideal conditions
-    target_rank: int | None
-    adverse_passed: list[str]
-    adverse_failed: list[str]
-    invalid_phases: int
-    adverse_unjudged: tuple[str, ...] = ()  # adverse scenarios the `adverse` table has no row for
-    optional_failed: tuple[str, ...] = ()  # adverse scenarios with `required: false` it did not hold (reported only)
-
-    @property
-    def meets_ideal(self) -> bool:
-        return self.cost_at_target is not None
-
-    @property
-    def passes_all(self) -> bool:
-        """Meets the target under ideal conditions and holds every adverse scenario, each judged."""
-        return self.meets_ideal and not self.adverse_failed and not self.adverse_unjudged
+from sizing.recommendation import BoardEntry, ConfigVerdict, recommended, standings
+from sizing.spec import Campaign
 
 
 def verdicts(campaign: Campaign, data: ReportData, monthly: dict[str, float]) -> list[ConfigVerdict]:
-    """Per config: its place on the cost-at-target board and its adverse scenarios as the `adverse` table judged
-    them (sizing.adverse: each by its own criterion); a scenario without a row is "not judged", never a guess.
-    Ordered by cost at target (configs off the board last, by monthly cost)."""
-    board = data.leaderboards[data.leaderboards["board"] == BOARD_COST_AT_TARGET].sort_values("rank")
-    on_board = {row.config_id: row for row in board.itertuples(index=False)}
+    """The analysis' tables as the core's inputs (sizing.recommendation decides): the cost-at-target board, the
+    `adverse` table's judgements (a null `held` is no judgement) and each config's invalid phases."""
+    board = data.leaderboards[data.leaderboards["board"] == BOARD_COST_AT_TARGET]
+    entries = [BoardEntry(row.config_id, int(row.rank), float(row.value)) for row in board.itertuples(index=False)]
     held = {}
     if data.adverse is not None:
         held = {(r.config_id, r.scenario): bool(r.held) for r in data.adverse.itertuples(index=False)
                 if r.held is not None and not pd.isna(r.held)}
-    written = families(campaign.scenarios)  # an isolated scenario's runs are judged as the one scenario
-    adverse = [s.name for s in written if is_adverse(s) and s.required]
-    optional = [s.name for s in written if is_adverse(s) and not s.required]
     summary = data.phase_summary
-    out = []
-    for config_id in monthly:
-        rows = summary[summary["config_id"] == config_id]
-        passed = [name for name in adverse if held.get((config_id, name)) is True]
-        failed = [name for name in adverse if held.get((config_id, name)) is False]
-        unjudged = tuple(name for name in adverse if (config_id, name) not in held)
-        optional_failed = tuple(name for name in optional if held.get((config_id, name)) is not True)
-        entry = on_board.get(config_id)
-        cost = float(entry.value) if entry is not None else None
-        invalid = int((~rows["valid"].fillna(True).astype(bool)).sum())
-        out.append(ConfigVerdict(config_id, monthly[config_id], cost, int(entry.rank) if entry is not None else None,
-                                 passed, failed, invalid, unjudged, optional_failed))
-    return sorted(out, key=lambda v: (v.target_rank is None, v.target_rank or 0, v.monthly_cost))
+    invalid = {config_id: int((~rows["valid"].fillna(True).astype(bool)).sum())
+               for config_id, rows in summary.groupby("config_id")} if not summary.empty else {}
+    return standings(campaign, monthly, entries, held, invalid)
 
 
 def render(ctx: ReportContext) -> list[object]:
@@ -76,16 +39,16 @@ def render(ctx: ReportContext) -> list[object]:
     if c.purpose != SIZE:
         return [tag("h2", "Answer", id="verdict", class_="first"), answer.first_sentence(c, ctx.data.findings)]
     rows = verdicts(c, ctx.data, ctx.monthly)
-    recommended = [v for v in rows if v.passes_all]
+    best = recommended(rows)
     out: list[object] = [tag("h2", "Verdict", id="verdict", class_="first")]
     target = f"{c.target.rate:,.0f} msg/s at p99 < {fmt.ms(c.target.p99_latency_ms)}"
     required = [s.name for s in ctx.adverse if s.required]
     optional = [s.name for s in ctx.adverse if not s.required]
-    if recommended:
-        best = recommended[0]
+    if best is not None:
         headline = (f"Recommended: {best.config_id} — {fmt.money(best.cost_at_target)} per 1000 msg/s per month "
                     f"at the {c.target.rate:,.0f} msg/s target ({fmt.money(best.monthly_cost)}/month)")
-        others = ", ".join(f"{v.config_id} ({fmt.money(v.cost_at_target)})" for v in recommended[1:5])
+        others = ", ".join(f"{v.config_id} ({fmt.money(v.cost_at_target)})"
+                           for v in [v for v in rows if v.passes_all and v is not best][:4])
         stretch = ("Beyond what is required it " + (f"also fails {', '.join(best.optional_failed)}"
                                                       if best.optional_failed else
                                                       f"also holds {', '.join(optional)}") + "."

@@ -1,0 +1,1 @@
+"""The DAG's sensors: `cluster` (a free cluster slot, then a healthy cluster)."""

@@ -63,8 +63,9 @@ resource "terraform_data" "cluster_dir" {
     script      = local.cl_script
     name_prefix = local.name_prefix
     python      = var.python
+    rootfs      = var.runtime == "chroot" ? var.rootfs : ""
   }
-  triggers_replace = [var.envelope]
+  triggers_replace = [var.envelope, var.runtime, var.rootfs]
 
   # With an envelope, init also makes the load generator's cgroup (adapters/envelope.py create-generator).
   provisioner "local-exec" {
@@ -77,7 +78,7 @@ resource "terraform_data" "cluster_dir" {
   provisioner "local-exec" {
     when        = destroy
     command     = "sh '${self.input.script}' destroy '${self.input.cluster_dir}'"
-    environment = { NODE_NAME_PREFIX = self.input.name_prefix, SIZING_PYTHON = try(self.input.python, "python3") }
+    environment = { NODE_NAME_PREFIX = self.input.name_prefix, SIZING_PYTHON = try(self.input.python, "python3"), RMQ_ROOT = try(self.input.rootfs, "") }
   }
 }
 
@@ -92,12 +93,14 @@ resource "terraform_data" "node" {
     wait_s   = var.wait_seconds
     python   = var.python
   }
-  triggers_replace = [local.nodes[count.index], local.node_conf[count.index], var.envelope]
+  triggers_replace = [local.nodes[count.index], local.node_conf[count.index], var.envelope, var.runtime, var.rootfs]
 
   provisioner "local-exec" {
     command = join(" && ", [for step in ["configure", "await-seed", "start"] : "sh '${self.input.script}' ${step} '${self.input.node_dir}'"])
     environment = {
       RMQ_BIN        = var.rabbitmq_bin
+      RMQ_RUNTIME    = var.runtime
+      RMQ_ROOT       = var.runtime == "chroot" ? var.rootfs : ""
       NODE_WAIT_S    = var.wait_seconds
       CLUSTER_HOME   = local.home
       NODE_NAME      = local.nodes[count.index].name

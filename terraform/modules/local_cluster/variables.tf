@@ -67,6 +67,26 @@ variable "rabbitmq_bin" {
   default     = "/usr/lib/rabbitmq/bin"
 }
 
+variable "runtime" {
+  description = "How the nodes run RabbitMQ (scripts/runtime.sh): `host` = the machine's rabbitmq-server (Debian 12: 3.10), `chroot` = the one in root filesystem `rootfs` (scripts/rootfs.sh: Debian 13, 4.0)."
+  type        = string
+  default     = "host"
+  validation {
+    condition     = contains(["host", "chroot"], var.runtime)
+    error_message = "runtime must be host or chroot."
+  }
+}
+
+variable "rootfs" {
+  description = "The root filesystem the chroot runtime's nodes run in (scripts/rootfs.sh prints it); unused on host."
+  type        = string
+  default     = ""
+  validation {
+    condition     = var.rootfs == "" || startswith(var.rootfs, "/")
+    error_message = "rootfs must be an absolute path (or empty on the host runtime)."
+  }
+}
+
 variable "volume_roles" {
   description = "Roles with a volume of their own on every node (sizing/disks.py): a directory each locally. `data` always; logs, wal, segments optional. Roles without one stay under the data directory (RabbitMQ's defaults)."
   type        = list(string)

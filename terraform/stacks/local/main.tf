@@ -14,4 +14,6 @@ module "cluster" {
   volume_roles  = var.volume_roles
   envelope      = var.envelope
   python        = var.python
+  runtime       = var.runtime
+  rootfs        = var.rootfs
 }

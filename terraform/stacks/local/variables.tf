@@ -78,3 +78,15 @@ variable "python" {
   type        = string
   default     = "python3"
 }
+
+variable "runtime" {
+  description = "How the nodes run RabbitMQ: host (the machine's rabbitmq-server) or chroot (RabbitMQ 4.0 in rootfs)."
+  type        = string
+  default     = "host"
+}
+
+variable "rootfs" {
+  description = "The chroot runtime's root filesystem (adapters/rootfs.py builds it on first use); empty on host."
+  type        = string
+  default     = ""
+}

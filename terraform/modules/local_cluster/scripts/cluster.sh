@@ -7,7 +7,8 @@
 #   form     (env SEED_NODE_DIR, JOIN_NODE_DIRS, NODE_COUNT) makes sure every node is clustered with the
 #            seed and waits (bounded) until NODE_COUNT nodes run.
 #   user     (env SEED_NODE_DIR, RMQ_USER, RMQ_PASSWORD, RMQ_VHOST) creates the vhost and the user.
-#   destroy  (env NODE_NAME_PREFIX) kills any VM of this cluster still alive, removes CLUSTER_DIR.
+#   destroy  (env NODE_NAME_PREFIX, RMQ_ROOT) kills any VM of this cluster still alive, removes CLUSTER_DIR (and its
+#            mount point in the chroot runtime's root).
 set -eu
 action=$1
 cluster_dir=$2
@@ -117,6 +118,16 @@ destroy)
     "${SIZING_PYTHON:-python3}" -m adapters.envelope destroy-cluster "$cluster_dir"
   fi
   rm -rf --one-file-system "$cluster_dir"
+  # The chroot runtime's mount point of this cluster in the shared root (runtime.sh; empty, its mounts gone with
+  # the nodes' namespaces): removed with the empty parents runtime.sh made, never a directory the root was built
+  # with (scripts/rootfs.sh lists them).
+  if [ -n "${RMQ_ROOT:-}" ] && [ -f "$RMQ_ROOT/.rabbit-sizing-dirs" ]; then
+    dir=$cluster_dir
+    while [ "$dir" != / ] && ! grep -Fxq "$dir" "$RMQ_ROOT/.rabbit-sizing-dirs"; do
+      rmdir "$RMQ_ROOT$dir" 2>/dev/null || break
+      dir=$(dirname "$dir")
+    done
+  fi
   ;;
 *)
   echo "usage: cluster.sh init|form|user|destroy CLUSTER_DIR" >&2

@@ -79,6 +79,7 @@ RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS='$erl_args'
 SEED_NODE='${SEED_NODE:-}'
 SEED_PID_FILE='${SEED_PID_FILE:-}'
 RMQ_RUNTIME='${RMQ_RUNTIME:-host}'
+RMQ_ROOT='${RMQ_ROOT:-}'
 RMQ_BIN='$RMQ_BIN'
 ENV
   echo '[rabbitmq_management,rabbitmq_prometheus].' >"$node_dir/enabled_plugins"

@@ -3,7 +3,8 @@
 #
 # The one seam between the node lifecycle (node.sh, cluster.sh, the fault injector's start/stop/ctl commands) and
 #   - the runtime the node runs on: RMQ_RUNTIME in NODE_DIR/node.env, `host` = the machine's own package
-#     (Debian 12's rabbitmq-server, scripts in RMQ_BIN);
+#     (Debian 12's rabbitmq-server, scripts in RMQ_BIN); `chroot` = Debian 13's rabbitmq-server (4.0) in the root
+#     filesystem RMQ_ROOT (scripts/rootfs.sh builds it), scripts at RMQ_BIN inside it;
 #   - the resource envelope the node's server runs in (the scale model): ENVELOPE_PROCS in node.env lists the
 #     cgroup.procs files the server enters before it execs, so the VM and every process it starts are charged to
 #     the node's cgroups from their first instruction. CLI programs (rabbitmqctl, ...) run outside the envelope:
@@ -24,6 +25,7 @@ if [ "$program" = rabbitmq-server ] && [ -n "${ENVELOPE_PROCS:-}" ]; then
   case ${RMQ_RUNTIME:-host} in
   host) epmd -daemon ;;
   esac
+  # Before the chroot: the cgroup files are the host's (the root has no /sys), and the pid is the same after it.
   for procs in $ENVELOPE_PROCS; do
     echo $$ >"$procs" || { echo "runtime.sh: cannot enter $procs" >&2; exit 2; }
   done
@@ -31,6 +33,31 @@ fi
 
 case ${RMQ_RUNTIME:-host} in
 host) exec "${RMQ_BIN:-/usr/lib/rabbitmq/bin}/$program" "$@" ;;
+chroot)
+  root=${RMQ_ROOT:-}
+  [ -f "$root/.rabbit-sizing-rootfs" ] || { echo "runtime.sh: RMQ_ROOT '$root' is not a built root (scripts/rootfs.sh)" >&2; exit 2; }
+  # The cluster directory (HOME's parent: cookie, node dirs with data, logs, pid files, envelope volumes) appears
+  # inside the root at its own path, so every path in node.env means the same inside and out and the shared,
+  # cached root holds no cluster's files. The mounts (proc, the cluster directory) are made in a mount namespace
+  # of this program's own: they exist only while a process of it runs and vanish with the last one, on a clean
+  # stop, a SIGKILL or a crash alike; nothing is left for destroy to unmount and no other cluster sees them.
+  cluster_dir=$(dirname "$HOME")
+  mkdir -p "$root$cluster_dir"
+  # epmd outlives every node: started inside the namespace it would keep the namespace's mounts alive, so it is
+  # started outside it, on the default port the host runtime uses too (nodes of both runtimes register with the
+  # one that runs; node names differ by port block): the host's own epmd when there is one, so that no epmd runs
+  # from the cached root (removing or rebuilding the root would take the registrations of every node with it).
+  if [ "$program" = rabbitmq-server ]; then
+    if command -v epmd >/dev/null; then epmd -daemon; else chroot "$root" /usr/bin/epmd -daemon; fi
+  fi
+  exec unshare --mount --propagation private -- /bin/sh -c '
+    set -e
+    mount -t proc proc "$1/proc"
+    mount --rbind "$2" "$1$2"
+    root=$1
+    shift 2
+    exec chroot "$root" "$@"' runtime-chroot "$root" "$cluster_dir" "${RMQ_BIN:-/usr/lib/rabbitmq/bin}/$program" "$@"
+  ;;
 *)
   echo "runtime.sh: unknown runtime '$RMQ_RUNTIME' in $node_dir/node.env" >&2
   exit 2
