@@ -21,6 +21,7 @@ from app.report.answer import headline
 from app.report.sections.verdict import verdicts
 from app.report.tables import ADVERSE, ADVERSE_OPTIONAL, ADVERSE_REQUIRED, ReportData, board_views, conform
 from sizing import records, rules
+from sizing.recommendation import recommended
 from sizing.spec import load_campaign
 from spark_jobs.lib import leaderboards
 from tests.seed_000 import (
@@ -307,7 +308,7 @@ def test_seed_002_the_platform_recommends_9x8_where_the_study_calls_7x16_the_bes
     rows = report_verdicts(campaign, tables)
     survivors = [v for v in rows if v.passes_all]
     study_pick = "n7-c5.4xlarge-gp2"
-    assert survivors[0].config_id == "n9-c5.2xlarge-gp2" != study_pick
+    assert recommended(rows).config_id == survivors[0].config_id == "n9-c5.2xlarge-gp2" != study_pick
     most_robust = min(survivors, key=lambda v: (len(v.optional_failed), v.cost_at_target))
     assert most_robust.config_id == study_pick
     assert dollars(most_robust.cost_at_target) - dollars(survivors[0].cost_at_target) == 35
