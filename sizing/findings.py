@@ -7,6 +7,10 @@ A campaign states its purpose (sizing.spec: `purpose`):
   effect with an exact interval and its true coverage (sizing.stats.compare), and a verdict: higher, lower, unchanged
   or inconclusive (too few repeats, or an interval that straddles the practical threshold).
 - characterise: what a setup does; every arm's median with its order-statistic interval (the curve).
+- both, for a stepped client setting (`steps: {vary: ...}`: in-flight limit, prefetch, ack interval): the curve's
+  shape, each step against the previous one (kind `step`) with the same exact statistics, the adjacent pair with the
+  largest change, and the knee: the step after which no step is better than the one before within the practical
+  threshold (seed 003: "the biggest jump is between 20 and 200", "10000 has no benefit over 1000").
 
 Arms come from phase_summary rows of the judged workload group: a row belongs to the arm (config, family, phase
 label), where the family is the scenario as written (an `isolate: true` scenario's runs are one family) and the
@@ -22,16 +26,18 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from sizing.repeats import interval_columns
-from sizing.spec import Campaign, Comparison, family_name, step_label
-from sizing.stats import COMPARE_CONFIDENCE, PRACTICAL_EFFECT, compare, median_interval
+from sizing.spec import Campaign, Comparison, families, family_name, step_label
+from sizing.stats import COMPARE_CONFIDENCE, PRACTICAL_EFFECT, Effect, compare, median_interval
 
 SIZE, COMPARE, CHARACTERISE = "size", "compare", "characterise"
 PURPOSES = (SIZE, COMPARE, CHARACTERISE)
 
-EFFECT, LEVEL = "effect", "level"
+EFFECT, LEVEL, STEP = "effect", "level", "step"
+KINDS = (LEVEL, EFFECT, STEP)
 
 
 @dataclass(frozen=True)
@@ -46,13 +52,14 @@ METRICS = (
     Metric("publish_rate", "publish rate", "msg/s", True),  # confirmed (published without confirms), per second
     Metric("consume_rate", "consume rate", "msg/s", True),
     Metric("e2e_p75_ms", "end-to-end p75", "ms", False),
+    Metric("e2e_p95_ms", "end-to-end p95", "ms", False),  # seed 003 reads its latencies at p95
     Metric("e2e_p99_ms", "end-to-end p99", "ms", False),
     Metric("e2e_p999_ms", "end-to-end p99.9", "ms", False),
 )
 METRIC = {m.name: m for m in METRICS}
 # What the findings read of each phase_summary row.
 INPUTS = ("config_id", "scenario", "run_id", "repeat", "phase", "phase_name", "confirm_rate", "publish_rate",
-          "consume_rate", "e2e_p75_ms", "e2e_p99_ms", "e2e_p999_ms", "latency_basis", "valid")
+          "consume_rate", "e2e_p75_ms", "e2e_p95_ms", "e2e_p99_ms", "e2e_p999_ms", "latency_basis", "valid")
 
 
 def metric_value(metric: str, row: Mapping[str, Any]) -> float | None:
@@ -147,10 +154,32 @@ def _basis(rows: Sequence[Mapping[str, Any]]) -> str:
     return "/".join(sorted({str(r.get("latency_basis") or "intended") for r in rows}))
 
 
+def stepped_families(campaign: Campaign) -> dict[str, tuple[str, ...]]:
+    """Each stepped client-setting family's step labels in the order the spec steps them (`vary` only: a listed
+    sequence is no axis along which a curve could flatten)."""
+    return {f.name: tuple(x.label for x in f.step_settings) for f in families(campaign.scenarios)
+            if f.step_settings and f.steps_dimension not in (None, "sequence")}
+
+
+def adjacent_pairs(campaign: Campaign, by_arm: Mapping[Arm, Sequence[Mapping[str, Any]]]
+                   ) -> list[list[tuple[Arm, Arm]]]:
+    """Per stepped family and config, (previous step, step) for each step measured after another (a step without
+    rows is skipped: the next one is compared with the last one measured)."""
+    present = set(by_arm)
+    out: list[list[tuple[Arm, Arm]]] = []
+    for family, labels in stepped_families(campaign).items():
+        for config in sorted({a.config_id for a in present if a.family == family}):
+            steps = [arm for arm in (Arm(config, family, label) for label in labels) if arm in present]
+            if len(steps) > 1:
+                out.append(list(pairwise(steps)))
+    return out
+
+
 def findings(campaign: Campaign, rows: Iterable[Mapping[str, Any]], confidence: float = COMPARE_CONFIDENCE,
              threshold: float = PRACTICAL_EFFECT) -> list[dict[str, Any]]:
     """The campaign's findings rows (sizing.records.FINDINGS, without `campaign`): every arm's levels (medians with
-    their intervals: the curve) for `characterise` and `compare`, and for `compare` the effects; none for `size`."""
+    their intervals: the curve) for `characterise` and `compare`, for `compare` the effects, and for both the shape
+    of each stepped client setting (kind `step`); none for `size`."""
     if campaign.purpose == SIZE:
         return []
     by_arm = arms(rows, campaign)
@@ -160,19 +189,60 @@ def findings(campaign: Campaign, rows: Iterable[Mapping[str, Any]], confidence: 
             values = _values(arm_rows, metric.name)
             if values:
                 out.append(_row(campaign, LEVEL, arm, metric, arm_rows, values))
-    for base, arm in pairs(campaign, by_arm):
+    for base, arm in pairs(campaign, by_arm):  # none without a `compare` (characterise)
         for metric in METRICS:
-            base_values, values = _values(by_arm[base], metric.name), _values(by_arm[arm], metric.name)
-            if not base_values or not values:
-                continue
-            effect = compare(base_values, values, confidence, threshold)
-            out.append({**_row(campaign, EFFECT, arm, metric, [*by_arm[base], *by_arm[arm]], values),
-                        "baseline_config_id": base.config_id, "baseline_family": base.family,
-                        "baseline_phase_name": base.phase_name, "baseline_value": median_interval(base_values).estimate,
-                        "n_baseline": effect.n_base, **interval_columns(effect.interval, "effect"),
-                        "verdict": effect.verdict,
-                        "better": _better(effect.verdict, metric)})
+            found = _effect_row(campaign, EFFECT, base, arm, metric, by_arm, confidence, threshold)
+            if found is not None:
+                out.append(found[0])
+    for chain in adjacent_pairs(campaign, by_arm):
+        for metric in METRICS:
+            steps = [found for base, arm in chain
+                     if (found := _effect_row(campaign, STEP, base, arm, metric, by_arm, confidence, threshold))]
+            out += _shape(steps, metric)
     return out
+
+
+def _effect_row(campaign: Campaign, kind: str, base: Arm, arm: Arm, metric: Metric,
+                by_arm: Mapping[Arm, Sequence[Mapping[str, Any]]], confidence: float, threshold: float
+                ) -> tuple[dict[str, Any], Effect] | None:
+    base_values, values = _values(by_arm[base], metric.name), _values(by_arm[arm], metric.name)
+    if not base_values or not values:
+        return None
+    effect = compare(base_values, values, confidence, threshold)
+    return ({**_row(campaign, kind, arm, metric, [*by_arm[base], *by_arm[arm]], values),
+             "baseline_config_id": base.config_id, "baseline_family": base.family,
+             "baseline_phase_name": base.phase_name, "baseline_value": median_interval(base_values).estimate,
+             "n_baseline": effect.n_base, **interval_columns(effect.interval, "effect"),
+             "verdict": effect.verdict, "better": _better(effect.verdict, metric)}, effect)
+
+
+def no_better(effect: Effect, metric: Metric) -> bool | None:
+    """Whether a step is no better than the previous one: True when its interval, at the level asked for, excludes
+    a gain beyond the practical threshold (a worse step is no better either); False when it is better (its verdict
+    says so); None when the repeats cannot tell."""
+    interval = effect.interval
+    if not interval.reaches(effect.confidence):
+        return None
+    if interval.high <= effect.threshold if metric.higher_is_better else interval.low >= -effect.threshold:
+        return True
+    return False if _better(effect.verdict, metric) else None
+
+
+def _shape(steps: Sequence[tuple[dict[str, Any], Effect]], metric: Metric) -> list[dict[str, Any]]:
+    """One family's adjacent steps for one config and metric, in step order, with the curve's shape marked:
+    `largest_step` on the pair with the largest change (by |log ratio|, so doubling and halving weigh alike; only
+    among two or more pairs), `no_better` on each pair, and `knee` on the pair whose previous step is the knee: the
+    first of a run of no-better pairs that lasts to the last step, right after a pair that was better (a curve that
+    never gained, or whose gains cannot be told, has no knee)."""
+    rows = [{**row, "no_better": no_better(effect, metric)} for row, effect in steps]
+    sizes = [abs(math.log1p(effect.interval.estimate)) for _, effect in steps]
+    largest = sizes.index(max(sizes)) if len(sizes) > 1 else None
+    flat_from = len(rows)
+    while flat_from > 0 and rows[flat_from - 1]["no_better"] is True:
+        flat_from -= 1
+    knee = flat_from if 0 < flat_from < len(rows) and rows[flat_from - 1]["no_better"] is False else None
+    return [{**row, "largest_step": None if largest is None else i == largest, "knee": i == knee}
+            for i, row in enumerate(rows)]
 
 
 def _row(campaign: Campaign, kind: str, arm: Arm, metric: Metric, basis_rows: Sequence[Mapping[str, Any]],
@@ -183,7 +253,7 @@ def _row(campaign: Campaign, kind: str, arm: Arm, metric: Metric, basis_rows: Se
             **interval_columns(level), "n": level.n,
             "baseline_config_id": None, "baseline_family": None, "baseline_phase_name": None, "baseline_value": None,
             "n_baseline": None, "effect": None, "effect_low": None, "effect_high": None, "effect_level": None,
-            "verdict": None, "better": None}
+            "verdict": None, "better": None, "largest_step": None, "no_better": None, "knee": None}
 
 
 def _better(verdict: str, metric: Metric) -> bool | None:

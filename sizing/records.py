@@ -579,11 +579,12 @@ FINDINGS = (
     Column("campaign", "string", "campaign name (partition)"),
     Column("run_id", "string", "run label (partition): every run's answer is kept"),
     Column("purpose", "string", "compare | characterise (the campaign's question)"),
-    Column("kind", "string", "level: the arm's median with its interval | effect: the arm against its baseline"),
+    Column("kind", "string", "level: the arm's median with its interval | effect: the arm against its baseline | "
+           "step: a stepped client setting's step against the previous step (the curve's shape)"),
     Column("config_id", "string", "the arm's config"),
     Column("family", "string", "the arm's scenario as written (isolate: true runs are one family)"),
     Column("phase_name", "string", "the arm's phase label (step, e.g. prefetch=1000, or rate-30000)"),
-    Column("metric", "string", "publish_rate | consume_rate | e2e_p75_ms | e2e_p99_ms | e2e_p999_ms "
+    Column("metric", "string", "publish_rate | consume_rate | e2e_p75_ms | e2e_p95_ms | e2e_p99_ms | e2e_p999_ms "
            "(sizing.findings.METRICS)"),
     Column("latency_basis", "string", "intended | sent: what the arm's latency figures are measured from"),
     *interval_schema("the arm's median over its repeats"),
@@ -596,6 +597,12 @@ FINDINGS = (
     *effect_schema("effect: "),
     Column("better", "bool", "effect: the arm is better on this metric (null: unchanged or inconclusive)",
            nullable=True),
+    Column("largest_step", "bool", "step: this pair is the family's largest change for this config and metric "
+           "(by |log ratio|; null with one pair)", nullable=True),
+    Column("no_better", "bool", "step: the step is no better than the previous one (its 90% interval excludes a "
+           "gain beyond 5%); false: better; null: the repeats cannot tell", nullable=True),
+    Column("knee", "bool", "step: the previous step is the knee: after it no step is better than the one before, "
+           "and the pair before it was better", nullable=True),
 )
 
 # Per (config, scenario, phase) and metric: the median over the run's repeats with its interval (sizing.repeats.

@@ -92,6 +92,7 @@ def phase_summary_rows(repeats: int = 1) -> pd.DataFrame:
                 "cpu_busiest_mean": min(1.0, 0.1 + rate / CAPACITY[config_id] * 0.85), "start_s": (phase - 1) * 15.0,
                 "bottleneck": ("cpu" if config_id == N1 and target > CAPACITY[config_id] else "none"),
                 "bottleneck_detail": "cpu: rabbit1@localhost mean 0.95" if config_id == N1 else None,
+                "disk_write_kb_per_op": 4.5 * phase,  # bytes per device write grow with the intensity (Figs 7/9)
             }
             rows.append(row)
     return pd.DataFrame(rows)

@@ -35,7 +35,8 @@ def campaign(**extra):
 def row(config: str, scenario: str, phase_name: str, repeat: int, rate: float, p99: float, **extra) -> dict:
     return {"config_id": config, "scenario": scenario, "run_id": "R", "repeat": repeat, "phase": 1,
             "phase_name": phase_name, "confirm_rate": rate, "publish_rate": rate, "consume_rate": rate,
-            "e2e_p75_ms": p99 / 2, "e2e_p99_ms": p99, "e2e_p999_ms": p99 * 2, "latency_basis": "sent", "valid": True,
+            "e2e_p75_ms": p99 / 2, "e2e_p95_ms": p99 * 0.8, "e2e_p99_ms": p99, "e2e_p999_ms": p99 * 2,
+            "latency_basis": "sent", "valid": True,
             **extra}
 
 
@@ -100,7 +101,7 @@ def test_by_config_compares_every_config_with_the_baseline_config_and_one_repeat
 def test_characterise_reports_every_arms_median_with_its_coverage() -> None:
     c = campaign(purpose="characterise")
     out = findings.findings(c, rows_by_step())
-    assert {r["kind"] for r in out} == {"level"}
+    assert {r["kind"] for r in out} == {"level", "step"}  # no baseline: no effects; the in-flight curve's shape
     rate = next(r for r in out if (r["config_id"], r["phase_name"], r["metric"]) == (
         GP2, "confirms_in_flight=20", "publish_rate"))
     assert (rate["value"], rate["value_low"], rate["value_high"], rate["n"]) == (3000.0, 2970.0, 3030.0, 3)
@@ -120,12 +121,115 @@ def test_comparison_specs_are_checked_with_their_field_paths() -> None:
         campaign(compare={"by": "step"})
 
 
+# Seed 003's in-flight curve, hand-built (msg/s and p95 ms per step; three repeats 1 % apart): gains to 200, the
+# largest (x5) from 20 to 200, then +2 % and -1 %: "the biggest jump is between 20 and 200" and "a limit of 10000 has
+# no benefit over 1000" as known answers.
+CURVE = {1: (500.0, 2.0), 5: (2000.0, 3.0), 20: (6000.0, 4.0), 200: (30000.0, 10.0), 1000: (30600.0, 40.0),
+         10000: (30300.0, 300.0)}
+SEED_003 = {"name": "inflight", "warmup_s": 1,
+            "steps": {"vary": "confirms_in_flight", "values": list(CURVE), "duration_s": 10, "rate": "max",
+                      "max_rate": 50000}}
+
+
+def curve_rows(curve=CURVE, jitters=(0.99, 1.0, 1.01)) -> list[dict]:
+    return [row(GP2, "inflight", f"confirms_in_flight={step}", repeat, rate * jitter, p95 / 0.8 * jitter)
+            for repeat, jitter in enumerate(jitters, start=1) for step, (rate, p95) in curve.items()]
+
+
+def shape(out: list[dict], metric: str = "publish_rate") -> dict[str, dict]:
+    """The step rows of one metric by their step."""
+    return {r["phase_name"].split("=")[1]: r for r in out if r["kind"] == "step" and r["metric"] == metric}
+
+
+def test_each_step_against_the_previous_one_names_the_largest_jump_and_the_knee() -> None:
+    c = parse_campaign({**BASE, "scenarios": [SEED_003], "purpose": "characterise"})
+    steps = shape(findings.findings(c, curve_rows()))
+    assert [(k, r["baseline_phase_name"]) for k, r in steps.items()] == [
+        ("5", "confirms_in_flight=1"), ("20", "confirms_in_flight=5"), ("200", "confirms_in_flight=20"),
+        ("1000", "confirms_in_flight=200"), ("10000", "confirms_in_flight=1000")]
+    # the same exact statistics as every effect: Hodges-Lehmann on logs, Mann-Whitney 90 % for 3 vs 3
+    jump = steps["200"]
+    assert jump["effect"] == pytest.approx(30000 / 6000 - 1) and jump["effect_level"] == pytest.approx(0.9)
+    assert jump["effect_low"] == pytest.approx(30000 * 0.99 / (6000 * 1.01) - 1)
+    assert jump["effect_high"] == pytest.approx(30000 * 1.01 / (6000 * 0.99) - 1)
+    assert (jump["verdict"], jump["better"], jump["no_better"]) == ("higher", True, False)
+    assert [k for k, r in steps.items() if r["largest_step"]] == ["200"]  # x5 beats x4 (1 -> 5) and x3 (5 -> 20)
+    # 200 -> 1000: +2 %, interval within the 5 % threshold; 1000 -> 10000: -1 %: no better, either of them
+    assert steps["1000"]["effect"] == pytest.approx(0.02) and steps["1000"]["effect_high"] < 0.05
+    assert (steps["1000"]["verdict"], steps["1000"]["no_better"]) == ("unchanged", True)
+    assert (steps["10000"]["verdict"], steps["10000"]["no_better"]) == ("unchanged", True)
+    # the knee: 200, after which no step is better than the one before (marked on the pair that starts from it)
+    assert [k for k, r in steps.items() if r["knee"]] == ["1000"]
+    # p95 is a metric: latency rises at every step, so every step is no better than the previous one (no knee)
+    p95 = shape(findings.findings(c, curve_rows()), "e2e_p95_ms")
+    assert p95["10000"]["effect"] == pytest.approx(300 / 40 - 1)
+    assert p95["10000"]["baseline_value"] == pytest.approx(40.0) and p95["10000"]["better"] is False
+    assert all(r["no_better"] is True for r in p95.values()) and not any(r["knee"] for r in p95.values())
+    frame = pd.DataFrame([{"campaign": c.name, "run_id": "r1", **r} for r in findings.findings(c, curve_rows())],
+                         columns=records.table_columns("findings"))
+    assert validation.validate_frames({"findings": frame}).success
+
+
+def test_a_curve_states_no_knee_it_cannot_tell() -> None:
+    c = parse_campaign({**BASE, "scenarios": [SEED_003], "purpose": "characterise"})
+    # one repeat per step: no interval, so no step is known to be better or no better, and no knee is named
+    one = shape(findings.findings(c, curve_rows(jitters=(1.0,))))
+    assert {r["no_better"] for r in one.values()} == {None} and not any(r["knee"] for r in one.values())
+    assert [k for k, r in one.items() if r["largest_step"]] == ["200"]  # the estimate still has a largest change
+    # flat from the first step (every step within 5 % of the one before): no gain, so no knee
+    flat = shape(findings.findings(c, curve_rows({step: (10000.0 + step / 1000, 5.0) for step in CURVE})))
+    assert all(r["no_better"] is True for r in flat.values()) and not any(r["knee"] for r in flat.values())
+    # the gain before the flat run cannot be told from the threshold (+4.5 % [+2 %, +7 %]): the knee is not named
+    unsure = shape(findings.findings(c, curve_rows({**CURVE, 200: (6270.0, 10.0), 1000: (6270.0, 40.0),
+                                                    10000: (6270.0, 300.0)})))
+    assert (unsure["200"]["verdict"], unsure["200"]["no_better"]) == ("inconclusive", None)
+    assert unsure["1000"]["no_better"] is True and not any(r["knee"] for r in unsure.values())
+    # the largest change is by |log ratio|: a fall to a quarter (-75 %) outweighs a tripling (+200 %)
+    fall = shape(findings.findings(c, curve_rows({1: (1000.0, 5.0), 5: (3000.0, 5.0), 20: (750.0, 5.0)})))
+    assert [k for k, r in fall.items() if r["largest_step"]] == ["20"]
+    # a step without rows is skipped: 200 is compared with 5, the last step measured before it
+    gap = shape(findings.findings(c, [r for r in curve_rows() if r["phase_name"] != "confirms_in_flight=20"]))
+    assert gap["200"]["baseline_phase_name"] == "confirms_in_flight=5"
+    assert gap["200"]["effect"] == pytest.approx(30000 / 2000 - 1)
+
+
 @pytest.mark.parametrize(("name", "purpose"), [
     ("quorum-sizing-2020", "size"), ("mirrored-sizing-2020", "size"), ("quorum-search-2020", "size"),
     ("disks-matter-2020", "compare"), ("flow-control-2020", "compare"), ("ndq-10q-multiack", "characterise"),
     ("disks-matter-local", "compare"), ("flow-control-local", "compare"), ("ndq-10q-multiack-local", "characterise")])
 def test_every_shipped_study_states_its_question(name: str, purpose: str) -> None:
     assert load_campaign(f"campaigns/{name}.yaml").purpose == purpose
+
+
+def test_the_report_words_the_largest_jump_and_the_knee_from_the_table() -> None:
+    """The report reads the step rows (nothing recomputed) and states seed 003's two shape claims."""
+    from app.report import answer
+
+    c = parse_campaign({**BASE, "scenarios": [SEED_003], "purpose": "characterise"})
+    table = pd.DataFrame([{"campaign": c.name, "run_id": "r1", **r} for r in findings.findings(c, curve_rows())],
+                         columns=records.table_columns("findings"))
+    _, lines = answer.headline(c, table)
+    shape_line = next(line for line in lines if line.startswith(f"inflight on {GP2}: publish rate's largest"))
+    assert "publish rate's largest change is confirms_in_flight 20 → 200, +400 % [+390 %, +410 %] (90 %, " \
+           "n = 3 vs 3): higher" in shape_line
+    assert "it flattens after confirms_in_flight=200: no later step is better than the one before within 5 % " \
+           "(confirms_in_flight 200 → 1000 +2 %" in shape_line
+    assert "confirms_in_flight 1000 → 10000 -1 % [-3 %, +1 %]" in shape_line
+    html = "".join(str(part) for part in answer.section(c, table))
+    assert "Each step against the previous one" in html and "end-to-end p95" in html
+    assert html.count("knee at confirms_in_flight=200") == 2  # publish and consume rate; p95 rises at every step
+    # a flat stretch before the rise: the knee is the table's (after 200), not the first step that is no better
+    early = {1: (1000.0, 2.0), 5: (1010.0, 2.0), 20: (5000.0, 2.0), 200: (5050.0, 2.0), 1000: (5000.0, 2.0)}
+    late = pd.DataFrame([{"campaign": c.name, "run_id": "r1", **r} for r in findings.findings(c, curve_rows(early))],
+                        columns=records.table_columns("findings"))
+    knee_line = next(line for line in answer.headline(c, late)[1] if "largest change" in line)
+    assert "it flattens after confirms_in_flight=20: no later step" in knee_line
+    # one repeat: the largest change is an estimate only, and no knee is named
+    one = pd.DataFrame([{"campaign": c.name, "run_id": "r1", **r}
+                        for r in findings.findings(c, curve_rows(jitters=(1.0,)))],
+                       columns=records.table_columns("findings"))
+    single = next(line for line in answer.headline(c, one)[1] if "largest change" in line)
+    assert "+400 % (n = 1 vs 1, no interval): inconclusive" in single and "no knee can be named" in single
 
 
 def test_the_reports_answer_words_the_levels_of_sizing_stats(monkeypatch) -> None:

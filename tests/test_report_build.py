@@ -6,12 +6,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from adapters.objectstore import S3Settings
 from app.cli import main as sizing_cli
 from app.report import build_report, fetch_report
 from app.report.__main__ import main
+from app.report.sections.broker import memory_share
+from app.report.tables import throughput_seconds
 from sizing import layout
 from tests.report_sample import N1, N3, RUN_ID, SPEC, write_sample
 
@@ -62,7 +65,11 @@ def test_every_config_phase_and_chart_is_present(one_repeat: str) -> None:
         "Top throughput within the SLO", "Highest intensity matched",
         "Cost per 1000 msg/s per month at top throughput",
         "Cost per 1000 msg/s per month at the 1,000 msg/s target",
+        "Publish rate per second at 1,000 msg/s, every config on gp2",  # seed 000 Figs 10/18/25
         "broker-kill: publish, consume and backlog per second",  # seed 002: one panel per config
+        # seed 002 Figs 7/8: per scenario, every config's memory against its watermark on one chart
+        "increasing-intensity: memory against the high watermark, every config",
+        "broker-kill: memory against the high watermark, every config",
         f"Broker metrics: {N1}, broker-kill", f"Broker metrics: {N1}, increasing-intensity",
         f"Broker metrics: {N3}, broker-kill", f"Broker metrics: {N3}, increasing-intensity",
         # seed 000 Figs 6-9 for the top and the bottom of the leaderboard (here the only two configs)
@@ -81,6 +88,8 @@ def test_the_verdict_names_the_bottleneck_where_a_config_stopped_matching(one_re
     assert f"<b>{N3}</b>" not in verdict
     resources = section(one_repeat, "resources")
     assert "CPU busy per node" in resources and "gaps = seconds without figures" in resources
+    # seed 000 Figs 7/9: write size per operation per phase, as phase_summary states it (4.5 KB x phase number)
+    assert "KB per write" in resources and all(f">{kb}<" in resources for kb in ("4.5", "9.0", "13.5"))
 
 
 def test_leaderboards_show_the_spark_tables_figures(one_repeat: str) -> None:
@@ -224,3 +233,24 @@ def test_disk_layouts_are_listed_and_a_local_target_says_disk_types_have_no_effe
     assert N1 in disks and N3 in disks
     assert disks.count("gp2 (on data)") == 2 * 3
     assert "disk types, sizes, IOPS and throughput have no effect" in disks
+
+
+def test_memory_share_is_the_node_nearest_its_watermark_each_second() -> None:
+    """Seed 002 Figs 7/8's line per config: hand-built samples, the known answer worked out by hand."""
+    mib = 2**20
+    samples = pd.DataFrame([
+        {"second": 0.0, "node": "a", "mem_used_bytes": 100 * mib, "mem_limit_bytes": 400 * mib},
+        {"second": 0.0, "node": "b", "mem_used_bytes": 300 * mib, "mem_limit_bytes": 400 * mib},
+        {"second": 1.0, "node": "a", "mem_used_bytes": 200 * mib, "mem_limit_bytes": 400 * mib},
+        {"second": 1.0, "node": "b", "mem_used_bytes": None, "mem_limit_bytes": 400 * mib},  # killed: no figure
+        {"second": 2.0, "node": "a", "mem_used_bytes": 50 * mib, "mem_limit_bytes": 200 * mib},
+    ])
+    assert memory_share(samples).to_dict() == {0.0: 0.75, 1.0: 0.5, 2.0: 0.25}
+
+
+def test_throughput_at_the_target_sums_the_workers_second_by_second() -> None:
+    """Seed 000 Fig 10's line per config: two workers' hand-built seconds, the totals worked out by hand."""
+    client = pd.DataFrame({"second": [10, 10, 11, 11, 12], "worker": [0, 1, 0, 1, 0],
+                           "confirmed": [400, 590, 500, 500, 300], "consumed": [400, 600, 480, 500, 310]})
+    assert throughput_seconds(client).to_dict("list") == {
+        "second": [10, 11, 12], "confirmed": [990, 1000, 300], "consumed": [1000, 980, 310]}

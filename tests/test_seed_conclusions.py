@@ -20,7 +20,8 @@ import pytest
 from app.report.answer import headline
 from app.report.sections.verdict import verdicts
 from app.report.tables import ADVERSE, ADVERSE_OPTIONAL, ADVERSE_REQUIRED, ReportData, board_views, conform
-from sizing import records
+from sizing import records, rules
+from sizing.recommendation import recommended
 from sizing.spec import load_campaign
 from spark_jobs.lib import leaderboards
 from tests.seed_000 import (
@@ -47,7 +48,8 @@ def phase(campaign: str, config_id: str, scenario: str, target: float, carried: 
     row.update(campaign=campaign, config_id=config_id, scenario=scenario, run_id="R1", repeat=repeat,
                phase=phase_number, phase_name=phase_name or f"rate-{target:g}", target_rate=target,
                confirm_rate=carried, consume_rate=carried, publish_rate=carried, valid=True, e2e_p99_ms=p99_ms,
-               slo_p99_ms=SLO_MS, matched_target=carried >= 0.98 * target and p99_ms <= SLO_MS, lost=0,
+               slo_p99_ms=SLO_MS, matched_target=bool(rules.matched_target(carried, carried, target, p99_ms, SLO_MS)),
+               lost=0,
                duplicates=0, faults=0, group="main", foreground=True, latency_basis="intended",
                rate_mode="scheduled")
     row.update(extra)
@@ -99,6 +101,7 @@ def test_seed_000_top_throughput_per_volume_at_any_latency(seed_000) -> None:
     platform's top within the 1 s SLO (both are useful: the seed's top 40k of 3x36 io1 came with p99 far over 1 s)."""
     campaign, tables = seed_000
     board = {r["config_id"]: r for r in tables["leaderboards"]}
+    met = {volume: {(n, i) for n, i, _ in entries} for volume, entries in AT_TARGET.items()}
     for volume, entries in TOP_THROUGHPUT.items():
         ours = sorted((r for r in board.values() if r["volume_type"] == volume),
                       key=lambda r: -r["top_throughput_any_latency"])
@@ -106,7 +109,12 @@ def test_seed_000_top_throughput_per_volume_at_any_latency(seed_000) -> None:
         for nodes, instance, top in entries:
             row = board[config_id(campaign, nodes, instance, volume)]
             assert row["top_throughput_any_latency"] == top
-            assert row["top_matched_throughput"] <= top  # within the SLO it carried at most the seed's figure
+            # within the SLO (sizing.rules.counts_toward_capacity): the highest rate carried with p99 <= 1 s, i.e. the
+            # intensity matched beyond 30k, else 30k, else what it carried short of 30k (29k, or its top if lower),
+            # never the higher rate carried backlogged at the next intensity (p99 4 s)
+            within_slo = MATCHED_BEYOND_30K[volume].get((nodes, instance)) or (
+                30000.0 if (nodes, instance) in met[volume] else max(25000.0, min(top, 29000.0)))
+            assert row["top_matched_throughput"] == within_slo, (volume, nodes, instance)
     # "The one size that was able to hit its target far beyond 30k msg/s": 7x16 at 60k (st1: and 9x8 at 40k)
     for volume, beyond in MATCHED_BEYOND_30K.items():
         far = {(r["nodes"], r["instance_type"]): r["max_matched_target_rate"] for r in board.values()
@@ -167,10 +175,16 @@ def test_seed_000_top_5_at_30k_and_its_conclusions(seed_000) -> None:
     assert top5[0] == seed[0] and set(top5) ^ set(seed) == {(3, "c5.9xlarge", "gp2"), (7, "c5.4xlarge", "gp2")}
     assert all((v, n, i) in AT_TARGET_SLIPS for n, i, v, _ in TOP_5_AT_TARGET if (n, i, v) not in top5)
     by_shape = {(r["nodes"], r["instance_type"], r["volume_type"]): r for r in tables["leaderboards"]}
-    # "The expensive io1 volume just wasn't worth it": every shape that met 30k on both costs less on gp2
-    for (n, i, v), row in by_shape.items():
-        if v == "io1" and row["met_target"] and by_shape[(n, i, "gp2")]["met_target"]:
-            assert by_shape[(n, i, "gp2")]["cost_per_1k_at_target"] < row["cost_per_1k_at_target"]
+    # "The expensive io1 volume just wasn't worth it": it met 30k on no shape that gp2 did not, and its cheapest
+    # config at 30k (3x36, $183) costs more than gp2's cheapest (7x8, $80; the seed's $54 is / 45k) and than gp2's
+    # dearest that met 30k (a shape-for-shape price comparison would hold by the price list alone, whatever was
+    # measured)
+    met = {v: {(n, i) for (n, i, vv), r in by_shape.items() if vv == v and r["met_target"]} for v in ("io1", "gp2")}
+    assert met["io1"] <= met["gp2"]
+    at_30k = {v: sorted(r["cost_per_1k_at_target"] for (_, _, vv), r in by_shape.items() if vv == v and r["met_target"])
+              for v in ("io1", "gp2")}
+    assert at_30k["io1"][0] > at_30k["gp2"][-1]
+    assert (dollars(at_30k["io1"][0]), dollars(at_30k["gp2"][0])) == (183, 80)
     # "gp2 ... the best option": the cheapest config at 30k is on gp2, and it is scaled-out 8 vCPU VMs
     assert (board[0]["volume_type"], board[0]["instance_type"]) == ("gp2", "c5.2xlarge")
     # "Scaling up with 3 large VMs was never optimal": 3 x c5.9xlarge leads no board, except io1 at 30k, where the
@@ -283,6 +297,21 @@ def test_seed_002_two_survivors_are_7x16_and_9x8(seed_002) -> None:
     by_id = {v.config_id: v for v in rows}
     assert by_id["n7-c5.4xlarge-gp2"].optional_failed == ("consumer-slowdown-30k",)
     assert by_id["n9-c5.2xlarge-gp2"].optional_failed == ("consumer-slowdown-30k", "publish-peak-30k-40k")
+
+
+def test_seed_002_the_platform_recommends_9x8_where_the_study_calls_7x16_the_best_all_rounder(seed_002) -> None:
+    """'the 7x16 was the best all-rounder when taking into account the resiliency tests': the platform differs, and
+    says why. It recommends the cheapest config that holds every required scenario (9x8, $103 per 1k msg/s at 30k);
+    the study's all-rounder is the survivor that also holds the most optional ones (7x16 holds the 30k->40k peak,
+    9x8 does not), for $35 more. Both read the same verdicts: the difference is the ranking, not the measurement."""
+    campaign, tables = seed_002
+    rows = report_verdicts(campaign, tables)
+    survivors = [v for v in rows if v.passes_all]
+    study_pick = "n7-c5.4xlarge-gp2"
+    assert recommended(rows).config_id == survivors[0].config_id == "n9-c5.2xlarge-gp2" != study_pick
+    most_robust = min(survivors, key=lambda v: (len(v.optional_failed), v.cost_at_target))
+    assert most_robust.config_id == study_pick
+    assert dollars(most_robust.cost_at_target) - dollars(survivors[0].cost_at_target) == 35
 
 
 def test_seed_002_each_adverse_scenario_keeps_the_clusters_its_text_names(seed_002) -> None:

@@ -10,11 +10,12 @@ import pandas as pd
 
 from app.report.context import ReportContext
 from app.report.html import Raw, table, tag
-from sizing.findings import CHARACTERISE, COMPARE, EFFECT, LEVEL, METRIC, SIZE
+from sizing.findings import CHARACTERISE, COMPARE, EFFECT, LEVEL, METRIC, SIZE, STEP
 from sizing.spec import Campaign
 from sizing.stats import COMPARE_CONFIDENCE, INCONCLUSIVE, PRACTICAL_EFFECT, level_text
 
 HEADLINE_METRICS = ("publish_rate", "e2e_p99_ms")  # what the first sentences speak of; the section shows all
+SHAPE_METRIC = "publish_rate"  # the curve whose largest jump and knee the first sentences name (seed 003's)
 
 
 def _num(value: object) -> float | None:
@@ -88,9 +89,64 @@ def headline(campaign: Campaign, findings: pd.DataFrame | None) -> tuple[str, li
     """The first sentence (the question, answered) and one line per arm."""
     if findings is None or findings.empty:
         return f"{question(campaign)}? No findings yet: the analysis wrote no findings rows.", []
-    if campaign.purpose == COMPARE:
-        return compare_lines(campaign, findings)
-    return characterise_lines(campaign, findings)
+    head, lines = (compare_lines if campaign.purpose == COMPARE else characterise_lines)(campaign, findings)
+    return head, [*lines, *shape_lines(findings)]
+
+
+def _threshold() -> str:
+    """sizing.stats' practical threshold as the report words it (read when worded, as the effects note does)."""
+    return f"{PRACTICAL_EFFECT * 100:g} %"
+
+
+def _flag(value: object) -> bool | None:
+    """A nullable bool column's cell (None, NaN or pd.NA: not known)."""
+    return None if value is None or pd.isna(value) else bool(value)  # type: ignore[arg-type]
+
+
+def step_pair(row: pd.Series) -> str:
+    """`confirms_in_flight 20 -> 200` (one varied setting), else `a -> b` with both labels."""
+    before, after = str(row["baseline_phase_name"]), str(row["phase_name"])
+    key, _, value = after.partition("=")
+    if before.startswith(f"{key}=") and value:
+        return f"{key} {before.partition('=')[2]} → {value}"
+    return f"{before} → {after}"
+
+
+def fmt_step_effect(row: pd.Series) -> str:
+    return f"{fmt_effect(row)}: {row['verdict']}"
+
+
+def shape_lines(findings: pd.DataFrame, metric: str = SHAPE_METRIC) -> list[str]:
+    """Per stepped family and config, the curve's shape from its step rows: the largest change between adjacent
+    steps and where the curve flattens (the knee), or why no knee is named, e.g. `qq-inflight on n1: publish rate's
+    largest change is confirms_in_flight 20 → 200, +400 % [...]: higher; it flattens after confirms_in_flight=200:
+    no later step is better than the one before within 5 % (200 → 1000 +2 % [...]; 1000 → 10000 -1 % [...])`."""
+    steps = findings[(findings["kind"] == STEP) & (findings["metric"] == metric)]
+    lines = []
+    for (family, config_id), rows in steps.groupby(["family", "config_id"], sort=False):
+        as_series = [r for _, r in rows.iterrows()]
+        parts = []
+        largest = [r for r in as_series if _flag(r["largest_step"])]
+        if largest:
+            parts.append(f"{METRIC[metric].label}'s largest change is {step_pair(largest[0])}, "
+                         f"{fmt_step_effect(largest[0])}")
+        knee = next((i for i, r in enumerate(as_series) if _flag(r["knee"])), None)
+        flags = [_flag(r["no_better"]) for r in as_series]
+        later = "; ".join(f"{step_pair(r)} {fmt_effect(r)}" for r in as_series[knee or 0:])
+        if knee is not None:
+            parts.append(f"it flattens after {as_series[knee]['baseline_phase_name']}: no later step is better "
+                         f"than the one before within {_threshold()} ({later})")
+        elif all(f is True for f in flags):
+            parts.append(f"no step is better than the one before within {_threshold()} ({later})")
+        elif flags[-1] is False:
+            parts.append(f"still rising at the last step ({step_pair(as_series[-1])} "
+                         f"{fmt_step_effect(as_series[-1])}): no knee within the steps measured")
+        else:
+            which = "the step before the flat ones" if flags[-1] is True else "the last step"
+            parts.append(f"no knee can be named: the repeats cannot tell whether {which} gains more than "
+                         f"{_threshold()} over the one before it")
+        lines.append(f"{family} on {config_id}: " + "; ".join(parts))
+    return lines
 
 
 def compare_lines(campaign: Campaign, findings: pd.DataFrame) -> tuple[str, list[str]]:
@@ -155,6 +211,7 @@ def section(campaign: Campaign, findings: pd.DataFrame | None) -> list[object]:
         return [*out, tag("p", "No findings rows.", class_="muted")]
     by = campaign.comparison.by if campaign.comparison else None
     effects = findings[findings["kind"] == EFFECT]
+    confidence, effect = f"{COMPARE_CONFIDENCE * 100:g} %", _threshold()  # sizing.stats, read when worded
     if not effects.empty:
         body = [[arm_label(r, by), baseline_label(r, by), r["family"] if by == "config" else r["config_id"],
                  METRIC[r["metric"]].label, fmt_value(r["metric"], r["baseline_value"]),
@@ -162,7 +219,6 @@ def section(campaign: Campaign, findings: pd.DataFrame | None) -> list[object]:
                  (r["verdict"], "ok" if r["better"] is True else "bad" if r["better"] is False else "muted")]
                 for _, r in effects.iterrows()]
         out.append(tag("h3", "Effects against the baseline"))
-        confidence, effect = f"{COMPARE_CONFIDENCE * 100:g} %", f"{PRACTICAL_EFFECT * 100:g} %"  # sizing.stats
         out.append(table(["arm", "baseline", "scenario" if by == "config" else "config", "metric", "baseline",
                           "arm", "effect [interval] (coverage, n)", "verdict"], body, numeric=[4, 5]))
         out.append(tag("p", "Effect: the arm's relative change against its baseline (Hodges-Lehmann estimate on "
@@ -171,6 +227,22 @@ def section(campaign: Campaign, findings: pd.DataFrame | None) -> list[object]:
                             f"and an effect of at least {effect}; unchanged: the whole interval within {effect}; "
                             f"otherwise, and always without enough repeats for a {confidence} interval (3 per arm), "
                             "inconclusive. Green: the arm is better on that metric; red: worse.", class_="note"))
+    steps = findings[findings["kind"] == STEP]
+    if not steps.empty:
+        out.append(tag("h3", "Each step against the previous one"))
+        out.append(tag("ul", [tag("li", line) for line in shape_lines(findings)]))
+        body = [[r["family"], r["config_id"], step_pair(r), METRIC[r["metric"]].label,
+                 fmt_value(r["metric"], r["baseline_value"]), fmt_value(r["metric"], r["value"]), fmt_effect(r),
+                 (r["verdict"], {True: "ok", False: "bad", None: "muted"}[_flag(r["better"])]), step_shape(r)]
+                for _, r in steps.iterrows()]
+        out.append(table(["scenario", "config", "step", "metric", "previous", "step", "effect [interval] "
+                          "(coverage, n)", "verdict", "shape"], body, numeric=[4, 5]))
+        out.append(tag("p", "Each step of a stepped client setting against the step before it, with the same "
+                            "statistics as the effects. Largest change: the adjacent pair with the largest change "
+                            f"(by the size of its log ratio). No better: the step's interval at {confidence} "
+                            f"excludes a gain of more than {effect} over the previous step. Knee: the previous step "
+                            "is where the curve flattens: every later step is no better than the one before, and the "
+                            "step into it was a gain.", class_="note"))
     levels = findings[findings["kind"] == LEVEL]
     out.append(tag("h3", "Every arm's figures"))
     wide = _levels_wide(levels)
@@ -179,6 +251,18 @@ def section(campaign: Campaign, findings: pd.DataFrame | None) -> list[object]:
     out.append(tag("p", "Medians over repeats with their order-statistic interval and its coverage (no interval "
                         "with one repeat).", class_="note"))
     return out
+
+
+def step_shape(row: pd.Series) -> str:
+    """What a step row says of the curve's shape, in words."""
+    words = []
+    if _flag(row["largest_step"]):
+        words.append("largest change")
+    if _flag(row["knee"]):
+        words.append(f"knee at {row['baseline_phase_name']}")
+    no_better = _flag(row["no_better"])
+    words.append("no better" if no_better else "better" if no_better is False else "cannot tell")
+    return ", ".join(words)
 
 
 class _Wide:

@@ -347,6 +347,42 @@ def broker_panels(broker: pd.DataFrame, events: pd.DataFrame | None, title: str)
     return to_svg(fig, title)
 
 
+def throughput_seconds_by_config(series: dict[str, pd.DataFrame], colors: dict, target_rate: float,
+                                 title: str) -> str:
+    """Seed 000 Figs 10/18/25: every config's confirmed publish rate per second in its phase at the target, one
+    line per config, the target dashed: a config that carries the target on average but not second by second shows."""
+    fig, ax = plt.subplots(figsize=(WIDTH, 3.0))
+    for config_id, rows in series.items():
+        if rows.empty:
+            continue
+        ax.plot(rows["second"] - rows["second"].min(), rows["confirmed"], color=colors.get(config_id),
+                linewidth=1.1, label=config_id)
+    ax.axhline(target_rate, color="black", linestyle="--", linewidth=1, label="target")
+    ax.set(title="confirmed publish rate per second", ylabel="msg/s", xlabel="seconds into the steady window")
+    ax.yaxis.set_major_formatter(FuncFormatter(_rate))
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="lower left", fontsize=7, ncols=3)
+    fig.suptitle(title, fontsize=10, fontweight="bold")
+    fig.tight_layout()
+    return to_svg(fig, title)
+
+
+def memory_share_by_config(series: dict[str, pd.Series], colors: dict, title: str) -> str:
+    """Seed 002 Figs 7/8: every config's memory against its high watermark on one chart (per second, the node
+    nearest its watermark), so configs are compared on one axis; 100 %: the memory alarm blocks publishers."""
+    fig, ax = plt.subplots(figsize=(WIDTH, 2.8))
+    for config_id, share in series.items():
+        ax.plot(share.index, share.to_numpy() * 100, color=colors.get(config_id), linewidth=1.1, label=config_id)
+    ax.axhline(100, color="firebrick", linestyle=":", linewidth=1, label="memory high watermark (alarm)")
+    ax.set(title="memory used by the node nearest its watermark, % of the watermark", ylabel="% of watermark",
+           xlabel="seconds since scenario start")
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="upper left", fontsize=7, ncols=2)
+    fig.suptitle(title, fontsize=10, fontweight="bold")
+    fig.tight_layout()
+    return to_svg(fig, title)
+
+
 MAX_POINTS = 600  # per line: longer series are shown as means over equal bins of seconds (the caption says so)
 
 

@@ -76,7 +76,8 @@ PHASE_SUMMARY_OPTIONAL: dict[str, object] = {
     # node resources and the bottleneck label (sizing.rules.bottleneck, computed by phase_summary)
     "bottleneck": None, "bottleneck_detail": None, "cpu_busiest_mean": float("nan"),
     "cpu_busiest_p95": float("nan"), "machine_cpu_busy_mean": float("nan"), "disk_write_mb_s": float("nan"),
-    "disk_write_iops": float("nan"), "net_mb_s": float("nan"), "net_peak_mbit_s": float("nan"),
+    "disk_write_iops": float("nan"), "disk_write_kb_per_op": float("nan"),  # seed 000 Figs 7/9: write size
+    "net_mb_s": float("nan"), "net_peak_mbit_s": float("nan"),
     "rate_mode": "scheduled", "latency_basis": "intended",  # issue 13; tables written before it are scheduled
     # capacity-search probes (issue 16): start, recomputed verdict, stage and the generator's bracket after it
     "start_s": float("nan"), "probe_passed": None, "probe_stage": None, "probe_inconclusive": None,
@@ -243,6 +244,8 @@ class ReportData:
     # seed 000 Figs 26-31: one cluster shape on each volume type at the campaign target; per config the per-second
     # end-to-end latency percentiles of its target phase (first repeat; latency_seconds) and the phase's key
     at_target: dict[str, pd.DataFrame] = field(default_factory=dict)
+    # per config: throughput per second (confirmed, consumed) in its capacity phase at the target (seed 000 Fig 10)
+    rates_at_target: dict[str, pd.DataFrame] = field(default_factory=dict)
     # the leaderboards step's figures over repeats (REPEAT_INTERVALS_REQUIRED, BOARD_INTERVALS_REQUIRED); None when
     # the run's tables predate them (the report then shows no interval rather than computing one)
     repeat_intervals: pd.DataFrame | None = None
@@ -347,6 +350,12 @@ def latency_seconds(client: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["second", *SERIES_QUANTILES])
 
 
+def throughput_seconds(client: pd.DataFrame) -> pd.DataFrame:
+    """Per second, the totals over workers: confirmed (what the broker accepted) and consumed, msg/s."""
+    totals = client.groupby("second", sort=True)[["confirmed", "consumed"]].sum()
+    return totals.reset_index().astype({"second": int})
+
+
 def target_runs(summary: pd.DataFrame, configs: list[str], target_rate: float,
                 capacity_scenarios: list[str]) -> dict[str, tuple[str, str, int, int]]:
     """Per config, the capacity run and phase offered the campaign target (scenario, run, first repeat, phase)."""
@@ -407,22 +416,29 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
     capacity = reader.read_table(CAPACITY, campaign, run_id=run_id)
     if capacity is not None:
         capacity = conform(capacity, CAPACITY, CAPACITY_REQUIRED, CAPACITY_OPTIONAL)
-    at_target = {}
+    at_target, rates_at_target = {}, {}
     siblings = (volume_siblings or {}).get(top_and_bottom(boards)[0], []) if len(boards) else []
-    if len(siblings) > 1:  # seed 000 Figs 26-31: the top cluster's shape on every volume type, at the target
-        for config_id, (scenario, run_id, repeat, phase) in target_runs(summary, siblings, target_rate,
-                                                                        resource_scenarios or []).items():
-            client = reader.raw(campaign, config_id, scenario, run_id, "client_seconds",
-                                ["repeat", "second", "phase", "warmup", "e2e_hist"])
-            if client is not None:
-                steady = client[(client["repeat"] == repeat) & (client["phase"] == phase) & ~client["warmup"]]
-                at_target[config_id] = latency_seconds(steady)
+    # Every config's capacity phase at the target (seed 000 Figs 10/18/25: throughput per second at the target); for
+    # the top cluster's shape on every volume type also its latency per second (Figs 26-31).
+    # (the phase's run is `its_run`: `run_id` is the run asked for, read again below)
+    for config_id, (scenario, its_run, repeat, phase) in target_runs(summary, config_ids, target_rate,
+                                                                     resource_scenarios or []).items():
+        histograms = len(siblings) > 1 and config_id in siblings
+        seconds = reader.raw(campaign, config_id, scenario, its_run, "client_seconds",
+                            ["repeat", "second", "phase", "warmup", "confirmed", "consumed",
+                             *(["e2e_hist"] if histograms else [])])
+        if seconds is None:
+            continue
+        steady = seconds[(seconds["repeat"] == repeat) & (seconds["phase"] == phase) & ~seconds["warmup"]]
+        rates_at_target[config_id] = throughput_seconds(steady)
+        if histograms:
+            at_target[config_id] = latency_seconds(steady)
     findings = reader.read_table(FINDINGS, campaign, run_id=run_id)
     if findings is not None:
         findings = conform(findings, FINDINGS, FINDINGS_REQUIRED, {c: None for c in records.table_columns(FINDINGS)})
     return ReportData(campaign, summary, boards, adverse, pareto, client, events,
                       broker, reader.validations(campaign, run_id), node_seconds=nodes, group_summary=everything,
-                      capacity=capacity, findings=findings, at_target=at_target,
+                      capacity=capacity, findings=findings, at_target=at_target, rates_at_target=rates_at_target,
                       repeat_intervals=intervals(REPEAT_INTERVALS, REPEAT_INTERVALS_REQUIRED),
                       board_intervals=intervals(BOARD_INTERVALS, BOARD_INTERVALS_REQUIRED))
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from sizing import records, repeats, rules
+from sizing import findings, records, repeats, rules
 from sizing.history import RUN_STATUSES
 from sizing.spec import DEPLOYMENTS  # where node figures come from: one reader per target (adapters/nodestats.py)
 from sizing.stats import VERDICTS
@@ -201,7 +201,11 @@ def _suites() -> dict[str, list[Expectation]]:
         "findings": [
             ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("findings"), "exact_match": True}),
             *_not_null(["campaign", "run_id", "kind", "config_id", "family", "phase_name", "metric", "value", "n"]),
-            ("ExpectColumnValuesToBeInSet", {"column": "kind", "value_set": ["level", "effect"]}),
+            ("ExpectColumnValuesToBeInSet", {"column": "kind", "value_set": list(findings.KINDS)}),
+            # a step row is a comparison with the previous step and always says whether its step is the knee
+            *[("ExpectColumnValuesToNotBeNull", {"column": column, "row_condition": 'kind=="step"',
+                                                "condition_parser": "pandas"})
+              for column in ("baseline_phase_name", "effect", "knee")],
             ("ExpectColumnValuesToBeInSet", {"column": "verdict", "value_set": list(VERDICTS)}),
             ("ExpectCompoundColumnsToBeUnique", {"column_list": [
                 "campaign", "run_id", "kind", "config_id", "family", "phase_name", "metric", "baseline_config_id",

@@ -1,5 +1,6 @@
 """Broker-side metrics: per config and scenario the phase_summary broker_* figures (max over phases and repeats),
-and the raw broker samples as charts (at most MAX_BROKER_CHARTS)."""
+per scenario every config's memory against its watermark on one chart (seed 002 Figs 7/8), and the raw broker
+samples per config as charts (at most MAX_BROKER_CHARTS)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ def render(ctx: ReportContext) -> list[object]:
         out.append(table(["config", "scenario", "peak memory (any node)", "peak % of watermark",
                           "peak messages in queues", "memory/disk alarm", "node seen down"], body,
                          numeric=[2, 3, 4]))
+    out.extend(memory_figures(ctx))
     figures = []
     for config_id in ctx.config_ids:
         for (cid, scenario, run_id), broker in sorted(ctx.data.broker_samples.items()):
@@ -45,9 +47,40 @@ def render(ctx: ReportContext) -> list[object]:
                                                         f"Broker metrics: {config_id}, {scenario}"),
                                    f"Broker metrics of {config_id} during {scenario} (run {run_id}, repeat "
                                    f"{first}), sampled from the management API; alarms marked x."))
-    if not body and not figures:
+    if not body and not figures and len(out) == 1:
         return [*out, tag("p", "No broker samples were recorded.", class_="muted")]
     out.extend(figures)
     if len(figures) == MAX_BROKER_CHARTS:
         out.append(tag("p", f"Charts limited to the first {MAX_BROKER_CHARTS}.", class_="note"))
+    return out
+
+
+def memory_share(broker: pd.DataFrame) -> pd.Series:
+    """Per second, the highest share of its memory high watermark any node used (a node without figures, e.g.
+    killed, is left out of that second)."""
+    rows = broker.dropna(subset=["mem_used_bytes", "mem_limit_bytes"])
+    rows = rows[rows["mem_limit_bytes"] > 0]
+    share = rows["mem_used_bytes"].astype(float) / rows["mem_limit_bytes"].astype(float)
+    return share.groupby(rows["second"]).max().sort_index()
+
+
+def memory_figures(ctx: ReportContext) -> list[object]:
+    """One chart per scenario with every config's memory share (first repeat of its run), where two or more
+    configs ran it: the per-config charts below are capped, this comparison is not (one per scenario)."""
+    out: list[object] = []
+    for scenario in dict.fromkeys(s.name for s in ctx.campaign.scenarios):
+        series: dict[str, pd.Series] = {}
+        for config_id in ctx.config_ids:
+            runs = [b for (cid, name, _), b in sorted(ctx.data.broker_samples.items())
+                    if cid == config_id and name == scenario and b is not None and not b.empty]
+            if runs:
+                share = memory_share(fmt.of_repeat(runs[0], runs[0]["repeat"].min()))
+                if len(share):
+                    series[config_id] = share
+        if len(series) > 1:
+            title = f"{scenario}: memory against the high watermark, every config"
+            out.append(ctx.fig(charts.memory_share_by_config(series, ctx.colors, title),
+                               f"{title} (seed 002 Figs 7/8): per second, the node nearest its memory high "
+                               "watermark, as a share of it (broker samples, first repeat); at 100 % the memory "
+                               "alarm blocks publishers."))
     return out

@@ -57,11 +57,16 @@ def render(ctx: ReportContext) -> list[object]:
                     continue
                 body.append([config_id, int(r.repeat), r.phase_name, fmt.pct(r.cpu_busiest_mean),
                              fmt.pct(r.cpu_busiest_p95), fmt.pct(r.machine_cpu_busy_mean),
-                             fmt.num(r.disk_write_mb_s, 1), fmt.num(r.disk_write_iops, 0), fmt.num(r.net_mb_s, 1),
+                             fmt.num(r.disk_write_mb_s, 1), fmt.num(r.disk_write_iops, 0),
+                             fmt.num(r.disk_write_kb_per_op, 1), fmt.num(r.net_mb_s, 1),
                              (r.bottleneck or "—", "bad" if r.bottleneck not in (None, "none") else "")])
     if body:
         out.append(table(["config", "repeat", "phase", "busiest CPU mean", "p95", "machine CPU", "disk write MB/s",
-                          "write IOPS", "network MB/s", "bottleneck"], body, numeric=[3, 4, 5, 6, 7, 8]))
+                          "write IOPS", "KB per write", "network MB/s", "bottleneck"], body,
+                         numeric=[3, 4, 5, 6, 7, 8, 9]))
+        out.append(tag("p", "KB per write (seed 000 Figs 7/9): the IOPS-busiest node's bytes written per device "
+                            "write in the phase (phase_summary disk_write_kb_per_op; n/a where the target does not "
+                            "count device writes, as locally).", class_="note"))
     figures = []
     for (config_id, scenario, run_id), nodes in sorted(ctx.data.node_seconds.items()):
         if nodes is None or nodes.empty:

@@ -1,5 +1,7 @@
-"""Volume types at the target (seed 000 Figs 26-31): one cluster shape on each volume type at the campaign target,
-its phase_summary figures side by side and its end-to-end percentiles second by second (tables.ReportData.at_target)."""
+"""At the target: every config's throughput per second in its phase at the campaign target, one chart per volume type
+(seed 000 Figs 10/18/25; tables.ReportData.rates_at_target), and the volume types at the target (Figs 26-31): one
+cluster shape on each volume type, its phase_summary figures side by side and its end-to-end percentiles second by
+second (tables.ReportData.at_target)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,29 @@ from sizing.disks import volume_label
 
 
 def render(ctx: ReportContext) -> list[object]:
+    return [*rates_render(ctx), *volumes_render(ctx)]
+
+
+def rates_render(ctx: ReportContext) -> list[object]:
+    """Per volume type, every config's confirmed publish rate per second in its capacity phase at the target."""
+    if not ctx.data.rates_at_target:
+        return []
+    target = ctx.campaign.target.rate
+    out: list[object] = [tag("h2", f"Throughput per second at {fmt.rate(target)} msg/s", id="rates-at-target")]
+    by_volume: dict[str, dict] = {}
+    for plan in ctx.configs:
+        rows = ctx.data.rates_at_target.get(plan.config_id)
+        if rows is not None and not rows.empty:
+            by_volume.setdefault(volume_label(plan.shape.volume), {})[plan.config_id] = rows
+    for volume, series in by_volume.items():
+        title = f"Publish rate per second at {fmt.rate(target)} msg/s, every config on {volume}"
+        out.append(ctx.fig(charts.throughput_seconds_by_config(series, ctx.colors, target, title),
+                           f"{title} (seed 000 Figs 10/18/25): confirmed messages per second summed over the "
+                           "workers, in each config's capacity phase at the target (first repeat, warm-up left out)."))
+    return out
+
+
+def volumes_render(ctx: ReportContext) -> list[object]:
     """One cluster shape (the top of the throughput board) on each volume type at the campaign target: its
     phase_summary figures side by side, and its end-to-end percentiles second by second."""
     if not ctx.data.at_target:
