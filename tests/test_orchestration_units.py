@@ -245,8 +245,8 @@ def test_cluster_health_verdict_from_one_management_answer():
 
 def test_a_run_putting_more_envelopes_up_at_once_than_fit_the_machine_is_refused(tmp_path: Path, monkeypatch):
     """The campaign's own budget runs one config at a time and fits a 2-core machine (1.08 + 0.6 cores); the run's
-    max_parallel_configs of 2 puts the two largest configs (both 3x c5.9xlarge) and two generators up at once (3.36 cores, 31.0 GiB),
-    which do not (1.75 cores and 20 GiB are left beside what the machine keeps for the rest).
+    max_parallel_configs of 2 puts the two largest configs (both 3x c5.9xlarge) and two generators up at once
+    (3.36 cores, 31.0 GiB), which do not (1.75 cores and 20 GiB are left beside what the machine keeps for the rest).
     Known answer: the machine is fixed at 2 cores and 24 GiB, whatever this host has."""
     import adapters.envelope
     from sizing.scalemodel import GIB, Machine
