@@ -178,6 +178,9 @@ class Snapshot:
     own_bytes_out: int = 0
     own_nic_bytes_in: int = 0
     own_nic_bytes_out: int = 0
+    # False: the node's own Prometheus endpoint did not answer this time (a node at its CPU quota may not, within
+    # the sampler's second); its figures are unknown, the operating system's still stand (local target).
+    broker_metrics: bool = True
 
 
 # cumulative counter -> (column, divisor): the column is delta / span / divisor
@@ -232,7 +235,7 @@ def rates(previous: Snapshot, current: Snapshot) -> dict[str, float | int | None
                   if k.startswith(key) and current.counters.get(k) is not None and v is not None]
         if deltas and min(deltas) >= 0:
             out[f"internode_{direction}_bytes_per_s"] = sum(deltas) / span
-        elif not any(k.startswith(key) for k in current.counters):
+        elif current.broker_metrics and not any(k.startswith(key) for k in current.counters):
             out[f"internode_{direction}_bytes_per_s"] = 0.0  # no peer (a 1-node cluster)
     cores = current.cpu_quota_cores or current.cores
     out["cores"], out["span_s"] = current.cores, span
@@ -282,14 +285,20 @@ def parse_block_stat(text: str) -> tuple[float, float]:
     return float(fields[4]), float(fields[6]) * 512
 
 
-def local_snapshot(t: float, pid_stat: str, pid_io: str, machine_stat: str, metrics: Metrics,
+def local_snapshot(t: float, pid_stat: str, pid_io: str, machine_stat: str, metrics: Metrics | None,
                    pid: int, uptime: str | None = None, cpu_quota_cores: float | None = None,
                    volume_stats: Mapping[str, str] | None = None) -> Snapshot:
     """A local node: its VM's /proc files, the machine's /proc/stat and /proc/uptime, and the node's Prometheus
-    metrics; on the scale model, its CPU quota and each volume's block-device stat by role."""
+    metrics (None: its endpoint did not answer, so its figures are unknown and the others stand); on the scale
+    model, its CPU quota and each volume's block-device stat by role."""
     stat, io = parse_proc_pid_stat(pid_stat), parse_proc_pid_io(pid_io)
     machine = parse_proc_stat(machine_stat, uptime)
-    counters, gauges = rabbitmq_counters(metrics)
+    if metrics is None:
+        known, gauges = rabbitmq_counters({})
+        counters: dict[str, float | None] = dict.fromkeys(known)
+        gauges = dict.fromkeys(gauges)
+    else:
+        counters, gauges = rabbitmq_counters(metrics)
     counters.update({
         "cpu_user_s": stat.utime_ticks / CLK_TCK, "cpu_system_s": stat.stime_ticks / CLK_TCK,
         "cpu_iowait_s": stat.blkio_ticks / CLK_TCK,
@@ -307,7 +316,7 @@ def local_snapshot(t: float, pid_stat: str, pid_io: str, machine_stat: str, metr
     gauges = {**gauges, "mem_rss_bytes": float(stat.rss_pages * PAGE_SIZE), "machine_cores": float(machine.cores)}
     return Snapshot(t=t, identity=f"{pid}:{stat.start_ticks}", cores=machine.cores,
                     shared_cores=cpu_quota_cores is None, cpu_quota_cores=cpu_quota_cores,
-                    counters=counters, gauges=gauges)
+                    counters=counters, gauges=gauges, broker_metrics=metrics is not None)
 
 
 def volume_devices(node_metrics: Metrics, mounts: tuple[str, ...] = VOLUME_MOUNTS) -> list[str]:
@@ -454,7 +463,10 @@ class LocalNodeReader:
         self.cpu_quota_cores, self.volume_stat_files = node_envelope_counters(Path(node.pid_file).parent)
 
     def read(self, now: Callable[[], float] = time.monotonic) -> Snapshot:
-        scrape = http_scrape(self.url, self.timeout_s)
+        try:
+            scrape: Scrape | None = http_scrape(self.url, self.timeout_s)
+        except NodeUnavailable:  # a node at its CPU quota may not answer in time: its process is still read
+            scrape = None
         try:
             with open(self.node.pid_file) as f:  # type: ignore[arg-type]
                 pid = int(f.read().strip())
@@ -467,8 +479,11 @@ class LocalNodeReader:
             volume_stats = {role: Path(path).read_text() for role, path in self.volume_stat_files.items()}
         except (OSError, ValueError) as err:
             raise NodeUnavailable(f"{self.node.name}: {err}") from err
-        snapshot = local_snapshot(now(), pid_stat, pid_io, machine, parse_prometheus(scrape.text), pid, uptime,
-                                  self.cpu_quota_cores, volume_stats)
+        metrics = parse_prometheus(scrape.text) if scrape is not None else None
+        snapshot = local_snapshot(now(), pid_stat, pid_io, machine, metrics, pid, uptime, self.cpu_quota_cores,
+                                  volume_stats)
+        if scrape is None:
+            return snapshot
         return replace(snapshot, own_bytes_in=scrape.bytes_to_node, own_bytes_out=scrape.bytes_from_node)
 
 

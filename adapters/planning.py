@@ -64,21 +64,28 @@ def check_installed(campaign: Campaign, source: str = "campaign") -> Campaign:
     """Refuse (SpecError) what this machine cannot run as asked: on the local target, a RabbitMQ version neither the
     installed package nor the 4.0 root runs (the root is not built here: validation stays fast), or scale-model
     envelopes that do not fit the machine (with the sum they need)."""
-    from adapters.envelope import machine
     from adapters.installed import installed_rabbitmq_version, local_version_problems
     from adapters.rootfs import built_root, missing_privileges, root_rabbitmq_version
-    from sizing.scalemodel import campaign_demand, fit_problems
 
     root = built_root()
     problems = local_version_problems(campaign, installed_rabbitmq_version(),
                                       chroot_version=root_rabbitmq_version(root) if root else None,
                                       chroot_missing=missing_privileges())
-    demand = campaign_demand(campaign)
-    if demand is not None:
-        problems += [Problem("scale_model", reason) for reason in fit_problems(demand, machine())]
+    problems += envelope_fit_problems(campaign)
     if problems:
         raise SpecError(problems, source)
     return campaign
+
+
+def envelope_fit_problems(campaign: Campaign, parallelism: int | None = None,
+                          field: str = "scale_model") -> list[Problem]:
+    """Why the campaign's envelopes, `parallelism` configs up at once (default: its budget's), do not fit this
+    machine (empty: they fit, or no scale model)."""
+    from adapters.envelope import machine
+    from sizing.scalemodel import campaign_demand, fit_problems
+
+    demand = campaign_demand(campaign, parallelism)
+    return [] if demand is None else [Problem(field, reason) for reason in fit_problems(demand, machine())]
 
 
 def write_resolved_spec(campaign: Campaign, directory: Path) -> Path:
@@ -121,6 +128,9 @@ def validate_run(params: Mapping[str, Any], spec_dir: Path, root: Path = REPO_RO
     then write the resolved spec where the run's tasks read it."""
     campaign = load_spec_param(str(params.get("campaign") or ""), root)
     problems = run_problems(params, campaign)
+    if not problems:  # the run's max_parallel_configs may put more envelopes up at once than the budget's
+        problems = envelope_fit_problems(campaign, campaign_run(params, campaign, "").max_parallel_configs,
+                                         field="params.max_parallel_configs")
     if problems:
         raise SpecError(problems, "sizing_campaign params")
     return campaign_run(params, campaign, str(write_resolved_spec(campaign, spec_dir)))

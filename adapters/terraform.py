@@ -36,8 +36,8 @@ from adapters.statepaths import state_paths
 from sizing.cluster import ClusterInfo
 from sizing.disks import AWS_DEVICE_NAMES, AWS_MOUNT_POINTS, DEFAULT_FILESYSTEM
 from sizing.plan import LOCAL_PORT_BLOCK, ConfigPlan, expiry_tag, trial_lifetime_s
-from sizing.scalemodel import ClusterEnvelopes, cluster_envelopes
-from sizing.spec import Campaign, ClusterShape
+from sizing.scalemodel import ClusterEnvelopes, config_envelopes
+from sizing.spec import Campaign
 from sizing.versions import apt_version, erlang_series, local_runtime
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -165,13 +165,6 @@ def tf_string(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
-
-
-def campaign_envelopes(campaign: Campaign, shape: ClusterShape) -> ClusterEnvelopes | None:
-    """A local config's envelopes under the campaign's scale model (None: scale_model off, or not local)."""
-    if campaign.deployment != "local" or campaign.scale_model is None:
-        return None
-    return cluster_envelopes(campaign.catalog, shape.instance_type, shape.volumes, campaign.scale_model)
 
 
 def local_stack_variables(plan: ConfigPlan, broker_config: Mapping[str, Any], work_dir: Path | str,
@@ -361,7 +354,7 @@ class LocalClusterStack(TerraformStack):
 
     def variables(self, plan: ConfigPlan, campaign: Campaign) -> dict[str, Any]:
         return local_stack_variables(plan, campaign.broker_config, self.workspace.work_dir,
-                                     envelopes=campaign_envelopes(campaign, plan.shape))
+                                     envelopes=config_envelopes(campaign, plan.shape))
 
     def apply(self, plan: ConfigPlan, campaign: Campaign) -> ClusterInfo:
         if (plan.campaign, plan.cluster_key) != (self.workspace.state_dir.parent.name, self.workspace.state_dir.name):

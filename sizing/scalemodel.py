@@ -237,6 +237,14 @@ def cluster_envelopes(catalog: Catalog, instance_type: str, volumes: Iterable[Ro
                             generator_envelope(factors))
 
 
+def config_envelopes(campaign: Campaign, shape: ClusterShape) -> ClusterEnvelopes | None:
+    """One home for "does this config run in envelopes": its nodes' and load generator's envelopes on the local
+    target under a scale model; None when scale_model is off or the target is not local (nodes run as they are)."""
+    if campaign.deployment != "local" or campaign.scale_model is None or campaign.catalog is None:
+        return None
+    return cluster_envelopes(campaign.catalog, shape.instance_type, shape.volumes, campaign.scale_model)
+
+
 def scaled_limits(envelope: NodeEnvelope) -> ResourceLimits:
     """The bottleneck rule's limits of a node in its envelope: each volume's throttles and the scaled EBS ceiling
     (10^6 bytes/s, as the analysis reports throughput). No network envelope exists locally: unknown, so never near."""
@@ -250,8 +258,9 @@ def scaled_limits(envelope: NodeEnvelope) -> ResourceLimits:
 def config_limits(campaign: Campaign, shape: ClusterShape) -> ResourceLimits:
     """One home for "what can a node of this config do at most": the scaled envelope on the local scale model, the
     catalog's cloud figures everywhere else."""
-    if campaign.deployment == "local" and campaign.scale_model is not None:
-        return scaled_limits(node_envelope(campaign.catalog, shape.instance_type, shape.volumes, campaign.scale_model))
+    envelopes = config_envelopes(campaign, shape)
+    if envelopes is not None:
+        return scaled_limits(envelopes.node)
     return resource_limits(campaign.catalog, shape.instance_type, {v.role: v.volume for v in shape.volumes})
 
 
@@ -314,13 +323,15 @@ def peak_demand(clusters: Mapping[str, tuple[NodeEnvelope, int]], parallelism: i
     return Demand(cores, memory, tuple(config for config, _ in ranked))
 
 
-def campaign_demand(campaign: Campaign) -> Demand | None:
-    """What a local campaign's envelopes need at their peak (None: no scale model), at its budget's parallelism."""
-    if campaign.deployment != "local" or campaign.scale_model is None or campaign.catalog is None:
+def campaign_demand(campaign: Campaign, parallelism: int | None = None) -> Demand | None:
+    """What a local campaign's envelopes need at their peak (None: no scale model), with `parallelism` configs up at
+    once (default: its budget's; a run's max_parallel_configs overrides it)."""
+    envelopes = {shape.config_id: (config_envelopes(campaign, shape), shape.nodes) for shape in campaign.clusters}
+    if campaign.scale_model is None or any(env is None for env, _ in envelopes.values()):
         return None
-    clusters = {shape.config_id: (node_envelope(campaign.catalog, shape.instance_type, shape.volumes,
-                                                campaign.scale_model), shape.nodes) for shape in campaign.clusters}
-    parallelism = campaign.budget.parallelism if campaign.budget else 1
+    clusters = {config: (env.node, nodes) for config, (env, nodes) in envelopes.items()}
+    if parallelism is None:
+        parallelism = campaign.budget.parallelism if campaign.budget else 1
     return peak_demand(clusters, parallelism, campaign.scale_model)
 
 

@@ -230,3 +230,46 @@ def test_on_the_scale_model_cpu_is_a_fraction_of_the_quota_and_each_volume_is_it
     assert figures["cores"] == 2  # the machine's, kept beside the quota
     # the disk sums are over the devices, not the VM's /proc/<pid>/io
     assert figures["disk_write_ops_per_s"] == pytest.approx(310)
+
+
+def test_a_node_whose_endpoint_did_not_answer_still_has_its_operating_system_figures():
+    """A node at its CPU quota may not answer /metrics within the sampler's second (seen on 5 x 0.08-core nodes:
+    the busiest node's rows were missing for whole phases). Its CPU and disk come from /proc, so they stand; what
+    only the broker knows is unknown, never zero (no inter-node traffic is not "no peer")."""
+    _, second = local_pair(cpu_ticks=nodestats.CLK_TCK, write_bytes=4_000_000, client_in=1000.0)
+    fields = text("proc_pid_stat.txt").split()
+    fields[13] = str(int(fields[13]) + 3 * nodestats.CLK_TCK)  # 2 CPU seconds after `second`
+    silent = replace(nodestats.local_snapshot(14.0, " ".join(fields), text("proc_pid_io.txt"),
+                                              text("proc_stat.txt"), None, pid=7), t=14.0)
+    assert not silent.broker_metrics and second.broker_metrics
+    figures = nodestats.rates(second, silent)
+    assert figures["cpu_s"] == pytest.approx(1.0)  # 2 CPU seconds over 2 s: the /proc counter's
+    for column in ("client_in_bytes_per_s", "internode_in_bytes_per_s", "internode_out_bytes_per_s",
+                   "net_in_bytes_per_s", "fsyncs_per_s", "raft_written_per_s", "run_queue"):
+        assert figures[column] is None, column
+    assert figures["mem_rss_bytes"] is not None  # from /proc/<pid>/stat
+    back = nodestats.rates(silent, replace(second, t=16.0, identity=silent.identity))
+    assert back["client_in_bytes_per_s"] is None  # nothing to subtract from until two answers in a row
+
+
+def test_the_local_reader_reads_the_process_when_the_endpoint_is_closed(tmp_path):
+    """Known answer: this test's own process stands in for the node (its pid file), and nothing listens on the
+    endpoint's port (a port bound and closed again); the snapshot's CPU counter is this process's /proc one."""
+    import socket
+
+    from sizing.cluster import NodeInfo
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed_port = sock.getsockname()[1]
+    pid_file = tmp_path / "node.pid"
+    pid_file.write_text(str(os.getpid()))
+    node = NodeInfo(number=1, name="rabbit-1@localhost", host="127.0.0.1", amqp_port=1, management_port=2,
+                    prometheus_port=closed_port, pid_file=str(pid_file))
+    before = time.process_time()
+    snapshot = nodestats.LocalNodeReader(node, timeout_s=0.5).read()
+    after = time.process_time()
+    assert not snapshot.broker_metrics
+    own = snapshot.counters["cpu_user_s"] + snapshot.counters["cpu_system_s"]
+    assert before - 0.05 <= own <= after + 0.05  # /proc/self's ticks (1/100 s) against the process clock
+    assert snapshot.counters["client_in_bytes"] is None and snapshot.own_bytes_in == 0

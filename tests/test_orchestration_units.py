@@ -241,3 +241,21 @@ def test_cluster_health_verdict_from_one_management_answer():
     three = [{**n, "running": True} for n in two]
     assert assess(cluster, three, False) == Health(False, "a resource alarm is raised")
     assert assess(cluster, three, True).healthy
+
+
+def test_a_run_putting_more_envelopes_up_at_once_than_fit_the_machine_is_refused(tmp_path: Path, monkeypatch):
+    """The campaign's own budget runs one config at a time and fits a 2-core machine (1.08 + 0.6 cores); the run's
+    max_parallel_configs of 2 puts the two largest configs (both 3x c5.9xlarge) and two generators up at once
+    (3.36 cores, 31.0 GiB), which do not (1.75 cores and 20 GiB are left beside what the machine keeps for the rest).
+    Known answer: the machine is fixed at 2 cores and 24 GiB, whatever this host has."""
+    import adapters.envelope
+    from sizing.scalemodel import GIB, Machine
+
+    monkeypatch.setattr(adapters.envelope, "machine", lambda: Machine(cores=2.0, memory_bytes=24 * GIB))
+    scale = {**PARAMS, "campaign": "campaigns/quorum-sizing-scale.yaml"}
+    assert validate_run({**scale, "max_parallel_configs": 1}, tmp_path).max_parallel_configs == 1
+    with pytest.raises(SpecError) as err:
+        validate_run({**scale, "max_parallel_configs": 2}, tmp_path / "refused")
+    assert err.value.paths() == ["params.max_parallel_configs"] * 2  # cores, then memory
+    assert "3.36 cores and 31.0 GiB" in str(err.value) and "n3-c5.9xlarge-io1 + n3-c5.9xlarge-gp2" in str(err.value)
+    assert not (tmp_path / "refused").exists()  # nothing written

@@ -20,7 +20,6 @@ from adapters.terraform import (
     TerraformStack,
     apply_command,
     aws_stack_variables,
-    campaign_envelopes,
     destroy_command,
     init_command,
     local_stack_variables,
@@ -30,7 +29,7 @@ from adapters.terraform import (
 )
 from sizing.cluster import ClusterInfo, unhealthy_nodes
 from sizing.plan import plan_configs
-from sizing.scalemodel import ClusterEnvelopes
+from sizing.scalemodel import ClusterEnvelopes, config_envelopes
 from sizing.spec import load_campaign, parse_campaign
 
 REPO = Path(__file__).resolve().parents[1]
@@ -99,14 +98,14 @@ def test_local_stack_variables_come_from_the_plan_and_broker_config(quick, tmp_p
 def test_local_stack_variables_carry_the_envelopes_under_a_cgroup_of_the_state_root(quick, tmp_path):
     three = plan_configs(quick)[1]
     work_dir = tmp_path / "state" / "local-quick" / three.cluster_key / "work"
-    envelopes = campaign_envelopes(quick, three.shape)
+    envelopes = config_envelopes(quick, three.shape)
     assert envelopes is not None  # local-quick runs on the default scale model
     sent = json.loads(local_stack_variables(three, {}, work_dir, envelopes=envelopes)["envelope"])
     # the cgroup names the state root's owner and the port block: two checkouts or two clusters never share one
     assert sent["cgroup"] == cluster_cgroup(tmp_path / "state", three.local_port_base)
     assert ClusterEnvelopes.from_dict(sent) == replace(envelopes, cgroup=sent["cgroup"])
     off = parse_campaign({**quick.raw, "scale_model": "off"}, catalog=quick.catalog)
-    assert campaign_envelopes(off, three.shape) is None
+    assert config_envelopes(off, three.shape) is None
 
 
 def test_local_stack_refuses_more_nodes_than_a_port_block_holds(tmp_path):

@@ -28,7 +28,6 @@ from adapters.terraform import (
     TerraformStack,
     apply_command,
     aws_stack_variables,
-    campaign_envelopes,
     destroy_command,
     init_command,
     local_stack_variables,
@@ -38,6 +37,7 @@ from adapters.terraform import (
 )
 from sizing.cluster import ClusterInfo
 from sizing.plan import ConfigPlan
+from sizing.scalemodel import config_envelopes
 from sizing.spec import Campaign
 
 
@@ -83,7 +83,7 @@ class TerraformHook(BaseHook):
         if self.target == "local":
             ws = workspace("local", plan.campaign, plan.cluster_key, self.state_root, self.terraform_root)
             return local_stack_variables(plan, campaign.broker_config, ws.work_dir,
-                                         envelopes=campaign_envelopes(campaign, plan.shape))
+                                         envelopes=config_envelopes(campaign, plan.shape))
         return aws_stack_variables(plan, campaign, region=self.aws_region)
 
     def commands(self, campaign: str, cluster_key: str) -> dict[str, TerraformCommand]:
