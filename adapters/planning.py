@@ -18,6 +18,7 @@ from adapters.statepaths import state_paths
 from sizing.fields import Problem, SpecError
 from sizing.layout import spec_key
 from sizing.plan import check_budget
+from sizing.runparams import RunParams
 from sizing.runplan import CampaignRun, campaign_run, run_problems
 from sizing.spec import Campaign, load_campaign, parse_campaign
 from sizing.spec.load import resolve_extends
@@ -116,11 +117,19 @@ def spec_on_this_worker(spec_path: str, store: ObjectStore | None = None, env: M
     return str(local)
 
 
-def validate_run(params: Mapping[str, Any], spec_dir: Path, root: Path = REPO_ROOT) -> CampaignRun:
-    """Check the DAG params against the spec (sizing.runplan.run_problems; every problem at once, a SpecError),
-    then write the resolved spec where the run's tasks read it."""
-    campaign = load_spec_param(str(params.get("campaign") or ""), root)
-    problems = run_problems(params, campaign)
+def checked_params(params: RunParams | Mapping[str, Any], root: Path = REPO_ROOT) -> tuple[RunParams, Campaign]:
+    """The run's params and the campaign they name, checked against each other (sizing.runplan.run_problems):
+    every problem at once, a SpecError. The DAG's validate_spec and the CLI's trigger ask the same."""
+    typed = params if isinstance(params, RunParams) else RunParams.from_dict(params)
+    campaign = load_spec_param(typed.campaign if isinstance(typed.campaign, str) else "", root)
+    problems = run_problems(typed, campaign)
     if problems:
         raise SpecError(problems, "sizing_campaign params")
-    return campaign_run(params, campaign, str(write_resolved_spec(campaign, spec_dir)))
+    return typed, campaign
+
+
+def validate_run(params: RunParams | Mapping[str, Any], spec_dir: Path, root: Path = REPO_ROOT) -> CampaignRun:
+    """Check the DAG params against the spec (`checked_params`), then write the resolved spec where the run's
+    tasks read it."""
+    typed, campaign = checked_params(params, root)
+    return campaign_run(typed, campaign, str(write_resolved_spec(campaign, spec_dir)))
