@@ -14,10 +14,11 @@ from typing import Any
 
 from sizing.fields import Problem
 from sizing.layout import RunKey, manifest_key, raw_config_prefix, run_key_of, table_prefix
-from sizing.plan import Trial, plan_trials
+from sizing.plan import ConfigPlan, Trial, campaign_cost, plan_configs, plan_trials, trial_lifetime_s
 from sizing.records import PER_CONFIG_TABLES
 from sizing.runparams import RUN_PARAMS, RunParams
 from sizing.spec import Campaign, scenario_names, selected
+from sizing.trialcluster import ClusterRequest, cluster_request
 
 # Locally every broker node and the load generator share the same cores: one cluster at a time. An existing
 # cluster is one cluster: its trials take turns (they declare the same queue names).
@@ -116,10 +117,19 @@ def plan_run_trials(run: CampaignRun, campaign: Campaign, offset: int = 0) -> li
     ports) plus `offset`. Each trial carries what every task of the group needs, so none re-plans.
     """
     scenarios = tuple(s.name for s in campaign.scenarios if selected(s, run.scenarios))
+    wall_s = campaign_cost(campaign, run.max_parallel_configs, scenarios=list(scenarios)).wall_s
+    requests = {plan.config_id: config_request(campaign, plan)
+                for plan in plan_configs(campaign, list(run.configs) or None)}
     return [Trial(campaign=run.campaign, config_id=plan.config_id, repeat=plan.repeat, repeats=campaign.repeats,
                   slot=plan.slot + offset, deployment=run.deployment, run_label=run.run_label,
-                  spec_path=run.spec_path, scenarios=scenarios, max_parallel_configs=run.max_parallel_configs)
+                  spec_path=run.spec_path, scenarios=scenarios, max_parallel_configs=run.max_parallel_configs,
+                  cluster=requests[plan.config_id], planned_wall_s=wall_s)
             for plan in plan_trials(campaign, list(run.configs) or None)]
+
+
+def config_request(campaign: Campaign, plan: ConfigPlan) -> ClusterRequest:
+    """What the campaign says of one config's cluster (sizing.trialcluster), as its trials carry it."""
+    return cluster_request(campaign, plan.shape, plan.monthly_cost, trial_lifetime_s(campaign))
 
 
 def run_keys(trial: Trial) -> list[RunKey]:

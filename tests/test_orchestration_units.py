@@ -241,3 +241,53 @@ def test_cluster_health_verdict_from_one_management_answer():
     three = [{**n, "running": True} for n in two]
     assert assess(cluster, three, False) == Health(False, "a resource alarm is raised")
     assert assess(cluster, three, True).healthy
+
+
+@pytest.mark.parametrize("spec", ["local-quick.yaml", "quorum-sizing-2020.yaml", "existing-example.yaml"])
+def test_a_trial_carries_what_its_cluster_tasks_need_so_none_reads_the_spec(spec, tmp_path: Path):
+    """Issue 35: the cluster tasks work from the trial alone (as XCom carries it), the spec file gone. What they get
+    is what re-planning from the spec gave (the removed plan_and_campaign: plan_configs with the trial's slot and
+    repeat, and the campaign), for each target: local (its scale model's envelopes), aws (the Terraform variables,
+    catalog volume defaults and expiry lifetime included) and existing (the running cluster, the objects teardown
+    deletes)."""
+    from dataclasses import replace
+    from datetime import UTC, datetime
+
+    from rabbit_sizing.sensors.cluster import slot_wait_bound_s
+
+    from adapters.terraform import aws_stack_variables, local_stack_variables
+    from sizing.existing import campaign_objects
+    from sizing.plan import campaign_cost, plan_configs, trial_lifetime_s
+    from sizing.trialcluster import campaign_envelopes
+
+    copy = tmp_path / spec
+    copy.write_text((Path("campaigns") / spec).read_text())
+    campaign = load_campaign(copy)
+    run = CampaignRun(campaign.name, str(copy), campaign.spec_hash, campaign.deployment, "r1", (), (), 2)
+    planned = plan_run_trials(run, campaign, offset=7)
+    copy.unlink()  # what a worker that never saw the spec has
+    for trial in (Trial.from_dict(json.loads(json.dumps(t.to_dict()))) for t in planned):
+        (config,) = plan_configs(campaign, [trial.config_id])
+        assert trial.config_plan == replace(config, slot=trial.slot, repeat=trial.repeat)
+        assert trial.cluster.broker_config == campaign.broker_config
+        assert trial.cluster.envelopes == campaign_envelopes(campaign, config.shape)
+        assert trial.cluster.lifetime_s == trial_lifetime_s(campaign)
+        assert slot_wait_bound_s(trial) == max(1800.0, 2 * campaign_cost(campaign, 2).wall_s + 600)
+        if campaign.deployment == "aws":
+            from sizing.runplan import config_request
+
+            applied = datetime(2026, 1, 1, tzinfo=UTC)
+            old = aws_stack_variables(trial.config_plan, config_request(campaign, config), applied_at=applied)
+            assert aws_stack_variables(trial.config_plan, trial.cluster, applied_at=applied) == old
+        if campaign.deployment == "local":
+            assert local_stack_variables(trial.config_plan, trial.cluster.broker_config, tmp_path / "a" / "b" / "c",
+                                         envelopes=trial.cluster.envelopes)["port_base"] == trial.local_port_base
+        if campaign.deployment == "existing":
+            assert trial.cluster.existing == campaign.existing
+            assert trial.cluster.objects == campaign_objects(campaign) and trial.cluster.objects.queues
+        else:
+            assert trial.cluster.existing is None and trial.cluster.objects is None
+    if spec == "quorum-sizing-2020.yaml":  # the catalog's io1 default (seed catalog): 200 GB at 10000 IOPS
+        io1 = next(t for t in planned if t.cluster.shape.volume.type == "io1")
+        assert io1.cluster.volume_defaults["io1"].size_gb == 200 and io1.cluster.volume_defaults["io1"].iops == 10000
+
