@@ -7,7 +7,7 @@ No Airflow imports: plain functions of the spec and a few settings, unit-tested 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -128,8 +128,11 @@ def checked_params(params: RunParams | Mapping[str, Any], root: Path = REPO_ROOT
     return typed, campaign
 
 
-def validate_run(params: RunParams | Mapping[str, Any], spec_dir: Path, root: Path = REPO_ROOT) -> CampaignRun:
+def validate_run(params: RunParams | Mapping[str, Any], spec_dir: Path, root: Path = REPO_ROOT,
+                 warn: Callable[[str], object] | None = None) -> CampaignRun:
     """Check the DAG params against the spec (`checked_params`), then write the resolved spec where the run's
-    tasks read it."""
+    tasks read it. `warn` gets each warning of the spec (accepted, and ignored by the version it runs on)."""
     typed, campaign = checked_params(params, root)
+    for warning in campaign.warnings if warn else ():
+        warn(warning)
     return campaign_run(typed, campaign, str(write_resolved_spec(campaign, spec_dir)))

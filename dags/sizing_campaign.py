@@ -71,18 +71,14 @@ def sizing_campaign():
         from sizing.fields import SpecError
         from sizing.runplan import local_target_refusal
 
-        try:
-            run = validate_run(params, state_paths().specs)
+        try:  # one parse of the spec: the warnings come with it
+            run = validate_run(params, state_paths().specs, warn=lambda warning: print(f"warning: {warning}"))
         except SpecError as err:
             raise AirflowFailException(str(err)) from err
         refusal = local_target_refusal(run.deployment, conf.get("core", "executor"))
         if refusal:
             raise AirflowFailException(refusal)
         print(f"resolved spec: {run.spec_path} (every worker reads it from {publish_spec(run.spec_path)})")
-        from sizing.spec import load_campaign
-
-        for warning in load_campaign(run.spec_path).warnings:  # accepted, and ignored by the version it runs on
-            print(f"warning: {warning}")
         return run.to_dict()
 
     @task

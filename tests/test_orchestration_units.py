@@ -48,6 +48,15 @@ def test_validate_run_reports_every_param_problem_at_once(tmp_path: Path):
     assert list(tmp_path.iterdir()) == []  # nothing written
 
 
+def test_validate_run_passes_on_the_specs_warnings_from_its_one_parse(tmp_path: Path):
+    warnings: list = []
+    validate_run({**PARAMS, "campaign": "campaigns/quorum-sizing-2020.yaml"}, tmp_path, warn=warnings.append)
+    # the seed study's known warning (tests/test_version_rules.py): 3.10 ignores x-max-in-memory-length
+    assert [w.path for w in warnings] == ["workload.queues.arguments.x-max-in-memory-length"]
+    validate_run(PARAMS, tmp_path, warn=warnings.append)
+    assert len(warnings) == 1  # local-quick has none
+
+
 def test_a_baseline_run_travels_with_the_run_and_is_never_the_run_itself(tmp_path: Path):
     run = validate_run({**PARAMS, "baseline_run": "r0"}, tmp_path)
     assert run.baseline_run == "r0" and CampaignRun.from_dict(run.to_dict()) == run
