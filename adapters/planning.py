@@ -121,7 +121,10 @@ def checked_params(params: RunParams | Mapping[str, Any], root: Path = REPO_ROOT
     """The run's params and the campaign they name, checked against each other (sizing.runplan.run_problems):
     every problem at once, a SpecError. The DAG's validate_spec and the CLI's trigger ask the same."""
     typed = params if isinstance(params, RunParams) else RunParams.from_dict(params)
-    campaign = load_spec_param(typed.campaign if isinstance(typed.campaign, str) else "", root)
+    own = typed.problems()
+    if any(problem.path == "params.campaign" for problem in own):  # no spec to check the rest against
+        raise SpecError(own, "sizing_campaign params")
+    campaign = load_spec_param(typed.campaign, root)
     problems = run_problems(typed, campaign)
     if problems:
         raise SpecError(problems, "sizing_campaign params")

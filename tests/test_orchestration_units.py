@@ -48,6 +48,12 @@ def test_validate_run_reports_every_param_problem_at_once(tmp_path: Path):
     assert list(tmp_path.iterdir()) == []  # nothing written
 
 
+def test_a_campaign_param_that_names_no_spec_is_refused_with_the_other_param_problems(tmp_path: Path):
+    with pytest.raises(SpecError) as err:
+        validate_run({**PARAMS, "campaign": 3, "run_label": "a/b"}, tmp_path)
+    assert err.value.paths() == ["params.campaign", "params.run_label"]
+
+
 def test_validate_run_passes_on_the_specs_warnings_from_its_one_parse(tmp_path: Path):
     warnings: list = []
     validate_run({**PARAMS, "campaign": "campaigns/quorum-sizing-2020.yaml"}, tmp_path, warn=warnings.append)
