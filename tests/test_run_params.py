@@ -86,3 +86,29 @@ def test_every_param_with_a_bad_value_is_one_problem_at_its_path():
     assert run_problems(RunParams(), campaign) == []
     same = run_problems(RunParams(run_label="r1", baseline_run="r1"), campaign)
     assert [p.reason for p in same] == ["is the run label itself ('r1'): a run is compared with another run"]
+
+
+def test_sizing_trigger_sends_the_baseline_as_a_conf_the_dags_params_accept(monkeypatch, tmp_path, capsys):
+    """`sizing trigger ... --baseline-run r0`: the conf it posts (the REST client stands in, recording it) carries
+    the baseline, and each of its values passes the schema of the DAG param it names (jsonschema, as at trigger)."""
+    from app import cli
+    from app.stackstate import AirflowClient
+
+    sent: list[dict] = []
+    monkeypatch.setattr(AirflowClient, "__init__", lambda self, login: None)  # no login: no Airflow here
+    monkeypatch.setattr(AirflowClient, "trigger", lambda self, dag_id, conf: sent.append(dict(conf)) or "manual_1")
+    monkeypatch.setenv("SIZING_STATE_DIR", str(tmp_path))  # no demo state file to read
+    monkeypatch.setenv("SIZING_AIRFLOW_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("SIZING_AIRFLOW_PASSWORD", "x")
+    assert cli.main(["trigger", "--run-label", "r1", "--baseline-run", "r0", "--config", "n1-c5.2xlarge-gp2"]) == 0
+    (conf,) = sent
+    assert conf["baseline_run"] == "r0" and conf["configs"] == ["n1-c5.2xlarge-gp2"] and conf["run_label"] == "r1"
+    schemas = {p.name: p.schema() for p in RUN_PARAMS}
+    assert set(conf) == set(schemas)
+    assert all(jsonschema.Draft202012Validator(schemas[k]).is_valid(v) for k, v in conf.items())
+    assert '"baseline_run": "r0"' in capsys.readouterr().out
+    # refused before Airflow is asked: an unknown config, and a baseline that is the run itself
+    assert cli.main(["trigger", "--run-label", "r1", "--baseline-run", "r1", "--config", "n9-x"]) == 1
+    assert len(sent) == 1
+    err = capsys.readouterr().err
+    assert "params.configs: unknown config 'n9-x'" in err and "params.baseline_run: is the run label itself" in err
