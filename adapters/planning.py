@@ -7,7 +7,7 @@ No Airflow imports: plain functions of the spec and a few settings, unit-tested 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from adapters.statepaths import state_paths
 from sizing.fields import Problem, SpecError
 from sizing.layout import spec_key
 from sizing.plan import check_budget
+from sizing.runparams import RunParams
 from sizing.runplan import CampaignRun, campaign_run, run_problems
 from sizing.spec import Campaign, load_campaign, parse_campaign
 from sizing.spec.load import resolve_extends
@@ -123,14 +124,28 @@ def spec_on_this_worker(spec_path: str, store: ObjectStore | None = None, env: M
     return str(local)
 
 
-def validate_run(params: Mapping[str, Any], spec_dir: Path, root: Path = REPO_ROOT) -> CampaignRun:
-    """Check the DAG params against the spec (sizing.runplan.run_problems; every problem at once, a SpecError),
-    then write the resolved spec where the run's tasks read it."""
-    campaign = load_spec_param(str(params.get("campaign") or ""), root)
-    problems = run_problems(params, campaign)
+def checked_params(params: RunParams | Mapping[str, Any], root: Path = REPO_ROOT) -> tuple[RunParams, Campaign]:
+    """The run's params and the campaign they name, checked against each other (sizing.runplan.run_problems):
+    every problem at once, a SpecError. The DAG's validate_spec and the CLI's trigger ask the same."""
+    typed = params if isinstance(params, RunParams) else RunParams.from_dict(params)
+    own = typed.problems()
+    if any(problem.path == "params.campaign" for problem in own):  # no spec to check the rest against
+        raise SpecError(own, "sizing_campaign params")
+    campaign = load_spec_param(typed.campaign, root)
+    problems = run_problems(typed, campaign)
     if not problems:  # the run's max_parallel_configs may put more envelopes up at once than the budget's
-        problems = envelope_fit_problems(campaign, campaign_run(params, campaign, "").max_parallel_configs,
+        problems = envelope_fit_problems(campaign, campaign_run(typed, campaign, "").max_parallel_configs,
                                          field="params.max_parallel_configs")
     if problems:
         raise SpecError(problems, "sizing_campaign params")
-    return campaign_run(params, campaign, str(write_resolved_spec(campaign, spec_dir)))
+    return typed, campaign
+
+
+def validate_run(params: RunParams | Mapping[str, Any], spec_dir: Path, root: Path = REPO_ROOT,
+                 warn: Callable[[str], object] | None = None) -> CampaignRun:
+    """Check the DAG params against the spec (`checked_params`), then write the resolved spec where the run's
+    tasks read it. `warn` gets each warning of the spec (accepted, and ignored by the version it runs on)."""
+    typed, campaign = checked_params(params, root)
+    for warning in campaign.warnings if warn else ():
+        warn(warning)
+    return campaign_run(typed, campaign, str(write_resolved_spec(campaign, spec_dir)))

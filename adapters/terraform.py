@@ -35,9 +35,9 @@ from adapters.rootfs import ensure_root
 from adapters.statepaths import state_paths
 from sizing.cluster import ClusterInfo
 from sizing.disks import AWS_DEVICE_NAMES, AWS_MOUNT_POINTS, DEFAULT_FILESYSTEM
-from sizing.plan import LOCAL_PORT_BLOCK, ConfigPlan, expiry_tag, trial_lifetime_s
-from sizing.scalemodel import ClusterEnvelopes, config_envelopes
-from sizing.spec import Campaign
+from sizing.plan import LOCAL_PORT_BLOCK, ConfigPlan, expiry_tag
+from sizing.scalemodel import ClusterEnvelopes
+from sizing.trialcluster import ClusterRequest
 from sizing.versions import apt_version, erlang_series, local_runtime
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -200,7 +200,7 @@ def local_stack_variables(plan: ConfigPlan, broker_config: Mapping[str, Any], wo
     }
 
 
-def aws_stack_variables(plan: ConfigPlan, campaign: Campaign, region: str = "us-east-1",
+def aws_stack_variables(plan: ConfigPlan, request: ClusterRequest, region: str = "us-east-1",
                         username: str = "sizing", password: str = "",
                         applied_at: datetime | None = None) -> dict[str, Any]:
     """Variables of terraform/stacks/aws for one cluster (config and repeat): one EBS volume per role of the
@@ -208,7 +208,7 @@ def aws_stack_variables(plan: ConfigPlan, campaign: Campaign, region: str = "us-
     the ExpiresAt tag counts from `applied_at` (now by default)."""
     volumes = []
     for item in plan.shape.volumes:
-        volume, default = item.volume, campaign.catalog.volumes.get(item.volume.type)
+        volume, default = item.volume, request.volume_defaults.get(item.volume.type)
         volumes.append({
             "role": item.role,
             "type": volume.type,
@@ -226,14 +226,14 @@ def aws_stack_variables(plan: ConfigPlan, campaign: Campaign, region: str = "us-
         "instance_type": plan.shape.instance_type,
         "volumes": volumes,
         "filesystem": plan.shape.filesystem or DEFAULT_FILESYSTEM,
-        "broker_config": {key: tf_string(value) for key, value in campaign.broker_config.items()},
+        "broker_config": {key: tf_string(value) for key, value in request.broker_config.items()},
         # the RabbitMQ version the config asks for (issue 24): cloud-init installs it with its Erlang series
         "rabbitmq_package": apt_version(version) if (version := plan.shape.rabbitmq_version) else None,
         "erlang_series": erlang_series(version) if version else None,
         "username": username,
         "password": password,
         "aws_region": region,
-        "expires_at": expiry_tag(applied_at or datetime.now(UTC), trial_lifetime_s(campaign)),
+        "expires_at": expiry_tag(applied_at or datetime.now(UTC), request.lifetime_s),
     }
 
 
@@ -346,21 +346,20 @@ class TerraformStack:
 
 
 class LocalClusterStack(TerraformStack):
-    """terraform/stacks/local for one cluster of a campaign: `apply(plan, campaign)` -> ClusterInfo."""
+    """terraform/stacks/local for one cluster of a campaign: `apply(plan, request)` -> ClusterInfo."""
 
     def __init__(self, campaign: str, cluster_key: str, state_root: Path | str | None = None,
                  terraform_root: Path | str = TERRAFORM_ROOT, **kwargs: Any):
         super().__init__(workspace("local", campaign, cluster_key, state_root, terraform_root), **kwargs)
 
-    def variables(self, plan: ConfigPlan, campaign: Campaign) -> dict[str, Any]:
-        return local_stack_variables(plan, campaign.broker_config, self.workspace.work_dir,
-                                     envelopes=config_envelopes(campaign, plan.shape))
+    def variables(self, plan: ConfigPlan, request: ClusterRequest) -> dict[str, Any]:
+        return local_stack_variables(plan, request.broker_config, self.workspace.work_dir, envelopes=request.envelopes)
 
-    def apply(self, plan: ConfigPlan, campaign: Campaign) -> ClusterInfo:
+    def apply(self, plan: ConfigPlan, request: ClusterRequest) -> ClusterInfo:
         if (plan.campaign, plan.cluster_key) != (self.workspace.state_dir.parent.name, self.workspace.state_dir.name):
             raise ValueError(f"plan {plan.campaign}/{plan.cluster_key} does not belong to workspace "
                              f"{self.workspace.state_dir}")
-        return ClusterInfo.from_terraform_outputs(self.apply_variables(self.variables(plan, campaign)))
+        return ClusterInfo.from_terraform_outputs(self.apply_variables(self.variables(plan, request)))
 
     def up(self, variables: Mapping[str, Any], healthy_within_s: float = 60.0) -> ClusterInfo:
         """Apply and wait until every node runs; a cluster that never gets healthy is destroyed again."""

@@ -5,7 +5,9 @@
     sizing demo --clean                                                     stop, delete stored results and state
     sizing validate SPEC                                                    exit 2 with every problem
     sizing plan SPEC [--config ID ...]                                      configs, costs, port blocks, runs
-    sizing trigger [--campaign SPEC] [--run-label L] [--config ID ...]      start a sizing_campaign run (REST)
+    sizing trigger [--campaign SPEC] [--run-label L] [--config ID ...]      start a sizing_campaign run (REST); every
+                   [--scenario S ...] [--max-parallel-configs N]            param of the DAG has its option
+                   [--baseline-run R]                                       (sizing.runparams)
     sizing backfill --config ID [--config ...] [--campaign SPEC] --run-label L   rerun those configs only
     sizing runs [--campaign C]                                              the campaigns and runs in the store
     sizing compare --campaign C --base RUN_A --head RUN_B [--threshold 0.05] [--format json] [--allow-spec-change]
@@ -34,6 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sizing.fields import MAX_DURATION_S, SpecError, number_problem
+from sizing.runparams import CLUSTERS, MAX_PARALLEL_CONFIGS, NAMES, RUN_PARAMS, RunParam
 
 if TYPE_CHECKING:
     from sizing.plan import ConfigPlan
@@ -500,22 +503,19 @@ def output_to(path: Path):
 # ------------------------------------------------------------------------------------------ Airflow
 
 
-def _trigger(args: argparse.Namespace, configs: list[str]) -> int:
-    from adapters.planning import load_spec_param
+def _trigger(args: argparse.Namespace) -> int:
+    """trigger and backfill: the run's params (sizing.runparams) from the options, checked against the spec as the
+    DAG's validate_spec checks them (every problem, before Airflow is asked), sent as the run's conf."""
+    from adapters.planning import checked_params
     from app.stackstate import AirflowClient, AirflowLogin
+    from sizing.runparams import RunParams
 
-    campaign = load_spec_param(args.campaign)  # an invalid spec fails here, with every problem, before Airflow
-    known = [shape.config_id for shape in campaign.clusters]
-    unknown = [c for c in configs if c not in known]
-    if unknown:
-        raise CliError(f"campaign {campaign.name} has no config {', '.join(unknown)}; its configs: {', '.join(known)}")
-    conf: dict[str, object] = {"campaign": args.campaign, "run_label": args.run_label}
-    if configs:
-        conf["configs"] = configs
-    if args.scenario:
-        conf["scenarios"] = args.scenario
-    if args.max_parallel_configs is not None:
-        conf["max_parallel_configs"] = args.max_parallel_configs
+    params = RunParams.from_dict({p.name: getattr(args, p.name) for p in RUN_PARAMS})
+    try:
+        checked_params(params)
+    except SpecError as err:
+        raise CliError("; ".join(str(problem) for problem in err.problems)) from err
+    conf = params.to_dict()
     try:
         login = AirflowLogin.from_env()
     except LookupError as err:
@@ -527,12 +527,30 @@ def _trigger(args: argparse.Namespace, configs: list[str]) -> int:
     return 0
 
 
-def _trigger_cmd(args: argparse.Namespace) -> int:
-    return _trigger(args, args.config or [])
+def run_param_type(param: RunParam):
+    """An argparse `type` for one run param (one value of a list): parsed, then checked by the param's own rule."""
+    def parse(text: str):
+        value = int(text) if param.kind == CLUSTERS and text.lstrip("-").isdigit() else text
+        reason = param.problem([value] if param.kind == NAMES else value)
+        if reason is not None:
+            raise argparse.ArgumentTypeError(reason)
+        return value
+
+    parse.__name__ = param.name  # argparse names the type in its messages
+    return parse
 
 
-def _backfill(args: argparse.Namespace) -> int:
-    return _trigger(args, args.config)
+def add_run_options(parser: argparse.ArgumentParser, required: tuple[str, ...] = ()) -> None:
+    """One option per run param (sizing.runparams.RUN_PARAMS: the DAG's params): every param the DAG takes can be
+    sent. `required`: the params this command cannot do without."""
+    for param in RUN_PARAMS:
+        kwargs: dict[str, object] = {"dest": param.name, "type": run_param_type(param), "help": param.description,
+                                     "metavar": param.flag.lstrip("-").upper(), "required": param.name in required}
+        if param.kind == NAMES:
+            kwargs.update(action="append", help=f"{param.description} Repeatable.")
+        else:
+            kwargs["default"] = param.default
+        parser.add_argument(param.flag, **kwargs)
 
 
 # ------------------------------------------------------------------------------------------ errors
@@ -586,7 +604,7 @@ def bounded(kind: type, low: float, high: float, exclusive: bool = False):
     return parse
 
 
-MAX_PARALLELISM = 100  # sizing.runplan.MAX_PARALLEL_CONFIGS and a budget's parallelism have the same bound
+MAX_PARALLELISM = MAX_PARALLEL_CONFIGS  # a budget's parallelism has the same bound
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -613,19 +631,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--parallelism", type=bounded(int, 1, MAX_PARALLELISM),
                    help="clusters up at once for the wall time (default: budget's, or 1)")
     p.set_defaults(func=_plan)
-    for name, func, helptext in (("trigger", _trigger_cmd, "start a sizing_campaign run over Airflow's REST API"),
-                                 ("backfill", _backfill, "rerun some configs of a campaign run (same run label): "
-                                                         "exactly their partitions are replaced")):
+    for name, required, helptext in (("trigger", (), "start a sizing_campaign run over Airflow's REST API"),
+                                     ("backfill", ("configs", "run_label"),
+                                      "rerun some configs of a campaign run (same run label): exactly their "
+                                      "partitions are replaced")):
         p = sub.add_parser(name, help=helptext)
-        p.add_argument("--campaign", default="campaigns/local-quick.yaml", help="spec path or inline YAML")
-        p.add_argument("--run-label", required=name == "backfill", default="r1",
-                       help="names the run's partitions (backfill: the run label to replace)")
-        p.add_argument("--config", action="append", required=name == "backfill",
-                       help="config id (repeatable)" + ("" if name == "backfill" else "; default: all"))
-        p.add_argument("--scenario", action="append", help="only this scenario (repeatable)")
-        p.add_argument("--max-parallel-configs", type=bounded(int, 1, MAX_PARALLELISM),
-                       help="clusters up at once (default: the target's: local and existing 1, aws 4)")
-        p.set_defaults(func=func)
+        add_run_options(p, required)
+        p.set_defaults(func=_trigger)
     p = sub.add_parser("runs", help="the campaigns with tables, their runs with a report and the runs table")
     p.add_argument("--campaign", help="only this campaign")
     p.set_defaults(func=_runs)

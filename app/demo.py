@@ -776,12 +776,13 @@ def demo(campaign: str = "campaigns/local-quick.yaml", run_label: str = "demo", 
     say(f"waiting for the DAG processor to parse {DAG_ID} ...")
     client.wait_for_dag(DAG_ID)
     from sizing.rules import is_client_settings
+    from sizing.runparams import RunParams
     from sizing.spec import load_campaign
 
     spec = load_campaign(REPO_ROOT / campaign if not Path(campaign).is_absolute() else campaign)
     name = spec.name
     client_settings = [sc.name for sc in spec.scenarios if is_client_settings(sc)]
-    run_id = client.trigger(DAG_ID, {"campaign": campaign, "run_label": run_label})
+    run_id = client.trigger(DAG_ID, RunParams(campaign=campaign, run_label=run_label).to_dict())
     say(f"triggered {DAG_ID} run {run_id} ({campaign}); follow it at {s.api_url}/dags/{DAG_ID}")
     t_triggered = time.monotonic()
     run, tis = wait_for_run(client, DAG_ID, run_id, timeout_s, say, check=lambda: check_services(s, run_id))

@@ -16,10 +16,10 @@ on its own cluster, ports, Terraform state and slot lease; the analysis then see
 Backfill one config: trigger with `configs: [<config_id>]` (and the same `run_label`); the raw run
 partitions (every repeat) and the per-config table partitions of that config are replaced, nothing
 else is touched.
-Parse-time cost: only airflow.sdk, the Spark provider's operator and this project's thin plugin
-modules are imported (the spark-submit settings come through rabbit_sizing.spark from spark_jobs.lib.submit and
-spark_jobs.lib.settings, which import the standard library only, never pyspark); specs are read by the tasks,
-never at parse time.
+Parse-time cost: only airflow.sdk, the Spark provider's operator, this project's thin plugin modules and the
+params contract (sizing.runparams, standard library only) are imported (the spark-submit settings come through
+rabbit_sizing.spark from spark_jobs.lib.submit and spark_jobs.lib.settings, which import the standard library only,
+never pyspark); specs are read by the tasks, never at parse time.
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ from rabbit_sizing.operators.cluster import ClusterApplyOperator, ClusterDestroy
 from rabbit_sizing.operators.loadgen import LoadgenOperator
 from rabbit_sizing.operators.report import ReportOperator
 from rabbit_sizing.sensors.cluster import ClusterHealthySensor, ClusterSlotSensor
+
+from sizing.runparams import RUN_PARAMS
 
 BUCKET = os.environ.get("SIZING_S3_BUCKET", "rabbit-sizing")
 # Assets downstream DAGs can schedule on (e.g. a dashboard refresh when leaderboards change).
@@ -54,21 +56,8 @@ TRIAL_LABEL = "{{ task.trial.cluster_key }}"
     tags=["rabbit-sizing"],
     doc_md=__doc__,
     default_args={"retries": 0},
-    params={
-        "campaign": Param("campaigns/local-quick.yaml", type="string", minLength=1,
-                          description="Campaign spec: a path (relative to the repo) or inline YAML."),
-        "configs": Param([], type="array", items={"type": "string"},
-                         description="Only these config ids (e.g. n3-c5.2xlarge-gp2); empty = all. "
-                                     "One id = backfill that config."),
-        "scenarios": Param([], type="array", items={"type": "string"}, description="Only these scenarios."),
-        "run_label": Param("r1", type="string", pattern="^[A-Za-z0-9_-]+$",
-                           description="Names the run partitions; the same label replaces, a new one adds."),
-        "max_parallel_configs": Param(None, type=["null", "integer"], minimum=1,
-                                      description="Clusters up at once (default: 1 local, 4 aws, 1 existing)."),
-        "baseline_run": Param(None, type=["null", "string"], pattern="^[A-Za-z0-9_-]+$",
-                              description="A stored run label to compare this run with: the report opens with "
-                                          "the comparison (sizing compare)."),
-    },
+    # One params contract (sizing.runparams): the CLI's trigger options and the task's checks come from it too.
+    params={p.name: Param(p.default, description=p.description, **p.schema()) for p in RUN_PARAMS},
 )
 def sizing_campaign():
     @task
@@ -82,18 +71,14 @@ def sizing_campaign():
         from sizing.fields import SpecError
         from sizing.runplan import local_target_refusal
 
-        try:
-            run = validate_run(params, state_paths().specs)
+        try:  # one parse of the spec: the warnings come with it
+            run = validate_run(params, state_paths().specs, warn=lambda warning: print(f"warning: {warning}"))
         except SpecError as err:
             raise AirflowFailException(str(err)) from err
         refusal = local_target_refusal(run.deployment, conf.get("core", "executor"))
         if refusal:
             raise AirflowFailException(refusal)
         print(f"resolved spec: {run.spec_path} (every worker reads it from {publish_spec(run.spec_path)})")
-        from sizing.spec import load_campaign
-
-        for warning in load_campaign(run.spec_path).warnings:  # accepted, and ignored by the version it runs on
-            print(f"warning: {warning}")
         return run.to_dict()
 
     @task

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -14,6 +14,7 @@ from sizing.cost import cluster_monthly_cost, volume_monthly_cost
 from sizing.fields import Problem, SpecError
 from sizing.spec import Campaign, ClusterShape, scenario_names, selected
 from sizing.timeline import Timeline, expand, planned_duration_s
+from sizing.trialcluster import ClusterRequest
 
 # Local clusters get a port block each, so two configs can run side by side on one machine.
 # The per-node layout inside a block is the Terraform local module's business (terraform/modules/local_cluster).
@@ -65,7 +66,8 @@ class ConfigPlan:
 @dataclass(frozen=True)
 class Trial:
     """One cluster's worth of a campaign run: a config and one of its repeats on a fresh cluster, with what
-    every task of its group needs (so none re-plans). Travels between Airflow tasks as to_dict()/from_dict()."""
+    every task of its group needs (so none re-plans: `cluster` is what the campaign says of the cluster). Travels
+    between Airflow tasks as to_dict()/from_dict()."""
 
     campaign: str
     config_id: str
@@ -77,6 +79,8 @@ class Trial:
     spec_path: str  # the resolved spec the load generator reads
     scenarios: tuple[str, ...]  # the scenarios this run executes (a filter of the spec's)
     max_parallel_configs: int
+    cluster: ClusterRequest
+    planned_wall_s: float  # the campaign's planned wall time at the run's parallelism (bounds a wait for a slot)
 
     @property
     def local_port_base(self) -> int:
@@ -86,9 +90,16 @@ class Trial:
     def cluster_key(self) -> str:
         return cluster_key(self.config_id, self.repeat)
 
+    @property
+    def config_plan(self) -> ConfigPlan:
+        """The trial's cluster as a plan: its config's shape and cost, its repeat and (shifted) slot."""
+        return ConfigPlan(self.campaign, self.config_id, self.cluster.shape, self.slot, self.cluster.monthly_cost,
+                          self.repeat)
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-able; also carries the derived cluster_key and local_port_base for templates and UI labels."""
-        return {**asdict(self), "scenarios": list(self.scenarios), "cluster_key": self.cluster_key,
+        return {**{f.name: getattr(self, f.name) for f in fields(self)}, "scenarios": list(self.scenarios),
+                "cluster": self.cluster.to_dict(), "cluster_key": self.cluster_key,
                 "local_port_base": self.local_port_base}
 
     @classmethod
@@ -96,7 +107,8 @@ class Trial:
         return cls(campaign=data["campaign"], config_id=data["config_id"], repeat=int(data["repeat"]),
                    repeats=int(data["repeats"]), slot=int(data["slot"]), deployment=data["deployment"],
                    run_label=data["run_label"], spec_path=data["spec_path"], scenarios=tuple(data["scenarios"]),
-                   max_parallel_configs=int(data["max_parallel_configs"]))
+                   max_parallel_configs=int(data["max_parallel_configs"]),
+                   cluster=ClusterRequest.from_dict(data["cluster"]), planned_wall_s=float(data["planned_wall_s"]))
 
 
 def local_port_base(slot: int) -> int:

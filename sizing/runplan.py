@@ -1,4 +1,5 @@
-"""One `sizing_campaign` run's plan, as policy: the checked DAG params (`CampaignRun`), the trials they expand to,
+"""One `sizing_campaign` run's plan, as policy: the checked DAG params (`CampaignRun`; the params themselves are
+declared in sizing.runparams), the trials they expand to,
 the run keys of a trial, what an earlier run left stale, which configs are complete (the backfill rule), what a
 backfill replaces, and who holds a cluster slot.
 
@@ -11,16 +12,17 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sizing.fields import NAME, Problem, number_problem
+from sizing.fields import Problem
 from sizing.layout import RunKey, manifest_key, raw_config_prefix, run_key_of, table_prefix
-from sizing.plan import Trial, plan_trials
+from sizing.plan import ConfigPlan, Trial, campaign_cost, plan_configs, plan_trials, trial_lifetime_s
 from sizing.records import PER_CONFIG_TABLES
+from sizing.runparams import RUN_PARAMS, RunParams
 from sizing.spec import Campaign, scenario_names, selected
+from sizing.trialcluster import ClusterRequest, cluster_request
 
 # Locally every broker node and the load generator share the same cores: one cluster at a time. An existing
 # cluster is one cluster: its trials take turns (they declare the same queue names).
 DEFAULT_MAX_PARALLEL = {"local": 1, "aws": 4, "existing": 1}
-MAX_PARALLEL_CONFIGS = 100  # clusters up at once; the same bound as a budget's parallelism
 # Executors that run every task on the scheduler's host: the only ones the local target (clusters as processes
 # of that host, their Terraform state and leases on its disk) can run on.
 ONE_HOST_EXECUTORS = ("LocalExecutor",)
@@ -60,45 +62,34 @@ def _unknown_names(param: str, kind: str, names: Sequence[str], known: set[str],
             for name in names if name not in known]
 
 
-def _max_parallel(params: Mapping[str, Any], campaign: Campaign) -> Any:
-    value = params.get("max_parallel_configs")
+def _max_parallel(params: RunParams, campaign: Campaign) -> Any:
+    value = params.max_parallel_configs
     return DEFAULT_MAX_PARALLEL.get(campaign.deployment, 1) if value is None else value
 
 
-def run_problems(params: Mapping[str, Any], campaign: Campaign) -> list[Problem]:
-    """Every problem of the DAG params against the campaign (empty: `campaign_run` may be built)."""
-    problems = [
-        *_unknown_names("configs", "config", tuple(params.get("configs") or ()),
-                        {s.config_id for s in campaign.clusters}, campaign),
-        *_unknown_names("scenarios", "scenario", tuple(params.get("scenarios") or ()),
-                        scenario_names(campaign.scenarios), campaign)]
-    label = str(params.get("run_label") or "")
-    if not NAME.fullmatch(label):
-        problems.append(Problem("params.run_label", f"must be 1-64 ASCII letters, digits, '-' or '_' (it names S3 "
-                                                    f"partitions), got {label[:80]!r}"))
+def run_problems(params: RunParams, campaign: Campaign) -> list[Problem]:
+    """Every problem of the run's params, on their own and against the campaign (empty: `campaign_run` may be
+    built), in the order the params are declared."""
+    problems = params.problems()
+    wrong = {p.path for p in problems}
+    if "params.configs" not in wrong:
+        problems += _unknown_names("configs", "config", params.configs, {s.config_id for s in campaign.clusters},
+                                   campaign)
+    if "params.scenarios" not in wrong:
+        problems += _unknown_names("scenarios", "scenario", params.scenarios, scenario_names(campaign.scenarios),
+                                   campaign)
     max_parallel = _max_parallel(params, campaign)
-    if (reason := number_problem(max_parallel, 1, MAX_PARALLEL_CONFIGS, integer=True)) is not None:
-        problems.append(Problem("params.max_parallel_configs", reason))
-    elif campaign.deployment == "existing" and max_parallel > 1:
+    if "params.max_parallel_configs" not in wrong and campaign.deployment == "existing" and max_parallel > 1:
         problems.append(Problem("params.max_parallel_configs", f"must be 1 on an existing cluster: its trials run "
                                                               f"one at a time on it, got {max_parallel}"))
-    baseline = params.get("baseline_run") or None
-    if baseline is not None and (not isinstance(baseline, str)
-                                 or not NAME.fullmatch(baseline)):
-        problems.append(Problem("params.baseline_run", f"must be a run label (letters, digits, '-' or '_'), got "
-                                                       f"{baseline!r}"))
-    elif baseline is not None and baseline == label:
-        problems.append(Problem("params.baseline_run", f"is the run label itself ({label!r}): a run is compared "
-                                                       "with another run"))
-    return problems
+    order = [f"params.{p.name}" for p in RUN_PARAMS]
+    return sorted(problems, key=lambda p: order.index(p.path))
 
 
-def campaign_run(params: Mapping[str, Any], campaign: Campaign, spec_path: str) -> CampaignRun:
+def campaign_run(params: RunParams, campaign: Campaign, spec_path: str) -> CampaignRun:
     """The run of params that `run_problems` passed, its spec resolved at `spec_path`."""
-    return CampaignRun(campaign.name, spec_path, campaign.spec_hash, campaign.deployment,
-                       str(params.get("run_label") or ""), tuple(params.get("configs") or ()),
-                       tuple(params.get("scenarios") or ()), int(_max_parallel(params, campaign)),
-                       params.get("baseline_run") or None)
+    return CampaignRun(campaign.name, spec_path, campaign.spec_hash, campaign.deployment, params.run_label,
+                       params.configs, params.scenarios, int(_max_parallel(params, campaign)), params.baseline_run)
 
 
 def executor_names(setting: str) -> list[str]:
@@ -126,10 +117,19 @@ def plan_run_trials(run: CampaignRun, campaign: Campaign, offset: int = 0) -> li
     ports) plus `offset`. Each trial carries what every task of the group needs, so none re-plans.
     """
     scenarios = tuple(s.name for s in campaign.scenarios if selected(s, run.scenarios))
+    wall_s = campaign_cost(campaign, run.max_parallel_configs, scenarios=list(scenarios)).wall_s
+    requests = {plan.config_id: config_request(campaign, plan)
+                for plan in plan_configs(campaign, list(run.configs) or None)}
     return [Trial(campaign=run.campaign, config_id=plan.config_id, repeat=plan.repeat, repeats=campaign.repeats,
                   slot=plan.slot + offset, deployment=run.deployment, run_label=run.run_label,
-                  spec_path=run.spec_path, scenarios=scenarios, max_parallel_configs=run.max_parallel_configs)
+                  spec_path=run.spec_path, scenarios=scenarios, max_parallel_configs=run.max_parallel_configs,
+                  cluster=requests[plan.config_id], planned_wall_s=wall_s)
             for plan in plan_trials(campaign, list(run.configs) or None)]
+
+
+def config_request(campaign: Campaign, plan: ConfigPlan) -> ClusterRequest:
+    """What the campaign says of one config's cluster (sizing.trialcluster), as its trials carry it."""
+    return cluster_request(campaign, plan.shape, plan.monthly_cost, trial_lifetime_s(campaign))
 
 
 def run_keys(trial: Trial) -> list[RunKey]:

@@ -96,7 +96,7 @@ def test_missing_campaign_lists_the_campaigns_that_exist(stored, command):
 
 def test_backfill_of_an_unknown_config_lists_the_configs(stored):
     assert_one_line_failure(run_cli(stored, "backfill", "--config", "n9-x", "--run-label", "r1"),
-                            "has no config n9-x; its configs:")
+                            "params.configs: unknown config 'n9-x'; campaign local-quick has:")
 
 
 def test_the_found_report_is_fetched_and_runs_are_listed(stored, tmp_path):

@@ -48,6 +48,21 @@ def test_validate_run_reports_every_param_problem_at_once(tmp_path: Path):
     assert list(tmp_path.iterdir()) == []  # nothing written
 
 
+def test_a_campaign_param_that_names_no_spec_is_refused_with_the_other_param_problems(tmp_path: Path):
+    with pytest.raises(SpecError) as err:
+        validate_run({**PARAMS, "campaign": 3, "run_label": "a/b"}, tmp_path)
+    assert err.value.paths() == ["params.campaign", "params.run_label"]
+
+
+def test_validate_run_passes_on_the_specs_warnings_from_its_one_parse(tmp_path: Path):
+    warnings: list = []
+    validate_run({**PARAMS, "campaign": "campaigns/quorum-sizing-2020.yaml"}, tmp_path, warn=warnings.append)
+    # the seed study's known warning (tests/test_version_rules.py): 3.10 ignores x-max-in-memory-length
+    assert [w.path for w in warnings] == ["workload.queues.arguments.x-max-in-memory-length"]
+    validate_run(PARAMS, tmp_path, warn=warnings.append)
+    assert len(warnings) == 1  # local-quick has none
+
+
 def test_a_baseline_run_travels_with_the_run_and_is_never_the_run_itself(tmp_path: Path):
     run = validate_run({**PARAMS, "baseline_run": "r0"}, tmp_path)
     assert run.baseline_run == "r0" and CampaignRun.from_dict(run.to_dict()) == run
@@ -259,3 +274,53 @@ def test_a_run_putting_more_envelopes_up_at_once_than_fit_the_machine_is_refused
     assert err.value.paths() == ["params.max_parallel_configs"] * 2  # cores, then memory
     assert "3.36 cores and 31.0 GiB" in str(err.value) and "n3-c5.9xlarge-io1 + n3-c5.9xlarge-gp2" in str(err.value)
     assert not (tmp_path / "refused").exists()  # nothing written
+
+
+@pytest.mark.parametrize("spec", ["local-quick.yaml", "quorum-sizing-2020.yaml", "existing-example.yaml"])
+def test_a_trial_carries_what_its_cluster_tasks_need_so_none_reads_the_spec(spec, tmp_path: Path):
+    """Issue 35: the cluster tasks work from the trial alone (as XCom carries it), the spec file gone. What they get
+    is what re-planning from the spec gave (the removed plan_and_campaign: plan_configs with the trial's slot and
+    repeat, and the campaign), for each target: local (its scale model's envelopes), aws (the Terraform variables,
+    catalog volume defaults and expiry lifetime included) and existing (the running cluster, the objects teardown
+    deletes)."""
+    from dataclasses import replace
+    from datetime import UTC, datetime
+
+    from rabbit_sizing.sensors.cluster import slot_wait_bound_s
+
+    from adapters.terraform import aws_stack_variables, local_stack_variables
+    from sizing.existing import campaign_objects
+    from sizing.plan import campaign_cost, plan_configs, trial_lifetime_s
+    from sizing.scalemodel import config_envelopes
+
+    copy = tmp_path / spec
+    copy.write_text((Path("campaigns") / spec).read_text())
+    campaign = load_campaign(copy)
+    run = CampaignRun(campaign.name, str(copy), campaign.spec_hash, campaign.deployment, "r1", (), (), 2)
+    planned = plan_run_trials(run, campaign, offset=7)
+    copy.unlink()  # what a worker that never saw the spec has
+    for trial in (Trial.from_dict(json.loads(json.dumps(t.to_dict()))) for t in planned):
+        (config,) = plan_configs(campaign, [trial.config_id])
+        assert trial.config_plan == replace(config, slot=trial.slot, repeat=trial.repeat)
+        assert trial.cluster.broker_config == campaign.broker_config
+        assert trial.cluster.envelopes == config_envelopes(campaign, config.shape)
+        assert trial.cluster.lifetime_s == trial_lifetime_s(campaign)
+        assert slot_wait_bound_s(trial) == max(1800.0, 2 * campaign_cost(campaign, 2).wall_s + 600)
+        if campaign.deployment == "aws":
+            from sizing.runplan import config_request
+
+            applied = datetime(2026, 1, 1, tzinfo=UTC)
+            old = aws_stack_variables(trial.config_plan, config_request(campaign, config), applied_at=applied)
+            assert aws_stack_variables(trial.config_plan, trial.cluster, applied_at=applied) == old
+        if campaign.deployment == "local":
+            assert local_stack_variables(trial.config_plan, trial.cluster.broker_config, tmp_path / "a" / "b" / "c",
+                                         envelopes=trial.cluster.envelopes)["port_base"] == trial.local_port_base
+        if campaign.deployment == "existing":
+            assert trial.cluster.existing == campaign.existing
+            assert trial.cluster.objects == campaign_objects(campaign) and trial.cluster.objects.queues
+        else:
+            assert trial.cluster.existing is None and trial.cluster.objects is None
+    if spec == "quorum-sizing-2020.yaml":  # the catalog's io1 default (seed catalog): 200 GB at 10000 IOPS
+        io1 = next(t for t in planned if t.cluster.shape.volume.type == "io1")
+        assert io1.cluster.volume_defaults["io1"].size_gb == 200 and io1.cluster.volume_defaults["io1"].iops == 10000
+

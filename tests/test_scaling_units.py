@@ -211,13 +211,14 @@ def test_aws_destroy_regenerates_its_variables_and_initialises_its_own_working_d
     from rabbit_sizing.hooks.terraform import TerraformHook
 
     from adapters.terraform import aws_stack_variables
+    from sizing.runplan import config_request
 
     quick = load_campaign(REPO / "campaigns" / "local-quick.yaml")
     plan = plan_configs(quick)[1]
     hook = TerraformHook(target="aws", state_root=tmp_path / "other-worker")
     hook.backend_settings = {"bucket": "states", "region": "eu-west-1"}
     hook.runner = recorder = Recorder()
-    hook.destroy(plan.campaign, plan.cluster_key, plan=plan, spec=quick)
+    hook.destroy(plan.campaign, plan.cluster_key, plan=plan, request=config_request(quick, plan))
     init, destroy = recorder.commands
     assert init.argv[2] == "init" and destroy.argv[2] == "destroy"
     assert f"-backend-config=key=rabbit-sizing/terraform/{plan.campaign}/{plan.cluster_key}/terraform.tfstate" \
@@ -227,10 +228,10 @@ def test_aws_destroy_regenerates_its_variables_and_initialises_its_own_working_d
     var_file = ws_dir / "vars.tfvars.json"
     assert f"-var-file={var_file.resolve()}" in destroy.argv and stat.S_IMODE(var_file.stat().st_mode) == 0o600
     written = json.loads(var_file.read_text())
-    expected = aws_stack_variables(plan, quick)
+    expected = aws_stack_variables(plan, config_request(quick, plan))
     assert {k: v for k, v in written.items() if k != "expires_at"} == \
         {k: v for k, v in expected.items() if k != "expires_at"}
-    with pytest.raises(ValueError, match="plan and spec"):
+    with pytest.raises(ValueError, match="plan and cluster request"):
         hook.destroy(plan.campaign, plan.cluster_key)
     # The local target keeps its one-host behaviour: a cluster never applied here is a no-op.
     local = TerraformHook(target="local", state_root=tmp_path / "local")

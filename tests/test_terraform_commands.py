@@ -29,7 +29,8 @@ from adapters.terraform import (
 )
 from sizing.cluster import ClusterInfo, unhealthy_nodes
 from sizing.plan import plan_configs
-from sizing.scalemodel import ClusterEnvelopes, config_envelopes
+from sizing.runplan import config_request
+from sizing.scalemodel import ClusterEnvelopes
 from sizing.spec import load_campaign, parse_campaign
 
 REPO = Path(__file__).resolve().parents[1]
@@ -98,14 +99,14 @@ def test_local_stack_variables_come_from_the_plan_and_broker_config(quick, tmp_p
 def test_local_stack_variables_carry_the_envelopes_under_a_cgroup_of_the_state_root(quick, tmp_path):
     three = plan_configs(quick)[1]
     work_dir = tmp_path / "state" / "local-quick" / three.cluster_key / "work"
-    envelopes = config_envelopes(quick, three.shape)
+    envelopes = config_request(quick, three).envelopes
     assert envelopes is not None  # local-quick runs on the default scale model
     sent = json.loads(local_stack_variables(three, {}, work_dir, envelopes=envelopes)["envelope"])
     # the cgroup names the state root's owner and the port block: two checkouts or two clusters never share one
     assert sent["cgroup"] == cluster_cgroup(tmp_path / "state", three.local_port_base)
     assert ClusterEnvelopes.from_dict(sent) == replace(envelopes, cgroup=sent["cgroup"])
     off = parse_campaign({**quick.raw, "scale_model": "off"}, catalog=quick.catalog)
-    assert config_envelopes(off, three.shape) is None
+    assert config_request(off, three).envelopes is None
 
 
 def test_local_stack_refuses_more_nodes_than_a_port_block_holds(tmp_path):
@@ -118,7 +119,7 @@ def test_local_stack_refuses_more_nodes_than_a_port_block_holds(tmp_path):
 def test_aws_stack_variables_fill_volume_defaults_from_the_catalog():
     campaign = load_campaign(REPO / "campaigns" / "quorum-sizing-2020.yaml")
     io1 = next(p for p in plan_configs(campaign) if p.shape.volume.type == "io1")
-    variables = aws_stack_variables(io1, campaign, region="eu-west-1")
+    variables = aws_stack_variables(io1, config_request(campaign, io1), region="eu-west-1")
     (data,) = variables["volumes"]
     assert (data["role"], data["type"], data["mount_point"]) == ("data", "io1", "/var/lib/rabbitmq")
     assert data["size_gb"] == 200 and data["iops"] == 10000
@@ -127,7 +128,8 @@ def test_aws_stack_variables_fill_volume_defaults_from_the_catalog():
     # 600 s apply + 90000 s of load (30 runs of 1800 s, 6 profiles of 6000 s) + 300 s destroy, doubled, plus an
     # hour: 185400 s after the apply
     applied = datetime(2026, 1, 1, tzinfo=UTC)
-    assert aws_stack_variables(io1, campaign, applied_at=applied)["expires_at"] == "2026-01-03T03:30:00Z"
+    expires = aws_stack_variables(io1, config_request(campaign, io1), applied_at=applied)["expires_at"]
+    assert expires == "2026-01-03T03:30:00Z"
 
 
 def test_run_streams_lines_and_fails_clearly(caplog):
@@ -213,7 +215,7 @@ def test_hook_variables_match_the_stack(quick, tmp_path):
     from plugins.rabbit_sizing.hooks.terraform import TerraformHook
 
     plan = plan_configs(quick)[1]
-    variables = TerraformHook(state_root=tmp_path).variables(plan, quick)
+    variables = TerraformHook(state_root=tmp_path).variables(plan, config_request(quick, plan))
     assert variables["port_base"] == plan.local_port_base
     assert variables["work_dir"] == str(tmp_path.resolve() / "local-quick" / "n3-c5.2xlarge-gp2-r1" / "work")
     assert variables["repeat"] == 1
@@ -224,12 +226,12 @@ def test_each_repeat_of_a_config_gets_its_own_state_ports_and_name(quick, tmp_pa
 
     hook = TerraformHook(state_root=tmp_path)
     first, second = (replace(plan_configs(quick)[1], repeat=r, slot=1 + 2 * (r - 1)) for r in (1, 2))
-    one, two = hook.variables(first, quick), hook.variables(second, quick)
+    one, two = (hook.variables(p, config_request(quick, p)) for p in (first, second))
     assert (one["repeat"], two["repeat"]) == (1, 2) and one["config_id"] == two["config_id"]
     assert one["port_base"] != two["port_base"] and one["work_dir"] != two["work_dir"]
     assert (hook.commands("local-quick", first.cluster_key)["apply"].env["TF_DATA_DIR"]
             != hook.commands("local-quick", second.cluster_key)["apply"].env["TF_DATA_DIR"])
-    aws = aws_stack_variables(second, quick)
+    aws = aws_stack_variables(second, config_request(quick, second))
     assert aws["repeat"] == 2 and aws["config_id"] == "n3-c5.2xlarge-gp2"
 
 

@@ -19,6 +19,7 @@ from adapters.terraform import TERRAFORM_ROOT, aws_stack_variables, local_stack_
 from sizing.cluster import ClusterInfo, NodeInfo
 from sizing.disks import FILESYSTEMS, VOLUME_ROLES
 from sizing.plan import plan_configs
+from sizing.runplan import config_request
 from sizing.spec import load_campaign, parse_campaign
 
 REPO = Path(__file__).resolve().parents[1]
@@ -104,7 +105,8 @@ def test_stack_variables_match_what_python_passes(tmp_path):
     assert required(declared) <= local
 
     quorum = load_campaign(REPO / "campaigns" / "quorum-sizing-2020.yaml")
-    aws = set(aws_stack_variables(plan_configs(quorum)[0], quorum))
+    first = plan_configs(quorum)[0]
+    aws = set(aws_stack_variables(first, config_request(quorum, first)))
     declared = variables(TERRAFORM_ROOT / "stacks" / "aws")
     assert aws <= set(declared), aws - set(declared)
     assert required(declared) <= aws
@@ -187,7 +189,7 @@ def render_cloud_init(tmp_path: Path, stack_variables: dict, node_number: int = 
 def test_cloud_init_renders_to_valid_yaml(tmp_path):
     quorum = load_campaign(REPO / "campaigns" / "quorum-sizing-2020.yaml")
     config = next(p for p in plan_configs(quorum) if p.shape.nodes == 3)
-    doc = render_cloud_init(tmp_path, aws_stack_variables(config, quorum))
+    doc = render_cloud_init(tmp_path, aws_stack_variables(config, config_request(quorum, config)))
     files = {f["path"]: f["content"] for f in doc["write_files"]}
     conf = files["/etc/rabbitmq/rabbitmq.conf"]
     assert "cluster_formation.classic_config.nodes.3 = rabbit@rabbit3" in conf
@@ -219,7 +221,7 @@ def test_cloud_init_of_a_three_volume_node_mounts_and_points_rabbitmq_at_each(tm
     }
     campaign = parse_campaign(spec)
     (config,) = plan_configs(campaign)
-    variables = aws_stack_variables(config, campaign)
+    variables = aws_stack_variables(config, config_request(campaign, config))
     assert [(v["role"], v["device_name"], v["mount_point"], v["size_gb"]) for v in variables["volumes"]] == [
         ("data", "/dev/sdf", "/var/lib/rabbitmq", 1000), ("wal", "/dev/sdh", "/var/lib/rabbitmq-wal", 1000),
         ("segments", "/dev/sdi", "/var/lib/rabbitmq-segments", 1000)]
@@ -273,7 +275,7 @@ def test_cloud_init_installs_the_rabbitmq_version_a_config_asks_for(tmp_path):
     campaign = parse_campaign(spec)
     plans = plan_configs(campaign)
     assert [p.config_id for p in plans] == ["n3-c5.2xlarge-gp2-rmq3.12.13", "n3-c5.2xlarge-gp2-rmq3.13"]
-    pinned, series = (aws_stack_variables(p, campaign) for p in plans)
+    pinned, series = (aws_stack_variables(p, config_request(campaign, p)) for p in plans)
     assert (pinned["rabbitmq_package"], pinned["erlang_series"]) == ("3.12.13-1", "26")
     assert (series["rabbitmq_package"], series["erlang_series"]) == ("3.13.*", "26")
     script = render_cloud_init(tmp_path, pinned)["runcmd"][0]
@@ -284,15 +286,16 @@ def test_cloud_init_installs_the_rabbitmq_version_a_config_asks_for(tmp_path):
     # the repositories are in place before the install, the volumes mounted before it
     assert script.index("sources.list.d/rabbitmq.list") < script.index("rabbitmq-server=3.12.13-1")
     assert script.index("mount /var/lib/rabbitmq") < script.index("rabbitmq-server=3.12.13-1")
-    debian = render_cloud_init(tmp_path, aws_stack_variables(
-        plan_configs(load_campaign(REPO / "campaigns" / "quorum-sizing-2020.yaml"))[0],
-        load_campaign(REPO / "campaigns" / "quorum-sizing-2020.yaml")))["runcmd"][0]
+    seed = load_campaign(REPO / "campaigns" / "quorum-sizing-2020.yaml")
+    debian = render_cloud_init(tmp_path, aws_stack_variables(plan_configs(seed)[0], config_request(seed, plan_configs(
+        seed)[0])))["runcmd"][0]
     assert "ppa1.rabbitmq.com" not in debian and "apt-get install -y -q rabbitmq-server prometheus" in debian
     # 4.1, 4.2 (4.2.9 and later need Erlang 27) and 4.3 (needs 27) get Erlang 27; 4.0 keeps 26, which all its
     # releases support (27 only from 4.0.4)
     newer = parse_campaign({**spec, "clusters": {"matrix": {**spec["clusters"]["matrix"],
                                                              "rabbitmq_versions": ["4.0", "4.1", "4.2.9", "4.3"]}}})
-    pins = {p.shape.rabbitmq_version: aws_stack_variables(p, newer) for p in plan_configs(newer)}
+    pins = {p.shape.rabbitmq_version: aws_stack_variables(p, config_request(newer, p))
+            for p in plan_configs(newer)}
     assert {v: (x["rabbitmq_package"], x["erlang_series"]) for v, x in pins.items()} == {
         "4.0": ("4.0.*", "26"), "4.1": ("4.1.*", "27"), "4.2.9": ("4.2.9-1", "27"), "4.3": ("4.3.*", "27")}
     assert "Package: erlang*\nPin: version 1:27.*\n" in render_cloud_init(tmp_path, pins["4.3"])["runcmd"][0]

@@ -25,7 +25,7 @@ from adapters.management import ManagementClient, wait_healthy
 from adapters.rootfs import built_root
 from adapters.terraform import LocalClusterStack, local_stack_variables
 from sizing.cluster import ClusterInfo, NodeInfo
-from sizing.scalemodel import config_envelopes
+from sizing.runplan import config_request
 from sizing.spec import load_campaign
 from tests.fixtures.cluster import busy_ports, cluster_plan
 
@@ -214,7 +214,7 @@ def test_a_4_0_node_runs_in_the_scale_models_envelope(tmp_path):
         pytest.skip(support.summary())
     campaign = load_campaign(Path(__file__).resolve().parents[1] / "campaigns" / "local-quick.yaml")
     plan = cluster_plan(95, 1, rabbitmq_version="4.0")
-    envelopes = config_envelopes(campaign, plan.shape)
+    envelopes = config_request(campaign, plan).envelopes
     assert envelopes is not None
     stack = LocalClusterStack(plan.campaign, plan.config_id, state_root=tmp_path)
     try:

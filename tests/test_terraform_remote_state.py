@@ -18,6 +18,7 @@ import pytest
 
 from adapters.terraform import TerraformError
 from sizing.plan import plan_configs
+from sizing.runplan import config_request
 from sizing.spec import load_campaign
 
 REPO = Path(__file__).resolve().parents[1]
@@ -82,7 +83,7 @@ def test_a_destroy_on_another_worker_finds_the_cluster_and_a_held_lock_stops_a_t
     state_key = f"rabbit-sizing/terraform/{plan.campaign}/{plan.cluster_key}/terraform.tfstate"
 
     a = hook_on(tmp_path / "worker-a", stand_in_root, s3, marker)
-    a.stack(plan.campaign, plan.cluster_key).apply_variables(a.variables(plan, quick))
+    a.stack(plan.campaign, plan.cluster_key).apply_variables(a.variables(plan, config_request(quick, plan)))
     client = s3.client()
     state = json.loads(client.get_object(Bucket=s3.bucket, Key=state_key)["Body"].read())
     assert [r["type"] for r in state["resources"]] == ["terraform_data"]  # the state is in S3, not on A's disk
@@ -92,14 +93,14 @@ def test_a_destroy_on_another_worker_finds_the_cluster_and_a_held_lock_stops_a_t
                       Body=json.dumps({"ID": "x", "Operation": "OperationTypeApply", "Who": "worker-a"}).encode())
     c = hook_on(tmp_path / "worker-c", stand_in_root, s3, marker)
     with pytest.raises(TerraformError, match="state lock"):
-        c.destroy(plan.campaign, plan.cluster_key, plan=plan, spec=quick)
+        c.destroy(plan.campaign, plan.cluster_key, plan=plan, request=config_request(quick, plan))
     assert not marker.exists()
     client.delete_object(Bucket=s3.bucket, Key=state_key + ".tflock")
 
     b_dir = tmp_path / "worker-b"
     assert not b_dir.exists()
     b = hook_on(b_dir, stand_in_root, s3, marker)
-    b.destroy(plan.campaign, plan.cluster_key, plan=plan, spec=quick)
+    b.destroy(plan.campaign, plan.cluster_key, plan=plan, request=config_request(quick, plan))
     assert marker.read_text().strip() == f"destroyed {plan.campaign}/{plan.config_id}"
     state = json.loads(client.get_object(Bucket=s3.bucket, Key=state_key)["Body"].read())
     assert state["resources"] == []

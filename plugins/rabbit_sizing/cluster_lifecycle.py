@@ -3,7 +3,9 @@ and cleaning up after the campaign (existing). The only place that knows Terrafo
 
 A trial (sizing.plan.Trial) is one config and one repeat; each gets a fresh cluster (on `existing`, the same
 running cluster, one trial after the other). Its state is keyed by campaign and cluster key, so a destroy needs
-nothing from the apply (it also works after a crash, and on another worker: from the trial dict alone).
+nothing from the apply (it also works after a crash, and on another worker: from the trial dict alone). What the
+campaign says of the cluster comes with the trial (sizing.trialcluster.ClusterRequest): no task here reads the
+spec.
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from adapters.planning import spec_on_this_worker
 from adapters.statepaths import state_paths
 from sizing.cluster import ClusterInfo
+from sizing.existing import CampaignObjects, ExistingCluster
 from sizing.plan import Trial
 
 EXISTING = "existing"
@@ -27,16 +29,6 @@ class AttachError(RuntimeError):
 
 def cluster_json_path(trial: Trial) -> Path:
     return state_paths().clusters / f"{trial.campaign}--{trial.cluster_key}.json"
-
-
-def plan_and_campaign(trial: Trial):
-    """The ConfigPlan (with the trial's repeat and the run's shifted slot) and Campaign a trial stands for."""
-    from sizing.plan import plan_configs
-    from sizing.spec import load_campaign
-
-    campaign = load_campaign(spec_on_this_worker(trial.spec_path))
-    (plan,) = plan_configs(campaign, [trial.config_id])
-    return replace(plan, slot=trial.slot, repeat=trial.repeat), campaign
 
 
 def _hook(trial: Trial):
@@ -58,10 +50,9 @@ def _has_connection(conn_id: str) -> bool:
 def provision(trial: Trial) -> ClusterInfo:
     """terraform apply (or, on `existing`, attach); returns the cluster (run_scenarios writes it where the load
     generator reads it). An existing cluster comes back without its password: that stays in its connection."""
-    plan, campaign = plan_and_campaign(trial)
     if trial.deployment == EXISTING:
-        return replace(attach(trial, campaign), password="")
-    return _hook(trial).apply(plan, campaign)
+        return replace(attach(trial), password="")
+    return _hook(trial).apply(trial.config_plan, trial.cluster)
 
 
 def deprovision(trial: Trial) -> list[str]:
@@ -72,8 +63,7 @@ def deprovision(trial: Trial) -> list[str]:
     if trial.deployment == "local":
         hook.destroy(trial.campaign, trial.cluster_key)
     else:  # remote state: the variables come from the trial, not from the apply's worker
-        plan, campaign = plan_and_campaign(trial)
-        hook.destroy(trial.campaign, trial.cluster_key, plan=plan, spec=campaign)
+        hook.destroy(trial.campaign, trial.cluster_key, plan=trial.config_plan, request=trial.cluster)
     cluster_json_path(trial).unlink(missing_ok=True)
     return []
 
@@ -92,8 +82,7 @@ def cluster_for_task(trial: Trial, value: Any) -> ClusterInfo:
     cluster = load_cluster(value)
     if trial.deployment != EXISTING:
         return cluster
-    _, campaign = plan_and_campaign(trial)
-    username, password = existing_credentials(campaign.existing.connection)
+    username, password = existing_credentials(_existing(trial)[0].connection)
     return replace(cluster, username=username, password=password)
 
 
@@ -114,14 +103,22 @@ def existing_credentials(conn_id: str) -> tuple[str, str]:
     return conn.login, conn.password or ""
 
 
-def attach(trial: Trial, campaign) -> ClusterInfo:
+def _existing(trial: Trial) -> tuple[ExistingCluster, CampaignObjects]:
+    """The running cluster an `existing` trial measures and what the campaign declares there, from the trial."""
+    existing, objects = trial.cluster.existing, trial.cluster.objects
+    if existing is None or objects is None:
+        raise AttachError(f"trial {trial.cluster_key} was planned without an existing cluster (deployment "
+                          f"{trial.deployment})")
+    return existing, objects
+
+
+def attach(trial: Trial) -> ClusterInfo:
     """Check a running cluster can take the campaign and describe it: every management endpoint answers (and names
     its node), the vhost exists, and none of the queues or policies the campaign declares is there already: the
     load generator would purge it and teardown delete it, and it may be someone else's."""
     from adapters.management import ManagementClient, ManagementError
-    from sizing.existing import campaign_objects
 
-    existing = campaign.existing
+    existing, objects = _existing(trial)
     username, password = existing_credentials(existing.connection)
     name = f"existing-{trial.config_id}"
     bare = existing.cluster_info(name, username, password)
@@ -133,7 +130,6 @@ def attach(trial: Trial, campaign) -> ClusterInfo:
         if not client.vhost_exists():
             raise AttachError(f"vhost {existing.vhost!r} does not exist on the existing cluster: create it (the "
                               f"campaign's queues live there) or name another in existing.vhost")
-        objects = campaign_objects(campaign)
         in_use = [f"queue {q}" for q in sorted(set(objects.queues) & set(client.names("queues")))]
         if objects.policies:  # listing policies needs the `policymaker` tag, which declaring them needs anyway
             in_use += [f"policy {p}" for p in sorted(set(objects.policies) & set(client.names("policies")))]
@@ -151,13 +147,10 @@ def detach(trial: Trial) -> list[str]:
     """Leave the existing cluster as it was found: delete the queues, policies and exchanges the campaign declares
     (attach refused to start when any of them was there before). Returns what was deleted."""
     from adapters.management import ManagementClient
-    from sizing.existing import campaign_objects
 
-    _, campaign = plan_and_campaign(trial)
-    existing = campaign.existing
+    existing, objects = _existing(trial)
     username, password = existing_credentials(existing.connection)
     client = ManagementClient(existing.cluster_info(f"existing-{trial.config_id}", username, password), timeout_s=10)
-    objects = campaign_objects(campaign)
     deleted = []
     for kind, names in (("queues", objects.queues), ("policies", objects.policies),
                         ("exchanges", objects.exchanges)):

@@ -37,8 +37,7 @@ from adapters.terraform import (
 )
 from sizing.cluster import ClusterInfo
 from sizing.plan import ConfigPlan
-from sizing.scalemodel import config_envelopes
-from sizing.spec import Campaign
+from sizing.trialcluster import ClusterRequest
 
 
 def aws_backend_config(settings: Mapping[str, str], key_prefix: str, campaign: str,
@@ -79,12 +78,11 @@ class TerraformHook(BaseHook):
             return None  # local backend, state file inside the workspace
         return aws_backend_config(self.backend_settings, self.backend_key_prefix, campaign, cluster_key)
 
-    def variables(self, plan: ConfigPlan, campaign: Campaign) -> dict[str, Any]:
+    def variables(self, plan: ConfigPlan, request: ClusterRequest) -> dict[str, Any]:
         if self.target == "local":
             ws = workspace("local", plan.campaign, plan.cluster_key, self.state_root, self.terraform_root)
-            return local_stack_variables(plan, campaign.broker_config, ws.work_dir,
-                                         envelopes=config_envelopes(campaign, plan.shape))
-        return aws_stack_variables(plan, campaign, region=self.aws_region)
+            return local_stack_variables(plan, request.broker_config, ws.work_dir, envelopes=request.envelopes)
+        return aws_stack_variables(plan, request, region=self.aws_region)
 
     def commands(self, campaign: str, cluster_key: str) -> dict[str, TerraformCommand]:
         """Every command this hook runs for one cluster (what the unit tests check)."""
@@ -103,25 +101,25 @@ class TerraformHook(BaseHook):
         return TerraformStack(ws, terraform=self.terraform_bin, logger=self.log, runner=self.runner,
                               backend_config=self._backend(campaign, cluster_key))
 
-    def apply(self, plan: ConfigPlan, campaign: Campaign) -> ClusterInfo:
+    def apply(self, plan: ConfigPlan, request: ClusterRequest) -> ClusterInfo:
         """init + apply the cluster's stack; returns the `cluster` output."""
-        outputs = self.stack(plan.campaign, plan.cluster_key).apply_variables(self.variables(plan, campaign))
+        outputs = self.stack(plan.campaign, plan.cluster_key).apply_variables(self.variables(plan, request))
         return ClusterInfo.from_terraform_outputs(outputs)
 
     def output(self, campaign: str, cluster_key: str) -> ClusterInfo:
         return self.stack(campaign, cluster_key).cluster()
 
     def destroy(self, campaign: str, cluster_key: str, plan: ConfigPlan | None = None,
-                spec: Campaign | None = None) -> None:
+                request: ClusterRequest | None = None) -> None:
         """Destroy one cluster. Local: with the variables of the last apply (a no-op for a cluster never applied;
         the local target is one host). aws: the state is in S3 and this may run on another worker than the apply,
-        so the variables are regenerated from the trial's plan and spec and the working directory initialised
-        here (`plan` and `spec` are then required)."""
+        so the variables are regenerated from the trial's plan and cluster request (sizing.trialcluster) and the
+        working directory initialised here (`plan` and `request` are then required)."""
         stack = self.stack(campaign, cluster_key)
         if self.target == "local":
             stack.destroy()
             return
-        if plan is None or spec is None:
-            raise ValueError(f"destroying an {self.target} cluster needs its plan and spec (variables are "
-                             f"regenerated, never read from a worker's disk)")
-        stack.destroy(self.variables(plan, spec))
+        if plan is None or request is None:
+            raise ValueError(f"destroying an {self.target} cluster needs its plan and cluster request (variables "
+                             f"are regenerated, never read from a worker's disk)")
+        stack.destroy(self.variables(plan, request))

@@ -119,13 +119,9 @@ def run_alive(ti: Any, owner: str) -> bool:
 
 
 def slot_wait_bound_s(trial: Trial) -> float:
-    """Twice the campaign's planned wall time at the run's parallelism, plus ten minutes (at least 30 minutes)."""
-    from sizing.plan import campaign_cost
-    from sizing.spec import load_campaign
-
-    campaign = load_campaign(trial.spec_path)
-    wall = campaign_cost(campaign, trial.max_parallel_configs, scenarios=list(trial.scenarios)).wall_s
-    return max(1800.0, 2 * wall + 600)
+    """Twice the campaign's planned wall time at the run's parallelism (planned with the trial: no spec is read
+    here, on whichever worker this runs), plus ten minutes (at least 30 minutes)."""
+    return max(1800.0, 2 * trial.planned_wall_s + 600)
 
 
 class ClusterHealthySensor(BaseSensorOperator):
