@@ -372,6 +372,13 @@ PHASE_SUMMARY = (*_TABLE_KEY,
     Column("publish_rate", "float64", "published / steady_s, msg/s"),
     Column("confirm_rate", "float64", "confirmed / steady_s, msg/s"),
     Column("consume_rate", "float64", "consumed / steady_s, msg/s"),
+    # Issue 32: what one run says of its own rates' precision (sizing.stats.batch_means over the steady seconds).
+    *(Column(f"{rate}_rse", "float64", f"{rate}'s standard error within the run relative to it, from the means of "
+             "rate_batches equal windows of its steady seconds (null: fewer than sizing.stats."
+             "WITHIN_RUN_MIN_SECONDS, or nothing counted)", nullable=True)
+      for rate in ("publish_rate", "confirm_rate", "consume_rate")),
+    Column("rate_batches", "int32", "windows those standard errors come from (sizing.stats.WITHIN_RUN_BATCHES)",
+           nullable=True),
     Column("matched_target", "bool",
            "confirm_rate and consume_rate >= 98% of target AND e2e_p99_ms <= SLO (sizing.rules.matched_target); "
            "false for a max-mode phase (sizing.rules.judged_against_target)"),
