@@ -596,6 +596,10 @@ FINDINGS = (
     Column("latency_basis", "string", "intended | sent: what the arm's latency figures are measured from"),
     *interval_schema("the arm's median over its repeats"),
     Column("n", "int32", "the arm's repeats"),
+    Column("interval_basis", "string", "what the row's interval rests on (sizing.findings.BASES): between repeats | "
+           "within one run (batch means): one repeat per arm, a rate's t interval from batch means of the run's "
+           "steady seconds at a nominal level (sizing.stats.run_mean_interval, run_compare), run-to-run variation not "
+           "measured; the effect's when the row has one, else the level's (null: no interval)", nullable=True),
     Column("baseline_config_id", "string", "effect: the baseline arm's config", nullable=True),
     Column("baseline_family", "string", "effect: the baseline arm's scenario family", nullable=True),
     Column("baseline_phase_name", "string", "effect: the baseline arm's phase label", nullable=True),
