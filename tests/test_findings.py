@@ -284,6 +284,30 @@ def test_the_report_words_the_largest_jump_and_the_knee_from_the_table() -> None
     assert "+400 % (n = 1 vs 1, no interval): inconclusive" in single and "no knee can be named" in single
 
 
+def test_the_report_labels_what_one_run_supports() -> None:
+    """One repeat per arm, rates with their runs' spread: the report words each interval as within one run."""
+    from app.report import answer
+
+    c = campaign(purpose="compare", compare={"by": "config", "baseline": GP2})
+    hdd = [spread({**r, "confirm_rate": r["confirm_rate"] / 60} if r["config_id"] == ST1 else r, 0.02)
+           for r in rows_by_step() if r["repeat"] == 1]
+    table = pd.DataFrame([{"campaign": c.name, "run_id": "r1", **r} for r in findings.findings(c, hdd)],
+                         columns=records.table_columns("findings"))
+    sentence, lines = answer.headline(c, table)
+    assert "over each run's own seconds (within one run; run-to-run variation not measured)" in sentence
+    assert any(line.startswith(f"{ST1} vs {GP2}: publish rate lower in 3 of 4 (median -98 %)") for line in lines)
+    html = "".join(str(part) for part in answer.section(c, table))
+    assert "n = 1 vs 1, within one run; run-to-run variation not measured)" in html
+    assert "batch means over 5 non-overlapping windows (a phase of at least 180 s)" in html
+    # the same runs without their seconds' spread (tables written before it): no interval, nothing labelled
+    plain = pd.DataFrame([{"campaign": c.name, "run_id": "r1", **r}
+                          for r in findings.findings(c, [r for r in rows_by_step() if r["repeat"] == 1])],
+                         columns=records.table_columns("findings"))
+    assert any("no knee can be named: each run's own seconds cannot tell" in line for line in lines)
+    assert "within one run" not in "".join(str(part) for part in answer.section(c, plain))
+    assert "with 1 repeat(s) per arm no interval reaches 90 %" in answer.headline(c, plain)[0]
+
+
 def test_the_reports_answer_words_the_levels_of_sizing_stats(monkeypatch) -> None:
     """The Findings note and the 'inconclusive' sentence word COMPARE_CONFIDENCE and PRACTICAL_EFFECT: with other
     levels the words change with them."""
