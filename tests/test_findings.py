@@ -323,3 +323,28 @@ def test_the_reports_answer_words_the_levels_of_sizing_stats(monkeypatch) -> Non
     note = "".join(str(part) for part in answer.section(c, frame))
     assert "no interval reaches 80 %" in sentence
     assert "interval at 80 % on one side" in note and "effect of at least 10 %" in note and "90 %" not in note
+
+
+def test_seed_001_at_its_own_repeat_count_concludes_where_each_runs_seconds_separate_the_layouts() -> None:
+    """Issue 32: disks-matter-2020 as the study ran it, one run per test (seed 001's figures, as
+    tests/test_seed_conclusions feeds them), each run's rate given a spread within the run (fed, as a run's batch
+    means would give it: 3 %, then 12 %). The 60-fold and the 10 % effects conclude at 3 %; at 12 % the 10 % effect
+    is inconclusive, the large ones still conclude."""
+    from tests.test_seed_conclusions import HDDS, SSD1, THROUGHPUT
+
+    c = load_campaign("campaigns/disks-matter-2020.yaml")
+
+    def effects(rse: float) -> dict:
+        rows = [spread(row(config, scenario, "rate=max", 1, rate, 20.0), rse)
+                for scenario, rates in THROUGHPUT.items() for config, rate in rates.items()]
+        return {(r["family"], r["config_id"]): r for r in findings.findings(c, rows)
+                if r["kind"] == "effect" and r["metric"] == "publish_rate" and r["baseline_config_id"] == SSD1}
+
+    precise, noisy = effects(0.03), effects(0.12)
+    for hdd in HDDS:
+        for scenario in ("pure-throughput-1q", "mixed-throughput-1q", "medium-throughput-1q"):
+            found = precise[(scenario, hdd)]
+            assert (found["verdict"], found["n"], found["interval_basis"]) == ("lower", 1, findings.WITHIN_ONE_RUN)
+        assert precise[("pure-throughput-4q", hdd)]["verdict"] == "higher"  # 22k vs 20k
+        assert noisy[("pure-throughput-4q", hdd)]["verdict"] == "inconclusive"
+        assert noisy[("medium-throughput-1q", hdd)]["verdict"] == "lower"  # 300-2,300 vs 20k msg/s
