@@ -202,7 +202,8 @@ def effect_text(interval: Interval, n_base: int, n_other: int) -> str:
         head += f" [{interval.low:+.0%}, {interval.high:+.0%}]".replace("%", " %") + f" ({level_text(interval.level)}"
     else:
         head += " (no interval"
-    return f"{head}, n = {n_base} vs {n_other})"
+    within = f", {WITHIN_RUN}" if interval.method in (BATCH_MEAN, BATCH_RATIO) else ""
+    return f"{head}, n = {n_base} vs {n_other}{within})"
 
 
 def effect_verdict(interval: Interval, confidence: float = COMPARE_CONFIDENCE,

@@ -169,6 +169,8 @@ def test_one_run_against_one_run_concludes_where_the_seconds_separate_them() -> 
     assert run_compare(9_000.0, 0.005, 5, 9_050.0, 0.005, 5).verdict == UNCHANGED
     assert run_compare(9_000.0, 0.08, 5, 9_900.0, 0.08, 5).verdict == INCONCLUSIVE  # +10 %, seconds too noisy
     assert welch_df(0.02, 5, 0.02, 5) == 8 and welch_df(0.02, 5, 0.0, 5) == 4
+    assert ssd_vs_hdd.describe().endswith("(90 %, n = 1 vs 1, within one run; run-to-run variation not measured): "
+                                          "lower")
 
 
 SECONDS_DRAWS = 4_000
