@@ -594,10 +594,11 @@ FINDINGS = (
     Column("metric", "string", "publish_rate | consume_rate | e2e_p75_ms | e2e_p95_ms | e2e_p99_ms | e2e_p999_ms "
            "(sizing.findings.METRICS)"),
     Column("latency_basis", "string", "intended | sent: what the arm's latency figures are measured from"),
-    *interval_schema("the arm's median over its repeats"),
+    *interval_schema("the arm's median over its repeats", no_interval="with one repeat, but for a rate with its "
+                     "interval within the run: interval_basis"),
     Column("n", "int32", "the arm's repeats"),
-    Column("interval_basis", "string", "what the row's interval rests on (sizing.findings.BASES): between repeats | "
-           "within one run (batch means): one repeat per arm, a rate's t interval from batch means of the run's "
+    Column("interval_basis", "string", "what the row's interval rests on (sizing.findings.BASES): 'between repeats', "
+           "or 'within one run (batch means)': one repeat per arm, a rate's t interval from batch means of the run's "
            "steady seconds at a nominal level (sizing.stats.run_mean_interval, run_compare), run-to-run variation not "
            "measured; the effect's when the row has one, else the level's (null: no interval)", nullable=True),
     Column("baseline_config_id", "string", "effect: the baseline arm's config", nullable=True),
