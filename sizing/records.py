@@ -372,6 +372,13 @@ PHASE_SUMMARY = (*_TABLE_KEY,
     Column("publish_rate", "float64", "published / steady_s, msg/s"),
     Column("confirm_rate", "float64", "confirmed / steady_s, msg/s"),
     Column("consume_rate", "float64", "consumed / steady_s, msg/s"),
+    # Issue 32: what one run says of its own rates' precision (sizing.stats.batch_means over the steady seconds).
+    *(Column(f"{rate}_rse", "float64", f"{rate}'s standard error within the run relative to it, from the means of "
+             "rate_batches equal windows of its steady seconds (null: fewer than sizing.stats."
+             "WITHIN_RUN_MIN_SECONDS, or nothing counted)", nullable=True)
+      for rate in ("publish_rate", "confirm_rate", "consume_rate")),
+    Column("rate_batches", "int32", "windows those standard errors come from (sizing.stats.WITHIN_RUN_BATCHES)",
+           nullable=True),
     Column("matched_target", "bool",
            "confirm_rate and consume_rate >= 98% of target AND e2e_p99_ms <= SLO (sizing.rules.matched_target); "
            "false for a max-mode phase (sizing.rules.judged_against_target)"),
@@ -587,8 +594,13 @@ FINDINGS = (
     Column("metric", "string", "publish_rate | consume_rate | e2e_p75_ms | e2e_p95_ms | e2e_p99_ms | e2e_p999_ms "
            "(sizing.findings.METRICS)"),
     Column("latency_basis", "string", "intended | sent: what the arm's latency figures are measured from"),
-    *interval_schema("the arm's median over its repeats"),
+    *interval_schema("the arm's median over its repeats", no_interval="with one repeat, but for a rate with its "
+                     "interval within the run: interval_basis"),
     Column("n", "int32", "the arm's repeats"),
+    Column("interval_basis", "string", "what the row's interval rests on (sizing.findings.BASES): 'between repeats', "
+           "or 'within one run (batch means)': one repeat per arm, a rate's t interval from batch means of the run's "
+           "steady seconds at a nominal level (sizing.stats.run_mean_interval, run_compare), run-to-run variation not "
+           "measured; the effect's when the row has one, else the level's (null: no interval)", nullable=True),
     Column("baseline_config_id", "string", "effect: the baseline arm's config", nullable=True),
     Column("baseline_family", "string", "effect: the baseline arm's scenario family", nullable=True),
     Column("baseline_phase_name", "string", "effect: the baseline arm's phase label", nullable=True),

@@ -3,8 +3,11 @@ effects with their exact intervals and verdicts, and the rows the GX findings su
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import pytest
+from scipy import stats as scipy_stats
 
 from sizing import findings, records
 from sizing.fields import SpecError
@@ -98,6 +101,50 @@ def test_by_config_compares_every_config_with_the_baseline_config_and_one_repeat
     assert all(r["effect_low"] is None for r in effects)
 
 
+def spread(r: dict, rse: float) -> dict:
+    """A phase_summary row with its rates' spread within the run (batch means of its steady seconds)."""
+    return {**r, "publish_rate_rse": rse, "confirm_rate_rse": rse, "consume_rate_rse": rse, "rate_batches": 5}
+
+
+def test_one_repeat_per_arm_concludes_from_each_runs_own_seconds_and_says_so() -> None:
+    # Issue 32: the studies ran once; each run's seconds still bound its mean rate (2 % relative standard error).
+    c = campaign(purpose="compare", compare={"by": "config", "baseline": GP2})
+    one_run = [spread(r, 0.02) for r in rows_by_step() if r["repeat"] == 1]
+    out = findings.findings(c, one_run)
+    effects = {(r["phase_name"], r["metric"]): r for r in out if r["kind"] == "effect"}
+    # st1 against gp2 at the same figures: the ratio is 1, its interval (Welch t on logs, scipy's t) within +-5 %?
+    # hypot(2 %, 2 %) = 2.8 % times t(0.95, 8 df) = 1.86: +-5.3 %, so not unchanged: inconclusive, honestly
+    same = effects[("confirms_in_flight=20", "publish_rate")]
+    half = scipy_stats.t.ppf(0.95, 8) * math.hypot(0.02, 0.02)
+    assert (same["effect"], same["effect_low"], same["effect_high"]) == (
+        pytest.approx(0.0), pytest.approx(math.expm1(-half)), pytest.approx(math.expm1(half)))
+    assert same["effect_level"] == pytest.approx(0.9) and same["verdict"] == "inconclusive"
+    assert (same["n"], same["n_baseline"], same["interval_basis"]) == (1, 1, findings.WITHIN_ONE_RUN)
+    # latencies have no spread within the run: no interval, as before
+    p99 = effects[("confirms_in_flight=20", "e2e_p99_ms")]
+    assert (p99["verdict"], p99["effect_low"], p99["interval_basis"]) == ("inconclusive", None, None)
+    # the rate's level: the run's figure with its t interval at 95 % (4 df)
+    level = next(r for r in out if r["kind"] == "level" and (r["config_id"], r["phase_name"], r["metric"]) == (
+        GP2, "confirms_in_flight=20", "publish_rate"))
+    assert level["value"] == pytest.approx(2970.0)  # repeat 1 of rows_by_step: 1 % low
+    assert level["value_high"] - level["value"] == pytest.approx(scipy_stats.t.ppf(0.975, 4) * 0.02 * 2970)
+    assert (level["value_level"], level["interval_basis"]) == (0.95, findings.WITHIN_ONE_RUN)
+    # a 60-fold difference (seed 001: SSD about 19k, one HDD about 300 msg/s) is a finding at one repeat
+    hdd = [spread({**r, "confirm_rate": r["confirm_rate"] / 60, "consume_rate": r["consume_rate"] / 60}
+                  if r["config_id"] == ST1 else r, 0.02) for r in one_run]
+    fell = {(r["phase_name"], r["metric"]): r for r in findings.findings(c, hdd) if r["kind"] == "effect"}
+    assert fell[("confirms_in_flight=20", "publish_rate")]["verdict"] == "lower"
+    assert fell[("confirms_in_flight=20", "consume_rate")]["better"] is False
+    # with repeats on either side the between-repeat statistics stay (1 vs 3: Mann-Whitney, at most 50 %)
+    mixed = [spread(r, 0.02) for r in rows_by_step() if r["repeat"] == 1 or r["config_id"] == ST1]
+    between = next(r for r in findings.findings(c, mixed) if r["kind"] == "effect")
+    assert (between["n_baseline"], between["n"], between["interval_basis"]) == (1, 3, findings.BETWEEN_REPEATS)
+    assert between["effect_level"] == pytest.approx(0.5) and between["verdict"] == "inconclusive"
+    frame = pd.DataFrame([{"campaign": c.name, "run_id": "r1", **r} for r in out],
+                         columns=records.table_columns("findings"))
+    assert validation.validate_frames({"findings": frame}).success
+
+
 def test_characterise_reports_every_arms_median_with_its_coverage() -> None:
     c = campaign(purpose="characterise")
     out = findings.findings(c, rows_by_step())
@@ -184,6 +231,11 @@ def test_a_curve_states_no_knee_it_cannot_tell() -> None:
                                                     10000: (6270.0, 300.0)})))
     assert (unsure["200"]["verdict"], unsure["200"]["no_better"]) == ("inconclusive", None)
     assert unsure["1000"]["no_better"] is True and not any(r["knee"] for r in unsure.values())
+    # one repeat per step whose seconds say how precise each run was (1 % relative standard error): the knee is
+    # named again, within one run
+    within = shape(findings.findings(c, [spread(r, 0.01) for r in curve_rows(jitters=(1.0,))]))
+    assert [k for k, r in within.items() if r["knee"]] == ["1000"]
+    assert {r["interval_basis"] for r in within.values()} == {findings.WITHIN_ONE_RUN}
     # the largest change is by |log ratio|: a fall to a quarter (-75 %) outweighs a tripling (+200 %)
     fall = shape(findings.findings(c, curve_rows({1: (1000.0, 5.0), 5: (3000.0, 5.0), 20: (750.0, 5.0)})))
     assert [k for k, r in fall.items() if r["largest_step"]] == ["20"]
@@ -232,6 +284,30 @@ def test_the_report_words_the_largest_jump_and_the_knee_from_the_table() -> None
     assert "+400 % (n = 1 vs 1, no interval): inconclusive" in single and "no knee can be named" in single
 
 
+def test_the_report_labels_what_one_run_supports() -> None:
+    """One repeat per arm, rates with their runs' spread: the report words each interval as within one run."""
+    from app.report import answer
+
+    c = campaign(purpose="compare", compare={"by": "config", "baseline": GP2})
+    hdd = [spread({**r, "confirm_rate": r["confirm_rate"] / 60} if r["config_id"] == ST1 else r, 0.02)
+           for r in rows_by_step() if r["repeat"] == 1]
+    table = pd.DataFrame([{"campaign": c.name, "run_id": "r1", **r} for r in findings.findings(c, hdd)],
+                         columns=records.table_columns("findings"))
+    sentence, lines = answer.headline(c, table)
+    assert "over each run's own seconds (within one run; run-to-run variation not measured)" in sentence
+    assert any(line.startswith(f"{ST1} vs {GP2}: publish rate lower in 3 of 4 (median -98 %)") for line in lines)
+    html = "".join(str(part) for part in answer.section(c, table))
+    assert "n = 1 vs 1, within one run; run-to-run variation not measured)" in html
+    assert "batch means over 5 non-overlapping windows (a phase of at least 180 s)" in html
+    # the same runs without their seconds' spread (tables written before it): no interval, nothing labelled
+    plain = pd.DataFrame([{"campaign": c.name, "run_id": "r1", **r}
+                          for r in findings.findings(c, [r for r in rows_by_step() if r["repeat"] == 1])],
+                         columns=records.table_columns("findings"))
+    assert any("no knee can be named: each run's own seconds cannot tell" in line for line in lines)
+    assert "within one run" not in "".join(str(part) for part in answer.section(c, plain))
+    assert "with 1 repeat(s) per arm no interval reaches 90 %" in answer.headline(c, plain)[0]
+
+
 def test_the_reports_answer_words_the_levels_of_sizing_stats(monkeypatch) -> None:
     """The Findings note and the 'inconclusive' sentence word COMPARE_CONFIDENCE and PRACTICAL_EFFECT: with other
     levels the words change with them."""
@@ -247,3 +323,28 @@ def test_the_reports_answer_words_the_levels_of_sizing_stats(monkeypatch) -> Non
     note = "".join(str(part) for part in answer.section(c, frame))
     assert "no interval reaches 80 %" in sentence
     assert "interval at 80 % on one side" in note and "effect of at least 10 %" in note and "90 %" not in note
+
+
+def test_seed_001_at_its_own_repeat_count_concludes_where_each_runs_seconds_separate_the_layouts() -> None:
+    """Issue 32: disks-matter-2020 as the study ran it, one run per test (seed 001's figures, as
+    tests/test_seed_conclusions feeds them), each run's rate given a spread within the run (fed, as a run's batch
+    means would give it: 3 %, then 12 %). The 60-fold and the 10 % effects conclude at 3 %; at 12 % the 10 % effect
+    is inconclusive, the large ones still conclude."""
+    from tests.test_seed_conclusions import HDDS, SSD1, THROUGHPUT
+
+    c = load_campaign("campaigns/disks-matter-2020.yaml")
+
+    def effects(rse: float) -> dict:
+        rows = [spread(row(config, scenario, "rate=max", 1, rate, 20.0), rse)
+                for scenario, rates in THROUGHPUT.items() for config, rate in rates.items()]
+        return {(r["family"], r["config_id"]): r for r in findings.findings(c, rows)
+                if r["kind"] == "effect" and r["metric"] == "publish_rate" and r["baseline_config_id"] == SSD1}
+
+    precise, noisy = effects(0.03), effects(0.12)
+    for hdd in HDDS:
+        for scenario in ("pure-throughput-1q", "mixed-throughput-1q", "medium-throughput-1q"):
+            found = precise[(scenario, hdd)]
+            assert (found["verdict"], found["n"], found["interval_basis"]) == ("lower", 1, findings.WITHIN_ONE_RUN)
+        assert precise[("pure-throughput-4q", hdd)]["verdict"] == "higher"  # 22k vs 20k
+        assert noisy[("pure-throughput-4q", hdd)]["verdict"] == "inconclusive"
+        assert noisy[("medium-throughput-1q", hdd)]["verdict"] == "lower"  # 300-2,300 vs 20k msg/s

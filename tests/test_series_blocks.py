@@ -50,3 +50,31 @@ def test_blocks_give_back_the_per_second_sums_however_the_rows_fall_into_fold_ca
         assert got[column].tolist() == want[column].tolist(), column
     assert np.allclose(got["blocked_ms"], want["blocked_ms"], equal_nan=True)
     assert got["blocked_ms"].isna().any()  # a second no worker reported blocked time for
+
+
+def test_each_phase_carries_its_rates_spread_within_the_run_from_its_steady_seconds_in_order() -> None:
+    # Issue 32: 2 phases of one run; phase 1 has 20 warm-up and 203 steady seconds, phase 2 too few steady seconds.
+    rng = np.random.default_rng(5)
+    rows = []
+    for phase, (start, warmup, steady) in {1: (0, 20, 203), 2: (223, 10, 60)}.items():
+        for second in range(start, start + warmup + steady):
+            rows.append({"campaign": "c", "config_id": "k", "scenario": "s", "run_id": "r", "repeat": 1,
+                         "group": "main", "phase": phase, "warmup": second < start + warmup, "second": second,
+                         "published": 9000 + int(rng.integers(-300, 300)) + (5000 if second < warmup else 0),
+                         "confirmed": 8000 + second,  # a trend: the windows' means differ by 40 s each
+                         "consumed": 0, "acked": 0, "scheduled": 9000, "blocked_ms": 0.0})
+    series = pd.DataFrame(rows)
+    faults = pd.DataFrame(columns=["phase", "second", "fault_kind"])
+    got = ps.run_dynamics(series, faults).set_index("phase")
+    # Known answer with numpy: the last 200 steady seconds of phase 1 (the 3 nearest the warm-up dropped) as 5
+    # windows of 40, the standard error of their mean relative to it.
+    steady = series[(series["phase"] == 1) & ~series["warmup"]].sort_values("second")
+    for column, count in (("publish_rate_rse", "published"), ("confirm_rate_rse", "confirmed")):
+        windows = steady[count].to_numpy(dtype=float)[3:].reshape(5, 40).mean(axis=1)
+        want = windows.std(ddof=1) / np.sqrt(5) / windows.mean()
+        assert got.loc[1, column] == pytest.approx(want), column
+    assert got.loc[1, "confirm_rate_rse"] == pytest.approx(np.std([8000 + 23 + 19.5 + 40 * i for i in range(5)],
+                                                                  ddof=1) / np.sqrt(5) / (8000 + 23 + 19.5 + 80))
+    assert got.loc[1, "rate_batches"] == 5
+    assert pd.isna(got.loc[1, "consume_rate_rse"])  # nothing consumed: no relative spread
+    assert got.loc[2, ["publish_rate_rse", "confirm_rate_rse", "rate_batches"]].isna().all()  # 60 s: too short

@@ -188,3 +188,26 @@ def test_backlog_criterion_figures_per_phase_and_the_runs_drain(spark):
     assert {got[n]["drain_level_msgs"] for n in (1, 2, 3)} == {100.0}
     drain = adverse.run_drain(list(got.values()))
     assert drain == adverse.Drain(peak=1400, drained=True, drain_s=13.0)  # from 59 to 72, the first second at 100
+
+
+def test_each_rate_carries_its_spread_within_the_run_end_to_end(spark):
+    """Issue 32: the phase_summary row of a phase long enough for batch means carries each rate's relative standard
+    error from its steady seconds (known answer: numpy's means of the 5 windows), a short phase none."""
+    key = RunKey("c", "n3-c5.2xlarge-gp2", "flow", "R1")
+    phases = [phase_row(key, 1, 0, 190, 5, 100), phase_row(key, 2, 190, 30, 5, 100)]
+    rows = client_rows(key, 1, 0, range(0, 190), 5, target_rate=100, per_second=100)
+    rows += client_rows(key, 2, 0, range(190, 220), 195, target_rate=100, per_second=100)
+    for row in rows:  # confirms and deliveries rise by one a second: windows' means 37 s apart
+        row.update(confirmed=100 + row["second"], consumed=200 - row["second"] // 2)
+    summary = ps.summarise(frames(spark, "phases", phases), ps.ClientRecords.of(frames(spark, "client_seconds", rows)),
+                           frames(spark, "accounting", []), frames(spark, "events", []),
+                           frames(spark, "broker_samples", []), ps.Rules(slo_p99_ms=1000.0))
+    got = {r["phase"]: r.asDict() for r in summary.collect()}
+    steady = np.arange(5, 190)  # 185 steady seconds: the 5 windows of 37 start at second 5
+    for column, counts in (("confirm_rate_rse", 100 + steady), ("consume_rate_rse", 200 - steady // 2),
+                           ("publish_rate_rse", np.full(steady.size, 100))):
+        windows = counts.astype(float).reshape(5, 37).mean(axis=1)
+        assert got[1][column] == pytest.approx(windows.std(ddof=1) / math.sqrt(5) / windows.mean()), column
+    assert got[1]["rate_batches"] == 5 and got[1]["publish_rate_rse"] == 0.0  # a flat rate: no spread
+    assert all(got[2][c] is None for c in ("publish_rate_rse", "confirm_rate_rse", "consume_rate_rse",
+                                           "rate_batches"))  # 25 steady seconds: too short

@@ -16,14 +16,23 @@ from sizing.stats import (
     INCONCLUSIVE,
     LOWER,
     UNCHANGED,
+    WITHIN_RUN_BATCHES,
+    WITHIN_RUN_MIN_SECONDS,
     Interval,
+    batch_means,
     compare,
     effect_verdict,
     mann_whitney_counts,
     median_interval,
     order_statistic_level,
+    run_compare,
+    run_mean_interval,
+    run_ratio_interval,
     shift_interval,
     shift_level,
+    t_cdf,
+    t_quantile,
+    welch_df,
 )
 
 DRAWS = 1_000
@@ -122,3 +131,81 @@ def test_relative_effect_intervals_cover_the_true_ratio_as_often_as_they_say(m: 
     print(f"{m} vs {n}, ratio {true_ratio}: stated {stated:.3f}, measured {covered:.3f}, false alarms {false_alarms}")
     assert abs(covered - stated) <= 0.03
     assert false_alarms <= 1 - stated + 0.01  # a 'higher'/'lower' on equal runs is at most the stated error rate
+
+
+# ------------------------------------------------------------------------------------ within one run
+
+
+@pytest.mark.parametrize("df", [1, 2, 3, 4, 5, 7, 8, 13])
+def test_t_distribution_equals_scipys(df: int) -> None:
+    for t in (-3.2, -1.0, 0.0, 0.4, 2.13, 6.0):
+        assert t_cdf(t, df) == pytest.approx(scipy_stats.t.cdf(t, df), abs=1e-12)
+    for p in (0.05, 0.9, 0.95, 0.975):
+        assert t_quantile(p, df) == pytest.approx(scipy_stats.t.ppf(p, df), rel=1e-9)
+
+
+def test_batch_means_cut_the_seconds_into_equal_windows_dropping_the_first_left_over() -> None:
+    values = [1000.0] * 3 + [float(x) for x in range(200)]  # 203 seconds: 5 windows of 40, the first 3 dropped
+    spread = batch_means(values)
+    means = [sum(range(i * 40, (i + 1) * 40)) / 40 for i in range(5)]  # 19.5, 59.5, ..., 179.5
+    assert (spread.batches, spread.seconds) == (WITHIN_RUN_BATCHES, 203)
+    assert spread.mean == pytest.approx(np.mean(means))
+    assert spread.se == pytest.approx(np.std(means, ddof=1) / math.sqrt(5))
+    assert batch_means([5.0] * (WITHIN_RUN_MIN_SECONDS - 1)) is None  # too short for windows this long
+    assert batch_means([5.0] * WITHIN_RUN_MIN_SECONDS).se == 0.0
+
+
+def test_a_run_interval_states_its_nominal_level_and_one_run() -> None:
+    interval = run_mean_interval(9000.0, 0.01, 5, confidence=0.95)
+    half = scipy_stats.t.ppf(0.975, 4) * 90.0
+    assert (interval.low, interval.high) == (pytest.approx(9000 - half), pytest.approx(9000 + half))
+    assert (interval.n, interval.level) == (1, 0.95) and interval.reaches(0.95)
+
+
+def test_one_run_against_one_run_concludes_where_the_seconds_separate_them() -> None:
+    # seed 001's order of effect: SSD about 19k, one HDD about 300 msg/s, each run's seconds 2 % noisy
+    ssd_vs_hdd = run_compare(19_000.0, 0.02, 5, 300.0, 0.02, 5)
+    assert ssd_vs_hdd.verdict == LOWER and ssd_vs_hdd.interval.estimate == pytest.approx(300 / 19_000 - 1)
+    assert run_compare(9_000.0, 0.005, 5, 9_050.0, 0.005, 5).verdict == UNCHANGED
+    assert run_compare(9_000.0, 0.08, 5, 9_900.0, 0.08, 5).verdict == INCONCLUSIVE  # +10 %, seconds too noisy
+    assert welch_df(0.02, 5, 0.02, 5) == 8 and welch_df(0.02, 5, 0.0, 5) == 4
+    assert ssd_vs_hdd.describe().endswith("(90 %, n = 1 vs 1, within one run; run-to-run variation not measured): "
+                                          "lower")
+
+
+SECONDS_DRAWS = 4_000
+
+
+def ar1_seconds(rng: np.random.Generator, phi: float, mean: float, sd: float, seconds: int) -> np.ndarray:
+    """SECONDS_DRAWS series of per-second rates: AR(1) around `mean` with stationary standard deviation `sd`."""
+    noise = rng.standard_normal((SECONDS_DRAWS, seconds)) * sd * math.sqrt(1 - phi ** 2)
+    x = np.empty_like(noise)
+    x[:, 0] = rng.standard_normal(SECONDS_DRAWS) * sd
+    for t in range(1, seconds):
+        x[:, t] = phi * x[:, t - 1] + noise[:, t]
+    return mean + x
+
+
+@pytest.mark.parametrize("phi", [0.0, 0.5, 0.8])
+def test_within_run_intervals_cover_as_often_as_they_say_on_autocorrelated_seconds(phi: float) -> None:
+    # The shortest series given an interval: its windows are shortest against the autocorrelation.
+    rng = np.random.default_rng(int(phi * 10) + 3)
+    seconds = WITHIN_RUN_MIN_SECONDS
+    base = ar1_seconds(rng, phi, 9_000.0, 450.0, seconds)
+    other = ar1_seconds(rng, phi, 10_800.0, 540.0, seconds)  # true ratio 1.2
+    means, ratios = [], []
+    for a, b in zip(base, other, strict=True):
+        sa, sb = batch_means(a), batch_means(b)
+        means.append(run_mean_interval(sa.mean, sa.rse, sa.batches))
+        ratios.append(run_ratio_interval(sa.mean, sa.rse, sa.batches, sb.mean, sb.rse, sb.batches))
+    mean_covered = np.mean([i.low <= 9_000.0 <= i.high for i in means])
+    ratio_covered = np.mean([i.low <= 0.2 <= i.high for i in ratios])
+    print(f"AR(1) phi {phi}, {seconds} s: one run's mean stated {means[0].level:.2f}, measured {mean_covered:.3f};"
+          f" ratio stated {ratios[0].level:.2f}, measured {ratio_covered:.3f}")
+    assert abs(mean_covered - means[0].level) <= 0.03
+    assert abs(ratio_covered - ratios[0].level) <= 0.03
+    if phi == 0.8:  # the same seconds in 2 s windows, taken as independent, cover far less: the check bites
+        naive = [batch_means(a, batches=seconds // 2) for a in base[:500]]
+        naive_covered = np.mean([abs(s.mean - 9_000.0) <= 1.96 * s.se for s in naive])
+        print(f"  seconds taken as independent: measured {naive_covered:.3f}")
+        assert naive_covered < 0.7

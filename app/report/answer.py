@@ -10,9 +10,18 @@ import pandas as pd
 
 from app.report.context import ReportContext
 from app.report.html import Raw, table, tag
-from sizing.findings import CHARACTERISE, COMPARE, EFFECT, LEVEL, METRIC, SIZE, STEP
+from sizing.findings import CHARACTERISE, COMPARE, EFFECT, LEVEL, METRIC, SIZE, STEP, WITHIN_ONE_RUN
 from sizing.spec import Campaign
-from sizing.stats import COMPARE_CONFIDENCE, INCONCLUSIVE, PRACTICAL_EFFECT, level_text
+from sizing.stats import (
+    COMPARE_CONFIDENCE,
+    INCONCLUSIVE,
+    INTERVAL_CONFIDENCE,
+    PRACTICAL_EFFECT,
+    WITHIN_RUN,
+    WITHIN_RUN_BATCHES,
+    WITHIN_RUN_MIN_SECONDS,
+    level_text,
+)
 
 HEADLINE_METRICS = ("publish_rate", "e2e_p99_ms")  # what the first sentences speak of; the section shows all
 SHAPE_METRIC = "publish_rate"  # the curve whose largest jump and knee the first sentences name (seed 003's)
@@ -34,8 +43,18 @@ def fmt_value(metric: str, value: object) -> str:
     return f"{v:,.0f} msg/s"
 
 
+def within_one_run(row: pd.Series) -> bool:
+    """The row's interval comes from one run's own seconds (sizing.findings.WITHIN_ONE_RUN), not from repeats."""
+    return row.get("interval_basis") == WITHIN_ONE_RUN
+
+
+def _basis_words(row: pd.Series) -> str:
+    return f", {WITHIN_RUN}" if within_one_run(row) else ""
+
+
 def fmt_effect(row: pd.Series) -> str:
-    """`-31 % [-40 %, -20 %] (90 %, n = 3 vs 3)`, or `-31 % (n = 1 vs 1, no interval)`."""
+    """`-31 % [-40 %, -20 %] (90 %, n = 3 vs 3)`, `-98 % [-99 %, -98 %] (90 %, n = 1 vs 1, within one run;
+    run-to-run variation not measured)`, or `-31 % (n = 1 vs 1, no interval)`."""
     effect = _num(row.get("effect"))
     if effect is None:
         return "n/a"
@@ -45,7 +64,7 @@ def fmt_effect(row: pd.Series) -> str:
     if low is None or high is None:
         return f"{text} ({counts}, no interval)"
     bounds = f"[{low:+.0%}, {high:+.0%}]".replace("%", " %")
-    return f"{text} {bounds} ({level_text(float(row['effect_level']))}, {counts})"
+    return f"{text} {bounds} ({level_text(float(row['effect_level']))}, {counts}{_basis_words(row)})"
 
 
 def fmt_level(row: pd.Series) -> str:
@@ -54,7 +73,7 @@ def fmt_level(row: pd.Series) -> str:
     if low is None or high is None:
         return f"{text} (n = {int(row['n'])})"
     return (f"{text} [{fmt_value(row['metric'], low)}, {fmt_value(row['metric'], high)}] "
-            f"({level_text(float(row['value_level']))}, n = {int(row['n'])})")
+            f"({level_text(float(row['value_level']))}, n = {int(row['n'])}{_basis_words(row)})")
 
 
 def arm_label(row: pd.Series, by: str | None) -> str:
@@ -143,7 +162,8 @@ def shape_lines(findings: pd.DataFrame, metric: str = SHAPE_METRIC) -> list[str]
                          f"{fmt_step_effect(as_series[-1])}): no knee within the steps measured")
         else:
             which = "the step before the flat ones" if flags[-1] is True else "the last step"
-            parts.append(f"no knee can be named: the repeats cannot tell whether {which} gains more than "
+            who = "each run's own seconds cannot" if any(within_one_run(r) for r in as_series) else "the repeats cannot"
+            parts.append(f"no knee can be named: {who} tell whether {which} gains more than "
                          f"{_threshold()} over the one before it")
         lines.append(f"{family} on {config_id}: " + "; ".join(parts))
     return lines
@@ -174,10 +194,18 @@ def compare_lines(campaign: Campaign, findings: pd.DataFrame) -> tuple[str, list
                 "  ", " ").replace("%", " %"))
         lines.append(f"{arm} vs {base}: " + "; ".join(parts))
     n = effects["n"].max()
-    note = ("" if (effects["verdict"] != INCONCLUSIVE).any() else
-            f" Every comparison is inconclusive: with {int(n)} repeat(s) per arm no interval reaches "
-            f"{COMPARE_CONFIDENCE * 100:g} %.")
-    return f"{question(campaign)}? {len(lines)} comparison(s), each over its repeats.{note}", lines
+    within = any(within_one_run(r) for _, r in effects.iterrows())
+    if (effects["verdict"] != INCONCLUSIVE).any():
+        note = ""
+    elif within:
+        note = (" Every comparison is inconclusive: with one repeat per arm, not even each run's own seconds "
+                f"separate the arms at {COMPARE_CONFIDENCE * 100:g} %.")
+    else:
+        note = (f" Every comparison is inconclusive: with {int(n)} repeat(s) per arm no interval reaches "
+                f"{COMPARE_CONFIDENCE * 100:g} %.")
+    basis = (f"each over its repeats, or, with one repeat per arm, over each run's own seconds ({WITHIN_RUN})"
+             if within else "each over its repeats")
+    return f"{question(campaign)}? {len(lines)} comparison(s), {basis}.{note}", lines
 
 
 def characterise_lines(campaign: Campaign, findings: pd.DataFrame) -> tuple[str, list[str]]:
@@ -226,7 +254,8 @@ def section(campaign: Campaign, findings: pd.DataFrame | None) -> list[object]:
                             f"coverage; higher/lower needs that interval at {confidence} on one side of no change "
                             f"and an effect of at least {effect}; unchanged: the whole interval within {effect}; "
                             f"otherwise, and always without enough repeats for a {confidence} interval (3 per arm), "
-                            "inconclusive. Green: the arm is better on that metric; red: worse.", class_="note"))
+                            "inconclusive. Green: the arm is better on that metric; red: worse."
+                            + _within_run_note(effects, confidence), class_="note"))
     steps = findings[findings["kind"] == STEP]
     if not steps.empty:
         out.append(tag("h3", "Each step against the previous one"))
@@ -242,15 +271,30 @@ def section(campaign: Campaign, findings: pd.DataFrame | None) -> list[object]:
                             f"(by the size of its log ratio). No better: the step's interval at {confidence} "
                             f"excludes a gain of more than {effect} over the previous step. Knee: the previous step "
                             "is where the curve flattens: every later step is no better than the one before, and the "
-                            "step into it was a gain.", class_="note"))
+                            "step into it was a gain." + _within_run_note(steps, confidence), class_="note"))
     levels = findings[findings["kind"] == LEVEL]
     out.append(tag("h3", "Every arm's figures"))
     wide = _levels_wide(levels)
     out.append(table(["scenario", "step / phase", "config", *[METRIC[m].label for m in wide.metrics], "n"],
                      wide.rows, numeric=list(range(3, 3 + len(wide.metrics) + 1))))
-    out.append(tag("p", "Medians over repeats with their order-statistic interval and its coverage (no interval "
-                        "with one repeat).", class_="note"))
+    within = any(within_one_run(r) for _, r in levels.iterrows())
+    out.append(tag("p", "Medians over repeats with their order-statistic interval and its coverage. " + (
+        f"With one repeat, a rate's interval is its run's own (marked {WITHIN_RUN}: batch means of its steady "
+        f"seconds, {level_text(INTERVAL_CONFIDENCE)} nominal); a latency has none." if within else
+        "No interval with one repeat."), class_="note"))
     return out
+
+
+def _within_run_note(rows: pd.DataFrame, confidence: str) -> str:
+    """How a comparison of one run per arm is made, in words (sizing.stats' batch means, read when worded), when
+    some of the rows were made so."""
+    if not any(within_one_run(r) for _, r in rows.iterrows()):
+        return ""
+    return (f" With one repeat per arm, a rate's interval comes from each run's own steady seconds instead (marked "
+            f"{WITHIN_RUN}): batch means over {WITHIN_RUN_BATCHES} non-overlapping windows (a phase of at least "
+            f"{WITHIN_RUN_MIN_SECONDS} s), Welch t on the log means, at a nominal {confidence} whose coverage was "
+            "simulated on autocorrelated seconds; it says how precisely each run measured itself, not how a second "
+            "run would differ. Latencies have no such interval.")
 
 
 def step_shape(row: pd.Series) -> str:

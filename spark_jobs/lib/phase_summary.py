@@ -20,7 +20,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from adapters.objectstore import StoreSpec
-from sizing import adverse, layout, records
+from sizing import adverse, layout, records, stats
 from sizing.disks import DATA_ROLE, VOLUME_ROLES
 from sizing.histogram import encode_counts
 from sizing.rules import judged_against_target
@@ -308,7 +308,10 @@ DYNAMICS_DDL = (RUN_KEY_DDL + ", `group` STRING, phase INT, backlog_max_client B
                 "pre_fault_rate DOUBLE, time_to_recover_s DOUBLE, recovered BOOLEAN, unavailable_s DOUBLE, "
                 "worst_dip_ratio DOUBLE, backlog_slope DOUBLE, reduced_publish_s DOUBLE, publishers_blocked_s DOUBLE, "
                 "backlog_peak_s DOUBLE, backlog_end_client BIGINT, backlog_last_above_s DOUBLE, "
-                "drain_level_msgs DOUBLE")
+                "drain_level_msgs DOUBLE, publish_rate_rse DOUBLE, confirm_rate_rse DOUBLE, consume_rate_rse DOUBLE, "
+                "rate_batches INT")
+# phase_summary's rate -> the per-second count whose batch means give its spread within the run
+RATE_SERIES = {"publish_rate_rse": "published", "confirm_rate_rse": "confirmed", "consume_rate_rse": "consumed"}
 
 
 def run_dynamics(series: pd.DataFrame, faults: pd.DataFrame) -> pd.DataFrame:
@@ -361,7 +364,7 @@ def run_dynamics(series: pd.DataFrame, faults: pd.DataFrame) -> pd.DataFrame:
                "reduced_publish_s": float(reduced.loc[steady["second"]].sum()),
                "publishers_blocked_s": float(steady["blocked_ms"].fillna(0.0).clip(upper=1000.0).sum()) / 1000.0,
                "backlog_peak_s": held.peak_s, "backlog_end_client": held.end,
-               "backlog_last_above_s": held.last_above_s, "drain_level_msgs": level}
+               "backlog_last_above_s": held.last_above_s, "drain_level_msgs": level, **_rate_spreads(steady)}
         if impacts:
             levels = [i.pre_fault_rate for i in impacts if i.pre_fault_rate is not None]
             dips = [i.worst_dip_ratio for i in impacts if i.worst_dip_ratio is not None]
@@ -373,6 +376,19 @@ def run_dynamics(series: pd.DataFrame, faults: pd.DataFrame) -> pd.DataFrame:
                        worst_dip_ratio=min(dips) if dips else None)
         rows.append(row)
     return pd.DataFrame(rows, columns=columns)
+
+
+def _rate_spreads(steady: pd.DataFrame) -> dict[str, float | int | None]:
+    """Issue 32: each rate's relative standard error within the run, from batch means over the phase's steady
+    seconds in time order (sizing.stats.batch_means; null when too short, or nothing counted)."""
+    out: dict[str, float | int | None] = {"rate_batches": None}
+    for column, count in RATE_SERIES.items():
+        spread = stats.batch_means(steady[count].astype(float).tolist())
+        rse = spread.rse if spread is not None and spread.mean > 0 else None
+        out[column] = rse
+        if rse is not None:
+            out["rate_batches"] = spread.batches
+    return out
 
 
 def _steady_backlog_slopes(series: pd.DataFrame) -> dict[int, float]:

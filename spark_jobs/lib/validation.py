@@ -202,6 +202,7 @@ def _suites() -> dict[str, list[Expectation]]:
             ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("findings"), "exact_match": True}),
             *_not_null(["campaign", "run_id", "kind", "config_id", "family", "phase_name", "metric", "value", "n"]),
             ("ExpectColumnValuesToBeInSet", {"column": "kind", "value_set": list(findings.KINDS)}),
+            ("ExpectColumnValuesToBeInSet", {"column": "interval_basis", "value_set": list(findings.BASES)}),
             # a step row is a comparison with the previous step and always says whether its step is the knee
             *[("ExpectColumnValuesToNotBeNull", {"column": column, "row_condition": 'kind=="step"',
                                                 "condition_parser": "pandas"})
