@@ -417,7 +417,9 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
     if capacity is not None:
         capacity = conform(capacity, CAPACITY, CAPACITY_REQUIRED, CAPACITY_OPTIONAL)
     at_target, rates_at_target = {}, {}
-    siblings = (volume_siblings or {}).get(top_and_bottom(boards)[0], []) if len(boards) else []
+    # a campaign whose capacity is all capacity searches has no top-matched board to take a top config from
+    ranked = top_and_bottom(boards) if len(boards) else []
+    siblings = (volume_siblings or {}).get(ranked[0], []) if ranked else []
     # Every config's capacity phase at the target (seed 000 Figs 10/18/25: throughput per second at the target); for
     # the top cluster's shape on every volume type also its latency per second (Figs 26-31).
     # (the phase's run is `its_run`: `run_id` is the run asked for, read again below)
