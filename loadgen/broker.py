@@ -59,25 +59,34 @@ def declare_queues(cluster: ClusterInfo, queues: QueueSpec, purge: bool = True) 
         ManagementClient(cluster, timeout_s=5.0).put_policy(name, body)
     arguments = queue_arguments(queues)
     durable = queues.durable or queues.type in ("quorum", "stream")
-    connection = _connect(cluster)
+    # Queue n is declared through node n (round-robin): a queue's leader (a classic queue's master) is placed on the
+    # declaring connection's node (`client-local`, the default), so one connection would put every leader on one
+    # node, and that node alone would do every queue's leader work (the studies' clients were spread over nodes).
+    connections: dict[int, Any] = {}
     try:
-        channel = connection.channel()
         names = queues.names()
-        for name in names:
+        for index, name in enumerate(names):
+            first = index % len(cluster.nodes)
+            if first not in connections:
+                connections[first] = _connect(cluster, first)
+            channel = connections[first].channel()
             channel.queue_declare(name, durable=durable, arguments=arguments)
             if purge and queues.type != "stream":  # streams cannot be purged; the run nonce filters old messages
                 channel.queue_purge(name)
+            channel.close()
         return names
     finally:
-        connection.close()
+        for connection in connections.values():
+            connection.close()
 
 
-def _connect(cluster: ClusterInfo) -> Any:
-    """A blocking AMQP connection to the first node that accepts one."""
+def _connect(cluster: ClusterInfo, first: int = 0) -> Any:
+    """A blocking AMQP connection to the first node from node index `first` on (in turn) that accepts one."""
     import pika
 
     last_error: Exception | None = None
-    for node in cluster.nodes:
+    nodes = list(cluster.nodes)
+    for node in nodes[first:] + nodes[:first]:
         try:
             params = pika.ConnectionParameters(
                 host=node.host, port=node.amqp_port, virtual_host=cluster.vhost,

@@ -11,12 +11,14 @@ import io
 import json
 import os
 import time
+from collections import Counter
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from adapters.management import ManagementClient
 from loadgen.cli import load_cluster
 from loadgen.runner import Runner, RunOptions
 from sizing import layout
@@ -112,6 +114,11 @@ def test_two_steps_are_published_confirmed_and_consumed_without_loss(cluster, tm
     samples = read(tmp_path, key, "broker_samples")
     assert set(samples.node) == {n.name for n in cluster.nodes} and samples.running.all()
     assert samples.queue_messages.notna().all()
+    # the 4 queues' leaders, as the broker's management API reports them: spread over the 3 nodes (2, 1, 1), as
+    # the declarations were (queue n through node n), not all on the node of one declaring connection
+    leaders = [q["leader"] for q in ManagementClient(cluster, timeout_s=5).get("/api/queues")
+               if q["name"].startswith("lgtest-")]
+    assert len(leaders) == 4 and sorted(Counter(leaders).values()) == [1, 1, 2], leaders
     # the same records are in the object store, phase by phase, with the manifest
     client = s3.client()
     listed = {o["Key"] for o in client.list_objects_v2(Bucket=s3.bucket, Prefix=layout.raw_run_prefix(key))
