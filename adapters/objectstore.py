@@ -48,7 +48,7 @@ class S3Settings:
     def client(self):  # -> botocore S3 client
         return s3_client(self.endpoint_url, self.region)
 
-    def store(self) -> ObjectStore:
+    def store(self) -> S3Store:
         return S3Store(StoreSpec("s3", self.bucket, self.endpoint_url, self.region))
 
     def ensure_bucket(self) -> None:
@@ -159,12 +159,13 @@ def session_credentials() -> dict[str, str]:
 
 
 def s3_client(endpoint_url: str | None, region: str):  # -> botocore S3 client
-    """The one place a boto3 S3 client is made (retries on throttling and passing faults)."""
+    """The one place a boto3 S3 client is made (retries on throttling and passing faults). SigV4 explicitly:
+    botocore may presign with legacy SigV2 (deprecated by AWS) for a custom endpoint; requests are SigV4 anyway."""
     import boto3
     from botocore.config import Config
 
     return boto3.client("s3", endpoint_url=endpoint_url, region_name=region,
-                        config=Config(retries={"max_attempts": 5, "mode": "standard"}))
+                        config=Config(retries={"max_attempts": 5, "mode": "standard"}, signature_version="s3v4"))
 
 
 class S3Store(ObjectStore):
@@ -198,6 +199,12 @@ class S3Store(ObjectStore):
         if failed:
             raise ObjectStoreError(f"s3://{self.bucket}: {len(failed)} object(s) not deleted: "
                                    f"{', '.join(failed[:5])}{' ...' if len(failed) > 5 else ''}")
+
+    def presigned_get(self, key: str, expires_s: int) -> str:
+        """A URL that GETs the object without credentials of its own until it expires (signed locally: no
+        request is made, so the object need not exist yet)."""
+        return self.client.generate_presigned_url("get_object", Params={"Bucket": self.bucket, "Key": key},
+                                                  ExpiresIn=expires_s)
 
 
     # Conditional writes (S3 since 2024, MinIO, moto): what makes an object a lock several hosts can share.

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from adapters.statepaths import state_paths
+from sizing.layout import run_log_key
 from sizing.plan import Trial
 
 AWS_CONN_ID = "aws_default"
@@ -25,7 +26,7 @@ def run_log_path(trial: Trial, scenario: str, repeat: int) -> Path:
 
 
 def log_key(trial: Trial, scenario: str, repeat: int) -> str:
-    return f"logs/campaign={trial.campaign}/config={trial.config_id}/run={trial.run_label}/{scenario}-r{repeat}.log"
+    return run_log_key(trial.campaign, trial.config_id, trial.run_label, scenario, repeat)
 
 
 def publish_run_log(trial: Trial, scenario: str, repeat: int) -> str | None:
