@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from sizing.layout import DEFAULT_BUCKET
+from sizing.layout import DEFAULT_BUCKET, s3_uri
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ class StoreSpec:
     def uri(self, key: str) -> str:
         if self.kind == "file":
             return str(Path(self.root or ".") / key)
-        return f"s3://{self.bucket}/{key}"
+        return s3_uri(self.bucket, key)
 
     def open(self) -> ObjectStore:
         return LocalStore(Path(self.root or ".")) if self.kind == "file" else S3Store(self)

@@ -56,3 +56,22 @@ def test_validation_report_and_lease_readers_invert_their_builders() -> None:
     assert layout.lease_slot_of(layout.lease_key("aws", 12)) == 12
     for other in ("leases/aws/slot-x.json", "leases/aws/slot-3.json.tmp", "leases/aws/other-3.json"):
         assert layout.lease_slot_of(other) is None, other
+
+
+def test_the_bucket_default_is_the_one_in_layout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI's "no such bucket" line, the demo's and the adapter's settings name layout.DEFAULT_BUCKET unless
+    SIZING_S3_BUCKET says otherwise (they spelled "rabbit-sizing" each on their own before)."""
+    from botocore.exceptions import ClientError
+
+    from adapters.objectstore import S3Settings
+    from app.cli import explain
+    from app.demo import DemoSettings
+
+    missing = ClientError({"Error": {"Code": "NoSuchBucket"}}, "ListObjectsV2")
+    monkeypatch.delenv("SIZING_S3_BUCKET", raising=False)
+    assert layout.DEFAULT_BUCKET == "rabbit-sizing"
+    assert f"bucket {layout.DEFAULT_BUCKET!r} does not exist" in (explain(missing) or "")
+    assert S3Settings.from_env({}).bucket == DemoSettings.from_env({}).bucket == layout.DEFAULT_BUCKET
+    monkeypatch.setenv("SIZING_S3_BUCKET", "other")
+    assert "bucket 'other' does not exist" in (explain(missing) or "")
+    assert DemoSettings.from_env({"SIZING_S3_BUCKET": "other"}).bucket == "other"

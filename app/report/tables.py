@@ -377,8 +377,9 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
     frames = [f for c in config_ids if (f := reader.read_table(PHASE_SUMMARY, campaign, c, run_id)) is not None]
     if not frames:
         run = f" run {run_id}" if run_id is not None else ""
-        raise FileNotFoundError(f"no {PHASE_SUMMARY} rows{run} under s3://{settings.bucket}/"
-                                f"{layout.table_prefix(PHASE_SUMMARY, campaign)} for configs {', '.join(config_ids)}")
+        raise FileNotFoundError(f"no {PHASE_SUMMARY} rows{run} under "
+                                f"{layout.s3_uri(settings.bucket, layout.table_prefix(PHASE_SUMMARY, campaign))} "
+                                f"for configs {', '.join(config_ids)}")
     summary = conform(pd.concat(frames, ignore_index=True), PHASE_SUMMARY, PHASE_SUMMARY_REQUIRED,
                       PHASE_SUMMARY_OPTIONAL)
     everything, summary = foreground_split(summary)

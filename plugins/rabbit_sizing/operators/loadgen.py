@@ -16,7 +16,7 @@ from airflow.sdk import BaseOperator
 
 from rabbit_sizing.hooks.loadgen import LoadgenRun
 from rabbit_sizing.uploads import AWS_CONN_ID
-from sizing.layout import RunKey
+from sizing.layout import RunKey, s3_uri
 from sizing.plan import Trial
 
 
@@ -91,7 +91,7 @@ class LoadgenOperator(BaseOperator):
         hook, bucket = raw_store()
         keys = which(hook.list_keys(bucket_name=bucket, prefix=prefix) or [])
         if keys:
-            self.log.info("rerun: removing %d stale object(s) under s3://%s/%s", len(keys), bucket, prefix)
+            self.log.info("rerun: removing %d stale object(s) under %s", len(keys), s3_uri(bucket, prefix))
             hook.delete_objects(bucket=bucket, keys=keys)
 
     def execute(self, context) -> list[dict]:
