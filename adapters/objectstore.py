@@ -101,6 +101,9 @@ class ObjectStore:
     def get(self, key: str) -> bytes:
         raise NotImplementedError
 
+    def exists(self, key: str) -> bool:
+        raise NotImplementedError
+
     def put(self, key: str, data: bytes, content_type: str | None = None) -> None:
         raise NotImplementedError
 
@@ -181,6 +184,18 @@ class S3Store(ObjectStore):
 
     def get(self, key: str) -> bytes:
         return self.client.get_object(Bucket=self.bucket, Key=key)["Body"].read()
+
+    def exists(self, key: str) -> bool:
+        from botocore.exceptions import ClientError
+
+        try:
+            self.client.head_object(Bucket=self.bucket, Key=key)
+        except ClientError as err:
+            # HEAD has no body, so a missing key comes back as a bare 404 (no NoSuchKey code)
+            if err.response.get("ResponseMetadata", {}).get("HTTPStatusCode") == 404:
+                return False
+            raise
+        return True
 
     def put(self, key: str, data: bytes, content_type: str | None = None) -> None:
         extra = {"ContentType": content_type} if content_type else {}
@@ -271,6 +286,9 @@ class LocalStore(ObjectStore):
 
     def get(self, key: str) -> bytes:
         return (self.root / key).read_bytes()
+
+    def exists(self, key: str) -> bool:
+        return (self.root / key).is_file()
 
     def put(self, key: str, data: bytes, content_type: str | None = None) -> None:
         path = self.root / key
