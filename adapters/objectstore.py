@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from sizing.layout import DEFAULT_BUCKET
+from sizing.layout import DEFAULT_BUCKET, s3_uri
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class S3Settings:
     def client(self):  # -> botocore S3 client
         return s3_client(self.endpoint_url, self.region)
 
-    def store(self) -> ObjectStore:
+    def store(self) -> S3Store:
         return S3Store(StoreSpec("s3", self.bucket, self.endpoint_url, self.region))
 
     def ensure_bucket(self) -> None:
@@ -84,7 +84,7 @@ class StoreSpec:
     def uri(self, key: str) -> str:
         if self.kind == "file":
             return str(Path(self.root or ".") / key)
-        return f"s3://{self.bucket}/{key}"
+        return s3_uri(self.bucket, key)
 
     def open(self) -> ObjectStore:
         return LocalStore(Path(self.root or ".")) if self.kind == "file" else S3Store(self)
@@ -99,6 +99,9 @@ class ObjectStore:
         raise NotImplementedError
 
     def get(self, key: str) -> bytes:
+        raise NotImplementedError
+
+    def exists(self, key: str) -> bool:
         raise NotImplementedError
 
     def put(self, key: str, data: bytes, content_type: str | None = None) -> None:
@@ -159,12 +162,13 @@ def session_credentials() -> dict[str, str]:
 
 
 def s3_client(endpoint_url: str | None, region: str):  # -> botocore S3 client
-    """The one place a boto3 S3 client is made (retries on throttling and passing faults)."""
+    """The one place a boto3 S3 client is made (retries on throttling and passing faults). SigV4 explicitly:
+    botocore may presign with legacy SigV2 (deprecated by AWS) for a custom endpoint; requests are SigV4 anyway."""
     import boto3
     from botocore.config import Config
 
     return boto3.client("s3", endpoint_url=endpoint_url, region_name=region,
-                        config=Config(retries={"max_attempts": 5, "mode": "standard"}))
+                        config=Config(retries={"max_attempts": 5, "mode": "standard"}, signature_version="s3v4"))
 
 
 class S3Store(ObjectStore):
@@ -180,6 +184,18 @@ class S3Store(ObjectStore):
 
     def get(self, key: str) -> bytes:
         return self.client.get_object(Bucket=self.bucket, Key=key)["Body"].read()
+
+    def exists(self, key: str) -> bool:
+        from botocore.exceptions import ClientError
+
+        try:
+            self.client.head_object(Bucket=self.bucket, Key=key)
+        except ClientError as err:
+            # HEAD has no body, so a missing key comes back as a bare 404 (no NoSuchKey code)
+            if err.response.get("ResponseMetadata", {}).get("HTTPStatusCode") == 404:
+                return False
+            raise
+        return True
 
     def put(self, key: str, data: bytes, content_type: str | None = None) -> None:
         extra = {"ContentType": content_type} if content_type else {}
@@ -198,6 +214,12 @@ class S3Store(ObjectStore):
         if failed:
             raise ObjectStoreError(f"s3://{self.bucket}: {len(failed)} object(s) not deleted: "
                                    f"{', '.join(failed[:5])}{' ...' if len(failed) > 5 else ''}")
+
+    def presigned_get(self, key: str, expires_s: int) -> str:
+        """A URL that GETs the object without credentials of its own until it expires (signed locally: no
+        request is made, so the object need not exist yet)."""
+        return self.client.generate_presigned_url("get_object", Params={"Bucket": self.bucket, "Key": key},
+                                                  ExpiresIn=expires_s)
 
 
     # Conditional writes (S3 since 2024, MinIO, moto): what makes an object a lock several hosts can share.
@@ -264,6 +286,9 @@ class LocalStore(ObjectStore):
 
     def get(self, key: str) -> bytes:
         return (self.root / key).read_bytes()
+
+    def exists(self, key: str) -> bool:
+        return (self.root / key).is_file()
 
     def put(self, key: str, data: bytes, content_type: str | None = None) -> None:
         path = self.root / key

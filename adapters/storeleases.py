@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from adapters.leases import Lease
 from adapters.objectstore import S3Store, VersionedObject
-from sizing.layout import lease_key, lease_prefix
+from sizing.layout import lease_key, lease_prefix, lease_slot_of
 
 DEFAULT_TTL_S = 1800.0
 log = logging.getLogger(__name__)
@@ -90,10 +90,9 @@ class StoreLeaseBoard:
     def held(self) -> list[Held]:
         out = []
         for key in self.store.list(lease_prefix(self.target)):
-            stem = key.rsplit("/", 1)[-1]
-            if not (stem.startswith("slot-") and stem.endswith(".json")):
+            slot = lease_slot_of(key)
+            if slot is None:
                 continue
-            slot = int(stem[5:-5])
             found = self.store.read_versioned(key)
             lease = self._parse(slot, found) if found is not None else None
             if lease is not None:

@@ -187,18 +187,16 @@ def _where(spec) -> str:
         else spec.root or "."
 
 
-def _partition_values(keys: list[str], name: str) -> list[str]:
-    return sorted({part.split("=", 1)[1] for key in keys for part in key.split("/") if part.startswith(f"{name}=")})
-
-
 def stored_runs(store) -> dict[str, list[str]]:
     """{campaign: [run ids with a report]} and campaigns with tables but no report (empty list)."""
-    out: dict[str, list[str]] = {c: [] for c in _partition_values(store.list("tables/leaderboards/")
-                                                                   + store.list("tables/runs/"), "campaign")}
-    for key in store.list("reports/"):
-        parts = dict(p.split("=", 1) for p in key.split("/") if "=" in p)
-        if "campaign" in parts and "run" in parts:
-            out.setdefault(parts["campaign"], []).append(parts["run"])
+    from sizing import layout
+
+    tables = store.list(layout.table_root("leaderboards")) + store.list(layout.table_root("runs"))
+    out: dict[str, list[str]] = {c: [] for c in sorted({layout.partition_value(key, "campaign") for key in tables}
+                                                       - {None})}
+    for key in store.list(layout.REPORTS_ROOT):
+        if (found := layout.report_run_of(key)) is not None:
+            out.setdefault(found[0], []).append(found[1])
     return {c: sorted(set(r)) for c, r in sorted(out.items())}
 
 
@@ -570,7 +568,9 @@ def explain(err: BaseException) -> str | None:
         return f"cannot reach the S3 endpoint {endpoint} (is the demo stack running? `make demo` starts it)"
     if name == "ClientError" and module.startswith("botocore"):
         code = err.response.get("Error", {}).get("Code", "")  # type: ignore[attr-defined]
-        bucket = os.environ.get("SIZING_S3_BUCKET", "rabbit-sizing")
+        from adapters.objectstore import S3Settings
+
+        bucket = S3Settings.from_env().bucket
         if code == "NoSuchBucket":
             return f"bucket {bucket!r} does not exist at {endpoint}"
         if code in ("InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "403"):

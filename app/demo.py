@@ -26,7 +26,7 @@ from adapters.procs import pid_alive, stop_process_group
 from adapters.statepaths import StatePaths, state_dir
 from app import s3server, stackstate
 from app.stackstate import AirflowLogin, DemoState
-from sizing.layout import of_run, report_key, table_prefix
+from sizing.layout import DEFAULT_BUCKET, TABLES_ROOT, of_run, report_key, s3_uri, table_prefix
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SERVICES = ("s3", "api-server", "scheduler", "dag-processor")
@@ -50,7 +50,7 @@ class DemoSettings:
     state: Path
     api_port: int = 8080
     s3_port: int = 9090
-    bucket: str = "rabbit-sizing"
+    bucket: str = DEFAULT_BUCKET
     user: str = "admin"
     password: str = "admin"
     parallelism: int = 4
@@ -63,7 +63,7 @@ class DemoSettings:
         return cls(state=state_dir(env).resolve(),
                    api_port=int(env.get("SIZING_DEMO_API_PORT", 8080)),
                    s3_port=int(env.get("SIZING_DEMO_S3_PORT", 9090)),
-                   bucket=env.get("SIZING_S3_BUCKET", "rabbit-sizing"),
+                   bucket=S3Settings.from_env(dict(env)).bucket,
                    slot_offset=slot_offset(env))
 
     @property
@@ -809,10 +809,10 @@ def demo(campaign: str = "campaigns/local-quick.yaml", run_label: str = "demo", 
             say(f"(no client-setting rows under {table_prefix('phase_summary', name)})")
     steps = next_steps(s, name, run_label)
     say(f"\nUI:     {s.api_url}/dags/{DAG_ID}  (user {s.user}, password {s.password})"
-        f"\nTables: s3://{s.bucket}/tables/ at {s.s3_url}; the CLI finds this stack by itself "
+        f"\nTables: {s3_uri(s.bucket, TABLES_ROOT)} at {s.s3_url}; the CLI finds this stack by itself "
         f"({s.paths.stack_file}), in any shell:"
         + "".join(f"\n  {step}" for step in steps)
-        + f"\nReport: s3://{s.bucket}/{report_key(name, run_label)}"
+        + f"\nReport: {s3_uri(s.bucket, report_key(name, run_label))}"
         f"\nLogs:   {s.paths.logs} and {s.airflow_home / 'logs'}\nStop:   make stop")
     s.paths.last_demo.write_text(json.dumps(timings, indent=2))
     return timings

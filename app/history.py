@@ -31,7 +31,7 @@ def _rows(store, table: str, campaign: str, run_id: str | None = None,
 
 def stored_run_records(store, campaign: str | None = None) -> list[dict[str, Any]]:
     """The `runs` rows of one campaign (or every campaign), oldest first (by their load's start)."""
-    prefix = layout.table_prefix("runs", campaign) if campaign else "tables/runs/"
+    prefix = layout.table_prefix("runs", campaign) if campaign else layout.table_root("runs")
     rows = []
     for key in store.list(prefix):
         if key.endswith(".parquet"):

@@ -118,7 +118,7 @@ def retry(s: demo.DemoSettings, label: str) -> dict:
     duplicates = int(mine.duplicated(subset=keys).sum()) if mine is not None else None
     store = s.s3.store()
     prefix = layout.raw_scenario_run_prefix("ci-tiny", CONFIG, "steps", label)
-    manifests = [k for k in store.list(prefix) if k.endswith("manifest.json")]
+    manifests = [k for k in store.list(prefix) if layout.is_manifest(k)]
     lost, agree = None, []
     for key in manifests:
         manifest = json.loads(store.get(key))

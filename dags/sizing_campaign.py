@@ -24,8 +24,6 @@ never pyspark); specs are read by the tasks, never at parse time.
 
 from __future__ import annotations
 
-import os
-
 from airflow.sdk import Asset, Param, dag, task, task_group
 from rabbit_sizing.operators.analysis import AnalysisSubmitOperator
 from rabbit_sizing.operators.cluster import ClusterApplyOperator, ClusterDestroyOperator
@@ -33,15 +31,19 @@ from rabbit_sizing.operators.loadgen import LoadgenOperator
 from rabbit_sizing.operators.report import ReportOperator
 from rabbit_sizing.sensors.cluster import ClusterHealthySensor, ClusterSlotSensor
 
+from adapters.objectstore import S3Settings
+from sizing import layout
 from sizing.runparams import RUN_PARAMS
 
-BUCKET = os.environ.get("SIZING_S3_BUCKET", "rabbit-sizing")
+BUCKET = S3Settings.from_env().bucket
 # Assets downstream DAGs can schedule on (e.g. a dashboard refresh when leaderboards change).
-RAW = Asset(uri=f"s3://{BUCKET}/raw/", name="sizing_raw_runs", group="rabbit-sizing")
-PHASE_SUMMARY = Asset(uri=f"s3://{BUCKET}/tables/phase_summary/", name="sizing_phase_summary", group="rabbit-sizing")
-LEADERBOARDS = Asset(uri=f"s3://{BUCKET}/tables/leaderboards/", name="sizing_leaderboards", group="rabbit-sizing")
-VALIDATION = Asset(uri=f"s3://{BUCKET}/validation/", name="sizing_validation", group="rabbit-sizing")
-REPORT = Asset(uri=f"s3://{BUCKET}/reports/", name="sizing_report", group="rabbit-sizing")
+RAW = Asset(uri=layout.s3_uri(BUCKET, layout.RAW_ROOT), name="sizing_raw_runs", group="rabbit-sizing")
+PHASE_SUMMARY = Asset(uri=layout.s3_uri(BUCKET, layout.table_root("phase_summary")), name="sizing_phase_summary",
+                      group="rabbit-sizing")
+LEADERBOARDS = Asset(uri=layout.s3_uri(BUCKET, layout.table_root("leaderboards")), name="sizing_leaderboards",
+                     group="rabbit-sizing")
+VALIDATION = Asset(uri=layout.s3_uri(BUCKET, layout.VALIDATION_ROOT), name="sizing_validation", group="rabbit-sizing")
+REPORT = Asset(uri=layout.s3_uri(BUCKET, layout.REPORTS_ROOT), name="sizing_report", group="rabbit-sizing")
 
 SPARK_CONN_ID = "spark_default"
 # The cluster group's map index in the UI: "n3-c5.2xlarge-gp2-r2" rather than "7".

@@ -296,7 +296,7 @@ class TableReader:
         prefix = layout.raw_scenario_run_prefix(campaign, config_id, scenario, run_id)
         frames = []
         for key in self.keys(prefix):
-            if f"/{record_type}/" in key and key.endswith(".parquet"):
+            if layout.record_type_of(key) == record_type and key.endswith(".parquet"):
                 import pyarrow.parquet as pq
 
                 table = pq.read_table(io.BytesIO(self.get(key)))
@@ -305,15 +305,12 @@ class TableReader:
 
     def validations(self, campaign: str, run_id: str | None = None) -> list[ValidationResult]:
         results = []
-        for key in self.keys("validation/"):
-            parts = dict(p.split("=", 1) for p in key.split("/") if "=" in p)
-            if parts.get("campaign") != campaign or not key.endswith(".json"):
+        for key in self.keys(layout.VALIDATION_ROOT):
+            where = layout.validation_of(key)
+            if where is None or where.campaign != campaign or (run_id is not None and where.run_id != run_id):
                 continue
-            if run_id is not None and parts.get("run") != run_id:
-                continue
-            batch = key.split("/")[1]
-            results.append(parse_validation(json.loads(self.get(key)), batch, parts.get("config", ""),
-                                            parts.get("run", ""), key))
+            results.append(parse_validation(json.loads(self.get(key)), where.batch, where.config_id, where.run_id,
+                                            key))
         return results
 
 
@@ -380,8 +377,9 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
     frames = [f for c in config_ids if (f := reader.read_table(PHASE_SUMMARY, campaign, c, run_id)) is not None]
     if not frames:
         run = f" run {run_id}" if run_id is not None else ""
-        raise FileNotFoundError(f"no {PHASE_SUMMARY} rows{run} under s3://{settings.bucket}/"
-                                f"{layout.table_prefix(PHASE_SUMMARY, campaign)} for configs {', '.join(config_ids)}")
+        raise FileNotFoundError(f"no {PHASE_SUMMARY} rows{run} under "
+                                f"{layout.s3_uri(settings.bucket, layout.table_prefix(PHASE_SUMMARY, campaign))} "
+                                f"for configs {', '.join(config_ids)}")
     summary = conform(pd.concat(frames, ignore_index=True), PHASE_SUMMARY, PHASE_SUMMARY_REQUIRED,
                       PHASE_SUMMARY_OPTIONAL)
     everything, summary = foreground_split(summary)

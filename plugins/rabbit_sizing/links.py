@@ -17,6 +17,7 @@ Which URL, given that the link is fixed when the task ends:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urlencode
 
@@ -53,13 +54,8 @@ def report_url(uri: str, settings: S3Settings, expires_s: int = LINK_EXPIRY_S) -
     bucket, key = split_s3_uri(uri)
     if not settings.endpoint_url:
         return console_url(bucket, key, settings.region)
-    import boto3
-    from botocore.config import Config
-
-    # SigV4 explicitly: botocore may presign with legacy SigV2 (deprecated by AWS) for a custom endpoint.
-    client = boto3.client("s3", endpoint_url=settings.endpoint_url, region_name=settings.region,
-                          config=Config(signature_version="s3v4"))
-    return client.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": key}, ExpiresIn=expires_s)
+    # Signed by the object-store adapter's own client (the one every read and write goes through).
+    return replace(settings, bucket=bucket).store().presigned_get(key, expires_s)
 
 
 class ReportLink(BaseOperatorLink):

@@ -1,23 +1,30 @@
 """The raw results in S3 as the tasks see them: clear stale ones before a trial, check every run landed after
-it, publish the load generator's console logs (from the worker that ran the generator)."""
+it, publish the load generator's console logs (from the worker that ran the generator).
+
+Through the object-store adapter (adapters.objectstore), the one client the load generator, the Spark jobs, the
+report and its link use too: SIZING_S3_* and the AWS_* credentials of the worker. `aws_default` stays the ECS
+connection (operators/loadgen.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from adapters.statepaths import state_paths
+from sizing.layout import run_log_key
 from sizing.plan import Trial
 
-AWS_CONN_ID = "aws_default"
+if TYPE_CHECKING:
+    from adapters.objectstore import S3Store
+
+AWS_CONN_ID = "aws_default"  # the connection the ECS load runs use
 
 
-def raw_store():
-    """(S3Hook, bucket) of the raw results: the `aws_default` connection and SIZING_S3_BUCKET."""
-    from airflow.providers.amazon.aws.hooks.s3 import S3Hook
-
+def raw_store() -> S3Store:
+    """The bucket of the raw results (SIZING_S3_BUCKET)."""
     from adapters.objectstore import S3Settings
 
-    return S3Hook(aws_conn_id=AWS_CONN_ID), S3Settings.from_env().bucket
+    return S3Settings.from_env().store()
 
 
 def run_log_path(trial: Trial, scenario: str, repeat: int) -> Path:
@@ -25,7 +32,7 @@ def run_log_path(trial: Trial, scenario: str, repeat: int) -> Path:
 
 
 def log_key(trial: Trial, scenario: str, repeat: int) -> str:
-    return f"logs/campaign={trial.campaign}/config={trial.config_id}/run={trial.run_label}/{scenario}-r{repeat}.log"
+    return run_log_key(trial.campaign, trial.config_id, trial.run_label, scenario, repeat)
 
 
 def publish_run_log(trial: Trial, scenario: str, repeat: int) -> str | None:
@@ -34,9 +41,8 @@ def publish_run_log(trial: Trial, scenario: str, repeat: int) -> str | None:
     path = run_log_path(trial, scenario, repeat)
     if not path.exists():
         return None
-    hook, bucket = raw_store()
     key = log_key(trial, scenario, repeat)
-    hook.load_file(str(path), key, bucket_name=bucket, replace=True)
+    raw_store().put(key, path.read_bytes())
     return key
 
 
@@ -45,13 +51,13 @@ def publish_run_logs(trial: Trial, runs: list[dict]) -> list[str]:
     console logs in the object store (run_scenarios put them there)."""
     from sizing.layout import RunKey, manifest_key
 
-    hook, bucket = raw_store()
+    store = raw_store()
     manifests = [manifest_key(RunKey(**r)) for r in runs]
-    missing = [key for key in manifests if not hook.check_for_key(key, bucket_name=bucket)]
+    missing = [key for key in manifests if not store.exists(key)]
     if missing:
-        raise RuntimeError(f"load runs finished but their manifests are missing in s3://{bucket}: {missing}")
+        raise RuntimeError(f"load runs finished but their manifests are missing in s3://{store.bucket}: {missing}")
     keys = [log_key(trial, r["scenario"], r["repeat"]) for r in runs]
-    return [key for key in keys if hook.check_for_key(key, bucket_name=bucket)]
+    return [key for key in keys if store.exists(key)]
 
 
 def configs_with_complete_raw(trials: list[Trial]) -> list[Trial]:
@@ -62,11 +68,11 @@ def configs_with_complete_raw(trials: list[Trial]) -> list[Trial]:
 
     from sizing.runplan import complete_configs
 
-    hook, bucket = raw_store()
+    store = raw_store()
 
     def complete(key: str) -> bool:
-        if not hook.check_for_key(key, bucket_name=bucket):
+        if not store.exists(key):
             return False
-        return json.loads(hook.read_key(key, bucket_name=bucket)).get("status") == "complete"
+        return json.loads(store.get(key)).get("status") == "complete"
 
     return complete_configs(trials, complete)

@@ -29,8 +29,8 @@ TABLE = "runs"
 def manifests(spec: StoreSpec, campaign: str, run_id: str) -> list[dict[str, Any]]:
     """Every load run's manifest of the run (any config, scenario, repeat), as the load generator last wrote it."""
     store = spec.open()
-    keys = [k for k in store.list(f"raw/campaign={campaign}/") if k.endswith("/manifest.json")
-            and (key := layout.run_key_of(k)) is not None and key.run_id == run_id]
+    keys = [k for k in store.list(layout.raw_campaign_prefix(campaign))
+            if layout.is_manifest(k) and layout.partition_value(k, "run") == run_id]
     out = []
     for key in sorted(keys):
         try:

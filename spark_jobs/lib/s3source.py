@@ -219,7 +219,7 @@ def put_partitions(store: ObjectStore, table: str, partition_by: Sequence[str], 
                 eq = pc.equal(rows.column(col), group[col])
                 mask = eq if mask is None else pc.and_(mask, eq)
             prefix = partition_prefix(table, partition_by, [str(group[c]) for c in partition_by])
-            key = f"{prefix}part-{tag}.parquet"
+            key = layout.part_key(prefix, tag)
             store.put_parquet(key, rows.filter(mask))
             written.append(key)
             touched.add(prefix)

@@ -27,12 +27,12 @@ class RawObjects:
 
     @classmethod
     def list(cls, spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str]) -> RawObjects:
-        runs = {f"/run={r}/" for r in run_ids}
+        runs = set(run_ids)
         return cls(spec, tuple(list_objects(spec, [layout.raw_config_prefix(campaign, c) for c in configs],
-                                            lambda key: any(r in key for r in runs))))
+                                            lambda key: layout.partition_value(key, "run") in runs)))
 
     def of(self, record_type: str) -> list[str]:
-        return [key for key in self.keys if f"/{record_type}/" in key]
+        return [key for key in self.keys if layout.record_type_of(key) == record_type]
 
     def read(self, spark: SparkSession, record_type: str, fold: ObjectFold | None = None,
              columns: Sequence[str] | None = None) -> DataFrame:
@@ -61,7 +61,7 @@ def read_raw(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Seque
 def read_campaign_raw(spark: SparkSession, spec: StoreSpec, campaign: str, record_type: str) -> DataFrame:
     """One record type of every config and run of a campaign (the query CLI's raw views)."""
     return read_objects(spark, spec, [layout.raw_campaign_prefix(campaign)], records.spark_ddl(record_type),
-                        lambda key: f"/{record_type}/" in key)
+                        lambda key: layout.record_type_of(key) == record_type)
 
 
 def read_table(spark: SparkSession, spec: StoreSpec, table: str, campaign: str, config_id: str | None = None,
@@ -116,8 +116,8 @@ def migrate_legacy_partitions(spec: StoreSpec, campaign: str) -> list[str]:
         config_id = layout.partition_value(key, "config")
         for run_id in sorted(set(table.column("run_id").to_pylist()) - {None}):
             rows = table.filter(pc.equal(table.column("run_id"), run_id))
-            store.put_parquet(layout.table_prefix("phase_summary", campaign, config_id, run_id)
-                              + "part-legacy.parquet", rows)
+            store.put_parquet(layout.part_key(layout.table_prefix("phase_summary", campaign, config_id, run_id),
+                                              "legacy"), rows)
             moved.add(run_id)
         store.delete([key])
     for table_name in records.CAMPAIGN_TABLES:

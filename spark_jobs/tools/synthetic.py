@@ -229,7 +229,7 @@ def write_objects(store, objects: dict[str, pa.Table]) -> int:
     rows = 0
     for key, table in objects.items():
         store.put_parquet(key, table)
-        if "/client_seconds/" in key:
+        if layout.record_type_of(key) == "client_seconds":
             rows += table.num_rows
     return rows
 

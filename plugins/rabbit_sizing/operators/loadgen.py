@@ -1,8 +1,8 @@
 """Runs every scenario of one trial (config and repeat) on its fresh cluster with the load generator, which
 drives the faults.
 
-Before each run the run's raw partition is emptied (S3Hook), so that re-running a config with the same
-run label replaces its raw data instead of mixing old and new files.
+Before each run the run's raw partition is emptied (through the object-store adapter: uploads.raw_store), so that
+re-running a config with the same run label replaces its raw data instead of mixing old and new files.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from airflow.sdk import BaseOperator
 
 from rabbit_sizing.hooks.loadgen import LoadgenRun
 from rabbit_sizing.uploads import AWS_CONN_ID
-from sizing.layout import RunKey
+from sizing.layout import RunKey, s3_uri
 from sizing.plan import Trial
 
 
@@ -88,11 +88,11 @@ class LoadgenOperator(BaseOperator):
     def _clear_raw(self, prefix: str, which: Callable[[list[str]], list[str]] = lambda keys: keys) -> None:
         from rabbit_sizing.uploads import raw_store
 
-        hook, bucket = raw_store()
-        keys = which(hook.list_keys(bucket_name=bucket, prefix=prefix) or [])
+        store = raw_store()
+        keys = which(store.list(prefix))
         if keys:
-            self.log.info("rerun: removing %d stale object(s) under s3://%s/%s", len(keys), bucket, prefix)
-            hook.delete_objects(bucket=bucket, keys=keys)
+            self.log.info("rerun: removing %d stale object(s) under %s", len(keys), s3_uri(store.bucket, prefix))
+            store.delete(keys)
 
     def execute(self, context) -> list[dict]:
         from rabbit_sizing.sensors.cluster import slot_kept
