@@ -11,11 +11,17 @@ from rabbit_sizing.uploads import configs_with_complete_raw, publish_run_log, pu
 
 from adapters.objectstore import LocalStore, S3Settings
 from sizing import layout
+from sizing.cost import Volume
 from sizing.layout import RunKey
 from sizing.plan import Trial
+from sizing.spec import ClusterShape
+from sizing.trialcluster import ClusterRequest
 
 TRIAL = Trial(campaign="c", config_id="k", repeat=1, repeats=1, slot=0, deployment="local", run_label="r1",
-              spec_path="c.yaml", scenarios=("steps",), max_parallel_configs=1)
+              spec_path="c.yaml", scenarios=("steps",), max_parallel_configs=1,
+              cluster=ClusterRequest(ClusterShape(nodes=1, instance_type="c5.2xlarge", volume=Volume("gp2")),
+                                     monthly_cost=0.0, broker_config={}, volume_defaults={}, lifetime_s=60.0),
+              planned_wall_s=60.0)
 RUN = {"campaign": "c", "config_id": "k", "scenario": "steps", "run_id": "r1", "repeat": 1}
 
 
