@@ -493,9 +493,12 @@ ADVERSE = (
     Column("criterion", "string", "fault (judged phases hold the target, nothing lost) | backlog (publishers "
            "unaffected, nothing lost, backlog drained): sizing.rules.scenario_kind"),
     Column("repeats", "int32", "runs x repeats judged"),
-    Column("held", "bool", "the scenario held by its criterion in every repeat"),
-    Column("reason", "string", "why it did not hold (null when it held)", nullable=True),
-    Column("phases_judged", "int32", "phases judged (fault on steps: offered <= campaign target; else all)"),
+    Column("held", "bool", "the scenario held by its criterion in every repeat; null: not judged (too few "
+           "conclusive phases: sizing.rules.conclusive, the generator kept up)", nullable=True),
+    Column("reason", "string", "why it did not hold or was not judged, and the phases flagged invalid that did not "
+           "count (null: it held on every phase)", nullable=True),
+    Column("phases_judged", "int32", "conclusive phases judged (fault on steps: offered <= campaign target; else "
+           "all)"),
     Column("phases_held", "int32", "judged phases that held the target (sizing.rules.held_target)"),
     Column("worst_dip_ratio", "float64", "lowest 5 s mean after a fault / pre-fault rate (>= 1: no dip)",
            nullable=True),
