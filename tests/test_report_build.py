@@ -290,3 +290,14 @@ def test_a_config_whose_broker_kill_phase_the_generator_fell_behind_in_is_not_re
     table = "".join(str(part) for part in adverse_section.verdict_table(ctx, campaign.scenario("broker-kill")))
     assert re.search(rf"<td>{N3}</td><td class=\"warn\">not judged</td>", table)
     assert re.search(rf"<td>{N1}</td><td class=\"bad\">not held</td>", table)  # n1's valid miss still fails it
+    # the other way round: n1, the cheaper, is the one not judged; n3 is recommended and the verdict says why n1 is not
+    summary = phase_summary_rows(1)
+    summary.loc[(summary["config_id"] == N1) & (summary["scenario"] == "broker-kill"),
+                ["valid", "invalid_reason"]] = [False, "loadgen_cpu_saturated"]
+    data = ReportData(campaign.name, summary, board_views(board, campaign.target.rate), adverse_rows(summary, campaign),
+                      None, {}, {}, {}, [])
+    ctx = ReportContext.build(campaign, data, RUN_ID, "now")
+    html = "".join(str(part) for part in verdict_section.render(ctx))
+    assert f"Recommended: {N3}" in html
+    assert (f"Cheaper at the target but not recommended, a required adverse scenario not judged: {N1} ($345): "
+            "broker-kill (no conclusive repeat") in html and "loadgen_cpu_saturated" in html
