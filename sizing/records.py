@@ -591,7 +591,8 @@ FINDINGS = (
            "(sizing.findings.METRICS)"),
     Column("latency_basis", "string", "intended | sent: what the arm's latency figures are measured from"),
     *interval_schema("the arm's median over its repeats"),
-    Column("n", "int32", "the arm's repeats"),
+    Column("n", "int32", "the arm's conclusive repeats (one the generator fell behind in is no figure: "
+           "sizing.rules.conclusive)"),
     Column("baseline_config_id", "string", "effect: the baseline arm's config", nullable=True),
     Column("baseline_family", "string", "effect: the baseline arm's scenario family", nullable=True),
     Column("baseline_phase_name", "string", "effect: the baseline arm's phase label", nullable=True),
