@@ -529,7 +529,9 @@ CAPACITY = (
     Column("run_id", "string", "run label (partition)"),
     Column("repeat", "int32", "1-based repeat"),
     Column("status", "string", "converged | at_upper | below_start | unstable (sizing.search.STATUSES), "
-           "replay_incomplete when the recomputed verdicts call for a probe the run did not take"),
+           "replay_incomplete when the recomputed verdicts call for a probe the run did not take, generator_bound "
+           "when a probe the search counted was not conclusive (the generator fell behind: sustainable_rate is a "
+           "floor, not the broker's limit)"),
     Column("sustainable_rate", "float64", "highest rate that passed twice below every failing probe, msg/s",
            nullable=True),
     Column("last_pass", "float64", "bracket: highest pass below first_fail, msg/s", nullable=True),
