@@ -5,7 +5,8 @@ report then reads the tables from the same bucket. Independent checks: the board
 leaderboard's top_matched_throughput (Spark's own median of the capacity_repeats rows) and its ends are the two
 repeats' tops; a phase's median over two repeats is the mean of its two phase_summary rows, worked out here; the
 repeat_intervals table holds what sizing.repeats gives on the phase_summary rows read back; and a phase that
-matched its target while the generator lagged (invalid, matched) counts toward capacity and marks its phase invalid.
+matched its target while the generator lagged (invalid, matched) is evidence neither way: it does not count toward
+capacity (sizing.rules.conclusive), and marks its phase invalid.
 """
 
 from __future__ import annotations
