@@ -144,9 +144,10 @@ def judge(scenario: Scenario, rows: Sequence[Mapping[str, Any]], campaign_target
     judged_rows = [r for r in in_scope if rules.conclusive_row(r)]
     invalid = [r for r in rows if not rules.conclusive_row(r)]
     held_phases = [bool(rules.held_target(bool(r.get("matched_target")), _number(r.get("lost")))) for r in judged_rows]
-    counted = {k: phases for k, phases in runs.items() if all(rules.conclusive_row(r) for r in phases)}
-    if kind == rules.FAULT_ADVERSE:
-        counted = runs  # its per-run figures are reported, not judged
+    # A backlog verdict composes over a run's phases: only runs whose every phase is conclusive count. A fault
+    # scenario's per-run figures are reported, not judged.
+    counted = runs if kind == rules.FAULT_ADVERSE else {
+        key: phases for key, phases in runs.items() if all(rules.conclusive_row(r) for r in phases)}
     per_run = []
     for phases in counted.values():
         steady = [r for r in phases if judged(scenario, r, campaign_target_rate)]
@@ -161,7 +162,9 @@ def judge(scenario: Scenario, rows: Sequence[Mapping[str, Any]], campaign_target
     held: bool | None
     if kind == rules.FAULT_ADVERSE:
         uncovered = sorted({int(r["phase"]) for r in in_scope} - {int(r["phase"]) for r in judged_rows})
-        if not all(held_phases) or not in_scope:  # a conclusive miss is evidence, whatever else is invalid
+        if not in_scope:
+            held, reason = False, "no judged phase"
+        elif not all(held_phases):  # a conclusive miss is evidence, whatever else is invalid
             held, reason = False, _fault_reason(judged_rows, held_phases, invalid)
         elif uncovered:
             held = None
@@ -224,10 +227,7 @@ def _not_judged(invalid: Sequence[Mapping[str, Any]], what: str) -> str:
     return f"{NOT_JUDGED}: {what}; {_invalid_note(invalid)}"
 
 
-def _fault_reason(rows: Sequence[Mapping[str, Any]], held: Sequence[bool],
-                  invalid: Sequence[Mapping[str, Any]] = ()) -> str:
-    if not rows and not invalid:
-        return "no judged phase"
+def _fault_reason(rows: Sequence[Mapping[str, Any]], held: Sequence[bool], invalid: Sequence[Mapping[str, Any]]) -> str:
     missed = [r for r, ok in zip(rows, held, strict=True) if not ok]
     lost = sum(_number(r.get("lost")) for r in missed)
     parts = [f"{len(missed)} of {len(rows)} judged phases missed their target rate or the SLO"]
