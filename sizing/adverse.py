@@ -106,10 +106,11 @@ def _number(value: Any, missing: float = 0.0) -> float:
 
 # ------------------------------------------------------------------------------- per scenario -> verdict
 # What `judge` reads of each phase_summary row.
-VERDICT_INPUTS = ("run_id", "repeat", "phase", "target_rate", "matched_target", "lost", "duplicates", "confirm_rate",
-                  "e2e_p99_ms", "worst_dip_ratio", "time_to_recover_s", "recovered", "unavailable_s",
-                  "reduced_publish_s", "publishers_blocked_s", "backlog_max", "backlog_max_client", "backlog_peak_s",
-                  "backlog_end_client", "backlog_last_above_s", "drain_level_msgs", "broker_mem_max_fraction")
+VERDICT_INPUTS = ("run_id", "repeat", "phase", "phase_name", "target_rate", "valid", "invalid_reason",
+                  "matched_target", "lost", "duplicates", "confirm_rate", "e2e_p99_ms", "worst_dip_ratio",
+                  "time_to_recover_s", "recovered", "unavailable_s", "reduced_publish_s", "publishers_blocked_s",
+                  "backlog_max", "backlog_max_client", "backlog_peak_s", "backlog_end_client", "backlog_last_above_s",
+                  "drain_level_msgs", "broker_mem_max_fraction")
 
 
 def on_steps(scenario: Scenario) -> bool:
@@ -126,17 +127,29 @@ def judged(scenario: Scenario, row: Mapping[str, Any], campaign_target_rate: flo
 
 def judge(scenario: Scenario, rows: Sequence[Mapping[str, Any]], campaign_target_rate: float) -> dict[str, Any]:
     """One `adverse` table row (sizing.records.ADVERSE, without campaign and config) from a config's phase_summary
-    rows of `scenario` (its judged workload group), every run and repeat. Figures are the worst repeat's."""
+    rows of `scenario` (its judged workload group), every run and repeat. Figures are the worst repeat's.
+
+    Only conclusive phases are evidence (sizing.rules.conclusive: the generator kept up). A fault scenario fails on
+    any conclusive judged phase that missed; it holds only when every judged phase (by its number) has a conclusive
+    repeat and all of those held; otherwise it is not judged (`held` None), the reason naming the invalid phases.
+    A backlog scenario's figures compose over a run's phases, so only runs whose every phase is conclusive count;
+    with none, it is not judged."""
     kind = rules.scenario_kind(scenario)
     if kind not in rules.ADVERSE_KINDS:
         raise ValueError(f"scenario {scenario.name!r} is not adverse ({kind})")
     runs: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
     for row in rows:
         runs.setdefault((str(row["run_id"]), int(row["repeat"])), []).append(row)
-    judged_rows = [r for r in rows if judged(scenario, r, campaign_target_rate)]
+    in_scope = [r for r in rows if judged(scenario, r, campaign_target_rate)]
+    judged_rows = [r for r in in_scope if rules.conclusive_row(r)]
+    invalid = [r for r in rows if not rules.conclusive_row(r)]
     held_phases = [bool(rules.held_target(bool(r.get("matched_target")), _number(r.get("lost")))) for r in judged_rows]
+    # A backlog verdict composes over a run's phases: only runs whose every phase is conclusive count. A fault
+    # scenario's per-run figures are reported, not judged.
+    counted = runs if kind == rules.FAULT_ADVERSE else {
+        key: phases for key, phases in runs.items() if all(rules.conclusive_row(r) for r in phases)}
     per_run = []
-    for phases in runs.values():
+    for phases in counted.values():
         steady = [r for r in phases if judged(scenario, r, campaign_target_rate)]
         per_run.append({"reduced": sum(_number(r.get("reduced_publish_s")) for r in steady),
                         "blocked": sum(_number(r.get("publishers_blocked_s")) for r in steady),
@@ -146,12 +159,27 @@ def judge(scenario: Scenario, rows: Sequence[Mapping[str, Any]], campaign_target
     reduced = max((r["reduced"] for r in per_run), default=0.0)
     drained = bool(per_run) and all(r["drain"].drained for r in per_run)
     lost = int(sum(_number(r.get("lost")) for r in rows))
+    held: bool | None
     if kind == rules.FAULT_ADVERSE:
-        held = bool(judged_rows) and all(held_phases)
-        reason = None if held else _fault_reason(judged_rows, held_phases)
+        uncovered = sorted({int(r["phase"]) for r in in_scope} - {int(r["phase"]) for r in judged_rows})
+        if not in_scope:
+            held, reason = False, "no judged phase"
+        elif not all(held_phases):  # a conclusive miss is evidence, whatever else is invalid
+            held, reason = False, _fault_reason(judged_rows, held_phases, invalid)
+        elif uncovered:
+            held = None
+            reason = _not_judged(invalid, "no conclusive repeat of judged phase(s) "
+                                          + ", ".join(_phase_name(in_scope, n) for n in uncovered))
+        else:
+            held, reason = True, _invalid_note(invalid) if invalid else None
+    elif runs and not per_run:
+        held, reason = None, _not_judged(invalid, "no run with every phase conclusive")
     else:
-        held = bool(per_run) and bool(rules.backlog_held(reduced, tolerance, lost, drained))
-        reason = None if held else _backlog_reason(reduced, tolerance, lost, drained, bool(per_run))
+        counted_lost = int(sum(r["lost"] for r in per_run))
+        held = bool(per_run) and bool(rules.backlog_held(reduced, tolerance, counted_lost, drained))
+        reason = None if held else _backlog_reason(reduced, tolerance, counted_lost, drained, bool(per_run))
+        if invalid:  # held or not, say which phases did not count
+            reason = "; ".join(part for part in (reason, _invalid_note(invalid)) if part)
     drain_times = [r["drain"].drain_s for r in per_run]
 
     def worst(column: str, pick=max) -> float | None:
@@ -177,14 +205,36 @@ def judge(scenario: Scenario, rows: Sequence[Mapping[str, Any]], campaign_target
             "max_e2e_p99_ms": worst("e2e_p99_ms")}
 
 
-def _fault_reason(rows: Sequence[Mapping[str, Any]], held: Sequence[bool]) -> str:
-    if not rows:
-        return "no judged phase"
+NOT_JUDGED = "not judged"  # how a reason without a verdict starts (the report and the recommendation quote it)
+
+
+def _phase_name(rows: Sequence[Mapping[str, Any]], number: int) -> str:
+    name = next((r.get("phase_name") for r in rows if int(r["phase"]) == number and r.get("phase_name")), None)
+    return str(name) if name else f"phase {number}"
+
+
+def _invalid_note(invalid: Sequence[Mapping[str, Any]]) -> str:
+    """The invalid phases, each with its run, repeat and why (phase_summary.invalid_reason)."""
+    seen = sorted({(str(r["run_id"]), int(r["repeat"]), int(r["phase"])) for r in invalid})
+    by_key = {(str(r["run_id"]), int(r["repeat"]), int(r["phase"])): r for r in invalid}
+    parts = [f"{_phase_name([by_key[k]], k[2])} (run {k[0]}, repeat {k[1]}: "
+             f"{by_key[k].get('invalid_reason') or 'invalid'})" for k in seen]
+    noun = "phase" if len(parts) == 1 else "phases"
+    return f"{len(parts)} {noun} flagged invalid, evidence neither way: " + ", ".join(parts)
+
+
+def _not_judged(invalid: Sequence[Mapping[str, Any]], what: str) -> str:
+    return f"{NOT_JUDGED}: {what}; {_invalid_note(invalid)}"
+
+
+def _fault_reason(rows: Sequence[Mapping[str, Any]], held: Sequence[bool], invalid: Sequence[Mapping[str, Any]]) -> str:
     missed = [r for r, ok in zip(rows, held, strict=True) if not ok]
     lost = sum(_number(r.get("lost")) for r in missed)
     parts = [f"{len(missed)} of {len(rows)} judged phases missed their target rate or the SLO"]
     if lost:
         parts.append(f"{lost:,.0f} confirmed messages lost")
+    if invalid:
+        parts.append(_invalid_note(invalid))
     return "; ".join(parts)
 
 

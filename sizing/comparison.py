@@ -246,20 +246,35 @@ def compare_values(metric: Metric, config_id: str, scenario: str, base: Sequence
 
 
 def held_changes(base: RunTables, head: RunTables) -> list[Change]:
-    """Each adverse scenario's criterion, base vs head (the adverse table: held in every repeat)."""
-    def verdicts(tables: RunTables) -> dict[tuple[str, str], tuple[bool, int, str | None]]:
-        return {(str(r["config_id"]), str(r["scenario"])): (bool(r["held"]), int(r.get("repeats") or 0),
+    """Each adverse scenario's criterion, base vs head (the adverse table: held in every repeat). A side that was
+    not judged (`held` null: too few conclusive phases) makes the change inconclusive, with that side's reason."""
+    def verdicts(tables: RunTables) -> dict[tuple[str, str], tuple[bool | None, int, str | None]]:
+        return {(str(r["config_id"]), str(r["scenario"])): (_held(r.get("held")), int(r.get("repeats") or 0),
                                                             r.get("reason")) for r in tables.adverse}
 
     before, after = verdicts(base), verdicts(head)
     out = []
     for key in sorted(set(before) & set(after)):
-        (was, n_base, _), (now, n_head, reason) = before[key], after[key]
+        (was, n_base, base_reason), (now, n_head, reason) = before[key], after[key]
+        if was is None or now is None:
+            out.append(Change(key[0], key[1], HELD.name, HELD.label, HELD.unit, True, _as_float(was), _as_float(now),
+                              n_base, n_head, False, None, None, None, 0.0, CRITERION_TEST, INCONCLUSIVE,
+                              note=reason if now is None else base_reason))
+            continue
         verdict = UNCHANGED if was == now else (IMPROVED if now else REGRESSED)
         out.append(Change(key[0], key[1], HELD.name, HELD.label, HELD.unit, True, float(was), float(now), n_base,
                           n_head, False, float(now) - float(was), None, None, 0.0, CRITERION_TEST, verdict,
                           note=reason if verdict == REGRESSED else None))
     return out
+
+
+def _held(value: Any) -> bool | None:
+    """The adverse table's `held`: None (or NaN from a frame) is no judgement."""
+    return None if value is None or value != value else bool(value)
+
+
+def _as_float(value: bool | None) -> float | None:
+    return None if value is None else float(value)
 
 
 @dataclass

@@ -500,9 +500,12 @@ ADVERSE = (
     Column("criterion", "string", "fault (judged phases hold the target, nothing lost) | backlog (publishers "
            "unaffected, nothing lost, backlog drained): sizing.rules.scenario_kind"),
     Column("repeats", "int32", "runs x repeats judged"),
-    Column("held", "bool", "the scenario held by its criterion in every repeat"),
-    Column("reason", "string", "why it did not hold (null when it held)", nullable=True),
-    Column("phases_judged", "int32", "phases judged (fault on steps: offered <= campaign target; else all)"),
+    Column("held", "bool", "the scenario held by its criterion in every repeat; null: not judged (too few "
+           "conclusive phases: sizing.rules.conclusive, the generator kept up)", nullable=True),
+    Column("reason", "string", "why it did not hold or was not judged, and the phases flagged invalid that did not "
+           "count (null: it held on every phase)", nullable=True),
+    Column("phases_judged", "int32", "conclusive phases judged (fault on steps: offered <= campaign target; else "
+           "all)"),
     Column("phases_held", "int32", "judged phases that held the target (sizing.rules.held_target)"),
     Column("worst_dip_ratio", "float64", "lowest 5 s mean after a fault / pre-fault rate (>= 1: no dip)",
            nullable=True),
@@ -533,7 +536,9 @@ CAPACITY = (
     Column("run_id", "string", "run label (partition)"),
     Column("repeat", "int32", "1-based repeat"),
     Column("status", "string", "converged | at_upper | below_start | unstable (sizing.search.STATUSES), "
-           "replay_incomplete when the recomputed verdicts call for a probe the run did not take"),
+           "replay_incomplete when the recomputed verdicts call for a probe the run did not take, generator_bound "
+           "when a probe the search counted was not conclusive (the generator fell behind: sustainable_rate is a "
+           "floor, not the broker's limit)"),
     Column("sustainable_rate", "float64", "highest rate that passed twice below every failing probe, msg/s",
            nullable=True),
     Column("last_pass", "float64", "bracket: highest pass below first_fail, msg/s", nullable=True),
@@ -596,7 +601,8 @@ FINDINGS = (
     Column("latency_basis", "string", "intended | sent: what the arm's latency figures are measured from"),
     *interval_schema("the arm's median over its repeats", no_interval="with one repeat, but for a rate with its "
                      "interval within the run: interval_basis"),
-    Column("n", "int32", "the arm's repeats"),
+    Column("n", "int32", "the arm's conclusive repeats (one the generator fell behind in is no figure: "
+           "sizing.rules.conclusive)"),
     Column("interval_basis", "string", "what the row's interval rests on (sizing.findings.BASES): 'between repeats', "
            "or 'within one run (batch means)': one repeat per arm, a rate's t interval from batch means of the run's "
            "steady seconds at a nominal level (sizing.stats.run_mean_interval, run_compare), run-to-run variation not "

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sizing import rules
 from sizing.cost import cost_per_1000_msgs
 from sizing.spec import as_family_row
 from sizing.stats import COMPARE_CONFIDENCE, INTERVAL_CONFIDENCE, Interval, compare, median_interval
@@ -53,7 +54,8 @@ def phase_intervals(rows: Iterable[Mapping[str, Any]], metrics: Sequence[str] = 
                     phases: Mapping[str, tuple[str, int | None]] | None = None) -> list[dict[str, Any]]:
     """One row per (config_id, scenario, phase) of phase_summary's `rows` and metric: the median over the group's
     repeats with its interval (interval_columns), `n` (finite values it is over; 0: none, the figure is null),
-    `repeats` (the group's repeats), `valid` (every repeat valid; an unknown validity counts as valid), and the
+    `repeats` (the group's repeats), `valid` (every repeat conclusive: sizing.rules.conclusive_row; the figures
+    keep every repeat, flagged by this), and the
     group's phase_name and target_rate. With `phases` (sizing.spec.family_phases of the campaign's scenarios), an
     isolated scenario's runs are the phases of the scenario as written, as the report shows them. Sorted by the
     key, then metric in `metrics` order."""
@@ -67,7 +69,7 @@ def phase_intervals(rows: Iterable[Mapping[str, Any]], metrics: Sequence[str] = 
         first = group[0]
         shared = {**dict(zip(PHASE_KEY, key, strict=True)), "phase_name": first.get("phase_name"),
                   "target_rate": first.get("target_rate"), "repeats": len({r.get("repeat") for r in group}),
-                  "valid": all(r.get("valid") is None or bool(r.get("valid")) for r in group)}
+                  "valid": all(rules.conclusive_row(r) for r in group)}
         for metric in metrics:
             values = finite(r.get(metric) for r in group)
             interval = median_interval(values, confidence) if values else None

@@ -61,8 +61,7 @@ def phase_valid(no_client_records: bool, worker_cpu_max: float, worker_behind_ev
 def matched_target(confirm_rate, consume_rate, target_rate, e2e_p99_ms, slo_p99_ms):
     """The phase carried its target: confirm and consume rates >= MATCH_FRACTION of it, and p99 within the SLO.
 
-    Validity is not required: a lagging generator only lowers the rates and raises the latencies it measures,
-    so a phase that matched anyway is a pass (one that missed while the generator lagged is inconclusive)."""
+    A figure of the phase, whatever its validity: whether the phase is evidence at all is `conclusive`."""
     need = target_rate * MATCH_FRACTION
     return (confirm_rate >= need) & (consume_rate >= need) & (e2e_p99_ms <= slo_p99_ms)
 
@@ -104,17 +103,31 @@ def backlog_held(reduced_publish_s, tolerance_s, lost, drained):
     return (reduced_publish_s <= tolerance_s) & (lost == 0) & drained
 
 
-def conclusive(valid, matched):
-    """A phase says something about the broker: the generator kept up (valid), or the phase matched its target
-    despite a lagging generator (which can only understate the broker)."""
-    return valid | matched
+def conclusive(valid):
+    """A phase is evidence about the broker only when the load generator kept up in it (phase_summary.valid, from
+    invalid_checks). A phase it fell behind in is evidence neither way, matched or not: the generator may have
+    failed to offer the load (blaming the broker for a miss) or stalled while a node was down and caught up later
+    (crediting it with a fault it never carried at the target). One predicate for every verdict that reads phase
+    rows: the leaderboards and capacity (counts_toward_capacity), the adverse verdicts (sizing.adverse.judge) and
+    the findings (sizing.findings); `conclusive_row` applies it to one plain row."""
+    return valid
 
 
-def counts_toward_capacity(valid, matched, e2e_p99_ms, slo_p99_ms):
+def conclusive_row(row) -> bool:
+    """`conclusive` on one plain row (a mapping with phase_summary's `valid`). The analysis always writes `valid`;
+    a row without one (figures given from a study's published outcomes: no generator of ours ran) is taken as
+    given."""
+    valid = row.get("valid")
+    if valid is None or valid != valid:  # None, or NaN from a pandas frame
+        return True
+    return bool(conclusive(bool(valid)))
+
+
+def counts_toward_capacity(valid, e2e_p99_ms, slo_p99_ms):
     """The capacity predicate: a phase of a capacity scenario counts toward its config's top throughput when
     it is conclusive and its end-to-end p99 met the SLO. Its throughput is `carried_rate`. (Seed 000's own "top
     throughput" is at any latency: the conclusive phases alone, the leaderboard's top_throughput_any_latency.)"""
-    return conclusive(valid, matched) & (e2e_p99_ms <= slo_p99_ms)
+    return conclusive(valid) & (e2e_p99_ms <= slo_p99_ms)
 
 
 def carried_rate(confirm_rate: float, consume_rate: float) -> float:

@@ -102,10 +102,10 @@ def capacity_repeat_rows(summary: pd.DataFrame, slo: float) -> pd.DataFrame:
     """The capacity_repeats table as the Spark job computes it: per repeat, the top carried rate over the
     phases sizing.rules.counts_toward_capacity lets count (the predicates evaluate on pandas Series too)."""
     ideal = summary[summary["scenario"] == "increasing-intensity"]
-    ok = ideal[rules.counts_toward_capacity(ideal["valid"], ideal["matched_target"], ideal["e2e_p99_ms"], slo)]
+    ok = ideal[rules.counts_toward_capacity(ideal["valid"], ideal["e2e_p99_ms"], slo)]
     ok = ok.assign(carried=ok[["confirm_rate", "consume_rate"]].min(axis=1),
                    matched_rate=ok["target_rate"].where(ok["matched_target"]))
-    conclusive = ideal[rules.conclusive(ideal["valid"], ideal["matched_target"])]
+    conclusive = ideal[rules.conclusive(ideal["valid"])]
     any_latency = conclusive[["confirm_rate", "consume_rate"]].min(axis=1).groupby(
         [conclusive["config_id"], conclusive["repeat"]]).max()
     rows = []

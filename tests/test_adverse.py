@@ -138,6 +138,65 @@ def test_a_fault_scenario_on_steps_is_judged_up_to_the_campaign_target() -> None
     assert failed["reason"] == "1 of 2 judged phases missed their target rate or the SLO; 5 confirmed messages lost"
 
 
+def kill_row(phase: int, rate: float, ok: bool, repeat: int = 1, valid: bool = True, lost: int = 0) -> dict:
+    return {"run_id": "r", "repeat": repeat, "phase": phase, "phase_name": f"rate-{rate:g}", "target_rate": rate,
+            "valid": valid, "invalid_reason": None if valid else "loadgen_behind", "matched_target": ok,
+            "lost": lost, "duplicates": 0, "confirm_rate": rate * (1 if ok else 0.5), "e2e_p99_ms": 30.0,
+            "time_to_recover_s": 4.0, "recovered": True, "worst_dip_ratio": 0.5, "unavailable_s": 2.0}
+
+
+def test_a_fault_phase_the_generator_fell_behind_in_is_evidence_neither_way() -> None:
+    """Known answers (issue 32 item 0: the demo's broker-kill held on its one phase, flagged loadgen_behind)."""
+    kill = campaign({**KILL, "steps": {"rates": [1000], "duration_s": 30}}).scenarios[0]
+    # the only judged phase is invalid: matched or missed, the scenario is not judged, and the reason names it
+    for ok in (True, False):
+        verdict = adverse.judge(kill, [kill_row(1, 1000.0, ok, valid=False)], 1000.0)
+        assert (verdict["held"], verdict["phases_judged"], verdict["phases_held"]) == (None, 0, 0)
+        assert verdict["reason"] == ("not judged: no conclusive repeat of judged phase(s) rate-1000; 1 phase flagged "
+                                     "invalid, evidence neither way: rate-1000 (run r, repeat 1: loadgen_behind)")
+    # a second, valid repeat of that phase remains: judged on it alone, either way
+    held = adverse.judge(kill, [kill_row(1, 1000.0, False, valid=False), kill_row(1, 1000.0, True, repeat=2)],
+                         1000.0)
+    assert (held["held"], held["phases_judged"], held["phases_held"]) == (True, 1, 1)
+    assert held["worst_confirm_ratio"] == 1.0  # the invalid repeat's 0.5 is not a figure of the verdict
+    assert held["reason"].startswith("1 phase flagged invalid")  # held, and says what did not count
+    missed = adverse.judge(kill, [kill_row(1, 1000.0, True, valid=False), kill_row(1, 1000.0, False, repeat=2)],
+                           1000.0)
+    assert (missed["held"], missed["phases_judged"], missed["phases_held"]) == (False, 1, 0)
+    assert missed["reason"].startswith("1 of 1 judged phases missed their target rate or the SLO; 1 phase flagged")
+
+
+def test_a_fault_scenario_needs_a_conclusive_repeat_of_every_judged_phase_but_fails_on_any_conclusive_miss() -> None:
+    kill = campaign(KILL).scenarios[0]  # 500, 1000 (judged: at most the 1000 msg/s target) and 2000 msg/s steps
+    rows = [kill_row(1, 500.0, True), kill_row(2, 1000.0, True, valid=False), kill_row(3, 2000.0, False)]
+    gap = adverse.judge(kill, rows, 1000.0)
+    assert (gap["held"], gap["phases_judged"]) == (None, 1)  # the 1000 msg/s step has no conclusive repeat
+    assert gap["reason"].startswith("not judged: no conclusive repeat of judged phase(s) rate-1000;")
+    # an invalid step above the target is not judged anyway: it leaves the verdict alone
+    above = adverse.judge(kill, [kill_row(1, 500.0, True), kill_row(2, 1000.0, True),
+                                 kill_row(3, 2000.0, True, valid=False)], 1000.0)
+    assert (above["held"], above["phases_judged"]) == (True, 2)
+    # a conclusive miss (here: confirmed messages lost) fails it, whatever else was invalid
+    lost = adverse.judge(kill, [kill_row(1, 500.0, True, lost=5), *rows[1:]], 1000.0)
+    assert lost["held"] is False and "5 confirmed messages lost" in lost["reason"]
+
+
+def test_a_backlog_scenario_counts_only_runs_whose_every_phase_is_conclusive() -> None:
+    peak = campaign(PEAK).scenarios[0]
+
+    def invalid(rows: list[dict], phase: int) -> list[dict]:
+        return [{**r, "valid": False, "invalid_reason": "loadgen_cpu_saturated"} if r["phase"] == phase else r
+                for r in rows]
+
+    # repeat 1 reduced publishing for 15 s while its generator was saturated: not counted; repeat 2 held
+    verdict = adverse.judge(peak, invalid(backlog_rows(1, [0, 12, 3]), 2) + backlog_rows(2, [0, 0, 0]), 1000.0)
+    assert (verdict["held"], verdict["reduced_publish_s"]) == (True, 0.0)
+    assert verdict["reason"] == ("1 phase flagged invalid, evidence neither way: phase 2 (run r, repeat 1: "
+                                 "loadgen_cpu_saturated)")
+    alone = adverse.judge(peak, invalid(backlog_rows(1, [0, 12, 3]), 2), 1000.0)
+    assert alone["held"] is None and alone["reason"].startswith("not judged: no run with every phase conclusive;")
+
+
 def test_the_reports_criterion_text_words_the_thresholds_of_sizing_rules(monkeypatch) -> None:
     """The words follow the rules: with other thresholds the text changes with them and no old figure remains."""
     from app.report.sections import adverse as section

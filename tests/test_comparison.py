@@ -96,6 +96,16 @@ def test_runs_compared_metric_by_metric_from_their_table_rows() -> None:
     assert only.only_in_base == [f"{SMALL} / capacity / top_throughput", f"{SMALL} / capacity / cost_per_1k_at_top"]
 
 
+
+def test_a_scenario_not_judged_in_either_run_is_an_inconclusive_change_never_a_regression() -> None:
+    base = run("r1", [1500.0], [40.0])
+    head = run("r2", [1500.0], [40.0])
+    why = "not judged: no conclusive repeat of judged phase(s) rate-1000; 1 phase flagged invalid, evidence ..."
+    head.adverse[0].update(held=None, reason=why)  # the adverse table's null: too few conclusive phases
+    held = {c.metric: c for c in compare_runs(CAMPAIGN, base, head).changes}["held"]
+    assert (held.verdict, held.base, held.head, held.note) == (INCONCLUSIVE, 1.0, None, why)
+    assert not compare_runs(CAMPAIGN, base, head).regressed
+
 def test_spec_differences_name_each_changed_leaf() -> None:
     a = {"workload": {"consumers": {"processing_ms": 5}}, "clusters": {"list": [{"nodes": 1}]}, "repeats": 3}
     b = {"workload": {"consumers": {"processing_ms": 5.5}}, "clusters": {"list": [{"nodes": 1}, {"nodes": 3}]},

@@ -64,6 +64,23 @@ def test_a_campaign_without_a_purpose_sizes_and_has_no_findings() -> None:
     assert plain.purpose == "size" and findings.findings(plain, rows_by_step()) == []
 
 
+
+def test_a_repeat_the_generator_fell_behind_in_is_no_figure_of_its_arm() -> None:
+    """Known answer: gp2's in-flight-20 repeat 2 flagged invalid with a wild rate (the generator, not the broker, set
+    it) leaves that arm's median the mean of its two valid repeats (2970 and 3030), over n = 2; with every repeat of
+    an arm invalid the arm has no row at all."""
+    c = campaign(purpose="characterise")
+    rows = [r if (r["config_id"], r["phase_name"], r["repeat"]) != (GP2, "confirms_in_flight=20", 2) else
+            {**r, "confirm_rate": 100.0, "valid": False, "invalid_reason": "loadgen_behind"} for r in rows_by_step()]
+    levels = {(r["config_id"], r["phase_name"], r["metric"]): r for r in findings.findings(c, rows)}
+    low = levels[(GP2, "confirms_in_flight=20", "publish_rate")]
+    assert (low["value"], low["n"]) == (pytest.approx((2970 + 3030) / 2), 2)
+    assert levels[(ST1, "confirms_in_flight=20", "publish_rate")]["n"] == 3  # the other config's arm is untouched
+    gone = [{**r, "valid": False} if r["phase_name"] == "confirms_in_flight=20" and r["config_id"] == GP2 else r
+            for r in rows]
+    assert not any(k[:2] == (GP2, "confirms_in_flight=20") for k in
+                   ((r["config_id"], r["phase_name"]) for r in findings.findings(c, gone)))
+
 def test_by_step_compares_each_step_with_the_workloads_own_setting() -> None:
     c = campaign(purpose="compare", compare={"by": "step", "versus": [
         {"baseline": "inflight/confirms_in_flight=1000", "other": "no-confirms"}]})

@@ -117,3 +117,29 @@ def test_interval_suites_pass_the_core_rows_and_fail_an_interval_that_misses_its
     assert validation.validate_frames({"board_intervals": board}).success
     bad = board.assign(board=["cost_at_target", repeats.BOARD_TOP_MATCHED])  # a board without a spread
     assert "column='board'" in validation.validate_frames({"board_intervals": bad}).message()
+
+
+def test_the_adverse_suite_takes_a_scenario_not_judged_only_with_its_reason():
+    """A null `held` is no judgement (too few conclusive phases, sizing.adverse.judge): the gate passes the judge's own
+    row, and fails it once its reason is gone."""
+    from sizing import adverse
+    from sizing.spec import parse_campaign
+
+    spec = parse_campaign({
+        "name": "gx-adverse", "deployment": "local", "catalog": "aws-us-east-1-2020",
+        "target": {"rate": 1000, "p99_latency_ms": 1000},
+        "workload": {"queues": {"count": 1, "type": "quorum"}, "message": {"size_bytes": 256},
+                     "publishers": {"count": 1, "confirms_in_flight": 10}, "consumers": {"count": 1, "prefetch": 10}},
+        "clusters": {"list": [{"nodes": 3, "instance_type": "c5.2xlarge", "volume": "gp2"}]},
+        "scenarios": [{"name": "broker-kill", "warmup_s": 3, "steps": {"rates": [1000], "duration_s": 30},
+                       "faults": [{"kind": "kill_node", "at": 0.3, "target": {"node": 1}, "heal_after_s": 8}]}]})
+    phase = {"run_id": "R1", "repeat": 1, "phase": 1, "phase_name": "rate-1000", "target_rate": 1000.0,
+             "valid": False, "invalid_reason": "loadgen_behind", "matched_target": True, "lost": 0, "duplicates": 0}
+    row = {"campaign": "c", "run_id": "R1", "config_id": "k",
+           **adverse.judge(spec.scenarios[0], [phase], spec.target.rate)}
+    assert row["held"] is None
+    frame = pd.DataFrame([row])[records.table_columns("adverse")]
+    assert validation.validate_frames({"adverse": frame}).success, validation.validate_frames(
+        {"adverse": frame}).message()
+    outcome = validation.validate_frames({"adverse": frame.assign(reason=[None])})
+    assert not outcome.success and "column='reason'" in outcome.message()

@@ -47,3 +47,36 @@ def test_without_searches_the_board_is_unchanged_but_carries_the_columns():
     out = add_search_ranks(board, [], plans)
     assert [r["config_id"] for r in out] == order
     assert all(r["sustainable_rate"] is None and r["rank_at_sustainable"] is None for r in out)
+
+
+def test_a_search_bounded_by_a_probe_the_generator_fell_behind_in_says_its_rate_is_only_a_floor():
+    """The search counts an attempt the generator fell behind in as a fail once its re-runs ran out (loadgen.search);
+    that fail is evidence neither way (sizing.rules.conclusive). Known answer: a simulated broker that carries up to
+    5000 msg/s; with every probe valid the replay converges, with the first probe above it invalid the same probes
+    replay to the same bracket, but the capacity row says generator_bound."""
+    from sizing.search import CapacitySearch, ProbeResult, SearchSpec
+    from spark_jobs.lib.leaderboards import GENERATOR_BOUND, capacity_rows
+
+    spec = SearchSpec(start_rate=1000.0, upper_rate=16000.0, resolution=0.1, resolution_relative=True, warmup_s=1.0,
+                      measure_s=5.0, drain_s=1.0, slo_p99_ms=1000.0)
+
+    def probes(invalid_first_fail: bool) -> list[dict]:
+        search, rows, failed = CapacitySearch(spec), [], False
+        while (probe := search.next_probe()) is not None:
+            carried = probe.rate if probe.rate <= 5000.0 else 5000.0
+            valid = not (invalid_first_fail and not failed and probe.rate > 5000.0)
+            failed = failed or probe.rate > 5000.0
+            outcome = search.record(ProbeResult(probe, carried, carried, 0.0, 10.0, None, valid))
+            rows.append({"campaign": "c", "config_id": "k", "scenario": "search", "run_id": "R", "repeat": 1,
+                         "phase": probe.index + 1, "target_rate": probe.rate, "warmup_s": 1.0, "duration_s": 6.0,
+                         "confirm_rate": carried, "consume_rate": carried, "backlog_slope": 0.0, "e2e_p99_ms": 10.0,
+                         "e2e_p999_ms": None, "valid": valid, "probe_stage": probe.stage,
+                         "probe_passed": outcome.passed, "probe_online_passed": outcome.passed,
+                         "probe_inconclusive": False, "bottleneck": None})
+        return rows
+
+    clean = capacity_rows(probes(False), {"search": spec})[0]
+    assert clean["status"] == "converged" and clean["last_pass"] <= 5000.0 < clean["first_fail"]
+    bounded = capacity_rows(probes(True), {"search": spec})[0]
+    assert bounded["status"] == GENERATOR_BOUND
+    assert (bounded["sustainable_rate"], bounded["first_fail"]) == (clean["sustainable_rate"], clean["first_fail"])

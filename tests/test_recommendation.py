@@ -53,3 +53,20 @@ def test_without_adverse_scenarios_the_cheapest_at_target_is_recommended_whateve
     rows = standings(ideal_only, MONTHLY, list(reversed(BOARD)), {}, {})
     assert recommended(rows).config_id == "a" and recommended(list(reversed(rows))).config_id == "a"
     assert recommended(standings(ideal_only, MONTHLY, [], {}, {})) is None  # nobody met the target
+
+
+def test_a_required_scenario_not_judged_for_invalid_phases_keeps_the_config_out_and_says_why() -> None:
+    """Issue 32 item 0: the demo's n3 held broker-kill on its one phase, flagged loadgen_behind. Now the adverse table
+    says not judged (held None, sizing.adverse.judge) and the recommendation passes the config over, quoting why."""
+    why = ("not judged: no conclusive repeat of judged phase(s) rate-1000; 1 phase flagged invalid, evidence neither "
+           "way: rate-1000 (run R1, repeat 1: loadgen_behind)")
+    judged = {**held(a=(True, True, True), b=(True, True, True)), ("a", "kill"): None}
+    rows = standings(SIZING, MONTHLY, BOARD, judged, {"a": 1}, {("a", "kill"): why})
+    a = rows[0]
+    assert (a.adverse_passed, a.adverse_failed, a.adverse_unjudged) == (("slowdown",), (), ("kill",))
+    assert not a.passes_all and recommended(rows).config_id == "b"
+    assert a.not_judged_text() == ("kill (no conclusive repeat of judged phase(s) rate-1000; 1 phase flagged invalid, "
+                                   "evidence neither way: rate-1000 (run R1, repeat 1: loadgen_behind))")
+    # a scenario with no row at all says that instead
+    bare = standings(SIZING, MONTHLY, BOARD, held(a=(None, True, True)), {})[0]
+    assert bare.not_judged_text() == "kill (no judgement in the adverse table)"

@@ -254,3 +254,50 @@ def test_throughput_at_the_target_sums_the_workers_second_by_second() -> None:
                            "confirmed": [400, 590, 500, 500, 300], "consumed": [400, 600, 480, 500, 310]})
     assert throughput_seconds(client).to_dict("list") == {
         "second": [10, 11, 12], "confirmed": [990, 1000, 300], "consumed": [1000, 980, 310]}
+
+
+def test_a_config_whose_broker_kill_phase_the_generator_fell_behind_in_is_not_recommended_and_the_report_says_why(
+        ) -> None:
+    """Issue 32 item 0, the demo's case: n3 (the recommendation above) holds broker-kill only on its one phase, and
+    the generator fell behind in it (loadgen_behind). Nothing is then known of broker-kill on n3: the adverse table
+    says not judged (sizing.adverse.judge, pure, as the Spark step runs it), and the verdict recommends nothing,
+    quoting why. Rendered from in-memory tables (no S3)."""
+    from app.report.context import ReportContext
+    from app.report.sections import adverse as adverse_section
+    from app.report.sections import verdict as verdict_section
+    from app.report.tables import ReportData, board_views
+    from sizing.plan import plan_configs
+    from sizing.spec import load_campaign
+    from tests.report_sample import adverse_rows, capacity_repeat_rows, leaderboard_rows, phase_summary_rows
+
+    campaign = load_campaign(SPEC)
+    summary = phase_summary_rows(1)
+    kill = (summary["config_id"] == N3) & (summary["scenario"] == "broker-kill")
+    summary.loc[kill, ["valid", "invalid_reason"]] = [False, "loadgen_behind"]
+    monthly = {c.config_id: c.monthly_cost for c in plan_configs(campaign)}
+    board = leaderboard_rows(capacity_repeat_rows(summary, campaign.target.p99_latency_ms), campaign.name, monthly,
+                             campaign.target.rate)
+    data = ReportData(campaign.name, summary, board_views(board, campaign.target.rate), adverse_rows(summary, campaign),
+                      None, {}, {}, {}, [])
+    ctx = ReportContext.build(campaign, data, RUN_ID, "now")
+    html = "".join(str(part) for part in verdict_section.render(ctx))
+    why = ("broker-kill (no conclusive repeat of judged phase(s) rate-1000; 1 phase flagged invalid, evidence neither "
+           f"way: rate-1000 (run {RUN_ID}, repeat 1: loadgen_behind))")
+    assert "Recommended:" not in html and "holds every required adverse scenario" not in html
+    assert "No config can be recommended" in html and f"{N3} ($1,034; not judged: {why})" in html
+    assert re.search(rf"<td>{N3}</td>.*?adverse not judged", html)
+    assert "evidence neither way" in html[html.index('class="note"'):]  # the note states the rule
+    table = "".join(str(part) for part in adverse_section.verdict_table(ctx, campaign.scenario("broker-kill")))
+    assert re.search(rf"<td>{N3}</td><td class=\"warn\">not judged</td>", table)
+    assert re.search(rf"<td>{N1}</td><td class=\"bad\">not held</td>", table)  # n1's valid miss still fails it
+    # the other way round: n1, the cheaper, is the one not judged; n3 is recommended and the verdict says why n1 is not
+    summary = phase_summary_rows(1)
+    summary.loc[(summary["config_id"] == N1) & (summary["scenario"] == "broker-kill"),
+                ["valid", "invalid_reason"]] = [False, "loadgen_cpu_saturated"]
+    data = ReportData(campaign.name, summary, board_views(board, campaign.target.rate), adverse_rows(summary, campaign),
+                      None, {}, {}, {}, [])
+    ctx = ReportContext.build(campaign, data, RUN_ID, "now")
+    html = "".join(str(part) for part in verdict_section.render(ctx))
+    assert f"Recommended: {N3}" in html
+    assert (f"Cheaper at the target but not recommended, a required adverse scenario not judged: {N1} ($345): "
+            "broker-kill (no conclusive repeat") in html and "loadgen_cpu_saturated" in html

@@ -110,10 +110,10 @@ def test_capacity_repeats_count_conclusive_phases_within_the_slo_and_the_board_t
         summary_row(cid, "increasing-intensity", 3, 3000.0, 2600.0, repeat=1, e2e_p99_ms=5000.0),  # beyond the SLO
         summary_row(cid, "increasing-intensity", 1, 1000.0, 1000.0, repeat=2),
         summary_row(cid, "increasing-intensity", 2, 2000.0, 1400.0, repeat=2),
-        # the generator lagged (invalid) but the phase matched anyway: it counts
+        # the generator lagged (invalid): evidence neither way (sizing.rules.conclusive), though it matched
         summary_row(cid, "increasing-intensity", 3, 3000.0, 2950.0, repeat=2, valid=False,
                     invalid_reason="loadgen_behind"),
-        # invalid and missed: inconclusive, never capacity
+        # invalid and missed: not evidence either
         summary_row(cid, "increasing-intensity", 4, 4000.0, 3500.0, repeat=2, valid=False,
                     invalid_reason="loadgen_cpu_saturated"),
         # a fault scenario never counts toward capacity
@@ -123,12 +123,12 @@ def test_capacity_repeats_count_conclusive_phases_within_the_slo_and_the_board_t
     per_repeat = leaderboards.capacity_repeats(summary, ["increasing-intensity"])
     got = sorted((r.asDict() for r in per_repeat.collect()), key=lambda r: r["repeat"])
     assert [(r["repeat"], r["top_matched_throughput"], r["top_matched_phase"], r["max_matched_target_rate"],
-             r["capacity_phases"]) for r in got] == [(1, 1890.0, "rate-2000", 1000.0, 2),
-                                                     (2, 2950.0, "rate-3000", 3000.0, 3)]
+             r["capacity_phases"], r["top_throughput_any_latency"]) for r in got] == [
+        (1, 1890.0, "rate-2000", 1000.0, 2, 2600.0), (2, 1400.0, "rate-2000", 1000.0, 2, 1400.0)]
     board = leaderboards.config_capacity(per_repeat).collect()[0]
-    assert board["top_matched_throughput"] == pytest.approx((1890.0 + 2950.0) / 2)  # the median of two repeats
+    assert board["top_matched_throughput"] == pytest.approx((1890.0 + 1400.0) / 2)  # the median of two repeats
     assert board["max_matched_target_rate"] == 1000.0  # the intensity matched in every repeat
-    assert board["capacity_phases"] == 5
+    assert board["capacity_phases"] == 4
 
 
 def test_repeat_intervals_show_each_isolated_run_as_a_step_of_the_scenario_as_written(tables):

@@ -37,15 +37,15 @@ def test_column_rules_agree_with_the_plain_value_rules(spark):
     assert len(got) == len(rows) == 144
     for r in got:
         assert r["m"] == r["matched_target"]
-        assert r["counts"] == bool(rules.counts_toward_capacity(r["valid"], r["matched_target"], r["e2e_p99_ms"],
-                                                                 SLO))
+        assert r["counts"] == bool(rules.counts_toward_capacity(r["valid"], r["e2e_p99_ms"], SLO))
         assert r["carried"] == rules.carried_rate(r["confirm_rate"], r["consume_rate"])
         assert r["reason"] == ("loadgen_cpu_saturated" if rules.cpu_saturated(r["worker_cpu_max"]) else None)
-    # Known answers: 98 % of 1000 is the bar, the SLO bound is inclusive, an invalid phase counts when it matched.
+    # Known answers: 98 % of 1000 is the bar, the SLO bound is inclusive, an invalid phase never counts.
     assert rules.matched_target(980.0, 980.0, 1000.0, 1000.0, SLO) and not rules.matched_target(
         979.0, 990.0, 1000.0, 500.0, SLO)
-    assert rules.counts_toward_capacity(False, True, 900.0, SLO)
-    assert not rules.counts_toward_capacity(False, False, 900.0, SLO)
+    assert rules.counts_toward_capacity(True, 1000.0, SLO) and not rules.counts_toward_capacity(True, 1000.5, SLO)
+    assert not rules.counts_toward_capacity(False, 900.0, SLO)
+    assert sum(r["counts"] for r in got) == 48  # valid (72 rows) x p99 within the SLO (2 of 3)
 
 
 def test_missing_figures_never_pass(spark):

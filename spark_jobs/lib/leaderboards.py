@@ -53,6 +53,9 @@ PROBE_COLUMNS = ("campaign", "config_id", "scenario", "run_id", "repeat", "phase
 INTERVAL_INPUTS = ("config_id", "scenario", "phase", "phase_name", "target_rate", "repeat", "valid",
                    *repeats.REPEAT_METRICS)
 BOARD_INPUTS = tuple(dict.fromkeys(b.per_repeat for b in repeats.BOARDS if b.per_repeat))
+# capacity.status beyond sizing.search.STATUSES (the online search's own)
+REPLAY_INCOMPLETE = "replay_incomplete"  # the recomputed verdicts call for a probe the run did not take
+GENERATOR_BOUND = "generator_bound"  # a counted probe was not conclusive: the sustainable rate is only a floor
 
 
 # -------------------------------------------------------------------------------- Spark aggregations
@@ -237,12 +240,17 @@ def capacity_rows(probes: Sequence[dict[str, Any]], searches: dict[str, SearchSp
         rows = [r for r in attempts if not r.get("probe_inconclusive")]
         spec = searches[scenario]
         result = replay(spec, tuple(_outcome(r) for r in rows))
+        # A probe counted although the generator fell behind in it (its re-runs ran out) failed for the generator,
+        # not the broker (sizing.rules.conclusive): what the search sustained is a floor, the broker's limit unknown.
+        status = result.status if result else REPLAY_INCOMPLETE
+        if result and not all(rules.conclusive_row(r) for r in rows):
+            status = GENERATOR_BOUND
         disagreeing = sum(1 for r in attempts if bool(r.get("probe_passed")) != bool(r.get("probe_online_passed")))
         sustainable = result.sustainable_rate if result else None
         at_sustainable = [r for r in rows if sustainable is not None and r["target_rate"] == sustainable
                           and r.get("probe_passed")]
         out.append({"campaign": campaign, "config_id": config_id, "scenario": scenario, "run_id": run_id,
-                    "repeat": int(repeat), "status": result.status if result else "replay_incomplete",
+                    "repeat": int(repeat), "status": status,
                     "sustainable_rate": sustainable, "last_pass": result.last_pass if result else None,
                     "first_fail": result.first_fail if result else None, "probes_used": len(rows),
                     "inconclusive_attempts": len(attempts) - len(rows),

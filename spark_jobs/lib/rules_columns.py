@@ -33,13 +33,13 @@ def carried() -> Column:
 
 
 def conclusive() -> Column:
-    """sizing.rules.conclusive over phase_summary's valid/matched_target (missing: not conclusive)."""
-    return F.coalesce(rules.conclusive(F.col("valid"), F.col("matched_target")), F.lit(False))
+    """sizing.rules.conclusive over phase_summary's valid (missing: not conclusive)."""
+    return F.coalesce(rules.conclusive(F.col("valid")), F.lit(False))
 
 
 def counts_toward_capacity() -> Column:
-    """sizing.rules.counts_toward_capacity over phase_summary's own valid/matched_target/p99/SLO columns."""
-    return F.coalesce(rules.counts_toward_capacity(F.col("valid"), F.col("matched_target"), F.col("e2e_p99_ms"),
+    """sizing.rules.counts_toward_capacity over phase_summary's own valid/p99/SLO columns."""
+    return F.coalesce(rules.counts_toward_capacity(F.col("valid"), F.col("e2e_p99_ms"),
                                                    F.col("slo_p99_ms")), F.lit(False))
 
 

@@ -83,7 +83,9 @@ def verdict_table(ctx: ReportContext, scenario: Scenario) -> list[object]:
                          "or wrote nothing).", class_="warn")]
     body = []
     for r in verdict.sort_values("config_id").itertuples(index=False):
-        held = ("held", "ok") if r.held else ("not held", "bad")
+        # a null held: too few conclusive phases (sizing.adverse.judge); the reason names the invalid ones
+        held = (("not judged", "warn") if r.held is None or pd.isna(r.held) else
+                ("held", "ok") if r.held else ("not held", "bad"))
         reason = r.reason if isinstance(r.reason, str) else "—"
         if is_backlog(scenario):
             reduced = f"{fmt.secs(r.reduced_publish_s)} (tolerance {fmt.secs(r.publish_tolerance_s)})"

@@ -19,17 +19,22 @@ from sizing.spec import Campaign
 
 def verdicts(campaign: Campaign, data: ReportData, monthly: dict[str, float]) -> list[ConfigVerdict]:
     """The analysis' tables as the core's inputs (sizing.recommendation decides): the cost-at-target board, the
-    `adverse` table's judgements (a null `held` is no judgement) and each config's invalid phases."""
+    `adverse` table's judgements (a null `held` is no judgement; its reason says why) and each config's invalid
+    phases."""
     board = data.leaderboards[data.leaderboards["board"] == BOARD_COST_AT_TARGET]
     entries = [BoardEntry(row.config_id, int(row.rank), float(row.value)) for row in board.itertuples(index=False)]
-    held = {}
+    held: dict[tuple[str, str], bool | None] = {}
+    reasons: dict[tuple[str, str], str] = {}
     if data.adverse is not None:
-        held = {(r.config_id, r.scenario): bool(r.held) for r in data.adverse.itertuples(index=False)
-                if r.held is not None and not pd.isna(r.held)}
+        for r in data.adverse.to_dict("records"):
+            key = (r["config_id"], r["scenario"])
+            held[key] = None if r["held"] is None or pd.isna(r["held"]) else bool(r["held"])
+            if isinstance(r.get("reason"), str):
+                reasons[key] = r["reason"]
     summary = data.phase_summary
     invalid = {config_id: int((~rows["valid"].fillna(True).astype(bool)).sum())
                for config_id, rows in summary.groupby("config_id")} if not summary.empty else {}
-    return standings(campaign, monthly, entries, held, invalid)
+    return standings(campaign, monthly, entries, held, invalid, reasons)
 
 
 def render(ctx: ReportContext) -> list[object]:
@@ -58,14 +63,25 @@ def render(ctx: ReportContext) -> list[object]:
                          + (f" and holds every required adverse scenario ({', '.join(required)})"
                             if required else "") + ", at the lowest cost per 1000 msg/s. " + stretch),
                 tag("p", f"Runners-up: {others}.") if others else ""]
+        # Cheaper at the target but passed over because a required scenario was not judged: say so, and why.
+        skipped = [v for v in rows if v.meets_ideal and not v.adverse_failed and v.adverse_unjudged
+                   and (v.target_rank or 0) < (best.target_rank or 0)]
+        if skipped:
+            body.append(tag("p", "Cheaper at the target but not recommended, a required adverse scenario not "
+                                 "judged: " + "; ".join(f"{v.config_id} ({fmt.money(v.cost_at_target)}): "
+                                                        f"{v.not_judged_text()}" for v in skipped) + "."))
         out.append(tag("div", body, class_="verdict"))
     else:
         ideal = [v for v in rows if v.meets_ideal]
-        headline = "No config meets the target and SLO in every scenario."
+        # A config kept out only by scenarios that were not judged is not shown to fail them: nothing is known.
+        headline = ("No config can be recommended: every config that meets the target under ideal conditions "
+                    "fails or was not judged in a required adverse scenario."
+                    if any(v.adverse_unjudged for v in ideal) else
+                    "No config meets the target and SLO in every scenario.")
         detail = ("Best under ideal conditions only: " + ", ".join(
             f"{v.config_id} ({fmt.money(v.cost_at_target)}; " + "; ".join(
                 part for part in (f"fails {', '.join(v.adverse_failed)}" if v.adverse_failed else "",
-                                  f"not judged: {', '.join(v.adverse_unjudged)}" if v.adverse_unjudged else "")
+                                  f"not judged: {v.not_judged_text()}" if v.adverse_unjudged else "")
                 if part) + ")" for v in ideal[:3])
                   + ". Consider larger clusters." if ideal else
                   f"No config reached {target} even under ideal conditions. Consider larger clusters.")
@@ -76,11 +92,12 @@ def render(ctx: ReportContext) -> list[object]:
     table_rows = []
     for v in rows:
         status = ("recommended", "ok") if v.passes_all else (
-            ("fails adverse", "bad") if v.meets_ideal else ("misses target/SLO", "bad"))
+            ("fails adverse", "bad") if v.meets_ideal and v.adverse_failed else
+            ("adverse not judged", "bad") if v.meets_ideal else ("misses target/SLO", "bad"))
         adverse = "—" if not required else (
             f"{len(v.adverse_passed)}/{len(required)}" + (f" (fails {', '.join(v.adverse_failed)})"
                                                           if v.adverse_failed else "")
-            + (f" (not judged: {', '.join(v.adverse_unjudged)})" if v.adverse_unjudged else ""))
+            + (f" (not judged: {v.not_judged_text()})" if v.adverse_unjudged else ""))
         if optional:
             adverse += (f"; not required: fails {', '.join(v.optional_failed)}" if v.optional_failed
                         else "; not required: all held")
@@ -101,6 +118,10 @@ def render(ctx: ReportContext) -> list[object]:
                         "under ideal conditions. Each adverse scenario is judged by its study's own criterion "
                         "(see Adverse scenarios): a fault scenario holds when its judged phases matched the target "
                         "and lost nothing; a consumer slowdown or publish peak holds when publishers carried on "
-                        "unaffected, nothing was lost and the backlog drained. A scenario marked 'not required' "
-                        "is judged and reported but does not decide the recommendation.", class_="note"))
+                        "unaffected, nothing was lost and the backlog drained. A phase the load generator fell "
+                        "behind in (see Phases flagged invalid) is evidence neither way: a scenario left without a "
+                        "valid repeat of a judged phase is not judged, and a config is not recommended on it. A "
+                        "scenario marked 'not required' is judged and reported but does not decide the "
+                        "recommendation.",
+                        class_="note"))
     return out
