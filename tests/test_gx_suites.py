@@ -117,3 +117,20 @@ def test_interval_suites_pass_the_core_rows_and_fail_an_interval_that_misses_its
     assert validation.validate_frames({"board_intervals": board}).success
     bad = board.assign(board=["cost_at_target", repeats.BOARD_TOP_MATCHED])  # a board without a spread
     assert "column='board'" in validation.validate_frames({"board_intervals": bad}).message()
+
+
+def test_upgrade_suite_passes_the_tables_rows_and_wants_a_baseline_behind_every_change():
+    # the rows sizing.upgrade writes for campaigns/upgrade-local.yaml from synthetic runs (tests/test_upgrade.py)
+    from sizing import upgrade
+    from tests.test_upgrade import CAMPAIGN, synthetic_run
+
+    frame = pd.DataFrame([{**r, "run_id": "R1"} for r in upgrade.upgrade_rows(CAMPAIGN, *synthetic_run())])
+    assert validation.validate_frames({"upgrade": frame}).success
+    changed = frame.index[frame["change"].notna()][0]
+    text = validation.validate_frames({"upgrade": frame.assign(baseline_value=lambda f: f["baseline_value"].where(
+        f.index != changed))}).message()
+    assert "column='baseline_value'" in text  # a change against no baseline figure
+    expected = frame.index[frame["expected"].notna()][0]
+    text = validation.validate_frames({"upgrade": frame.assign(expected_source=lambda f: f["expected_source"].where(
+        f.index != expected))}).message()
+    assert "column='expected_source'" in text  # an expectation must name its published source
