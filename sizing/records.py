@@ -706,6 +706,8 @@ UPGRADE = (
     Column("unit", "string", "msg/s | ms | s | bytes"),
     Column("value", "float64", "median over the config's repeats"),
     Column("n", "int32", "repeats with a figure"),
+    Column("lower_bound", "bool", "some repeat's figure is only a lower bound: its backlog drained within one second, "
+           "the client records' resolution (sizing.upgrade.drain_at_resolution)"),
     Column("baseline_config_id", "string", "the baseline config compared with (null on the baseline's rows)",
            nullable=True),
     Column("baseline_version", "string", "its RabbitMQ version", nullable=True),

@@ -8,7 +8,8 @@ A campaign asks it when its purpose is compare, by config, and its configs diffe
 - p99_at_target_ms: end-to-end p99 of the capacity phase or search probe offered the campaign target (a repeat
   with several, e.g. a confirm probe, counts its worst);
 - drain_rate_msg_s: messages drained / seconds from the peak backlog until it stayed drained (`drain_rate`), per
-  backlog scenario (sizing.adverse.run_drain on the client-side backlog);
+  backlog scenario (sizing.adverse.run_drain on the client-side backlog, counted per second: a drain within one
+  second gives a lower bound, and the row says so);
 - reduced_publish_s: seconds of reduced publish rate, per adverse scenario (sizing.adverse.judge of one repeat);
 - memory_per_message_bytes: cluster memory increase / messages stored, from the first sample to the deepest one
   (`memory_per_message`), per backlog scenario;
@@ -117,6 +118,16 @@ def version_arms(campaign: Campaign) -> dict[str, str | None] | None:
 # ------------------------------------------------------------------------------------- one repeat's figures
 
 
+# The client records count per second: a drain within one second is as fast as they can tell apart.
+RECORD_RESOLUTION_S = 1.0
+
+
+def drain_at_resolution(drain: adverse.Drain) -> bool:
+    """The drain took no longer than the records' resolution: its rate is a lower bound (the backlog may have gone
+    in a fraction of that second)."""
+    return drain.drain_s is not None and 0 < drain.drain_s <= RECORD_RESOLUTION_S
+
+
 def drain_rate(drain: adverse.Drain, level: float) -> float | None:
     """Messages drained per second: from the peak backlog down to the drain level (what certainly left the queues),
     over the seconds from the peak until the backlog stayed drained. None when it did not drain, or never stood
@@ -175,7 +186,8 @@ def restart_seconds(events: Sequence[Mapping[str, Any]], samples: Sequence[Mappi
 # What repeat_figures reads of each phase_summary row.
 PHASE_INPUTS = tuple(dict.fromkeys(("config_id", "scenario", "run_id", "repeat", "phase", "target_rate", "valid",
                                     "e2e_p99_ms", *adverse.VERDICT_INPUTS)))
-Figures = dict[tuple[str, str, str], list[float]]  # (config, metric, scenario) -> one figure per repeat
+Key = tuple[str, str, str]  # (config, metric, scenario)
+Figures = dict[Key, list[float]]  # one figure per repeat
 
 
 def _present(value: Any) -> bool:
@@ -191,12 +203,15 @@ def _by_run(rows: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str, str, int]
 
 
 def repeat_figures(campaign: Campaign, phases: Sequence[Mapping[str, Any]], capacity: Sequence[Mapping[str, Any]],
-                   samples: Sequence[Mapping[str, Any]] = (), events: Sequence[Mapping[str, Any]] = ()) -> Figures:
-    """Every figure of every repeat. `phases`: phase_summary rows of the judged group; `capacity`: the capacity
-    table's rows; `samples`, `events`: broker_samples and events rows (each with its run key)."""
+                   samples: Sequence[Mapping[str, Any]] = (), events: Sequence[Mapping[str, Any]] = ()
+                   ) -> tuple[Figures, set[Key]]:
+    """Every figure of every repeat, and the figures of which some repeat's is a lower bound (a drain at the records'
+    resolution). `phases`: phase_summary rows of the judged group; `capacity`: the capacity table's rows; `samples`,
+    `events`: broker_samples and events rows (each with its run key)."""
     kinds = {s.name: rules.scenario_kind(s) for s in campaign.scenarios}
     scenario = {s.name: s for s in campaign.scenarios}
     out: Figures = {}
+    bounded: set[Key] = set()
 
     def add(config: str, metric: str, name: str, value: float | None) -> None:
         if _present(value):
@@ -220,16 +235,22 @@ def repeat_figures(campaign: Campaign, phases: Sequence[Mapping[str, Any]], capa
             drain = adverse.run_drain(rows)
             levels = [r["drain_level_msgs"] for r in rows if _present(r.get("drain_level_msgs"))]
             add(config, "drain_rate_msg_s", name, drain_rate(drain, float(levels[0])) if levels else None)
+            if drain_at_resolution(drain):
+                bounded.add((config, "drain_rate_msg_s", name))
             add(config, "memory_per_message_bytes", name, memory_per_message(samples_of.get(key, [])))
         elif any(f.kind in NODE_RESTART_FAULTS for f in scenario[name].faults):
             add(config, "restart_s", name, restart_seconds(events_of.get(key, []), samples_of.get(key, [])))
-    return out
+    return out, bounded
 
 
-def direction(change: float | None, threshold: float = PRACTICAL_EFFECT) -> str | None:
-    """higher / lower: the relative change is at least the practical threshold; unchanged: within it."""
-    if change is None:
+def direction(value: float, base: float | None, threshold: float = PRACTICAL_EFFECT) -> str | None:
+    """higher / lower: the relative change is at least the practical threshold; unchanged: within it. Against a
+    baseline of 0 (no second of reduced publishing, say) there is no relative change: any figure above it is higher."""
+    if base is None:
         return None
+    if base == 0:
+        return HIGHER if value > 0 else LOWER if value < 0 else UNCHANGED
+    change = value / base - 1
     return HIGHER if change >= threshold else LOWER if change <= -threshold else UNCHANGED
 
 
@@ -242,7 +263,7 @@ def upgrade_rows(campaign: Campaign, phases: Sequence[Mapping[str, Any]], capaci
     arms = version_arms(campaign)
     if arms is None:
         return []
-    figures = repeat_figures(campaign, phases, capacity, samples, events)
+    figures, bounded = repeat_figures(campaign, phases, capacity, samples, events)
     baseline = campaign.comparison.baselines[0]  # type: ignore[union-attr]
     order = {m.name: i for i, m in enumerate(METRICS)}
     rows = []
@@ -252,7 +273,7 @@ def upgrade_rows(campaign: Campaign, phases: Sequence[Mapping[str, Any]], capaci
         base = figures.get((baseline, metric, name), []) if config != baseline else []
         value, base_value = statistics.median(values), statistics.median(base) if base else None
         change = value / base_value - 1 if base_value else None
-        moved = direction(change)
+        moved = direction(value, base_value)
         expected = expected_direction(metric, arms[baseline], arms[config]) if config != baseline else None
         verdict = None
         if base and all(v > 0 for v in [*values, *base]):
@@ -260,6 +281,7 @@ def upgrade_rows(campaign: Campaign, phases: Sequence[Mapping[str, Any]], capaci
         rows.append({
             "campaign": campaign.name, "config_id": config, "rabbitmq_version": arms[config], "metric": metric,
             "scenario": name, "unit": METRIC[metric].unit, "value": value, "n": len(values),
+            "lower_bound": (config, metric, name) in bounded,
             "baseline_config_id": baseline if config != baseline else None,
             "baseline_version": arms[baseline] if config != baseline else None,
             "baseline_value": base_value, "n_baseline": len(base) if base else None, "change": change,

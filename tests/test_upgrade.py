@@ -165,3 +165,25 @@ def test_repeats_give_the_median_and_a_campaign_without_versions_no_rows():
     row = next(r for r in rows if r["config_id"] == NEW and r["metric"] == "capacity_msg_s")
     assert (row["value"], row["n"], row["n_baseline"], row["verdict"]) == (1500.0, 3, 1, "inconclusive")
     assert upgrade.upgrade_rows(dataclasses.replace(CAMPAIGN, purpose="size"), phases, capacity) == []
+
+
+def test_direction_against_the_practical_threshold_and_against_a_baseline_of_nothing():
+    assert upgrade.direction(105.0, 100.0) == "higher" and upgrade.direction(104.0, 100.0) == "unchanged"
+    assert upgrade.direction(95.0, 100.0) == "lower"
+    # 3 s of reduced publishing where the baseline had none: higher, though no relative change exists
+    assert upgrade.direction(3.0, 0.0) == "higher" and upgrade.direction(0.0, 0.0) == "unchanged"
+    assert upgrade.direction(3.0, None) is None
+
+
+def test_a_drain_within_one_second_is_a_lower_bound_and_the_row_says_so():
+    assert upgrade.drain_at_resolution(Drain(25_000, True, 1.0))
+    assert not upgrade.drain_at_resolution(Drain(25_000, True, 2.0))
+    assert not upgrade.drain_at_resolution(Drain(25_000, False, None))
+    phases, capacity, samples, events = synthetic_run()
+    # 4.0's backlog gone in the second after its peak (28 -> 29): 20,000 msg/s at least
+    phases = [r for r in phases if not (r["config_id"] == NEW and r["scenario"] == "backlog")]
+    phases += backlog_phases(NEW, last_above_s=28.0, reduced=0.0)
+    rows = {(r["config_id"], r["metric"]): r for r in upgrade.upgrade_rows(CAMPAIGN, phases, capacity, samples,
+                                                                           events)}
+    assert rows[(NEW, "drain_rate_msg_s")]["value"] == 20_000.0 and rows[(NEW, "drain_rate_msg_s")]["lower_bound"]
+    assert not rows[(OLD, "drain_rate_msg_s")]["lower_bound"] and not rows[(NEW, "restart_s")]["lower_bound"]

@@ -121,7 +121,8 @@ ADVERSE_OPTIONAL: dict[str, object] = {"reason": None, "phases_judged": None, "p
 FINDINGS_REQUIRED = ["kind", "config_id", "family", "phase_name", "metric", "value", "n", "value_level"]
 # upgrade: a version comparison (sizing.upgrade): per config, metric and scenario its median, the change against the
 # baseline version and the published expectation.
-UPGRADE_REQUIRED = ["config_id", "rabbitmq_version", "metric", "scenario", "unit", "value", "n", "baseline_config_id",
+UPGRADE_REQUIRED = ["config_id", "rabbitmq_version", "metric", "scenario", "unit", "value", "n", "lower_bound",
+                    "baseline_config_id",
                     "baseline_version", "baseline_value", "change", "direction", "verdict", "better", "expected",
                     "expected_source", "agrees"]
 

@@ -248,7 +248,7 @@ def _suites() -> dict[str, list[Expectation]]:
         # the published expectation.
         "upgrade": [
             ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("upgrade"), "exact_match": True}),
-            *_not_null(["campaign", "run_id", "config_id", "metric", "scenario", "unit", "value", "n"]),
+            *_not_null(["campaign", "run_id", "config_id", "metric", "scenario", "unit", "value", "n", "lower_bound"]),
             ("ExpectCompoundColumnsToBeUnique", {"column_list": ["campaign", "run_id", "config_id", "metric",
                                                                 "scenario"]}),
             ("ExpectColumnValuesToBeInSet", {"column": "metric", "value_set": [m.name for m in upgrade.METRICS]}),
