@@ -11,6 +11,7 @@ import re
 from html import escape as html_escape
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from app.report.build import render_report
@@ -39,7 +40,8 @@ def upgrade_table() -> pd.DataFrame:
                     unit=upgrade.METRIC[metric].unit, n=1, lower_bound=False)
         rows.append({**base, "config_id": OLD, "rabbitmq_version": "3.10", "value": old})
         rows.append({**base, "config_id": NEW, "rabbitmq_version": "4.0", "value": new, "baseline_config_id": OLD,
-                     "lower_bound": metric == "drain_rate_msg_s",  # 4.0's backlog went within one second
+                     # 4.0's backlog went within one second (numpy's bool, as a parquet read gives it)
+                     "lower_bound": np.bool_(metric == "drain_rate_msg_s"),
                      "baseline_version": "3.10", "baseline_value": old, "n_baseline": 1, "change": change,
                      "direction": moved, "verdict": "inconclusive", "better": better,
                      "expected": expected.direction if expected else None,

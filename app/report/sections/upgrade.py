@@ -36,12 +36,17 @@ def _text(v: object) -> str | None:
     return None if v is None or pd.isna(v) else str(v)
 
 
+def _flag(v: object) -> bool:
+    """A bool cell as written (Python's or numpy's); null is false."""
+    return v is not None and not pd.isna(v) and bool(v)
+
+
 def _measured(row: pd.Series) -> tuple[str, str]:
     moved = _text(row["direction"])
     if moved is None:
         return "n/a", ""
     verdict = _text(row["verdict"])
-    css = "" if row["better"] is None or pd.isna(row["better"]) else ("ok" if bool(row["better"]) else "bad")
+    css = "" if row["better"] is None or pd.isna(row["better"]) else ("ok" if _flag(row["better"]) else "bad")
     return (moved + (f" (over repeats: {verdict})" if verdict else ""), css)
 
 
@@ -86,7 +91,7 @@ def render(ctx: ReportContext) -> list[object]:
         for r in mine.sort_values(["_o", "scenario"]).to_dict("records"):
             row = pd.Series(r)
             expected = _text(row["expected"])
-            value = ("at least " if row["lower_bound"] is True else "") + _value(row["value"], row["unit"])
+            value = ("at least " if _flag(row["lower_bound"]) else "") + _value(row["value"], row["unit"])
             body.append([METRIC[row["metric"]].label, row["scenario"], _value(row["baseline_value"], row["unit"]),
                          value, _change(row["change"]), _measured(row),
                          expected or "no published result", _agrees(row)])
