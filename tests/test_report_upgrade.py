@@ -100,3 +100,11 @@ def test_the_report_opens_with_the_version_comparison_read_from_the_table():
 def test_no_upgrade_table_no_section_and_the_contract_names_real_columns():
     assert 'id="upgrade"' not in render_report(CAMPAIGN, report_data(with_upgrade=False), "u1", generated_at="now")
     assert set(UPGRADE_REQUIRED) <= set(records.table_columns("upgrade"))
+
+
+def test_a_figure_the_other_version_lacks_is_named_not_dropped():
+    data = report_data()
+    data.upgrade = data.upgrade[~((data.upgrade["config_id"] == NEW) & (data.upgrade["metric"] == "drain_rate_msg_s"))]
+    section = section_of(render_report(CAMPAIGN, data, "u1", generated_at="now"))
+    assert "Measured on the baseline only" in section and "backlog drain rate (backlog) 1,667 msg/s" in section
+    assert "Against the published results: 0 agree, 1 contradict" in section

@@ -102,7 +102,9 @@ def render(ctx: ReportContext) -> list[object]:
     missing = baseline[~baseline.set_index(["metric", "scenario"]).index.isin(
         compared.set_index(["metric", "scenario"]).index)]
     if len(missing):
-        out.append(tag("p", "Measured on the baseline only: " + "; ".join(
+        out.append(tag("p", "Measured on the baseline only (the other version gave no figure: a backlog that never "
+                            "drained, a node that did not come back, a search without a result; the Adverse and "
+                            "Capacity search sections say which): " + "; ".join(
             f"{METRIC[r.metric].label} ({r.scenario}) {_value(r.value, r.unit)}" for r in missing.itertuples()),
             class_="note"))
     if rows["lower_bound"].eq(True).any():
