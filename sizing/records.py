@@ -710,6 +710,41 @@ RUNS = (
            "list; null: no envelopes)", nullable=True),
 )
 
+# A compare campaign of RabbitMQ versions (issue 33; sizing/upgrade.py): per config, metric and scenario the median
+# over repeats of one figure per repeat, and for each config but the baseline its change against the baseline's with
+# the direction published results lead one to expect.
+UPGRADE = (
+    Column("campaign", "string", "campaign name (partition)"),
+    Column("run_id", "string", "run label (partition): every run's answer is kept"),
+    Column("config_id", "string", "cluster config"),
+    Column("rabbitmq_version", "string", "the RabbitMQ version the spec asks the config to run", nullable=True),
+    Column("metric", "string", "capacity_msg_s | p99_at_target_ms | drain_rate_msg_s | reduced_publish_s | "
+           "memory_per_message_bytes | restart_s (sizing.upgrade.METRICS: what each is, from which table)"),
+    Column("scenario", "string", "the scenario the figure comes from"),
+    Column("unit", "string", "msg/s | ms | s | bytes"),
+    Column("value", "float64", "median over the config's repeats"),
+    Column("n", "int32", "repeats with a figure"),
+    Column("lower_bound", "bool", "some repeat's figure is only a lower bound: its backlog drained within one second, "
+           "the client records' resolution (sizing.upgrade.drain_at_resolution)"),
+    Column("baseline_config_id", "string", "the baseline config compared with (null on the baseline's rows)",
+           nullable=True),
+    Column("baseline_version", "string", "its RabbitMQ version", nullable=True),
+    Column("baseline_value", "float64", "the baseline's median (null: the baseline has no figure)", nullable=True),
+    Column("n_baseline", "int32", "the baseline's repeats with a figure", nullable=True),
+    Column("change", "float64", "value / baseline_value - 1 (0.1 = +10%)", nullable=True),
+    Column("direction", "string", "higher | lower | unchanged: the change against sizing.stats.PRACTICAL_EFFECT "
+           "(5%), whatever the repeats", nullable=True),
+    Column("verdict", "string", "higher | lower | unchanged | inconclusive over the repeats (sizing.stats.compare; "
+           "inconclusive with one repeat each; null: a figure not positive)", nullable=True),
+    Column("better", "bool", "the direction is the better one for this metric (null: unchanged or no change)",
+           nullable=True),
+    Column("expected", "string", "higher | lower: the direction published results lead one to expect between the "
+           "two versions (sizing.upgrade.EXPECTATIONS; null: none published)", nullable=True),
+    Column("expected_source", "string", "the published result that sets it", nullable=True),
+    Column("agrees", "bool", "direction == expected (false: the measurement contradicts the published result; "
+           "null: no expectation or no change)", nullable=True),
+)
+
 TABLES: dict[str, tuple[Column, ...]] = {
     "phase_summary": PHASE_SUMMARY,
     "capacity_repeats": CAPACITY_REPEATS,
@@ -721,6 +756,7 @@ TABLES: dict[str, tuple[Column, ...]] = {
     "repeat_intervals": REPEAT_INTERVALS,
     "board_intervals": BOARD_INTERVALS,
     "runs": RUNS,
+    "upgrade": UPGRADE,
 }
 
 # Every table is partitioned by run (issue 24: each run's answer stays queryable). Per-config tables by campaign,

@@ -143,3 +143,20 @@ def test_the_adverse_suite_takes_a_scenario_not_judged_only_with_its_reason():
         {"adverse": frame}).message()
     outcome = validation.validate_frames({"adverse": frame.assign(reason=[None])})
     assert not outcome.success and "column='reason'" in outcome.message()
+
+
+def test_upgrade_suite_passes_the_tables_rows_and_wants_a_baseline_behind_every_change():
+    # the rows sizing.upgrade writes for campaigns/upgrade-local.yaml from synthetic runs (tests/test_upgrade.py)
+    from sizing import upgrade
+    from tests.test_upgrade import CAMPAIGN, synthetic_run
+
+    frame = pd.DataFrame([{**r, "run_id": "R1"} for r in upgrade.upgrade_rows(CAMPAIGN, *synthetic_run())])
+    assert validation.validate_frames({"upgrade": frame}).success
+    changed = frame.index[frame["change"].notna()][0]
+    text = validation.validate_frames({"upgrade": frame.assign(baseline_value=lambda f: f["baseline_value"].where(
+        f.index != changed))}).message()
+    assert "column='baseline_value'" in text  # a change against no baseline figure
+    expected = frame.index[frame["expected"].notna()][0]
+    text = validation.validate_frames({"upgrade": frame.assign(expected_source=lambda f: f["expected_source"].where(
+        f.index != expected))}).message()
+    assert "column='expected_source'" in text  # an expectation must name its published source

@@ -162,3 +162,36 @@ def test_board_intervals_follow_the_leaderboards_ranks_and_make_no_claim_from_on
         assert top[config]["value"] == board[config]["top_matched_throughput"]
     assert {(r["n"], r["value_low"], r["value_level"], r["next_config_id"], r["verdict"]) for r in rows} == {
         (1, None, 0.0, None, None)}
+
+
+def test_a_sizing_campaign_has_no_upgrade_rows(tables):
+    assert tables["upgrade"] == []
+
+
+def test_a_version_comparison_writes_the_upgrade_table_from_its_phases_and_raw_rows(spark):
+    # the synthetic run of campaigns/upgrade-local.yaml whose figures tests/test_upgrade.py works out by hand
+    from tests.test_upgrade import CAMPAIGN as UPGRADE
+    from tests.test_upgrade import NEW, OLD, synthetic_run
+
+    phases, _, samples, events = synthetic_run()
+    rows = []
+    for phase in phases:
+        row = dict.fromkeys(records.table_columns("phase_summary"))
+        row.update({k: v for k, v in phase.items() if v is not None})
+        row.update(campaign=UPGRADE.name, phase_name=f"phase-{phase['phase']}", duration_s=8.0, warmup_s=2.0,
+                   group="main", foreground=True, probe_stage="ladder" if phase["scenario"] == "capacity-search"
+                   else None, probe_passed=True if phase["scenario"] == "capacity-search" else None)
+        rows.append(row)
+    # a background group's row is not judged: its p99 must not reach the table
+    rows.append({**rows[0], "group": "noisy", "foreground": False, "e2e_p99_ms": 5000.0})
+    summary = spark.createDataFrame(rows, records.table_ddl("phase_summary"))
+    built = leaderboards.build(spark, summary, UPGRADE, "u1", {"broker_samples": samples, "events": events})
+    table = [r.asDict() for r in built["upgrade"].collect()]
+    assert set(table[0]) == set(records.table_columns("upgrade")) and {r["run_id"] for r in table} == {"u1"}
+    value = {(r["config_id"], r["metric"]): r["value"] for r in table}
+    assert value[(OLD, "p99_at_target_ms")] == 40.0 and value[(NEW, "p99_at_target_ms")] == 30.0
+    assert value[(NEW, "drain_rate_msg_s")] == pytest.approx(4000.0)
+    assert value[(OLD, "memory_per_message_bytes")] == pytest.approx(3000.0)
+    assert (value[(OLD, "restart_s")], value[(NEW, "restart_s")]) == (6.0, 8.0)
+    restart = next(r for r in table if r["config_id"] == NEW and r["metric"] == "restart_s")
+    assert (restart["expected"], restart["agrees"]) == ("lower", False)  # the contradiction, kept

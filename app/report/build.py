@@ -26,6 +26,7 @@ from app.report.sections import (
     resources,
     search,
     trends,
+    upgrade,
     verdict,
     volumes,
 )
@@ -35,12 +36,13 @@ from sizing.plan import plan_configs
 from sizing.rules import is_intensity
 from sizing.spec import Campaign, load_campaign
 
-# The page, top to bottom. A section with nothing to show returns no parts. A run compared with a baseline opens
-# with the comparison (issue 24).
+# The page, top to bottom. A section with nothing to show returns no parts. A campaign comparing RabbitMQ versions
+# opens with the upgrade question (issue 33: the `upgrade` table holds rows for no other), a run compared with a
+# baseline run with that comparison (issue 24).
 SECTIONS: tuple[Callable[[ReportContext], list[object]], ...] = (
-    header.render, comparison.render, verdict.render, answer.render, intensity.render, leaderboards.render,
-    trends.render, volumes.render, search.render, groups.render, adverse.render, client_settings.render,
-    broker.render, resources.render, disks.render, quality.render)
+    header.render, upgrade.render, comparison.render, verdict.render, answer.render, intensity.render,
+    leaderboards.render, trends.render, volumes.render, search.render, groups.render, adverse.render,
+    client_settings.render, broker.render, resources.render, disks.render, quality.render)
 
 
 def render_report(campaign: Campaign, data: ReportData, run_id: str, generated_at: str | None = None,

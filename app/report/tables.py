@@ -11,6 +11,7 @@ Layout (sizing.layout; a report reads its own run's partitions, issue 24):
     tables/pareto/campaign=C/run=R/part-*.parquet             optional
     tables/capacity/campaign=C/run=R/part-*.parquet           capacity searches, one row per config x repeat
     tables/runs/campaign=C/run=R/part-*.parquet               the run's record (versions, spec, baseline)
+    tables/upgrade/campaign=C/run=R/part-*.parquet            a version comparison: per config x metric, vs baseline
     raw/campaign=C/config=K/scenario=S/run=R/repeat=N/{client_seconds,events,broker_samples,node_seconds}/
         phase=PP/*.parquet
     validation/<batch>/campaign=C/config=K/run=R/result.json
@@ -48,6 +49,7 @@ ADVERSE = "adverse"
 PARETO = "pareto"
 CAPACITY = "capacity"
 FINDINGS = "findings"
+UPGRADE = "upgrade"
 
 RUN_KEYS = ["campaign", "config_id", "scenario", "run_id", "repeat"]
 
@@ -117,6 +119,12 @@ ADVERSE_OPTIONAL: dict[str, object] = {"reason": None, "phases_judged": None, "p
 
 # findings: a compare / characterise campaign's answer (sizing.findings), every column of the table.
 FINDINGS_REQUIRED = ["kind", "config_id", "family", "phase_name", "metric", "value", "n", "value_level"]
+# upgrade: a version comparison (sizing.upgrade): per config, metric and scenario its median, the change against the
+# baseline version and the published expectation.
+UPGRADE_REQUIRED = ["config_id", "rabbitmq_version", "metric", "scenario", "unit", "value", "n", "lower_bound",
+                    "baseline_config_id",
+                    "baseline_version", "baseline_value", "change", "direction", "verdict", "better", "expected",
+                    "expected_source", "agrees"]
 
 BOARDS = tuple(b.name for b in BOARD_SPECS)  # sizing.repeats: what each board shows and how it is ranked
 BOARD_COLUMNS = ["board", "rank", "config_id", "value", "rate", "monthly_cost"]
@@ -250,6 +258,7 @@ class ReportData:
     # the run's tables predate them (the report then shows no interval rather than computing one)
     repeat_intervals: pd.DataFrame | None = None
     board_intervals: pd.DataFrame | None = None
+    upgrade: pd.DataFrame | None = None  # UPGRADE_REQUIRED; None unless the campaign compares RabbitMQ versions
 
 
 # ------------------------------------------------------------------------------------------ reading
@@ -433,6 +442,10 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
         rates_at_target[config_id] = throughput_seconds(steady)
         if histograms:
             at_target[config_id] = latency_seconds(steady)
+    upgrade = reader.read_table(UPGRADE, campaign, run_id=run_id)
+    if upgrade is not None:
+        upgrade = conform(upgrade, UPGRADE, UPGRADE_REQUIRED, {}).astype({"value": float, "baseline_value": float,
+                                                                          "change": float})
     findings = reader.read_table(FINDINGS, campaign, run_id=run_id)
     if findings is not None:
         findings = conform(findings, FINDINGS, FINDINGS_REQUIRED, {c: None for c in records.table_columns(FINDINGS)})
@@ -440,7 +453,7 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
                       broker, reader.validations(campaign, run_id), node_seconds=nodes, group_summary=everything,
                       capacity=capacity, findings=findings, at_target=at_target, rates_at_target=rates_at_target,
                       repeat_intervals=intervals(REPEAT_INTERVALS, REPEAT_INTERVALS_REQUIRED),
-                      board_intervals=intervals(BOARD_INTERVALS, BOARD_INTERVALS_REQUIRED))
+                      board_intervals=intervals(BOARD_INTERVALS, BOARD_INTERVALS_REQUIRED), upgrade=upgrade)
 
 
 def foreground_split(summary: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -20,31 +20,35 @@ whole; every other run's answer stays, issue 24):
 - repeat_intervals: per config, scenario (as written), phase and metric, the median over repeats with its
   order-statistic interval (sizing.repeats.phase_intervals: the report's per-phase figures);
 - board_intervals: per board and config, the median of its capacity_repeats figures with its interval, and the exact
-  comparison with the next-ranked config (sizing.repeats.board_intervals: the report's brackets and 'vs next').
+  comparison with the next-ranked config (sizing.repeats.board_intervals: the report's brackets and 'vs next');
+- upgrade: a campaign comparing RabbitMQ versions (sizing.upgrade.version_arms), per config and metric the six
+  figures of the upgrade question against the baseline version's, with the direction published results expect
+  (sizing.upgrade, pure, on the driver). It alone reads raw records: the run's broker samples (memory per stored
+  message) and events (node restart time) of its adverse scenarios, a few hundred rows, read in this process.
 Costs come from sizing.cost on the driver (21 rows; no second implementation of the cost model in Spark).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from adapters.objectstore import StoreSpec
-from sizing import adverse, findings, layout, records, repeats, rules
+from sizing import adverse, findings, layout, records, repeats, rules, upgrade
 from sizing.cost import cost_per_1000_msgs
 from sizing.plan import ConfigPlan, plan_configs
 from sizing.search import Probe, ProbeOutcome, ProbeResult, SearchSpec, replay
 from sizing.spec import Campaign, as_family_row, families, family_phases
 from sizing.stats import median_interval
 from spark_jobs.lib import gate, rules_columns
-from spark_jobs.lib.tableio import read_table, replace_table
+from spark_jobs.lib.tableio import RawObjects, read_table, replace_table
 
 # schemas: sizing.records.TABLES
 TABLES = ("capacity_repeats", "leaderboards", "pareto", "adverse", "capacity", "findings", "repeat_intervals",
-          "board_intervals")
+          "board_intervals", "upgrade")
 PROBE_COLUMNS = ("campaign", "config_id", "scenario", "run_id", "repeat", "phase", "target_rate", "warmup_s",
                  "duration_s", "confirm_rate", "consume_rate", "backlog_slope", "e2e_p99_ms", "e2e_p999_ms", "valid",
                  "probe_stage", "probe_passed", "probe_online_passed", "probe_inconclusive", "bottleneck")
@@ -145,6 +149,34 @@ def board_intervals(per_repeat: DataFrame, board: Sequence[dict[str, Any]], camp
     monthly = {r["config_id"]: r["monthly_cost"] for r in board}
     rows = [r.asDict() for r in per_repeat.select("config_id", *BOARD_INPUTS).collect()]
     return [{"campaign": campaign.name, **row} for row in repeats.board_intervals(entries, rows, monthly)]
+
+
+# The raw columns the upgrade table reads (sizing.upgrade.memory_per_message, restart_seconds), with the run key.
+UPGRADE_RAW = {"broker_samples": ("second", "node", "running", "mem_used_bytes", "queue_messages"),
+               "events": ("second", "kind", "fault_kind", "node", "detail")}
+
+
+def version_comparison(phase_summary: DataFrame, capacity: Sequence[dict[str, Any]], campaign: Campaign,
+                       raw: Mapping[str, Sequence[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The upgrade table's rows (sizing.upgrade.upgrade_rows, pure, on the driver); none unless the campaign compares
+    RabbitMQ versions."""
+    if upgrade.version_arms(campaign) is None:
+        return []
+    rows = [r.asDict() for r in phase_summary.select(*upgrade.PHASE_INPUTS).collect()]
+    return upgrade.upgrade_rows(campaign, rows, capacity, raw.get("broker_samples", ()), raw.get("events", ()))
+
+
+def version_comparison_raw(spec: StoreSpec, campaign: Campaign, run_id: str) -> dict[str, list[dict[str, Any]]]:
+    """The run's broker samples and events of its adverse scenarios, for the upgrade table (nothing for a campaign
+    that compares no versions). Read in this process: a few hundred rows, not worth a Spark job."""
+    if upgrade.version_arms(campaign) is None:
+        return {}
+    adverse_names = {s.name for s in campaign.scenarios if rules.is_adverse(s)}
+    objects = RawObjects.list(spec, campaign.name, [p.config_id for p in plan_configs(campaign)], [run_id])
+    run_key = [c.name for c in records.RUN_KEY]
+    return {record_type: [r for r in objects.rows(record_type, columns=[*run_key, *columns]).to_pylist()
+                          if r["scenario"] in adverse_names]
+            for record_type, columns in UPGRADE_RAW.items()}
 
 
 # ----------------------------------------------------------------------- pure driver-side ranking
@@ -319,9 +351,10 @@ def scenarios_of(campaign: Campaign, kind: str) -> list[str]:
 
 
 def build(spark: SparkSession, phase_summary: DataFrame, campaign: Campaign,
-          run_id: str | None = None) -> dict[str, DataFrame]:
+          run_id: str | None = None, raw: Mapping[str, Sequence[dict[str, Any]]] | None = None
+          ) -> dict[str, DataFrame]:
     """The campaign tables (TABLES) of one run from its phase_summary rows and the spec (`run_id`: the run's label;
-    default the one run the rows hold)."""
+    default the one run the rows hold). `raw`: the upgrade table's raw rows (version_comparison_raw)."""
     if run_id is None:
         runs = sorted({r["run_id"] for r in phase_summary.select("run_id").distinct().collect()})
         if len(runs) > 1:
@@ -348,9 +381,11 @@ def build(spark: SparkSession, phase_summary: DataFrame, campaign: Campaign,
                                       records.table_ddl("repeat_intervals"))
     board_table = spark.createDataFrame(_of_run(board_intervals(per_repeat, board, campaign), run_id),
                                         records.table_ddl("board_intervals"))
+    upgrade_table = spark.createDataFrame(_of_run(version_comparison(phase_summary, searched, campaign, raw or {}),
+                                                  run_id), records.table_ddl("upgrade"))
     return {"capacity_repeats": per_repeat, "leaderboards": leaderboards, "pareto": pareto, "adverse": adverse_table,
             "capacity": capacity_table, "findings": findings_table, "repeat_intervals": intervals,
-            "board_intervals": board_table}
+            "board_intervals": board_table, "upgrade": upgrade_table}
 
 
 def _of_run(rows: list[dict[str, Any]], run_id: str) -> list[dict[str, Any]]:
@@ -361,7 +396,7 @@ def run(spark: SparkSession, spec: StoreSpec, campaign: Campaign, run_id: str) -
     """The run's campaign tables from its phase_summary rows (every config's), written into the run's partitions."""
     # Every table (and the driver-side cost and search steps) reads phase_summary: read it once.
     summary = read_table(spark, spec, "phase_summary", campaign.name, run_id=run_id).cache()
-    tables = build(spark, summary, campaign, run_id)
+    tables = build(spark, summary, campaign, run_id, version_comparison_raw(spec, campaign, run_id))
     for name, frame in tables.items():
         replace_table(frame, spec, name, campaign.name, [run_id])
     summary.unpersist()

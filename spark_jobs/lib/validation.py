@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from sizing import findings, records, repeats, rules
+from sizing import findings, records, repeats, rules, upgrade
 from sizing.history import RUN_STATUSES
 from sizing.spec import DEPLOYMENTS  # where node figures come from: one reader per target (adapters/nodestats.py)
 from sizing.stats import VERDICTS
@@ -243,6 +243,27 @@ def _suites() -> dict[str, list[Expectation]]:
             ("ExpectColumnPairValuesAToBeGreaterThanB", {"column_A": "effect_high", "column_B": "effect_low",
                                                          "or_equal": True, "ignore_row_if": "either_value_is_missing"}),
             *_interval_holds_its_median(),
+        ],
+        # A version comparison's six figures per config (issue 33, sizing.upgrade): one row per config, metric and
+        # scenario; a row compared with the baseline says in which direction it moved and whether that agrees with
+        # the published expectation.
+        "upgrade": [
+            ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("upgrade"), "exact_match": True}),
+            *_not_null(["campaign", "run_id", "config_id", "metric", "scenario", "unit", "value", "n", "lower_bound"]),
+            ("ExpectCompoundColumnsToBeUnique", {"column_list": ["campaign", "run_id", "config_id", "metric",
+                                                                "scenario"]}),
+            ("ExpectColumnValuesToBeInSet", {"column": "metric", "value_set": [m.name for m in upgrade.METRICS]}),
+            ("ExpectColumnValuesToBeInSet", {"column": "direction", "value_set": list(upgrade.DIRECTIONS)}),
+            ("ExpectColumnValuesToBeInSet", {"column": "expected", "value_set": [upgrade.HIGHER, upgrade.LOWER]}),
+            ("ExpectColumnValuesToBeInSet", {"column": "verdict", "value_set": list(VERDICTS)}),
+            ("ExpectColumnValuesToBeBetween", {"column": "n", "min_value": 1}),
+            # a change is against a baseline figure; an expectation names its source (x == x: not null, NaN or None)
+            *[("ExpectColumnValuesToNotBeNull", {"column": column, "row_condition": "change == change",
+                                                "condition_parser": "pandas"})
+              for column in ("baseline_config_id", "baseline_value", "direction")],
+            ("ExpectColumnValuesToNotBeNull", {"column": "expected_source", "row_condition": "expected == expected",
+                                               "condition_parser": "pandas"}),
+            ("ExpectColumnValuesToBeBetween", {"column": "n_baseline", "min_value": 1}),
         ],
         # One row per run (issue 24): what ran, on what, how it ended (sizing.history).
         "runs": [

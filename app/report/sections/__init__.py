@@ -4,6 +4,8 @@
 (app.report.context); cells are written by app.report.fmt.
 
     `header`           campaign, runs, what the run ran on (its runs row), target and workload, table of contents
+    `upgrade`          a campaign comparing RabbitMQ versions opens with the upgrade question (issue 33): the `upgrade`
+                       table's six figures per version, the change, the measured and the published direction
     `comparison`       compared with a baseline run (issue 24): only when the run names one
     `verdict`          which config to buy (sizing.recommendation decides), or a compare/characterise answer's first
     lines (app.report.answer: the Findings section of a compare or characterise campaign)
