@@ -129,6 +129,10 @@ FAULT_ADVERSE = "fault"  # faults (kill, stop, restart, alarms): judged phases h
 BACKLOG_ADVERSE = "backlog"  # rate or processing profiles, no fault (seed 002's peaks and slowdowns): publishers
 # must carry on unaffected while the backlog absorbs the difference (backlog_held)
 SEARCH = "search"  # an adaptive capacity search (sizing/search.py): judged probe by probe with probe_passes
+# Faults on the generator's side of the network: a condition the run is measured under (a known round-trip time,
+# seed 003: adapters.latencyproxy), not an adversity the cluster must hold. They touch no node: any target runs them.
+CLIENT_LATENCY = "client_latency"
+GENERATOR_FAULTS = (CLIENT_LATENCY,)
 CLIENT_SETTINGS = "client_settings"  # client-setting steps (seed 003): per-step figures, never a capacity verdict
 ADVERSE_KINDS = (FAULT_ADVERSE, BACKLOG_ADVERSE)
 
@@ -139,7 +143,7 @@ def scenario_kind(scenario: Scenario) -> str:
         return SEARCH
     if scenario.step_settings:
         return CLIENT_SETTINGS
-    if scenario.faults:
+    if any(f.kind not in GENERATOR_FAULTS for f in scenario.faults):  # a known client RTT is a condition
         return FAULT_ADVERSE
     if scenario.step_rates is None or scenario.processing_ms:
         return BACKLOG_ADVERSE
