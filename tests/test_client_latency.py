@@ -138,3 +138,24 @@ def test_the_workers_see_each_node_at_its_proxy():
     # The workers open AMQP connections only (loadgen.client); the runner's own samplers keep the real cluster.
     with pytest.raises(Exception, match="2 nodes"):
         proxied(cluster, [41001])
+
+
+def test_the_runner_routes_only_the_workers_through_the_proxies(tmp_path):
+    from loadgen.runner import Runner, RunOptions
+
+    campaign = load_campaign(SHIPPED)
+    nodes = (NodeInfo(1, "rabbit-1@h", "127.0.0.1", 1, 15672, prometheus_port=15692),)
+    cluster = ClusterInfo("local", "c", nodes)
+    runner = Runner(campaign, campaign.clusters[0].config_id, campaign.scenarios[0].name, "r1", cluster,
+                    options=RunOptions(out_dir=tmp_path, upload=False), echo=lambda line: None)
+    runner._start_proxies()
+    try:
+        (config,) = runner._plan()
+        assert [n.amqp_port for n in config.cluster.nodes] == runner.proxies.ports != [1]
+        assert runner.cluster is cluster  # declaration, samplers and counters talk to the node itself
+        injector = runner._fault_injector()
+        assert isinstance(injector.executor, ClientLatencyExecutor)
+    finally:
+        summary = runner._stop_proxies()
+    assert summary["proxies"][0]["upstream"] == "127.0.0.1:1" and summary["cpu_saturated"] is False
+    assert runner._stop_proxies() is summary  # once: the manifest's figures are the ones taken at the stop
