@@ -7,8 +7,8 @@ trip after it was sent, so its publish rate is at most w / r; below the broker's
 
 - the bound itself: published/s <= w / r x 1.03 (a proxy that did not delay would let w = 1 publish thousands/s);
 - the tolerance below it, for steps well under the broker's capacity: published/s >= 0.80 x w / r;
-- the knee: at the widest window the bound (51 200/s) is far above what one local node confirms, so the rate falls
-  below half of it: the curve left w / r between the last two steps;
+- the knee: at the widest window the bound (51 200/s) is far above what one local node and this generator reach, so
+  the rate falls below half of it: the curve left w / r between the last two steps;
 - independently of the generator: the broker's own count of messages received (Prometheus
   rabbitmq_global_messages_received_total, sampled every 0.25 s) over each step's steady seconds agrees with the
   generator's published count within 10 %.
