@@ -150,6 +150,26 @@ def scenario_kind(scenario: Scenario) -> str:
     return CAPACITY
 
 
+def client_rtt_ms(scenario: Scenario) -> float | None:
+    """The round trip (to the broker + back, ms) a scenario's `client_latency` faults hold from its first second to
+    its end; None without one, or when it is not one value throughout (healed, starting late, differing values)."""
+    latency = [f for f in scenario.faults if f.kind == CLIENT_LATENCY]
+    trips = {float(f.params.get("to_broker_ms", 0.0)) + float(f.params.get("to_client_ms", 0.0)) for f in latency}
+    from_start = any((f.phases is None or 1 in f.phases) and not (f.at_s or f.at_fraction) for f in latency)
+    if len(trips) != 1 or not from_start or any(f.heal_after_s is not None for f in latency):
+        return None
+    return trips.pop()
+
+
+def window_bound(confirms_in_flight: int, rtt_ms: float | None) -> float | None:
+    """The publish rate (msg/s) a confirm window allows over a round trip (seed 003): at most w messages unconfirmed,
+    each confirmed no sooner than one round trip after it was sent, so w / RTT. None without confirms or a known
+    RTT. An upper bound: the broker's service time adds to the trip, and its capacity caps the rate below it."""
+    if confirms_in_flight <= 0 or not rtt_ms:
+        return None
+    return confirms_in_flight / (rtt_ms / 1000)
+
+
 def is_client_settings(scenario: Scenario) -> bool:
     """Client-setting steps (seed 003): reported per step with their latency basis, never a pass/fail verdict."""
     return scenario_kind(scenario) == CLIENT_SETTINGS

@@ -159,3 +159,27 @@ def test_the_runner_routes_only_the_workers_through_the_proxies(tmp_path):
         summary = runner._stop_proxies()
     assert summary["proxies"][0]["upstream"] == "127.0.0.1:1" and summary["cpu_saturated"] is False
     assert runner._stop_proxies() is summary  # once: the manifest's figures are the ones taken at the stop
+
+
+def test_the_round_trip_is_known_only_when_one_value_holds_throughout():
+    def rtt(*faults):
+        spec = spec_with(LATENCY)
+        spec["scenarios"][0]["faults"] = list(faults)
+        return rules.client_rtt_ms(parse_campaign(spec).scenarios[0])
+
+    assert rules.client_rtt_ms(load_campaign(SHIPPED).scenarios[0]) == 20.0
+    one_way = {**LATENCY, "params": {"to_broker_ms": 7, "to_client_ms": 0}}
+    assert rtt(one_way) == 7.0
+    assert rtt({**LATENCY, "phases": "all"}) == 20.0  # set again at each phase: the same value throughout
+    assert rtt({**LATENCY, "heal_after_s": 2}) is None  # zeroed part way
+    assert rtt({**LATENCY, "phases": [2]}) is None  # phase 1 runs without it
+    assert rtt({**LATENCY, "at_s": 1}) is None  # the first second runs without it
+    assert rtt(LATENCY, {**one_way, "phases": [2]}) is None  # two values
+    assert rtt() is None
+
+
+def test_the_window_bound_is_the_window_over_the_round_trip():
+    assert rules.window_bound(20, 40.0) == 500.0  # 20 messages per 40 ms
+    assert rules.window_bound(1, 20.0) == 50.0
+    assert rules.window_bound(0, 20.0) is None  # no confirms: no window
+    assert rules.window_bound(20, None) is None
