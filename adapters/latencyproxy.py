@@ -6,18 +6,20 @@ so a delay d adds d to every byte's trip without serialising the stream on it (c
 inject and zeroes them at heal); a chunk takes the delay in force when the writer reaches it, and never overtakes an
 earlier one, so the byte order is TCP's.
 
-`ProxySet` runs one proxy per broker node on its own event-loop thread in the generator's process, and measures that
-thread's CPU: the proxy's work is the generator's (it runs on the generator's host), so it is counted with it.
+`ProxySet` runs one proxy per broker node in a process of its own beside the generator's workers, and measures that
+process's CPU: the proxy's work is the generator's (it runs on the generator's host), so it is counted with it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import multiprocessing as mp
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 TO_UPSTREAM, TO_CLIENT = "to_upstream", "to_client"
 CHUNK_BYTES = 65536
@@ -136,52 +138,69 @@ class LatencyProxy:
 
 
 class ProxySet:
-    """One LatencyProxy per upstream, on an event loop in a thread of its own.
+    """One LatencyProxy per upstream, served by a process of its own (spawned, as the generator's workers are):
+    neither the runner's threads nor its GIL delay a chunk, and the proxy's CPU is that process's, measured like a
+    worker's.
 
         with ProxySet([("127.0.0.1", 5672)]) as proxies:
             port = proxies.ports[0]; proxies.set_delay(0.010, 0.010); ...
-        proxies.cpu_s  # the loop thread's CPU over its life
+        proxies.summary()  # ports, connections, bytes and chunks each way, cpu_s and life_s of the proxy process
     """
 
-    def __init__(self, upstreams: Sequence[tuple[str, int]], listen_host: str = "127.0.0.1") -> None:
-        self.upstreams = list(upstreams)
+    def __init__(self, upstreams: Sequence[tuple[str, int]], listen_host: str = "127.0.0.1",
+                 start_timeout_s: float = 30.0) -> None:
+        self.upstreams = [(str(h), int(p)) for h, p in upstreams]
         self.listen_host = listen_host
-        self.proxies: list[LatencyProxy] = []
-        self.cpu_s = 0.0
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._ready = threading.Event()
-        self._error: BaseException | None = None
+        self.start_timeout_s = start_timeout_s
+        self.ports: list[int] = []
+        self.delay_s = {TO_UPSTREAM: 0.0, TO_CLIENT: 0.0}
+        self._stopped: dict[str, Any] | None = None
+        self._lock = threading.Lock()  # one command and its reply at a time (the nemesis thread and the runner's)
+        self._conn: Any = None
+        self._process: Any = None
 
     @property
-    def ports(self) -> list[int]:
-        return [p.port for p in self.proxies]
+    def cpu_s(self) -> float:
+        return float(self._stopped["cpu_s"]) if self._stopped else 0.0
 
     def start(self) -> ProxySet:
-        self._thread = threading.Thread(target=self._run, name="latency-proxy", daemon=True)
-        self._thread.start()
-        if not self._ready.wait(10):
-            raise RuntimeError("the latency proxy did not start in 10 s")
-        if self._error is not None:
-            raise RuntimeError(f"the latency proxy did not start: {self._error!r}") from self._error
+        ctx = mp.get_context("spawn")
+        self._conn, child = ctx.Pipe()
+        self._process = ctx.Process(target=serve, args=(child, self.upstreams, self.listen_host),
+                                    name="latency-proxy", daemon=True)
+        self._process.start()
+        child.close()
+        if not self._conn.poll(self.start_timeout_s):
+            self._process.kill()
+            raise RuntimeError(f"the latency proxy did not start in {self.start_timeout_s:g} s")
+        kind, value = self._conn.recv()
+        if kind != "ready":
+            self._process.join(5)
+            raise RuntimeError(f"the latency proxy did not start: {value}")
+        self.ports = list(value)
         return self
 
     def set_delay(self, to_upstream_s: float, to_client_s: float) -> None:
-        for proxy in self.proxies:
-            proxy.set_delay(to_upstream_s, to_client_s)
+        """New one-way delays for every proxy, in force when this returns."""
+        if to_upstream_s < 0 or to_client_s < 0:
+            raise ValueError(f"a delay cannot be negative: {to_upstream_s}, {to_client_s}")
+        self._ask(("delay", float(to_upstream_s), float(to_client_s)))
+        self.delay_s = {TO_UPSTREAM: float(to_upstream_s), TO_CLIENT: float(to_client_s)}
 
     def stop(self) -> None:
-        if self._loop is not None and self._thread is not None and self._thread.is_alive():
-            self._loop.call_soon_threadsafe(self._stopping.set)
-            self._thread.join(10)
+        if self._process is None or self._stopped is not None:
+            return
+        try:
+            self._stopped = self._ask(("stop",))
+        except (OSError, EOFError, RuntimeError) as err:
+            self._stopped = {"cpu_s": 0.0, "life_s": 0.0, "proxies": [], "error": repr(err)}
+        self._process.join(10)
+        if self._process.is_alive():
+            self._process.kill()
 
-    def summary(self) -> dict[str, object]:
-        """What the proxies did (for the run manifest): ports, connections, bytes and chunks each way, CPU."""
-        return {"cpu_s": round(self.cpu_s, 3), "delay_s": dict(self.proxies[0].delay) if self.proxies else {},
-                "proxies": [{"upstream": f"{p.upstream[0]}:{p.upstream[1]}", "port": p.listening_port,
-                             "connections": p.connections,
-                             **{f"{d}_{k}": getattr(p.stats[d], k) for d in (TO_UPSTREAM, TO_CLIENT)
-                                for k in ("bytes", "chunks")}} for p in self.proxies]}
+    def summary(self) -> dict[str, Any]:
+        """What the proxies did (for the run manifest); complete once stopped."""
+        return {"delay_s": dict(self.delay_s), "ports": list(self.ports), **(self._stopped or {})}
 
     def __enter__(self) -> ProxySet:
         return self.start()
@@ -189,24 +208,58 @@ class ProxySet:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def _run(self) -> None:
-        cpu0 = time.thread_time()
-        try:
-            asyncio.run(self._main())
-        except BaseException as err:  # reported by start() when it happens before ready
-            self._error = err
-            self._ready.set()
-        finally:
-            self.cpu_s = time.thread_time() - cpu0
+    def _ask(self, command: tuple) -> Any:
+        with self._lock:
+            self._conn.send(command)
+            if not self._conn.poll(30):
+                raise RuntimeError(f"the latency proxy did not answer {command[0]!r} in 30 s")
+            kind, value = self._conn.recv()
+        if kind != "ok":
+            raise RuntimeError(f"the latency proxy refused {command[0]!r}: {value}")
+        return value
 
-    async def _main(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._stopping = asyncio.Event()
+
+def serve(conn: Any, upstreams: Sequence[tuple[str, int]], listen_host: str) -> None:
+    """The proxy process: start the proxies, say `ready` with their ports, then obey `delay` and `stop`."""
+    try:
+        asyncio.run(_serve(conn, upstreams, listen_host))
+    except BaseException as err:
+        with contextlib.suppress(OSError):
+            conn.send(("error", repr(err)))
+        raise
+
+
+async def _serve(conn: Any, upstreams: Sequence[tuple[str, int]], listen_host: str) -> None:
+    loop = asyncio.get_running_loop()
+    proxies = [await LatencyProxy(host, port, listen_host).start() for host, port in upstreams]
+    stopping = asyncio.Event()
+    cpu0, t0 = time.process_time(), time.monotonic()
+
+    def command() -> None:
         try:
-            for host, port in self.upstreams:
-                self.proxies.append(await LatencyProxy(host, port, self.listen_host).start())
-            self._ready.set()
-            await self._stopping.wait()
-        finally:
-            for proxy in self.proxies:
-                await proxy.close()
+            message = conn.recv()
+        except EOFError:  # the runner went away: stop serving
+            stopping.set()
+            return
+        if message[0] == "delay":
+            for proxy in proxies:
+                proxy.set_delay(message[1], message[2])
+            conn.send(("ok", None))
+        elif message[0] == "stop":
+            stopping.set()
+        else:
+            conn.send(("error", f"unknown command {message[0]!r}"))
+
+    loop.add_reader(conn.fileno(), command)
+    conn.send(("ready", [p.port for p in proxies]))
+    await stopping.wait()
+    loop.remove_reader(conn.fileno())
+    for proxy in proxies:
+        await proxy.close()
+    with contextlib.suppress(OSError):
+        conn.send(("ok", {
+            "cpu_s": round(time.process_time() - cpu0, 4), "life_s": round(time.monotonic() - t0, 3),
+            "proxies": [{"upstream": f"{p.upstream[0]}:{p.upstream[1]}", "port": p.listening_port,
+                         "connections": p.connections,
+                         **{f"{d}_{k}": getattr(p.stats[d], k) for d in (TO_UPSTREAM, TO_CLIENT)
+                            for k in ("bytes", "chunks")}} for p in proxies]}))

@@ -267,18 +267,16 @@ class Runner:
         from loadgen.faults.proxy import proxied
 
         self.proxies = ProxySet([(n.host, n.amqp_port) for n in self.cluster.nodes]).start()
-        self.proxies_started = self.clock.monotonic()
         self.worker_cluster = proxied(self.cluster, self.proxies.ports)
 
     def _stop_proxies(self) -> dict[str, Any] | None:
-        """Stop the proxies (after the workers closed their connections); what they did, their CPU as a share of
-        one core over their life (the generator's host pays for it, as for the workers: sizing.rules)."""
+        """Stop the proxies (after the workers closed their connections); what they did, their process's CPU as a
+        share of one core over its life (the generator's host pays for it, judged as a worker's: sizing.rules)."""
         if self.proxies is None or self.proxy_summary is not None:
             return self.proxy_summary
         self.proxies.stop()
         summary = self.proxies.summary()
-        life = max(self.clock.monotonic() - self.proxies_started, 1e-9)
-        summary["cpu_share"] = round(self.proxies.cpu_s / life, 4)
+        summary["cpu_share"] = round(summary.get("cpu_s", 0.0) / max(summary.get("life_s", 0.0), 1e-9), 4)
         summary["cpu_saturated"] = rules.cpu_saturated(summary["cpu_share"])
         self.proxy_summary = summary
         return summary

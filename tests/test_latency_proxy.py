@@ -117,7 +117,7 @@ def test_a_stream_is_delayed_not_serialised_and_keeps_its_order():
     assert elapsed <= count * gap_s * 2 + 2 * one_way_s + 0.2, elapsed
 
 
-def test_the_proxy_set_runs_in_a_thread_counts_bytes_and_its_own_cpu():
+def test_the_proxy_set_runs_in_a_process_of_its_own_and_counts_bytes_and_its_cpu():
     with socket.create_server(("127.0.0.1", 0)) as listener:
         upstream_port = listener.getsockname()[1]
         with ProxySet([("127.0.0.1", upstream_port)]) as proxies:
@@ -136,7 +136,7 @@ def test_the_proxy_set_runs_in_a_thread_counts_bytes_and_its_own_cpu():
     assert one_way >= 0.020 - 0.001 and trip >= 0.040 - 0.001, (one_way, trip)
     assert summary["proxies"][0]["to_upstream_bytes"] == 4 and summary["proxies"][0]["to_client_bytes"] == 4
     assert summary["proxies"][0]["connections"] == 1
-    assert 0 < proxies.cpu_s < trip + 1.0  # measured on the loop thread, and no more than its life
+    assert 0 < proxies.cpu_s <= summary["life_s"]  # the proxy process's own, after its start-up
 
 
 def test_a_negative_delay_is_refused():
