@@ -183,3 +183,20 @@ def test_the_window_bound_is_the_window_over_the_round_trip():
     assert rules.window_bound(1, 20.0) == 50.0
     assert rules.window_bound(0, 20.0) is None  # no confirms: no window
     assert rules.window_bound(20, None) is None
+
+
+def test_a_known_round_trip_is_no_fault_impact_in_the_phase_dynamics():
+    import pandas as pd
+
+    from spark_jobs.lib.phase_summary import RUN_COLS, run_dynamics
+
+    seconds = range(8)
+    series = pd.DataFrame({**dict.fromkeys(RUN_COLS, "k"), "repeat": 1, "group": "main", "second": seconds,
+                           "phase": 1, "warmup": [s < 1 for s in seconds], "published": 100, "confirmed": 100,
+                           "consumed": 100, "acked": 100, "scheduled": 100, "blocked_ms": 0.0})
+    faults = pd.DataFrame({**dict.fromkeys(RUN_COLS, "k"), "repeat": [1, 1], "phase": [1, 1],
+                           "second": [0.0, 4.0], "fault_kind": ["client_latency", "kill_node"]})
+    (row,) = run_dynamics(series, faults).to_dict("records")
+    assert (row["faults"], row["fault_kinds"]) == (1, "kill_node")  # known answer: the kill alone
+    (row,) = run_dynamics(series, faults.iloc[:1]).to_dict("records")
+    assert (row["faults"], row["fault_kinds"]) == (0, None)
