@@ -99,6 +99,9 @@ class LatencyProxy:
                     t.cancel()
                 for writer in (up_writer, client_writer):
                     writer.close()
+        except asyncio.CancelledError:
+            # Closed by close(): end normally, since asyncio's stream callback logs a handler task that ends cancelled.
+            pass
         finally:
             if task is not None:
                 self._tasks.discard(task)

@@ -7,8 +7,9 @@ trip after it was sent, so its publish rate is at most w / r; below the broker's
 
 - the bound itself: published/s <= w / r x 1.03 (a proxy that did not delay would let w = 1 publish thousands/s);
 - the tolerance below it, for steps well under the broker's capacity: published/s >= 0.80 x w / r;
-- the knee: at the widest window the bound (51 200/s) is far above what one local node and this generator reach, so
-  the rate falls below half of it: the curve left w / r between the last two steps;
+- the knee: at the widest window the bound (409 600/s) is far above what one local node, this generator and the proxy
+  reach together (about 60 000/s measured here without a delay, at a 60 000/s ceiling), so the rate falls below half
+  of it: the curve left w / r between the last two steps;
 - independently of the generator: the broker's own count of messages received (Prometheus
   rabbitmq_global_messages_received_total, sampled every 0.25 s) over each step's steady seconds agrees with the
   generator's published count within 10 %.
@@ -38,7 +39,7 @@ pytestmark = pytest.mark.cluster
 CONFIG = "n1-c5.2xlarge-gp2"
 ONE_WAY_MS = 20
 RTT_S = 2 * ONE_WAY_MS / 1000
-WINDOWS = (1, 4, 16, 64, 2048)
+WINDOWS = (1, 4, 16, 64, 16384)
 BOUND_TOLERANCE = 1.03  # above w / r: the per-second counts' edges (a confirm counted in the next second)
 BELOW_TOLERANCE = 0.80  # below w / r: broker service time and the worker's tick on a shared 2-core host
 SPEC = {
@@ -53,7 +54,7 @@ SPEC = {
     "scenarios": [
         {"name": "inflight", "warmup_s": 1,
          "steps": {"vary": "confirms_in_flight", "values": list(WINDOWS), "duration_s": 4, "rate": "max",
-                   "max_rate": 60000},
+                   "max_rate": 400000},
          "faults": [{"kind": "client_latency", "phases": [1], "at_s": 0,
                      "params": {"to_broker_ms": ONE_WAY_MS, "to_client_ms": ONE_WAY_MS}}]},
     ],
@@ -130,5 +131,6 @@ def test_the_publish_rate_follows_the_window_over_the_round_trip_until_the_broke
     events = read(tmp_path, runner, "events")
     started = events[events.kind == "fault_start"]
     assert started.fault_kind.tolist() == ["client_latency"] and started.second.iloc[0] < 0.5
-    assert events[events.kind == "fault_heal"].fault_kind.tolist() == ["client_latency"]  # zeroed at the stop
+    healed = events[events.kind == "fault_heal"]
+    assert healed.fault_kind.tolist() == ["client_latency"] and healed.second.iloc[0] >= 4 * len(WINDOWS)  # at the stop
     assert runner.manifest["broker_counts"]["agrees"] is True, runner.manifest["broker_counts"]
