@@ -3,5 +3,6 @@ the benchmarks.
 
 terraform (build commands, run them), management (the RabbitMQ management API), objectstore (S3 and a local
 stand-in), procs (process groups), leases (cluster slots), planning (spec parameters, state dir, trials for the
-DAG), browser (headless Chromium). Adapters import the core and never their users.
+DAG), browser (headless Chromium), `latencyproxy` (a TCP proxy adding a known delay each way between the load
+generator and the broker: seed 003's round-trip time). Adapters import the core and never their users.
 """

@@ -122,6 +122,10 @@ class FaultInjector:
                     self._inject(fault)
                 elif fault.fault_id in self._active:
                     self._heal(fault, reason="scheduled")
+            # A fault without a heal time lasts until the run stops, not until the schedule runs out (a client
+            # latency set at second 0 was otherwise zeroed a few ms later, the schedule having nothing after it).
+            while self._active and not self._stop.is_set():
+                self._sleep(self.tick_s)
         finally:
             for fault_id in reversed(list(self._active)):
                 self._heal(self._active[fault_id][0], reason="stop")

@@ -42,11 +42,11 @@ from loadgen.pool import Pool, ProcessPool, RunFailed
 from loadgen.recorder import RecordStore
 from loadgen.schedule import BatchSchedule, publisher_offsets
 from loadgen.sink import RecordSink
-from sizing import records
+from sizing import records, rules
 from sizing.cluster import ClusterInfo
 from sizing.histogram import merge_wire, quantile_from_counts
 from sizing.layout import RunKey
-from sizing.spec import RATE_MAX, Campaign
+from sizing.spec import CLIENT_LATENCY, RATE_MAX, Campaign
 from sizing.timeline import Phase, Timeline, expand
 
 NEMESIS_STOP_TIMEOUT_S = 600  # a rolling restart of 5 nodes under load takes minutes
@@ -180,6 +180,11 @@ class Runner:
         # broker_counts: what the broker counted over the run next to the generator's own totals.
         self.counts_before: Any = None
         self.counts_error = ""
+        # `client_latency` faults (seed 003's known round-trip time): the workers connect through latency proxies
+        # (adapters.latencyproxy), one per node, started in run(); everything else talks to the nodes directly.
+        self.proxies: Any = None
+        self.proxy_summary: dict[str, Any] | None = None
+        self.worker_cluster = cluster
 
     @property
     def worker_cpu(self) -> dict[int, dict[str, float]]:
@@ -248,8 +253,33 @@ class Runner:
                                             interval_s=self.options.node_interval_s))
             return Together(samplers)
 
-        return self.drive(ProcessPool, prepare=prepare, faults=self._fault_injector if self.timeline.faults else None,
-                          sampler=sampler, between_probes=between_probes)
+        if any(f.kind == CLIENT_LATENCY for f in self.timeline.faults):
+            self._start_proxies()
+        try:
+            return self.drive(ProcessPool, prepare=prepare,
+                              faults=self._fault_injector if self.timeline.faults else None,
+                              sampler=sampler, between_probes=between_probes)
+        finally:
+            self._stop_proxies()
+
+    def _start_proxies(self) -> None:
+        from adapters.latencyproxy import ProxySet
+        from loadgen.faults.proxy import proxied
+
+        self.proxies = ProxySet([(n.host, n.amqp_port) for n in self.cluster.nodes]).start()
+        self.worker_cluster = proxied(self.cluster, self.proxies.ports)
+
+    def _stop_proxies(self) -> dict[str, Any] | None:
+        """Stop the proxies (after the workers closed their connections); what they did, their process's CPU as a
+        share of one core over its life (the generator's host pays for it, judged as a worker's: sizing.rules)."""
+        if self.proxies is None or self.proxy_summary is not None:
+            return self.proxy_summary
+        self.proxies.stop()
+        summary = self.proxies.summary()
+        summary["cpu_share"] = round(summary.get("cpu_s", 0.0) / max(summary.get("life_s", 0.0), 1e-9), 4)
+        summary["cpu_saturated"] = rules.cpu_saturated(summary["cpu_share"])
+        self.proxy_summary = summary
+        return summary
 
     def drive(self, make_pool: Callable[[list[WorkerConfig]], Pool], prepare: Callable[[], None] | None = None,
               faults: Callable[[], Background] | None = None,
@@ -394,9 +424,16 @@ class Runner:
     def _fault_injector(self) -> Background:
         from loadgen.nemesis import FaultInjector  # lazily: only runs with faults need it
 
+        executor = None
+        if self.proxies is not None:
+            from loadgen.faults.proxy import ClientLatencyExecutor
+            from loadgen.nemesis import default_executor
+
+            executor = ClientLatencyExecutor(
+                self.proxies, lambda: default_executor(self.cluster, self.campaign.broker_config))
         return FaultInjector(self.cluster, self.timeline.faults, self.emit_event, self.start_mono,
                              now=self.clock.monotonic, phase_at=self.phase_number,
-                             broker_config=self.campaign.broker_config)
+                             broker_config=self.campaign.broker_config, executor=executor)
 
     def _group_phase_rows(self) -> list[dict[str, Any]]:
         """The phases record: one row per workload group per phase (issue 14)."""
@@ -421,7 +458,7 @@ class Runner:
         work_dir = Path(self.options.out_dir) / "work" / f"{self.key.run_id}-{self.key.repeat}-{os.getpid()}"
         work_dir.mkdir(parents=True, exist_ok=True)
         return [
-            WorkerConfig(worker=w, workers=opts.workers, cluster=self.cluster, workload=by_worker[w].workload,
+            WorkerConfig(worker=w, workers=opts.workers, cluster=self.worker_cluster, workload=by_worker[w].workload,
                          timeline=by_worker[w].timeline, publishers=tuple(p for p in publishers if p.worker == w),
                          consumers=tuple(c for c in consumers if c.worker == w), offsets=tuple(offsets),
                          nonce=self.nonce, out_dir=str(work_dir), tick_s=opts.tick_s,
@@ -596,6 +633,10 @@ class Runner:
         })
         if self.search_result is not None:
             self.manifest["search"] = self.search_result.to_dict()
+        if self.proxies is not None:
+            self.manifest["latency_proxy"] = summary = self._stop_proxies()
+            if summary and summary["cpu_saturated"]:
+                self.errors.append("the latency proxy saturated a core: the round-trip time was not the one set")
         if self.counts_before is not None or self.counts_error:
             self.manifest["broker_counts"] = self._count_check()
         self.store.write_manifest(self.manifest)

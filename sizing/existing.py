@@ -184,9 +184,10 @@ def parse_existing(root: Fields, deployment: str | None) -> ExistingCluster | No
 
 
 def existing_problems(existing: ExistingCluster, clusters: Sequence[Any], scenarios: Sequence[Any],
-                      broker_config: Mapping[str, Any], network_faults: Sequence[str]) -> list[Problem]:
+                      broker_config: Mapping[str, Any], network_faults: Sequence[str],
+                      generator_faults: Sequence[str] = ()) -> list[Problem]:
     """What an existing cluster cannot do for this campaign: a cluster shape other than its own, broker settings
-    (its rabbitmq.conf is not ours), faults without a way to reach its nodes."""
+    (its rabbitmq.conf is not ours), faults without a way to reach its nodes (`generator_faults` need none)."""
     problems: list[Problem] = []
     count = len(existing.nodes)
     if len(clusters) != 1:
@@ -201,6 +202,8 @@ def existing_problems(existing: ExistingCluster, clusters: Sequence[Any], scenar
     for i, scenario in enumerate(scenarios):
         for j, fault in enumerate(getattr(scenario, "faults", ()) or ()):
             where = f"scenarios[{i}].faults[{j}]"
+            if fault.kind in generator_faults:
+                continue
             if fault.kind in network_faults:
                 problems.append(Problem(f"{where}.kind", f"{fault.kind} needs tc netem on the broker hosts, which "
                                                          f"an existing cluster gives no access to"))

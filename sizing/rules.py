@@ -142,6 +142,10 @@ FAULT_ADVERSE = "fault"  # faults (kill, stop, restart, alarms): judged phases h
 BACKLOG_ADVERSE = "backlog"  # rate or processing profiles, no fault (seed 002's peaks and slowdowns): publishers
 # must carry on unaffected while the backlog absorbs the difference (backlog_held)
 SEARCH = "search"  # an adaptive capacity search (sizing/search.py): judged probe by probe with probe_passes
+# Faults on the generator's side of the network: a condition the run is measured under (a known round-trip time,
+# seed 003: adapters.latencyproxy), not an adversity the cluster must hold. They touch no node: any target runs them.
+CLIENT_LATENCY = "client_latency"
+GENERATOR_FAULTS = (CLIENT_LATENCY,)
 CLIENT_SETTINGS = "client_settings"  # client-setting steps (seed 003): per-step figures, never a capacity verdict
 ADVERSE_KINDS = (FAULT_ADVERSE, BACKLOG_ADVERSE)
 
@@ -152,11 +156,31 @@ def scenario_kind(scenario: Scenario) -> str:
         return SEARCH
     if scenario.step_settings:
         return CLIENT_SETTINGS
-    if scenario.faults:
+    if any(f.kind not in GENERATOR_FAULTS for f in scenario.faults):  # a known client RTT is a condition
         return FAULT_ADVERSE
     if scenario.step_rates is None or scenario.processing_ms:
         return BACKLOG_ADVERSE
     return CAPACITY
+
+
+def client_rtt_ms(scenario: Scenario) -> float | None:
+    """The round trip (to the broker + back, ms) a scenario's `client_latency` faults hold from its first second to
+    its end; None without one, or when it is not one value throughout (healed, starting late, differing values)."""
+    latency = [f for f in scenario.faults if f.kind == CLIENT_LATENCY]
+    trips = {float(f.params.get("to_broker_ms", 0.0)) + float(f.params.get("to_client_ms", 0.0)) for f in latency}
+    from_start = any((f.phases is None or 1 in f.phases) and not (f.at_s or f.at_fraction) for f in latency)
+    if len(trips) != 1 or not from_start or any(f.heal_after_s is not None for f in latency):
+        return None
+    return trips.pop()
+
+
+def window_bound(confirms_in_flight: int, rtt_ms: float | None) -> float | None:
+    """The publish rate (msg/s) a confirm window allows over a round trip (seed 003): at most w messages unconfirmed,
+    each confirmed no sooner than one round trip after it was sent, so w / RTT. None without confirms or a known
+    RTT. An upper bound: the broker's service time adds to the trip, and its capacity caps the rate below it."""
+    if confirms_in_flight <= 0 or not rtt_ms:
+        return None
+    return confirms_in_flight / (rtt_ms / 1000)
 
 
 def is_client_settings(scenario: Scenario) -> bool:

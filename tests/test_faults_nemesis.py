@@ -113,6 +113,25 @@ def test_stop_heals_everything_still_broken_in_reverse_order():
     assert inj.outstanding == []
 
 
+def test_a_fault_without_a_heal_time_lasts_until_the_stop():
+    clock = Clock()
+    inj = None
+
+    def sleep(d):
+        clock.sleep(d)
+        if clock.t >= 160:  # the run stops at second 60
+            inj.stop()
+
+    ex = Recorder(clock)
+    events = []
+    inj = FaultInjector(CLUSTER, [fault("p01-f1", kind="client_latency", at=0, heal=None, target="all", node=None)],
+                        events.append, scenario_start=100.0, now=clock.now, executor=ex, sleep=sleep,
+                        wall=lambda: 1_600_000_000.0 + clock.t, probe=Probe())
+    inj.run()
+    assert [(c[0], round(c[3] - 100)) for c in ex.calls] == [("inject", 0), ("heal", 60)]
+    assert json.loads(events[-1]["detail"])["reason"] == "stop" and inj.outstanding == []
+
+
 def test_failed_injection_is_recorded_and_still_healed():
     clock = Clock()
     ex = Recorder(clock, fail={("inject", "p01-f1")})

@@ -99,3 +99,32 @@ def test_seed_003_step_charts_draw_one_line_per_queue_type_from_phase_summary() 
     assert "quorum (qq-inflight): confirmed" in html and "mirrored (mirrored-inflight): confirmed" in html
     assert "from the sent time" in html and "10000" in html
     assert html.count("(published where no confirms)") == 2  # the no-confirms chart's two lines
+
+
+def test_a_known_round_trip_is_stated_with_each_steps_window_bound() -> None:
+    """Issue 32 (seed 003 at a known RTT): the section says the round trip and gives w / RTT per step (known
+    answers: windows 5 and 200 over 20 ms are 250 and 10,000 msg/s); without client_latency neither appears."""
+    spec = copy.deepcopy(yaml.safe_load((ROOT / "campaigns" / "local-quick.yaml").read_text()))
+    latency = {"kind": "client_latency", "phases": [1], "at_s": 0, "params": {"to_broker_ms": 15, "to_client_ms": 5}}
+    spec["scenarios"] = [{"name": "inflight", "faults": [latency],
+                          "steps": {"vary": "confirms_in_flight", "values": [5, 200], "duration_s": 5, "rate": "max"}}]
+    html = {}
+    for case in ("with", "without"):
+        if case == "without":
+            spec["scenarios"][0].pop("faults")
+        campaign = parse_campaign(copy.deepcopy(spec))
+        config = campaign.clusters[0].config_id
+        rows = [{"campaign": campaign.name, "config_id": config, "scenario": "inflight", "run_id": "R1", "repeat": 1,
+                 "phase": n, "phase_name": f"confirms_in_flight={w}", "target_rate": 0.0, "confirm_rate": rate,
+                 "consume_rate": rate, "e2e_p50_ms": 3.0, "e2e_p75_ms": 4.0, "e2e_p95_ms": 6.0, "e2e_p99_ms": 9.0,
+                 "e2e_p999_ms": 12.0, "valid": True, **PHASE_SUMMARY_OPTIONAL, "rate_mode": "max",
+                 "latency_basis": "sent"} for n, w, rate in ((1, 5, 240.0), (2, 200, 4321.0))]
+        data = ReportData(campaign.name, pd.DataFrame(rows), pd.DataFrame({"config_id": [], "monthly_cost": []}),
+                          None, None, {}, {}, {}, [],
+                          repeat_intervals=repeat_interval_rows(pd.DataFrame(rows), campaign, "R1"))
+        ctx = ReportContext.build(campaign, data, "R1", "now")
+        assert ctx.adverse == [] and [s.name for s in ctx.client_settings] == ["inflight"]
+        html[case] = "".join(str(part) for part in client_settings.render(ctx))
+    assert "known round trip of 20 ms" in html["with"], html["with"]
+    assert ">250<" in html["with"] and ">10,000<" in html["with"], html["with"]
+    assert "round trip" not in html["without"] and "w / RTT" not in html["without"]

@@ -18,6 +18,7 @@ One module per part, every public name importable from `sizing.spec`:
 
 from sizing.fields import deep_merge
 from sizing.records import DEFAULT_GROUP  # the one implicit group of a scenario without `groups:`
+from sizing.rules import CLIENT_LATENCY, GENERATOR_FAULTS
 from sizing.spec.families import as_family_row, families, family_name, family_phases, scenario_names, selected
 from sizing.spec.load import load_campaign, read_campaign_yaml
 from sizing.spec.model import (
@@ -54,8 +55,9 @@ from sizing.spec.parse import parse_campaign
 from sizing.spec.steps import DEFAULT_MAX_RATE_PER_PUBLISHER, isolated_runs, live_change_problems, step_label
 
 __all__ = [
-    "COMPARE_BY", "CONFIRM_MODE_LIVE", "DEFAULT_GROUP", "DEFAULT_MAX_RATE_PER_PUBLISHER", "DEPLOYMENTS", "FAULT_KINDS",
-    "MAX_LOCAL_NODES", "NETWORK_FAULTS", "PURPOSES", "QUEUE_TYPES", "RATE_MAX", "RATE_MODES", "RATE_SCHEDULED",
+    "CLIENT_LATENCY", "COMPARE_BY", "CONFIRM_MODE_LIVE", "DEFAULT_GROUP", "DEFAULT_MAX_RATE_PER_PUBLISHER",
+    "DEPLOYMENTS", "FAULT_KINDS", "GENERATOR_FAULTS", "MAX_LOCAL_NODES", "NETWORK_FAULTS", "PURPOSES", "QUEUE_TYPES",
+    "RATE_MAX", "RATE_MODES", "RATE_SCHEDULED",
     "STEP_DIMENSIONS", "Budget", "Campaign", "ClusterShape", "Comparison", "ConsumerSpec", "FaultSpec", "MessageSpec",
     "ProfileSegment", "PublisherSpec", "QueueSpec", "Scenario", "StepSetting", "Target", "Versus", "Workload",
     "WorkloadGroup", "as_family_row", "deep_merge", "families", "family_name", "family_phases", "isolated_runs",

@@ -14,6 +14,7 @@ from sizing.disks import DATA_ROLE, RoleVolume, layout_suffix, volume_label
 from sizing.existing import ExistingCluster
 from sizing.fields import Problem
 from sizing.records import DEFAULT_GROUP  # the one implicit group of a scenario without `groups:`
+from sizing.rules import CLIENT_LATENCY
 from sizing.scalemodel import ScaleFactors
 from sizing.search import SearchSpec
 from sizing.versions import version_label
@@ -28,6 +29,7 @@ FAULT_KINDS = (
     "disk_alarm",  # raise the disk alarm; heal = clear it
     "network_delay",  # tc netem delay (aws target only)
     "network_loss",  # tc netem loss (aws target only)
+    CLIENT_LATENCY,  # a delay each way between the generator and every node (sizing.rules); heal = no delay
 )
 NETWORK_FAULTS = ("network_delay", "network_loss")
 # Every local node is an Erlang VM on the same 2-core machine as the load generator.

@@ -35,6 +35,7 @@ from sizing.fields import (
     text_problem,
 )
 from sizing.queueargs import check_queue_arguments
+from sizing.rules import CLIENT_LATENCY, GENERATOR_FAULTS
 from sizing.scalemodel import (
     DEFAULT_FACTORS,
     MEMORY_OVERRIDE,
@@ -87,11 +88,15 @@ MAX_PHASES = 10_000
 MAX_CONFIGS = 1000  # clusters of one campaign (a matrix multiplies its lists)
 MAX_LADDER = 200  # rungs of a search's ladder (start_rate x growth^k up to upper_rate)
 MAX_SEED = 2**32 - 1  # what numpy's and random's seeding take without folding
-# The parameters each fault kind reads (loadgen.faults.commands.netem_args); every other kind takes none.
+# The parameters each fault kind reads (loadgen.faults.commands.netem_args, loadgen.faults.proxy); every other kind
+# takes none. A parameter in FAULT_PARAMS_ZERO_OK may be 0 (no jitter; no delay in one direction).
 FAULT_PARAMS: dict[str, dict[str, tuple[float, float]]] = {
     "network_delay": {"delay_ms": (0.0, 60_000.0), "jitter_ms": (0.0, 60_000.0)},
     "network_loss": {"loss_percent": (0.0, 100.0)},
+    CLIENT_LATENCY: {"to_broker_ms": (0.0, 10_000.0), "to_client_ms": (0.0, 10_000.0)},
 }
+FAULT_PARAMS_OPTIONAL = ("jitter_ms",)
+FAULT_PARAMS_ZERO_OK = ("jitter_ms", "to_broker_ms", "to_client_ms")
 _NUMBER_FORMAT = re.compile(r"(0?[1-9]d?)?")  # `{n}`, `{n:03d}`, `{n:3}`: at most 9 wide
 _INTERFACE = re.compile(r"[A-Za-z0-9_.:-]{1,15}")  # a Linux interface name (IFNAMSIZ 16, with its NUL)
 
@@ -397,7 +402,7 @@ def _parse_fault(value: Any, path: str, problems: list[Problem], deployment: str
         f.fail("", "give exactly one of `at` (fraction of the phase, 0..1) or `at_s` (seconds into the phase)")
     if at_fraction is not None and at_fraction >= 1:
         f.fail("at", f"is a fraction of the phase and must be < 1, got {at_fraction}")
-    target_raw = f.raw("target", "all" if kind == "rolling_restart" else "random")
+    target_raw = f.raw("target", "all" if kind in ("rolling_restart", *GENERATOR_FAULTS) else "random")
     target, node, queue = "random", None, None
     if target_raw in ("random", "all"):
         target = target_raw
@@ -415,6 +420,8 @@ def _parse_fault(value: Any, path: str, problems: list[Problem], deployment: str
         f.fail("target", f"must be `random`, `all`, {{node: N}} or {{leader_of: queue}}; got {target_raw!r}")
     if kind == "rolling_restart" and target != "all":
         f.fail("target", "rolling_restart always restarts every node; use target: all")
+    if kind in GENERATOR_FAULTS and target != "all":
+        f.fail("target", f"{kind} delays the generator's connections to every node; use target: all")
     heal = f.number("heal_after_s", None, minimum=0, exclusive=True, maximum=MAX_DURATION_S)
     if kind == "rolling_restart" and heal is not None:
         f.fail("heal_after_s", "rolling_restart heals itself node by node; remove heal_after_s")
@@ -435,14 +442,15 @@ def _fault_params(f: Fields, kind: str | None) -> dict[str, Any]:
     known = FAULT_PARAMS.get(kind, {})
     params: dict[str, Any] = {}
     for name, (low, high) in known.items():
-        optional = name == "jitter_ms"
-        if not optional and not p.has(name):
+        if name not in FAULT_PARAMS_OPTIONAL and not p.has(name):
             p.seen.add(name)
             p.fail(name, f"{kind} needs params.{name}")
             continue
-        value = p.number(name, None, minimum=low, maximum=high, exclusive=not optional)
+        value = p.number(name, None, minimum=low, maximum=high, exclusive=name not in FAULT_PARAMS_ZERO_OK)
         if value is not None:
             params[name] = value
+    if kind == CLIENT_LATENCY and len(params) == len(known) and not any(params.values()):
+        p.fail("", f"{kind} with no delay either way changes nothing; give to_broker_ms or to_client_ms > 0")
     if kind in NETWORK_FAULTS:
         interface = p.str("interface", None)
         if interface is not None and not _INTERFACE.fullmatch(interface):
@@ -714,7 +722,8 @@ def _parse_scenario(value: Any, path: str, problems: list[Problem], workload_raw
     if isolate and any(fault and fault.phases for fault in faults):
         f.fail("faults", "with steps.isolate every step is a run of its own: a fault there applies to every run "
                          "(phases: all), not to numbered phases")
-    if step_settings and faults_raw and any(x.rate_mode == RATE_MAX for x in step_settings):
+    adverse_faults = [x for x in faults if x is None or x.kind not in GENERATOR_FAULTS]
+    if step_settings and adverse_faults and any(x.rate_mode == RATE_MAX for x in step_settings):
         f.fail("faults", "a max-rate step has no target rate, and a scenario with faults is judged against its "
                          "target rate (held_target); use a scheduled rate for fault scenarios")
     if step_settings and processing:
@@ -824,7 +833,7 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
     existing = parse_existing(root, deployment)
     if existing is not None:
         problems.extend(existing_problems(existing, clusters, [s for s in scenarios if s], broker_config,
-                                          NETWORK_FAULTS))
+                                          NETWORK_FAULTS, GENERATOR_FAULTS))
     findings = version_findings(_workloads_to_check(workload, scenarios),
                                 configs_by_version(clusters, deployment or "local"))
     problems.extend(findings.errors)

@@ -152,16 +152,20 @@ MEANINGS: dict[str, str] = {
     "scenarios[].search.slo.p99_ms": "p99 SLO, ms (default: the target's p99)",
     "scenarios[].search.slo.p999_ms": "p99.9 SLO, ms",
     "scenarios[].faults": "faults injected during the scenario",
-    "scenarios[].faults[].kind": "what is done to the cluster (network faults: aws only)",
+    "scenarios[].faults[].kind": "what is done to the cluster (network faults: aws only; client_latency: a delay "
+                                 "between the generator and every node, any target)",
     "scenarios[].faults[].phases": "`all` or the phase numbers (1-based) it hits",
     "scenarios[].faults[].at": "when, as a fraction of the phase (or `at_s`)",
     "scenarios[].faults[].at_s": "when, seconds into the phase (or `at`)",
-    "scenarios[].faults[].target": "`random`, `all`, `{node: N}` or `{leader_of: queue}`",
+    "scenarios[].faults[].target": "`random`, `all`, `{node: N}` or `{leader_of: queue}` (default: `random`; `all` "
+                                   "for rolling_restart and client_latency, which take no other)",
     "scenarios[].faults[].heal_after_s": "seconds until the fault is healed",
-    "scenarios[].faults[].params": "the fault kind's parameters (network faults only)",
+    "scenarios[].faults[].params": "the fault kind's parameters (network faults and client_latency only)",
     "scenarios[].faults[].params.delay_ms": "network_delay: added delay, ms",
     "scenarios[].faults[].params.jitter_ms": "network_delay: jitter, ms",
     "scenarios[].faults[].params.loss_percent": "network_loss: packets lost, %",
+    "scenarios[].faults[].params.to_broker_ms": "client_latency: delay from the generator to the broker, ms",
+    "scenarios[].faults[].params.to_client_ms": "client_latency: delay from the broker to the generator, ms",
     "scenarios[].faults[].params.interface": "the network interface (default: the default route's)",
     "scenarios[].publish_tolerance_s": "backlog scenarios: seconds of reduced publish rate that still count as "
                                        "held",

@@ -23,7 +23,7 @@ from adapters.objectstore import StoreSpec
 from sizing import adverse, layout, records, stats
 from sizing.disks import DATA_ROLE, VOLUME_ROLES
 from sizing.histogram import encode_counts
-from sizing.rules import judged_against_target
+from sizing.rules import GENERATOR_FAULTS, judged_against_target
 from sizing.scalemodel import config_limits
 from sizing.search import PROBE_EVENT, SearchSpec, backlog_slope
 from sizing.spec import Campaign
@@ -331,6 +331,8 @@ def run_dynamics(series: pd.DataFrame, faults: pd.DataFrame) -> pd.DataFrame:
         return pd.concat([run_dynamics(part, faults) for _group, part in series.groupby("group")],
                          ignore_index=True)
     key = {k: series[k].iloc[0] for k in [*RUN_COLS, "group"]}
+    if not faults.empty:  # a known client round trip is a condition of the run, nothing to recover from
+        faults = faults[~faults["fault_kind"].isin(GENERATOR_FAULTS)]
     slopes = _steady_backlog_slopes(series)
     # One row per second: a worker's boundary second may still count in the phase before.
     series = (series.groupby("second", as_index=False)

@@ -10,6 +10,7 @@ import pandas as pd
 from app.report import charts, fmt
 from app.report.context import ReportContext
 from app.report.html import table, tag
+from sizing import rules
 from sizing.spec import Scenario, family_name
 
 SETTING_STEP_METRICS = ("confirm_rate", "publish_rate", "consume_rate", "e2e_p50_ms", "e2e_p95_ms", "e2e_p99_ms")
@@ -65,16 +66,26 @@ def render(ctx: ReportContext) -> list[object]:
         if scenario.description:
             out.append(tag("p", scenario.description, class_="muted"))
         rows = summary[summary["scenario"] == scenario.name].sort_values(["config_id", "phase"])
+        rtt_ms = rules.client_rtt_ms(scenario)
+        if rtt_ms is not None:
+            out.append(tag("p", f"Measured at a known round trip of {rtt_ms:g} ms between the generator and the "
+                                "broker (client_latency, through a latency proxy): a confirm window w bounds the "
+                                "publish rate at w / RTT until the broker's own capacity caps it (column "
+                                "\"w / RTT\").", class_="note"))
+        windows = {x.label: x.confirms_in_flight for x in scenario.step_settings or ()}
         body = []
         for r in rows.itertuples(index=False):
             basis = getattr(r, "latency_basis", None) or "intended"
             mode = getattr(r, "rate_mode", None) or "scheduled"
+            bound = rules.window_bound(windows.get(r.phase_name, 0), rtt_ms)
             body.append([r.config_id, r.phase_name, "max" if mode == "max" else fmt.rate(r.target_rate),
                          f"{r.confirm_rate:,.0f}", f"{r.consume_rate:,.0f}", fmt.ms(r.e2e_p50_ms),
                          fmt.ms(r.e2e_p95_ms), fmt.ms(r.e2e_p99_ms), basis,
-                         ("yes", "ok") if r.valid else ("no", "bad")])
+                         ("yes", "ok") if r.valid else ("no", "bad")]
+                        + ([] if rtt_ms is None else ["—" if bound is None else f"{bound:,.0f}"]))
         out.append(table(["config", "step", "rate", "confirm rate", "consume rate", "p50", "p95", "p99",
-                          "latency from", "generator kept up"], body, numeric=[3, 4, 5, 6, 7]))
+                          "latency from", "generator kept up", *([] if rtt_ms is None else ["w / RTT"])], body,
+                         numeric=[3, 4, 5, 6, 7, *([] if rtt_ms is None else [10])]))
         for (cid, name, run_id), client in sorted(ctx.data.client_seconds.items()):
             if name != scenario.name or client is None or client.empty:
                 continue
