@@ -78,14 +78,14 @@ def check_installed(campaign: Campaign, source: str = "campaign") -> Campaign:
     return campaign
 
 
-def envelope_fit_problems(campaign: Campaign, parallelism: int | None = None,
-                          field: str = "scale_model") -> list[Problem]:
-    """Why the campaign's envelopes, `parallelism` configs up at once (default: its budget's), do not fit this
-    machine (empty: they fit, or no scale model)."""
+def envelope_fit_problems(campaign: Campaign, parallelism: int | None = None, field: str = "scale_model",
+                          configs: tuple[str, ...] = ()) -> list[Problem]:
+    """Why the campaign's envelopes (of `configs` only, if given), `parallelism` configs up at once (default: its
+    budget's), do not fit this machine (empty: they fit, or no scale model)."""
     from adapters.envelope import machine
     from sizing.scalemodel import campaign_demand, fit_problems
 
-    demand = campaign_demand(campaign, parallelism)
+    demand = campaign_demand(campaign, parallelism, configs)
     return [] if demand is None else [Problem(field, reason) for reason in fit_problems(demand, machine())]
 
 
@@ -134,8 +134,9 @@ def checked_params(params: RunParams | Mapping[str, Any], root: Path = REPO_ROOT
     campaign = load_spec_param(typed.campaign, root)
     problems = run_problems(typed, campaign)
     if not problems:  # the run's max_parallel_configs may put more envelopes up at once than the budget's
-        problems = envelope_fit_problems(campaign, campaign_run(typed, campaign, "").max_parallel_configs,
-                                         field="params.max_parallel_configs")
+        run = campaign_run(typed, campaign, "")  # only the configs this run selects are ever up at once
+        problems = envelope_fit_problems(campaign, run.max_parallel_configs, "params.max_parallel_configs",
+                                         run.configs)
     if problems:
         raise SpecError(problems, "sizing_campaign params")
     return typed, campaign

@@ -120,7 +120,16 @@ def conclusive_row(row) -> bool:
     valid = row.get("valid")
     if valid is None or valid != valid:  # None, or NaN from a pandas frame
         return True
-    return bool(conclusive(bool(valid)))
+    return bool(conclusive(bool(valid))) or broker_held_back(row)
+
+
+def broker_held_back(row) -> bool:
+    """The generator fell behind only because the broker blocked its publishers (a memory or disk alarm's flow
+    control): the lag is the broker's behaviour, which a backlog scenario measures (publishers_blocked_s), not a
+    failure of the generator, so the phase stays evidence. A saturated generator CPU never is."""
+    blocked = row.get("publishers_blocked_s")
+    return (str(row.get("invalid_reason") or "") == "loadgen_behind"
+            and blocked is not None and blocked == blocked and float(blocked) > 0)
 
 
 def counts_toward_capacity(valid, e2e_p99_ms, slo_p99_ms):

@@ -323,10 +323,13 @@ def peak_demand(clusters: Mapping[str, tuple[NodeEnvelope, int]], parallelism: i
     return Demand(cores, memory, tuple(config for config, _ in ranked))
 
 
-def campaign_demand(campaign: Campaign, parallelism: int | None = None) -> Demand | None:
+def campaign_demand(campaign: Campaign, parallelism: int | None = None,
+                    configs: Iterable[str] = ()) -> Demand | None:
     """What a local campaign's envelopes need at their peak (None: no scale model), with `parallelism` configs up at
-    once (default: its budget's; a run's max_parallel_configs overrides it)."""
-    envelopes = {shape.config_id: (config_envelopes(campaign, shape), shape.nodes) for shape in campaign.clusters}
+    once (default: its budget's; a run's max_parallel_configs overrides it), of `configs` only if given (a run's)."""
+    chosen = set(configs)
+    envelopes = {shape.config_id: (config_envelopes(campaign, shape), shape.nodes) for shape in campaign.clusters
+                 if not chosen or shape.config_id in chosen}
     if campaign.scale_model is None or any(env is None for env, _ in envelopes.values()):
         return None
     clusters = {config: (env.node, nodes) for config, (env, nodes) in envelopes.items()}

@@ -212,3 +212,15 @@ def test_the_reports_criterion_text_words_the_thresholds_of_sizing_rules(monkeyp
     backlog, fault = (section.criterion_text(s, 1000) for s in c.scenarios)
     assert "below 90 %" in backlog and "whose 7 s" in backlog and "under 3 s" in backlog and "least 90 %" in fault
     assert not any(old in text for old in ("98", "5 s", "1 s") for text in (backlog, fault))
+
+
+def test_a_phase_the_broker_held_back_by_blocking_publishers_stays_evidence():
+    """Known answers: the generator's lag while the broker blocked its publishers (flow control) is the broker's
+    behaviour, so the phase counts; the same lag without blocked publishers, or a saturated generator, does not."""
+    from sizing import rules
+
+    blocked = {"valid": False, "invalid_reason": "loadgen_behind", "publishers_blocked_s": 12.0}
+    assert rules.conclusive_row(blocked)
+    assert not rules.conclusive_row({**blocked, "publishers_blocked_s": 0.0})
+    assert not rules.conclusive_row({**blocked, "invalid_reason": "loadgen_cpu_saturated,loadgen_behind"})
+    assert rules.conclusive_row({"valid": True})

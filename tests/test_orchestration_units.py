@@ -274,6 +274,9 @@ def test_a_run_putting_more_envelopes_up_at_once_than_fit_the_machine_is_refused
     assert err.value.paths() == ["params.max_parallel_configs"] * 2  # cores, then memory
     assert "3.36 cores and 31.0 GiB" in str(err.value) and "n3-c5.9xlarge-io1 + n3-c5.9xlarge-gp2" in str(err.value)
     assert not (tmp_path / "refused").exists()  # nothing written
+    # a run of one config is one cluster up at a time, whatever its max_parallel_configs
+    one = validate_run({**scale, "max_parallel_configs": 2, "configs": ["n3-c5.9xlarge-io1"]}, tmp_path / "one")
+    assert one.max_parallel_configs == 2 and one.configs == ("n3-c5.9xlarge-io1",)
 
 
 @pytest.mark.parametrize("spec", ["local-quick.yaml", "quorum-sizing-2020.yaml", "existing-example.yaml"])
