@@ -32,21 +32,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from sizing import adverse, rules
-from sizing.findings import COMPARE
+from sizing.findings import COMPARE, Metric  # a metric's name, words, unit and better direction
 from sizing.spec import Campaign
 from sizing.stats import PRACTICAL_EFFECT, compare
 
 HIGHER, LOWER, UNCHANGED = "higher", "lower", "unchanged"
 DIRECTIONS = (HIGHER, LOWER, UNCHANGED)
 NODE_RESTART_FAULTS = ("stop_node", "kill_node")  # faults healed by starting the node again
-
-
-@dataclass(frozen=True)
-class Metric:
-    name: str  # the upgrade row's `metric`
-    label: str  # in words, for the report
-    unit: str
-    higher_is_better: bool
 
 
 METRICS = (
