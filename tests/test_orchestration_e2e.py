@@ -359,9 +359,20 @@ def test_seed_002s_local_twin_holds_what_one_node_absorbs_and_fails_what_it_cann
     phases = summary[summary["scenario"] == "publish-peak-overload"]
     assert phases["broker_alarm"].fillna(False).astype(bool).any()  # the broker raised its memory alarm
     assert overload["peak_memory_share"] >= 0.9
-    # the generator's client-side backlog and the broker's queue depth agree on the peak within 10 %
-    peak_client, peak_broker = phases["backlog_max_client"].max(), phases["broker_queue_max"].max()
-    assert abs(peak_client - peak_broker) <= 0.1 * peak_broker, (peak_client, peak_broker)
+    # The broker's queue depth agrees with the generator's backlog, sample by sample. The management API's depth is
+    # as old as the queue's last stats emission (collect_statistics_interval, 5 s; later under load), and the backlog
+    # moves by up to ~2,500 msg/s here, so a peak-to-peak comparison says more about the sampling instant than about
+    # either counter (CI once saw 48,677 against 41,329): each sample must lie within what the generator's backlog
+    # was in the 10 s before it, give or take the messages enqueued but not yet confirmed (4 publishers x 100 in
+    # flight) and those delivered but not yet acknowledged (4 consumers x prefetch 20).
+    backlog = _client_backlog(settings, "adverse-local", "publish-peak-overload", "adverse")
+    samples = _broker_depths(settings, "adverse-local", "publish-peak-overload", "adverse")
+    assert len(samples) >= 5, samples
+    slack = 4 * 100 + 4 * 20
+    for second, depth in samples.items():
+        seen = backlog.loc[max(0, int(second) - 10):int(second) + 1]
+        assert seen.min() - slack <= depth <= seen.max() + slack, (second, depth, seen.to_dict())
+    assert samples.max() <= backlog.max() + slack and phases["broker_queue_max"].max() == samples.max()
     from sizing.layout import report_key
 
     body = _s3(settings).get_object(Bucket=settings.bucket, Key=report_key("adverse-local", "adverse"))["Body"]
@@ -370,6 +381,29 @@ def test_seed_002s_local_twin_holds_what_one_node_absorbs_and_fails_what_it_cann
     assert "Criterion (seed 002): publishing continues unaffected" in adverse and "not held" in adverse
     assert "publish, consume and backlog per second" in adverse  # seed 002's chart, one panel per config
     _no_broker_left(settings)
+
+
+def _raw(settings: DemoSettings, campaign: str, scenario: str, run_id: str, record_type: str) -> pd.DataFrame:
+    from sizing.layout import raw_scenario_run_prefix
+
+    prefix = raw_scenario_run_prefix(campaign, "n1-c5.2xlarge-gp2", scenario, run_id)
+    frame = read_table(settings, f"{prefix}repeat=1/{record_type}/")
+    assert frame is not None, f"no {record_type} under {prefix}"
+    return frame
+
+
+def _client_backlog(settings: DemoSettings, campaign: str, scenario: str, run_id: str) -> pd.Series:
+    """The generator's backlog at the end of each second: cumulative confirmed - consumed over every worker."""
+    seconds = _raw(settings, campaign, scenario, run_id, "client_seconds").groupby("second")[["confirmed", "consumed"]]
+    flow = seconds.sum().sort_index()
+    return (flow["confirmed"] - flow["consumed"]).cumsum()
+
+
+def _broker_depths(settings: DemoSettings, campaign: str, scenario: str, run_id: str) -> pd.Series:
+    """The broker's own queue depth (management API, summed over nodes) at each sample's second."""
+    samples = _raw(settings, campaign, scenario, run_id, "broker_samples")
+    return samples.groupby("ts").agg(second=("second", "min"), depth=("queue_messages", "sum")).set_index(
+        "second")["depth"].sort_index()
 
 
 def test_results_survive_make_stop_and_a_new_start(stack, first_run, tmp_path):
