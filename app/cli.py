@@ -284,7 +284,7 @@ def _compare(args: argparse.Namespace) -> int:
     """Exit 0: nothing regressed; 1: something regressed (a pipeline gates on it); 2: refused (unknown runs,
     different specs without --allow-spec-change, bad threshold)."""
     from app.history import run_spec, run_tables
-    from sizing.comparison import TABLE_HEADER, compare_runs, table_rows
+    from sizing.comparison import TABLE_HEADER, compare_runs, recommendation_words, table_rows
     from sizing.history import spec_differences
 
     if not 0 <= args.threshold < 1:
@@ -323,6 +323,8 @@ def _compare(args: argparse.Namespace) -> int:
               f"{record.get('spark_version') or '?'}, spec {record['spec_hash']}, code "
               f"{(record.get('code_commit') or '?')[:12]}, {record.get('instance_types') or '?'}")
     print(text_table(TABLE_HEADER, table_rows(comparison)))
+    if comparison.base_recommended or comparison.head_recommended:
+        print(f"recommended (the recommendation table): {recommendation_words(comparison)}")
     for change in comparison.changes:
         if change.note and change.verdict != "unchanged":
             print(f"  note: {change.config_id} / {change.scenario} / {change.label}: {change.note}")
@@ -378,8 +380,9 @@ def _trend(args: argparse.Namespace) -> int:
             c = changed[i]
             mark = f"<- change: {c.relative_change:+.1%} (median {format_value(c.before, metric.unit)} -> " \
                    f"{format_value(c.after, metric.unit)}, p = {c.p_value:.3f})"
-        rows.append([point.run_id, format_value(point.value, metric.unit), interval, str(point.n), mark])
-    print(text_table(["run", "median", "interval", "repeats", ""], rows))
+        rows.append([point.run_id, format_value(point.value, metric.unit), interval, str(point.n),
+                     point.recommended or "n/a", mark])
+    print(text_table(["run", "median", "interval", "repeats", "recommended", ""], rows))
     if not series.long_enough:
         print(f"change points: none flagged; Pettitt's test needs at least {series.min_runs} runs to reach "
               f"p <= {ALPHA:.2f} (this series has {len(series.points)})")

@@ -52,7 +52,8 @@ def run_tables(store, campaign: str, run_id: str, record: Mapping[str, Any] | No
         capacity=_rows(store, "capacity", campaign, run_id),
         leaderboards=_rows(store, "leaderboards", campaign, run_id, ("config_id", "monthly_cost")),
         adverse=_rows(store, "adverse", campaign, run_id, ("config_id", "scenario", "held", "repeats", "reason")),
-        phase_summary=_rows(store, "phase_summary", campaign, run_id, PHASE_INPUTS))
+        phase_summary=_rows(store, "phase_summary", campaign, run_id, PHASE_INPUTS),
+        recommendation=_rows(store, "recommendation", campaign, run_id, ("config_id", "recommended")))
 
 
 def run_spec(record: Mapping[str, Any]) -> tuple[Campaign, dict[str, Any]]:

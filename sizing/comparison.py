@@ -30,6 +30,7 @@ from typing import Any
 from sizing import adverse, rules
 from sizing.cost import cost_per_1000_msgs
 from sizing.history import spec_differences
+from sizing.recommendation import recommended_config
 from sizing.spec import Campaign, as_family_row, families, family_phases
 from sizing.stats import (
     COMPARE_CONFIDENCE,
@@ -95,6 +96,18 @@ class RunTables:
     leaderboards: Sequence[Mapping[str, Any]] = ()
     adverse: Sequence[Mapping[str, Any]] = ()
     phase_summary: Sequence[Mapping[str, Any]] = ()  # PHASE_INPUTS, foreground rows
+    recommendation: Sequence[Mapping[str, Any]] = ()  # config_id, recommended (a sizing campaign's answer)
+
+    @property
+    def recommended(self) -> str | None:
+        """What the run recommended, as its `recommendation` table says: a config, NONE_RECOMMENDED, or None when
+        the run has no such rows (not a sizing campaign, or analysed before the table existed)."""
+        if not self.recommendation:
+            return None
+        return recommended_config(self.recommendation) or NONE_RECOMMENDED
+
+
+NONE_RECOMMENDED = "none"  # a sizing run whose analysis found no config to recommend
 
 
 def _number(value: Any) -> float | None:
@@ -290,6 +303,14 @@ class Comparison:
     only_in_head: list[str] = field(default_factory=list)
     base_record: Mapping[str, Any] | None = None
     head_record: Mapping[str, Any] | None = None
+    # what each run recommended (RunTables.recommended: a config, NONE_RECOMMENDED, None: no recommendation table)
+    base_recommended: str | None = None
+    head_recommended: str | None = None
+
+    @property
+    def recommendation_changed(self) -> bool:
+        return None not in (self.base_recommended, self.head_recommended) and (
+            self.base_recommended != self.head_recommended)
 
     @property
     def regressed(self) -> bool:
@@ -304,6 +325,8 @@ class Comparison:
                 "spec_differences": self.spec_differences, "regressed": self.regressed, "counts": self.counts(),
                 "changes": [c.to_dict() for c in self.changes], "only_in_base": self.only_in_base,
                 "only_in_head": self.only_in_head,
+                "recommended": {"base": self.base_recommended, "head": self.head_recommended,
+                                "changed": self.recommendation_changed},
                 "versions": {side: _versions(record) for side, record in
                              (("base", self.base_record), ("head", self.head_record))}}
 
@@ -323,7 +346,8 @@ def compare_runs(campaign: Campaign, base: RunTables, head: RunTables, confidenc
     spec the metrics are read by (the head run's); `*_spec`: the resolved specs, whose differences are listed."""
     result = Comparison(campaign.name, base.run_id, head.run_id, confidence, threshold,
                         spec_differences(base_spec, head_spec) if base_spec is not None and head_spec is not None
-                        else [], base_record=base.run, head_record=head.run)
+                        else [], base_record=base.run, head_record=head.run,
+                        base_recommended=base.recommended, head_recommended=head.recommended)
     before, after = repeat_values(campaign, base), repeat_values(campaign, head)
     order = {m.name: i for i, m in enumerate(METRICS)}
     for key in sorted(set(before) | set(after), key=lambda k: (k[0], k[1], order.get(k[2], 99))):
@@ -375,6 +399,15 @@ def format_change(change: Change) -> str:
     else:
         text += " (no interval)"
     return text
+
+
+def recommendation_words(comparison: Comparison) -> str:
+    """`base n1-x -> head n3-y (changed)`: what each run recommended, as its recommendation table says."""
+    def side(value: str | None) -> str:
+        return value or "n/a (no recommendation table)"
+
+    return (f"base {side(comparison.base_recommended)} -> head {side(comparison.head_recommended)}"
+            + (" (changed)" if comparison.recommendation_changed else ""))
 
 
 def table_rows(comparison: Comparison) -> list[list[str]]:

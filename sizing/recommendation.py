@@ -6,14 +6,20 @@ within the SLO; its value is the cost per 1000 msg/s per month there), the `adve
 scenario (sizing.adverse: each scenario by its own criterion; null when too few of its phases were conclusive), its
 `reason`, and each config's count of invalid phases. A required scenario without a judgement is "not judged", never a
 pass, and the verdict says why (`not_judged_text`: the adverse table's reason, e.g. the invalid phases it could not
-count); a scenario with `required: false` is judged and reported but decides nothing. The report's verdict reads
-`standings` and `recommended`; nothing else decides the size.
+count); a scenario with `required: false` is judged and reported but decides nothing.
+
+The analysis writes the answer to the `recommendation` table (`from_tables`, then `table_rows`: one row per config);
+the report's verdict, `query`, `compare` and `trend` read it back (`from_row`, `recommended_config`); nothing else
+decides the size.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from sizing.adverse import NOT_JUDGED
 from sizing.rules import is_adverse
@@ -55,6 +61,33 @@ class ConfigVerdict:
         return ", ".join(f"{name} ({why})" for name, why in zip(self.adverse_unjudged, self.unjudged_reasons,
                                                                  strict=True))
 
+    def to_row(self, standing: int, is_recommended: bool) -> dict[str, Any]:
+        """The config's `recommendation` row (sizing.records.RECOMMENDATION, without campaign and run_id)."""
+        def names(values: tuple[str, ...]) -> str | None:
+            return ",".join(values) or None
+
+        return {"config_id": self.config_id, "standing": standing, "monthly_cost": self.monthly_cost,
+                "cost_per_1k_at_target": self.cost_at_target, "rank_at_target": self.target_rank,
+                "meets_target": self.meets_ideal, "adverse_held": names(self.adverse_passed),
+                "adverse_failed": names(self.adverse_failed), "adverse_not_judged": names(self.adverse_unjudged),
+                "not_judged_reasons": json.dumps(list(self.unjudged_reasons)) if self.unjudged_reasons else None,
+                "optional_failed": names(self.optional_failed), "invalid_phases": self.invalid_phases,
+                "passes_all": self.passes_all, "recommended": is_recommended}
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> ConfigVerdict:
+        """A `recommendation` row read back (as stored, or from a pandas frame: NaN is null)."""
+        def names(value: Any) -> tuple[str, ...]:
+            return tuple(value.split(",")) if isinstance(value, str) and value else ()
+
+        reasons = row.get("not_judged_reasons")
+        return cls(str(row["config_id"]), float(row["monthly_cost"]), _number(row.get("cost_per_1k_at_target")),
+                   _integer(row.get("rank_at_target")), names(row.get("adverse_held")),
+                   names(row.get("adverse_failed")), int(row.get("invalid_phases") or 0),
+                   names(row.get("adverse_not_judged")),
+                   tuple(json.loads(reasons)) if isinstance(reasons, str) and reasons else (),
+                   names(row.get("optional_failed")))
+
 
 NO_ROW = "no judgement in the adverse table"
 _NOT_JUDGED_PREFIX = f"{NOT_JUDGED}: "
@@ -95,3 +128,53 @@ def recommended(verdicts: Iterable[ConfigVerdict]) -> ConfigVerdict | None:
     """The cheapest config per 1000 msg/s at the target that holds every required scenario, or None."""
     return next((v for v in sorted(verdicts, key=lambda v: (v.target_rank is None, v.target_rank or 0,
                                                             v.monthly_cost)) if v.passes_all), None)
+
+
+def from_tables(campaign: Campaign, leaderboards: Iterable[Mapping[str, Any]],
+                adverse_rows: Iterable[Mapping[str, Any]], phase_rows: Iterable[Mapping[str, Any]]
+                ) -> list[ConfigVerdict]:
+    """`standings` from the analysis' own rows: the leaderboards (one per config: monthly cost, and its cost and rank
+    at the target when it met it), the adverse table's judgements (a null `held` is no judgement; its reason says
+    why) and phase_summary's `valid` flags (each config's invalid phases)."""
+    board_rows = list(leaderboards)
+    monthly = {str(r["config_id"]): float(r["monthly_cost"]) for r in board_rows}
+    board = [BoardEntry(str(r["config_id"]), int(rank), float(cost)) for r in board_rows
+             if (rank := _integer(r.get("rank_at_target"))) is not None
+             and (cost := _number(r.get("cost_per_1k_at_target"))) is not None]
+    held: dict[tuple[str, str], bool | None] = {}
+    reasons: dict[tuple[str, str], str] = {}
+    for r in adverse_rows:
+        key = (str(r["config_id"]), str(r["scenario"]))
+        value = r.get("held")
+        held[key] = None if value is None or value != value else bool(value)
+        if isinstance(r.get("reason"), str):
+            reasons[key] = r["reason"]
+    invalid: dict[str, int] = {}
+    for r in phase_rows:
+        if r.get("valid") is False or r.get("valid") == 0:
+            invalid[str(r["config_id"])] = invalid.get(str(r["config_id"]), 0) + 1
+    return standings(campaign, monthly, board, held, invalid, reasons)
+
+
+def table_rows(verdicts: Sequence[ConfigVerdict]) -> list[dict[str, Any]]:
+    """The `recommendation` table's rows (without campaign and run_id) of `standings`' verdicts, in their order."""
+    best = recommended(verdicts)
+    return [v.to_row(standing, v is best) for standing, v in enumerate(verdicts, start=1)]
+
+
+def recommended_config(rows: Iterable[Mapping[str, Any]]) -> str | None:
+    """The config a run's `recommendation` rows recommend (None: none could be)."""
+    return next((str(r["config_id"]) for r in rows if r.get("recommended") is True or r.get("recommended") == 1),
+                None)
+
+
+def _number(value: Any) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
+def _integer(value: Any) -> int | None:
+    number = _number(value)
+    return None if number is None else int(number)

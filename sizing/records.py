@@ -527,6 +527,34 @@ ADVERSE = (
            nullable=True),
 )
 
+# Per config of a sizing campaign: its standing in the recommendation (sizing/recommendation.py decides, on the
+# driver, from the leaderboards, adverse and phase_summary rows): the report's verdict, `query`, `compare` and
+# `trend` read which config was recommended here, none of them decides it again.
+RECOMMENDATION = (
+    Column("campaign", "string", "campaign name (partition)"),
+    Column("run_id", "string", "run label (partition): every run's answer is kept"),
+    Column("config_id", "string", "cluster config"),
+    Column("standing", "int32", "1 = first: by rank at the target, configs off that board last by monthly cost"),
+    Column("monthly_cost", "float64", "cluster cost per month (leaderboards)"),
+    Column("cost_per_1k_at_target", "float64", "cost per 1000 msg/s per month at the target (null: did not meet the "
+           "target within the SLO under ideal conditions)", nullable=True),
+    Column("rank_at_target", "int32", "1 = cheapest at the target (null: off that board)", nullable=True),
+    Column("meets_target", "bool", "met the target within the SLO under ideal conditions"),
+    Column("adverse_held", "string", "required adverse scenarios it held (comma list; null: none)", nullable=True),
+    Column("adverse_failed", "string", "required adverse scenarios it did not hold (comma list; null: none)",
+           nullable=True),
+    Column("adverse_not_judged", "string", "required adverse scenarios without a judgement (comma list; null: none)",
+           nullable=True),
+    Column("not_judged_reasons", "string", "why each was not judged, in the same order (JSON list of strings; null: "
+           "none)", nullable=True),
+    Column("optional_failed", "string", "adverse scenarios with `required: false` it did not hold (comma list; "
+           "reported, deciding nothing; null: none)", nullable=True),
+    Column("invalid_phases", "int32", "phases flagged invalid (the generator fell behind): evidence neither way"),
+    Column("passes_all", "bool", "meets the target and holds every required adverse scenario, each judged"),
+    Column("recommended", "bool", "the recommendation: the first config by standing that passes_all (at most one "
+           "row of a run)"),
+)
+
 # Per (config, search scenario, run, repeat): the capacity search replayed from phase_summary's recomputed probe
 # verdicts (sizing.search.replay); the interval columns are the config's, over its repeats.
 CAPACITY = (
@@ -751,6 +779,7 @@ TABLES: dict[str, tuple[Column, ...]] = {
     "leaderboards": LEADERBOARDS,
     "pareto": PARETO,
     "adverse": ADVERSE,
+    "recommendation": RECOMMENDATION,
     "capacity": CAPACITY,
     "findings": FINDINGS,
     "repeat_intervals": REPEAT_INTERVALS,

@@ -52,6 +52,7 @@ class Point:
     high: float | None
     level: float
     n: int
+    recommended: str | None = None  # what the run recommended (sizing.comparison.RunTables.recommended)
 
 
 @dataclass(frozen=True)
@@ -192,7 +193,7 @@ def trend(campaign: Campaign, runs: Sequence[RunTables], config_id: str, metric:
             figure = run_value(list(repeats.values()))
             started = (tables.run or {}).get("started_at")
             points.append(Point(tables.run_id, float(started) if started is not None else None, figure["value"],
-                                figure["low"], figure["high"], figure["level"], figure["n"]))
+                                figure["low"], figure["high"], figure["level"], figure["n"], tables.recommended))
     values = [p.value for p in points]
     found = change_points(values, alpha, threshold)
     bounds = [0, *(index for index, _ in found), len(values)]

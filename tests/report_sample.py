@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from adapters.objectstore import S3Settings
-from sizing import adverse, layout, records, repeats, rules
+from sizing import adverse, layout, recommendation, records, repeats, rules
 from sizing.cost import cost_per_1000_msgs
 from sizing.layout import RunKey
 from sizing.plan import plan_configs
@@ -163,6 +163,20 @@ def adverse_rows(summary: pd.DataFrame, campaign: Campaign) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=records.table_columns("adverse"))
 
 
+def recommendation_rows(board: pd.DataFrame, adverse: pd.DataFrame | None, summary: pd.DataFrame,
+                        campaign: Campaign) -> pd.DataFrame:
+    """The Spark `recommendation` table, by the same pure code the leaderboards step runs on the same rows
+    (sizing.recommendation.from_tables, table_rows)."""
+    def plain(frame: pd.DataFrame | None) -> list[dict]:
+        return [] if frame is None else [{k: (None if not isinstance(v, str) and pd.isna(v) else v)
+                                          for k, v in r.items()} for r in frame.to_dict("records")]
+
+    standings = recommendation.from_tables(campaign, plain(board), plain(adverse), plain(summary))
+    rows = recommendation.table_rows(standings)
+    return pd.DataFrame([{"campaign": campaign.name, "run_id": RUN_ID, **r} for r in rows],
+                        columns=records.table_columns("recommendation"))
+
+
 def repeat_interval_rows(summary: pd.DataFrame, campaign: Campaign, run_id: str = RUN_ID) -> pd.DataFrame:
     """The Spark `repeat_intervals` table, by the same pure code the leaderboards step runs on the same rows
     (sizing.repeats.phase_intervals, isolated runs as the phases of their scenario)."""
@@ -287,6 +301,8 @@ def write_sample(settings: S3Settings, repeats: int = 1, failed_validation: bool
     board = leaderboard_rows(per_repeat, campaign.name, monthly, target)
     for table, frame in (("capacity_repeats", per_repeat), ("leaderboards", board), ("pareto", pareto_rows(board)),
                          ("adverse", adverse_rows(summary, campaign)),
+                         ("recommendation", recommendation_rows(board, adverse_rows(summary, campaign), summary,
+                                                                campaign)),
                          ("repeat_intervals", repeat_interval_rows(summary, campaign)),
                          ("board_intervals", board_interval_rows(board, per_repeat, campaign))):
         _put_parquet(settings, layout.table_prefix(table, campaign.name, run_id=RUN_ID) + "part-00000.parquet",

@@ -13,6 +13,7 @@ import pytest
 from sizing.comparison import (
     DIP,
     IMPROVED,
+    NONE_RECOMMENDED,
     P99_AT_TARGET,
     RECOVERY,
     REGRESSED,
@@ -21,6 +22,7 @@ from sizing.comparison import (
     compare_runs,
     compare_values,
     format_change,
+    recommendation_words,
     table_rows,
 )
 from sizing.cost import cost_per_1000_msgs
@@ -105,6 +107,26 @@ def test_a_scenario_not_judged_in_either_run_is_an_inconclusive_change_never_a_r
     held = {c.metric: c for c in compare_runs(CAMPAIGN, base, head).changes}["held"]
     assert (held.verdict, held.base, held.head, held.note) == (INCONCLUSIVE, 1.0, None, why)
     assert not compare_runs(CAMPAIGN, base, head).regressed
+
+def test_each_runs_recommendation_is_read_from_its_table_and_a_change_is_named() -> None:
+    """The recommendation is the analysis' (the `recommendation` table): compare reports it per run and flags a
+    change; a run without the table says n/a rather than deciding the size again; a run that recommended nothing
+    says none."""
+    base, head = run("r1", [1500.0], [40.0]), run("r2", [1500.0], [40.0])
+    rows = [{"config_id": SMALL, "recommended": True}, {"config_id": "n3-c5.2xlarge-gp2", "recommended": False}]
+    base = RunTables(**{**base.__dict__, "recommendation": rows})
+    head = RunTables(**{**head.__dict__, "recommendation": [{**r, "recommended": not r["recommended"]}
+                                                             for r in rows]})
+    comparison = compare_runs(CAMPAIGN, base, head)
+    assert comparison.to_dict()["recommended"] == {"base": SMALL, "head": "n3-c5.2xlarge-gp2", "changed": True}
+    assert recommendation_words(comparison) == f"base {SMALL} -> head n3-c5.2xlarge-gp2 (changed)"
+    nothing = RunTables(**{**head.__dict__, "recommendation": [{**r, "recommended": False} for r in rows]})
+    older = RunTables(**{**head.__dict__, "recommendation": ()})
+    assert compare_runs(CAMPAIGN, base, nothing).head_recommended == NONE_RECOMMENDED
+    unknown = compare_runs(CAMPAIGN, base, older)
+    assert unknown.head_recommended is None and not unknown.recommendation_changed
+    assert recommendation_words(unknown) == f"base {SMALL} -> head n/a (no recommendation table)"
+
 
 def test_spec_differences_name_each_changed_leaf() -> None:
     a = {"workload": {"consumers": {"processing_ms": 5}}, "clusters": {"list": [{"nodes": 1}]}, "repeats": 3}

@@ -5,7 +5,20 @@ tests/test_seed_conclusions: seed 002's two survivors)."""
 
 from __future__ import annotations
 
-from sizing.recommendation import BoardEntry, recommended, standings
+import math
+
+import pandas as pd
+
+from sizing import records
+from sizing.recommendation import (
+    BoardEntry,
+    ConfigVerdict,
+    from_tables,
+    recommended,
+    recommended_config,
+    standings,
+    table_rows,
+)
 from tests.test_adverse import KILL, PEAK, SLOWDOWN, campaign
 
 IDEAL = {"name": "ideal", "steps": {"rates": [500, 1000], "duration_s": 10}}
@@ -70,3 +83,42 @@ def test_a_required_scenario_not_judged_for_invalid_phases_keeps_the_config_out_
     # a scenario with no row at all says that instead
     bare = standings(SIZING, MONTHLY, BOARD, held(a=(None, True, True)), {})[0]
     assert bare.not_judged_text() == "kill (no judgement in the adverse table)"
+
+
+def test_the_table_rows_read_back_to_the_same_verdicts_and_mark_only_the_recommendation() -> None:
+    """The `recommendation` table is the only place the report, compare and trend learn the answer: its rows must
+    carry every verdict whole (a pandas round trip included: NaN for null, numpy scalars) and mark one config."""
+    why = "not judged: no conclusive repeat of judged phase(s) rate-1000"
+    judged = {**held(a=(True, True, True), b=(True, True, False), c=(False, True, True)), ("a", "kill"): None}
+    rows = standings(SIZING, MONTHLY, BOARD, judged, {"a": 1}, {("a", "kill"): why})
+    table = table_rows(rows)
+    assert set(table[0]) == set(records.table_columns("recommendation")) - {"campaign", "run_id"}
+    assert [r["config_id"] for r in table if r["recommended"]] == ["b"] == [recommended(rows).config_id]
+    assert [r["standing"] for r in table] == [1, 2, 3, 4]
+    assert table[0]["adverse_not_judged"] == "kill" and table[3]["cost_per_1k_at_target"] is None
+    assert [ConfigVerdict.from_row(r) for r in table] == rows
+    through_pandas = pd.DataFrame(table).to_dict("records")
+    assert math.isnan(through_pandas[3]["cost_per_1k_at_target"])
+    assert [ConfigVerdict.from_row(r) for r in through_pandas] == rows
+    assert recommended_config(through_pandas) == "b" and recommended_config(table_rows(rows[:1])) is None
+
+
+def test_from_tables_reads_the_leaderboard_adverse_and_phase_rows_as_the_analysis_writes_them() -> None:
+    """The leaderboards step's input to the recommendation: a wide leaderboard row per config (off the cost-at-target
+    board: null rank and cost), adverse rows with a null `held` for no judgement, phase rows' `valid` flags."""
+    leaderboard = [{"config_id": c, "monthly_cost": m, "rank_at_target": None, "cost_per_1k_at_target": None}
+                   for c, m in MONTHLY.items()]
+    for entry in BOARD:
+        leaderboard[list(MONTHLY).index(entry.config_id)].update(rank_at_target=entry.rank,
+                                                                  cost_per_1k_at_target=entry.cost_at_target)
+    adverse = [{"config_id": c, "scenario": s, "held": h, "reason": None if h else f"{s} failed"}
+               for (c, s), h in held(a=(False, True, True), b=(True, True, True), c=(True, None, True)).items()]
+    adverse.append({"config_id": "c", "scenario": "slowdown", "held": float("nan"), "reason": "not judged: few"})
+    phases = [{"config_id": "b", "valid": False}, {"config_id": "b", "valid": True}, {"config_id": "a", "valid": None}]
+    got = from_tables(SIZING, leaderboard, adverse, phases)
+    judged = {(r["config_id"], r["scenario"]): (None if r["held"] != r["held"] else r["held"]) for r in adverse}
+    want = standings(SIZING, MONTHLY, BOARD, judged, {"b": 1},
+                     {(r["config_id"], r["scenario"]): r["reason"] for r in adverse if r["reason"]})
+    assert got == want and recommended(got).config_id == "b"
+    assert {v.config_id: v.invalid_phases for v in got} == {"a": 0, "b": 1, "c": 0, "d": 0}
+    assert got[2].not_judged_text() == "slowdown (few)"

@@ -268,7 +268,13 @@ def test_a_config_whose_broker_kill_phase_the_generator_fell_behind_in_is_not_re
     from app.report.tables import ReportData, board_views
     from sizing.plan import plan_configs
     from sizing.spec import load_campaign
-    from tests.report_sample import adverse_rows, capacity_repeat_rows, leaderboard_rows, phase_summary_rows
+    from tests.report_sample import (
+        adverse_rows,
+        capacity_repeat_rows,
+        leaderboard_rows,
+        phase_summary_rows,
+        recommendation_rows,
+    )
 
     campaign = load_campaign(SPEC)
     summary = phase_summary_rows(1)
@@ -277,8 +283,9 @@ def test_a_config_whose_broker_kill_phase_the_generator_fell_behind_in_is_not_re
     monthly = {c.config_id: c.monthly_cost for c in plan_configs(campaign)}
     board = leaderboard_rows(capacity_repeat_rows(summary, campaign.target.p99_latency_ms), campaign.name, monthly,
                              campaign.target.rate)
-    data = ReportData(campaign.name, summary, board_views(board, campaign.target.rate), adverse_rows(summary, campaign),
-                      None, {}, {}, {}, [])
+    adverse = adverse_rows(summary, campaign)
+    data = ReportData(campaign.name, summary, board_views(board, campaign.target.rate), adverse, None, {}, {}, {}, [],
+                      recommendation=recommendation_rows(board, adverse, summary, campaign))
     ctx = ReportContext.build(campaign, data, RUN_ID, "now")
     html = "".join(str(part) for part in verdict_section.render(ctx))
     why = ("broker-kill (no conclusive repeat of judged phase(s) rate-1000; 1 phase flagged invalid, evidence neither "
@@ -294,8 +301,9 @@ def test_a_config_whose_broker_kill_phase_the_generator_fell_behind_in_is_not_re
     summary = phase_summary_rows(1)
     summary.loc[(summary["config_id"] == N1) & (summary["scenario"] == "broker-kill"),
                 ["valid", "invalid_reason"]] = [False, "loadgen_cpu_saturated"]
-    data = ReportData(campaign.name, summary, board_views(board, campaign.target.rate), adverse_rows(summary, campaign),
-                      None, {}, {}, {}, [])
+    adverse = adverse_rows(summary, campaign)
+    data = ReportData(campaign.name, summary, board_views(board, campaign.target.rate), adverse, None, {}, {}, {}, [],
+                      recommendation=recommendation_rows(board, adverse, summary, campaign))
     ctx = ReportContext.build(campaign, data, RUN_ID, "now")
     html = "".join(str(part) for part in verdict_section.render(ctx))
     assert f"Recommended: {N3}" in html

@@ -2,9 +2,9 @@
 
 Each test builds the analysis input, phase_summary rows, from one seed's published figures (the known answer is
 the seed's own text and tables), runs the real leaderboards step on a local SparkSession (leaderboards, adverse
-verdicts, findings: spark_jobs.lib.leaderboards.build) and the report's verdict code on its tables, and checks that the
-platform states the seed's conclusion, or names the seed's slip where its arithmetic is wrong. Where a seed gives a
-comparison without absolute figures, the test says which figure it assumed.
+verdicts, recommendation, findings: spark_jobs.lib.leaderboards.build), reads its tables as the report does, and
+checks that the platform states the seed's conclusion, or names the seed's slip where its arithmetic is wrong.
+Where a seed gives a comparison without absolute figures, the test says which figure it assumed.
 
 README, "Seed conclusions", maps every conclusion to the table and column that shows it and to the test below.
 """
@@ -18,10 +18,8 @@ import pandas as pd
 import pytest
 
 from app.report.answer import headline
-from app.report.sections.verdict import verdicts
-from app.report.tables import ADVERSE, ADVERSE_OPTIONAL, ADVERSE_REQUIRED, ReportData, board_views, conform
 from sizing import records, rules
-from sizing.recommendation import recommended
+from sizing.recommendation import ConfigVerdict, recommended_config
 from sizing.spec import load_campaign
 from spark_jobs.lib import leaderboards
 from tests.seed_000 import (
@@ -274,12 +272,9 @@ def seed_002(spark):
     return campaign, build(spark, campaign, rows)
 
 
-def report_verdicts(campaign, tables: dict[str, list[dict]]):
-    wide = pd.DataFrame(tables["leaderboards"])
-    adverse = conform(pd.DataFrame(tables["adverse"]), ADVERSE, ADVERSE_REQUIRED, ADVERSE_OPTIONAL)
-    summary = pd.DataFrame(columns=["config_id", "valid"])
-    data = ReportData(campaign.name, summary, board_views(wide, campaign.target.rate), adverse, None, {}, {}, {}, [])
-    return verdicts(campaign, data, dict(zip(wide["config_id"], wide["monthly_cost"], strict=True)))
+def report_verdicts(tables: dict[str, list[dict]]) -> list[ConfigVerdict]:
+    """The `recommendation` table the leaderboards step wrote, read back as the report's verdict reads it."""
+    return [ConfigVerdict.from_row(r) for r in sorted(tables["recommendation"], key=lambda r: r["standing"])]
 
 
 def test_seed_002_two_survivors_are_7x16_and_9x8(seed_002) -> None:
@@ -288,8 +283,8 @@ def test_seed_002_two_survivors_are_7x16_and_9x8(seed_002) -> None:
     30k->40k peak, sized 'just in case', are not required), the cheaper first. The seed's survivors line prices them
     at $104 and $81: those are its own top-5 figures of 9x8 ($104) and 7x8 ($81), one row off (7x16 is
     $4,127.20 / 30 = $138 and 9x8 $3,103.20 / 30 = $103)."""
-    campaign, tables = seed_002
-    rows = report_verdicts(campaign, tables)
+    _, tables = seed_002
+    rows = report_verdicts(tables)
     survivors = [v for v in rows if v.passes_all]
     assert [v.config_id for v in survivors] == ["n9-c5.2xlarge-gp2", "n7-c5.4xlarge-gp2"]
     assert [dollars(v.cost_at_target) for v in survivors] == [103, 138]
@@ -304,11 +299,11 @@ def test_seed_002_the_platform_recommends_9x8_where_the_study_calls_7x16_the_bes
     says why. It recommends the cheapest config that holds every required scenario (9x8, $103 per 1k msg/s at 30k);
     the study's all-rounder is the survivor that also holds the most optional ones (7x16 holds the 30k->40k peak,
     9x8 does not), for $35 more. Both read the same verdicts: the difference is the ranking, not the measurement."""
-    campaign, tables = seed_002
-    rows = report_verdicts(campaign, tables)
+    _, tables = seed_002
+    rows = report_verdicts(tables)
     survivors = [v for v in rows if v.passes_all]
     study_pick = "n7-c5.4xlarge-gp2"
-    assert recommended(rows).config_id == survivors[0].config_id == "n9-c5.2xlarge-gp2" != study_pick
+    assert recommended_config(tables["recommendation"]) == survivors[0].config_id == "n9-c5.2xlarge-gp2" != study_pick
     most_robust = min(survivors, key=lambda v: (len(v.optional_failed), v.cost_at_target))
     assert most_robust.config_id == study_pick
     assert dollars(most_robust.cost_at_target) - dollars(survivors[0].cost_at_target) == 35

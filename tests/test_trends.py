@@ -56,10 +56,13 @@ def test_the_trend_of_a_metric_over_stored_runs() -> None:
     for i, top in enumerate([1500.0, 1510.0, 1490.0, 1505.0, 1300.0, 1290.0, 1310.0]):
         runs.append(RunTables(f"r{i}", {"run_id": f"r{i}", "started_at": 1000.0 * i},
                               capacity_repeats=[{"config_id": config, "repeat": r, "top_matched_throughput": top + r}
-                                                for r in (1, 2, 3)]))
+                                                for r in (1, 2, 3)],
+                              recommendation=[{"config_id": config, "recommended": i < 4}] if i else ()))
     series = trend(CAMPAIGN, runs[::-1], config, "top_throughput")
     assert [p.run_id for p in series.points] == [f"r{i}" for i in range(7)]  # by start, whatever the input order
     assert series.points[0].n == 3 and series.points[0].level == pytest.approx(0.75)
+    # each point names what its run recommended (its recommendation table; r0 has none)
+    assert [p.recommended for p in series.points] == [None, config, config, config, "none", "none", "none"]
     [change] = series.changes
     assert change.run_id == "r4" and change.relative_change < -0.1 and series.long_enough
 

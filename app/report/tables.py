@@ -12,6 +12,7 @@ Layout (sizing.layout; a report reads its own run's partitions, issue 24):
     tables/capacity/campaign=C/run=R/part-*.parquet           capacity searches, one row per config x repeat
     tables/runs/campaign=C/run=R/part-*.parquet               the run's record (versions, spec, baseline)
     tables/upgrade/campaign=C/run=R/part-*.parquet            a version comparison: per config x metric, vs baseline
+    tables/recommendation/campaign=C/run=R/part-*.parquet     a sizing campaign's answer: per config its standing
     raw/campaign=C/config=K/scenario=S/run=R/repeat=N/{client_seconds,events,broker_samples,node_seconds}/
         phase=PP/*.parquet
     validation/<batch>/campaign=C/config=K/run=R/result.json
@@ -50,6 +51,7 @@ PARETO = "pareto"
 CAPACITY = "capacity"
 FINDINGS = "findings"
 UPGRADE = "upgrade"
+RECOMMENDATION = "recommendation"
 
 RUN_KEYS = ["campaign", "config_id", "scenario", "run_id", "repeat"]
 
@@ -125,6 +127,9 @@ UPGRADE_REQUIRED = ["config_id", "rabbitmq_version", "metric", "scenario", "unit
                     "baseline_config_id",
                     "baseline_version", "baseline_value", "change", "direction", "verdict", "better", "expected",
                     "expected_source", "agrees"]
+
+# recommendation: a sizing campaign's answer (sizing.recommendation.ConfigVerdict.from_row reads every column).
+RECOMMENDATION_REQUIRED = records.table_columns(RECOMMENDATION)
 
 BOARDS = tuple(b.name for b in BOARD_SPECS)  # sizing.repeats: what each board shows and how it is ranked
 BOARD_COLUMNS = ["board", "rank", "config_id", "value", "rate", "monthly_cost"]
@@ -259,6 +264,9 @@ class ReportData:
     repeat_intervals: pd.DataFrame | None = None
     board_intervals: pd.DataFrame | None = None
     upgrade: pd.DataFrame | None = None  # UPGRADE_REQUIRED; None unless the campaign compares RabbitMQ versions
+    # RECOMMENDATION_REQUIRED, one row per config; None for a compare or characterise campaign, or a run analysed
+    # before the table existed (the verdict then says so rather than deciding the size itself)
+    recommendation: pd.DataFrame | None = None
 
 
 # ------------------------------------------------------------------------------------------ reading
@@ -446,6 +454,9 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
     if upgrade is not None:
         upgrade = conform(upgrade, UPGRADE, UPGRADE_REQUIRED, {}).astype({"value": float, "baseline_value": float,
                                                                           "change": float})
+    recommendation = reader.read_table(RECOMMENDATION, campaign, run_id=run_id)
+    if recommendation is not None:
+        recommendation = conform(recommendation, RECOMMENDATION, RECOMMENDATION_REQUIRED, {}).sort_values("standing")
     findings = reader.read_table(FINDINGS, campaign, run_id=run_id)
     if findings is not None:
         findings = conform(findings, FINDINGS, FINDINGS_REQUIRED, {c: None for c in records.table_columns(FINDINGS)})
@@ -453,7 +464,8 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
                       broker, reader.validations(campaign, run_id), node_seconds=nodes, group_summary=everything,
                       capacity=capacity, findings=findings, at_target=at_target, rates_at_target=rates_at_target,
                       repeat_intervals=intervals(REPEAT_INTERVALS, REPEAT_INTERVALS_REQUIRED),
-                      board_intervals=intervals(BOARD_INTERVALS, BOARD_INTERVALS_REQUIRED), upgrade=upgrade)
+                      board_intervals=intervals(BOARD_INTERVALS, BOARD_INTERVALS_REQUIRED), upgrade=upgrade,
+                      recommendation=recommendation)
 
 
 def foreground_split(summary: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -11,6 +11,8 @@ whole; every other run's answer stays, issue 24):
 - adverse: per config and adverse scenario, judged by its own criterion (sizing.adverse): fault scenarios hold the
   target and lose nothing (recovery time reported); backlog scenarios keep publishers unaffected, lose nothing and
   drain (reduced-publish and blocked seconds, peak backlog and memory, drain time reported);
+- recommendation: a sizing campaign's answer, per config its standing (sizing.recommendation, pure, on the driver,
+  from the leaderboard, adverse and phase_summary rows): which config is recommended, and why each other is not;
 - findings: a compare or characterise campaign's answer (sizing.findings): every arm's medians, and each arm's
   effect against its baseline with an exact interval and a verdict;
 - capacity: per config, search scenario and repeat, the capacity search replayed from phase_summary's recomputed
@@ -37,7 +39,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from adapters.objectstore import StoreSpec
-from sizing import adverse, findings, layout, records, repeats, rules, upgrade
+from sizing import adverse, findings, layout, recommendation, records, repeats, rules, upgrade
 from sizing.cost import cost_per_1000_msgs
 from sizing.plan import ConfigPlan, plan_configs
 from sizing.search import Probe, ProbeOutcome, ProbeResult, SearchSpec, replay
@@ -47,8 +49,8 @@ from spark_jobs.lib import gate, rules_columns
 from spark_jobs.lib.tableio import RawObjects, read_table, replace_table
 
 # schemas: sizing.records.TABLES
-TABLES = ("capacity_repeats", "leaderboards", "pareto", "adverse", "capacity", "findings", "repeat_intervals",
-          "board_intervals", "upgrade")
+TABLES = ("capacity_repeats", "leaderboards", "pareto", "adverse", "recommendation", "capacity", "findings",
+          "repeat_intervals", "board_intervals", "upgrade")
 PROBE_COLUMNS = ("campaign", "config_id", "scenario", "run_id", "repeat", "phase", "target_rate", "warmup_s",
                  "duration_s", "confirm_rate", "consume_rate", "backlog_slope", "e2e_p99_ms", "e2e_p999_ms", "valid",
                  "probe_stage", "probe_passed", "probe_online_passed", "probe_inconclusive", "bottleneck")
@@ -120,6 +122,17 @@ def adverse_verdicts(phase_summary: DataFrame, campaign: Campaign) -> list[dict[
     return [{"campaign": campaign_name, "config_id": config_id,
              **adverse.judge(scenarios[scenario], phases_of, campaign.target.rate)}
             for (campaign_name, config_id, scenario), phases_of in sorted(grouped.items())]
+
+
+def recommendation_rows(phase_summary: DataFrame, board: Sequence[dict[str, Any]],
+                        adverse_rows: Sequence[dict[str, Any]], campaign: Campaign) -> list[dict[str, Any]]:
+    """The recommendation table's rows (sizing.recommendation, pure, on the driver: one row per config); none unless
+    the campaign sizes (a compare or characterise campaign's answer is the findings table)."""
+    if campaign.purpose != findings.SIZE:
+        return []
+    valid = [r.asDict() for r in phase_summary.select("config_id", "valid").collect()]
+    standings = recommendation.from_tables(campaign, board, adverse_rows, valid)
+    return [{"campaign": campaign.name, **row} for row in recommendation.table_rows(standings)]
 
 
 def campaign_findings(phase_summary: DataFrame, campaign: Campaign) -> list[dict[str, Any]]:
@@ -372,8 +385,11 @@ def build(spark: SparkSession, phase_summary: DataFrame, campaign: Campaign,
     pareto_columns = records.table_columns("pareto")
     pareto = spark.createDataFrame([{k: r[k] for k in pareto_columns} for r in board if r["pareto"]],
                                    records.table_ddl("pareto"))
-    adverse_table = spark.createDataFrame(_of_run(adverse_verdicts(phase_summary, campaign), run_id),
-                                          records.table_ddl("adverse"))
+    adverse_rows = _of_run(adverse_verdicts(phase_summary, campaign), run_id)
+    adverse_table = spark.createDataFrame(adverse_rows, records.table_ddl("adverse"))
+    recommendation_table = spark.createDataFrame(
+        _of_run(recommendation_rows(phase_summary, board, adverse_rows, campaign), run_id),
+        records.table_ddl("recommendation"))
     capacity_table = spark.createDataFrame(searched, records.table_ddl("capacity"))
     findings_table = spark.createDataFrame(_of_run(campaign_findings(phase_summary, campaign), run_id),
                                            records.table_ddl("findings"))
@@ -384,8 +400,8 @@ def build(spark: SparkSession, phase_summary: DataFrame, campaign: Campaign,
     upgrade_table = spark.createDataFrame(_of_run(version_comparison(phase_summary, searched, campaign, raw or {}),
                                                   run_id), records.table_ddl("upgrade"))
     return {"capacity_repeats": per_repeat, "leaderboards": leaderboards, "pareto": pareto, "adverse": adverse_table,
-            "capacity": capacity_table, "findings": findings_table, "repeat_intervals": intervals,
-            "board_intervals": board_table, "upgrade": upgrade_table}
+            "recommendation": recommendation_table, "capacity": capacity_table, "findings": findings_table,
+            "repeat_intervals": intervals, "board_intervals": board_table, "upgrade": upgrade_table}
 
 
 def _of_run(rows: list[dict[str, Any]], run_id: str) -> list[dict[str, Any]]:

@@ -197,6 +197,24 @@ def _suites() -> dict[str, list[Expectation]]:
             ("ExpectColumnValuesToNotBeNull", {"column": "reason", "row_condition": "held!=True",
                                                "condition_parser": "pandas"}),
         ],
+        # A sizing campaign's answer (sizing.recommendation): one row per config, at most one recommended per run,
+        # and that one meets the target and holds every required scenario.
+        "recommendation": [
+            ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("recommendation"),
+                                              "exact_match": True}),
+            ("ExpectCompoundColumnsToBeUnique", {"column_list": ["campaign", "run_id", "config_id"]}),
+            ("ExpectCompoundColumnsToBeUnique", {"column_list": ["campaign", "run_id", "standing"]}),
+            *_not_null(["run_id", "config_id", "standing", "monthly_cost", "meets_target", "invalid_phases",
+                        "passes_all", "recommended"]),
+            *_non_negative(["invalid_phases", "monthly_cost"]),
+            ("ExpectColumnValuesToBeUnique", {"column": "run_id", "row_condition": "recommended==True",
+                                              "condition_parser": "pandas"}),
+            ("ExpectColumnValuesToBeInSet", {"column": "passes_all", "value_set": [True],
+                                             "row_condition": "recommended==True", "condition_parser": "pandas"}),
+            # a config that met the target has its cost there; one that did not, none
+            ("ExpectColumnValuesToNotBeNull", {"column": "cost_per_1k_at_target", "row_condition": "meets_target==True",
+                                               "condition_parser": "pandas"}),
+        ],
         # A compare / characterise campaign's answer (sizing.findings): one row per arm, metric and baseline.
         "findings": [
             ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("findings"), "exact_match": True}),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from app.report.context import ReportContext
 from app.report.html import table, tag
-from sizing.comparison import IMPROVED, REGRESSED, TABLE_HEADER, table_rows
+from sizing.comparison import IMPROVED, REGRESSED, TABLE_HEADER, recommendation_words, table_rows
 from sizing.stats import UNCHANGED, level_text
 
 VERDICT_CSS = {REGRESSED: "bad", IMPROVED: "ok", UNCHANGED: "", "inconclusive": "warn"}
@@ -34,6 +34,9 @@ def render(ctx: ReportContext) -> list[object]:
         "side reach 90 % and no more, fewer are inconclusive by construction. `sizing compare --campaign "
         f"{c.campaign} --base {c.base_run} --head {c.head_run}` prints the same table."))],
         class_="verdict" + (" none" if regressed else "")))
+    if c.base_recommended or c.head_recommended:
+        out.append(tag("p", f"Recommended (each run's recommendation table): {recommendation_words(c)}.",
+                       class_="headline" if c.recommendation_changed else None))
     if c.spec_differences:
         out += [tag("p", f"The two runs ran different specs ({len(c.spec_differences)} difference(s), base -> "
                          "this run):"), tag("ul", [tag("li", line) for line in c.spec_differences[:30]])]

@@ -1,40 +1,26 @@
-"""The first section: which config to buy (a sizing campaign), from the cost-at-target board and the `adverse`
-table's judgements; a compare or characterise campaign gets its answer's first sentences instead (app.report.answer)."""
+"""The first section: which config to buy (a sizing campaign), as the analysis wrote it in the `recommendation`
+table (sizing.recommendation decides; this section words it); a compare or characterise campaign gets its answer's
+first sentences instead (app.report.answer)."""
 
 from __future__ import annotations
 
 import math
 
-import pandas as pd
-
 from app.report import answer, fmt
 from app.report.context import ReportContext
 from app.report.html import table, tag
 from app.report.sections.resources import bottleneck_verdict
-from app.report.tables import BOARD_COST_AT_TARGET, BOARD_MATCHED_TARGET, BOARD_TOP_MATCHED, ReportData
+from app.report.tables import BOARD_MATCHED_TARGET, BOARD_TOP_MATCHED, ReportData
 from sizing.findings import SIZE
-from sizing.recommendation import BoardEntry, ConfigVerdict, recommended, standings
-from sizing.spec import Campaign
+from sizing.recommendation import ConfigVerdict, recommended_config
 
 
-def verdicts(campaign: Campaign, data: ReportData, monthly: dict[str, float]) -> list[ConfigVerdict]:
-    """The analysis' tables as the core's inputs (sizing.recommendation decides): the cost-at-target board, the
-    `adverse` table's judgements (a null `held` is no judgement; its reason says why) and each config's invalid
-    phases."""
-    board = data.leaderboards[data.leaderboards["board"] == BOARD_COST_AT_TARGET]
-    entries = [BoardEntry(row.config_id, int(row.rank), float(row.value)) for row in board.itertuples(index=False)]
-    held: dict[tuple[str, str], bool | None] = {}
-    reasons: dict[tuple[str, str], str] = {}
-    if data.adverse is not None:
-        for r in data.adverse.to_dict("records"):
-            key = (r["config_id"], r["scenario"])
-            held[key] = None if r["held"] is None or pd.isna(r["held"]) else bool(r["held"])
-            if isinstance(r.get("reason"), str):
-                reasons[key] = r["reason"]
-    summary = data.phase_summary
-    invalid = {config_id: int((~rows["valid"].fillna(True).astype(bool)).sum())
-               for config_id, rows in summary.groupby("config_id")} if not summary.empty else {}
-    return standings(campaign, monthly, entries, held, invalid, reasons)
+def verdicts(data: ReportData) -> list[ConfigVerdict] | None:
+    """The analysis' answer as written in the `recommendation` table (sizing.recommendation decided it there), in
+    its standing order; None when the run has no such table (analysed before it existed)."""
+    if data.recommendation is None or data.recommendation.empty:
+        return None
+    return [ConfigVerdict.from_row(row) for row in data.recommendation.to_dict("records")]
 
 
 def render(ctx: ReportContext) -> list[object]:
@@ -43,9 +29,16 @@ def render(ctx: ReportContext) -> list[object]:
     c = ctx.campaign
     if c.purpose != SIZE:
         return [tag("h2", "Answer", id="verdict", class_="first"), answer.first_sentence(c, ctx.data.findings)]
-    rows = verdicts(c, ctx.data, ctx.monthly)
-    best = recommended(rows)
     out: list[object] = [tag("h2", "Verdict", id="verdict", class_="first")]
+    stored = verdicts(ctx.data)
+    if stored is None:
+        out.append(tag("div", [tag("p", "This run's tables have no recommendation table (analysed before it "
+                                        "existed): re-run its analysis to get the verdict.", class_="headline")],
+                       class_="verdict none"))
+        return out
+    rows = stored
+    chosen = recommended_config(ctx.data.recommendation.to_dict("records"))
+    best = next((v for v in rows if v.config_id == chosen), None)
     target = f"{c.target.rate:,.0f} msg/s at p99 < {fmt.ms(c.target.p99_latency_ms)}"
     required = [s.name for s in ctx.adverse if s.required]
     optional = [s.name for s in ctx.adverse if not s.required]
