@@ -147,6 +147,13 @@ def leaderboard_rows(per_repeat: pd.DataFrame, campaign_name: str, monthly: dict
     return pd.DataFrame(rows)
 
 
+def sample_board(campaign: Campaign, summary: pd.DataFrame) -> pd.DataFrame:
+    """The leaderboards rows of `summary` (capacity_repeat_rows, leaderboard_rows), priced with the plan's costs."""
+    monthly = {c.config_id: c.monthly_cost for c in plan_configs(campaign)}
+    return leaderboard_rows(capacity_repeat_rows(summary, campaign.target.p99_latency_ms), campaign.name, monthly,
+                            campaign.target.rate)
+
+
 def pareto_rows(board: pd.DataFrame) -> pd.DataFrame:
     return board[board["pareto"]][records.table_columns("pareto")].reset_index(drop=True)
 

@@ -164,22 +164,12 @@ def test_upgrade_suite_passes_the_tables_rows_and_wants_a_baseline_behind_every_
 
 def test_recommendation_suite_passes_the_tables_rows_and_refuses_two_answers_or_a_failing_one():
     # the rows the leaderboards step's pure code writes for the report sample (tests/report_sample.py)
-    from sizing.plan import plan_configs
     from sizing.spec import load_campaign
-    from tests.report_sample import (
-        SPEC,
-        adverse_rows,
-        capacity_repeat_rows,
-        leaderboard_rows,
-        phase_summary_rows,
-        recommendation_rows,
-    )
+    from tests.report_sample import SPEC, adverse_rows, phase_summary_rows, recommendation_rows, sample_board
 
     campaign = load_campaign(SPEC)
     summary = phase_summary_rows(1)
-    monthly = {c.config_id: c.monthly_cost for c in plan_configs(campaign)}
-    board = leaderboard_rows(capacity_repeat_rows(summary, campaign.target.p99_latency_ms), campaign.name, monthly,
-                             campaign.target.rate)
+    board = sample_board(campaign, summary)
     frame = recommendation_rows(board, adverse_rows(summary, campaign), summary, campaign)
     assert frame["recommended"].sum() == 1 and len(frame) >= 2
     assert validation.validate_frames({"recommendation": frame}).success

@@ -266,23 +266,14 @@ def test_a_config_whose_broker_kill_phase_the_generator_fell_behind_in_is_not_re
     from app.report.sections import adverse as adverse_section
     from app.report.sections import verdict as verdict_section
     from app.report.tables import ReportData, board_views
-    from sizing.plan import plan_configs
     from sizing.spec import load_campaign
-    from tests.report_sample import (
-        adverse_rows,
-        capacity_repeat_rows,
-        leaderboard_rows,
-        phase_summary_rows,
-        recommendation_rows,
-    )
+    from tests.report_sample import adverse_rows, phase_summary_rows, recommendation_rows, sample_board
 
     campaign = load_campaign(SPEC)
     summary = phase_summary_rows(1)
     kill = (summary["config_id"] == N3) & (summary["scenario"] == "broker-kill")
     summary.loc[kill, ["valid", "invalid_reason"]] = [False, "loadgen_behind"]
-    monthly = {c.config_id: c.monthly_cost for c in plan_configs(campaign)}
-    board = leaderboard_rows(capacity_repeat_rows(summary, campaign.target.p99_latency_ms), campaign.name, monthly,
-                             campaign.target.rate)
+    board = sample_board(campaign, summary)
     adverse = adverse_rows(summary, campaign)
     data = ReportData(campaign.name, summary, board_views(board, campaign.target.rate), adverse, None, {}, {}, {}, [],
                       recommendation=recommendation_rows(board, adverse, summary, campaign))
