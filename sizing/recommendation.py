@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sizing.adverse import NOT_JUDGED
@@ -46,6 +46,8 @@ class ConfigVerdict:
     adverse_unjudged: tuple[str, ...] = ()  # required adverse scenarios the `adverse` table has no judgement for
     unjudged_reasons: tuple[str, ...] = ()  # why, one per adverse_unjudged (NO_ROW: the table has no row for it)
     optional_failed: tuple[str, ...] = ()  # adverse scenarios with `required: false` it did not hold (reported only)
+    shape_id: str = ""  # the config without its RabbitMQ version ("" : the config id itself)
+    rabbitmq_version: str | None = None  # the version the spec asks for (None: the target's installed one)
 
     @property
     def meets_ideal(self) -> bool:
@@ -66,7 +68,8 @@ class ConfigVerdict:
         def names(values: tuple[str, ...]) -> str | None:
             return ",".join(values) or None
 
-        return {"config_id": self.config_id, "standing": standing, "monthly_cost": self.monthly_cost,
+        return {"config_id": self.config_id, "shape_id": self.shape_id or self.config_id,
+                "rabbitmq_version": self.rabbitmq_version, "standing": standing, "monthly_cost": self.monthly_cost,
                 "cost_per_1k_at_target": self.cost_at_target, "rank_at_target": self.target_rank,
                 "meets_target": self.meets_ideal, "adverse_held": names(self.adverse_passed),
                 "adverse_failed": names(self.adverse_failed), "adverse_not_judged": names(self.adverse_unjudged),
@@ -86,7 +89,8 @@ class ConfigVerdict:
                    names(row.get("adverse_failed")), int(row.get("invalid_phases") or 0),
                    names(row.get("adverse_not_judged")),
                    tuple(json.loads(reasons)) if isinstance(reasons, str) and reasons else (),
-                   names(row.get("optional_failed")))
+                   names(row.get("optional_failed")), str(row.get("shape_id") or row["config_id"]),
+                   row["rabbitmq_version"] if isinstance(row.get("rabbitmq_version"), str) else None)
 
 
 NO_ROW = "no judgement in the adverse table"
@@ -107,6 +111,7 @@ def standings(campaign: Campaign, monthly: Mapping[str, float], board: Iterable[
         return text[len(_NOT_JUDGED_PREFIX):] if text.startswith(_NOT_JUDGED_PREFIX) else text
 
     on_board = {entry.config_id: entry for entry in board}
+    shapes = {shape.config_id: shape for shape in campaign.clusters}
     written = families(campaign.scenarios)  # an isolated scenario's runs are judged as the one scenario
     required = [s.name for s in written if is_adverse(s) and s.required]
     optional = [s.name for s in written if is_adverse(s) and not s.required]
@@ -120,7 +125,9 @@ def standings(campaign: Campaign, monthly: Mapping[str, float], board: Iterable[
             invalid_phases=int(invalid_phases.get(config_id, 0)),
             adverse_unjudged=tuple(name for name in required if held.get((config_id, name)) is None),
             unjudged_reasons=tuple(why(config_id, name) for name in required if held.get((config_id, name)) is None),
-            optional_failed=tuple(name for name in optional if held.get((config_id, name)) is not True)))
+            optional_failed=tuple(name for name in optional if held.get((config_id, name)) is not True),
+            shape_id=replace(shapes[config_id], rabbitmq_version=None).config_id if config_id in shapes else config_id,
+            rabbitmq_version=shapes[config_id].rabbitmq_version if config_id in shapes else None))
     return sorted(out, key=lambda v: (v.target_rank is None, v.target_rank or 0, v.monthly_cost))
 
 
@@ -156,16 +163,75 @@ def from_tables(campaign: Campaign, leaderboards: Iterable[Mapping[str, Any]],
     return standings(campaign, monthly, board, held, invalid, reasons)
 
 
+def recommended_per_version(verdicts: Sequence[ConfigVerdict]) -> dict[str | None, ConfigVerdict | None]:
+    """The recommendation for each RabbitMQ version the configs run (one entry, None's, when no config names one): a
+    user picks the version before the size, so a campaign over several versions answers for each."""
+    versions = dict.fromkeys(v.rabbitmq_version for v in verdicts)
+    return {version: recommended([v for v in verdicts if v.rabbitmq_version == version]) for version in versions}
+
+
 def table_rows(verdicts: Sequence[ConfigVerdict]) -> list[dict[str, Any]]:
     """The `recommendation` table's rows (without campaign and run_id) of `standings`' verdicts, in their order."""
-    best = recommended(verdicts)
-    return [v.to_row(standing, v is best) for standing, v in enumerate(verdicts, start=1)]
+    chosen = {id(best) for best in recommended_per_version(verdicts).values() if best is not None}
+    return [v.to_row(standing, id(v) in chosen) for standing, v in enumerate(verdicts, start=1)]
 
 
 def recommended_config(rows: Iterable[Mapping[str, Any]]) -> str | None:
-    """The config a run's `recommendation` rows recommend (None: none could be)."""
-    return next((str(r["config_id"]) for r in rows if r.get("recommended") is True or r.get("recommended") == 1),
-                None)
+    """The config a run's `recommendation` rows recommend, or, over several RabbitMQ versions, each version's (comma
+    list; their ids name the version). None: none could be."""
+    chosen = [str(r["config_id"]) for r in rows if r.get("recommended") is True or r.get("recommended") == 1]
+    return ", ".join(chosen) or None
+
+
+@dataclass(frozen=True)
+class VersionChange:
+    """One conclusion about one cluster shape that differs between the RabbitMQ versions it ran on."""
+    shape_id: str
+    conclusion: str  # "recommended", "meets the target", "holds <scenario>"
+    by_version: tuple[tuple[str, str], ...]  # (version, "yes" | "no" | "not judged"), in the versions' order
+
+    def words(self) -> str:
+        return (f"{self.shape_id}: {self.conclusion}: "
+                + ", ".join(f"{answer} on {version}" for version, answer in self.by_version))
+
+
+def version_changes(verdicts: Sequence[ConfigVerdict],
+                    recommended_ids: Iterable[str] | None = None) -> list[VersionChange]:
+    """Where a conclusion about a shape changes with the RabbitMQ version (issue 33: the studies on 4.0): for each
+    shape run on two or more versions, whether it is recommended (for its version), meets the target, and holds each
+    required adverse scenario, when the answers differ. `recommended_ids`: the configs the recommendation table
+    marks (default: recommended_per_version's); the rest is read from the verdicts as stored."""
+    chosen = (set(recommended_ids) if recommended_ids is not None else
+              {best.config_id for best in recommended_per_version(verdicts).values() if best is not None})
+    by_shape: dict[str, list[ConfigVerdict]] = {}
+    for v in verdicts:
+        by_shape.setdefault(v.shape_id or v.config_id, []).append(v)
+    out = []
+    for shape_id, arms in by_shape.items():
+        if len(arms) < 2:
+            continue
+        arms = sorted(arms, key=lambda v: _version_key(v.rabbitmq_version))
+
+        def yes(flag: bool) -> str:
+            return "yes" if flag else "no"
+
+        conclusions: list[tuple[str, list[str]]] = [
+            ("recommended", [yes(v.config_id in chosen) for v in arms]),
+            ("meets the target", [yes(v.meets_ideal) for v in arms])]
+        scenarios = dict.fromkeys(name for v in arms for name in (*v.adverse_passed, *v.adverse_failed,
+                                                                    *v.adverse_unjudged))
+        for name in scenarios:
+            conclusions.append((f"holds {name}", ["yes" if name in v.adverse_passed else "no" if name in
+                                                  v.adverse_failed else "not judged" for v in arms]))
+        for conclusion, answers in conclusions:
+            if len(set(answers)) > 1:
+                out.append(VersionChange(shape_id, conclusion, tuple(
+                    (v.rabbitmq_version or "installed", answer) for v, answer in zip(arms, answers, strict=True))))
+    return out
+
+
+def _version_key(version: str | None) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split(".") if part.isdigit()) if version else ()
 
 
 def _number(value: Any) -> float | None:

@@ -534,6 +534,10 @@ RECOMMENDATION = (
     Column("campaign", "string", "campaign name (partition)"),
     Column("run_id", "string", "run label (partition): every run's answer is kept"),
     Column("config_id", "string", "cluster config"),
+    Column("shape_id", "string", "the config without its RabbitMQ version: configs of one shape on several versions "
+           "share it"),
+    Column("rabbitmq_version", "string", "the RabbitMQ version the spec asks the config to run (null: the target's "
+           "installed one)", nullable=True),
     Column("standing", "int32", "1 = first: by rank at the target, configs off that board last by monthly cost"),
     Column("monthly_cost", "float64", "cluster cost per month (leaderboards)"),
     Column("cost_per_1k_at_target", "float64", "cost per 1000 msg/s per month at the target (null: did not meet the "
@@ -551,8 +555,8 @@ RECOMMENDATION = (
            "reported, deciding nothing; null: none)", nullable=True),
     Column("invalid_phases", "int32", "phases flagged invalid (the generator fell behind): evidence neither way"),
     Column("passes_all", "bool", "meets the target and holds every required adverse scenario, each judged"),
-    Column("recommended", "bool", "the recommendation: the first config by standing that passes_all (at most one "
-           "row of a run)"),
+    Column("recommended", "bool", "the recommendation: the first config by standing that passes_all, per RabbitMQ "
+           "version (a campaign over several versions answers for each; at most one row per version of a run)"),
 )
 
 # Per (config, search scenario, run, repeat): the capacity search replayed from phase_summary's recomputed probe

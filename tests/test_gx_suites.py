@@ -174,7 +174,11 @@ def test_recommendation_suite_passes_the_tables_rows_and_refuses_two_answers_or_
     assert frame["recommended"].sum() == 1 and len(frame) >= 2
     assert validation.validate_frames({"recommendation": frame}).success
     text = validation.validate_frames({"recommendation": frame.assign(recommended=True, passes_all=True)}).message()
-    assert "column='run_id'" in text  # two answers for one run
+    assert "column_list=['run_id', 'rabbitmq_version']" in text  # two answers for one run and version
+    # one answer per RabbitMQ version is what a campaign over several versions writes
+    versions = [f"4.{i}" for i in range(len(frame))]
+    per_version = frame.assign(recommended=True, passes_all=True, rabbitmq_version=versions)
+    assert validation.validate_frames({"recommendation": per_version}).success
     chosen = frame.index[frame["recommended"]][0]
     text = validation.validate_frames({"recommendation": frame.assign(
         passes_all=lambda f: f["passes_all"].where(f.index != chosen, False))}).message()

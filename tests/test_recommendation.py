@@ -16,10 +16,13 @@ from sizing.recommendation import (
     from_tables,
     recommended,
     recommended_config,
+    recommended_per_version,
     standings,
     table_rows,
+    version_changes,
 )
-from tests.test_adverse import KILL, PEAK, SLOWDOWN, campaign
+from sizing.spec import parse_campaign
+from tests.test_adverse import BASE, KILL, PEAK, SLOWDOWN, campaign
 
 IDEAL = {"name": "ideal", "steps": {"rates": [500, 1000], "duration_s": 10}}
 
@@ -122,3 +125,35 @@ def test_from_tables_reads_the_leaderboard_adverse_and_phase_rows_as_the_analysi
     assert got == want and recommended(got).config_id == "b"
     assert {v.config_id: v.invalid_phases for v in got} == {"a": 0, "b": 1, "c": 0, "d": 0}
     assert got[2].not_judged_text() == "slowdown (few)"
+
+
+def test_a_campaign_over_two_rabbitmq_versions_recommends_for_each_and_names_what_the_version_changes() -> None:
+    """Issue 33 item 4: the studies on 4.0 beside 3.10. Two shapes on each version; on 3.10 the small shape fails the
+    kill and the large one is recommended, on 4.0 the small one holds and is recommended (cheaper), and the large one
+    is not judged on 4.0. Known answer by construction: each version's pick and the three conclusions that differ."""
+    shapes = [{"nodes": n, "instance_type": "c5.2xlarge", "volume": "gp2", "rabbitmq_version": v}
+              for v in ("3.10", "4.0") for n in (1, 3)]
+    versions = parse_campaign({**BASE, "clusters": {"list": shapes}, "scenarios": [IDEAL, KILL]})
+    ids = [shape.config_id for shape in versions.clusters]
+    small_3, large_3, small_4, large_4 = ids
+    assert small_3 == "n1-c5.2xlarge-gp2-rmq3.10" and large_4 == "n3-c5.2xlarge-gp2-rmq4.0"
+    monthly = dict(zip(ids, (100.0, 300.0, 100.0, 300.0), strict=True))
+    board = [BoardEntry(c, rank, cost) for rank, (c, cost) in enumerate(
+        zip((small_3, small_4, large_3, large_4), (10.0, 11.0, 30.0, 31.0), strict=True), start=1)]
+    judged = {(small_3, "kill"): False, (large_3, "kill"): True, (small_4, "kill"): True}
+    rows = standings(versions, monthly, board, judged, {})
+    assert {v.config_id: (v.shape_id, v.rabbitmq_version) for v in rows}[small_4] == ("n1-c5.2xlarge-gp2", "4.0")
+    picks = recommended_per_version(rows)
+    assert {version: best.config_id for version, best in picks.items()} == {"3.10": large_3, "4.0": small_4}
+    table = table_rows(rows)
+    assert sorted(r["config_id"] for r in table if r["recommended"]) == sorted([large_3, small_4])
+    assert recommended_config(table) == f"{small_4}, {large_3}"  # in standing order
+    assert [ConfigVerdict.from_row(r) for r in table] == rows
+    changes = [c.words() for c in version_changes(rows)]
+    assert changes == ["n1-c5.2xlarge-gp2: recommended: no on 3.10, yes on 4.0",
+                       "n1-c5.2xlarge-gp2: holds kill: no on 3.10, yes on 4.0",
+                       "n3-c5.2xlarge-gp2: recommended: yes on 3.10, no on 4.0",
+                       "n3-c5.2xlarge-gp2: holds kill: yes on 3.10, not judged on 4.0"]
+    # one version: one recommendation, and nothing changes with the version
+    single = standings(SIZING, MONTHLY, BOARD, held(a=(True, True, True)), {})
+    assert list(recommended_per_version(single)) == [None] and version_changes(single) == []

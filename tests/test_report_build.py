@@ -300,3 +300,31 @@ def test_a_config_whose_broker_kill_phase_the_generator_fell_behind_in_is_not_re
     assert f"Recommended: {N3}" in html
     assert (f"Cheaper at the target but not recommended, a required adverse scenario not judged: {N1} ($345): "
             "broker-kill (no conclusive repeat") in html and "loadgen_cpu_saturated" in html
+
+
+def test_a_campaign_over_two_rabbitmq_versions_gets_an_answer_per_version_and_what_the_version_changes() -> None:
+    """Issue 33 item 4: the verdict reads each version's recommendation from the recommendation table (built here by
+    the core's table_rows, as the leaderboards step writes it) and lists the conclusions that differ by version."""
+    from app.report.context import ReportContext
+    from app.report.sections import verdict as verdict_section
+    from app.report.tables import BOARD_COLUMNS, PHASE_SUMMARY_OPTIONAL, PHASE_SUMMARY_REQUIRED, ReportData
+    from sizing.recommendation import BoardEntry, standings, table_rows
+    from sizing.spec import parse_campaign
+    from tests.test_adverse import BASE, KILL
+    from tests.test_recommendation import IDEAL
+
+    shapes = [{"nodes": n, "instance_type": "c5.2xlarge", "volume": "gp2", "rabbitmq_version": v}
+              for v in ("3.10", "4.0") for n in (1, 3)]
+    campaign = parse_campaign({**BASE, "clusters": {"list": shapes}, "scenarios": [IDEAL, KILL]})
+    small_3, large_3, small_4, large_4 = [shape.config_id for shape in campaign.clusters]
+    board = [BoardEntry(c, rank, 10.0 * rank) for rank, c in enumerate((small_3, small_4, large_3, large_4), 1)]
+    rows = standings(campaign, dict.fromkeys((small_3, large_3, small_4, large_4), 100.0), board,
+                     {(small_3, "kill"): False, (large_3, "kill"): True, (small_4, "kill"): True}, {})
+    frame = pd.DataFrame([{"campaign": campaign.name, "run_id": RUN_ID, **r} for r in table_rows(rows)])
+    summary = pd.DataFrame(columns=[*PHASE_SUMMARY_REQUIRED, *PHASE_SUMMARY_OPTIONAL])
+    data = ReportData(campaign.name, summary, pd.DataFrame(columns=BOARD_COLUMNS), None, None, {}, {}, {}, [],
+                      recommendation=frame)
+    html = "".join(str(part) for part in verdict_section.render(ReportContext.build(campaign, data, RUN_ID, "now")))
+    assert f"On RabbitMQ 3.10: Recommended: {large_3}" in html and f"On RabbitMQ 4.0: Recommended: {small_4}" in html
+    assert "Where the RabbitMQ version changes a conclusion" in html
+    assert "n1-c5.2xlarge-gp2: holds kill: no on 3.10, yes on 4.0" in html

@@ -197,8 +197,8 @@ def _suites() -> dict[str, list[Expectation]]:
             ("ExpectColumnValuesToNotBeNull", {"column": "reason", "row_condition": "held!=True",
                                                "condition_parser": "pandas"}),
         ],
-        # A sizing campaign's answer (sizing.recommendation): one row per config, at most one recommended per run,
-        # and that one meets the target and holds every required scenario.
+        # A sizing campaign's answer (sizing.recommendation): one row per config, at most one recommended per run
+        # and RabbitMQ version, and that one meets the target and holds every required scenario.
         "recommendation": [
             ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("recommendation"),
                                               "exact_match": True}),
@@ -207,8 +207,10 @@ def _suites() -> dict[str, list[Expectation]]:
             *_not_null(["run_id", "config_id", "standing", "monthly_cost", "meets_target", "invalid_phases",
                         "passes_all", "recommended"]),
             *_non_negative(["invalid_phases", "monthly_cost"]),
-            ("ExpectColumnValuesToBeUnique", {"column": "run_id", "row_condition": "recommended==True",
-                                              "condition_parser": "pandas"}),
+            ("ExpectCompoundColumnsToBeUnique", {"column_list": ["run_id", "rabbitmq_version"],
+                                                 "ignore_row_if": "never", "row_condition": "recommended==True",
+                                                 "condition_parser": "pandas"}),
+            *_not_null(["shape_id"]),
             ("ExpectColumnValuesToBeInSet", {"column": "passes_all", "value_set": [True],
                                              "row_condition": "recommended==True", "condition_parser": "pandas"}),
             # a config that met the target has its cost there; one that did not, none

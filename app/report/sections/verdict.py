@@ -12,7 +12,7 @@ from app.report.html import table, tag
 from app.report.sections.resources import bottleneck_verdict
 from app.report.tables import BOARD_MATCHED_TARGET, BOARD_TOP_MATCHED, ReportData
 from sizing.findings import SIZE
-from sizing.recommendation import ConfigVerdict, recommended_config
+from sizing.recommendation import ConfigVerdict, version_changes
 
 
 def verdicts(data: ReportData) -> list[ConfigVerdict] | None:
@@ -23,28 +23,15 @@ def verdicts(data: ReportData) -> list[ConfigVerdict] | None:
     return [ConfigVerdict.from_row(row) for row in data.recommendation.to_dict("records")]
 
 
-def render(ctx: ReportContext) -> list[object]:
-    """The first section answers the campaign's own question: which config to buy (size), what a layout or a
-    setting changes (compare), what a setup does (characterise)."""
+def _answer(ctx: ReportContext, rows: list[ConfigVerdict], best: ConfigVerdict | None, prefix: str) -> object:
+    """The headline and its reasons for one set of configs (a campaign's, or one RabbitMQ version's)."""
     c = ctx.campaign
-    if c.purpose != SIZE:
-        return [tag("h2", "Answer", id="verdict", class_="first"), answer.first_sentence(c, ctx.data.findings)]
-    out: list[object] = [tag("h2", "Verdict", id="verdict", class_="first")]
-    stored = verdicts(ctx.data)
-    if stored is None:
-        out.append(tag("div", [tag("p", "This run's tables have no recommendation table (analysed before it "
-                                        "existed): re-run its analysis to get the verdict.", class_="headline")],
-                       class_="verdict none"))
-        return out
-    rows = stored
-    chosen = recommended_config(ctx.data.recommendation.to_dict("records"))
-    best = next((v for v in rows if v.config_id == chosen), None)
     target = f"{c.target.rate:,.0f} msg/s at p99 < {fmt.ms(c.target.p99_latency_ms)}"
     required = [s.name for s in ctx.adverse if s.required]
     optional = [s.name for s in ctx.adverse if not s.required]
     if best is not None:
-        headline = (f"Recommended: {best.config_id} — {fmt.money(best.cost_at_target)} per 1000 msg/s per month "
-                    f"at the {c.target.rate:,.0f} msg/s target ({fmt.money(best.monthly_cost)}/month)")
+        headline = (f"{prefix}Recommended: {best.config_id} — {fmt.money(best.cost_at_target)} per 1000 msg/s per "
+                    f"month at the {c.target.rate:,.0f} msg/s target ({fmt.money(best.monthly_cost)}/month)")
         others = ", ".join(f"{v.config_id} ({fmt.money(v.cost_at_target)})"
                            for v in [v for v in rows if v.passes_all and v is not best][:4])
         stretch = ("Beyond what is required it " + (f"also fails {', '.join(best.optional_failed)}"
@@ -63,22 +50,51 @@ def render(ctx: ReportContext) -> list[object]:
             body.append(tag("p", "Cheaper at the target but not recommended, a required adverse scenario not "
                                  "judged: " + "; ".join(f"{v.config_id} ({fmt.money(v.cost_at_target)}): "
                                                         f"{v.not_judged_text()}" for v in skipped) + "."))
-        out.append(tag("div", body, class_="verdict"))
-    else:
-        ideal = [v for v in rows if v.meets_ideal]
-        # A config kept out only by scenarios that were not judged is not shown to fail them: nothing is known.
-        headline = ("No config can be recommended: every config that meets the target under ideal conditions "
-                    "fails or was not judged in a required adverse scenario."
-                    if any(v.adverse_unjudged for v in ideal) else
-                    "No config meets the target and SLO in every scenario.")
-        detail = ("Best under ideal conditions only: " + ", ".join(
-            f"{v.config_id} ({fmt.money(v.cost_at_target)}; " + "; ".join(
-                part for part in (f"fails {', '.join(v.adverse_failed)}" if v.adverse_failed else "",
-                                  f"not judged: {v.not_judged_text()}" if v.adverse_unjudged else "")
-                if part) + ")" for v in ideal[:3])
-                  + ". Consider larger clusters." if ideal else
-                  f"No config reached {target} even under ideal conditions. Consider larger clusters.")
-        out.append(tag("div", [tag("p", headline, class_="headline"), tag("p", detail)], class_="verdict none"))
+        return tag("div", body, class_="verdict")
+    ideal = [v for v in rows if v.meets_ideal]
+    # A config kept out only by scenarios that were not judged is not shown to fail them: nothing is known.
+    headline = prefix + ("No config can be recommended: every config that meets the target under ideal conditions "
+                         "fails or was not judged in a required adverse scenario."
+                         if any(v.adverse_unjudged for v in ideal) else
+                         "No config meets the target and SLO in every scenario.")
+    detail = ("Best under ideal conditions only: " + ", ".join(
+        f"{v.config_id} ({fmt.money(v.cost_at_target)}; " + "; ".join(
+            part for part in (f"fails {', '.join(v.adverse_failed)}" if v.adverse_failed else "",
+                              f"not judged: {v.not_judged_text()}" if v.adverse_unjudged else "")
+            if part) + ")" for v in ideal[:3])
+              + ". Consider larger clusters." if ideal else
+              f"No config reached {target} even under ideal conditions. Consider larger clusters.")
+    return tag("div", [tag("p", headline, class_="headline"), tag("p", detail)], class_="verdict none")
+
+
+def render(ctx: ReportContext) -> list[object]:
+    """The first section answers the campaign's own question: which config to buy (size), what a layout or a
+    setting changes (compare), what a setup does (characterise)."""
+    c = ctx.campaign
+    if c.purpose != SIZE:
+        return [tag("h2", "Answer", id="verdict", class_="first"), answer.first_sentence(c, ctx.data.findings)]
+    out: list[object] = [tag("h2", "Verdict", id="verdict", class_="first")]
+    stored = verdicts(ctx.data)
+    if stored is None:
+        out.append(tag("div", [tag("p", "This run's tables have no recommendation table (analysed before it "
+                                        "existed): re-run its analysis to get the verdict.", class_="headline")],
+                       class_="verdict none"))
+        return out
+    rows = stored
+    chosen = {str(r["config_id"]) for r in ctx.data.recommendation.to_dict("records") if bool(r["recommended"])}
+    versions = list(dict.fromkeys(v.rabbitmq_version for v in rows))
+    for version in versions:
+        arm = [v for v in rows if v.rabbitmq_version == version]
+        best = next((v for v in arm if v.config_id in chosen), None)
+        out.append(_answer(ctx, arm, best, f"On RabbitMQ {version}: " if len(versions) > 1 else ""))
+    if len(versions) > 1:
+        changes = version_changes(rows, chosen)
+        out.append(tag("p", "Where the RabbitMQ version changes a conclusion (each version's configs judged by "
+                            "the same criteria, on this run's measurements): "
+                            + ("; ".join(change.words() for change in changes) if changes else
+                               "nowhere: every shape gets the same answers on every version") + "."))
+    required = [s.name for s in ctx.adverse if s.required]
+    optional = [s.name for s in ctx.adverse if not s.required]
     lb = ctx.data.leaderboards
     top = {b: dict(zip(lb.loc[lb["board"] == b, "config_id"], lb.loc[lb["board"] == b, "value"], strict=True))
            for b in (BOARD_TOP_MATCHED, BOARD_MATCHED_TARGET)}
