@@ -727,6 +727,12 @@ def print_leaderboard(s: DemoSettings, campaign: str, say: Callable[[str], None]
     say(f"\n== leaderboard: {campaign} (cost per 1000 msg/s per month, cheapest at the target first)\n"
         f"   measured on: {measured}\n"
         + board.to_string(index=False, float_format=lambda v: f"{v:,.1f}"))
+    answer = read_table(s, table_prefix("recommendation", campaign), run_id)
+    if answer is not None and not answer.empty:
+        from sizing.recommendation import recommended_config
+
+        say("   recommended (the recommendation table: meets the target and holds every required adverse scenario, "
+            f"cheapest per 1000 msg/s): {recommended_config(answer.to_dict('records')) or 'none'}")
     return True
 
 
