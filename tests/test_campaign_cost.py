@@ -78,8 +78,8 @@ def test_local_campaigns_cost_no_money_but_take_time():
     campaign = load_campaign(CAMPAIGNS / "local-quick.yaml")
     cost = campaign_cost(campaign)
     assert cost.total_cost == 0.0
-    # 5 x 10 s + 30 s of load + 60 s up + 15 s down, per trial, two trials one at a time
-    assert trial_lifetime_s(campaign) == 155.0 and cost.wall_s == 310.0
+    # 5 x 10 s + 30 s of load + 60 s up + 15 s down, per trial, three trials one at a time
+    assert trial_lifetime_s(campaign) == 155.0 and cost.wall_s == 3 * 155.0
 
 
 def test_wall_time_takes_the_first_free_slot():

@@ -32,10 +32,12 @@ def test_a_runs_row_says_what_ran_on_what_and_how_it_ended() -> None:
     row = run_row(CAMPAIGN, "r1", runs, spark_version="4.0.0", analysis_commit="def", analysed_at=999.0,
                   baseline_run="r0")
     assert list(row) == records.table_columns("runs")
-    assert row["status"] == COMPLETE and row["load_runs"] == row["load_runs_complete"] == 4
+    every = len(CAMPAIGN.clusters) * len(CAMPAIGN.scenarios)
+    assert row["status"] == COMPLETE and row["load_runs"] == row["load_runs_complete"] == every
     assert (row["started_at"], row["ended_at"]) == (50.0, 160.0)
     assert row["erlang_version"] == "25.2.3, 25.3" and row["rabbitmq_version"] == "3.10.8"  # distinct, sorted
-    assert row["configs"] == "n1-c5.2xlarge-gp2, n3-c5.2xlarge-gp2" and row["instance_types"] == "c5.2xlarge"
+    assert row["configs"] == "n1-c5.2xlarge-gp2, n1-c5.xlarge-gp2, n3-c5.2xlarge-gp2"  # sorted
+    assert row["instance_types"] == "c5.2xlarge, c5.xlarge"
     assert json.loads(row["spec"]) == json.loads(spec_json(CAMPAIGN)) and row["spec_hash"] == CAMPAIGN.spec_hash
     assert (row["target_rate"], row["slo_p99_ms"], row["baseline_run"]) == (1000.0, 1000.0, "r0")
     assert row["requested_rabbitmq_versions"] is None  # the spec asked for none: the target's own

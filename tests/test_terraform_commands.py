@@ -83,7 +83,7 @@ def test_apply_output_destroy_commands(tmp_path):
 
 
 def test_local_stack_variables_come_from_the_plan_and_broker_config(quick, tmp_path):
-    one, three = plan_configs(quick)
+    one, three = plan_configs(quick)[:2]
     variables = local_stack_variables(three, {"vm_memory_high_watermark.relative": 0.2, "log.console": True},
                                       tmp_path)
     assert variables == {

@@ -107,8 +107,8 @@ def test_fault_events_are_placed_in_every_phase_and_deterministic(quorum) -> Non
 
 def test_plan_covers_configs_scenarios_and_repeats(quick) -> None:
     configs = plan_configs(quick)
-    assert [c.config_id for c in configs] == ["n1-c5.2xlarge-gp2", "n3-c5.2xlarge-gp2"]
-    assert [c.local_port_base for c in configs] == [21000, 21050]
+    assert [c.config_id for c in configs] == ["n1-c5.2xlarge-gp2", "n3-c5.2xlarge-gp2", "n1-c5.xlarge-gp2"]
+    assert [c.local_port_base for c in configs] == [21000, 21050, 21100]
     assert configs[1].monthly_cost == pytest.approx(3 * (0.34 * 720 + 100))
     runs = plan_runs(quick, configs[1])
     assert [(r.scenario, r.repeat) for r in runs] == [("increasing-intensity", 1), ("broker-kill", 1)]
