@@ -163,7 +163,7 @@ def _demo(args: argparse.Namespace) -> int:
         return 0
     try:
         timings = demo.demo(args.campaign, args.run_label, args.timeout, settings)
-    except (demo.StackDown, TimeoutError) as err:  # what died or what it waits for, and the next step
+    except (demo.StackDown, demo.PortTaken, TimeoutError) as err:  # what died, what is in the way or waited for
         print(f"sizing demo: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -22,7 +22,7 @@ from pathlib import Path
 from adapters.leases import LeaseBoard
 from adapters.objectstore import S3Settings, StoreSpec
 from adapters.planning import slot_offset
-from adapters.procs import pid_alive, stop_process_group
+from adapters.procs import busy_ports, pid_alive, stop_process_group
 from adapters.statepaths import StatePaths, state_dir
 from app import s3server, stackstate
 from app.stackstate import AirflowLogin, DemoState
@@ -215,6 +215,21 @@ def _wait_http(url: str, timeout_s: float, what: str) -> None:
     raise TimeoutError(f"{what} did not answer at {url} within {timeout_s:.0f}s")
 
 
+class PortTaken(RuntimeError):
+    """A port this stack's service is about to listen on is held by something else."""
+
+
+def refuse_taken_ports(service: str, ports: Mapping[str, int], variable: str) -> None:
+    """Before a service of this stack starts: its ports must be free. Something else listening there (another
+    checkout's `make demo`, any server) would make the new service fail to bind while the old one answers in its
+    place, and this stack would then drive the other's Airflow or S3 server."""
+    taken = [f"{port} ({role})" for role, port in ports.items() if busy_ports(port, 1)]
+    if taken:
+        raise PortTaken(f"cannot start the {service}: port(s) {', '.join(taken)} already in use by something that is "
+                        f"not this stack's (another checkout's `make demo`? `make stop` there), or start this one on "
+                        f"other ports: {variable}=PORT make demo. Nothing was started.")
+
+
 def _use_stack(s: DemoSettings) -> None:
     """This process talks to the demo's own S3 server only: its endpoint and local credentials."""
     os.environ.update(s.stack_state().s3_env())
@@ -232,6 +247,8 @@ def start(s: DemoSettings, say: Callable[[str], None] = print) -> None:
     start_object_store(s, say)
     fresh_scheduler = not running_pid(s, "scheduler")
     if not all(running_pid(s, name) for name in ("api-server", "scheduler", "dag-processor")):
+        if not running_pid(s, "api-server"):
+            refuse_taken_ports("Airflow api-server", {"api": s.api_port}, "SIZING_DEMO_API_PORT")
         s.airflow_home.mkdir(parents=True, exist_ok=True)
         s.passwords_file.write_text(json.dumps({s.user: s.password}))
         say("airflow db migrate ...")
@@ -256,6 +273,7 @@ def start_object_store(s: DemoSettings, say: Callable[[str], None] = print) -> N
     _use_stack(s)
     server = s.s3_server()
     if not running_pid(s, "s3"):
+        refuse_taken_ports("S3 server", server.ports(), "SIZING_DEMO_S3_PORT")
         say(f"starting the S3 server on {s.s3_url} (SeaweedFS; objects kept in {s.store_dir}) ...")
         server.write_config()
         _start(s, "s3", server.command(), os.environ)

@@ -115,3 +115,34 @@ def test_a_server_that_retitled_itself_is_still_recognised(tmp_path):
     finally:
         server.kill()
         server.wait()
+
+
+def test_a_port_held_by_another_stack_is_refused_before_anything_starts(tmp_path: Path, capsys) -> None:
+    """Two checkouts' demos on the default ports: the second's S3 server and api-server failed to bind while the
+    first's answered in their place, so the second drove the first's Airflow (seen this session). Now the second
+    refuses, naming the port and the variable that moves it, and starts nothing. Independent counter: the kernel's
+    own answer to bind() (a listening socket of this test holds the port), and no pid file is written."""
+    import socket
+
+    from app.cli import main as sizing_cli
+
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        settings = demo.DemoSettings(state=tmp_path / "state", api_port=port, s3_port=port)
+        with pytest.raises(demo.PortTaken, match=rf"S3 server: port\(s\) {port} \(s3\) already in use"):
+            demo.start_object_store(settings, say=lambda line: None)
+        with pytest.raises(demo.PortTaken, match=rf"Airflow api-server: port\(s\) {port} \(api\).*"
+                                                 r"SIZING_DEMO_API_PORT=PORT make demo"):
+            demo.refuse_taken_ports("Airflow api-server", {"api": settings.api_port}, "SIZING_DEMO_API_PORT")
+        assert not list((tmp_path / "state").rglob("*.pid"))
+        # the CLI: one line, no traceback
+        os.environ.update(SIZING_STATE_DIR=str(tmp_path / "state"), SIZING_DEMO_S3_PORT=str(port))
+        try:
+            assert sizing_cli(["demo"]) == 1
+        finally:
+            del os.environ["SIZING_STATE_DIR"], os.environ["SIZING_DEMO_S3_PORT"]
+        err = capsys.readouterr().err
+        assert f"cannot start the S3 server: port(s) {port} (s3)" in err and "Traceback" not in err
+    demo.refuse_taken_ports("S3 server", {"s3": port}, "SIZING_DEMO_S3_PORT")  # free again: no refusal
