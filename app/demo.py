@@ -219,11 +219,15 @@ class PortTaken(RuntimeError):
     """A port this stack's service is about to listen on is held by something else."""
 
 
-def refuse_taken_ports(service: str, ports: Mapping[str, int], variable: str) -> None:
+def refuse_taken_ports(service: str, ports: Mapping[str, int], variable: str, grace_s: float = 10.0) -> None:
     """Before a service of this stack starts: its ports must be free. Something else listening there (another
     checkout's `make demo`, any server) would make the new service fail to bind while the old one answers in its
-    place, and this stack would then drive the other's Airflow or S3 server."""
-    taken = [f"{port} ({role})" for role, port in ports.items() if busy_ports(port, 1)]
+    place, and this stack would then drive the other's Airflow or S3 server. A process of ours killed a moment ago
+    may still hold them for `grace_s` (its leader is a zombie while its other threads still close their sockets)."""
+    deadline = time.monotonic() + grace_s
+    while (taken := [f"{port} ({role})" for role, port in ports.items() if busy_ports(port, 1)]) and (
+            time.monotonic() < deadline):
+        time.sleep(0.2)
     if taken:
         raise PortTaken(f"cannot start the {service}: port(s) {', '.join(taken)} already in use by something that is "
                         f"not this stack's (another checkout's `make demo`? `make stop` there), or start this one on "

@@ -132,10 +132,10 @@ def test_a_port_held_by_another_stack_is_refused_before_anything_starts(tmp_path
         port = holder.getsockname()[1]
         settings = demo.DemoSettings(state=tmp_path / "state", api_port=port, s3_port=port)
         with pytest.raises(demo.PortTaken, match=rf"S3 server: port\(s\) {port} \(s3\) already in use"):
-            demo.start_object_store(settings, say=lambda line: None)
+            demo.start_object_store(settings, say=lambda line: None)  # after the grace a dying server gets
         with pytest.raises(demo.PortTaken, match=rf"Airflow api-server: port\(s\) {port} \(api\).*"
                                                  r"SIZING_DEMO_API_PORT=PORT make demo"):
-            demo.refuse_taken_ports("Airflow api-server", {"api": settings.api_port}, "SIZING_DEMO_API_PORT")
+            demo.refuse_taken_ports("Airflow api-server", {"api": settings.api_port}, "SIZING_DEMO_API_PORT", 0)
         assert not list((tmp_path / "state").rglob("*.pid"))
         # the CLI: one line, no traceback
         os.environ.update(SIZING_STATE_DIR=str(tmp_path / "state"), SIZING_DEMO_S3_PORT=str(port))
