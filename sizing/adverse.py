@@ -96,6 +96,11 @@ def run_drain(phases: Sequence[Mapping[str, Any]]) -> Drain:
     return Drain(int(top["backlog_max_client"]), True, max(0.0, max(above) + 1 - float(top["backlog_peak_s"])))
 
 
+def held_value(value: Any) -> bool | None:
+    """The adverse table's `held` as read back: None (or NaN from a frame) is no judgement."""
+    return None if value is None or value != value else bool(value)
+
+
 def _present(value: Any) -> bool:
     return value is not None and not (isinstance(value, float) and math.isnan(value))
 

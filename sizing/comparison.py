@@ -262,8 +262,9 @@ def held_changes(base: RunTables, head: RunTables) -> list[Change]:
     """Each adverse scenario's criterion, base vs head (the adverse table: held in every repeat). A side that was
     not judged (`held` null: too few conclusive phases) makes the change inconclusive, with that side's reason."""
     def verdicts(tables: RunTables) -> dict[tuple[str, str], tuple[bool | None, int, str | None]]:
-        return {(str(r["config_id"]), str(r["scenario"])): (_held(r.get("held")), int(r.get("repeats") or 0),
-                                                            r.get("reason")) for r in tables.adverse}
+        return {(str(r["config_id"]), str(r["scenario"])): (adverse.held_value(r.get("held")),
+                                                            int(r.get("repeats") or 0), r.get("reason"))
+                for r in tables.adverse}
 
     before, after = verdicts(base), verdicts(head)
     out = []
@@ -279,11 +280,6 @@ def held_changes(base: RunTables, head: RunTables) -> list[Change]:
                           n_head, False, float(now) - float(was), None, None, 0.0, CRITERION_TEST, verdict,
                           note=reason if verdict == REGRESSED else None))
     return out
-
-
-def _held(value: Any) -> bool | None:
-    """The adverse table's `held`: None (or NaN from a frame) is no judgement."""
-    return None if value is None or value != value else bool(value)
 
 
 def _as_float(value: bool | None) -> float | None:

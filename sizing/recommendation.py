@@ -16,14 +16,15 @@ decides the size.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sizing.adverse import NOT_JUDGED
+from sizing.adverse import NOT_JUDGED, held_value
+from sizing.repeats import number
 from sizing.rules import is_adverse
 from sizing.spec import Campaign, families
+from sizing.versions import version_key
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,11 @@ class ConfigVerdict:
     rabbitmq_version: str | None = None  # the version the spec asks for (None: the target's installed one)
 
     @property
+    def shape(self) -> str:
+        """The config's shape across versions (its id when the spec names no version)."""
+        return self.shape_id or self.config_id
+
+    @property
     def meets_ideal(self) -> bool:
         return self.cost_at_target is not None
 
@@ -68,7 +74,7 @@ class ConfigVerdict:
         def names(values: tuple[str, ...]) -> str | None:
             return ",".join(values) or None
 
-        return {"config_id": self.config_id, "shape_id": self.shape_id or self.config_id,
+        return {"config_id": self.config_id, "shape_id": self.shape,
                 "rabbitmq_version": self.rabbitmq_version, "standing": standing, "monthly_cost": self.monthly_cost,
                 "cost_per_1k_at_target": self.cost_at_target, "rank_at_target": self.target_rank,
                 "meets_target": self.meets_ideal, "adverse_held": names(self.adverse_passed),
@@ -84,7 +90,7 @@ class ConfigVerdict:
             return tuple(value.split(",")) if isinstance(value, str) and value else ()
 
         reasons = row.get("not_judged_reasons")
-        return cls(str(row["config_id"]), float(row["monthly_cost"]), _number(row.get("cost_per_1k_at_target")),
+        return cls(str(row["config_id"]), float(row["monthly_cost"]), number(row.get("cost_per_1k_at_target")),
                    _integer(row.get("rank_at_target")), names(row.get("adverse_held")),
                    names(row.get("adverse_failed")), int(row.get("invalid_phases") or 0),
                    names(row.get("adverse_not_judged")),
@@ -147,13 +153,12 @@ def from_tables(campaign: Campaign, leaderboards: Iterable[Mapping[str, Any]],
     monthly = {str(r["config_id"]): float(r["monthly_cost"]) for r in board_rows}
     board = [BoardEntry(str(r["config_id"]), int(rank), float(cost)) for r in board_rows
              if (rank := _integer(r.get("rank_at_target"))) is not None
-             and (cost := _number(r.get("cost_per_1k_at_target"))) is not None]
+             and (cost := number(r.get("cost_per_1k_at_target"))) is not None]
     held: dict[tuple[str, str], bool | None] = {}
     reasons: dict[tuple[str, str], str] = {}
     for r in adverse_rows:
         key = (str(r["config_id"]), str(r["scenario"]))
-        value = r.get("held")
-        held[key] = None if value is None or value != value else bool(value)
+        held[key] = held_value(r.get("held"))
         if isinstance(r.get("reason"), str):
             reasons[key] = r["reason"]
     invalid: dict[str, int] = {}
@@ -176,11 +181,15 @@ def table_rows(verdicts: Sequence[ConfigVerdict]) -> list[dict[str, Any]]:
     return [v.to_row(standing, id(v) in chosen) for standing, v in enumerate(verdicts, start=1)]
 
 
+def recommended_ids(rows: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The configs a run's `recommendation` rows mark recommended (one per RabbitMQ version), in their order."""
+    return [str(r["config_id"]) for r in rows if r.get("recommended") is True or r.get("recommended") == 1]
+
+
 def recommended_config(rows: Iterable[Mapping[str, Any]]) -> str | None:
     """The config a run's `recommendation` rows recommend, or, over several RabbitMQ versions, each version's (comma
     list; their ids name the version). None: none could be."""
-    chosen = [str(r["config_id"]) for r in rows if r.get("recommended") is True or r.get("recommended") == 1]
-    return ", ".join(chosen) or None
+    return ", ".join(recommended_ids(rows)) or None
 
 
 @dataclass(frozen=True)
@@ -205,12 +214,12 @@ def version_changes(verdicts: Sequence[ConfigVerdict],
               {best.config_id for best in recommended_per_version(verdicts).values() if best is not None})
     by_shape: dict[str, list[ConfigVerdict]] = {}
     for v in verdicts:
-        by_shape.setdefault(v.shape_id or v.config_id, []).append(v)
+        by_shape.setdefault(v.shape, []).append(v)
     out = []
     for shape_id, arms in by_shape.items():
         if len(arms) < 2:
             continue
-        arms = sorted(arms, key=lambda v: _version_key(v.rabbitmq_version))
+        arms = sorted(arms, key=lambda v: version_key(v.rabbitmq_version) if v.rabbitmq_version else ())
 
         def yes(flag: bool) -> str:
             return "yes" if flag else "no"
@@ -230,17 +239,6 @@ def version_changes(verdicts: Sequence[ConfigVerdict],
     return out
 
 
-def _version_key(version: str | None) -> tuple[int, ...]:
-    return tuple(int(part) for part in version.split(".") if part.isdigit()) if version else ()
-
-
-def _number(value: Any) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    number = float(value)
-    return number if math.isfinite(number) else None
-
-
 def _integer(value: Any) -> int | None:
-    number = _number(value)
-    return None if number is None else int(number)
+    figure = number(value)
+    return None if figure is None else int(figure)

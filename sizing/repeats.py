@@ -107,7 +107,8 @@ BOARDS = (
 BOARD = {b.name: b for b in BOARDS}
 
 
-def _number(value: Any) -> float | None:
+def number(value: Any) -> float | None:
+    """A figure as stored (None or NaN: missing) as a float, or None."""
     kept = finite([value])
     return kept[0] if kept else None
 
@@ -119,17 +120,17 @@ def board_entries(leaderboard: Iterable[Mapping[str, Any]], target_rate: float) 
     rows = list(leaderboard)
     out = []
     for board in BOARDS:
-        shown = [r for r in rows if _number(r.get(board.value)) is not None]
+        shown = [r for r in rows if number(r.get(board.value)) is not None]
         if board.rank is None:
-            shown.sort(key=lambda r: (-_number(r[board.value]), r["config_id"]))
+            shown.sort(key=lambda r: (-number(r[board.value]), r["config_id"]))
             ranked = list(enumerate(shown, start=1))
         else:
-            ranked = [(int(_number(r[board.rank])), r) for r in shown if _number(r.get(board.rank)) is not None]
+            ranked = [(int(number(r[board.rank])), r) for r in shown if number(r.get(board.rank)) is not None]
         for rank, r in ranked:
             out.append({"board": board.name, "rank": rank, "config_id": r["config_id"],
-                        "value": _number(r[board.value]),
-                        "rate": _number(r.get(board.rate)) if board.rate else float(target_rate),
-                        "monthly_cost": _number(r.get("monthly_cost"))})
+                        "value": number(r[board.value]),
+                        "rate": number(r.get(board.rate)) if board.rate else float(target_rate),
+                        "monthly_cost": number(r.get("monthly_cost"))})
     return sorted(out, key=lambda e: (e["board"], e["rank"]))
 
 
@@ -141,7 +142,7 @@ def board_values(board: Board, per_repeat: Iterable[Mapping[str, Any]],
     if board.per_repeat is None:
         return out
     for row in per_repeat:
-        value = _number(row.get(board.per_repeat))
+        value = number(row.get(board.per_repeat))
         if value is None or (board.priced and value <= 0):
             continue
         config_id = str(row["config_id"])

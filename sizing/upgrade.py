@@ -35,6 +35,7 @@ from sizing import adverse, rules
 from sizing.findings import COMPARE, Metric  # a metric's name, words, unit and better direction
 from sizing.spec import Campaign
 from sizing.stats import PRACTICAL_EFFECT, compare
+from sizing.versions import version_key
 
 HIGHER, LOWER, UNCHANGED = "higher", "lower", "unchanged"
 DIRECTIONS = (HIGHER, LOWER, UNCHANGED)
@@ -72,18 +73,14 @@ EXPECTATIONS = (
 )
 
 
-def _version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in version.split("."))
-
-
 def expected_direction(metric: str, baseline_version: str | None, version: str | None) -> Expectation | None:
     """The published expectation for `metric` when going from `baseline_version` to `version` (reversed for a
     downgrade); None when no published result spans the two, or a version is unknown."""
     if baseline_version is None or version is None:
         return None
-    base, other = _version_key(baseline_version), _version_key(version)
+    base, other = version_key(baseline_version), version_key(version)
     for e in EXPECTATIONS:
-        since = _version_key(e.since)
+        since = version_key(e.since)
         if e.metric != metric:
             continue
         if base < since <= other:

@@ -60,6 +60,11 @@ def apt_version(version: str) -> str:
     return f"{version}-1" if version.count(".") == 2 else f"{version}.*"
 
 
+def version_key(version: str) -> tuple[int, ...]:
+    """A version as a sortable tuple: `3.10.8` -> (3, 10, 8), `4.0` -> (4, 0)."""
+    return tuple(int(part) for part in version.split("."))
+
+
 def version_label(version: str) -> str:
     """The config-id suffix: `-rmq3.12.13`."""
     return f"-rmq{version}"

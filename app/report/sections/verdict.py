@@ -12,7 +12,7 @@ from app.report.html import table, tag
 from app.report.sections.resources import bottleneck_verdict
 from app.report.tables import BOARD_MATCHED_TARGET, BOARD_TOP_MATCHED, ReportData
 from sizing.findings import SIZE
-from sizing.recommendation import ConfigVerdict, version_changes
+from sizing.recommendation import ConfigVerdict, recommended_ids, version_changes
 
 
 def verdicts(data: ReportData) -> list[ConfigVerdict] | None:
@@ -81,7 +81,7 @@ def render(ctx: ReportContext) -> list[object]:
                        class_="verdict none"))
         return out
     rows = stored
-    chosen = {str(r["config_id"]) for r in ctx.data.recommendation.to_dict("records") if bool(r["recommended"])}
+    chosen = set(recommended_ids(ctx.data.recommendation.to_dict("records")))
     versions = list(dict.fromkeys(v.rabbitmq_version for v in rows))
     for version in versions:
         arm = [v for v in rows if v.rabbitmq_version == version]
