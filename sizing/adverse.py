@@ -138,7 +138,8 @@ def judge(scenario: Scenario, rows: Sequence[Mapping[str, Any]], campaign_target
     any conclusive judged phase that missed; it holds only when every judged phase (by its number) has a conclusive
     repeat and all of those held; otherwise it is not judged (`held` None), the reason naming the invalid phases.
     A backlog scenario's figures compose over a run's phases, so only runs whose every phase is conclusive count;
-    with none, it is not judged."""
+    with none, it is not judged, unless the broker itself blocked publishers beyond the tolerance in a run that does
+    not count (sizing.rules.broker_blocked_publishers): that fails it, as a conclusive miss does."""
     kind = rules.scenario_kind(scenario)
     if kind not in rules.ADVERSE_KINDS:
         raise ValueError(f"scenario {scenario.name!r} is not adverse ({kind})")
@@ -153,14 +154,20 @@ def judge(scenario: Scenario, rows: Sequence[Mapping[str, Any]], campaign_target
     # scenario's per-run figures are reported, not judged.
     counted = runs if kind == rules.FAULT_ADVERSE else {
         key: phases for key, phases in runs.items() if all(rules.conclusive_row(r) for r in phases)}
+    # The seconds the broker blocked publishers are its own figure (connection.blocked), counted in every run.
+    blocked_by_run = {key: sum(_number(r.get("publishers_blocked_s")) for r in phases
+                               if judged(scenario, r, campaign_target_rate)) for key, phases in runs.items()}
     per_run = []
-    for phases in counted.values():
+    for key, phases in counted.items():
         steady = [r for r in phases if judged(scenario, r, campaign_target_rate)]
         per_run.append({"reduced": sum(_number(r.get("reduced_publish_s")) for r in steady),
-                        "blocked": sum(_number(r.get("publishers_blocked_s")) for r in steady),
+                        "blocked": blocked_by_run[key],
                         "lost": sum(_number(r.get("lost")) for r in phases),
                         "drain": run_drain(phases)})
     tolerance = scenario.publish_tolerance_s
+    # A run the generator fell behind in still shows a failure the broker caused on its own.
+    broker_blocked = max((blocked for key, blocked in blocked_by_run.items() if key not in counted
+                          and rules.broker_blocked_publishers(blocked, tolerance)), default=None)
     reduced = max((r["reduced"] for r in per_run), default=0.0)
     drained = bool(per_run) and all(r["drain"].drained for r in per_run)
     lost = int(sum(_number(r.get("lost")) for r in rows))
@@ -177,6 +184,11 @@ def judge(scenario: Scenario, rows: Sequence[Mapping[str, Any]], campaign_target
                                           + ", ".join(_phase_name(in_scope, n) for n in uncovered))
         else:
             held, reason = True, _invalid_note(invalid) if invalid else None
+    elif broker_blocked is not None and not (per_run and not rules.backlog_held(
+            reduced, tolerance, int(sum(r["lost"] for r in per_run)), drained)):
+        held = False
+        reason = (f"the broker blocked publishers for {broker_blocked:,.1f} s (tolerance {tolerance:,.0f} s; its own "
+                  f"connection.blocked, evidence whatever the generator did); {_invalid_note(invalid)}")
     elif runs and not per_run:
         held, reason = None, _not_judged(invalid, "no run with every phase conclusive")
     else:
@@ -201,7 +213,7 @@ def judge(scenario: Scenario, rows: Sequence[Mapping[str, Any]], campaign_target
             "all_recovered": all(bool(r.get("recovered")) for r in judged_rows if _present(r.get("recovered"))),
             "unavailable_s": sum(_number(r.get("unavailable_s")) for r in judged_rows),
             "reduced_publish_s": reduced, "publish_tolerance_s": tolerance,
-            "publishers_blocked_s": max((r["blocked"] for r in per_run), default=0.0),
+            "publishers_blocked_s": max(blocked_by_run.values(), default=0.0),
             "peak_backlog_msgs": int(max((_number(r.get("backlog_max")) for r in rows), default=0.0)),
             "peak_memory_share": worst("broker_mem_max_fraction"),
             "drained": drained,

@@ -214,13 +214,31 @@ def test_the_reports_criterion_text_words_the_thresholds_of_sizing_rules(monkeyp
     assert not any(old in text for old in ("98", "5 s", "1 s") for text in (backlog, fault))
 
 
-def test_a_phase_the_broker_held_back_by_blocking_publishers_stays_evidence():
-    """Known answers: the generator's lag while the broker blocked its publishers (flow control) is the broker's
-    behaviour, so the phase counts; the same lag without blocked publishers, or a saturated generator, does not."""
-    from sizing import rules
+def test_publishers_the_broker_blocked_fail_a_backlog_scenario_even_in_a_run_the_generator_fell_behind_in():
+    """Known answers (issue 32 item 0): connection.blocked is the broker's own figure, so blocking beyond the
+    tolerance fails the scenario whatever the generator's lag; the lag never makes a phase evidence that it held."""
+    peak = campaign(PEAK).scenarios[0]
 
-    blocked = {"valid": False, "invalid_reason": "loadgen_behind", "publishers_blocked_s": 12.0}
-    assert rules.conclusive_row(blocked)
-    assert not rules.conclusive_row({**blocked, "publishers_blocked_s": 0.0})
-    assert not rules.conclusive_row({**blocked, "invalid_reason": "loadgen_cpu_saturated,loadgen_behind"})
-    assert rules.conclusive_row({"valid": True})
+    def lagging(rows: list[dict]) -> list[dict]:
+        return [{**r, "valid": False, "invalid_reason": "loadgen_behind"} if r["phase"] == 2 else r for r in rows]
+
+    blocked = adverse.judge(peak, lagging(backlog_rows(1, [0, 0, 0], blocked=4.0)), 1000.0)
+    assert (blocked["held"], blocked["publishers_blocked_s"]) == (False, 12.0)  # 3 phases x 4 s, the broker's count
+    assert blocked["reason"] == ("the broker blocked publishers for 12.0 s (tolerance 0 s; its own connection.blocked, "
+                                 "evidence whatever the generator did); 1 phase flagged invalid, evidence neither "
+                                 "way: phase 2 (run r, repeat 1: loadgen_behind)")
+    # the same lag without blocking, or blocking within the tolerance: not judged either way
+    assert adverse.judge(peak, lagging(backlog_rows(1, [0, 0, 0])), 1000.0)["held"] is None
+    tolerant = campaign({**PEAK, "publish_tolerance_s": 20}).scenarios[0]
+    assert adverse.judge(tolerant, lagging(backlog_rows(1, [0, 0, 0], blocked=4.0)), 1000.0)["held"] is None
+    # a conclusive repeat that held does not outweigh the broker blocking another repeat's publishers
+    mixed = adverse.judge(peak, lagging(backlog_rows(1, [0, 0, 0], blocked=4.0)) + backlog_rows(2, [0, 0, 0]),
+                          1000.0)
+    assert mixed["held"] is False and mixed["reason"].startswith("the broker blocked publishers for 12.0 s")
+    # a conclusive failure keeps its own reason
+    failed = adverse.judge(peak, lagging(backlog_rows(1, [0, 0, 0], blocked=4.0)) + backlog_rows(2, [0, 9, 0]),
+                           1000.0)
+    assert failed["held"] is False and failed["reason"].startswith("publish rate reduced for 9 s")
+    # and no phase row is made conclusive by blocking (the leaderboards, findings and repeats read conclusive_row)
+    assert not rules.conclusive_row({"valid": False, "invalid_reason": "loadgen_behind", "publishers_blocked_s": 12.0})
+    assert rules.conclusive_row({"valid": True}) and rules.conclusive_row({})

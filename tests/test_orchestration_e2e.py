@@ -353,10 +353,14 @@ def test_seed_002s_local_twin_holds_what_one_node_absorbs_and_fails_what_it_cann
         phases = summary[summary["scenario"] == absorbed]
         assert not phases["broker_alarm"].fillna(False).astype(bool).any()  # the broker's own view agrees
     overload = verdicts.loc["publish-peak-overload"]
-    assert not bool(overload["held"]) and overload["publishers_blocked_s"] > 0 and overload["reduced_publish_s"] > 0
-    assert not bool(overload["drained"]) and pd.isna(overload["drain_s"])
-    assert "publish rate reduced" in overload["reason"] and "not drained" in overload["reason"]
     phases = summary[summary["scenario"] == "publish-peak-overload"]
+    assert pd.notna(overload["held"]) and not bool(overload["held"]) and overload["publishers_blocked_s"] > 0
+    if phases["valid"].astype(bool).all():  # every phase evidence: failed on its reduced publishing and no drain
+        assert overload["reduced_publish_s"] > 0 and not bool(overload["drained"]) and pd.isna(overload["drain_s"])
+        assert "publish rate reduced" in overload["reason"] and "not drained" in overload["reason"]
+    else:  # the generator fell behind in a phase: failed on the broker's own blocking (sizing.rules), and says so
+        reason = overload["reason"]
+        assert reason.startswith("the broker blocked publishers") and "flagged invalid" in reason
     assert phases["broker_alarm"].fillna(False).astype(bool).any()  # the broker raised its memory alarm
     assert overload["peak_memory_share"] >= 0.9
     # The broker's queue depth agrees with the generator's backlog, sample by sample. The management API's depth is
