@@ -27,6 +27,7 @@ import numpy as np
 
 from sizing import rules
 from sizing.spec import Scenario
+from sizing.stats import number
 
 
 # ----------------------------------------------------------------------------- per second -> per phase
@@ -106,7 +107,8 @@ def _present(value: Any) -> bool:
 
 
 def _number(value: Any, missing: float = 0.0) -> float:
-    return float(value) if _present(value) else missing
+    figure = number(value)
+    return missing if figure is None else figure
 
 
 # ------------------------------------------------------------------------------- per scenario -> verdict

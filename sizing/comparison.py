@@ -22,7 +22,6 @@ reduced-publish seconds, peak backlog and drain time (backlog criterion), per re
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -43,6 +42,7 @@ from sizing.stats import (
     effect_verdict,
     level_text,
     median_interval,
+    number,
     shift_interval,
 )
 from sizing.stats import compare as compare_samples
@@ -110,16 +110,6 @@ class RunTables:
 NONE_RECOMMENDED = "none"  # a sizing run whose analysis found no config to recommend
 
 
-def _number(value: Any) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
-
-
 # ------------------------------------------------------------------------------- per-repeat values of a run
 
 
@@ -128,19 +118,19 @@ def repeat_values(campaign: Campaign, tables: RunTables) -> dict[tuple[str, str,
     out: dict[tuple[str, str, str], dict[int, float]] = {}
 
     def put(config_id: str, scenario: str, metric: Metric, repeat: Any, value: Any) -> None:
-        number = _number(value)
-        if number is not None:
-            out.setdefault((str(config_id), scenario, metric.name), {})[int(repeat)] = number
+        figure = number(value)
+        if figure is not None:
+            out.setdefault((str(config_id), scenario, metric.name), {})[int(repeat)] = figure
 
-    monthly = {str(r["config_id"]): _number(r.get("monthly_cost")) for r in tables.leaderboards}
+    monthly = {str(r["config_id"]): number(r.get("monthly_cost")) for r in tables.leaderboards}
     for row in tables.capacity_repeats:
-        top = _number(row.get("top_matched_throughput"))
+        top = number(row.get("top_matched_throughput"))
         put(row["config_id"], CAPACITY_SCENARIOS, TOP_THROUGHPUT, row["repeat"], top)
         cost = monthly.get(str(row["config_id"]))
         if top and cost:
             put(row["config_id"], CAPACITY_SCENARIOS, COST_AT_TOP, row["repeat"], cost_per_1000_msgs(cost, top))
     for row in tables.capacity:
-        rate = _number(row.get("sustainable_rate"))
+        rate = number(row.get("sustainable_rate"))
         put(row["config_id"], row["scenario"], SUSTAINABLE, row["repeat"], rate)
         cost = monthly.get(str(row["config_id"]))
         if rate and cost:
@@ -150,8 +140,8 @@ def repeat_values(campaign: Campaign, tables: RunTables) -> dict[tuple[str, str,
     capacity = {s.name for s in campaign.scenarios if rules.scenario_kind(s) == rules.CAPACITY}
     at_target: dict[tuple[str, str, int], float] = {}
     for row in foreground:
-        p99 = _number(row.get("e2e_p99_ms"))
-        if row["scenario"] in capacity and _number(row.get("target_rate")) == campaign.target.rate and p99 is not None:
+        p99 = number(row.get("e2e_p99_ms"))
+        if row["scenario"] in capacity and number(row.get("target_rate")) == campaign.target.rate and p99 is not None:
             key = (str(row["config_id"]), str(row["scenario"]), int(row["repeat"]))
             at_target[key] = max(at_target.get(key, p99), p99)
     for (config_id, scenario, repeat), p99 in at_target.items():

@@ -16,12 +16,12 @@ Spark), when (first start, last end) and how it ended:
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sizing.scalemodel import measured_on
 from sizing.spec import Campaign
+from sizing.stats import number
 
 COMPLETE, PARTIAL, FAILED, UNKNOWN = "complete", "partial", "failed", "unknown"
 RUN_STATUSES = (COMPLETE, PARTIAL, FAILED, UNKNOWN)
@@ -36,14 +36,6 @@ def joined(values: Iterable[Any]) -> str | None:
     """Distinct non-empty values, sorted and comma-joined (one value stays itself); None when there is none."""
     distinct = sorted({str(v) for v in values if v is not None and str(v) != ""})
     return ", ".join(distinct) if distinct else None
-
-
-def _number(value: Any) -> float | None:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
 
 
 def scenario_of(manifest: Mapping[str, Any]) -> str | None:
@@ -72,8 +64,8 @@ def run_row(campaign: Campaign, run_id: str, manifests: Sequence[Mapping[str, An
     shapes = {shape.config_id: shape for shape in campaign.clusters}
     instance_types = [shapes[c].instance_type if c in shapes else (m.get("config") or {}).get("instance_type")
                       for c in configs for m in manifests if m.get("config_id") == c]
-    starts = [x for m in manifests if (x := _number(m.get("started_at"))) is not None]
-    ends = [x for m in manifests if (x := _number(m.get("ended_at"))) is not None]
+    starts = [x for m in manifests if (x := number(m.get("started_at"))) is not None]
+    ends = [x for m in manifests if (x := number(m.get("ended_at"))) is not None]
     return {
         "campaign": campaign.name, "run_id": run_id, "status": run_status(campaign, manifests),
         "spec_hash": campaign.spec_hash, "manifest_spec_hashes": joined(m.get("spec_hash") for m in manifests),

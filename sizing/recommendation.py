@@ -21,9 +21,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from sizing.adverse import NOT_JUDGED, held_value
-from sizing.repeats import number
 from sizing.rules import is_adverse
 from sizing.spec import Campaign, families
+from sizing.stats import number
 from sizing.versions import version_key
 
 

@@ -22,7 +22,7 @@ from typing import Any
 from sizing import rules
 from sizing.cost import cost_per_1000_msgs
 from sizing.spec import as_family_row
-from sizing.stats import COMPARE_CONFIDENCE, INTERVAL_CONFIDENCE, Interval, compare, median_interval
+from sizing.stats import COMPARE_CONFIDENCE, INTERVAL_CONFIDENCE, Interval, compare, median_interval, number
 
 # The phase_summary figures shown over repeats (the report's per-phase tables and charts, client-setting steps).
 REPEAT_METRICS = ("confirm_rate", "publish_rate", "consume_rate", "e2e_p50_ms", "e2e_p75_ms", "e2e_p95_ms",
@@ -105,12 +105,6 @@ BOARDS = (
     Board(BOARD_COST_AT_TARGET, "cost_per_1k_at_target", "rank_at_target", None, None),
 )
 BOARD = {b.name: b for b in BOARDS}
-
-
-def number(value: Any) -> float | None:
-    """A figure as stored (None or NaN: missing) as a float, or None."""
-    kept = finite([value])
-    return kept[0] if kept else None
 
 
 def board_entries(leaderboard: Iterable[Mapping[str, Any]], target_rate: float) -> list[dict[str, Any]]:

@@ -47,6 +47,18 @@ HIGHER, LOWER, UNCHANGED, INCONCLUSIVE = "higher", "lower", "unchanged", "inconc
 VERDICTS = (HIGHER, LOWER, UNCHANGED, INCONCLUSIVE)
 
 
+
+def number(value: object) -> float | None:
+    """A stored figure as a float, or None where there is none: missing (None, NaN as Spark and pandas hold it),
+    infinite, a flag (a bool is a verdict, not a figure) or not a number at all. One rule for every reader of rows."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        figure = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return figure if math.isfinite(figure) else None
+
 @dataclass(frozen=True)
 class Interval:
     """An estimate with an interval of true coverage `level` (0 and NaN bounds: no interval, e.g. one repeat)."""

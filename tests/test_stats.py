@@ -209,3 +209,11 @@ def test_within_run_intervals_cover_as_often_as_they_say_on_autocorrelated_secon
         naive_covered = np.mean([abs(s.mean - 9_000.0) <= 1.96 * s.se for s in naive])
         print(f"  seconds taken as independent: measured {naive_covered:.3f}")
         assert naive_covered < 0.7
+
+
+def test_a_stored_figure_is_a_finite_number_and_nothing_else_is():
+    """Known answers for sizing.stats.number, the one rule every reader of table rows uses."""
+    from sizing.stats import number
+
+    assert [number(v) for v in (3, 2.5, np.float64(1.5), np.int64(7))] == [3.0, 2.5, 1.5, 7.0]
+    assert [number(v) for v in (None, math.nan, math.inf, -math.inf, True, False, "x", {})] == [None] * 8

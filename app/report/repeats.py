@@ -21,6 +21,7 @@ from sizing.stats import (
     Interval,
     effect_text,
     level_text,
+    number,
 )
 
 UNAVAILABLE = ("Figures over repeats are not available for this run: its tables were written before the analysis "
@@ -50,7 +51,8 @@ def interval_note(n: int, level: float, confidence: float = INTERVAL_CONFIDENCE)
 
 
 def _number(value: Any) -> float:
-    return math.nan if value is None else float(value)
+    figure = number(value)
+    return math.nan if figure is None else figure
 
 
 def adjacent_note(row: Mapping[str, Any]) -> str:
