@@ -193,7 +193,7 @@ def run_once(cluster: ClusterInfo, rate: float | str, workers: int, duration: fl
     runner = Runner(campaign, "n3-c5.2xlarge-gp2", "flat", f"r{rate}-w{workers}-{int(time.time())}", cluster,
                     options=options, echo=lambda line: None)
     code = runner.run()
-    rows = [r for (phase, _w), rs in runner.sink.rows.items() if phase == 1 for r in rs if not r["warmup"]]
+    rows = [r for (phase, _w), rs in runner.recording.sink.rows.items() if phase == 1 for r in rs if not r["warmup"]]
     seconds = len({r["second"] for r in rows})
     published = sum(r["published"] for r in rows)
     consumed = sum(r["consumed"] for r in rows)

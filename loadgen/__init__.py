@@ -18,11 +18,13 @@ Where each concept lives (OpenMessaging-Benchmark / Jepsen style seams):
 - `sink`: every record of a run by phase, one flush path; `recorder`: Parquet per `sizing.records` + upload.
 - `accounting`: the per-worker accounting file (writer and reader) and the loss / duplicate / reorder merge.
 - `groups`: workload groups (issue 14): each named group's workers, clients, queues and timeline, planned apart.
+- `session`: the workers, attempt by attempt (`Session`: plan, ready, start on the run's clock, follow, drain,
+  stop; each `Attempt` a value of its own) and the `Recording` of what they report (sink, totals, progress).
 - `search`: the online capacity search (issue 16): asks `sizing.search.CapacitySearch` for each probe, runs it as a
-  one-phase timeline through the runner, judges it from the workers' per-second figures (`sizing.rules`), and
+  one-phase attempt of the session, judges it from that attempt's per-second figures (`sizing.rules`), and
   records every decision as a `search_probe` event.
-- `runner`: the run itself (ready, one clock, phases, drain, stop, final records, manifest) over a `Pool` and
-  an injectable `Clock`; `cli`: `python -m loadgen run ...`.
+- `runner`: the run around its attempts (manifest, the broker's counters, samplers, fault injector, latency
+  proxies, final records and accounting) over a `Pool` and an injectable `Clock`; `cli`: `python -m loadgen run`.
 - `broker`: queue declaration and the management-API sampler; `nodes`: the per-node resource sampler
   (`node_seconds`, one thread per node); `nemesis` and `faults/`: fault injection, only
   imported for timelines with faults.

@@ -1,8 +1,8 @@
 """The capacity search, driven online: sizing.search.CapacitySearch picks each probe, the generator runs it.
 
 A search has no timeline ahead of the run, and the workers follow a timeline fixed at spawn, so every probe is
-a one-phase timeline run by its own worker pool through the runner's machinery (plan, ready, follow, drain,
-stop): the probe's warm-up and measurement at its rate, then a drain of its backlog bounded by the search's
+a one-phase timeline run as an attempt of its own (loadgen.session: plan, ready, follow, drain, stop): the
+probe's warm-up and measurement at its rate, then a drain of its backlog bounded by the search's
 `drain_s`; whatever is left is purged before the next probe, which starts from empty queues. Each attempt is a
 phase of the run, numbered on from the previous one and placed on the scenario clock after it, so the records of
 a search read like those of any scenario (`phases`, `client_seconds`, `events`, `accounting`) and phase_summary
@@ -24,10 +24,12 @@ import math
 import os
 from collections import defaultdict
 from collections.abc import Callable
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any
 
 from loadgen.messages import Done, WorkerConfig
-from loadgen.pool import Pool
+from loadgen.pool import Pool, RunFailed
+from loadgen.session import Attempt, Placement, Session
 from sizing.histogram import merge_wire, quantile_from_counts
 from sizing.rules import phase_valid
 from sizing.search import (
@@ -40,39 +42,17 @@ from sizing.search import (
     SearchResult,
     backlog_slope,
 )
-from sizing.spec import Scenario, Workload
 from sizing.timeline import Phase, Ramp, Timeline
 
 
-class ProbeHost(Protocol):
-    """What the search needs of the run it drives (loadgen.runner.Runner, which imports this module): its scenario,
-    clock and event sinks, and one step per stage of an attempt."""
+@dataclass
+class SearchRun:
+    """What a search leaves the run: its result, every attempt's accounting (on the run's phase numbers) and each
+    worker's CPU summed over the attempts."""
 
-    scenario: Scenario
-    workload: Workload
-    timeline: Timeline
-    echo: Callable[[str], None]
-
-    def now_s(self) -> float: ...
-
-    def runner_event(self, kind: str, second: float, phase: int | None = None, **detail: Any) -> None: ...
-
-    def open_attempt(self, make_pool: Callable[[list[WorkerConfig]], Pool], own: Timeline, number: int,
-                     not_before_s: int) -> Pool: ...
-
-    def place_attempt(self, pool: Pool, placed: Phase) -> dict[str, int]: ...
-
-    def follow_attempt(self, pool: Pool, placed: Phase, ready_wait_s: float) -> None: ...
-
-    def steady_rows(self, phase: int) -> tuple[list[dict[str, Any]], int]: ...
-
-    def drain_attempt(self, pool: Pool, drain_s: float, since: dict[str, int]) -> bool: ...
-
-    def stop_attempt(self, pool: Pool) -> dict[int, Done]: ...
-
-    def account_attempt(self, phase: int, books: dict[int, Done]) -> None: ...
-
-    def end_search(self, cpu: dict[int, Done]) -> None: ...
+    result: SearchResult
+    accounting: list[dict[str, Any]]
+    cpu: dict[int, Done]
 
 
 DRAIN_EVENT = "probe_drain"  # what the drain left behind and what was purged
@@ -95,9 +75,9 @@ def phase_name(probe: Probe, number: int) -> str:
     return f"p{number}-probe{probe.index + 1}-{probe.stage}-rate{probe.rate:g}"
 
 
-def measure(runner: ProbeHost, probe: Probe, phase: Phase) -> ProbeResult:
-    """The probe's figures over its measurement window, from the per-second rows the workers reported."""
-    rows, behind = runner.steady_rows(phase.number)
+def measure(attempt: Attempt, probe: Probe, phase: Phase) -> ProbeResult:
+    """The probe's figures over its measurement window, from the per-second rows its attempt's workers reported."""
+    rows, behind = attempt.steady_rows(phase.number)
     steady_s = phase.duration_s - phase.warmup_s  # phase_summary's denominator
     per_second: dict[int, list[float]] = defaultdict(lambda: [0.0, 0.0])
     cpu: dict[int, list[float]] = defaultdict(list)
@@ -135,30 +115,33 @@ def _finite(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else value
 
 
-def run_search(runner: ProbeHost, make_pool: Callable[[list[WorkerConfig]], Pool],
-               between_probes: Callable[[], int] | None, start_delay_s: float) -> SearchResult:
-    """Probe until the policy is done; every probe's phase, verdict and drain are recorded. The runner's clock
-    (start_mono/start_epoch) is set: second 0 is the search's start; a probe starts `start_delay_s` after its
-    workers are ready."""
-    spec = runner.scenario.search
+def run_search(session: Session, make_pool: Callable[[list[WorkerConfig]], Pool],
+               between_probes: Callable[[], int] | None, start_delay_s: float, errors: list[str]) -> SearchRun:
+    """Probe until the policy is done, one attempt per probe; every probe's phase, verdict and drain are recorded.
+    The run's clock is set (second 0 is the search's start); a probe starts `start_delay_s` after its workers are
+    ready. What goes wrong with an attempt's books goes to `errors`."""
+    spec = session.scenario.search
     assert spec is not None
     search = CapacitySearch(spec)
-    processing_ms = runner.workload.consumers.processing_ms
+    processing_ms = session.workload.consumers.processing_ms
     cpu: dict[int, Done] = {}
+    accounted: list[dict[str, Any]] = []
     next_free_s = 0
     number = 0  # phases of the run: one per attempt (an inconclusive attempt is re-run as a phase of its own)
     inconclusive = 0
     while (probe := search.next_probe()) is not None:
         number += 1
         name = phase_name(probe, number)
-        own = Timeline(runner.timeline.scenario, (probe_phase(probe, 0.0, processing_ms, name, 1),), ())
-        pool = runner.open_attempt(make_pool, own, number, next_free_s)
+        own = Timeline(session.timeline.scenario, (probe_phase(probe, 0.0, processing_ms, name, 1),), ())
+        # What its workers report before it is placed lands no earlier than the previous attempt's end.
+        attempt = session.open(make_pool, own, placement=Placement(max(next_free_s, math.ceil(session.now_s())),
+                                                                    number - 1))
         try:
-            offset = max(next_free_s, math.ceil(runner.now_s() + start_delay_s))
+            offset = max(next_free_s, math.ceil(session.now_s() + start_delay_s))
             placed = probe_phase(probe, float(offset), processing_ms, name, number)
-            since = runner.place_attempt(pool, placed)
-            runner.follow_attempt(pool, placed, READY_WAIT_S)
-            result = measure(runner, probe, placed)
+            since = session.place(attempt, placed)
+            session.follow_until_written(attempt, placed, READY_WAIT_S)
+            result = measure(attempt, probe, placed)
             retry = not result.valid and inconclusive < MAX_INCONCLUSIVE
             if retry:  # the generator fell behind: the attempt says nothing about the cluster; run it again
                 inconclusive += 1
@@ -168,29 +151,32 @@ def run_search(runner: ProbeHost, make_pool: Callable[[list[WorkerConfig]], Pool
                 outcome = search.record(result)
                 detail = {**_decision_detail(outcome, search), "inconclusive": False}
                 verdict = "pass" if outcome.passed else "FAIL"
-            runner.runner_event(PROBE_EVENT, placed.end_s, phase=placed.number, **detail)
-            runner.echo(f"search probe {probe.index + 1} ({probe.stage}) at {probe.rate:g} msg/s: {verdict} "
-                        f"(confirm {detail['confirm_rate']:.1f}, consume {detail['consume_rate']:.1f} msg/s, "
-                        f"backlog slope {detail['backlog_slope']:.1f}, p99 {result.p99_ms:.1f} ms, valid "
-                        f"{result.valid}); bracket [{detail.get('last_pass')}, {detail.get('first_fail')}]")
-            drained = runner.drain_attempt(pool, spec.drain_s, since)
+            session.runner_event(PROBE_EVENT, placed.end_s, phase=placed.number, **detail)
+            session.echo(f"search probe {probe.index + 1} ({probe.stage}) at {probe.rate:g} msg/s: {verdict} "
+                         f"(confirm {detail['confirm_rate']:.1f}, consume {detail['consume_rate']:.1f} msg/s, "
+                         f"backlog slope {detail['backlog_slope']:.1f}, p99 {result.p99_ms:.1f} ms, valid "
+                         f"{result.valid}); bracket [{detail.get('last_pass')}, {detail.get('first_fail')}]")
+            drained = session.drain(attempt, spec.drain_s, since)
         finally:
-            books = runner.stop_attempt(pool)
-        runner.account_attempt(placed.number, books)
+            books = session.stop(attempt, errors)
+        try:
+            accounted += attempt.accounting_rows(lambda _own, phase=placed.number: phase)
+        except RunFailed as err:
+            errors.append(f"accounting of phase {placed.number} skipped: {err}")
         _add_cpu(cpu, books)
         purged = between_probes() if between_probes is not None and not drained else 0
-        next_free_s = math.ceil(runner.now_s())
-        runner.runner_event(DRAIN_EVENT, runner.now_s(), phase=0, probe=probe.index, drained=drained, purged=purged)
-    runner.end_search(cpu)
+        next_free_s = math.ceil(session.now_s())
+        session.runner_event(DRAIN_EVENT, session.now_s(), phase=0, probe=probe.index, drained=drained,
+                             purged=purged)
     result = search.result()
-    runner.runner_event(RESULT_EVENT, runner.now_s(), phase=0, status=result.status,
-                        sustainable_rate=result.sustainable_rate, last_pass=result.last_pass,
-                        first_fail=result.first_fail, probes_used=result.probes_used,
-                        worst_case_probes=spec.worst_case_probes(), inconclusive_attempts=inconclusive)
-    runner.echo(f"search {result.status}: sustainable {result.sustainable_rate} msg/s, bracket "
-                f"[{result.last_pass}, {result.first_fail}], {result.probes_used} probes "
-                f"(worst case {spec.worst_case_probes()}) and {inconclusive} inconclusive re-run(s)")
-    return result
+    session.runner_event(RESULT_EVENT, session.now_s(), phase=0, status=result.status,
+                         sustainable_rate=result.sustainable_rate, last_pass=result.last_pass,
+                         first_fail=result.first_fail, probes_used=result.probes_used,
+                         worst_case_probes=spec.worst_case_probes(), inconclusive_attempts=inconclusive)
+    session.echo(f"search {result.status}: sustainable {result.sustainable_rate} msg/s, bracket "
+                 f"[{result.last_pass}, {result.first_fail}], {result.probes_used} probes "
+                 f"(worst case {spec.worst_case_probes()}) and {inconclusive} inconclusive re-run(s)")
+    return SearchRun(result, accounted, cpu)
 
 
 def _add_cpu(cpu: dict[int, Done], books: dict[int, Done]) -> None:

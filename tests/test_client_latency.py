@@ -150,7 +150,7 @@ def test_the_runner_routes_only_the_workers_through_the_proxies(tmp_path):
                     options=RunOptions(out_dir=tmp_path, upload=False), echo=lambda line: None)
     runner._start_proxies()
     try:
-        (config,) = runner._plan()
+        (config,) = runner.session.plan(runner.timeline, runner.nonce).configs
         assert [n.amqp_port for n in config.cluster.nodes] == runner.proxies.ports != [1]
         assert runner.cluster is cluster  # declaration, samplers and counters talk to the node itself
         injector = runner._fault_injector()

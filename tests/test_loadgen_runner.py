@@ -5,6 +5,7 @@ file written by `loadgen.accounting.save`), with loss, duplicates and reordering
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -205,7 +206,7 @@ def test_accounting_finds_injected_loss_duplicates_and_reordering_per_phase(tmp_
     code, _pool = drive(runner, clock, lost=(3, 45), duplicated=(7,), reordered=(9, 50))
     assert code == 0, runner.errors
     rows = {r["phase"]: r for r in read(tmp_path, runner, "accounting").to_dict("records")}
-    firsts = {layout_.index: layout_ for layout_ in runner.layouts}
+    firsts = {layout_.index: layout_ for layout_ in runner.attempt.plan.layouts}
     # known answer from the injection: which phase each key falls in, via the plan's phase_first_seq
     def phase_of(key):
         for p in firsts.values():
@@ -233,3 +234,37 @@ def test_the_accounting_file_round_trips(tmp_path):
     back = accounting.load(accounting.save(str(tmp_path / "a.npz"), books))
     assert back.fresh_counts.tolist() == [1, 0, 2] and back.redelivered.tolist() == [1]
     assert back.published == {4: 3} and back.states[4].tolist() == [1, 1, 2]
+
+
+def test_two_attempts_of_one_session_are_values_of_their_own_on_one_recording(tmp_path):
+    """The seam a capacity search drives (loadgen.session): each attempt keeps its own nonce, key layout, placement
+    and steady rows; the recording holds both on the run's clock. Known answers from the fake pool's schedule."""
+    from loadgen.session import Placement
+    from sizing.timeline import Timeline
+
+    runner, clock, _ = make_runner(tmp_path)
+    session, recording = runner.session, runner.recording
+    recording.start_mono, recording.start_epoch = clock.monotonic(), clock.time()
+    own = Timeline(runner.timeline.scenario, runner.timeline.phases[:1], ())  # one 4 s phase at 20 msg/s
+    recording.timeline = Timeline(runner.timeline.scenario, (), ())  # as a search's: no phase ahead of the run
+    attempts = []
+    for number, at_s in ((1, 1), (2, 9)):
+        attempt = session.open(lambda configs: FakePool(configs, clock), own, placement=Placement(at_s, number - 1))
+        placed = replace(own.phases[0], number=number, start_s=float(at_s))
+        session.place(attempt, placed)
+        session.follow_until_written(attempt, placed, 5.0)
+        session.stop(attempt, runner.errors)
+        attempts.append((attempt, placed))
+    (first, p1), (second, p2) = attempts
+    assert first.plan.configs[0].nonce != second.plan.configs[0].nonce and first.done and second.done
+    for attempt, placed in attempts:
+        rows, behind = attempt.steady_rows(placed.number)
+        # warm-up 1 s of 4: three steady seconds at 20 msg/s, on the run's clock from where it was placed
+        assert sorted(r["second"] for r in rows) == [placed.start_s + s for s in (1, 2, 3)] and behind == 0
+        assert sum(r["published"] for r in rows) == 60
+    assert first.steady_rows(p2.number) == ([], 0)  # an attempt never sees another's rows
+    assert [p.number for p in recording.timeline.phases] == [1, 2] and recording.sink.written >= {1, 2}
+    assert recording.totals["published"] == 2 * 80 == sum(
+        r["published"] for rows in recording.sink.rows.values() for r in rows)
+    assert first.accounting_rows(lambda _own: p1.number)[0]["phase"] == 1
+    assert second.accounting_rows(lambda _own: p2.number)[0]["phase"] == 2
