@@ -812,9 +812,8 @@ CLIENT_SERIES = (*_SERIES_KEY,
     Column("confirmed", "int64", "messages positively confirmed in this second (msg/s)"),
     Column("consumed", "int64", "deliveries received in this second, redeliveries included (msg/s)"),
     Column("acked", "int64", "deliveries acknowledged in this second"),
-    Column("publish_delay_p99_ms", "float64", "p99 lateness of a send against its intended time, ms (merged "
-           "histograms; null: nothing sent)", nullable=True),
-    Column("publish_delay_max_ms", "float64", "worst lateness of a send, ms (exact)", nullable=True),
+    Column("publish_delay_max_ms", "float64", "publish lateness: the worst lateness of a send against its intended "
+           "time in this second, ms (exact)", nullable=True),
     Column("e2e_samples", "int64", "end-to-end latency samples of the second (deliveries measured)"),
     *_percentiles("e2e", "end-to-end latency (from the client records' latency_basis)"),
     Column("e2e_max_ms", "float64", "exact worst end-to-end latency of the second, ms (null: nothing delivered, or "

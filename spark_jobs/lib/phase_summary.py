@@ -175,9 +175,26 @@ def _series(table: pa.Table) -> pa.Table | None:
     if all(column in table.column_names for column in series.HISTOGRAMS):
         row_group = np.full(table.num_rows, -1, dtype=np.int64)
         row_group[held] = gid
-        for name, blobs in series.hist_blocks(table, row_group, order, owners, blocks, len(summed)).items():
+        for name, blobs in series.hist_blocks(table, row_group, order, owners, blocks,
+                                              _maybe_split(frame, summed, order, owners)).items():
             out[name] = blobs
     return pa.Table.from_pandas(out, preserve_index=False)
+
+
+def _maybe_split(frame: pd.DataFrame, summed: pd.DataFrame, order: np.ndarray, owners: np.ndarray) -> np.ndarray:
+    """Per (block key, second) group of a fold call: may another fold call hold rows of it too? Objects are read in
+    key order (run, phase, worker), so only the phases of the call's first and last row can be split between calls,
+    and a boundary second (a block's first or last) may be counted by some workers in the phase before."""
+    key = [*RUN_COLS, "phase"]
+    maybe = np.zeros(len(summed), dtype=bool)
+    for edge in (frame.iloc[0], frame.iloc[-1]):
+        same = np.ones(len(summed), dtype=bool)
+        for column in key:
+            same &= (summed[column] == edge[column]).to_numpy()
+        maybe |= same
+    change = owners[1:] != owners[:-1]
+    maybe[order[np.r_[True, change] | np.r_[change, True]]] = True
+    return maybe
 
 
 def block_seconds(blocks: pd.DataFrame) -> pd.DataFrame:
