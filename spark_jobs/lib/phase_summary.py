@@ -186,6 +186,9 @@ def _maybe_split(frame: pd.DataFrame, summed: pd.DataFrame, order: np.ndarray, o
     key order (run, phase, worker), so only the phases of the call's first and last row can be split between calls,
     and a boundary second (a block's first or last) may be counted by some workers in the phase before."""
     key = [*RUN_COLS, "phase"]
+    phases = frame.groupby(key, sort=False, dropna=False, observed=True).ngroup().to_numpy()
+    if np.count_nonzero(phases[1:] != phases[:-1]) + 1 > phases.max() + 1:  # not in key order: any may be split
+        return np.ones(len(summed), dtype=bool)
     maybe = np.zeros(len(summed), dtype=bool)
     for edge in (frame.iloc[0], frame.iloc[-1]):
         same = np.ones(len(summed), dtype=bool)
