@@ -21,6 +21,8 @@ from pyspark.sql import functions as F
 
 from sizing import records
 from sizing.histogram import MAX_BUCKET, WIRE_DTYPE, bucket_value
+from spark_jobs.lib.gate import blobs_per_group
+from spark_jobs.lib.s3source import ddl_to_arrow
 
 # client_seconds' histogram column -> the client_series columns read from it (publish lateness: its exact max)
 HISTOGRAMS = {"e2e_hist": "e2e", "confirm_hist": "confirm"}
@@ -124,8 +126,6 @@ def hist_blocks(table: pa.Table, row_group: np.ndarray, order: np.ndarray, block
     """The series blocks' histogram columns (HIST_ARRAYS) of one fold call. `row_group`: each table row's (block
     key, second) group; `order`: the groups in block then second order, `block_of` their blocks; `shipped`: the
     groups another fold call may also hold (their entries travel, to be merged again by client_rows)."""
-    from spark_jobs.lib.gate import blobs_per_group
-
     groups = len(order)
     out: dict[str, list[bytes]] = {}
     for column, names in HIST_ARRAYS.items():
@@ -196,8 +196,6 @@ def client_table(rows: pd.DataFrame, blocks: pd.DataFrame, key: Sequence[str]) -
 
 
 def arrow_schema(table: str) -> pa.Schema:
-    from spark_jobs.lib.s3source import ddl_to_arrow
-
     return ddl_to_arrow(records.table_ddl(table))
 
 
