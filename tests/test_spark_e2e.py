@@ -58,7 +58,7 @@ def check_series_against_raw(spark, spec, store) -> None:
                                 consumed=("consumed", "sum"), workers=("worker", "size"),
                                 offered_rate=("target_rate", "max"), e2e_max_us=("e2e_max_us", "max"))
     got = client.set_index(key).sort_index()
-    assert len(got) == len(want) > 100
+    assert len(got) == len(want) > 50  # 2 scenarios x 1 repeat x 1 group x their seconds
     for column in ("published", "confirmed", "consumed", "workers", "offered_rate"):
         assert got[column].tolist() == want[column].tolist(), column
     assert np.allclose(got["e2e_max_ms"], want["e2e_max_us"] / 1000, equal_nan=True)
