@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from adapters.leases import LeaseBoard
-from adapters.objectstore import S3Settings, StoreSpec
+from adapters.objectstore import S3Settings
 from adapters.planning import slot_offset
 from adapters.procs import busy_ports, pid_alive, stop_process_group
 from adapters.statepaths import StatePaths, state_dir
 from app import s3server, stackstate
 from app.stackstate import AirflowLogin, DemoState
-from sizing.layout import DEFAULT_BUCKET, TABLES_ROOT, of_run, report_key, s3_uri, table_prefix
+from sizing.layout import DEFAULT_BUCKET, TABLES_ROOT, report_key, s3_uri, table_prefix
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SERVICES = ("s3", "api-server", "scheduler", "dag-processor")
@@ -715,17 +715,12 @@ def busy_seconds(tis: list[dict]) -> float:
 
 
 def read_table(s: DemoSettings, prefix: str, run_id: str | None = None):
-    """Concatenate the parquet parts under an object-store prefix (of run `run_id` only, if given) into a pandas
-    DataFrame (None if absent)."""
-    import pyarrow as pa
+    """The parquet parts of a table under an object-store prefix (of run `run_id` only, if given) as a pandas
+    DataFrame (None if absent), read as the report reads its tables (one Parquet reader in app/)."""
+    from app.report.tables import TableReader
 
     _use_stack(s)
-    store = StoreSpec("s3", s.bucket, s.s3_url, s.s3.region).open()
-    keys = [key for key in store.list(prefix) if key.endswith(".parquet")]
-    tables = [store.read_parquet(key) for key in (of_run(keys, run_id) if run_id is not None else keys)]
-    if not tables:
-        return None
-    return pa.concat_tables(tables, promote_options="default").to_pandas()
+    return TableReader(s.s3).parquet(prefix, run_id=run_id)
 
 
 LEADERBOARD_COLUMNS = {  # column -> heading, in the order a sizing decision reads them

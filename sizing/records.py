@@ -777,6 +777,73 @@ UPGRADE = (
            "null: no expectation or no change)", nullable=True),
 )
 
+# Per-second series (issue 35), written by the analysis beside phase_summary, so that the report, the demo and any
+# Parquet engine read a run's per-second figures rather than the raw records.
+_SERIES_KEY = (*RUN_KEY,
+    Column("second", "int32", "whole seconds since scenario start (the row covers [second, second+1))"),
+    Column("phase", "int32", "phase of the second (0 = the drain after the last phase); a boundary second some "
+           "workers counted in the phase before is the later phase's"),
+)
+
+
+def _named(columns: Sequence[Column], *names: str) -> tuple[Column, ...]:
+    """Columns of a raw record type reused as they are documented there (one home for their meaning)."""
+    by_name = {c.name: c for c in columns}
+    return tuple(by_name[name] for name in names)
+
+
+def _percentiles(prefix: str, what: str) -> tuple[Column, ...]:
+    return tuple(Column(f"{prefix}_{q}_ms", "float64", f"{what} {label} of the second, ms, nearest rank over every "
+                        "worker's histogram of the second merged (sizing.histogram; null: no sample)", nullable=True)
+                 for q, label in (("p50", "p50"), ("p75", "p75"), ("p95", "p95"), ("p99", "p99"),
+                                  ("p999", "p99.9")))
+
+
+# One row per run, workload group and second: client_seconds summed over the group's workers. A count per second is
+# the rate in msg/s.
+CLIENT_SERIES = (*_SERIES_KEY,
+    Column("group", "string", "workload group (records written before groups: main)"),
+    Column("warmup", "bool", "some worker counted the second in its phase's warm-up window"),
+    Column("workers", "int32", "worker rows of the group in this second"),
+    Column("offered_rate", "float64", "scheduled total publish rate of the whole run at this second, msg/s (the "
+           "client records' target_rate)"),
+    Column("scheduled", "int64", "messages the group's schedule made due in this second"),
+    Column("published", "int64", "basic.publish calls made in this second (msg/s)"),
+    Column("confirmed", "int64", "messages positively confirmed in this second (msg/s)"),
+    Column("consumed", "int64", "deliveries received in this second, redeliveries included (msg/s)"),
+    Column("acked", "int64", "deliveries acknowledged in this second"),
+    Column("publish_delay_max_ms", "float64", "publish lateness: the worst lateness of a send against its intended "
+           "time in this second, ms (exact)", nullable=True),
+    Column("e2e_samples", "int64", "end-to-end latency samples of the second (deliveries measured)"),
+    *_percentiles("e2e", "end-to-end latency (from the client records' latency_basis)"),
+    Column("e2e_max_ms", "float64", "exact worst end-to-end latency of the second, ms (null: nothing delivered, or "
+           "records without it)", nullable=True),
+    *_percentiles("confirm", "confirm latency"),
+    Column("blocked_ms", "float64", "time the group's most blocked worker had its connections blocked by the "
+           "broker in this second, ms (null: no worker said)", nullable=True),
+)
+
+# One row per run, broker node and second: the node's last management sample in that second (broker_samples).
+BROKER_SERIES = (*_SERIES_KEY,
+    *_named(BROKER_SAMPLES, "node"),
+    Column("samples", "int32", "samples of the node in this second (the row holds the last)"),
+    *_named(BROKER_SAMPLES, "running", "mem_used_bytes", "mem_limit_bytes"),
+    Column("mem_share", "float64", "mem_used_bytes / mem_limit_bytes: memory against its high watermark (1: the "
+           "memory alarm blocks publishers)", nullable=True),
+    *_named(BROKER_SAMPLES, "mem_alarm", "disk_alarm", "disk_free_bytes", "queue_messages", "queue_messages_ready",
+            "queue_messages_unacked", "publish_rate", "deliver_rate"),
+)
+
+# One row per run, node and second: the node's resources (node_seconds; a missing second is a row with null figures).
+NODE_SERIES = (*_SERIES_KEY,
+    *_named(NODE_SECONDS, "node", "target", "missing", "cores", "cpu_quota_cores", "cpu_busy", "cpu_iowait",
+            "cpu_steal", "machine_cpu_busy_s", "machine_cores", "run_queue", "mem_rss_bytes",
+            "disk_read_bytes_per_s", "disk_write_bytes_per_s", "disk_write_ops_per_s", "fsyncs_per_s",
+            "net_in_bytes_per_s", "net_out_bytes_per_s", "client_in_bytes_per_s", "client_out_bytes_per_s",
+            "internode_in_bytes_per_s", "internode_out_bytes_per_s", "nic_in_bytes_per_s", "nic_out_bytes_per_s",
+            *(f"{role}_write_{what}_per_s" for role in VOLUME_ROLES for what in ("bytes", "ops"))),
+)
+
 TABLES: dict[str, tuple[Column, ...]] = {
     "phase_summary": PHASE_SUMMARY,
     "capacity_repeats": CAPACITY_REPEATS,
@@ -790,12 +857,16 @@ TABLES: dict[str, tuple[Column, ...]] = {
     "board_intervals": BOARD_INTERVALS,
     "runs": RUNS,
     "upgrade": UPGRADE,
+    "client_series": CLIENT_SERIES,
+    "broker_series": BROKER_SERIES,
+    "node_series": NODE_SERIES,
 }
 
+SERIES_TABLES = ("client_series", "broker_series", "node_series")
 # Every table is partitioned by run (issue 24: each run's answer stays queryable). Per-config tables by campaign,
 # config and run (a backfill of one config of one run replaces exactly its partition); the others are campaign-wide,
 # recomputed per run by the leaderboards step (and `runs` by the analysis job) into the run's partition.
-PER_CONFIG_TABLES = ("phase_summary",)
+PER_CONFIG_TABLES = ("phase_summary", *SERIES_TABLES)
 CAMPAIGN_TABLES = tuple(name for name in TABLES if name not in PER_CONFIG_TABLES)
 
 

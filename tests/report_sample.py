@@ -28,6 +28,7 @@ from sizing.layout import RunKey
 from sizing.plan import plan_configs
 from sizing.spec import Campaign, family_phases, load_campaign
 from sizing.timeline import Timeline, expand
+from tests.spark_records import series_tables
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "tests" / "fixtures" / "report-sample.yaml"  # local-quick as the figures below assume it
@@ -325,6 +326,11 @@ def write_sample(settings: S3Settings, repeats: int = 1, failed_validation: bool
                     for phase, part in df.groupby("phase"):
                         _put_parquet(settings, layout.raw_part_key(run, record_type, phase=int(phase)),
                                      _to_arrow(part, record_type))
+                # the per-second tables the analysis writes beside phase_summary (what the charts read)
+                raw = {record_type: _to_arrow(df, record_type) for record_type, df in tables.items()}
+                for name, rows in series_tables(raw).items():
+                    _put_parquet(settings, layout.table_prefix(name, campaign.name, plan.config_id, RUN_ID)
+                                 + f"part-{scenario.name}-{repeat}.parquet", rows)
         for batch in ("raw", "phase_summary"):
             bad = failed_validation and batch == "raw" and plan.config_id == N1
             doc = gx_result(batch, plan.config_id, "confirmed" if bad else None)

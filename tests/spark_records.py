@@ -115,3 +115,34 @@ def node_rows(key: RunKey, phase: int, node: str, seconds: range, *, cpu_busy: f
                      "target": target, "missing": s in missing, "cpu_quota_cores": cpu_quota_cores,
                      "shared_cores": target == "local" and cpu_quota_cores is None})
     return rows
+
+
+def series_tables(raw: dict[str, pa.Table]) -> dict[str, pa.Table]:
+    """The series tables (sizing.records.SERIES_TABLES) of one run's raw records, as the analysis writes them: client
+    and node series by the analysis' own pure code (the client fold's blocks and their per-run rows; node_series is
+    node_seconds' columns), broker_series as each node's last sample per whole second. For report tests that write
+    tables without running Spark."""
+    import pandas as pd
+
+    from spark_jobs.lib import phase_summary, series
+
+    out = {}
+    if "client_seconds" in raw:
+        blocks = phase_summary._series(phase_summary._with_group(raw["client_seconds"]))
+        rows = phase_summary._client_series_of_run(blocks.to_pandas()) if blocks is not None else pd.DataFrame()
+        out["client_series"] = pa.Table.from_pandas(rows, schema=series.arrow_schema("client_series"),
+                                                    preserve_index=False)
+    if "node_seconds" in raw:
+        out["node_series"] = raw["node_seconds"].select(records.table_columns("node_series")).cast(
+            series.arrow_schema("node_series"))
+    if "broker_samples" in raw:
+        samples = raw["broker_samples"].to_pandas()
+        samples["second"] = samples["second"].floordiv(1).astype("int32")
+        by = samples.sort_values("ts", kind="stable").groupby([*(c.name for c in records.RUN_KEY), "node", "second"],
+                                                              sort=True)
+        last = by.last().reset_index()
+        last["samples"] = by.size().to_numpy()
+        last["mem_share"] = last["mem_used_bytes"] / last["mem_limit_bytes"]
+        out["broker_series"] = pa.Table.from_pandas(last[records.table_columns("broker_series")],
+                                                    schema=series.arrow_schema("broker_series"), preserve_index=False)
+    return out

@@ -128,7 +128,10 @@ def test_plan_filters_and_shifts_slots(tmp_path: Path):
         "raw/campaign=local-quick/config=n3-c5.2xlarge-gp2/scenario=broker-kill/run=r1/repeat=1/"]
     assert config_partitions("local-quick", "n3-c5.2xlarge-gp2") == [
         "raw/campaign=local-quick/config=n3-c5.2xlarge-gp2/",
-        "tables/phase_summary/campaign=local-quick/config=n3-c5.2xlarge-gp2/"]
+        "tables/phase_summary/campaign=local-quick/config=n3-c5.2xlarge-gp2/",
+        # issue 35: the per-second series are the config's too
+        *(f"tables/{t}/campaign=local-quick/config=n3-c5.2xlarge-gp2/"
+          for t in ("client_series", "broker_series", "node_series"))]
 
 
 def test_every_repeat_is_a_trial_on_its_own_cluster(tmp_path: Path):

@@ -236,21 +236,22 @@ def test_disk_layouts_are_listed_and_a_local_target_says_disk_types_have_no_effe
 
 
 def test_memory_share_is_the_node_nearest_its_watermark_each_second() -> None:
-    """Seed 002 Figs 7/8's line per config: hand-built samples, the known answer worked out by hand."""
-    mib = 2**20
+    """Seed 002 Figs 7/8's line per config: hand-built broker_series rows (mem_share as the analysis writes it), the
+    known answer worked out by hand."""
     samples = pd.DataFrame([
-        {"second": 0.0, "node": "a", "mem_used_bytes": 100 * mib, "mem_limit_bytes": 400 * mib},
-        {"second": 0.0, "node": "b", "mem_used_bytes": 300 * mib, "mem_limit_bytes": 400 * mib},
-        {"second": 1.0, "node": "a", "mem_used_bytes": 200 * mib, "mem_limit_bytes": 400 * mib},
-        {"second": 1.0, "node": "b", "mem_used_bytes": None, "mem_limit_bytes": 400 * mib},  # killed: no figure
-        {"second": 2.0, "node": "a", "mem_used_bytes": 50 * mib, "mem_limit_bytes": 200 * mib},
+        {"second": 0, "node": "a", "mem_share": 0.25},
+        {"second": 0, "node": "b", "mem_share": 0.75},
+        {"second": 1, "node": "a", "mem_share": 0.5},
+        {"second": 1, "node": "b", "mem_share": None},  # killed: no figure
+        {"second": 2, "node": "a", "mem_share": 0.25},
     ])
-    assert memory_share(samples).to_dict() == {0.0: 0.75, 1.0: 0.5, 2.0: 0.25}
+    assert memory_share(samples).to_dict() == {0: 0.75, 1: 0.5, 2: 0.25}
 
 
-def test_throughput_at_the_target_sums_the_workers_second_by_second() -> None:
-    """Seed 000 Fig 10's line per config: two workers' hand-built seconds, the totals worked out by hand."""
-    client = pd.DataFrame({"second": [10, 10, 11, 11, 12], "worker": [0, 1, 0, 1, 0],
+def test_throughput_at_the_target_sums_the_groups_second_by_second() -> None:
+    """Seed 000 Fig 10's line per config: two groups' hand-built client_series seconds, the totals worked out by
+    hand."""
+    client = pd.DataFrame({"second": [10, 10, 11, 11, 12], "group": ["a", "b", "a", "b", "a"],
                            "confirmed": [400, 590, 500, 500, 300], "consumed": [400, 600, 480, 500, 310]})
     assert throughput_seconds(client).to_dict("list") == {
         "second": [10, 11, 12], "confirmed": [990, 1000, 300], "consumed": [1000, 980, 310]}

@@ -14,7 +14,7 @@ from app.report.build import time_series_scenarios
 from app.report.context import ReportContext
 from app.report.sections import client_settings
 from app.report.sections.client_settings import settings_step_points
-from app.report.tables import CLIENT_SECONDS_COLUMNS, PHASE_SUMMARY_OPTIONAL, ReportData
+from app.report.tables import CLIENT_SERIES_COLUMNS, PHASE_SUMMARY_OPTIONAL, ReportData
 from sizing.spec import load_campaign, parse_campaign
 from tests.report_sample import repeat_interval_rows
 
@@ -36,7 +36,7 @@ def test_client_settings_steps_show_their_latency_basis() -> None:
         row.update(start_s=(row["phase"] - 1) * 5.0, warmup_s=1.0, duration_s=5.0)
     client = pd.DataFrame({"repeat": 1, "second": range(10), "phase": [1] * 5 + [2] * 5,
                            "confirmed": [1234] * 5 + [12345] * 5, "consumed": [1234] * 5 + [12345] * 5,
-                           "published": [1234] * 5 + [12345] * 5, "e2e_max_us": [15000.0] * 10})
+                           "published": [1234] * 5 + [12345] * 5, "e2e_max_ms": [15.0] * 10})
     data = ReportData(campaign.name, pd.DataFrame(rows), pd.DataFrame({"config_id": [], "monthly_cost": []}),
                       None, None, {(config, "inflight", "R1"): client}, {}, {}, [],
                       repeat_intervals=repeat_interval_rows(pd.DataFrame(rows), campaign, "R1"))
@@ -50,9 +50,9 @@ def test_client_settings_steps_show_their_latency_basis() -> None:
     assert ctx.charts == 2 and html.count("<svg") == 2 and html.count("confirms_in_flight=") >= 4
     # latency over the run under the rates: each step's percentiles and the worst per second, from `sent`
     assert "worst per second" in html and "step p99" in html and "e2e latency (from sent)" in html
-    # build_report reads these runs' raw series (it once read only the adverse scenarios': no chart at all)
+    # build_report reads these runs' client_series (it once read only the adverse scenarios': no chart at all)
     assert time_series_scenarios(campaign) == ["inflight"]
-    assert "e2e_max_us" in CLIENT_SECONDS_COLUMNS  # ... including each second's worst latency
+    assert "e2e_max_ms" in CLIENT_SERIES_COLUMNS  # ... including each second's worst latency
 
 
 def test_seed_003_step_charts_draw_one_line_per_queue_type_from_phase_summary() -> None:

@@ -1,6 +1,7 @@
 """Seed 000 Figs 26-31 in the report: one cluster shape on each volume type at the campaign target, its phases side
-by side and its end-to-end percentiles second by second, from raw records in the S3 test server. Known answers:
-the per-second percentiles of histograms built from known latencies (sizing.histogram's 1 % bound)."""
+by side and its end-to-end percentiles second by second, from the client_series table in the S3 test server (built
+from raw records by the analysis' own fold code). Known answers: the per-second percentiles of the exact latencies
+the histograms were built from (sizing.histogram's 1 % bound)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from sizing import layout, records
 from sizing.histogram import RELATIVE_ACCURACY
 from sizing.layout import RunKey
 from sizing.spec import parse_campaign
-from tests.spark_records import client_rows, table
+from tests.spark_records import client_rows, series_tables, table
 
 SPEC = {
     "name": "volumes", "deployment": "aws", "catalog": "aws-us-east-1-2020",
@@ -36,7 +37,8 @@ def test_per_second_percentiles_merge_every_workers_histogram_of_the_second() ->
     samples = {w: [rng.lognormal(np.log(8000), 0.5, 200) for _ in range(4)] for w in (0, 1)}
     rows = [r for w in (0, 1) for r in client_rows(key, 1, w, range(10, 14), 0, target_rate=400, per_second=200,
                                                      e2e_us=samples[w])]
-    got = latency_seconds(pd.DataFrame(rows))
+    got = latency_seconds(series_tables({"client_seconds": table("client_seconds", rows)})["client_series"]
+                          .to_pandas())
     assert got["second"].tolist() == [10, 11, 12, 13]
     for i, second in enumerate(range(10, 14)):
         exact = np.sort(np.concatenate([samples[0][i], samples[1][i]]))
@@ -57,7 +59,10 @@ def test_the_report_compares_one_shape_on_each_volume_at_the_target(s3: S3Settin
             start = (phase - 1) * 10
             rows = client_rows(key, phase, 0, range(start, start + 10), start + 2, target_rate=rate,
                                per_second=int(rate), e2e_us=[np.full(int(rate), ms * 1000)] * 10)
-            store.put_parquet(layout.raw_part_key(key, "client_seconds", phase, 0), table("client_seconds", rows))
+            # only the table: the report reads no raw client record
+            store.put_parquet(layout.table_prefix("client_series", campaign.name, config, "R1")
+                              + f"part-{phase}.parquet",
+                              series_tables({"client_seconds": table("client_seconds", rows)})["client_series"])
             row = dict.fromkeys(records.table_columns("phase_summary"))
             row.update(campaign=campaign.name, config_id=config, scenario="intensity", run_id="R1", repeat=1,
                        phase=phase, phase_name=f"rate-{rate:g}", target_rate=rate, confirm_rate=rate,

@@ -10,7 +10,10 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
+from sizing import records
+from sizing.histogram import LogHistogram, merge_wire, quantile_from_counts
 from spark_jobs.lib import phase_summary as ps
+from spark_jobs.lib import series
 
 
 def raw_rows() -> pd.DataFrame:
@@ -21,17 +24,33 @@ def raw_rows() -> pd.DataFrame:
             for worker in range(3):
                 for second in range(10 * phase, 10 * phase + 8):
                     rows.append({"campaign": "c", "config_id": "k", "scenario": "s", "run_id": run_id, "repeat": 1,
+                                 "worker": worker,
                                  "group": "g" if worker < 2 else "other", "phase": phase,
                                  "warmup": second < 10 * phase + 2, "second": second,
                                  **{c: int(rng.integers(0, 1000)) for c in ps.SERIES_COUNTS},
-                                 "blocked_ms": None if (second + worker) % 5 == 0 else float(rng.uniform(0, 900))})
+                                 "blocked_ms": None if (second + worker) % 5 == 0 else float(rng.uniform(0, 900)),
+                                 "target_rate": 1000.0 * phase, "publish_delay_max_us": float(rng.uniform(0, 9e3)),
+                                 "e2e_max_us": None if second % 7 == 0 else float(rng.uniform(1e3, 9e4)),
+                                 **histograms(rng, second % 7 == 0)})
     return pd.DataFrame(rows)
+
+
+def histograms(rng, no_delivery: bool) -> dict[str, bytes]:
+    """A worker-second's three histograms of random latencies (none delivered: an empty e2e histogram)."""
+    out = {}
+    for column in series.HISTOGRAMS:
+        hist = LogHistogram()
+        if not (no_delivery and column == "e2e_hist"):
+            hist.add_many(rng.lognormal(8, 1.2, int(rng.integers(1, 60))))
+        out[column] = hist.to_bytes()
+    return out
 
 
 def expected(rows: pd.DataFrame) -> pd.DataFrame:
     key = [*ps.SERIES_BLOCK_KEY, "second"]
     return (rows.groupby(key, as_index=False).agg(**{c: (c, "sum") for c in ps.SERIES_COUNTS},
-                                                  blocked_ms=("blocked_ms", "max"))
+                                                  workers=("second", "size"),
+                                                  **{c: (c, "max") for c in ps.SERIES_MAX})
             .sort_values(key, ignore_index=True))
 
 
@@ -46,9 +65,10 @@ def test_blocks_give_back_the_per_second_sums_however_the_rows_fall_into_fold_ca
     got = ps.series_rows(blocks).sort_values([*ps.SERIES_BLOCK_KEY, "second"], ignore_index=True)
     want = expected(rows)
     assert len(got) == len(want) == 2 * 2 * 8 * 2  # runs x phases x seconds x groups
-    for column in [*ps.SERIES_BLOCK_KEY, "second", *ps.SERIES_COUNTS]:
+    for column in [*ps.SERIES_BLOCK_KEY, "second", *ps.SERIES_SUMS]:
         assert got[column].tolist() == want[column].tolist(), column
-    assert np.allclose(got["blocked_ms"], want["blocked_ms"], equal_nan=True)
+    for column in ps.SERIES_MAX:
+        assert np.allclose(got[column], want[column], equal_nan=True), column
     assert got["blocked_ms"].isna().any()  # a second no worker reported blocked time for
 
 
@@ -78,3 +98,53 @@ def test_each_phase_carries_its_rates_spread_within_the_run_from_its_steady_seco
     assert got.loc[1, "rate_batches"] == 5
     assert pd.isna(got.loc[1, "consume_rate_rse"])  # nothing consumed: no relative spread
     assert got.loc[2, ["publish_rate_rse", "confirm_rate_rse", "rate_batches"]].isna().all()  # 60 s: too short
+
+
+@pytest.mark.parametrize("split", [None, 29, 61])
+def test_client_series_percentiles_are_those_of_each_seconds_histograms_merged_however_the_rows_fall(split) -> None:
+    """Issue 35: client_series per (run, group, second). Known answer: sizing.histogram's own merge_wire and
+    quantile_from_counts over the raw rows of each (run, group, second), and pandas' sums and maxima; a second
+    whose rows fall into two fold calls (split, within a phase: 29 and 61 of 96 rows in key order) travels as its
+    entries and is merged again, the others as the percentiles the fold read."""
+    rows = raw_rows()
+    parts = [rows] if split is None else [rows.iloc[:split], rows.iloc[split:]]
+    blocks = pd.concat([ps._series(pa.Table.from_pandas(p, preserve_index=False)).to_pandas() for p in parts],
+                       ignore_index=True)
+    got = pd.concat([ps._client_series_of_run(part.reset_index(drop=True))
+                     for _run, part in blocks.groupby("run_id")], ignore_index=True)
+    key = ["run_id", "group", "second"]
+    assert list(got.columns) == records.table_columns("client_series")
+    got = got.set_index(key).sort_index()
+    assert len(got) == rows.groupby(key).ngroups == 2 * 2 * 2 * 8
+    checked = 0
+    for (run_id, group, second), part in rows.groupby(key):
+        row = got.loc[(run_id, group, second)]
+        assert row["workers"] == len(part) and row["published"] == part["published"].sum()
+        assert row["confirmed"] == part["confirmed"].sum() and row["consumed"] == part["consumed"].sum()
+        assert row["offered_rate"] == part["target_rate"].max() and row["phase"] == part["phase"].max()
+        assert row["warmup"] == part["warmup"].any()
+        assert row["e2e_max_ms"] == pytest.approx(part["e2e_max_us"].max() / 1000, nan_ok=True)
+        assert row["publish_delay_max_ms"] == pytest.approx(part["publish_delay_max_us"].max() / 1000)
+        for column, prefix in series.HISTOGRAMS.items():
+            counts = merge_wire(part[column])
+            for name, q in series.QUANTILES.items():
+                want = quantile_from_counts(counts, q) / 1000
+                assert row[f"{prefix}_{name}_ms"] == pytest.approx(want, nan_ok=True), (prefix, name)
+                checked += 1
+        assert row["e2e_samples"] == merge_wire(part["e2e_hist"]).sum()
+    assert checked == 64 * 10
+    assert got["e2e_p50_ms"].isna().any() and got["e2e_p50_ms"].notna().any()  # seconds with nothing delivered
+
+
+def test_a_second_split_between_fold_calls_outside_their_edges_is_an_error_not_a_wrong_figure() -> None:
+    """Records read out of key order (a phase's workers in the middle of two calls) cannot be merged from
+    percentiles: client_rows says so rather than keeping one call's."""
+    rows = raw_rows()
+    first = rows[rows["worker"] != 1]
+    parts = [pd.concat([first.iloc[:5], rows[rows["worker"] == 1].iloc[8:16], first.iloc[5:10]]),
+             pd.concat([rows[rows["worker"] == 1].iloc[:8], first.iloc[10:]])]
+    blocks = pd.concat([ps._series(pa.Table.from_pandas(p, preserve_index=False)).to_pandas() for p in parts],
+                       ignore_index=True)
+    with pytest.raises(ValueError, match="key order"):
+        for _run, part in blocks.groupby("run_id"):
+            ps._client_series_of_run(part.reset_index(drop=True))

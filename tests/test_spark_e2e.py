@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from adapters.objectstore import StoreSpec
-from sizing import layout
+from sizing import layout, records
+from sizing.histogram import merge_wire, quantile_from_counts
 from sizing.layout import RunKey
 from sizing.spec import load_campaign
 from spark_jobs.jobs import analysis, query, validate
@@ -35,6 +38,47 @@ def write_run(s3, out_dir, config: str, scenario: str, run_id: str, capacity: fl
     write_with_loadgen_recorder(run_objects(model), model.key, out_dir / run_id, s3)
 
 
+def raw_frame(store, config: str, record_type: str) -> pd.DataFrame:
+    keys = [k for k in store.list(layout.raw_config_prefix(CAMPAIGN.name, config))
+            if layout.record_type_of(k) == record_type]
+    return pd.concat([store.read_parquet(k).to_pandas() for k in keys], ignore_index=True)
+
+
+def check_series_against_raw(spark, spec, store) -> None:
+    """Issue 35: the series tables the analysis wrote beside phase_summary, in the same per-config partitions.
+    Independent counter: the raw objects read back from the store with pyarrow, summed, maxed and their histograms
+    merged per second here (sizing.histogram), not through the fold."""
+    for config in (SMALL, BIG):
+        for table in records.SERIES_TABLES:
+            assert store.list(layout.table_prefix(table, CAMPAIGN.name, config, "R1")), (table, config)
+    client = read_table(spark, spec, "client_series", CAMPAIGN.name, SMALL).toPandas()
+    raw = raw_frame(store, SMALL, "client_seconds").assign(group=lambda f: f["group"].fillna("main"))
+    key = ["scenario", "repeat", "group", "second"]
+    want = raw.groupby(key).agg(published=("published", "sum"), confirmed=("confirmed", "sum"),
+                                consumed=("consumed", "sum"), workers=("worker", "size"),
+                                offered_rate=("target_rate", "max"), e2e_max_us=("e2e_max_us", "max"))
+    got = client.set_index(key).sort_index()
+    assert len(got) == len(want) > 50  # 2 scenarios x 1 repeat x 1 group x their seconds
+    for column in ("published", "confirmed", "consumed", "workers", "offered_rate"):
+        assert got[column].tolist() == want[column].tolist(), column
+    assert np.allclose(got["e2e_max_ms"], want["e2e_max_us"] / 1000, equal_nan=True)
+    for (scenario, repeat, group, second), part in list(raw.groupby(key))[::25]:
+        counts = merge_wire(part["e2e_hist"])
+        row = got.loc[(scenario, repeat, group, second)]
+        assert row["e2e_p99_ms"] == pytest.approx(quantile_from_counts(counts, 0.99) / 1000, nan_ok=True)
+    broker = read_table(spark, spec, "broker_series", CAMPAIGN.name, SMALL).toPandas()
+    samples = raw_frame(store, SMALL, "broker_samples")
+    last = samples.sort_values("ts").groupby(["scenario", "node", samples["second"].floordiv(1)]).last()
+    assert len(broker) == len(last) > 0
+    by_second = broker.set_index(["scenario", "node", "second"]).sort_index()
+    assert by_second["queue_messages"].tolist() == last["queue_messages"].tolist()
+    nodes = read_table(spark, spec, "node_series", CAMPAIGN.name, SMALL).toPandas()
+    raw_nodes = raw_frame(store, SMALL, "node_seconds")
+    assert len(nodes) == len(raw_nodes) > 0
+    assert np.isclose(nodes["cpu_busy"].sum(), raw_nodes["cpu_busy"].sum())
+    assert "e2e_hist" not in client.columns  # no histogram leaves the analysis
+
+
 def test_raw_to_tables_validated_idempotent_and_corruption_fails(spark, s3, tmp_path):
     spec = StoreSpec.from_env()
     assert spec.kind == "s3" and spec.endpoint_url
@@ -50,6 +94,7 @@ def test_raw_to_tables_validated_idempotent_and_corruption_fails(spark, s3, tmp_
 
     summary = read_table(spark, spec, "phase_summary", CAMPAIGN.name)
     rows = {(r["config_id"], r["scenario"], r["phase"]): r for r in summary.collect()}
+    check_series_against_raw(spark, spec, store)
     assert len(rows) == 2 * (3 + 1)
     assert rows[(SMALL, "increasing-intensity", 3)]["matched_target"] is False  # 2000 msg/s on a 1500 msg/s node
     assert rows[(BIG, "increasing-intensity", 3)]["matched_target"] is True

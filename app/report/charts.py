@@ -221,9 +221,9 @@ def _fault_spans(ax, events: pd.DataFrame | None, label: bool) -> None:
 
 
 def _client_per_second(client: pd.DataFrame) -> pd.DataFrame:
-    """The run's per-second totals over workers: offered (target), confirmed, consumed (drawn as steps: a count
-    covers [second, second + 1))."""
-    return client.groupby("second").agg(target=("target_rate", "max"), published=("confirmed", "sum"),
+    """The run's per-second totals over its groups (client_series): offered, confirmed, consumed (drawn as steps: a
+    count covers [second, second + 1))."""
+    return client.groupby("second").agg(target=("offered_rate", "max"), published=("confirmed", "sum"),
                                         consumed=("consumed", "sum")).sort_index()
 
 
@@ -239,7 +239,7 @@ def adverse_panels(runs: Sequence[tuple[str, pd.DataFrame, pd.DataFrame | None, 
                    title: str, colors: dict | None = None) -> str:
     """Seed 002 Figs 3-12: one panel per config, on shared axes: the offered rate (dashed), the publish
     (confirmed) and consume rates per second, and the backlog shaded on a second axis; faults marked.
-    `runs`: (config_id, client_seconds, events, broker_samples) of one repeat each."""
+    `runs`: (config_id, client_series, events, broker_series) of one repeat each."""
     cols = 2 if len(runs) > 1 else 1
     rows = math.ceil(len(runs) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(WIDTH, 2.5 * rows + 0.6), sharex=True, sharey=True,
@@ -449,10 +449,10 @@ def settings_timeseries(client: pd.DataFrame, steps: Sequence[tuple[float, str]]
     dotted line at each step boundary labelled with the step's setting=value (`steps`: (start second, label)).
     Below, latency over the run: each step's p50/p95/p99 over its steady window (`step_latency`: phase_summary's
     start_s, warmup_s, duration_s, e2e_p50_ms, e2e_p95_ms, e2e_p99_ms) and the exact worst latency per second
-    (the client records' e2e_max_us), measured from `basis`. Without confirms, the published rate stands in."""
+    (client_series' e2e_max_ms), measured from `basis`. Without confirms, the published rate stands in."""
     sent = "confirmed" if client["confirmed"].sum() > 0 or "published" not in client else "published"
     per_second = client.groupby("second").agg(published=(sent, "sum"), consumed=("consumed", "sum")).sort_index()
-    worst = (client.groupby("second")["e2e_max_us"].max().dropna() / 1000 if "e2e_max_us" in client
+    worst = (client.groupby("second")["e2e_max_ms"].max().dropna() if "e2e_max_ms" in client
              else pd.Series(dtype=float))
     with_latency = (step_latency is not None and not step_latency.empty) or not worst.empty
     if with_latency:

@@ -1,4 +1,5 @@
-"""The one place the report reads data (edge module): Spark tables, raw time series, GX results.
+"""The one place the report reads data (edge module): Spark tables (the per-second series too), the raw events, GX
+results.
 
 Everything the report knows about the analysis tables' column names is in this module. When the
 Spark jobs rename a column, change the constants / RENAMES here and nothing else.
@@ -13,8 +14,9 @@ Layout (sizing.layout; a report reads its own run's partitions, issue 24):
     tables/runs/campaign=C/run=R/part-*.parquet               the run's record (versions, spec, baseline)
     tables/upgrade/campaign=C/run=R/part-*.parquet            a version comparison: per config x metric, vs baseline
     tables/recommendation/campaign=C/run=R/part-*.parquet     a sizing campaign's answer: per config its standing
-    raw/campaign=C/config=K/scenario=S/run=R/repeat=N/{client_seconds,events,broker_samples,node_seconds}/
-        phase=PP/*.parquet
+    tables/{client,broker,node}_series/campaign=C/config=K/run=R/part-*.parquet   per second: per group, broker
+        node, node (issue 35: the charts' series; the report merges no histogram and sums no worker)
+    raw/campaign=C/config=K/scenario=S/run=R/repeat=N/events/phase=PP/*.parquet   fault and phase marks
     validation/<batch>/campaign=C/config=K/run=R/result.json
 """
 
@@ -29,7 +31,6 @@ import pandas as pd
 
 from adapters.objectstore import S3Settings
 from sizing import layout, records
-from sizing.histogram import merge_wire, quantile_from_counts
 from sizing.records import DEFAULT_GROUP
 from sizing.repeats import BOARD_COST_AT_TARGET as BOARD_COST_AT_TARGET
 from sizing.repeats import BOARD_COST_AT_TOP as BOARD_COST_AT_TOP
@@ -141,14 +142,21 @@ RENAMES: dict[str, dict[str, str]] = {
     ADVERSE: {"config": "config_id"},
 }
 
-CLIENT_SECONDS_COLUMNS = ["repeat", "worker", "second", "phase", "target_rate", "published", "confirmed", "consumed",
-                          "e2e_max_us"]  # the exact worst latency of each second (client-setting charts)
+CLIENT_SERIES = "client_series"
+BROKER_SERIES = "broker_series"
+NODE_SERIES = "node_series"
+SERIES_QUANTILES = ["p50", "p75", "p95", "p99", "p999"]
+# Columns of the series tables the charts read (sizing.records.CLIENT_SERIES, BROKER_SERIES, NODE_SERIES).
+CLIENT_SERIES_COLUMNS = ["scenario", "repeat", "group", "second", "phase", "warmup", "offered_rate", "published",
+                         "confirmed", "consumed",
+                         "e2e_max_ms",  # the exact worst latency of each second (client-setting charts)
+                         *(f"e2e_{q}_ms" for q in SERIES_QUANTILES)]
 EVENTS_COLUMNS = ["repeat", "second", "phase", "kind", "fault_id", "fault_kind", "node"]
-NODE_SECONDS_COLUMNS = ["repeat", "second", "phase", "node", "missing", "cpu_busy", "net_in_bytes_per_s",
-                        "net_out_bytes_per_s", "client_in_bytes_per_s", "client_out_bytes_per_s",
-                        "disk_write_bytes_per_s", "disk_write_ops_per_s"]
-BROKER_COLUMNS = ["repeat", "second", "phase", "node", "running", "mem_used_bytes", "mem_limit_bytes", "mem_alarm",
-                  "disk_alarm", "queue_messages"]
+NODE_SERIES_COLUMNS = ["scenario", "repeat", "second", "phase", "node", "missing", "cpu_busy", "net_in_bytes_per_s",
+                       "net_out_bytes_per_s", "client_in_bytes_per_s", "client_out_bytes_per_s",
+                       "disk_write_bytes_per_s", "disk_write_ops_per_s"]
+BROKER_SERIES_COLUMNS = ["scenario", "repeat", "second", "phase", "node", "running", "mem_used_bytes",
+                         "mem_limit_bytes", "mem_share", "mem_alarm", "disk_alarm", "queue_messages"]
 
 
 class SchemaError(ValueError):
@@ -243,19 +251,20 @@ class ReportData:
     leaderboards: pd.DataFrame  # long form: BOARD_COLUMNS (see board_views)
     adverse: pd.DataFrame | None  # per config x adverse scenario, None when the table is absent
     pareto: pd.DataFrame | None
-    # per (config_id, scenario, run_id): raw frames of every repeat, for the time-series charts
-    client_seconds: dict[tuple[str, str, str], pd.DataFrame]
+    # per (config_id, scenario, run_id), every repeat, for the time-series charts: client_series rows (of the
+    # foreground groups), the raw events (phase and fault marks), broker_series rows
+    client_series: dict[tuple[str, str, str], pd.DataFrame]
     events: dict[tuple[str, str, str], pd.DataFrame]
-    broker_samples: dict[tuple[str, str, str], pd.DataFrame]
+    broker_series: dict[tuple[str, str, str], pd.DataFrame]
     validations: list[ValidationResult]
-    # per (config_id, scenario, run_id): node_seconds of the top and bottom config's intensity runs (Figs 6-9)
-    node_seconds: dict[tuple[str, str, str], pd.DataFrame] = field(default_factory=dict)
+    # per (config_id, scenario, run_id): node_series of the top and bottom config's intensity runs (Figs 6-9)
+    node_series: dict[tuple[str, str, str], pd.DataFrame] = field(default_factory=dict)
     # issue 14: phase_summary rows of every workload group (`phase_summary` above holds the foreground's only)
     group_summary: pd.DataFrame | None = None
     capacity: pd.DataFrame | None = None  # CAPACITY_REQUIRED; None when the campaign ran no search
     findings: pd.DataFrame | None = None  # a compare / characterise campaign's answer; None for a sizing campaign
     # seed 000 Figs 26-31: one cluster shape on each volume type at the campaign target; per config the per-second
-    # end-to-end latency percentiles of its target phase (first repeat; latency_seconds) and the phase's key
+    # end-to-end latency percentiles of its target phase (first repeat; client_series: latency_seconds)
     at_target: dict[str, pd.DataFrame] = field(default_factory=dict)
     # per config: throughput per second (confirmed, consumed) in its capacity phase at the target (seed 000 Fig 10)
     rates_at_target: dict[str, pd.DataFrame] = field(default_factory=dict)
@@ -349,23 +358,18 @@ def top_and_bottom(boards: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys([ids[0], ids[-1]])) if ids else []
 
 
-SERIES_QUANTILES = {"p50": 0.5, "p75": 0.75, "p95": 0.95, "p99": 0.99, "p999": 0.999}
-
-
 def latency_seconds(client: pd.DataFrame) -> pd.DataFrame:
-    """Per second (all workers' histograms of that second merged, sizing.histogram): end-to-end latency
-    percentiles in ms. A chart's series, read from the raw histograms the way phase_summary reads a phase's."""
-    rows = []
-    for second, part in client.groupby("second", sort=True):
-        counts = merge_wire(part["e2e_hist"])
-        if counts.sum():
-            rows.append({"second": int(second), **{name: quantile_from_counts(counts, q) / 1000.0
-                                                   for name, q in SERIES_QUANTILES.items()}})
-    return pd.DataFrame(rows, columns=["second", *SERIES_QUANTILES])
+    """Per second, end-to-end latency percentiles in ms, as client_series gives them (the analysis merged every
+    worker's histogram of the second); seconds without a sample are left out. One workload group's rows: the
+    percentiles of two groups cannot be merged here."""
+    rows = client.dropna(subset=["e2e_p50_ms"]).sort_values("second")
+    out = rows[["second", *(f"e2e_{q}_ms" for q in SERIES_QUANTILES)]]
+    out.columns = ["second", *SERIES_QUANTILES]
+    return out.astype({"second": int}).reset_index(drop=True)
 
 
 def throughput_seconds(client: pd.DataFrame) -> pd.DataFrame:
-    """Per second, the totals over workers: confirmed (what the broker accepted) and consumed, msg/s."""
+    """Per second, the totals over the rows' groups: confirmed (what the broker accepted) and consumed, msg/s."""
     totals = client.groupby("second", sort=True)[["confirmed", "consumed"]].sum()
     return totals.reset_index().astype({"second": int})
 
@@ -411,23 +415,22 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
     if adverse is not None:
         adverse = conform(adverse, ADVERSE, ADVERSE_REQUIRED, ADVERSE_OPTIONAL)
     pareto = reader.read_table(PARETO, campaign, run_id=run_id)
+    series = SeriesTables(reader, campaign)
     client, events, broker = {}, {}, {}
     runs = summary[["config_id", "scenario", "run_id"]].drop_duplicates().itertuples(index=False)
     for config_id, scenario, run_id in runs:
         key = (config_id, scenario, run_id)
         if scenario in time_series_scenarios:
-            client[key] = foreground_seconds(reader.raw(campaign, config_id, scenario, run_id, "client_seconds",
-                                                        [*CLIENT_SECONDS_COLUMNS, "group"]), everything, key)
+            client[key] = foreground_seconds(series.of(CLIENT_SERIES, key), everything, key)
             events[key] = reader.raw(campaign, config_id, scenario, run_id, "events", EVENTS_COLUMNS)
-        broker[key] = reader.raw(campaign, config_id, scenario, run_id, "broker_samples", BROKER_COLUMNS)
+        broker[key] = series.of(BROKER_SERIES, key)
     boards = board_views(wide, target_rate)
     nodes = {}
     wanted = set(resource_configs if resource_configs is not None else top_and_bottom(boards))
     runs = summary[["config_id", "scenario", "run_id"]].drop_duplicates().itertuples(index=False)
     for config_id, scenario, run_id in runs:
         if config_id in wanted and scenario in (resource_scenarios or []):
-            nodes[(config_id, scenario, run_id)] = reader.raw(campaign, config_id, scenario, run_id, "node_seconds",
-                                                              NODE_SECONDS_COLUMNS)
+            nodes[(config_id, scenario, run_id)] = series.of(NODE_SERIES, (config_id, scenario, run_id))
     capacity = reader.read_table(CAPACITY, campaign, run_id=run_id)
     if capacity is not None:
         capacity = conform(capacity, CAPACITY, CAPACITY_REQUIRED, CAPACITY_OPTIONAL)
@@ -440,15 +443,12 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
     # (the phase's run is `its_run`: `run_id` is the run asked for, read again below)
     for config_id, (scenario, its_run, repeat, phase) in target_runs(summary, config_ids, target_rate,
                                                                      resource_scenarios or []).items():
-        histograms = len(siblings) > 1 and config_id in siblings
-        seconds = reader.raw(campaign, config_id, scenario, its_run, "client_seconds",
-                            ["repeat", "second", "phase", "warmup", "confirmed", "consumed",
-                             *(["e2e_hist"] if histograms else [])])
+        seconds = series.of(CLIENT_SERIES, (config_id, scenario, its_run))
         if seconds is None:
             continue
         steady = seconds[(seconds["repeat"] == repeat) & (seconds["phase"] == phase) & ~seconds["warmup"]]
         rates_at_target[config_id] = throughput_seconds(steady)
-        if histograms:
+        if len(siblings) > 1 and config_id in siblings and steady["group"].nunique() == 1:
             at_target[config_id] = latency_seconds(steady)
     upgrade = reader.read_table(UPGRADE, campaign, run_id=run_id)
     if upgrade is not None:
@@ -461,11 +461,34 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
     if findings is not None:
         findings = conform(findings, FINDINGS, FINDINGS_REQUIRED, {c: None for c in records.table_columns(FINDINGS)})
     return ReportData(campaign, summary, boards, adverse, pareto, client, events,
-                      broker, reader.validations(campaign, run_id), node_seconds=nodes, group_summary=everything,
+                      broker, reader.validations(campaign, run_id), node_series=nodes, group_summary=everything,
                       capacity=capacity, findings=findings, at_target=at_target, rates_at_target=rates_at_target,
                       repeat_intervals=intervals(REPEAT_INTERVALS, REPEAT_INTERVALS_REQUIRED),
                       board_intervals=intervals(BOARD_INTERVALS, BOARD_INTERVALS_REQUIRED), upgrade=upgrade,
                       recommendation=recommendation)
+
+
+class SeriesTables:
+    """The series tables of one campaign, each (table, config, run) partition read once for all its scenarios."""
+
+    COLUMNS = {CLIENT_SERIES: CLIENT_SERIES_COLUMNS, BROKER_SERIES: BROKER_SERIES_COLUMNS,
+               NODE_SERIES: NODE_SERIES_COLUMNS}
+
+    def __init__(self, reader: TableReader, campaign: str) -> None:
+        self.reader, self.campaign = reader, campaign
+        self.partitions: dict[tuple[str, str, str], pd.DataFrame | None] = {}
+
+    def of(self, table: str, key: tuple[str, str, str]) -> pd.DataFrame | None:
+        """One (config_id, scenario, run_id)'s rows of a series table, every repeat (None: no rows)."""
+        config_id, scenario, run_id = key
+        if (table, config_id, run_id) not in self.partitions:
+            self.partitions[(table, config_id, run_id)] = self.reader.parquet(
+                layout.table_prefix(table, self.campaign, config_id, run_id), self.COLUMNS[table])
+        rows = self.partitions[(table, config_id, run_id)]
+        if rows is None:
+            return None
+        rows = rows[rows["scenario"] == scenario].drop(columns="scenario").reset_index(drop=True)
+        return rows if len(rows) else None
 
 
 def foreground_split(summary: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -478,9 +501,9 @@ def foreground_split(summary: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]
 
 def foreground_seconds(client: pd.DataFrame | None, summary: pd.DataFrame, key: tuple[str, str, str]
                        ) -> pd.DataFrame | None:
-    """A run's client_seconds of its foreground group only (records written before groups have no group)."""
-    if client is None or "group" not in client.columns:
+    """A run's client_series rows of its foreground groups only."""
+    if client is None:
         return client
     rows = summary[(summary["config_id"] == key[0]) & (summary["scenario"] == key[1]) & (summary["run_id"] == key[2])]
     names = set(rows.loc[rows["foreground"], "group"])
-    return client[client["group"].isna() | client["group"].isin(names)].reset_index(drop=True)
+    return client[client["group"].isin(names)].reset_index(drop=True)

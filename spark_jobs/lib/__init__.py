@@ -2,5 +2,6 @@
 
 Steps of the analysis: `phase_summary`, `leaderboards`, `history`. Reading and writing: `tableio`, `s3source`
 (the object-store data source), `session`, `settings`, `campaigns`. Checks: `gate`, `validation` (GX).
-Transforms: `rules_columns`, `histmerge`, `recovery`. Submitting: `submit` (the --py-files zip and argv).
+Transforms: `rules_columns`, `histmerge`, `recovery`, `series` (the per-second series tables). Submitting: `submit`
+(the --py-files zip and argv).
 """

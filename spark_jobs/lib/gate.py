@@ -1,6 +1,7 @@
 """The GX gate (a library module): validate batches, file each result next to its batch, stop a job on failure.
 
-Batches: raw (one config's raw records of one run), phase_summary (one config's partition of one run),
+Batches: raw (one config's raw records of one run), phase_summary (one config's partition of one run, with the series
+tables written beside it: client_series, broker_series, node_series),
 leaderboards (the campaign-wide tables of one run: VALIDATED_CAMPAIGN_TABLES, the `runs` row included). The
 result JSON goes to sizing.layout.validation_key(batch, campaign, config, run) (config CAMPAIGN_WIDE for
 campaign-wide batches). A job validates all its configs' batches of a kind in one read and one GX run, and only
@@ -296,9 +297,9 @@ def batch_frames(spark: SparkSession | None, spec: StoreSpec, batch: str, campai
         return campaign_raw_frames(raw, campaign, configs, run_ids)
     if spark is None:
         raise ValueError(f"the {batch} batch is read through Spark: a session is needed")
-    if batch == "phase_summary":
-        return {"phase_summary": read_partitions(spark, spec, "phase_summary", campaign.name, configs,
-                                                 run_ids).toPandas()}
+    if batch == "phase_summary":  # and the series tables written beside it, in the same partitions (issue 35)
+        return {name: read_partitions(spark, spec, name, campaign.name, configs, run_ids).toPandas()
+                for name in ("phase_summary", *records.SERIES_TABLES)}
     if batch == "leaderboards":
         return {name: pd.concat([read_table(spark, spec, name, campaign.name, run_id=run_id).toPandas()
                                  for run_id in run_ids], ignore_index=True)

@@ -27,7 +27,7 @@ from sizing.rules import GENERATOR_FAULTS, judged_against_target
 from sizing.scalemodel import config_limits
 from sizing.search import PROBE_EVENT, SearchSpec, backlog_slope
 from sizing.spec import Campaign
-from spark_jobs.lib import gate, histmerge, rules_columns
+from spark_jobs.lib import gate, histmerge, rules_columns, series
 from spark_jobs.lib.recovery import fault_impact
 from spark_jobs.lib.s3source import align_to_schema, ddl_to_arrow, gathered
 from spark_jobs.lib.tableio import ObjectFold, RawObjects, replace_table
@@ -78,22 +78,28 @@ CLIENT_DDL = (RUN_KEY_DDL + ", phase INT, `group` STRING, workers INT, steady_se
 
 SERIES_KEY = [*RUN_COLS, "group", "phase", "warmup", "second"]
 SERIES_COUNTS = ["published", "confirmed", "consumed", "acked", "scheduled"]  # summed over workers
-SERIES_MAX = ["blocked_ms"]  # the most blocked worker: a second in which some publisher was blocked
+# the most blocked worker (a second in which some publisher was blocked); the run's offered rate; the exact worst
+# latencies (client_series)
+SERIES_MAX = ["blocked_ms", "target_rate", "e2e_max_us", "publish_delay_max_us"]
+SERIES_SUMS = [*SERIES_COUNTS, "workers"]  # workers: the worker rows of the second
 # The series travels as blocks: one row per (run, group, phase, warm-up) of a fold call, its seconds and their
 # figures as little-endian arrays (SERIES_ARRAYS: column -> (block column, dtype)). As a row per second it was most
 # of the fold's rows, and building the cache of them and shuffling them cost the JVM ~8 CPU-s per seed scale.
 SERIES_BLOCK_KEY = [*RUN_COLS, "group", "phase", "warmup"]
-SERIES_ARRAYS = {"second": ("seconds", "<i4"), **{c: (f"{c}_per_second", "<i8") for c in SERIES_COUNTS},
+SERIES_ARRAYS = {"second": ("seconds", "<i4"), **{c: (f"{c}_per_second", "<i8") for c in SERIES_SUMS},
                  **{c: (f"{c}_per_second", "<f8") for c in SERIES_MAX}}
+# Issue 35: and each second's merged histograms (series.HIST_ARRAYS), for client_series' percentiles.
 SERIES_DDL = (RUN_KEY_DDL + ", `group` STRING, phase INT, warmup BOOLEAN, "
-              + ", ".join(f"{block} BINARY" for block, _ in SERIES_ARRAYS.values()))
+              + ", ".join(f"{block} BINARY" for block, _ in SERIES_ARRAYS.values()) + ", " + series.HIST_BLOCK_DDL)
+# What the run's dynamics read of the blocks (not the histograms).
+COUNT_BLOCK_COLUMNS = [*SERIES_BLOCK_KEY, *(block for block, _ in SERIES_ARRAYS.values())]
 # What one fold of client_seconds yields, told apart by `kind`: partial rows (PARTIAL_DDL's columns), series blocks
 # (SERIES_DDL's) and the raw gate's check rows (gate.CLIENT_CHECK_DDL's), the other kinds' columns null. One read
 # serves the two passes and the gate.
 PARTIAL, SERIES, CHECK = "partial", "series", "check"
 _SHARED = set(ddl_to_arrow(PARTIAL_DDL).names)
 FOLDED_DDL = ", ".join([PARTIAL_DDL, "kind STRING, warmup BOOLEAN",
-                        *(f"{block} BINARY" for block, _ in SERIES_ARRAYS.values()),
+                        *(f"{block} BINARY" for block, _ in SERIES_ARRAYS.values()), series.HIST_BLOCK_DDL,
                         *(part for part in gate.CLIENT_CHECK_DDL.split(", ") if part.split()[0].strip("`")
                           not in _SHARED)])
 
@@ -148,11 +154,15 @@ def _partials(table: pa.Table, steady: np.ndarray) -> pa.Table | None:
 
 
 def _series(table: pa.Table) -> pa.Table | None:
-    frame = table.select([*SERIES_KEY, *SERIES_COUNTS, *SERIES_MAX]).to_pandas().dropna(subset=["second"])
+    frame = table.select([*SERIES_KEY, *SERIES_COUNTS, *SERIES_MAX]).to_pandas()
+    held = frame["second"].notna().to_numpy()
+    frame = frame[held].assign(workers=1)
     if frame.empty:
         return None
+    # groups numbered in order of first appearance, as the sort=False aggregation lists them: group i is row i
+    gid = frame.groupby(SERIES_KEY, sort=False, dropna=False, observed=True).ngroup().to_numpy()
     summed = frame.groupby(SERIES_KEY, sort=False, dropna=False, observed=True, as_index=False).agg(
-        **{c: (c, "sum") for c in SERIES_COUNTS}, **{c: (c, "max") for c in SERIES_MAX})
+        **{c: (c, "sum") for c in SERIES_SUMS}, **{c: (c, "max") for c in SERIES_MAX})
     block = summed.groupby(SERIES_BLOCK_KEY, sort=False, dropna=False, observed=True).ngroup().to_numpy()
     order = np.lexsort((summed["second"].to_numpy(), block))
     owners, blocks = block[order], int(block.max()) + 1
@@ -162,7 +172,42 @@ def _series(table: pa.Table) -> pa.Table | None:
         floats = dtype == "<f8"  # a second in which no worker said how long it was blocked stays NaN
         values = summed[column].to_numpy(dtype=float if floats else np.int64, na_value=np.nan if floats else 0)
         out[name] = gate.blobs_per_group(owners, values[order].astype(dtype), blocks)
+    if all(column in table.column_names for column in series.HISTOGRAMS):
+        row_group = np.full(table.num_rows, -1, dtype=np.int64)
+        row_group[held] = gid
+        for name, blobs in series.hist_blocks(table, row_group, order, owners, blocks,
+                                              _maybe_split(frame, summed, order, owners)).items():
+            out[name] = blobs
     return pa.Table.from_pandas(out, preserve_index=False)
+
+
+def _maybe_split(frame: pd.DataFrame, summed: pd.DataFrame, order: np.ndarray, owners: np.ndarray) -> np.ndarray:
+    """Per (block key, second) group of a fold call: may another fold call hold rows of it too? Objects are read in
+    key order (run, phase, worker), so only the phases of the call's first and last row can be split between calls,
+    and a boundary second (a block's first or last) may be counted by some workers in the phase before."""
+    key = [*RUN_COLS, "phase"]
+    phases = frame.groupby(key, sort=False, dropna=False, observed=True).ngroup().to_numpy()
+    if np.count_nonzero(phases[1:] != phases[:-1]) + 1 > phases.max() + 1:  # not in key order: any may be split
+        return np.ones(len(summed), dtype=bool)
+    maybe = np.zeros(len(summed), dtype=bool)
+    for edge in (frame.iloc[0], frame.iloc[-1]):
+        same = np.ones(len(summed), dtype=bool)
+        for column in key:
+            same &= (summed[column] == edge[column]).to_numpy()
+        maybe |= same
+    change = owners[1:] != owners[:-1]
+    maybe[order[np.r_[True, change] | np.r_[change, True]]] = True
+    return maybe
+
+
+def block_seconds(blocks: pd.DataFrame) -> pd.DataFrame:
+    """Series blocks (SERIES_DDL) as one row per block and second, in block order."""
+    seconds, dtype = SERIES_ARRAYS["second"]
+    rows = blocks.loc[blocks.index.repeat(blocks[seconds].map(len) // np.dtype(dtype).itemsize),
+                      SERIES_BLOCK_KEY].reset_index(drop=True)
+    for column, (name, dtype) in SERIES_ARRAYS.items():
+        rows[column] = np.frombuffer(b"".join(blocks[name]), dtype=dtype)
+    return rows
 
 
 def series_rows(blocks: pd.DataFrame) -> pd.DataFrame:
@@ -170,14 +215,18 @@ def series_rows(blocks: pd.DataFrame) -> pd.DataFrame:
     blocks (a run's workers read in two fold calls) summed, or its most blocked worker kept."""
     key = [*SERIES_BLOCK_KEY, "second"]
     if blocks.empty:
-        return pd.DataFrame(columns=[*key, *SERIES_COUNTS, *SERIES_MAX])
-    seconds, dtype = SERIES_ARRAYS["second"]
-    rows = blocks.loc[blocks.index.repeat(blocks[seconds].map(len) // np.dtype(dtype).itemsize),
-                      SERIES_BLOCK_KEY].reset_index(drop=True)
-    for column, (name, dtype) in SERIES_ARRAYS.items():
-        rows[column] = np.frombuffer(b"".join(blocks[name]), dtype=dtype)
-    return rows.groupby(key, sort=False, dropna=False, as_index=False).agg(
-        **{c: (c, "sum") for c in SERIES_COUNTS}, **{c: (c, "max") for c in SERIES_MAX})
+        return pd.DataFrame(columns=[*key, *SERIES_SUMS, *SERIES_MAX])
+    return block_seconds(blocks).groupby(key, sort=False, dropna=False, as_index=False).agg(
+        **{c: (c, "sum") for c in SERIES_SUMS}, **{c: (c, "max") for c in SERIES_MAX})
+
+
+def client_series(blocks: DataFrame) -> DataFrame:
+    """The client_series table (sizing.records.CLIENT_SERIES) from the fold's series blocks, run by run."""
+    return blocks.groupBy(*RUN_COLS).applyInPandas(_client_series_of_run, records.table_ddl("client_series"))
+
+
+def _client_series_of_run(blocks: pd.DataFrame) -> pd.DataFrame:
+    return series.client_rows(block_seconds(blocks), blocks, RUN_COLS)
 
 
 def _with_group(table: pa.Table) -> pa.Table:
@@ -191,7 +240,7 @@ def _with_group(table: pa.Table) -> pa.Table:
 # 37.
 CLIENT_FOLD = ObjectFold("spark_jobs.lib.phase_summary:fold_client_seconds", FOLDED_DDL, records.spark_ddl(
     "client_seconds", list(dict.fromkeys([*GROUP_KEY, "worker", "second", "warmup", *SUM_COLS, *SERIES_COUNTS,
-                                          "blocked_ms", "cpu_s", "publish_delay_max_us", *HIST_COLS,
+                                          *SERIES_MAX, "cpu_s", *HIST_COLS,
                                           *gate.CLIENT_CHECK_READS]))))
 
 
@@ -277,12 +326,14 @@ class NodeRecords:
     partials: DataFrame
     checks: DataFrame
     cached: DataFrame | None = None  # what `release` drops once the table is written
+    series: DataFrame | None = None  # node_series' rows (records.NODE_SERIES)
 
     @classmethod
     def folded(cls, folded: DataFrame) -> NodeRecords:
-        """Both from one fold's output (NODE_FOLDED_DDL), cached: the summary and the gate read it."""
+        """All from one fold's output (NODE_FOLDED_DDL), cached: the summary, the gate and node_series read it."""
         folded = folded.persist()
-        return cls(_rows_of(folded, PARTIAL, NODE_PARTIAL_DDL), _rows_of(folded, CHECK, gate.NODE_CHECK_DDL), folded)
+        return cls(_rows_of(folded, PARTIAL, NODE_PARTIAL_DDL), _rows_of(folded, CHECK, gate.NODE_CHECK_DDL), folded,
+                   _rows_of(folded, SERIES, records.table_ddl("node_series")))
 
     @classmethod
     def of(cls, node_seconds: DataFrame, phases: DataFrame) -> NodeRecords:
@@ -486,7 +537,7 @@ NODE_COLUMNS = list(dict.fromkeys([
     "machine_cores", "run_queue", "disk_write_bytes_per_s", "disk_read_bytes_per_s", "disk_write_ops_per_s",
     "net_in_bytes_per_s", "net_out_bytes_per_s", "client_in_bytes_per_s", "client_out_bytes_per_s",
     "internode_in_bytes_per_s", "internode_out_bytes_per_s", "nic_in_bytes_per_s", "nic_out_bytes_per_s",
-    *ROLE_FIGURES, *gate.NODE_CHECK_READS]))
+    *ROLE_FIGURES, *gate.NODE_CHECK_READS, *records.table_columns("node_series")]))
 WINDOW_COLUMNS = ["start_s", "warmup_s", "duration_s"]
 
 
@@ -516,9 +567,21 @@ NODE_KEY = [*PHASE_KEY, "node"]
 NODE_PARTIAL_DDL = (RUN_KEY_DDL + ", phase INT, node STRING, steady_rows BIGINT, seconds BIGINT, "
                     "missing_seconds BIGINT, target STRING, shared INT, run_queue_max DOUBLE, cpu_values BINARY, "
                     + ", ".join(f"{m}_sum DOUBLE, {m}_n BIGINT" for m in NODE_MEANS))
-NODE_FOLDED_DDL = ", ".join([NODE_PARTIAL_DDL, "kind STRING",
-                             *(part for part in gate.NODE_CHECK_DDL.split(", ") if part.split()[0].strip("`")
-                               not in set(ddl_to_arrow(NODE_PARTIAL_DDL).names))])
+def _union_ddl(*ddls: str) -> str:
+    """The columns of several DDLs, each name once (the first DDL's type)."""
+    seen: set[str] = set()
+    parts = []
+    for ddl in ddls:
+        for part in ddl.split(", "):
+            name = part.split()[0].strip("`")
+            if name not in seen:
+                seen.add(name)
+                parts.append(part)
+    return ", ".join(parts)
+
+
+# Issue 35: and node_series' rows (records.NODE_SERIES: node_seconds' own columns), projected where read.
+NODE_FOLDED_DDL = _union_ddl(NODE_PARTIAL_DDL, "kind STRING", gate.NODE_CHECK_DDL, records.table_ddl("node_series"))
 
 
 def fold_node_seconds(batches: Iterator[pa.RecordBatch], arguments: list[list]) -> Iterator[pa.RecordBatch]:
@@ -529,9 +592,14 @@ def fold_node_seconds(batches: Iterator[pa.RecordBatch], arguments: list[list]) 
     out_schema = ddl_to_arrow(NODE_FOLDED_DDL)
     for table in gathered(batches):
         frame = table.to_pandas()
-        for kind, folded in ((PARTIAL, _node_partials(frame, windows)), (CHECK, gate.node_checks(frame))):
+        projected = table.select(NODE_SERIES_COLUMNS)
+        for kind, folded in ((PARTIAL, _node_partials(frame, windows)), (CHECK, gate.node_checks(frame)),
+                             (SERIES, projected)):
             folded = folded.append_column("kind", pa.array([kind] * folded.num_rows, pa.string()))
             yield from align_to_schema(folded, out_schema).to_batches()
+
+
+NODE_SERIES_COLUMNS = records.table_columns("node_series")
 
 
 def _node_partials(frame: pd.DataFrame, windows: pd.DataFrame) -> pa.Table:
@@ -719,7 +787,7 @@ def summarise(phases: DataFrame, clients: ClientRecords, accounting: DataFrame, 
                                      "processing_ms_start", "processing_ms_end", *rate_mode_columns(),
                                      *group_columns(phases))
     joined = (base.join(client_phase_stats(clients.partials), GROUP_KEY, "left")
-              .join(phase_dynamics(clients.series, events), GROUP_KEY, "left")
+              .join(phase_dynamics(clients.series.select(*COUNT_BLOCK_COLUMNS), events), GROUP_KEY, "left")
               .join(accounting_stats(accounting), GROUP_KEY, "left")
               .join(event_phase_stats(events), PHASE_KEY, "left")
               .join(broker_phase_stats(broker_samples), PHASE_KEY, "left"))
@@ -774,8 +842,19 @@ def run(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[s
                       nodes=nodes, resource_limits=resource_limits)
     checked = None if raw_gate is None else lambda: raw_gate(clients.checks.toArrow(), nodes.checks.toArrow())
     replace_table(table, spec, TABLE, campaign, run_ids, configs, checked)
+    write_series(spec, campaign, configs, run_ids, clients, nodes, raw["broker_samples"])
     clients.release()
     nodes.release()
+
+
+def write_series(spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str],
+                 clients: ClientRecords, nodes: NodeRecords, broker_samples: DataFrame) -> None:
+    """Issue 35: the per-second series tables of these configs and runs (sizing.records.SERIES_TABLES), from the
+    folds phase_summary read (the raw records are not read again), into the same partitions as phase_summary's."""
+    frames = {"client_series": client_series(clients.series), "broker_series": series.broker_series(broker_samples),
+              "node_series": nodes.series.selectExpr(*series.cast_to("node_series"))}
+    for name, frame in frames.items():
+        replace_table(frame, spec, name, campaign, run_ids, configs)
 
 
 def step(spark: SparkSession, spec: StoreSpec, campaign: Campaign, configs: Sequence[str], run_ids: Sequence[str],

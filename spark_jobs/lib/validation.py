@@ -44,10 +44,7 @@ def _non_negative(columns: list[str]) -> list[Expectation]:
 
 
 def _monotonic(prefix: str) -> list[Expectation]:
-    return [("ExpectColumnPairValuesAToBeGreaterThanB",
-             {"column_A": f"{prefix}_{hi}_ms", "column_B": f"{prefix}_{lo}_ms", "or_equal": True,
-              "ignore_row_if": "either_value_is_missing"})
-            for lo, hi in itertools.pairwise(LAT_ORDER)]
+    return _ordered(prefix, LAT_ORDER)
 
 
 # What every raw client_seconds row must hold. The rows are checked where they are read and folded, one check row
@@ -79,6 +76,17 @@ def client_check_columns() -> list[str]:
 def node_check_columns() -> list[str]:
     """The raw_node_seconds frame: one row per node phase, what its rows break (gate.node_checks)."""
     return [*check_columns(NODE_CHECK_KEY, NODE_NOT_NULL, NODE_NON_NEGATIVE), "missing_with_figures"]
+
+
+SERIES_QUANTILES = ["p50", "p75", "p95", "p99", "p999"]
+
+
+def _ordered(prefix: str, names: list[str]) -> list[Expectation]:
+    """`prefix`_<name>_ms never decreasing along `names` (nulls: no sample, not compared)."""
+    return [("ExpectColumnPairValuesAToBeGreaterThanB",
+             {"column_A": f"{prefix}_{hi}_ms", "column_B": f"{prefix}_{lo}_ms", "or_equal": True,
+              "ignore_row_if": "either_value_is_missing"})
+            for lo, hi in itertools.pairwise(names)]
 
 
 def _held_by_every_row(columns: list[str]) -> list[Expectation]:
@@ -196,6 +204,40 @@ def _suites() -> dict[str, list[Expectation]]:
             # a scenario that did not hold, or was not judged, says why
             ("ExpectColumnValuesToNotBeNull", {"column": "reason", "row_condition": "held!=True",
                                                "condition_parser": "pandas"}),
+        ],
+        # Issue 35: the per-second series (sizing.records.SERIES_TABLES), one row per run and second of each group,
+        # broker node or node; a second's percentiles are in order (the exact max is no bucket: not compared).
+        "client_series": [
+            ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("client_series"),
+                                              "exact_match": True}),
+            *_not_null([*RUN_COLS, "group", "second", "phase", "warmup", "workers", "offered_rate", "published",
+                        "confirmed", "consumed", "e2e_samples"]),
+            ("ExpectCompoundColumnsToBeUnique", {"column_list": [*RUN_COLS, "group", "second"]}),
+            *_non_negative(["second", "phase", "scheduled", "published", "confirmed", "consumed", "acked",
+                            "e2e_samples", "blocked_ms", "publish_delay_max_ms"]),
+            ("ExpectColumnValuesToBeBetween", {"column": "workers", "min_value": 1}),
+            *_ordered("e2e", SERIES_QUANTILES), *_ordered("confirm", SERIES_QUANTILES),
+            # a second with latency samples has its percentiles
+            ("ExpectColumnValuesToNotBeNull", {"column": "e2e_p50_ms", "row_condition": "e2e_samples>0",
+                                               "condition_parser": "pandas"}),
+        ],
+        "broker_series": [
+            ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("broker_series"),
+                                              "exact_match": True}),
+            *_not_null([*RUN_COLS, "node", "second", "phase", "samples", "running", "mem_alarm", "disk_alarm",
+                        "queue_messages"]),
+            ("ExpectCompoundColumnsToBeUnique", {"column_list": [*RUN_COLS, "node", "second"]}),
+            *_non_negative(["queue_messages", "queue_messages_ready", "queue_messages_unacked", "mem_used_bytes",
+                            "mem_share", "disk_free_bytes"]),
+            ("ExpectColumnValuesToBeBetween", {"column": "samples", "min_value": 1}),
+        ],
+        "node_series": [
+            ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("node_series"),
+                                              "exact_match": True}),
+            *_not_null([*RUN_COLS, "node", "second", "phase", "missing", "target"]),
+            ("ExpectCompoundColumnsToBeUnique", {"column_list": [*RUN_COLS, "node", "second"]}),
+            ("ExpectColumnValuesToBeInSet", {"column": "target", "value_set": list(DEPLOYMENTS)}),
+            *_non_negative(["cpu_busy", "disk_write_bytes_per_s", "net_in_bytes_per_s", "net_out_bytes_per_s"]),
         ],
         # A sizing campaign's answer (sizing.recommendation): one row per config, at most one recommended per run
         # and RabbitMQ version, and that one meets the target and holds every required scenario.

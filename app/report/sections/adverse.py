@@ -112,16 +112,16 @@ def per_second_charts(ctx: ReportContext, scenario: Scenario) -> list[object]:
     """Seed 002's per-second charts: one panel per config (first run and repeat of each)."""
     runs = []
     for config_id in ctx.config_ids:
-        found = sorted(k for k, v in ctx.data.client_seconds.items()
+        found = sorted(k for k, v in ctx.data.client_series.items()
                        if k[0] == config_id and ctx.family_phases.get(k[1], (k[1],))[0] == scenario.name
                        and v is not None and not v.empty)
         if not found:
             continue
         key = found[0]
-        client = ctx.data.client_seconds[key]
+        client = ctx.data.client_series[key]
         first = client["repeat"].min()
         runs.append((config_id, fmt.of_repeat(client, first), fmt.of_repeat(ctx.data.events.get(key), first),
-                     fmt.of_repeat(ctx.data.broker_samples.get(key), first)))
+                     fmt.of_repeat(ctx.data.broker_series.get(key), first)))
     figures = []
     for start in range(0, len(runs), MAX_ADVERSE_PANELS):
         part = runs[start:start + MAX_ADVERSE_PANELS]

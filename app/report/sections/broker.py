@@ -38,7 +38,7 @@ def render(ctx: ReportContext) -> list[object]:
     out.extend(memory_figures(ctx))
     figures = []
     for config_id in ctx.config_ids:
-        for (cid, scenario, run_id), broker in sorted(ctx.data.broker_samples.items()):
+        for (cid, scenario, run_id), broker in sorted(ctx.data.broker_series.items()):
             if cid != config_id or broker is None or broker.empty or len(figures) >= MAX_BROKER_CHARTS:
                 continue
             first = broker["repeat"].min()
@@ -56,12 +56,10 @@ def render(ctx: ReportContext) -> list[object]:
 
 
 def memory_share(broker: pd.DataFrame) -> pd.Series:
-    """Per second, the highest share of its memory high watermark any node used (a node without figures, e.g.
-    killed, is left out of that second)."""
-    rows = broker.dropna(subset=["mem_used_bytes", "mem_limit_bytes"])
-    rows = rows[rows["mem_limit_bytes"] > 0]
-    share = rows["mem_used_bytes"].astype(float) / rows["mem_limit_bytes"].astype(float)
-    return share.groupby(rows["second"]).max().sort_index()
+    """Per second, the highest share of its memory high watermark any node used (broker_series' mem_share; a node
+    without figures, e.g. killed, is left out of that second)."""
+    rows = broker.dropna(subset=["mem_share"])
+    return rows["mem_share"].astype(float).groupby(rows["second"]).max().sort_index()
 
 
 def memory_figures(ctx: ReportContext) -> list[object]:
@@ -71,7 +69,7 @@ def memory_figures(ctx: ReportContext) -> list[object]:
     for scenario in dict.fromkeys(s.name for s in ctx.campaign.scenarios):
         series: dict[str, pd.Series] = {}
         for config_id in ctx.config_ids:
-            runs = [b for (cid, name, _), b in sorted(ctx.data.broker_samples.items())
+            runs = [b for (cid, name, _), b in sorted(ctx.data.broker_series.items())
                     if cid == config_id and name == scenario and b is not None and not b.empty]
             if runs:
                 share = memory_share(fmt.of_repeat(runs[0], runs[0]["repeat"].min()))

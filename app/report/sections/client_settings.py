@@ -86,7 +86,7 @@ def render(ctx: ReportContext) -> list[object]:
         out.append(table(["config", "step", "rate", "confirm rate", "consume rate", "p50", "p95", "p99",
                           "latency from", "generator kept up", *([] if rtt_ms is None else ["w / RTT"])], body,
                          numeric=[3, 4, 5, 6, 7, *([] if rtt_ms is None else [10])]))
-        for (cid, name, run_id), client in sorted(ctx.data.client_seconds.items()):
+        for (cid, name, run_id), client in sorted(ctx.data.client_series.items()):
             if name != scenario.name or client is None or client.empty:
                 continue
             first = client["repeat"].min()

@@ -68,7 +68,7 @@ def render(ctx: ReportContext) -> list[object]:
                             "write in the phase (phase_summary disk_write_kb_per_op; n/a where the target does not "
                             "count device writes, as locally).", class_="note"))
     figures = []
-    for (config_id, scenario, run_id), nodes in sorted(ctx.data.node_seconds.items()):
+    for (config_id, scenario, run_id), nodes in sorted(ctx.data.node_series.items()):
         if nodes is None or nodes.empty:
             continue
         first = nodes["repeat"].min()
@@ -78,7 +78,7 @@ def render(ctx: ReportContext) -> list[object]:
         svg, width = charts.resource_panels(fmt.of_repeat(nodes, first), boundaries,
                                             f"Node resources: {config_id}, {scenario}")
         figures.append(ctx.fig(svg, f"CPU, network and disk per node of {config_id} over the increasing "
-                                    f"intensities of {scenario} (run {run_id}, repeat {first}; node_seconds"
+                                    f"intensities of {scenario} (run {run_id}, repeat {first}; node_series"
                                     + (f", means over {width} s bins" if width > 1 else "")
                                     + "; gaps = seconds without figures)."))
     if not body and not figures:

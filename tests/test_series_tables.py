@@ -1,0 +1,40 @@
+"""The per-second series tables' schemas (issue 35; sizing.records): partitioned like phase_summary (per config and
+run, so that a config's backfill replaces exactly its series), keyed by the run key and the second, and the raw
+columns they carry over declared once (the same Column objects as the raw record type's: one home for a meaning).
+Independent counter: the raw record types' own definitions and phase_summary's partitioning."""
+
+from __future__ import annotations
+
+from sizing import records
+from sizing.disks import VOLUME_ROLES
+
+
+def test_series_tables_are_partitioned_per_config_and_run_as_phase_summary() -> None:
+    for table in records.SERIES_TABLES:
+        assert table in records.TABLES and table not in records.CAMPAIGN_TABLES
+        assert records.partition_columns(table) == records.partition_columns("phase_summary")
+        assert records.table_columns(table)[:7] == [*(c.name for c in records.RUN_KEY), "second", "phase"]
+
+
+def test_carried_over_columns_are_the_raw_record_types_own() -> None:
+    raw = {"broker_series": records.BROKER_SAMPLES, "node_series": records.NODE_SECONDS}
+    for table, source in raw.items():
+        by_name = {c.name: c for c in source}
+        shared = [c for c in records.TABLES[table] if c.name in by_name and c.name not in ("second", "phase")]
+        assert len(shared) >= 10
+        for column in shared:
+            assert column is by_name[column.name], f"{table}.{column.name} is declared twice"
+    node = records.table_columns("node_series")
+    assert all(f"{role}_write_{what}_per_s" in node for role in VOLUME_ROLES for what in ("bytes", "ops"))
+
+
+def test_client_series_has_every_percentile_of_both_latencies_and_one_row_key_per_group_second() -> None:
+    client = records.table_columns("client_series")
+    for prefix in ("e2e", "confirm"):
+        assert [c for c in client if c.startswith(f"{prefix}_p")] == [f"{prefix}_{q}_ms" for q in
+                                                                     ("p50", "p75", "p95", "p99", "p999")]
+    assert {"group", "offered_rate", "published", "confirmed", "consumed", "publish_delay_max_ms", "blocked_ms",
+            "e2e_max_ms"} <= set(client)
+    assert len(client) == len(set(client))
+    # a Spark DDL every engine can read: no binary (histogram) column leaves the analysis
+    assert "BINARY" not in records.table_ddl("client_series")
