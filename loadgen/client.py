@@ -540,7 +540,7 @@ class Worker:
             "processing_ms": timeline.processing_ms_at(s + 0.5),
             "published": stats.published, "confirmed": stats.confirmed, "nacked": stats.nacked,
             "returned": stats.returned, "consumed": stats.consumed, "redelivered": stats.redelivered,
-            "acked": stats.acked, "in_flight": sum(p.in_flight for p in self.publishers),
+            "acked": stats.acked, "foreign": stats.foreign, "in_flight": sum(p.in_flight for p in self.publishers),
             "publish_delay_max_us": delay_max, "publish_delay_hist": delay_hist, "e2e_hist": e2e_hist,
             "e2e_max_us": e2e_max if stats.e2e_us else None,
             "confirm_hist": confirm_hist, "blocked_ms": stats.blocked_ms, "cpu_s": cpu_s,
@@ -558,7 +558,7 @@ class Worker:
             self.last_behind_event = s
             self.event("worker_behind", cpu_s=round(cpu_s, 3), tick_lag_ms=round(stats.tick_lag_max_s * 1000, 1),
                        publish_delay_max_ms=round(delay_max / 1000, 1))
-        self.send(Row(self.cfg.worker, row, foreign=stats.foreign, late_s=late_s, final=final))
+        self.send(Row(self.cfg.worker, row, late_s=late_s, final=final))
         stats.reset()
         self.second = s + 1
 

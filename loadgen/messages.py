@@ -67,7 +67,6 @@ class Row:
 
     worker: int
     record: dict[str, Any]
-    foreign: int = 0  # deliveries of another run (not in the record schema)
     late_s: float = 0.0  # how far the oldest due, unsent message is behind (progress line)
     final: bool = False  # the partial second closed by the stop
 

@@ -117,7 +117,7 @@ class Recording:
         self.last_rows[worker] = message
         for name in TOTALS:
             self.totals[name] += row[name]
-        self.totals["_foreign"] += message.foreign
+        self.totals["_foreign"] += row["foreign"]
         if row["e2e_hist"] and row["phase"] and not row["warmup"]:  # progress p99: steady seconds only
             counts = self.e2e_by_phase.setdefault(row["phase"], np.zeros_like(merge_wire([])))
             counts += merge_wire([row["e2e_hist"]])

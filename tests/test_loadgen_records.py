@@ -72,7 +72,8 @@ def test_accounting_counts_loss_duplicates_redeliveries_and_reordering_per_phase
 
 CLIENT_ROW = {"worker": 0, "second": 3, "ts": 1.0, "phase": 1, "warmup": False, "target_rate": 10.0, "scheduled": 10,
               "processing_ms": 0.0, "published": 10, "confirmed": 9, "nacked": 0, "returned": 0, "consumed": 10,
-              "redelivered": 0, "acked": 10, "in_flight": 1, "publish_delay_max_us": 5.0, "publish_delay_hist": b"x",
+              "redelivered": 0, "foreign": 0, "acked": 10, "in_flight": 1, "publish_delay_max_us": 5.0,
+              "publish_delay_hist": b"x",
               "e2e_hist": b"", "e2e_max_us": None, "confirm_hist": b"", "blocked_ms": 0.0, "cpu_s": 0.01,
               "publishers": 1, "consumers": 1, "rate_mode": "scheduled", "latency_basis": "intended",
               "confirms_in_flight": 100, "prefetch": 50, "multi_ack_every": 1, "in_flight_max": 3, "group": "main"}

@@ -46,7 +46,8 @@ VALIDATED_CAMPAIGN_TABLES = tuple(name for name in records.CAMPAIGN_TABLES if na
 # (client_checks): the raw_client_seconds frame's columns (validation.client_check_columns), and what the
 # cross-record rules need (the seconds it covers, its warm-up boundary, its sums).
 HIST_COLUMNS = [c.name for c in records.CLIENT_SECONDS if c.type == "binary"]
-RUN_SUMS = ["published", "redelivered", "consumed"]  # consumed <= published + redelivered, per run
+# consumed <= published + redelivered + foreign (deliveries of another run's backlog), per run
+RUN_SUMS = ["published", "redelivered", "foreign", "consumed"]
 CLIENT_CHECK_READS = list(dict.fromkeys([*validation.CLIENT_NOT_NULL, *validation.CLIENT_NON_NEGATIVE, "group",
                                          *RUN_SUMS, *HIST_COLUMNS]))
 NODE_CHECK_READS = list(dict.fromkeys([*validation.NODE_CHECK_KEY, *validation.NODE_NOT_NULL,
@@ -207,7 +208,8 @@ def raw_frames(raw: dict[str, pd.DataFrame], expected_phases: dict[str, int] | C
     warm = timed.groupby([*RUN_COLS, "phase"], as_index=False)["warmup_flag_errors"].sum()
     # sums as Spark SQL's: nulls skipped, null when every value is
     sums = checks.groupby(RUN_COLS, dropna=False)[[f"{c}_sum" for c in RUN_SUMS]].sum(min_count=1)
-    per_run = pd.DataFrame({"run_published_plus_redelivered": sums["published_sum"] + sums["redelivered_sum"],
+    may_consume = sums["published_sum"] + sums["redelivered_sum"] + sums["foreign_sum"].fillna(0)  # older records
+    per_run = pd.DataFrame({"run_published_redelivered_foreign": may_consume,
                             "run_consumed": sums["consumed_sum"]}).reset_index()
     # phase 0 is the drain after the timeline: records, but no phase of the spec
     seen_cs = (checks.loc[checks["phase"] > 0, key].drop_duplicates().assign(in_client_seconds=True))
