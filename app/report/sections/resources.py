@@ -1,6 +1,7 @@
-"""Node resources (issue 15; seed 000 Figs 6-9): per intensity phase what phase_summary derived from node_seconds
-(CPU, disk, network, the bottleneck label) and each node's figures over the run; and, for the verdict, where each
-config stopped matching its target and what ran out there."""
+"""Node resources (issue 15; seed 000 Figs 6-9): per measured phase (intensities and client-setting steps, seed 004's
+max rate among them) what phase_summary derived from node_seconds (CPU, disk, network, the bottleneck label) and
+each node's figures over the run; and, for the verdict, where each config stopped matching its target and what ran
+out there, or, for a compare or characterise campaign, what bound each measured phase."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import pandas as pd
 from app.report import charts, fmt
 from app.report.context import ReportContext
 from app.report.html import table, tag
+from sizing.rules import is_client_settings, is_intensity
+from sizing.spec import Scenario, families
 
 
 def stopped_matching(summary: pd.DataFrame, config_id: str, scenarios: list[str]
@@ -26,6 +29,44 @@ def stopped_matching(summary: pd.DataFrame, config_id: str, scenarios: list[str]
     label = str(labels.mode().iloc[0]) if not labels.empty else None
     details = at.loc[at["bottleneck"] == label, "bottleneck_detail"].dropna() if label else pd.Series(dtype=object)
     return rate, label, (str(details.iloc[0]) if not details.empty else None)
+
+
+def measured(scenarios: tuple[Scenario, ...] | list[Scenario]) -> list[str]:
+    """The families whose phases are steady measurements of a config (intensities, client-setting steps: a max-rate
+    step is one), in spec order: the ones whose resources and bottleneck the report shows. Adverse scenarios and
+    searches have their own sections."""
+    return [s.name for s in families(scenarios) if is_intensity(s) or is_client_settings(s)]
+
+
+def bound_by(summary: pd.DataFrame, config_ids: list[str], scenarios: list[str]
+             ) -> list[tuple[str, str, str, str | None, str | None]]:
+    """(config, scenario, phase, bottleneck, detail) for every phase of those scenarios that phase_summary
+    labelled: the most common label over repeats and one repeat's detail, in config, scenario and phase order."""
+    out = []
+    for config_id in config_ids:
+        for scenario in scenarios:
+            rows = summary[(summary["config_id"] == config_id) & (summary["scenario"] == scenario)]
+            for _phase, at in rows.sort_values(["phase", "repeat"]).groupby("phase", sort=True):
+                labels = at["bottleneck"].dropna()
+                if labels.empty:
+                    continue
+                label = str(labels.mode().iloc[0])
+                details = at.loc[at["bottleneck"] == label, "bottleneck_detail"].dropna()
+                out.append((config_id, scenario, str(at["phase_name"].iloc[0]), label,
+                            str(details.iloc[0]) if not details.empty else None))
+    return out
+
+
+def bound_by_answer(ctx: ReportContext) -> list[object]:
+    """A compare or characterise campaign's answer: what ran out in each measured phase (none: coordination)."""
+    rows = bound_by(ctx.summary, ctx.config_ids, measured(ctx.campaign.scenarios))
+    if not rows:
+        return []
+    return [tag("p", "What bound each measured phase (sizing.rules bottleneck on the node's figures against its "
+                     "limits: cpu, disk, network, memory, generator, or none = coordination):"),
+            tag("ul", [tag("li", [tag("b", config_id), f", {scenario} ({phase}): {label}"
+                                  + (f" ({detail})" if detail else "")])
+                       for config_id, scenario, phase, label, detail in rows])]
 
 
 def bottleneck_verdict(ctx: ReportContext) -> list[object]:
@@ -50,8 +91,8 @@ def render(ctx: ReportContext) -> list[object]:
     summary = ctx.summary
     body = []
     for config_id in ctx.config_ids:
-        for scenario in ctx.intensity:
-            rows = summary[(summary["config_id"] == config_id) & (summary["scenario"] == scenario.name)]
+        for scenario in measured(ctx.campaign.scenarios):
+            rows = summary[(summary["config_id"] == config_id) & (summary["scenario"] == scenario)]
             for r in rows.sort_values(["repeat", "phase"]).itertuples(index=False):
                 if pd.isna(r.cpu_busiest_mean) and r.bottleneck is None:
                     continue
@@ -77,8 +118,8 @@ def render(ctx: ReportContext) -> list[object]:
         boundaries = pd.DataFrame({"kind": "phase_start", "second": phases.get("start_s", pd.Series(dtype=float))})
         svg, width = charts.resource_panels(fmt.of_repeat(nodes, first), boundaries,
                                             f"Node resources: {config_id}, {scenario}")
-        figures.append(ctx.fig(svg, f"CPU, network and disk per node of {config_id} over the increasing "
-                                    f"intensities of {scenario} (run {run_id}, repeat {first}; node_series"
+        figures.append(ctx.fig(svg, f"CPU, network and disk per node of {config_id} over the "
+                                    f"phases of {scenario} (run {run_id}, repeat {first}; node_series"
                                     + (f", means over {width} s bins" if width > 1 else "")
                                     + "; gaps = seconds without figures)."))
     if not body and not figures:

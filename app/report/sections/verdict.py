@@ -9,7 +9,7 @@ import math
 from app.report import answer, fmt
 from app.report.context import ReportContext
 from app.report.html import table, tag
-from app.report.sections.resources import bottleneck_verdict
+from app.report.sections.resources import bottleneck_verdict, bound_by_answer
 from app.report.tables import BOARD_MATCHED_TARGET, BOARD_TOP_MATCHED, ReportData
 from sizing.findings import SIZE
 from sizing.recommendation import ConfigVerdict, recommended_ids, version_changes
@@ -72,7 +72,8 @@ def render(ctx: ReportContext) -> list[object]:
     setting changes (compare), what a setup does (characterise)."""
     c = ctx.campaign
     if c.purpose != SIZE:
-        return [tag("h2", "Answer", id="verdict", class_="first"), answer.first_sentence(c, ctx.data.findings)]
+        return [tag("h2", "Answer", id="verdict", class_="first"), answer.first_sentence(c, ctx.data.findings),
+                *bound_by_answer(ctx)]
     out: list[object] = [tag("h2", "Verdict", id="verdict", class_="first")]
     stored = verdicts(ctx.data)
     if stored is None:
