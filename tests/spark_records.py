@@ -28,7 +28,7 @@ def client_rows(key: RunKey, phase: int, worker: int, seconds: range, warmup_unt
                      "warmup": s < warmup_until, "target_rate": target_rate, "scheduled": per_second,
                      "processing_ms": 0.0, "published": per_second, "confirmed": per_second, "nacked": 0,
                      "returned": 0, "consumed": per_second if consumed is None else consumed, "redelivered": 0,
-                     "acked": per_second, "in_flight": 0, "publish_delay_max_us": publish_delay_us,
+                     "foreign": 0, "acked": per_second, "in_flight": 0, "publish_delay_max_us": publish_delay_us,
                      "publish_delay_hist": delay.to_bytes(), "e2e_hist": e2e.to_bytes(),
                      "confirm_hist": confirm.to_bytes(), "blocked_ms": 0.0, "cpu_s": cpu_s, "publishers": 1,
                      "consumers": 1})

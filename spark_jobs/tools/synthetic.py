@@ -136,6 +136,7 @@ def run_objects(model: RunModel) -> dict[str, pa.Table]:
                 "returned": pa.array(np.zeros(secs.size, dtype=np.int64)),
                 "consumed": pa.array(n),
                 "redelivered": pa.array(np.zeros(secs.size, dtype=np.int64)),
+                "foreign": pa.array(np.zeros(secs.size, dtype=np.int64)),
                 "acked": pa.array(n),
                 "in_flight": pa.array(np.minimum(n // 10, 1000)),
                 "publish_delay_max_us": pa.array(rng.uniform(200, 2000, secs.size)),
