@@ -172,6 +172,8 @@ def judge(scenario: Scenario, rows: Sequence[Mapping[str, Any]], campaign_target
                           and rules.broker_blocked_publishers(blocked, tolerance)), default=None)
     reduced = max((r["reduced"] for r in per_run), default=0.0)
     drained = bool(per_run) and all(r["drain"].drained for r in per_run)
+    counted_lost = int(sum(r["lost"] for r in per_run))
+    counted_held = bool(per_run) and bool(rules.backlog_held(reduced, tolerance, counted_lost, drained))
     lost = int(sum(_number(r.get("lost")) for r in rows))
     held: bool | None
     if kind == rules.FAULT_ADVERSE:
@@ -186,16 +188,14 @@ def judge(scenario: Scenario, rows: Sequence[Mapping[str, Any]], campaign_target
                                           + ", ".join(_phase_name(in_scope, n) for n in uncovered))
         else:
             held, reason = True, _invalid_note(invalid) if invalid else None
-    elif broker_blocked is not None and not (per_run and not rules.backlog_held(
-            reduced, tolerance, int(sum(r["lost"] for r in per_run)), drained)):
+    elif broker_blocked is not None and (counted_held or not per_run):  # a conclusive failure keeps its reason
         held = False
         reason = (f"the broker blocked publishers for {broker_blocked:,.1f} s (tolerance {tolerance:,.0f} s; its own "
                   f"connection.blocked, evidence whatever the generator did); {_invalid_note(invalid)}")
     elif runs and not per_run:
         held, reason = None, _not_judged(invalid, "no run with every phase conclusive")
     else:
-        counted_lost = int(sum(r["lost"] for r in per_run))
-        held = bool(per_run) and bool(rules.backlog_held(reduced, tolerance, counted_lost, drained))
+        held = counted_held
         reason = None if held else _backlog_reason(reduced, tolerance, counted_lost, drained, bool(per_run))
         if invalid:  # held or not, say which phases did not count
             reason = "; ".join(part for part in (reason, _invalid_note(invalid)) if part)
