@@ -80,12 +80,15 @@ METRICS = (
     Metric("e2e_p95_ms", "end-to-end p95", "ms", False),  # seed 003 reads its latencies at p95
     Metric("e2e_p99_ms", "end-to-end p99", "ms", False),
     Metric("e2e_p999_ms", "end-to-end p99.9", "ms", False),
+    # Seed 000: "throughput was more choppy" on the HDD near capacity (sizing.stats.batch_variation).
+    Metric("publish_rate_cv", "publish rate's variation per second", "CV", False),
 )
 METRIC = {m.name: m for m in METRICS}
 # What the findings read of each phase_summary row.
 INPUTS = ("config_id", "scenario", "run_id", "repeat", "phase", "phase_name", "confirm_rate", "publish_rate",
           "consume_rate", "e2e_p75_ms", "e2e_p95_ms", "e2e_p99_ms", "e2e_p999_ms", "latency_basis", "valid",
-          "publish_rate_rse", "confirm_rate_rse", "consume_rate_rse", "rate_batches")
+          "publish_rate_rse", "confirm_rate_rse", "consume_rate_rse", "rate_batches", "publish_rate_cv",
+          "publish_rate_cv_rse")
 
 
 def metric_value(metric: str, row: Mapping[str, Any]) -> float | None:
@@ -102,8 +105,8 @@ def metric_spread(metric: str, row: Mapping[str, Any]) -> tuple[float, int] | No
     the run's steady seconds; None for latencies, or a phase too short for batch means."""
     if metric == "publish_rate":
         rse = row.get("confirm_rate_rse") if _num(row.get("confirm_rate")) else row.get("publish_rate_rse")
-    elif metric == "consume_rate":
-        rse = row.get("consume_rate_rse")
+    elif metric in ("consume_rate", "publish_rate_cv"):
+        rse = row.get(f"{metric}_rse")
     else:
         return None
     rse, batches = _num(rse), row.get("rate_batches")

@@ -382,6 +382,11 @@ PHASE_SUMMARY = (*_TABLE_KEY,
       for rate in ("publish_rate", "confirm_rate", "consume_rate")),
     Column("rate_batches", "int32", "windows those standard errors come from (sizing.stats.WITHIN_RUN_BATCHES)",
            nullable=True),
+    Column("publish_rate_cv", "float64", "how choppy the per-second publish rate (confirmed; published without "
+           "confirms) is: its coefficient of variation within each of rate_batches windows, mean over the windows "
+           "(sizing.stats.batch_variation; null as the _rse columns)", nullable=True),
+    Column("publish_rate_cv_rse", "float64", "publish_rate_cv's standard error from its windows' spread, relative to "
+           "it (null: as publish_rate_cv, or no variation)", nullable=True),
     Column("matched_target", "bool",
            "confirm_rate and consume_rate >= 98% of target AND e2e_p99_ms <= SLO (sizing.rules.matched_target); "
            "false for a max-mode phase (sizing.rules.judged_against_target)"),

@@ -256,8 +256,9 @@ BATCH_RATIO = "ratio of two runs' means, batch means, Welch t on logs"
 
 @dataclass(frozen=True)
 class BatchMeans:
-    """One run's per-second series as batch means: its mean, the standard error of that mean from the spread of
-    `batches` window means, and the seconds it is over."""
+    """One run's per-second series as batch means: the mean over `batches` windows of a per-window figure (the
+    window's mean rate, or its variation), the standard error of that mean from the windows' spread, and the
+    seconds it is over."""
 
     mean: float
     se: float
@@ -274,15 +275,47 @@ def batch_means(values: Sequence[float], batches: int = WITHIN_RUN_BATCHES,
                 min_seconds: int = WITHIN_RUN_MIN_SECONDS) -> BatchMeans | None:
     """A run's per-second values (in time order) as `batches` non-overlapping windows of equal length, the first
     seconds left over dropped (nearest the warm-up); None below `min_seconds` finite values."""
+    found = _windows(values, batches, min_seconds)
+    if found is None:
+        return None
+    windows, seconds = found
+    return _over_windows([sum(w) / len(w) for w in windows], seconds)
+
+
+def batch_variation(values: Sequence[float], batches: int = WITHIN_RUN_BATCHES,
+                    min_seconds: int = WITHIN_RUN_MIN_SECONDS) -> BatchMeans | None:
+    """How choppy a run's per-second rate is (seed 000: "throughput was more choppy" on the HDD): the coefficient of
+    variation of the seconds within each of batch_means' windows, as the mean over the windows with its standard
+    error from their spread. The figure is the within-window CV (windows of seconds / `batches`), not the whole
+    run's, so a slow drift does not count as chop, and windows nearly independent give the interval as for a mean;
+    None where batch_means has none, or a window's mean is not positive."""
+    found = _windows(values, batches, min_seconds)
+    if found is None or any(sum(w) <= 0 for w in found[0]):
+        return None
+    windows, seconds = found
+    return _over_windows([_cv(w) for w in windows], seconds)
+
+
+def _cv(window: Sequence[float]) -> float:
+    mean = sum(window) / len(window)
+    return math.sqrt(sum((v - mean) ** 2 for v in window) / (len(window) - 1)) / mean
+
+
+def _windows(values: Sequence[float], batches: int, min_seconds: int) -> tuple[list[list[float]], int] | None:
+    """The finite values as `batches` equal windows in time order, the first left over dropped (nearest the
+    warm-up), and how many finite values there were; None below `min_seconds` of them."""
     data = [float(v) for v in values if v is not None and math.isfinite(float(v))]
     if len(data) < max(min_seconds, 2 * batches):
         return None
     size = len(data) // batches
     used = data[len(data) - size * batches:]
-    means = [sum(used[i * size:(i + 1) * size]) / size for i in range(batches)]
-    grand = sum(means) / batches
-    variance = sum((m - grand) ** 2 for m in means) / (batches - 1)
-    return BatchMeans(grand, math.sqrt(variance / batches), batches, len(data))
+    return [used[i * size:(i + 1) * size] for i in range(batches)], len(data)
+
+
+def _over_windows(figures: Sequence[float], seconds: int) -> BatchMeans:
+    grand = sum(figures) / len(figures)
+    variance = sum((f - grand) ** 2 for f in figures) / (len(figures) - 1)
+    return BatchMeans(grand, math.sqrt(variance / len(figures)), len(figures), seconds)
 
 
 def t_cdf(t: float, df: int) -> float:

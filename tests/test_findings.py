@@ -162,6 +162,25 @@ def test_one_repeat_per_arm_concludes_from_each_runs_own_seconds_and_says_so() -
     assert validation.validate_frames({"findings": frame}).success
 
 
+def test_a_choppier_arm_is_worse_on_the_publish_rates_variation_within_one_run() -> None:
+    """Seed 000's "more choppy on the HDD": phase_summary.publish_rate_cv (sizing.stats.batch_variation) as a
+    findings metric, lower is better. Known answer: CV 0.02 against 0.06, each +-5 % within its run: the effect is
+    +200 % with the Welch interval of the two runs' relative errors (scipy's t), verdict higher, so worse."""
+    c = campaign(purpose="compare", compare={"by": "config", "baseline": GP2})
+    one_run = [{**spread(r, 0.02), "publish_rate_cv": 0.06 if r["config_id"] == ST1 else 0.02,
+                "publish_rate_cv_rse": 0.05} for r in rows_by_step() if r["repeat"] == 1]
+    out = findings.findings(c, one_run)
+    chop = next(r for r in out if r["kind"] == "effect" and r["metric"] == "publish_rate_cv"
+                and r["phase_name"] == "confirms_in_flight=20")
+    half = scipy_stats.t.ppf(0.95, 8) * math.hypot(0.05, 0.05)
+    assert (chop["baseline_value"], chop["value"], chop["effect"]) == (0.02, 0.06, pytest.approx(2.0))
+    assert (chop["effect_low"], chop["effect_high"]) == (pytest.approx(3 * math.exp(-half) - 1),
+                                                         pytest.approx(3 * math.exp(half) - 1))
+    assert (chop["verdict"], chop["better"], chop["interval_basis"]) == ("higher", False, findings.WITHIN_ONE_RUN)
+    flat = [{**r, "publish_rate_cv": None} for r in one_run]  # a phase too short for windows: no figure, no row
+    assert not [r for r in findings.findings(c, flat) if r["metric"] == "publish_rate_cv"]
+
+
 def test_characterise_reports_every_arms_median_with_its_coverage() -> None:
     c = campaign(purpose="characterise")
     out = findings.findings(c, rows_by_step())

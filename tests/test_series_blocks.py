@@ -98,6 +98,13 @@ def test_each_phase_carries_its_rates_spread_within_the_run_from_its_steady_seco
     assert got.loc[1, "rate_batches"] == 5
     assert pd.isna(got.loc[1, "consume_rate_rse"])  # nothing consumed: no relative spread
     assert got.loc[2, ["publish_rate_rse", "confirm_rate_rse", "rate_batches"]].isna().all()  # 60 s: too short
+    # Choppiness reads the confirmed seconds (the publish rate the findings read): within each window of 40 a
+    # trend of 1 msg/s per second, so each window's CV is std(0..39) / its mean, computed here with numpy.
+    windows = steady["confirmed"].to_numpy(dtype=float)[3:].reshape(5, 40)
+    cvs = windows.std(axis=1, ddof=1) / windows.mean(axis=1)
+    assert got.loc[1, "publish_rate_cv"] == pytest.approx(cvs.mean())
+    assert got.loc[1, "publish_rate_cv_rse"] == pytest.approx(cvs.std(ddof=1) / np.sqrt(5) / cvs.mean())
+    assert got.loc[2, ["publish_rate_cv", "publish_rate_cv_rse"]].isna().all()
 
 
 @pytest.mark.parametrize("split", [None, 29, 61])

@@ -217,3 +217,42 @@ def test_a_stored_figure_is_a_finite_number_and_nothing_else_is():
 
     assert [number(v) for v in (3, 2.5, np.float64(1.5), np.int64(7))] == [3.0, 2.5, 1.5, 7.0]
     assert [number(v) for v in (None, math.nan, math.inf, -math.inf, True, False, "x", {})] == [None] * 8
+
+
+def test_batch_variation_is_the_mean_within_window_cv_with_the_windows_spread() -> None:
+    """Known answer: five windows of 40 s alternating mean +- d (d = 10, 20, 10, 20, 10 around 100): each window's
+    CV is d * sqrt(40 / 39) / 100, computed here by hand; a flat run has none; a drift between windows is no chop."""
+    from sizing.stats import batch_variation
+
+    swings = [10.0, 20.0, 10.0, 20.0, 10.0]
+    values = [100.0 + (d if i % 2 else -d) for d in swings for i in range(40)]
+    cvs = [d * math.sqrt(40 / 39) / 100 for d in swings]
+    spread = batch_variation(values)
+    mean = sum(cvs) / 5
+    assert spread.batches == 5 and spread.seconds == 200
+    assert spread.mean == pytest.approx(mean)
+    assert spread.se == pytest.approx(math.sqrt(sum((c - mean) ** 2 for c in cvs) / 4 / 5))
+    drifting = [level + (1.0 if i % 2 else -1.0) for level in (100.0, 200.0, 300.0, 400.0, 500.0) for i in range(40)]
+    assert batch_variation(drifting).mean < 0.011  # 1 / 100 at most: the steps between windows are not counted
+    assert batch_variation([100.0] * 200).mean == 0.0
+    assert batch_variation([100.0] * (WITHIN_RUN_MIN_SECONDS - 1)) is None
+    assert batch_variation([0.0] * 200) is None  # a window with nothing in it has no variation to speak of
+
+
+@pytest.mark.parametrize("phi", [0.0, 0.5, 0.8])
+def test_the_choppiness_interval_covers_as_often_as_it_says_on_autocorrelated_seconds(phi: float) -> None:
+    """sizing.stats.batch_variation's figure with run_mean_interval, as the findings state it for one run: the
+    known answer is the within-window CV of the same AR(1) process, from a separate, large simulation."""
+    from sizing.stats import batch_variation
+
+    rng = np.random.default_rng(int(phi * 10) + 11)
+    seconds = WITHIN_RUN_MIN_SECONDS
+    truth_runs = ar1_seconds(rng, phi, 9_000.0, 450.0, seconds)
+    truth = float(np.mean([batch_variation(run).mean for run in truth_runs]))
+    intervals = []
+    for run in ar1_seconds(rng, phi, 9_000.0, 450.0, seconds):
+        spread = batch_variation(run)
+        intervals.append(run_mean_interval(spread.mean, spread.rse, spread.batches))
+    covered = np.mean([i.low <= truth <= i.high for i in intervals])
+    print(f"AR(1) phi {phi}: within-window CV {truth:.4f}, stated {intervals[0].level:.2f}, measured {covered:.3f}")
+    assert abs(covered - intervals[0].level) <= 0.03

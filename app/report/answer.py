@@ -3,7 +3,6 @@ nothing here recomputes a figure): the report's first sentences and its Findings
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import pandas as pd
@@ -21,25 +20,21 @@ from sizing.stats import (
     WITHIN_RUN_BATCHES,
     WITHIN_RUN_MIN_SECONDS,
     level_text,
+    number,
 )
 
 HEADLINE_METRICS = ("publish_rate", "e2e_p99_ms")  # what the first sentences speak of; the section shows all
 SHAPE_METRIC = "publish_rate"  # the curve whose largest jump and knee the first sentences name (seed 003's)
 
 
-def _num(value: object) -> float | None:
-    if value is None:
-        return None
-    value = float(value)  # type: ignore[arg-type]
-    return value if math.isfinite(value) else None
-
-
 def fmt_value(metric: str, value: object) -> str:
-    v = _num(value)
+    v = number(value)
     if v is None:
         return "n/a"
     if METRIC[metric].unit == "ms":
         return f"{v / 1000:,.2f} s" if v >= 1000 else f"{v:,.1f} ms"
+    if METRIC[metric].unit == "CV":
+        return f"CV {v:.3f}"
     return f"{v:,.0f} msg/s"
 
 
@@ -55,12 +50,12 @@ def _basis_words(row: pd.Series) -> str:
 def fmt_effect(row: pd.Series) -> str:
     """`-31 % [-40 %, -20 %] (90 %, n = 3 vs 3)`, `-98 % [-99 %, -98 %] (90 %, n = 1 vs 1, within one run;
     run-to-run variation not measured)`, or `-31 % (n = 1 vs 1, no interval)`."""
-    effect = _num(row.get("effect"))
+    effect = number(row.get("effect"))
     if effect is None:
         return "n/a"
     text = f"{effect:+.0%}".replace("%", " %")
     counts = f"n = {int(row['n_baseline'])} vs {int(row['n'])}"
-    low, high = _num(row.get("effect_low")), _num(row.get("effect_high"))
+    low, high = number(row.get("effect_low")), number(row.get("effect_high"))
     if low is None or high is None:
         return f"{text} ({counts}, no interval)"
     bounds = f"[{low:+.0%}, {high:+.0%}]".replace("%", " %")
@@ -69,7 +64,7 @@ def fmt_effect(row: pd.Series) -> str:
 
 def fmt_level(row: pd.Series) -> str:
     text = fmt_value(row["metric"], row["value"])
-    low, high = _num(row.get("value_low")), _num(row.get("value_high"))
+    low, high = number(row.get("value_low")), number(row.get("value_high"))
     if low is None or high is None:
         return f"{text} (n = {int(row['n'])})"
     return (f"{text} [{fmt_value(row['metric'], low)}, {fmt_value(row['metric'], high)}] "

@@ -360,7 +360,7 @@ DYNAMICS_DDL = (RUN_KEY_DDL + ", `group` STRING, phase INT, backlog_max_client B
                 "worst_dip_ratio DOUBLE, backlog_slope DOUBLE, reduced_publish_s DOUBLE, publishers_blocked_s DOUBLE, "
                 "backlog_peak_s DOUBLE, backlog_end_client BIGINT, backlog_last_above_s DOUBLE, "
                 "drain_level_msgs DOUBLE, publish_rate_rse DOUBLE, confirm_rate_rse DOUBLE, consume_rate_rse DOUBLE, "
-                "rate_batches INT")
+                "rate_batches INT, publish_rate_cv DOUBLE, publish_rate_cv_rse DOUBLE")
 # phase_summary's rate -> the per-second count whose batch means give its spread within the run
 RATE_SERIES = {"publish_rate_rse": "published", "confirm_rate_rse": "confirmed", "consume_rate_rse": "consumed"}
 
@@ -441,6 +441,11 @@ def _rate_spreads(steady: pd.DataFrame) -> dict[str, float | int | None]:
         out[column] = rse
         if rse is not None:
             out["rate_batches"] = spread.batches
+    # Choppiness of the publish rate the findings read (confirmed; published when nothing was confirmed).
+    accepted = "confirmed" if steady["confirmed"].sum() > 0 else "published"
+    variation = stats.batch_variation(steady[accepted].astype(float).tolist())
+    out["publish_rate_cv"] = variation.mean if variation is not None else None
+    out["publish_rate_cv_rse"] = variation.rse if variation is not None and variation.mean > 0 else None
     return out
 
 
