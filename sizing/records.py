@@ -852,6 +852,10 @@ NODE_SERIES = (*_SERIES_KEY,
             *(f"{role}_write_{what}_per_s" for role in VOLUME_ROLES for what in ("bytes", "ops"))),
 )
 
+# One row per event of a run, as the generator recorded it (events): phase marks, faults, blocked connections, a
+# generator behind. The report marks its charts' phases and faults from it, and a user can query it like any table.
+RUN_EVENTS = EVENTS
+
 TABLES: dict[str, tuple[Column, ...]] = {
     "phase_summary": PHASE_SUMMARY,
     "capacity_repeats": CAPACITY_REPEATS,
@@ -868,13 +872,17 @@ TABLES: dict[str, tuple[Column, ...]] = {
     "client_series": CLIENT_SERIES,
     "broker_series": BROKER_SERIES,
     "node_series": NODE_SERIES,
+    "run_events": RUN_EVENTS,
 }
 
 SERIES_TABLES = ("client_series", "broker_series", "node_series")
+# What the analysis writes with phase_summary, into its partitions, and checks with it: the apps read these, never
+# the raw records (issue 35).
+BESIDE_SUMMARY = (*SERIES_TABLES, "run_events")
 # Every table is partitioned by run (issue 24: each run's answer stays queryable). Per-config tables by campaign,
 # config and run (a backfill of one config of one run replaces exactly its partition); the others are campaign-wide,
 # recomputed per run by the leaderboards step (and `runs` by the analysis job) into the run's partition.
-PER_CONFIG_TABLES = ("phase_summary", *SERIES_TABLES)
+PER_CONFIG_TABLES = ("phase_summary", *BESIDE_SUMMARY)
 CAMPAIGN_TABLES = tuple(name for name in TABLES if name not in PER_CONFIG_TABLES)
 
 

@@ -118,7 +118,8 @@ def node_rows(key: RunKey, phase: int, node: str, seconds: range, *, cpu_busy: f
 
 
 def series_tables(raw: dict[str, pa.Table]) -> dict[str, pa.Table]:
-    """The series tables (sizing.records.SERIES_TABLES) of one run's raw records, as the analysis writes them: client
+    """The tables beside phase_summary (sizing.records.BESIDE_SUMMARY) of one run's raw records, as the analysis
+    writes them: run_events the events as they are; client
     and node series by the analysis' own pure code (the client fold's blocks and their per-run rows; node_series is
     node_seconds' columns), broker_series as each node's last sample per whole second. For report tests that write
     tables without running Spark."""
@@ -135,6 +136,9 @@ def series_tables(raw: dict[str, pa.Table]) -> dict[str, pa.Table]:
     if "node_seconds" in raw:
         out["node_series"] = raw["node_seconds"].select(records.table_columns("node_series")).cast(
             series.arrow_schema("node_series"))
+    if "events" in raw:
+        out["run_events"] = raw["events"].select(records.table_columns("run_events")).cast(
+            series.arrow_schema("run_events"))
     if "broker_samples" in raw:
         samples = raw["broker_samples"].to_pandas()
         samples["second"] = samples["second"].floordiv(1).astype("int32")

@@ -49,7 +49,7 @@ def check_series_against_raw(spark, spec, store) -> None:
     Independent counter: the raw objects read back from the store with pyarrow, summed, maxed and their histograms
     merged per second here (sizing.histogram), not through the fold."""
     for config in (SMALL, BIG):
-        for table in records.SERIES_TABLES:
+        for table in records.BESIDE_SUMMARY:
             assert store.list(layout.table_prefix(table, CAMPAIGN.name, config, "R1")), (table, config)
     client = read_table(spark, spec, "client_series", CAMPAIGN.name, SMALL).toPandas()
     raw = raw_frame(store, SMALL, "client_seconds").assign(group=lambda f: f["group"].fillna("main"))
@@ -77,6 +77,11 @@ def check_series_against_raw(spark, spec, store) -> None:
     assert len(nodes) == len(raw_nodes) > 0
     assert np.isclose(nodes["cpu_busy"].sum(), raw_nodes["cpu_busy"].sum())
     assert "e2e_hist" not in client.columns  # no histogram leaves the analysis
+    events = read_table(spark, spec, "run_events", CAMPAIGN.name, SMALL).toPandas()
+    raw_events = raw_frame(store, SMALL, "events")
+    key = ["scenario", "repeat", "ts", "kind"]
+    assert len(raw_events) > 0 and (events.sort_values(key)[key].to_numpy().tolist()
+                                    == raw_events.sort_values(key)[key].to_numpy().tolist())
 
 
 def test_raw_to_tables_validated_idempotent_and_corruption_fails(spark, s3, tmp_path):

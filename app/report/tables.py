@@ -1,5 +1,5 @@
-"""The one place the report reads data (edge module): Spark tables (the per-second series too), the raw events, GX
-results.
+"""The one place the report reads data (edge module): Spark tables (the per-second series and the run's events
+too) and GX results; never a raw record (issue 35).
 
 Everything the report knows about the analysis tables' column names is in this module. When the
 Spark jobs rename a column, change the constants / RENAMES here and nothing else.
@@ -16,7 +16,7 @@ Layout (sizing.layout; a report reads its own run's partitions, issue 24):
     tables/recommendation/campaign=C/run=R/part-*.parquet     a sizing campaign's answer: per config its standing
     tables/{client,broker,node}_series/campaign=C/config=K/run=R/part-*.parquet   per second: per group, broker
         node, node (issue 35: the charts' series; the report merges no histogram and sums no worker)
-    raw/campaign=C/config=K/scenario=S/run=R/repeat=N/events/phase=PP/*.parquet   fault and phase marks
+    tables/run_events/campaign=C/config=K/run=R/part-*.parquet   the run's events: fault and phase marks
     validation/<batch>/campaign=C/config=K/run=R/result.json
 """
 
@@ -144,14 +144,15 @@ RENAMES: dict[str, dict[str, str]] = {
 
 CLIENT_SERIES = "client_series"
 BROKER_SERIES = "broker_series"
+RUN_EVENTS = "run_events"
 NODE_SERIES = "node_series"
 SERIES_QUANTILES = ["p50", "p75", "p95", "p99", "p999"]
-# Columns of the series tables the charts read (sizing.records.CLIENT_SERIES, BROKER_SERIES, NODE_SERIES).
+# Columns of the series tables the charts read (sizing.records.CLIENT_SERIES, BROKER_SERIES, NODE_SERIES, RUN_EVENTS).
 CLIENT_SERIES_COLUMNS = ["scenario", "repeat", "group", "second", "phase", "warmup", "offered_rate", "published",
                          "confirmed", "consumed",
                          "e2e_max_ms",  # the exact worst latency of each second (client-setting charts)
                          *(f"e2e_{q}_ms" for q in SERIES_QUANTILES)]
-EVENTS_COLUMNS = ["repeat", "second", "phase", "kind", "fault_id", "fault_kind", "node"]
+EVENTS_COLUMNS = ["scenario", "repeat", "second", "phase", "kind", "fault_id", "fault_kind", "node"]
 NODE_SERIES_COLUMNS = ["scenario", "repeat", "second", "phase", "node", "missing", "cpu_busy", "net_in_bytes_per_s",
                        "net_out_bytes_per_s", "client_in_bytes_per_s", "client_out_bytes_per_s",
                        "disk_write_bytes_per_s", "disk_write_ops_per_s"]
@@ -252,7 +253,7 @@ class ReportData:
     adverse: pd.DataFrame | None  # per config x adverse scenario, None when the table is absent
     pareto: pd.DataFrame | None
     # per (config_id, scenario, run_id), every repeat, for the time-series charts: client_series rows (of the
-    # foreground groups), the raw events (phase and fault marks), broker_series rows
+    # foreground groups), run_events rows (phase and fault marks), broker_series rows
     client_series: dict[tuple[str, str, str], pd.DataFrame]
     events: dict[tuple[str, str, str], pd.DataFrame]
     broker_series: dict[tuple[str, str, str], pd.DataFrame]
@@ -316,18 +317,6 @@ class TableReader:
                    ) -> pd.DataFrame | None:
         """A derived table's rows (of one config, of one run: None = all)."""
         return self.parquet(layout.table_prefix(table, campaign, config_id), run_id=run_id)
-
-    def raw(self, campaign: str, config_id: str, scenario: str, run_id: str, record_type: str,
-            columns: list[str]) -> pd.DataFrame | None:
-        prefix = layout.raw_scenario_run_prefix(campaign, config_id, scenario, run_id)
-        frames = []
-        for key in self.keys(prefix):
-            if layout.record_type_of(key) == record_type and key.endswith(".parquet"):
-                import pyarrow.parquet as pq
-
-                table = pq.read_table(io.BytesIO(self.get(key)))
-                frames.append(table.select([c for c in columns if c in table.column_names]).to_pandas())
-        return pd.concat(frames, ignore_index=True) if frames else None
 
     def validations(self, campaign: str, run_id: str | None = None) -> list[ValidationResult]:
         results = []
@@ -422,7 +411,7 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
         key = (config_id, scenario, run_id)
         if scenario in time_series_scenarios:
             client[key] = foreground_seconds(series.of(CLIENT_SERIES, key), everything, key)
-            events[key] = reader.raw(campaign, config_id, scenario, run_id, "events", EVENTS_COLUMNS)
+            events[key] = series.of(RUN_EVENTS, key)
         broker[key] = series.of(BROKER_SERIES, key)
     boards = board_views(wide, target_rate)
     nodes = {}
@@ -472,7 +461,7 @@ class SeriesTables:
     """The series tables of one campaign, each (table, config, run) partition read once for all its scenarios."""
 
     COLUMNS = {CLIENT_SERIES: CLIENT_SERIES_COLUMNS, BROKER_SERIES: BROKER_SERIES_COLUMNS,
-               NODE_SERIES: NODE_SERIES_COLUMNS}
+               NODE_SERIES: NODE_SERIES_COLUMNS, RUN_EVENTS: EVENTS_COLUMNS}
 
     def __init__(self, reader: TableReader, campaign: str) -> None:
         self.reader, self.campaign = reader, campaign

@@ -299,9 +299,9 @@ def batch_frames(spark: SparkSession | None, spec: StoreSpec, batch: str, campai
         return campaign_raw_frames(raw, campaign, configs, run_ids)
     if spark is None:
         raise ValueError(f"the {batch} batch is read through Spark: a session is needed")
-    if batch == "phase_summary":  # and the series tables written beside it, in the same partitions (issue 35)
+    if batch == "phase_summary":  # and the tables written beside it, in the same partitions (issue 35)
         return {name: read_partitions(spark, spec, name, campaign.name, configs, run_ids).toPandas()
-                for name in ("phase_summary", *records.SERIES_TABLES)}
+                for name in ("phase_summary", *records.BESIDE_SUMMARY)}
     if batch == "leaderboards":
         return {name: pd.concat([read_table(spark, spec, name, campaign.name, run_id=run_id).toPandas()
                                  for run_id in run_ids], ignore_index=True)

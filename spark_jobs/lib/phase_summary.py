@@ -847,17 +847,19 @@ def run(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[s
                       nodes=nodes, resource_limits=resource_limits)
     checked = None if raw_gate is None else lambda: raw_gate(clients.checks.toArrow(), nodes.checks.toArrow())
     replace_table(table, spec, TABLE, campaign, run_ids, configs, checked)
-    write_series(spec, campaign, configs, run_ids, clients, nodes, raw["broker_samples"])
+    write_series(spec, campaign, configs, run_ids, clients, nodes, raw["broker_samples"], raw["events"])
     clients.release()
     nodes.release()
 
 
 def write_series(spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str],
-                 clients: ClientRecords, nodes: NodeRecords, broker_samples: DataFrame) -> None:
-    """Issue 35: the per-second series tables of these configs and runs (sizing.records.SERIES_TABLES), from the
-    folds phase_summary read (the raw records are not read again), into the same partitions as phase_summary's."""
+                 clients: ClientRecords, nodes: NodeRecords, broker_samples: DataFrame, events: DataFrame) -> None:
+    """Issue 35: the tables beside phase_summary of these configs and runs (sizing.records.BESIDE_SUMMARY: the
+    per-second series and the run's events), from what phase_summary read (the raw records are not read again),
+    into the same partitions as phase_summary's."""
     frames = {"client_series": client_series(clients.series), "broker_series": series.broker_series(broker_samples),
-              "node_series": nodes.series.selectExpr(*series.cast_to("node_series"))}
+              "node_series": nodes.series.selectExpr(*series.cast_to("node_series")),
+              "run_events": events.selectExpr(*series.cast_to("run_events"))}
     for name, frame in frames.items():
         replace_table(frame, spec, name, campaign, run_ids, configs)
 

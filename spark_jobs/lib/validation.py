@@ -239,6 +239,15 @@ def _suites() -> dict[str, list[Expectation]]:
             ("ExpectColumnValuesToBeInSet", {"column": "target", "value_set": list(DEPLOYMENTS)}),
             *_non_negative(["cpu_busy", "disk_write_bytes_per_s", "net_in_bytes_per_s", "net_out_bytes_per_s"]),
         ],
+        # The run's events as recorded; a fault's marks name the fault.
+        "run_events": [
+            ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("run_events"),
+                                              "exact_match": True}),
+            *_not_null([*RUN_COLS, "ts", "second", "phase", "kind"]),
+            *_non_negative(["phase"]),
+            ("ExpectColumnValuesToNotBeNull", {"column": "fault_kind", "row_condition": "kind=='fault_start'",
+                                               "condition_parser": "pandas"}),
+        ],
         # A sizing campaign's answer (sizing.recommendation): one row per config, at most one recommended per run
         # and RabbitMQ version, and that one meets the target and holds every required scenario.
         "recommendation": [
