@@ -40,7 +40,7 @@ sys.path.insert(0, str(REPO))
 from adapters.leases import LeaseBoard  # noqa: E402
 from adapters.procs import busy_ports  # noqa: E402
 from app import demo  # noqa: E402
-from sizing import layout  # noqa: E402
+from sizing import layout, raw_layout  # noqa: E402
 from sizing.plan import cluster_key, local_port_base  # noqa: E402
 from sizing.runplan import owner_id  # noqa: E402
 
@@ -117,8 +117,8 @@ def retry(s: demo.DemoSettings, label: str) -> dict:
     keys = ["scenario", "run_id", "repeat", "phase"] + (["group"] if mine is not None and "group" in mine else [])
     duplicates = int(mine.duplicated(subset=keys).sum()) if mine is not None else None
     store = s.s3.store()
-    prefix = layout.raw_scenario_run_prefix("ci-tiny", CONFIG, "steps", label)
-    manifests = [k for k in store.list(prefix) if layout.is_manifest(k)]
+    prefix = raw_layout.raw_scenario_run_prefix("ci-tiny", CONFIG, "steps", label)
+    manifests = [k for k in store.list(prefix) if raw_layout.is_manifest(k)]
     lost, agree = None, []
     for key in manifests:
         manifest = json.loads(store.get(key))

@@ -32,12 +32,12 @@ from rabbit_sizing.operators.report import ReportOperator
 from rabbit_sizing.sensors.cluster import ClusterHealthySensor, ClusterSlotSensor
 
 from adapters.objectstore import S3Settings
-from sizing import layout
+from sizing import layout, raw_layout
 from sizing.runparams import RUN_PARAMS
 
 BUCKET = S3Settings.from_env().bucket
 # Assets downstream DAGs can schedule on (e.g. a dashboard refresh when leaderboards change).
-RAW = Asset(uri=layout.s3_uri(BUCKET, layout.RAW_ROOT), name="sizing_raw_runs", group="rabbit-sizing")
+RAW = Asset(uri=layout.s3_uri(BUCKET, raw_layout.RAW_ROOT), name="sizing_raw_runs", group="rabbit-sizing")
 PHASE_SUMMARY = Asset(uri=layout.s3_uri(BUCKET, layout.table_root("phase_summary")), name="sizing_phase_summary",
                       group="rabbit-sizing")
 LEADERBOARDS = Asset(uri=layout.s3_uri(BUCKET, layout.table_root("leaderboards")), name="sizing_leaderboards",

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sizing import layout, records
+from sizing import raw_layout, records
 from sizing.layout import RunKey
 
 LOG = logging.getLogger("loadgen.recorder")
@@ -81,7 +81,7 @@ class RecordStore:
         from adapters.objectstore import parquet_options
 
         table = to_table(record_type, self.key, rows)  # first: a row lacking a column writes nothing
-        object_key = layout.raw_part_key(self.key, record_type, phase=phase, worker=worker)
+        object_key = raw_layout.raw_part_key(self.key, record_type, phase=phase, worker=worker)
         path = self.local_path(object_key)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")
@@ -91,7 +91,7 @@ class RecordStore:
         return object_key
 
     def write_manifest(self, manifest: Mapping[str, Any]) -> str:
-        object_key = layout.manifest_key(self.key)
+        object_key = raw_layout.manifest_key(self.key)
         path = self.local_path(object_key)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str))

@@ -5,13 +5,7 @@ Derived tables are partitioned by run as well (issue 24: every run's answer is k
 campaign, config and run, so that re-running one config of one run overwrites exactly that partition; a
 campaign-wide table by campaign and run, recomputed per run.
 
-    raw/campaign=C/config=K/scenario=S/run=R/repeat=N/
-        manifest.json                           run metadata (versions, spec hash, config, times, status)
-        phases/part-0.parquet                   the timeline as run (records.PHASES)
-        client_seconds/phase=PP/worker=W.parquet per-second per-worker records, uploaded phase by phase
-        broker_samples/phase=PP/part-0.parquet  broker samples (management API + exact counters)
-        events/phase=PP/part-0.parquet          events of that phase (faults, blocks, ...)
-        accounting/part-0.parquet               loss / duplicate / reorder accounting, after the drain
+    raw/campaign=C/config=K/scenario=S/run=R/repeat=N/...     the generator's records: sizing.raw_layout
     tables/<table>/campaign=C/config=K/run=R/part-*.parquet   per-config tables (phase_summary)
     tables/<table>/campaign=C/run=R/part-*.parquet            campaign-wide tables (leaderboards, ..., runs)
     validation/<batch>/campaign=C/config=K/run=R/result.json   Great Expectations results
@@ -42,96 +36,36 @@ class RunKey:
                 "run_id": self.run_id, "repeat": self.repeat}
 
 
-RAW_ROOT = "raw/"
 TABLES_ROOT = "tables/"
 VALIDATION_ROOT = "validation/"
 REPORTS_ROOT = "reports/"
 LOGS_ROOT = "logs/"
-MANIFEST = "manifest.json"
 
 
-def _check(part: str, value: str) -> str:
+def checked_part(part: str, value: str) -> str:
+    """`value` as one partition's value (campaign=`value`), or a ValueError naming `part`."""
     if not value or "/" in value or "=" in value:
         raise ValueError(f"{part} {value!r} cannot name an object-store partition (empty, '/' or '=')")
     return value
 
 
-def raw_campaign_prefix(campaign: str) -> str:
-    return f"{RAW_ROOT}campaign={_check('campaign', campaign)}/"
-
-
-def raw_config_prefix(campaign: str, config_id: str) -> str:
-    return raw_campaign_prefix(campaign) + f"config={_check('config', config_id)}/"
-
-
-def raw_scenario_run_prefix(campaign: str, config_id: str, scenario: str, run_id: str) -> str:
-    """Every repeat of one scenario of one run of a config."""
-    return (raw_config_prefix(campaign, config_id)
-            + f"scenario={_check('scenario', scenario)}/run={_check('run', run_id)}/")
-
-
-def raw_run_prefix(key: RunKey) -> str:
-    return raw_scenario_run_prefix(key.campaign, key.config_id, key.scenario, key.run_id) + f"repeat={key.repeat}/"
-
-
-def run_key_of(object_key: str) -> RunKey | None:
-    """The RunKey of a raw object (the inverse of raw_run_prefix); None for a key outside a raw run partition."""
-    parts = object_key.split("/")
-    names = ("campaign", "config", "scenario", "run", "repeat")
-    if len(parts) < 7 or parts[0] != RAW_ROOT.rstrip("/"):
-        return None
-    if not all(part.startswith(f"{name}=") for part, name in zip(parts[1:6], names, strict=True)):
-        return None
-    campaign, config, scenario, run, repeat = (p.split("=", 1)[1] for p in parts[1:6])
-    if not repeat.isdigit():
-        return None
-    return RunKey(campaign, config, scenario, run, int(repeat))
-
-
-def manifest_key(key: RunKey) -> str:
-    return raw_run_prefix(key) + MANIFEST
-
-
-def is_manifest(object_key: str) -> bool:
-    """Whether a key is a load run's manifest (manifest_key of the run it lies in)."""
-    key = run_key_of(object_key)
-    return key is not None and object_key == manifest_key(key)
-
-
-def record_type_of(object_key: str) -> str | None:
-    """The record type of a raw object (`client_seconds`, `events`, ...: raw_part_key's), None for any other key.
-    Checks the root and the `repeat=` level only, not every partition as run_key_of does: the jobs ask it of
-    every listed object once per record type (100k keys: 0.1 s this way, 1.2 s through run_key_of)."""
-    parts = object_key.split("/", 7)
-    if len(parts) < 8 or parts[0] != RAW_ROOT[:-1] or not parts[5].startswith("repeat="):
-        return None
-    return parts[6]
-
-
-def raw_part_key(key: RunKey, record_type: str, phase: int | None = None, worker: int | None = None) -> str:
-    base = raw_run_prefix(key) + f"{record_type}/"
-    if phase is not None:
-        base += f"phase={phase:02d}/"
-    return base + (f"worker={worker}.parquet" if worker is not None else "part-0.parquet")
-
-
 def table_root(table: str) -> str:
     """Every campaign's partitions of a derived table."""
-    return f"{TABLES_ROOT}{_check('table', table)}/"
+    return f"{TABLES_ROOT}{checked_part('table', table)}/"
 
 
 def table_prefix(table: str, campaign: str, config_id: str | None = None, run_id: str | None = None) -> str:
     """A derived table's partition: the campaign's (every config and run under it), a config's (every run of it),
     a run's of a campaign-wide table, or one config of one run. A per-config table's rows of one run across
     configs have no prefix of their own: list the campaign's and keep `of_run`."""
-    prefix = f"{table_root(table)}campaign={_check('campaign', campaign)}/"
-    prefix += f"config={_check('config', config_id)}/" if config_id else ""
-    return prefix + (f"run={_check('run', run_id)}/" if run_id else "")
+    prefix = f"{table_root(table)}campaign={checked_part('campaign', campaign)}/"
+    prefix += f"config={checked_part('config', config_id)}/" if config_id else ""
+    return prefix + (f"run={checked_part('run', run_id)}/" if run_id else "")
 
 
 def part_key(prefix: str, tag: str) -> str:
     """One Parquet object of a table partition (`prefix`: table_prefix's); `tag` keeps writers apart."""
-    return f"{prefix}part-{_check('part', tag)}.parquet"
+    return f"{prefix}part-{checked_part('part', tag)}.parquet"
 
 
 def partition_value(key: str, name: str) -> str | None:
@@ -148,8 +82,8 @@ def of_run(keys: Iterable[str], run_id: str) -> list[str]:
 
 
 def validation_key(batch: str, campaign: str, config_id: str, run_id: str) -> str:
-    return (f"{VALIDATION_ROOT}{_check('batch', batch)}/campaign={_check('campaign', campaign)}/"
-            f"config={_check('config', config_id)}/run={_check('run', run_id)}/result.json")
+    return (f"{VALIDATION_ROOT}{checked_part('batch', batch)}/campaign={checked_part('campaign', campaign)}/"
+            f"config={checked_part('config', config_id)}/run={checked_part('run', run_id)}/result.json")
 
 
 @dataclass(frozen=True)
@@ -172,7 +106,7 @@ def validation_of(object_key: str) -> ValidationPartition | None:
 
 
 def report_key(campaign: str, run_id: str) -> str:
-    return f"{REPORTS_ROOT}campaign={_check('campaign', campaign)}/run={_check('run', run_id)}/report.html"
+    return f"{REPORTS_ROOT}campaign={checked_part('campaign', campaign)}/run={checked_part('run', run_id)}/report.html"
 
 
 def report_run_of(object_key: str) -> tuple[str, str] | None:
@@ -185,8 +119,8 @@ def report_run_of(object_key: str) -> tuple[str, str] | None:
 
 def run_log_key(campaign: str, config_id: str, run_id: str, scenario: str, repeat: int) -> str:
     """A load run's console log, beside (not inside) its raw partition: a log is no record the analysis reads."""
-    return (f"{LOGS_ROOT}campaign={_check('campaign', campaign)}/config={_check('config', config_id)}/"
-            f"run={_check('run', run_id)}/{_check('scenario', scenario)}-r{int(repeat)}.log")
+    return (f"{LOGS_ROOT}campaign={checked_part('campaign', campaign)}/config={checked_part('config', config_id)}/"
+            f"run={checked_part('run', run_id)}/{checked_part('scenario', scenario)}-r{int(repeat)}.log")
 
 
 def s3_uri(bucket: str, key: str) -> str:
@@ -201,7 +135,7 @@ def spec_key(file_name: str) -> str:
 
 
 def lease_prefix(target: str) -> str:
-    return f"leases/{_check('target', target)}/"
+    return f"leases/{checked_part('target', target)}/"
 
 
 def lease_key(target: str, slot: int) -> str:

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from sizing.fields import Problem
-from sizing.layout import RunKey, manifest_key, raw_config_prefix, run_key_of, table_prefix
+from sizing.layout import RunKey, table_prefix
 from sizing.plan import ConfigPlan, Trial, campaign_cost, plan_configs, plan_trials, trial_lifetime_s
+from sizing.raw_layout import manifest_key, raw_config_prefix, run_key_of
 from sizing.records import PER_CONFIG_TABLES
 from sizing.runparams import RUN_PARAMS, RunParams
 from sizing.spec import Campaign, scenario_names, selected

@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from adapters.objectstore import S3Settings
-from sizing import adverse, layout, recommendation, records, repeats, rules
+from sizing import adverse, layout, raw_layout, recommendation, records, repeats, rules
 from sizing.cost import cost_per_1000_msgs
 from sizing.layout import RunKey
 from sizing.plan import plan_configs
@@ -324,7 +324,7 @@ def write_sample(settings: S3Settings, repeats: int = 1, failed_validation: bool
                 run = RunKey(campaign.name, plan.config_id, scenario.name, RUN_ID, repeat)
                 for record_type, df in tables.items():
                     for phase, part in df.groupby("phase"):
-                        _put_parquet(settings, layout.raw_part_key(run, record_type, phase=int(phase)),
+                        _put_parquet(settings, raw_layout.raw_part_key(run, record_type, phase=int(phase)),
                                      _to_arrow(part, record_type))
                 # the per-second tables the analysis writes beside phase_summary (what the charts read)
                 raw = {record_type: _to_arrow(df, record_type) for record_type, df in tables.items()}

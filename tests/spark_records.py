@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from sizing import layout, records
+from sizing import raw_layout, records
 from sizing.histogram import LogHistogram
 from sizing.layout import RunKey
 
@@ -66,7 +66,7 @@ def frames(spark, record_type: str, rows: list[dict]):
 
 def put(store, key: RunKey, record_type: str, rows: list[dict], phase: int | None = None,
         worker: int | None = None) -> None:
-    store.put_parquet(layout.raw_part_key(key, record_type, phase, worker), table(record_type, rows))
+    store.put_parquet(raw_layout.raw_part_key(key, record_type, phase, worker), table(record_type, rows))
 
 
 def write_with_loadgen_recorder(objects: dict[str, pa.Table], key: RunKey, out_dir, s3) -> list[str]:
@@ -79,7 +79,7 @@ def write_with_loadgen_recorder(objects: dict[str, pa.Table], key: RunKey, out_d
     recorder = RecordStore(key, out_dir, upload=True, s3=s3)
     run_cols = set(key.as_dict())
     for object_key, tbl in objects.items():
-        rest = object_key[len(layout.raw_run_prefix(key)):]
+        rest = object_key[len(raw_layout.raw_run_prefix(key)):]
         record_type = rest.split("/", 1)[0]
         phase = re.search(r"/phase=(\d+)/", object_key)
         worker = re.search(r"/worker=(\d+)\.parquet$", object_key)

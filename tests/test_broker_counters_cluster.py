@@ -28,7 +28,7 @@ import pytest
 from adapters import brokercounters, nodestats
 from adapters.management import ManagementClient
 from loadgen.runner import Runner, RunOptions
-from sizing import layout
+from sizing import raw_layout
 from sizing.spec import parse_campaign
 
 pytestmark = pytest.mark.cluster
@@ -92,7 +92,7 @@ def test_exact_counters_match_the_generator_across_a_freeze(cluster, tmp_path):
     overview_after = _overview(cluster)
 
     books = pa.concat_tables([pq.read_table(f) for f in sorted(
-        (tmp_path / layout.raw_run_prefix(runner.key) / "accounting").rglob("*.parquet"))]).to_pylist()
+        (tmp_path / raw_layout.raw_run_prefix(runner.key) / "accounting").rglob("*.parquet"))]).to_pylist()
     published = sum(b["published"] for b in books)
     confirmed = sum(b["confirmed"] for b in books)
     consumed = runner.totals["consumed"]
@@ -104,7 +104,7 @@ def test_exact_counters_match_the_generator_across_a_freeze(cluster, tmp_path):
         published, confirmed, consumed, consumed)
 
     # The platform's own check, in the run manifest: the same exact counts, agreeing with the generator.
-    manifest = json.loads((tmp_path / layout.manifest_key(runner.key)).read_text())
+    manifest = json.loads((tmp_path / raw_layout.manifest_key(runner.key)).read_text())
     check = manifest["broker_counts"]
     assert check["agrees"] is True and check["differ"] == [], check
     assert check["broker"]["received"] == published and check["broker"]["delivered"] == consumed
@@ -112,7 +112,7 @@ def test_exact_counters_match_the_generator_across_a_freeze(cluster, tmp_path):
     # broker_samples: exact cumulative counters per row; during the freeze the scrape fails and the row says
     # nothing (null), never a made-up figure; rates only between two answered samples.
     samples = pa.concat_tables([pq.read_table(f) for f in sorted(
-        (tmp_path / layout.raw_run_prefix(runner.key) / "broker_samples").rglob("*.parquet"))]).to_pandas()
+        (tmp_path / raw_layout.raw_run_prefix(runner.key) / "broker_samples").rglob("*.parquet"))]).to_pandas()
     answered = samples[samples.messages_received.notna()].sort_values("second")
     assert answered.messages_received.is_monotonic_increasing
     assert before[node.name].received <= answered.messages_received.min()

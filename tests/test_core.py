@@ -8,17 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sizing.layout import (
-    RunKey,
-    manifest_key,
-    of_run,
-    partition_value,
-    raw_part_key,
-    report_key,
-    run_key_of,
-    table_prefix,
-    validation_key,
-)
+from sizing.layout import RunKey, of_run, partition_value, report_key, table_prefix, validation_key
+from sizing.raw_layout import manifest_key, raw_part_key, run_key_of
 from sizing.records import RECORD_TYPES, arrow_schema, spark_ddl
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,7 +21,7 @@ import pytest
 from adapters.management import ManagementClient
 from loadgen.cli import load_cluster
 from loadgen.runner import Runner, RunOptions
-from sizing import layout
+from sizing import raw_layout
 from sizing.histogram import RELATIVE_ACCURACY, merge_wire, quantile_from_counts
 from sizing.layout import RunKey
 from sizing.spec import parse_campaign
@@ -74,7 +74,7 @@ def run(cluster, scenario, tmp_path, s3=None, workers=2, spec=SPEC):
 
 
 def read(store_dir, key: RunKey, record_type):
-    prefix = store_dir / layout.raw_run_prefix(key) / record_type
+    prefix = store_dir / raw_layout.raw_run_prefix(key) / record_type
     files = sorted(prefix.rglob("*.parquet"))
     return pa.concat_tables([pq.read_table(f) for f in files]).to_pandas() if files else None
 
@@ -121,18 +121,18 @@ def test_two_steps_are_published_confirmed_and_consumed_without_loss(cluster, tm
     assert len(leaders) == 4 and sorted(Counter(leaders).values()) == [1, 1, 2], leaders
     # the same records are in the object store, phase by phase, with the manifest
     client = s3.client()
-    listed = {o["Key"] for o in client.list_objects_v2(Bucket=s3.bucket, Prefix=layout.raw_run_prefix(key))
+    listed = {o["Key"] for o in client.list_objects_v2(Bucket=s3.bucket, Prefix=raw_layout.raw_run_prefix(key))
               ["Contents"]}
     for phase in (1, 2):
         for worker in (0, 1):
-            assert layout.raw_part_key(key, "client_seconds", phase=phase, worker=worker) in listed
-        assert layout.raw_part_key(key, "events", phase=phase) in listed
-    assert layout.raw_part_key(key, "accounting") in listed
-    manifest = json.loads(client.get_object(Bucket=s3.bucket, Key=layout.manifest_key(key))["Body"].read())
+            assert raw_layout.raw_part_key(key, "client_seconds", phase=phase, worker=worker) in listed
+        assert raw_layout.raw_part_key(key, "events", phase=phase) in listed
+    assert raw_layout.raw_part_key(key, "accounting") in listed
+    manifest = json.loads(client.get_object(Bucket=s3.bucket, Key=raw_layout.manifest_key(key))["Body"].read())
     assert manifest["status"] == "complete" and manifest["versions"]["rabbitmq"]
     assert manifest["spec_hash"] == runner.campaign.spec_hash
     uploaded = pq.read_table(io.BytesIO(client.get_object(
-        Bucket=s3.bucket, Key=layout.raw_part_key(key, "accounting"))["Body"].read()))
+        Bucket=s3.bucket, Key=raw_layout.raw_part_key(key, "accounting"))["Body"].read()))
     assert uploaded.num_rows == 2
     assert any("phase 2/2" in line for line in lines)
 

@@ -20,7 +20,7 @@ import pytest
 from adapters import brokercounters
 from adapters.management import ManagementClient
 from loadgen.runner import Runner, RunOptions
-from sizing import layout
+from sizing import raw_layout
 from sizing.spec import parse_campaign
 from spark_jobs.lib import phase_summary as ps
 
@@ -58,7 +58,7 @@ def cluster(local_cluster_factory):
 
 
 def read(store_dir, runner, record_type) -> pa.Table:
-    files = sorted((store_dir / layout.raw_run_prefix(runner.key) / record_type).rglob("*.parquet"))
+    files = sorted((store_dir / raw_layout.raw_run_prefix(runner.key) / record_type).rglob("*.parquet"))
     return pa.concat_tables([pq.read_table(f) for f in files])
 
 

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from loadgen.runner import Runner, RunOptions
-from sizing import layout
+from sizing import raw_layout
 from sizing.spec import parse_campaign
 
 pytestmark = pytest.mark.cluster
@@ -69,7 +69,7 @@ def run(cluster, scenario: str, tmp_path):
 
 
 def read(store_dir, runner, record_type):
-    files = sorted((store_dir / layout.raw_run_prefix(runner.key) / record_type).rglob("*.parquet"))
+    files = sorted((store_dir / raw_layout.raw_run_prefix(runner.key) / record_type).rglob("*.parquet"))
     return pa.concat_tables([pq.read_table(f) for f in files]).to_pandas()
 
 

@@ -15,7 +15,7 @@ from loadgen import broker
 from loadgen.accounting import PublisherBook, account, merge_consumed
 from loadgen.drivers import hist_bytes
 from loadgen.recorder import MissingColumnError, RecordStore, to_table
-from sizing import layout, records
+from sizing import raw_layout, records
 from sizing.histogram import RELATIVE_ACCURACY, LogHistogram, merge_wire, quantile_from_counts
 from sizing.layout import RunKey
 from sizing.spec import QueueSpec
@@ -109,12 +109,12 @@ def test_record_store_writes_locally_and_uploads_under_layout_keys(s3, tmp_path)
     key = store.write_records("accounting", [{"phase": 1, "published": 3, "confirmed": 3, "consumed_unique": 3,
                                               "lost": 0, "duplicates": 0, "redelivered": 0, "reordered": 0,
                                               "group": "main"}])
-    assert key == layout.raw_part_key(KEY, "accounting")
+    assert key == raw_layout.raw_part_key(KEY, "accounting")
     store.write_manifest({"status": "complete"})
     client = s3.client()
     body = client.get_object(Bucket=s3.bucket, Key=key)["Body"].read()
     assert pq.read_table(io.BytesIO(body)).to_pylist()[0]["consumed_unique"] == 3
-    assert client.get_object(Bucket=s3.bucket, Key=layout.manifest_key(KEY))["Body"].read().startswith(b"{")
+    assert client.get_object(Bucket=s3.bucket, Key=raw_layout.manifest_key(KEY))["Body"].read().startswith(b"{")
     assert (tmp_path / key).exists() and store.errors == []
 
 
@@ -143,7 +143,7 @@ def test_a_failed_upload_is_reported_not_raised(tmp_path):
 
     store = RecordStore(KEY, tmp_path, upload=True, s3=S3Settings(bucket="b", endpoint_url="http://127.0.0.1:9"))
     store.write_records("phases", [])
-    assert (tmp_path / layout.raw_part_key(KEY, "phases")).exists()
+    assert (tmp_path / raw_layout.raw_part_key(KEY, "phases")).exists()
     assert len(store.errors) == 1
 
 

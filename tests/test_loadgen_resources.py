@@ -30,7 +30,7 @@ import pytest
 
 from adapters import nodestats
 from loadgen.runner import Runner, RunOptions
-from sizing import layout, rules
+from sizing import raw_layout, rules
 from sizing.spec import parse_campaign
 
 pytestmark = pytest.mark.cluster
@@ -74,7 +74,7 @@ def run(cluster, spec: dict, scenario: str, out: Path) -> tuple[Runner, pd.DataF
 
 
 def read(out: Path, runner: Runner, record_type: str) -> pd.DataFrame:
-    files = sorted((out / layout.raw_run_prefix(runner.key) / record_type).rglob("*.parquet"))
+    files = sorted((out / raw_layout.raw_run_prefix(runner.key) / record_type).rglob("*.parquet"))
     return pa.concat_tables([pq.read_table(f) for f in files]).to_pandas()
 
 

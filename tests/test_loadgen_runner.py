@@ -16,7 +16,7 @@ from loadgen.drivers import hist_bytes
 from loadgen.messages import Done, Ready, Row, Start, WorkerConfig
 from loadgen.runner import Runner, RunOptions
 from loadgen.schedule import BatchSchedule, per_second_counts
-from sizing import layout, records
+from sizing import raw_layout, records
 from sizing.cluster import ClusterInfo, NodeInfo
 from sizing.spec import parse_campaign
 
@@ -151,7 +151,7 @@ def drive(runner, clock, **pool_args):
 
 
 def read(tmp_path, runner, record_type):
-    files = [f for f in sorted((tmp_path / layout.raw_run_prefix(runner.key)).rglob("*.parquet"))
+    files = [f for f in sorted((tmp_path / raw_layout.raw_run_prefix(runner.key)).rglob("*.parquet"))
              if f"/{record_type}" in str(f)]
     return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
 

@@ -396,7 +396,7 @@ def test_seed_002s_local_twin_holds_what_one_node_absorbs_and_fails_what_it_cann
 
 
 def _raw(settings: DemoSettings, campaign: str, scenario: str, run_id: str, record_type: str) -> pd.DataFrame:
-    from sizing.layout import raw_scenario_run_prefix
+    from sizing.raw_layout import raw_scenario_run_prefix
 
     prefix = raw_scenario_run_prefix(campaign, "n1-c5.2xlarge-gp2", scenario, run_id)
     frame = read_table(settings, f"{prefix}repeat=1/{record_type}/")

@@ -12,8 +12,8 @@ from rabbit_sizing.hooks.loadgen import LoadgenRun, ecs_overrides, local_command
 from adapters.leases import LeaseBoard
 from adapters.planning import load_spec_param, slot_offset, validate_run
 from sizing.fields import SpecError
-from sizing.layout import manifest_key, raw_run_prefix
 from sizing.plan import Trial
+from sizing.raw_layout import manifest_key, raw_run_prefix
 from sizing.runplan import (
     CampaignRun,
     complete_configs,
@@ -129,9 +129,9 @@ def test_plan_filters_and_shifts_slots(tmp_path: Path):
     assert config_partitions("local-quick", "n3-c5.2xlarge-gp2") == [
         "raw/campaign=local-quick/config=n3-c5.2xlarge-gp2/",
         "tables/phase_summary/campaign=local-quick/config=n3-c5.2xlarge-gp2/",
-        # issue 35: the per-second series are the config's too
+        # issue 35: the per-second series and the run's events are the config's too
         *(f"tables/{t}/campaign=local-quick/config=n3-c5.2xlarge-gp2/"
-          for t in ("client_series", "broker_series", "node_series"))]
+          for t in ("client_series", "broker_series", "node_series", "run_events"))]
 
 
 def test_every_repeat_is_a_trial_on_its_own_cluster(tmp_path: Path):

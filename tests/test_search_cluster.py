@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 from loadgen.runner import Runner, RunOptions
-from sizing import layout
+from sizing import raw_layout
 from sizing.rules import PROBE_MATCH_FRACTION
 from sizing.spec import load_campaign
 
@@ -55,7 +55,7 @@ def test_the_search_finds_the_consumer_bound_within_5_percent(local_cluster_fact
     assert result.last_pass <= bound / PROBE_MATCH_FRACTION and result.first_fail >= 0.95 * bound, lines
     assert result.probes_used <= spec.worst_case_probes()
     # every decision is in the records, with the figures it used
-    prefix = tmp_path / layout.raw_run_prefix(runner.key) / "events"
+    prefix = tmp_path / raw_layout.raw_run_prefix(runner.key) / "events"
     events = pd.concat([pd.read_parquet(f) for f in sorted(prefix.rglob("*.parquet"))])
     decisions = [json.loads(d) for d in events[events.kind == "search_probe"].sort_values("phase")["detail"]]
     assert [d["passed"] for d in decisions] == [o.passed for o in result.outcomes]

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from adapters.objectstore import StoreSpec
-from sizing import layout, records
+from sizing import layout, raw_layout, records
 from sizing.histogram import merge_wire, quantile_from_counts
 from sizing.layout import RunKey
 from sizing.spec import load_campaign
@@ -39,8 +39,8 @@ def write_run(s3, out_dir, config: str, scenario: str, run_id: str, capacity: fl
 
 
 def raw_frame(store, config: str, record_type: str) -> pd.DataFrame:
-    keys = [k for k in store.list(layout.raw_config_prefix(CAMPAIGN.name, config))
-            if layout.record_type_of(k) == record_type]
+    keys = [k for k in store.list(raw_layout.raw_config_prefix(CAMPAIGN.name, config))
+            if raw_layout.record_type_of(k) == record_type]
     return pd.concat([store.read_parquet(k).to_pandas() for k in keys], ignore_index=True)
 
 
@@ -131,13 +131,13 @@ def test_raw_to_tables_validated_idempotent_and_corruption_fails(spark, s3, tmp_
     # A corrupted batch: a worker that consumed more than was ever published, and a phase with no records.
     key = RunKey(CAMPAIGN.name, BIG, "increasing-intensity", "BAD")
     write_run(s3, tmp_path, BIG, "increasing-intensity", "BAD", 5000.0)
-    part = layout.raw_part_key(key, "client_seconds", 1, 0)
+    part = raw_layout.raw_part_key(key, "client_seconds", 1, 0)
     table = store.read_parquet(part)
     table = table.set_column(table.schema.get_field_index("consumed"), "consumed",
                              __import__("pyarrow").compute.multiply(table.column("consumed"), 50))
     store.put_parquet(part, table)
     for worker in (0, 1):
-        store.delete([layout.raw_part_key(key, "client_seconds", 3, worker)])
+        store.delete([raw_layout.raw_part_key(key, "client_seconds", 3, worker)])
     outcome = gate.validate_batch(spark, spec, "raw", CAMPAIGN, BIG, "BAD", None)
     assert not outcome.success
     text = outcome.message()

@@ -12,7 +12,7 @@ import pyarrow.compute as pc
 import pytest
 
 from adapters.objectstore import StoreSpec
-from sizing import layout
+from sizing import layout, raw_layout
 from sizing.layout import RunKey
 from sizing.spec import load_campaign
 from spark_jobs.lib import gate, leaderboards, phase_summary
@@ -62,10 +62,10 @@ def test_each_gate_fails_on_its_bad_batch_and_names_only_the_bad_config(spark, s
     # is not whole buckets; SMALL is untouched.
     bad = write_run(store, BIG, "BAD", 5000.0)
     write_run(store, SMALL, "BAD", 1500.0)
-    rewrite(store, layout.raw_part_key(bad, "client_seconds", 1, 0), "consumed", lambda c: pc.multiply(c, 50))
-    rewrite(store, layout.raw_part_key(bad, "client_seconds", 2, 1), "e2e_hist",
+    rewrite(store, raw_layout.raw_part_key(bad, "client_seconds", 1, 0), "consumed", lambda c: pc.multiply(c, 50))
+    rewrite(store, raw_layout.raw_part_key(bad, "client_seconds", 2, 1), "e2e_hist",
             lambda c: pa.array([None if v is None else v + b"\x01" for v in c.to_pylist()], pa.binary()))
-    store.delete([layout.raw_part_key(bad, "client_seconds", 3, w) for w in (0, 1)])
+    store.delete([raw_layout.raw_part_key(bad, "client_seconds", 3, w) for w in (0, 1)])
     with pytest.raises(gate.ValidationFailed) as failed:
         gate.gate(spark, spec, "raw", CAMPAIGN, [SMALL, BIG], ["BAD"], None)
     text = str(failed.value)

@@ -18,7 +18,7 @@ import pytest
 
 from adapters.objectstore import StoreSpec
 from app.history import run_tables, stored_run_records
-from sizing import layout, records
+from sizing import layout, raw_layout, records
 from sizing.comparison import compare_runs
 from sizing.layout import RunKey
 from sizing.spec import load_campaign
@@ -52,7 +52,7 @@ def write_run(s3, out_dir: Path, config: str, run_id: str, capacity: float, erla
                     "ended_at": STARTED[run_id] + 600.0, "spec_hash": CAMPAIGN.spec_hash, "code_commit": "abc123",
                     "versions": {"python": "3.11.2", "pika": "1.3.2", "rabbitmq": "3.10.8", "erlang": erlang},
                     "config": {"config_id": config, "instance_type": "c5.2xlarge"}}
-        store.put(layout.manifest_key(key), json.dumps(manifest).encode())
+        store.put(raw_layout.manifest_key(key), json.dumps(manifest).encode())
 
 
 def table_objects(s3) -> dict[str, str]:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from adapters.objectstore import StoreSpec
-from sizing import adverse, layout
+from sizing import adverse, raw_layout
 from sizing.histogram import RELATIVE_ACCURACY
 from sizing.layout import RunKey
 from spark_jobs.lib import phase_summary as ps
@@ -137,7 +137,7 @@ def test_folding_where_objects_are_read_gives_what_folding_after_the_read_gives(
             data = table("client_seconds", part)
             if (phase, worker) == (2, 2):
                 data = data.drop_columns(["group"])
-            store.put_parquet(layout.raw_part_key(KEY, "client_seconds", phase, worker), data)
+            store.put_parquet(raw_layout.raw_part_key(KEY, "client_seconds", phase, worker), data)
 
     def read(*args, **kwargs):
         return read_raw(spark, spec, KEY.campaign, [KEY.config_id], [KEY.run_id], "client_seconds", *args, **kwargs)

@@ -15,7 +15,7 @@ import json
 import pandas as pd
 import pytest
 
-from sizing import layout
+from sizing import raw_layout
 from spark_jobs.lib import leaderboards
 from spark_jobs.lib import phase_summary as ps
 from spark_jobs.lib.validation import validate_frames
@@ -36,8 +36,8 @@ def search_run(tmp_path_factory):
     assert code == 0
     raw = {}
     for record_type in RECORD_TYPES:
-        files = sorted((tmp / layout.raw_run_prefix(runner.key)).rglob(f"{record_type}*/**/*.parquet")) or sorted(
-            f for f in (tmp / layout.raw_run_prefix(runner.key)).rglob("*.parquet") if f"/{record_type}" in str(f))
+        files = sorted((tmp / raw_layout.raw_run_prefix(runner.key)).rglob(f"{record_type}*/**/*.parquet")) or sorted(
+            f for f in (tmp / raw_layout.raw_run_prefix(runner.key)).rglob("*.parquet") if f"/{record_type}" in str(f))
         raw[record_type] = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True) if files else None
     return runner, raw
 

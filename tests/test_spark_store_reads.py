@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from adapters.objectstore import StoreSpec
-from sizing import layout
+from sizing import raw_layout
 from sizing.layout import RunKey
 from spark_jobs.lib import s3source
 from spark_jobs.lib.tableio import RawObjects
@@ -43,9 +43,9 @@ def phases_store(tmp_path) -> tuple[StoreSpec, list[dict]]:
         if repeat == 4:
             data = data.set_column(data.schema.get_field_index("target_rate"), "target_rate",
                                    data.column("target_rate").cast(pa.float32()))
-        store.put_parquet(layout.raw_part_key(key, "phases"), data)
+        store.put_parquet(raw_layout.raw_part_key(key, "phases"), data)
         rows += part
-    store.put_parquet(layout.raw_part_key(KEY, "client_seconds", 1, 0), table("client_seconds", []))
+    store.put_parquet(raw_layout.raw_part_key(KEY, "client_seconds", 1, 0), table("client_seconds", []))
     return spec, rows
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from sizing import layout
+from sizing import layout, raw_layout
 from sizing.layout import RunKey
 
 KEY = RunKey("local-quick", "n3-c5.2xlarge-gp2", "broker-kill", "manual-1", 2)
@@ -16,7 +16,7 @@ RAW = "raw/campaign=local-quick/config=n3-c5.2xlarge-gp2/scenario=broker-kill/ru
 def test_roots_and_new_keys_spell_what_was_written_by_hand() -> None:
     assert layout.table_root("runs") == "tables/runs/"
     assert layout.table_prefix("runs", "c").startswith(layout.table_root("runs"))
-    assert layout.raw_campaign_prefix("c") == layout.RAW_ROOT + "campaign=c/" == "raw/campaign=c/"
+    assert raw_layout.raw_campaign_prefix("c") == raw_layout.RAW_ROOT + "campaign=c/" == "raw/campaign=c/"
     assert (layout.VALIDATION_ROOT, layout.REPORTS_ROOT) == ("validation/", "reports/")
     # plugins/rabbit_sizing/uploads.py's hand-built log key, as it was
     assert (layout.run_log_key("local-quick", "n3-c5.2xlarge-gp2", "manual-1", "broker-kill", 2)
@@ -30,16 +30,17 @@ def test_roots_and_new_keys_spell_what_was_written_by_hand() -> None:
 
 
 def test_raw_readers_invert_the_raw_builders() -> None:
-    assert layout.is_manifest(layout.manifest_key(KEY)) and layout.manifest_key(KEY) == RAW + "manifest.json"
+    manifest = raw_layout.manifest_key(KEY)
+    assert raw_layout.is_manifest(manifest) and manifest == RAW + "manifest.json"
     for not_a_manifest in (RAW + "client_seconds/phase=01/manifest.json", "raw/campaign=c/manifest.json",
                            layout.report_key("c", "r"), RAW + "accounting/part-0.parquet"):
-        assert not layout.is_manifest(not_a_manifest), not_a_manifest
+        assert not raw_layout.is_manifest(not_a_manifest), not_a_manifest
     for record_type, phase, worker in (("client_seconds", 3, 1), ("events", 2, None), ("accounting", None, None)):
-        assert layout.record_type_of(layout.raw_part_key(KEY, record_type, phase, worker)) == record_type
+        assert raw_layout.record_type_of(raw_layout.raw_part_key(KEY, record_type, phase, worker)) == record_type
     # the manifest and keys outside a raw run partition have no record type (the old `"/events/" in key` test
     # matched a derived table of that name too)
-    for other in (layout.manifest_key(KEY), "tables/events/campaign=c/run=r/part-0.parquet"):
-        assert layout.record_type_of(other) is None, other
+    for other in (raw_layout.manifest_key(KEY), "tables/events/campaign=c/run=r/part-0.parquet"):
+        assert raw_layout.record_type_of(other) is None, other
 
 
 def test_validation_report_and_lease_readers_invert_their_builders() -> None:

@@ -10,7 +10,7 @@ import pytest
 from rabbit_sizing.uploads import configs_with_complete_raw, publish_run_log, publish_run_logs, raw_store
 
 from adapters.objectstore import LocalStore, S3Settings
-from sizing import layout
+from sizing import layout, raw_layout
 from sizing.cost import Volume
 from sizing.layout import RunKey
 from sizing.plan import Trial
@@ -50,7 +50,7 @@ def test_a_run_log_lands_under_its_layout_key_and_counts_only_once_its_manifest_
     assert _objects(s3) == {key: b"load run output\n"}
     with pytest.raises(RuntimeError, match="manifests are missing"):
         publish_run_logs(TRIAL, [RUN])
-    manifest = layout.manifest_key(RunKey(**RUN))
+    manifest = raw_layout.manifest_key(RunKey(**RUN))
     s3.client().put_object(Bucket=s3.bucket, Key=manifest, Body=json.dumps({"status": "running"}).encode())
     assert publish_run_logs(TRIAL, [RUN]) == [key]
     # a manifest the generator has not finished does not make the config analysable; a complete one does
@@ -64,7 +64,8 @@ def test_a_rerun_empties_only_its_own_raw_partition(s3: S3Settings) -> None:
 
     mine, other = RunKey(**RUN), RunKey(**{**RUN, "repeat": 2})
     for key in (mine, other):
-        raw_store().put(layout.raw_part_key(key, "accounting"), b"x")
-        raw_store().put(layout.manifest_key(key), b"{}")
-    LoadgenOperator(task_id="run", trial=TRIAL.to_dict(), cluster={})._clear_raw(layout.raw_run_prefix(mine))
-    assert sorted(_objects(s3)) == sorted([layout.raw_part_key(other, "accounting"), layout.manifest_key(other)])
+        raw_store().put(raw_layout.raw_part_key(key, "accounting"), b"x")
+        raw_store().put(raw_layout.manifest_key(key), b"{}")
+    LoadgenOperator(task_id="run", trial=TRIAL.to_dict(), cluster={})._clear_raw(raw_layout.raw_run_prefix(mine))
+    assert sorted(_objects(s3)) == sorted([raw_layout.raw_part_key(other, "accounting"),
+                                           raw_layout.manifest_key(other)])

@@ -49,7 +49,8 @@ def publish_run_log(trial: Trial, scenario: str, repeat: int) -> str | None:
 def publish_run_logs(trial: Trial, runs: list[dict]) -> list[str]:
     """Fails when a run's manifest is missing (the load generator writes it last); returns the keys of the runs'
     console logs in the object store (run_scenarios put them there)."""
-    from sizing.layout import RunKey, manifest_key
+    from sizing.layout import RunKey
+    from sizing.raw_layout import manifest_key
 
     store = raw_store()
     manifests = [manifest_key(RunKey(**r)) for r in runs]

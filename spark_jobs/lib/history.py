@@ -18,7 +18,7 @@ from pyspark.sql import SparkSession
 
 from adapters.installed import code_commit
 from adapters.objectstore import StoreSpec
-from sizing import layout, records
+from sizing import layout, raw_layout, records
 from sizing.history import run_row
 from sizing.spec import Campaign
 from spark_jobs.lib.tableio import read_table, replace_table
@@ -29,8 +29,8 @@ TABLE = "runs"
 def manifests(spec: StoreSpec, campaign: str, run_id: str) -> list[dict[str, Any]]:
     """Every load run's manifest of the run (any config, scenario, repeat), as the load generator last wrote it."""
     store = spec.open()
-    keys = [k for k in store.list(layout.raw_campaign_prefix(campaign))
-            if layout.is_manifest(k) and layout.partition_value(k, "run") == run_id]
+    keys = [k for k in store.list(raw_layout.raw_campaign_prefix(campaign))
+            if raw_layout.is_manifest(k) and layout.partition_value(k, "run") == run_id]
     out = []
     for key in sorted(keys):
         try:

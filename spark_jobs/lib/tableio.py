@@ -13,7 +13,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 from adapters.objectstore import StoreSpec
-from sizing import layout, records
+from sizing import layout, raw_layout, records
 from spark_jobs.lib.s3source import ObjectFold, list_objects, read_arrow, read_keys, read_objects, write_table
 
 
@@ -28,11 +28,11 @@ class RawObjects:
     @classmethod
     def list(cls, spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str]) -> RawObjects:
         runs = set(run_ids)
-        return cls(spec, tuple(list_objects(spec, [layout.raw_config_prefix(campaign, c) for c in configs],
+        return cls(spec, tuple(list_objects(spec, [raw_layout.raw_config_prefix(campaign, c) for c in configs],
                                             lambda key: layout.partition_value(key, "run") in runs)))
 
     def of(self, record_type: str) -> list[str]:
-        return [key for key in self.keys if layout.record_type_of(key) == record_type]
+        return [key for key in self.keys if raw_layout.record_type_of(key) == record_type]
 
     def read(self, spark: SparkSession, record_type: str, fold: ObjectFold | None = None,
              columns: Sequence[str] | None = None) -> DataFrame:
@@ -60,8 +60,8 @@ def read_raw(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Seque
 
 def read_campaign_raw(spark: SparkSession, spec: StoreSpec, campaign: str, record_type: str) -> DataFrame:
     """One record type of every config and run of a campaign (the query CLI's raw views)."""
-    return read_objects(spark, spec, [layout.raw_campaign_prefix(campaign)], records.spark_ddl(record_type),
-                        lambda key: layout.record_type_of(key) == record_type)
+    return read_objects(spark, spec, [raw_layout.raw_campaign_prefix(campaign)], records.spark_ddl(record_type),
+                        lambda key: raw_layout.record_type_of(key) == record_type)
 
 
 def read_table(spark: SparkSession, spec: StoreSpec, table: str, campaign: str, config_id: str | None = None,

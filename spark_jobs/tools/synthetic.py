@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from sizing import layout, records
+from sizing import raw_layout, records
 from sizing.disks import VOLUME_ROLES
 from sizing.histogram import LOG_GAMMA, MAX_BUCKET, WIRE_DTYPE, buckets_of
 from sizing.layout import RunKey
@@ -156,7 +156,7 @@ def run_objects(model: RunModel) -> dict[str, pa.Table]:
                 "in_flight_max": pa.array(np.minimum(n // 250, 1000)),
                 "group": pa.array([records.DEFAULT_GROUP] * secs.size),  # issue 14: the one implicit group
             }, schema=records.arrow_schema("client_seconds"))
-            objects[layout.raw_part_key(key, "client_seconds", number, worker)] = table
+            objects[raw_layout.raw_part_key(key, "client_seconds", number, worker)] = table
         total = round(achieved * phase.duration_s)
         acc_rows.append({**kd, "phase": number, "published": total, "confirmed": total, "consumed_unique": total,
                          "lost": 0, "duplicates": 0, "redelivered": 0, "reordered": 0})
@@ -173,14 +173,15 @@ def run_objects(model: RunModel) -> dict[str, pa.Table]:
                                 "disk_free_bytes": 900_000_000_000, "disk_alarm": False,
                                 "queue_messages": int(backlog_growth * (s - start)), "queue_messages_ready": 0,
                                 "queue_messages_unacked": 0, "publish_rate": achieved, "deliver_rate": achieved})
-        objects[layout.raw_part_key(key, "node_seconds", number)] = node_seconds_table(model, number, secs,
+        objects[raw_layout.raw_part_key(key, "node_seconds", number)] = node_seconds_table(model, number, secs,
                                                                                        achieved, backlog_growth)
         start += phase.duration_s
-    objects[layout.raw_part_key(key, "phases")] = pa.Table.from_pylist(phase_rows, records.arrow_schema("phases"))
-    objects[layout.raw_part_key(key, "accounting")] = pa.Table.from_pylist(acc_rows,
+    objects[raw_layout.raw_part_key(key, "phases")] = pa.Table.from_pylist(phase_rows, records.arrow_schema("phases"))
+    objects[raw_layout.raw_part_key(key, "accounting")] = pa.Table.from_pylist(acc_rows,
                                                                            records.arrow_schema("accounting"))
-    objects[layout.raw_part_key(key, "events", 1)] = pa.Table.from_pylist(event_rows, records.arrow_schema("events"))
-    objects[layout.raw_part_key(key, "broker_samples", 1)] = pa.Table.from_pylist(
+    objects[raw_layout.raw_part_key(key, "events", 1)] = pa.Table.from_pylist(event_rows,
+                                                                              records.arrow_schema("events"))
+    objects[raw_layout.raw_part_key(key, "broker_samples", 1)] = pa.Table.from_pylist(
         broker_rows, records.arrow_schema("broker_samples"))
     return objects
 
@@ -230,7 +231,7 @@ def write_objects(store, objects: dict[str, pa.Table]) -> int:
     rows = 0
     for key, table in objects.items():
         store.put_parquet(key, table)
-        if layout.record_type_of(key) == "client_seconds":
+        if raw_layout.record_type_of(key) == "client_seconds":
             rows += table.num_rows
     return rows
 

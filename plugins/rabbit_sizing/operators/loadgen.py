@@ -107,7 +107,7 @@ class LoadgenOperator(BaseOperator):
         from rabbit_sizing.cluster_lifecycle import cluster_for_task, cluster_json_path
         from rabbit_sizing.hooks.loadgen import LoadgenHook, forwarded_env, local_command
         from rabbit_sizing.uploads import publish_run_log, run_log_path
-        from sizing.layout import raw_run_prefix
+        from sizing.raw_layout import raw_run_prefix
         from sizing.runplan import run_keys
 
         cluster = cluster_for_task(trial, self.cluster)
@@ -125,7 +125,7 @@ class LoadgenOperator(BaseOperator):
             cluster_arg = cluster.to_json()
         env = forwarded_env()
         if trial.repeat == 1:  # the config's first trial drops repeats an earlier, longer spec left
-            from sizing.layout import raw_config_prefix
+            from sizing.raw_layout import raw_config_prefix
             from sizing.runplan import stale_repeat_keys
 
             self._clear_raw(raw_config_prefix(trial.campaign, trial.config_id),
