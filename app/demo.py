@@ -583,7 +583,8 @@ class AirflowClient(stackstate.AirflowClient):
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             response = self.http.get(f"{self.url}/api/v2/dags/{dag_id}", timeout=10)
-            if response.status_code == 200:
+            # A DAG whose file failed its last parse stays listed, stale: a run cannot be triggered on it.
+            if response.status_code == 200 and not response.json().get("is_stale"):
                 if response.json().get("is_paused"):
                     self.unpause(dag_id)
                 return
