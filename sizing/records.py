@@ -58,7 +58,8 @@ CLIENT_SECONDS = (*RUN_KEY,
     Column("e2e_max_us", "float64", "exact worst end-to-end latency of the second, us (the histogram's max is a "
            "bucket's representative value, up to 1 % low); null when nothing was delivered", nullable=True),
     Column("confirm_hist", "binary", "histogram of confirm latency: actual send -> confirm, us"),
-    Column("blocked_ms", "float64", "time this worker's connections spent blocked by the broker"),
+    Column("blocked_ms", "float64", "time this worker's connections spent blocked by the broker, summed over its "
+           "connections (connection-ms: up to 1000 x its publishing connections in a second)"),
     Column("cpu_s", "float64", "CPU seconds the worker process used in this second"),
     Column("publishers", "int32", "publishers this worker runs"),
     Column("consumers", "int32", "consumers this worker runs"),
@@ -827,8 +828,9 @@ CLIENT_SERIES = (*_SERIES_KEY,
     Column("e2e_max_ms", "float64", "exact worst end-to-end latency of the second, ms (null: nothing delivered, or "
            "records without it)", nullable=True),
     *_percentiles("confirm", "confirm latency"),
-    Column("blocked_ms", "float64", "time the group's most blocked worker had its connections blocked by the "
-           "broker in this second, ms (null: no worker said)", nullable=True),
+    Column("blocked_ms", "float64", "the most blocked worker's blocked time in this second, connection-ms summed "
+           "over its connections as client_seconds.blocked_ms (above 1000 when several were blocked the whole "
+           "second; null: no worker said)", nullable=True),
 )
 
 # One row per run, broker node and second: the node's last management sample in that second (broker_samples).
