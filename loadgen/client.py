@@ -197,7 +197,7 @@ class ConnectorHost(Protocol):
 
     def now_s(self) -> float: ...
 
-    def event(self, kind: str, node: str | None = None, **detail: Any) -> None: ...
+    def event(self, kind: str, node: str | None = None, at_s: float | None = None, **detail: Any) -> None: ...
 
     def send(self, message: WorkerMessage) -> None: ...
 
@@ -444,8 +444,9 @@ class Worker:
     def send(self, message: WorkerMessage) -> None:
         self.out.put(message)
 
-    def event(self, kind: str, node: str | None = None, **detail: Any) -> None:
-        second = self.now_s()
+    def event(self, kind: str, node: str | None = None, at_s: float | None = None, **detail: Any) -> None:
+        """An event now, or (`at_s`) about the second that began then: its phase is that second's."""
+        second = self.now_s() if at_s is None else at_s
         phase = self.cfg.timeline.phase_at(second) if self.start_mono is not None else None
         self.send(Event(self.cfg.worker, {
             "ts": self.start_epoch + second if self.start_mono else time.time(), "second": second,
@@ -530,10 +531,11 @@ class Worker:
         in_flight_max = max((p.in_flight_peak for p in self.publishers), default=0)
         for pub in self.publishers:
             pub.in_flight_peak = pub.in_flight
+        warmup = bool(phase and s < phase.steady_start_s)
         row = {
             "worker": self.cfg.worker, "second": s, "ts": self.start_epoch + s,
             "phase": phase.number if phase else 0,
-            "warmup": bool(phase and s < phase.steady_start_s),
+            "warmup": warmup,
             # Max mode has no target: its ramp is only a ceiling (sizing.timeline.Phase.rate).
             "target_rate": 0.0 if is_max else timeline.scheduled(s, s + 1),
             "scheduled": 0 if is_max or s >= len(self.scheduled) else int(self.scheduled[s]),
@@ -554,9 +556,13 @@ class Worker:
             "in_flight_max": in_flight_max,
         }
         late_s = max((p.lateness_s(now) for p in self.publishers), default=0.0)
-        if worker_behind(cpu_s, stats.tick_lag_max_s) and s - self.last_behind_event >= 10:
+        # About second s, stamped and phased as s (closing it is already the next second, maybe the next phase's).
+        # Not in a warm-up: those seconds are no figure of their phase, and a new step's settings taking hold lag
+        # there (flow-control-rtt-scale: one lagging second at the start of each new confirm window).
+        if not warmup and worker_behind(cpu_s, stats.tick_lag_max_s) and s - self.last_behind_event >= 10:
             self.last_behind_event = s
-            self.event("worker_behind", cpu_s=round(cpu_s, 3), tick_lag_ms=round(stats.tick_lag_max_s * 1000, 1),
+            self.event("worker_behind", at_s=float(s), cpu_s=round(cpu_s, 3),
+                       tick_lag_ms=round(stats.tick_lag_max_s * 1000, 1),
                        publish_delay_max_ms=round(delay_max / 1000, 1))
         self.send(Row(self.cfg.worker, row, late_s=late_s, final=final))
         stats.reset()
