@@ -113,7 +113,7 @@ def test_raw_to_tables_validated_idempotent_and_corruption_fails(spark, s3, tmp_
     docs = tmp_path / "docs"
     for batch, config in (("raw", SMALL), ("raw", BIG), ("phase_summary", SMALL), ("leaderboards", "all")):
         # Data Docs for the first batch only: one site shows they are built; each rebuild of the site costs seconds
-        outcome = gate.validate_batch(spark, spec, batch, CAMPAIGN, config, "R1",
+        outcome = gate.validate_batch(spec, batch, CAMPAIGN, config, "R1",
                                       str(docs) if (batch, config) == ("raw", SMALL) else None)
         assert outcome.success, outcome.message()
         result = json.loads(store.get(layout.validation_key(batch, CAMPAIGN.name, config, "R1")))
@@ -138,7 +138,7 @@ def test_raw_to_tables_validated_idempotent_and_corruption_fails(spark, s3, tmp_
     store.put_parquet(part, table)
     for worker in (0, 1):
         store.delete([raw_layout.raw_part_key(key, "client_seconds", 3, worker)])
-    outcome = gate.validate_batch(spark, spec, "raw", CAMPAIGN, BIG, "BAD", None)
+    outcome = gate.validate_batch(spec, "raw", CAMPAIGN, BIG, "BAD", None)
     assert not outcome.success
     text = outcome.message()
     assert "expect_column_pair_values_a_to_be_greater_than_b" in text and "run_consumed" in text

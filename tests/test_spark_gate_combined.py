@@ -52,7 +52,7 @@ def test_each_gate_fails_on_its_bad_batch_and_names_only_the_bad_config(spark, s
         write_run(store, config, "R1", capacity)
 
     # A clean campaign passes in one GX run, and every config's document says so.
-    good = gate.validate_batches(spark, spec, "raw", CAMPAIGN, [SMALL, BIG], ["R1"], None)
+    good = gate.validate_batches(spec, "raw", CAMPAIGN, [SMALL, BIG], ["R1"], None)
     assert all(o.success for o in good.values()) and len({id(o) for o in good.values()}) == 1
     docs = documents(store, "raw", "R1", [SMALL, BIG])
     assert all(d["success"] and d["results"] and d["validated_with"] == [f"{SMALL}/R1", f"{BIG}/R1"]
@@ -67,7 +67,7 @@ def test_each_gate_fails_on_its_bad_batch_and_names_only_the_bad_config(spark, s
             lambda c: pa.array([None if v is None else v + b"\x01" for v in c.to_pylist()], pa.binary()))
     store.delete([raw_layout.raw_part_key(bad, "client_seconds", 3, w) for w in (0, 1)])
     with pytest.raises(gate.ValidationFailed) as failed:
-        gate.gate(spark, spec, "raw", CAMPAIGN, [SMALL, BIG], ["BAD"], None)
+        gate.gate(spec, "raw", CAMPAIGN, [SMALL, BIG], ["BAD"], None)
     text = str(failed.value)
     assert "run_consumed" in text and "in_client_seconds" in text and "bad_histogram_rows" in text
     assert SMALL not in text
@@ -88,7 +88,7 @@ def test_each_gate_fails_on_its_bad_batch_and_names_only_the_bad_config(spark, s
 
     # raw: a config with no records at all cannot hide behind another config's rows.
     write_run(store, SMALL, "HALF", 1500.0)
-    outcomes = gate.validate_batches(spark, spec, "raw", CAMPAIGN, [SMALL, BIG], ["HALF"], None)
+    outcomes = gate.validate_batches(spec, "raw", CAMPAIGN, [SMALL, BIG], ["HALF"], None)
     assert outcomes[(SMALL, "HALF")].success and not outcomes[(BIG, "HALF")].success
     assert any("in_client_seconds" in f for f in outcomes[(BIG, "HALF")].failures)
 
@@ -98,13 +98,13 @@ def test_each_gate_fails_on_its_bad_batch_and_names_only_the_bad_config(spark, s
     for batch in ("raw", "phase_summary"):
         assert all(d["success"] and d["validated_with"] == [f"{SMALL}/R1", f"{BIG}/R1"]
                    for d in documents(store, batch, "R1", [SMALL, BIG]).values())
-    assert all(o.success for o in gate.validate_batches(spark, spec, "phase_summary", CAMPAIGN, [SMALL, BIG],
+    assert all(o.success for o in gate.validate_batches(spec, "phase_summary", CAMPAIGN, [SMALL, BIG],
                                                         ["R1"], None).values())
     (part,) = [k for k in store.list(layout.table_prefix("phase_summary", CAMPAIGN.name, BIG, "R1"))
                if k.endswith(".parquet")]
     rewrite(store, part, "e2e_p99_ms", lambda c: pc.multiply(c, 0.0))
     with pytest.raises(gate.ValidationFailed, match="e2e_p99_ms") as failed:
-        gate.gate(spark, spec, "phase_summary", CAMPAIGN, [SMALL, BIG], ["R1"], None)
+        gate.gate(spec, "phase_summary", CAMPAIGN, [SMALL, BIG], ["R1"], None)
     assert SMALL not in str(failed.value)
     docs = documents(store, "phase_summary", "R1", [SMALL, BIG])
     assert docs[SMALL]["success"] is True and docs[BIG]["success"] is False
@@ -113,11 +113,11 @@ def test_each_gate_fails_on_its_bad_batch_and_names_only_the_bad_config(spark, s
     # leaderboards (campaign-wide, one batch per run): a non-positive monthly cost fails it. (No `runs` row here:
     # its manifests are not written, and that expectation fails on both sides.)
     leaderboards.run(spark, spec, CAMPAIGN, "R1")
-    before = gate.validate_batch(spark, spec, "leaderboards", CAMPAIGN, gate.CAMPAIGN_WIDE, "R1", None)
+    before = gate.validate_batch(spec, "leaderboards", CAMPAIGN, gate.CAMPAIGN_WIDE, "R1", None)
     assert not [f for f in before.failures if "monthly_cost" in f], before.failures
     (board,) = [k for k in store.list(layout.table_prefix("leaderboards", CAMPAIGN.name, run_id="R1"))
                 if k.endswith(".parquet")]
     rewrite(store, board, "monthly_cost", lambda c: pc.multiply(c, -1.0))
     with pytest.raises(gate.ValidationFailed, match=r"leaderboards: expect_column_values_to_be_between.*monthly_cost"):
-        gate.gate(spark, spec, "leaderboards", CAMPAIGN, [gate.CAMPAIGN_WIDE], ["R1"], None)
+        gate.gate(spec, "leaderboards", CAMPAIGN, [gate.CAMPAIGN_WIDE], ["R1"], None)
     assert documents(store, "leaderboards", "R1", [gate.CAMPAIGN_WIDE])[gate.CAMPAIGN_WIDE]["success"] is False

@@ -126,7 +126,7 @@ def test_two_runs_and_a_backfill_of_one_config_keep_both_runs_queryable(spark, s
         assert record["spec_hash"] == CAMPAIGN.spec_hash and record["spark_version"] == spark.version
         assert record["configs"] == f"{SMALL}, {BIG}" and record["load_runs"] == record["load_runs_complete"] == 4
     assert runs["R1"]["started_at"] == STARTED["R1"] and runs["R1"]["ended_at"] == STARTED["R1"] + 600
-    outcome = gate.validate_batch(spark, spec, "leaderboards", CAMPAIGN, gate.CAMPAIGN_WIDE, "R2", None)
+    outcome = gate.validate_batch(spec, "leaderboards", CAMPAIGN, gate.CAMPAIGN_WIDE, "R2", None)
     assert "runs" in outcome.results and not [f for f in outcome.failures if f.startswith("runs:")], outcome.failures
 
     # Both runs answer a query (`sizing query`: every run's rows, or one run's with --run-id) ...

@@ -4,8 +4,9 @@
         --spec campaigns/local-quick.yaml --campaign local-quick --config n1-c5.2xlarge-gp2 --run-id R1
     python -m spark_jobs.jobs.validate --batch leaderboards --spec ... --campaign local-quick --run-id R1
 
-Batches and where results go: spark_jobs/lib/gate.py. Data Docs are built into --docs-dir (default
-build/gx_docs). Exit code 1 when any expectation failed.
+Batches and where results go: spark_jobs/lib/gate.py. Every batch is read by this process (no Spark session: GX
+validates pandas frames, and the rows would only cross into a JVM and back). Data Docs are built into --docs-dir
+(default build/gx_docs). Exit code 1 when any expectation failed.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from adapters.objectstore import StoreSpec
 from sizing import layout
 from spark_jobs.lib import gate
 from spark_jobs.lib.campaigns import load as load_campaign
-from spark_jobs.lib.session import get_session
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -39,10 +39,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit(f"--campaign {args.campaign!r} but {args.spec} defines campaign {campaign.name!r}")
     if args.batch != "leaderboards" and args.config == gate.CAMPAIGN_WIDE:
         raise SystemExit(f"--batch {args.batch} needs --config")
-    spark = get_session(f"validate {args.batch} {args.campaign}")
     spec = StoreSpec.from_env()
     config = args.config if args.batch != "leaderboards" else gate.CAMPAIGN_WIDE
-    outcome = gate.validate_batch(spark, spec, args.batch, campaign, config, args.run_id, args.docs_dir)
+    outcome = gate.validate_batch(spec, args.batch, campaign, config, args.run_id, args.docs_dir)
     key = layout.validation_key(args.batch, args.campaign, config, args.run_id)
     print(f"validate {args.batch} {args.campaign}/{config}/{args.run_id}: {outcome.message()}\n"
           f"result: {spec.uri(key)}")
@@ -50,8 +49,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    # Run the importable module's main, so that functions shipped to Python workers come from
-    # spark_jobs.jobs.validate (in the --py-files zip), not from a second copy loaded as __main__.
-    from spark_jobs.jobs.validate import main as _main
-
-    sys.exit(_main())
+    sys.exit(main())

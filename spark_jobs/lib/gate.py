@@ -21,7 +21,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql import SparkSession
 
 from adapters.objectstore import StoreSpec
 from sizing import layout, records
@@ -29,7 +28,7 @@ from sizing.spec import Campaign
 from sizing.timeline import expand
 from spark_jobs.lib import validation
 from spark_jobs.lib.s3source import ddl_to_arrow, gathered
-from spark_jobs.lib.tableio import RawObjects, read_partitions, read_table
+from spark_jobs.lib.tableio import RawObjects, partition_rows
 
 RUN_COLS = validation.RUN_COLS
 CAMPAIGN_WIDE = "all"
@@ -290,21 +289,18 @@ def raw_rows(objects: RawObjects, record_types: Sequence[str] = RAW_TYPES) -> di
                  else objects.rows(rt)).to_pandas() for rt in record_types}
 
 
-def batch_frames(spark: SparkSession | None, spec: StoreSpec, batch: str, campaign: Campaign, configs: Sequence[str],
+def batch_frames(spec: StoreSpec, batch: str, campaign: Campaign, configs: Sequence[str],
                  run_ids: Sequence[str]) -> dict[str, pd.DataFrame]:
-    """The frames of a batch kind for these configs and runs, each record type read once for all of them (the raw
-    batch without Spark: `spark` may be None)."""
+    """The frames of a batch kind for these configs and runs, each record type or table read once for all of them,
+    by this process (GX validates pandas frames: through Spark the rows would cross into the JVM and back)."""
     if batch == "raw":
         raw = raw_rows(RawObjects.list(spec, campaign.name, configs, run_ids))
         return campaign_raw_frames(raw, campaign, configs, run_ids)
-    if spark is None:
-        raise ValueError(f"the {batch} batch is read through Spark: a session is needed")
     if batch == "phase_summary":  # and the tables written beside it, in the same partitions (issue 35)
-        return {name: read_partitions(spark, spec, name, campaign.name, configs, run_ids).toPandas()
+        return {name: partition_rows(spec, name, campaign.name, configs, run_ids).to_pandas()
                 for name in ("phase_summary", *records.BESIDE_SUMMARY)}
     if batch == "leaderboards":
-        return {name: pd.concat([read_table(spark, spec, name, campaign.name, run_id=run_id).toPandas()
-                                 for run_id in run_ids], ignore_index=True)
+        return {name: partition_rows(spec, name, campaign.name, None, run_ids).to_pandas()
                 for name in VALIDATED_CAMPAIGN_TABLES}
     raise ValueError(f"unknown batch {batch!r}: raw | phase_summary | leaderboards")
 
@@ -318,7 +314,7 @@ def of_batch(frames: dict[str, pd.DataFrame], config_id: str, run_id: str) -> di
     return {name: frame[rows(frame)].reset_index(drop=True) for name, frame in frames.items()}
 
 
-def validate_batches(spark: SparkSession | None, spec: StoreSpec, batch: str, campaign: Campaign,
+def validate_batches(spec: StoreSpec, batch: str, campaign: Campaign,
                      configs: Sequence[str], run_ids: Sequence[str], docs_dir: str | None,
                      frames: dict[str, pd.DataFrame] | None = None) -> dict[tuple[str, str], validation.Outcome]:
     """Run the batch's suites over these configs and runs (on `frames`, if the caller has them: batch_frames'), and
@@ -330,7 +326,7 @@ def validate_batches(spark: SparkSession | None, spec: StoreSpec, batch: str, ca
     explicit failing row (raw_frames). Only when the union fails is each config and run validated on its own, so
     that each document names its own failures (the union's verdict is GX's BOOLEAN_ONLY, half the time of the
     counts and lists of unexpected values on a million rows; a single batch gets them at once)."""
-    frames = frames if frames is not None else batch_frames(spark, spec, batch, campaign, configs, run_ids)
+    frames = frames if frames is not None else batch_frames(spec, batch, campaign, configs, run_ids)
     batches = [(config, run_id) for config in configs for run_id in run_ids]
     together = validation.validate_frames(frames, docs_dir, "SUMMARY" if len(batches) == 1 else "BOOLEAN_ONLY")
     if together.success or len(batches) == 1:
@@ -347,22 +343,22 @@ def validate_batches(spark: SparkSession | None, spec: StoreSpec, batch: str, ca
     return outcomes
 
 
-def validate_batch(spark: SparkSession, spec: StoreSpec, batch: str, campaign: Campaign, config_id: str,
+def validate_batch(spec: StoreSpec, batch: str, campaign: Campaign, config_id: str,
                    run_id: str, docs_dir: str | None) -> validation.Outcome:
     """One config's batch of one run (the `validate` job): validate_batches of just it."""
-    return validate_batches(spark, spec, batch, campaign, [config_id], [run_id], docs_dir)[(config_id, run_id)]
+    return validate_batches(spec, batch, campaign, [config_id], [run_id], docs_dir)[(config_id, run_id)]
 
 
 class ValidationFailed(SystemExit):
     """A batch failed its suite: the job exits non-zero, naming every failed expectation."""
 
 
-def gate(spark: SparkSession | None, spec: StoreSpec, batch: str, campaign: Campaign, configs: Sequence[str],
+def gate(spec: StoreSpec, batch: str, campaign: Campaign, configs: Sequence[str],
          run_ids: Sequence[str], docs_dir: str | None, frames: dict[str, pd.DataFrame] | None = None) -> None:
-    """Validate these configs' batches of these runs inside a job's own Spark session (no extra spark-submit),
-    in one GX run (validate_batches), and stop the job when any failed, naming every failed expectation."""
+    """Validate these configs' batches of these runs inside a job (no extra spark-submit), in one GX run
+    (validate_batches), and stop the job when any failed, naming every failed expectation."""
     start = time.monotonic()
-    outcomes = validate_batches(spark, spec, batch, campaign, configs, run_ids, docs_dir, frames)
+    outcomes = validate_batches(spec, batch, campaign, configs, run_ids, docs_dir, frames)
     failures = []
     for (config, run_id), outcome in outcomes.items():
         where = f"{batch} {campaign.name}/{config}/{run_id}"
@@ -406,6 +402,6 @@ class RawGate:
                              for rt, rows in checked.items()}}
         finally:
             self._pool.shutdown(wait=False)
-        gate(None, spec, "raw", campaign, configs, run_ids, docs_dir,
+        gate(spec, "raw", campaign, configs, run_ids, docs_dir,
              campaign_raw_frames(raw, campaign, configs, run_ids))
         self._verdict = True  # passed: a later call (the job failing after its write began) has nothing to add

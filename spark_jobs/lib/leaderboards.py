@@ -427,4 +427,4 @@ def step(spark: SparkSession, spec: StoreSpec, campaign: Campaign, run_id: str, 
     where = spec.uri(layout.TABLES_ROOT)
     print(f"leaderboards: wrote {', '.join(tables)} for {campaign.name} run {run_id} under {where}", flush=True)
     if validate:
-        gate.gate(spark, spec, "leaderboards", campaign, [gate.CAMPAIGN_WIDE], [run_id], docs_dir)
+        gate.gate(spec, "leaderboards", campaign, [gate.CAMPAIGN_WIDE], [run_id], docs_dir)

@@ -882,6 +882,6 @@ def step(spark: SparkSession, spec: StoreSpec, campaign: Campaign, configs: Sequ
         except Exception:
             raw_gate.passed()  # a batch that failed its gate says so, not the summary's error on it
             raise
-        gate.gate(spark, spec, "phase_summary", campaign, configs, run_ids, docs_dir)
+        gate.gate(spec, "phase_summary", campaign, configs, run_ids, docs_dir)
     print(f"phase_summary: wrote {', '.join(configs)} of {campaign.name}, run(s) {', '.join(run_ids)}, to "
           f"{spec.uri(layout.table_prefix(TABLE, campaign.name))}", flush=True)
