@@ -321,19 +321,18 @@ def _rows_of(folded: DataFrame, kind: str, ddl: str) -> DataFrame:
 @dataclass(frozen=True)
 class NodeRecords:
     """node_seconds as phase_summary reads it: `partials`, each node phase folded where read (NODE_PARTIAL_DDL),
-    and the raw gate's `checks` (gate.NODE_CHECK_DDL)."""
+    and the raw gate's `checks` (gate.NODE_CHECK_DDL). node_series is not among them: it is node_seconds' own
+    columns, written from the raw objects by the driver (series.write_node_series), never through the JVM."""
 
     partials: DataFrame
     checks: DataFrame
     cached: DataFrame | None = None  # what `release` drops once the table is written
-    series: DataFrame | None = None  # node_series' rows (records.NODE_SERIES)
 
     @classmethod
     def folded(cls, folded: DataFrame) -> NodeRecords:
-        """All from one fold's output (NODE_FOLDED_DDL), cached: the summary, the gate and node_series read it."""
+        """Both from one fold's output (NODE_FOLDED_DDL), cached: the summary and the gate read it."""
         folded = folded.persist()
-        return cls(_rows_of(folded, PARTIAL, NODE_PARTIAL_DDL), _rows_of(folded, CHECK, gate.NODE_CHECK_DDL), folded,
-                   _rows_of(folded, SERIES, records.table_ddl("node_series")))
+        return cls(_rows_of(folded, PARTIAL, NODE_PARTIAL_DDL), _rows_of(folded, CHECK, gate.NODE_CHECK_DDL), folded)
 
     @classmethod
     def of(cls, node_seconds: DataFrame, phases: DataFrame) -> NodeRecords:
@@ -542,7 +541,7 @@ NODE_COLUMNS = list(dict.fromkeys([
     "machine_cores", "run_queue", "disk_write_bytes_per_s", "disk_read_bytes_per_s", "disk_write_ops_per_s",
     "net_in_bytes_per_s", "net_out_bytes_per_s", "client_in_bytes_per_s", "client_out_bytes_per_s",
     "internode_in_bytes_per_s", "internode_out_bytes_per_s", "nic_in_bytes_per_s", "nic_out_bytes_per_s",
-    *ROLE_FIGURES, *gate.NODE_CHECK_READS, *records.table_columns("node_series")]))
+    *ROLE_FIGURES, *gate.NODE_CHECK_READS]))
 WINDOW_COLUMNS = ["start_s", "warmup_s", "duration_s"]
 
 
@@ -585,8 +584,7 @@ def _union_ddl(*ddls: str) -> str:
     return ", ".join(parts)
 
 
-# Issue 35: and node_series' rows (records.NODE_SERIES: node_seconds' own columns), projected where read.
-NODE_FOLDED_DDL = _union_ddl(NODE_PARTIAL_DDL, "kind STRING", gate.NODE_CHECK_DDL, records.table_ddl("node_series"))
+NODE_FOLDED_DDL = _union_ddl(NODE_PARTIAL_DDL, "kind STRING", gate.NODE_CHECK_DDL)
 
 
 def fold_node_seconds(batches: Iterator[pa.RecordBatch], arguments: list[list]) -> Iterator[pa.RecordBatch]:
@@ -597,14 +595,10 @@ def fold_node_seconds(batches: Iterator[pa.RecordBatch], arguments: list[list]) 
     out_schema = ddl_to_arrow(NODE_FOLDED_DDL)
     for table in gathered(batches):
         frame = table.to_pandas()
-        projected = table.select(NODE_SERIES_COLUMNS)
-        for kind, folded in ((PARTIAL, _node_partials(frame, windows)), (CHECK, gate.node_checks(frame)),
-                             (SERIES, projected)):
+        for kind, folded in ((PARTIAL, _node_partials(frame, windows)), (CHECK, gate.node_checks(frame))):
             folded = folded.append_column("kind", pa.array([kind] * folded.num_rows, pa.string()))
             yield from align_to_schema(folded, out_schema).to_batches()
 
-
-NODE_SERIES_COLUMNS = records.table_columns("node_series")
 
 
 def _node_partials(frame: pd.DataFrame, windows: pd.DataFrame) -> pa.Table:
@@ -847,18 +841,18 @@ def run(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[s
                       nodes=nodes, resource_limits=resource_limits)
     checked = None if raw_gate is None else lambda: raw_gate(clients.checks.toArrow(), nodes.checks.toArrow())
     replace_table(table, spec, TABLE, campaign, run_ids, configs, checked)
-    write_series(spec, campaign, configs, run_ids, clients, nodes, raw["broker_samples"], raw["events"])
+    write_series(spec, campaign, configs, run_ids, clients, raw["broker_samples"], raw["events"])
+    series.write_node_series(objects, campaign, configs, run_ids)
     clients.release()
     nodes.release()
 
 
 def write_series(spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str],
-                 clients: ClientRecords, nodes: NodeRecords, broker_samples: DataFrame, events: DataFrame) -> None:
+                 clients: ClientRecords, broker_samples: DataFrame, events: DataFrame) -> None:
     """Issue 35: the tables beside phase_summary of these configs and runs (sizing.records.BESIDE_SUMMARY: the
-    per-second series and the run's events), from what phase_summary read (the raw records are not read again),
-    into the same partitions as phase_summary's."""
+    per-second series and the run's events), from what phase_summary read, into the same partitions as
+    phase_summary's; node_series apart (series.write_node_series)."""
     frames = {"client_series": client_series(clients.series), "broker_series": series.broker_series(broker_samples),
-              "node_series": nodes.series.selectExpr(*series.cast_to("node_series")),
               "run_events": events.selectExpr(*series.cast_to("run_events"))}
     for name, frame in frames.items():
         replace_table(frame, spec, name, campaign, run_ids, configs)

@@ -6,7 +6,8 @@ library module of the analysis: phase_summary's folds carry what they need, this
   sizing.histogram.quantile_from_counts, vectorised), and for the seconds another fold call may hold too their
   merged entries; `client_rows` merges those again per run;
 - broker_series: broker_samples per node and whole second, the node's last sample in it;
-- node_series: node_seconds' figures per node and second, projected where they are read (the node fold).
+- node_series: node_seconds' own columns, a row per node and second, read from the raw objects and written by the
+  driver one config at a time (`write_node_series`).
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from sizing import records
+from sizing import layout, records
 from sizing.histogram import MAX_BUCKET, WIRE_DTYPE, bucket_value
 from spark_jobs.lib.gate import blobs_per_group
-from spark_jobs.lib.s3source import ddl_to_arrow
+from spark_jobs.lib.s3source import ddl_to_arrow, put_partitions
+from spark_jobs.lib.tableio import RawObjects
 
 # client_seconds' histogram column -> the client_series columns read from it (publish lateness: its exact max)
 HISTOGRAMS = {"e2e_hist": "e2e", "confirm_hist": "confirm"}
@@ -218,3 +220,17 @@ def cast_to(table: str) -> list[str]:
     return [f"CAST(`{c.name}` AS {records.SPARK_TYPES[c.type]}) AS `{c.name}`" for c in records.TABLES[table]]
 
 
+
+
+def write_node_series(objects: RawObjects, campaign: str, configs: Sequence[str], run_ids: Sequence[str]) -> None:
+    """node_series of these configs and runs (sizing.records.NODE_SERIES: node_seconds' own columns, so a projection
+    of its rows) into phase_summary's partitions, replacing exactly them: read by this process from the raw objects
+    (objects, already listed) and written one config at a time. Carried through the node fold, the JVM's cache and
+    a collect, 10x seed scale's 10.5M rows ran the driver's heap out; here one config's rows are held at a time."""
+    schema = ddl_to_arrow(records.table_ddl("node_series"))
+    partition_by = list(records.partition_columns("node_series"))
+    store = objects.spec.open()
+    for config in configs:
+        rows = objects.of_config(config).rows("node_seconds", columns=schema.names)
+        put_partitions(store, "node_series", partition_by, rows.cast(schema),
+                       replace_prefixes=[layout.table_prefix("node_series", campaign, config, r) for r in run_ids])

@@ -39,6 +39,9 @@ class RawObjects:
         return cls(spec, tuple(list_objects(spec, [raw_layout.raw_config_prefix(campaign, c) for c in configs],
                                             lambda key: layout.partition_value(key, "run") in runs)))
 
+    def of_config(self, config_id: str) -> RawObjects:
+        return RawObjects(self.spec, tuple(k for k in self.keys if layout.partition_value(k, "config") == config_id))
+
     def of(self, record_type: str) -> list[str]:
         return [key for key in self.keys if raw_layout.record_type_of(key) == record_type]
 
