@@ -38,3 +38,21 @@ def test_client_series_has_every_percentile_of_both_latencies_and_one_row_key_pe
     assert len(client) == len(set(client))
     # a Spark DDL every engine can read: no binary (histogram) column leaves the analysis
     assert "BINARY" not in records.table_ddl("client_series")
+
+
+def test_series_writes_collect_configs_in_chunks_bounded_by_their_client_objects() -> None:
+    """The chunks the series are written in (a collect of all of 10x seed scale's ran the driver's heap out): in
+    order, each within the bound of client_seconds objects, a config above it alone; other record types not counted.
+    Known answer: configs of 5, 3, 9 and 1 objects with a bound of 8."""
+    from spark_jobs.lib.series import config_chunks
+    from spark_jobs.lib.tableio import RawObjects
+
+    def keys(config: str, record_type: str, n: int) -> list[str]:
+        return [f"raw/campaign=c/config={config}/scenario=s/run=r/repeat=1/{record_type}/part-{i}.parquet"
+                for i in range(n)]
+
+    objects = RawObjects(None, tuple(
+        [*keys("a", "client_seconds", 5), *keys("a", "node_seconds", 50), *keys("b", "client_seconds", 3),
+         *keys("c", "client_seconds", 9), *keys("d", "client_seconds", 1)]))
+    assert config_chunks(objects, ["a", "b", "c", "d"], bound=8) == [["a", "b"], ["c"], ["d"]]
+    assert config_chunks(objects, ["a", "b", "c", "d"], bound=100) == [["a", "b", "c", "d"]]

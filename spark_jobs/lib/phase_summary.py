@@ -9,6 +9,7 @@ config keeps its rows (issue 24).
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -840,11 +841,20 @@ def run(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[s
     table = summarise(raw["phases"], clients, raw["accounting"], raw["events"], raw["broker_samples"], rules,
                       nodes=nodes, resource_limits=resource_limits)
     checked = None if raw_gate is None else lambda: raw_gate(clients.checks.toArrow(), nodes.checks.toArrow())
+    start = time.monotonic()
     replace_table(table, spec, TABLE, campaign, run_ids, configs, checked)
-    write_series(spec, campaign, configs, run_ids, clients, raw["broker_samples"], raw["events"])
-    series.write_node_series(objects, campaign, configs, run_ids)
-    clients.release()
     nodes.release()
+    _progress(f"phase_summary: {len(configs)} config(s) folded, summarised and written", start)
+    for chunk in series.config_chunks(objects, configs):
+        write_series(spec, campaign, chunk, run_ids, clients, raw["broker_samples"], raw["events"])
+        _progress(f"phase_summary: client_series, broker_series and run_events of {', '.join(chunk)} written", start)
+    series.write_node_series(objects, campaign, configs, run_ids)
+    _progress("phase_summary: node_series written", start)
+    clients.release()
+
+
+def _progress(what: str, start: float) -> None:
+    print(f"{what} ({time.monotonic() - start:.1f} s)", flush=True)
 
 
 def write_series(spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str],
@@ -852,8 +862,12 @@ def write_series(spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids
     """Issue 35: the tables beside phase_summary of these configs and runs (sizing.records.BESIDE_SUMMARY: the
     per-second series and the run's events), from what phase_summary read, into the same partitions as
     phase_summary's; node_series apart (series.write_node_series)."""
-    frames = {"client_series": client_series(clients.series), "broker_series": series.broker_series(broker_samples),
-              "run_events": events.selectExpr(*series.cast_to("run_events"))}
+    def of_chunk(frame: DataFrame) -> DataFrame:  # before the per-run grouping: each write computes its own runs
+        return frame.filter(F.col("config_id").isin(list(configs)))
+
+    frames = {"client_series": client_series(of_chunk(clients.series)),
+              "broker_series": series.broker_series(of_chunk(broker_samples)),
+              "run_events": of_chunk(events).selectExpr(*series.cast_to("run_events"))}
     for name, frame in frames.items():
         replace_table(frame, spec, name, campaign, run_ids, configs)
 

@@ -222,6 +222,25 @@ def cast_to(table: str) -> list[str]:
 
 
 
+# The client_seconds objects whose series one write collects into the driver: seed scale's 2,520 in one write; at 10x
+# seed scale (25,200) one collect of every config's client_series ran the driver's 3 GiB heap out.
+SERIES_WRITE_OBJECTS = 3000
+
+
+def config_chunks(objects: RawObjects, configs: Sequence[str], bound: int = SERIES_WRITE_OBJECTS) -> list[list[str]]:
+    """The configs in order, in chunks of at most `bound` client_seconds objects (a config above it alone)."""
+    chunks: list[list[str]] = []
+    held = bound
+    for config in configs:
+        size = len(objects.of_config(config).of("client_seconds"))
+        if held + size > bound:
+            chunks.append([])
+            held = 0
+        chunks[-1].append(config)
+        held += size
+    return chunks
+
+
 def write_node_series(objects: RawObjects, campaign: str, configs: Sequence[str], run_ids: Sequence[str]) -> None:
     """node_series of these configs and runs (sizing.records.NODE_SERIES: node_seconds' own columns, so a projection
     of its rows) into phase_summary's partitions, replacing exactly them: read by this process from the raw objects
