@@ -122,7 +122,7 @@ def sizing_campaign():
         slot >> apply >> healthy >> load >> uploaded >> destroy.as_teardown(setups=apply, on_failure_fail_dagrun=True)
 
     @task(trigger_rule="all_done")
-    def analysis_inputs(run: dict, trials: list[dict]) -> list[str]:
+    def analysis_inputs(run: dict, trials: list[dict] | None) -> list[str]:
         """Runs once every trial's group is done (a failed trial does not abandon the others) and passes on the
         configs whose every repeat's raw runs landed; the failed cluster tasks it records make `trials_succeeded`
         fail the run at the end."""
@@ -133,6 +133,8 @@ def sizing_campaign():
         from sizing.plan import Trial
         from sizing.runplan import failed_tasks
 
+        if trials is None:  # all_done runs it after a refused spec too: say that, not a TypeError
+            raise AirflowFailException("no trials were planned (validate_spec or plan_trials failed): nothing ran")
         ti = get_current_context()["ti"]
         states = ti.get_task_states(dag_id=ti.dag_id, task_group_id="cluster", run_ids=[ti.run_id])
         failed = failed_tasks(states.get(ti.run_id, {}))

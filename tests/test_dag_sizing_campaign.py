@@ -83,6 +83,15 @@ def test_task_structure(dag):
     assert dag.get_task("trials_succeeded").upstream_task_ids == {"report"}
 
 
+def test_analysis_inputs_after_a_refused_spec_says_nothing_was_planned(dag):
+    """It runs all_done, so also when validate_spec refused the campaign and plan_trials never ran (its trials are
+    None): the demo's summary showed a TypeError as its reason."""
+    from airflow.sdk.exceptions import AirflowFailException
+
+    with pytest.raises(AirflowFailException, match="no trials were planned"):
+        dag.get_task("analysis_inputs").python_callable(run={}, trials=None)
+
+
 def test_outlets_are_assets(dag):
     names = {a.name for t in dag.tasks for a in (t.outlets or [])}
     assert {"sizing_raw_runs", "sizing_phase_summary", "sizing_leaderboards", "sizing_validation",
