@@ -128,6 +128,11 @@ def _plan(args: argparse.Namespace) -> int:
                   f"{budget.max_hours:g} h wall at parallelism {budget.parallelism}"
                   if budget.max_hours is not None else ""]
         print(f"budget: {' and '.join(x for x in limits if x)} (within it: validation refuses a campaign over it)")
+    if campaign.scale_model is not None:  # what validation (and the DAG's validate_spec) will refuse on this machine
+        from adapters.planning import envelope_fit_problems
+
+        for problem in envelope_fit_problems(campaign, parallelism):
+            print(f"warning: not on this machine as planned: {problem}", file=sys.stderr)
     return 0
 
 

@@ -214,3 +214,21 @@ def test_expiry_tag_known_answer():
     assert expiry_tag(applied, trial_lifetime_s(campaign)) == "2026-02-01T01:36:00Z"
     # an aware time in another zone is converted, not relabelled
     assert expiry_tag(applied.astimezone(timezone(timedelta(hours=2))), 4680.0) == "2026-02-01T01:36:00Z"
+
+
+def test_cli_plan_warns_when_the_envelopes_do_not_fit_this_machine(tmp_path, capsys, monkeypatch):
+    """`sizing plan` printed a plan that validate_spec then refused (adverse-scale's 5 nodes x 0.2 cores and a
+    1-core generator on 2 cores): it now says so. Known answer on a machine fixed at 2 cores and 24 GiB: 5 x 0.2 +
+    1.0 = 2.00 cores needed; with the campaign's own 0.7-core generator, 1.7, which fits."""
+    import adapters.envelope
+    from sizing.scalemodel import Machine
+
+    monkeypatch.setattr(adapters.envelope, "machine", lambda: Machine(2.0, 24 * 1024**3))
+    spec = tmp_path / "big.yaml"
+    spec.write_text(f"extends: {CAMPAIGNS / 'adverse-scale.yaml'}\nname: adverse-big\n"
+                    "scale_model: {generator_cores: 1.0}\n")
+    assert cli_main(["plan", str(spec)]) == 0
+    err = capsys.readouterr().err
+    assert "warning: not on this machine as planned: scale_model:" in err and "need 2.00 cores" in err
+    assert cli_main(["plan", str(CAMPAIGNS / "adverse-scale.yaml")]) == 0
+    assert "not on this machine" not in capsys.readouterr().err
