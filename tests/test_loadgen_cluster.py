@@ -45,8 +45,10 @@ SPEC = {
          "workload": {"consumers": {"prefetch": 20, "multi_ack_every": 5}},
          "publish_rate": [{"ramp": [200, 1000], "for_s": 6}, {"hold": 400, "for_s": 7}],
          "consumer_processing_ms": [{"hold": 0, "for_s": 6}, {"hold": 20, "for_s": 7}]},
+        # one publisher feeds one queue: one consumer (the spec refuses consumers on queues no publisher feeds)
         {"name": "overload", "warmup_s": 1, "steps": {"rates": [3000], "duration_s": 6},
-         "workload": {"publishers": {"count": 1, "confirms_in_flight": 2, "random_start_delay_s": 0}}},
+         "workload": {"publishers": {"count": 1, "confirms_in_flight": 2, "random_start_delay_s": 0},
+                      "consumers": {"count": 1}}},
     ],
 }
 CONFIG = "n3-c5.2xlarge-gp2"

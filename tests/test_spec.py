@@ -101,6 +101,13 @@ BAD_SPECS = [
     ("scenario-override-breaks-workload", _set("scenarios.0.workload", {"consumers": {"count": 0}}),
      "scenarios[0].workload.consumers.count", ">= 1"),
     ("null-field", _set("workload.message.persistent", None), "workload.message.persistent", "got null"),
+    # publisher i feeds queue i mod Q: 4 publishers leave queues 5-8 empty, and consumers 5-8 would idle on them
+    ("queues-no-publisher-feeds", lambda spec: (_set("workload.queues.count", 8)(spec),
+                                                _set("workload.consumers.count", 8)(spec)),
+     "workload.publishers.count", "4 queue(s) never get a message and 4 consumer(s) would idle"),
+    ("scenario-override-leaves-queues-unfed", _set("scenarios.0.workload", {"consumers": {"count": 6},
+                                                                           "queues": {"count": 6}}),
+     "scenarios[0].workload.publishers.count", "use at least 6 publishers"),
     # local-quick's quorum arguments inherited by a mirrored scenario that does not clear them (`arguments: {}`)
     ("quorum-arguments-on-mirrored", _set("scenarios.0.workload", {"queues": {
         "type": "mirrored", "policy": {"ha-mode": "exactly", "ha-params": 2}}}),
@@ -236,3 +243,23 @@ def test_spec_hash_is_stable_and_sensitive() -> None:
     b = parse_campaign(copy.deepcopy(BASE))
     c = parse_campaign(mutated(_set("target.rate", 1234)))
     assert a.spec_hash == b.spec_hash != c.spec_hash
+
+
+
+@pytest.mark.parametrize(("queues", "publishers", "consumers"),
+                         [(10, 5, 10), (4, 4, 8), (10, 3, 4), (100, 200, 800), (7, 2, 20), (1, 1, 5)])
+def test_idle_consumers_counts_what_the_generators_spread_leaves_idle(queues, publishers, consumers) -> None:
+    """The spec's rule against the generator's own plan (loadgen.schedule.plan_clients, the independent counter):
+    a consumer idles when no publisher's queue is its queue."""
+    from dataclasses import replace
+
+    from loadgen.schedule import plan_clients
+    from sizing.spec.parse import idle_consumers
+
+    base = parse_campaign(BASE).workload
+    workload = replace(base, queues=replace(base.queues, count=queues),
+                       publishers=replace(base.publishers, count=publishers),
+                       consumers=replace(base.consumers, count=consumers))
+    publisher_plans, consumer_plans = plan_clients(workload, nodes=1, workers=2)
+    fed = {plan.queue for plan in publisher_plans}
+    assert idle_consumers(queues, publishers, consumers) == sum(1 for c in consumer_plans if c.queue not in fed)

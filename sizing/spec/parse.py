@@ -103,6 +103,12 @@ _INTERFACE = re.compile(r"[A-Za-z0-9_.:-]{1,15}")  # a Linux interface name (IFN
 # --------------------------------------------------------------------------------------------- parsing
 
 
+def idle_consumers(queues: int, publishers: int, consumers: int) -> int:
+    """Consumers left on queues no publisher feeds, with loadgen.schedule.plan_clients' spread (publisher i feeds
+    queue i mod Q, consumer j reads queue j mod Q): a campaign with them measures idle consumers, not a backlog."""
+    return sum(1 for j in range(consumers) if queues and j % queues >= publishers)
+
+
 def _parse_workload(f: Fields) -> Workload | None:
     start = len(f.problems)
     q = f.sub("queues")
@@ -152,6 +158,12 @@ def _parse_workload(f: Fields) -> Workload | None:
                                   f"for deliveries that never come")
     c.done()
     f.done()
+    if idle := idle_consumers(queues.count, publishers.count, consumers.count):
+        unfed = queues.count - publishers.count
+        f.fail("publishers.count", f"{publishers.count} publisher(s) over {queues.count} queues: publisher i feeds "
+                                   f"queue i mod {queues.count} (PerfTest's spread), so {unfed} queue(s) never get a "
+                                   f"message and {idle} consumer(s) would idle on them; use at least {queues.count} "
+                                   "publishers, or fewer queues")
     if qtype == "stream" and message.persistent is False:
         f.fail("message.persistent", "stream queues always persist; set persistent: true")
     if len(f.problems) > start:
