@@ -601,7 +601,6 @@ def fold_node_seconds(batches: Iterator[pa.RecordBatch], arguments: list[list]) 
             yield from align_to_schema(folded, out_schema).to_batches()
 
 
-
 def _node_partials(frame: pd.DataFrame, windows: pd.DataFrame) -> pa.Table:
     # A second is steady inside its phase's window past the warm-up (a row of no known phase never is); present
     # when steady and not missing (a null `missing` is neither, as in Spark SQL).

@@ -20,11 +20,11 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from sizing import layout, records
+from sizing import records
 from sizing.histogram import MAX_BUCKET, WIRE_DTYPE, bucket_value
 from spark_jobs.lib.gate import blobs_per_group
 from spark_jobs.lib.s3source import ddl_to_arrow, put_partitions
-from spark_jobs.lib.tableio import RawObjects
+from spark_jobs.lib.tableio import RawObjects, run_prefixes
 
 # client_seconds' histogram column -> the client_series columns read from it (publish lateness: its exact max)
 HISTOGRAMS = {"e2e_hist": "e2e", "confirm_hist": "confirm"}
@@ -220,8 +220,6 @@ def cast_to(table: str) -> list[str]:
     return [f"CAST(`{c.name}` AS {records.SPARK_TYPES[c.type]}) AS `{c.name}`" for c in records.TABLES[table]]
 
 
-
-
 # The client_seconds objects whose series one write collects into the driver: seed scale's 2,520 in one write; at 10x
 # seed scale (25,200) one collect of every config's client_series ran the driver's 3 GiB heap out.
 SERIES_WRITE_OBJECTS = 3000
@@ -252,4 +250,4 @@ def write_node_series(objects: RawObjects, campaign: str, configs: Sequence[str]
     for config in configs:
         rows = objects.of_config(config).rows("node_seconds", columns=schema.names)
         put_partitions(store, "node_series", partition_by, rows.cast(schema),
-                       replace_prefixes=[layout.table_prefix("node_series", campaign, config, r) for r in run_ids])
+                       replace_prefixes=run_prefixes("node_series", campaign, [config], run_ids))

@@ -88,9 +88,15 @@ def partition_rows(spec: StoreSpec, table: str, campaign: str, configs: Sequence
     """The run partitions `run_ids` of a table (of these `configs`; None: a campaign-wide table) read by this
     process, for a caller that wants the rows themselves: the gate hands them to GX. Through Spark (and toPandas)
     a million node_series rows crossed into the JVM and back out (5.6 s at seed scale)."""
-    prefixes = ([layout.table_prefix(table, campaign, run_id=r) for r in run_ids] if configs is None else
-                [layout.table_prefix(table, campaign, c, r) for c in configs for r in run_ids])
-    return read_arrow(spec, list_objects(spec, prefixes), ddl_to_arrow(records.table_ddl(table)))
+    return read_arrow(spec, list_objects(spec, run_prefixes(table, campaign, configs, run_ids)),
+                      ddl_to_arrow(records.table_ddl(table)))
+
+
+def run_prefixes(table: str, campaign: str, configs: Sequence[str] | None, run_ids: Sequence[str]) -> list[str]:
+    """The run partitions `run_ids` of a table: of these `configs`, or (None) of a campaign-wide table."""
+    if configs is None:
+        return [layout.table_prefix(table, campaign, run_id=r) for r in run_ids]
+    return [layout.table_prefix(table, campaign, c, r) for c in configs for r in run_ids]
 
 
 def stored_runs(spec: StoreSpec, table: str, campaign: str) -> list[str]:
@@ -107,11 +113,8 @@ def replace_table(frame: DataFrame, spec: StoreSpec, table: str, campaign: str, 
     partition_by = list(records.partition_columns(table))
     if configs is None and "config_id" in partition_by:
         raise ValueError(f"{table} is partitioned by config: name the configs whose run partitions it replaces")
-    if configs is None:
-        prefixes = [layout.table_prefix(table, campaign, run_id=r) for r in run_ids]
-    else:
-        prefixes = [layout.table_prefix(table, campaign, c, r) for c in configs for r in run_ids]
-    write_table(frame, spec, table, partition_by, replace_prefixes=prefixes, before_write=before_write)
+    write_table(frame, spec, table, partition_by, replace_prefixes=run_prefixes(table, campaign, configs, run_ids),
+                before_write=before_write)
 
 
 def migrate_legacy_partitions(spec: StoreSpec, campaign: str) -> list[str]:
