@@ -155,3 +155,40 @@ def test_a_second_split_between_fold_calls_outside_their_edges_is_an_error_not_a
     with pytest.raises(ValueError, match="key order"):
         for _run, part in blocks.groupby("run_id"):
             ps._client_series_of_run(part.reset_index(drop=True))
+
+
+@pytest.mark.parametrize("split", [24, 48, 72])
+def test_fold_calls_cut_between_phases_ship_entries_only_for_the_seconds_at_block_edges(split) -> None:
+    """Issue 35, 10x seed scale: where the data source hands a fold whole phases (whole_directories), a call's first
+    and last phases are closed (open_edges False), so only a block's first and last seconds ship histogram entries,
+    and client_series is still each second's merged histogram (known answer: merge_wire over the raw rows). The
+    rows are 24 per (run, phase) in key order, so 24, 48 and 72 cut between phases."""
+    rows = raw_rows()
+    parts = [rows.iloc[:split], rows.iloc[split:]]
+    blocks = pd.concat([ps._series(pa.Table.from_pandas(p, preserve_index=False), (False, False)).to_pandas()
+                        for p in parts], ignore_index=True)
+    shipped = np.concatenate([np.frombuffer(b, dtype="<i4") for b in blocks["e2e_hist_lengths"]]) != series.FINAL
+    # each block: its 2 edge seconds (a warm-up block of 2 seconds is all edges); the open-edged fold ships more
+    assert shipped.sum() == 2 * len(blocks)
+    open_blocks = pd.concat([ps._series(pa.Table.from_pandas(p, preserve_index=False)).to_pandas() for p in parts],
+                            ignore_index=True)
+    assert (np.concatenate([np.frombuffer(b, dtype="<i4") for b in open_blocks["e2e_hist_lengths"]])
+            != series.FINAL).sum() > shipped.sum()
+    got = pd.concat([ps._client_series_of_run(part.reset_index(drop=True))
+                     for _run, part in blocks.groupby("run_id")], ignore_index=True).set_index(
+        ["run_id", "group", "second"])
+    for (run_id, group, second), part in rows.groupby(["run_id", "group", "second"]):
+        counts = merge_wire(part["e2e_hist"])
+        assert got.loc[(run_id, group, second), "e2e_p99_ms"] == pytest.approx(
+            quantile_from_counts(counts, 0.99) / 1000, nan_ok=True)
+
+
+def test_a_phase_cut_inside_while_the_fold_was_told_it_was_whole_is_an_error_not_a_wrong_figure() -> None:
+    """The safety net of whole_directories: a claim of closed edges over a cut inside a phase (row 29 falls inside
+    run r1's phase 2) leaves seconds final in two calls, and client_rows refuses them."""
+    rows = raw_rows()
+    blocks = pd.concat([ps._series(pa.Table.from_pandas(p, preserve_index=False), (False, False)).to_pandas()
+                        for p in (rows.iloc[:29], rows.iloc[29:])], ignore_index=True)
+    with pytest.raises(ValueError, match="key order"):
+        for _run, part in blocks.groupby("run_id"):
+            ps._client_series_of_run(part.reset_index(drop=True))

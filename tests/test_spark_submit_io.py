@@ -57,12 +57,46 @@ def test_py_files_zip_holds_both_packages_and_env_points_workers_at_the_venv(tmp
     assert env["SIZING_S3_ENDPOINT"] == "http://127.0.0.1:9" and str(submit.REPO) in env["PYTHONPATH"]
 
 
-def test_chunking_keeps_every_key_once_in_order():
-    keys = [f"k{i:03d}" for i in range(37)]
+def test_chunking_keeps_every_key_once_in_order_and_each_directory_in_one_chunk():
+    # Known answer: 37 directories of one object each split as evenly as 37 keys can be (16 chunks of 2 or 3).
+    keys = [f"d{i:03d}/k.parquet" for i in range(37)]
     chunks = chunk_keys(keys, 16)
     assert len(chunks) == 16 and [k for c in chunks for k in c] == keys
     assert max(map(len, chunks)) - min(map(len, chunks)) <= 1
-    assert chunk_keys(keys[:3], 16) == [["k000"], ["k001"], ["k002"]] and chunk_keys([], 4) == []
+    assert chunk_keys(keys[:3], 16) == [[k] for k in keys[:3]] and chunk_keys([], 4) == []
+    # Seed scale's shape: 315 phase directories of 8 worker objects. No directory is split between chunks (a
+    # phase read by one task: the client fold's whole_directories), and the chunks stay within a directory of even.
+    keys = [f"raw/run=r/client_seconds/phase={d:03d}/worker={w}.parquet" for d in range(315) for w in range(8)]
+    chunks = chunk_keys(keys, 16)
+    assert len(chunks) == 16 and [k for c in chunks for k in c] == keys
+    homes = {}
+    for number, chunk in enumerate(chunks):
+        for key in chunk:
+            homes.setdefault(key.rpartition("/")[0], set()).add(number)
+    assert len(homes) == 315 and all(len(h) == 1 for h in homes.values())
+    assert max(map(len, chunks)) - min(map(len, chunks)) <= 8
+    # Fewer directories than partitions: one chunk per directory, however many objects each holds.
+    assert [len(c) for c in chunk_keys(["a/1", "a/2", "a/3", "b/1"], 4)] == [3, 1]
+
+
+def test_gathering_cuts_between_keys_only_unless_a_key_outgrows_the_bound():
+    """gathered_whole: tables of at least `rows` rows, cut only where the key changes between two batches (known
+    answer: the batches below, 3 rows each), and the flags say where a key was cut inside (the `most` bound)."""
+    from spark_jobs.lib.s3source import gathered, gathered_whole
+
+    def batch(phase: int, first: int) -> pa.RecordBatch:
+        return pa.RecordBatch.from_pydict({"phase": [phase] * 3, "second": list(range(first, first + 3))})
+
+    batches = [batch(1, 0), batch(1, 3), batch(1, 6), batch(2, 0), batch(2, 3), batch(3, 0)]
+    got = [(t.column("phase").to_pylist(), opens, closes) for t, opens, closes in gathered_whole(iter(batches),
+                                                                                                ["phase"], rows=4)]
+    assert got == [([1] * 9, False, False), ([2] * 6, False, False), ([3] * 3, False, False)]
+    # a bound of 6 rows: phase 1 cut inside after 6 rows, which both tables say
+    got = [(t.num_rows, opens, closes) for t, opens, closes in gathered_whole(iter(batches), ["phase"], rows=4,
+                                                                            most=6)]
+    assert got == [(6, False, True), (3, True, False), (6, False, False), (3, False, False)]
+    # without a key, every batch boundary is a cut, as gathered's tables of about `rows` rows
+    assert [t.num_rows for t in gathered(iter(batches), rows=4)] == [6, 6, 6]
 
 
 def test_a_read_of_few_objects_gets_few_partitions_and_a_large_one_spreads():

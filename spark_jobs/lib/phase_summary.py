@@ -30,7 +30,7 @@ from sizing.search import PROBE_EVENT, SearchSpec, backlog_slope
 from sizing.spec import Campaign
 from spark_jobs.lib import gate, histmerge, rules_columns, series
 from spark_jobs.lib.recovery import fault_impact
-from spark_jobs.lib.s3source import align_to_schema, ddl_to_arrow, gathered
+from spark_jobs.lib.s3source import align_to_schema, ddl_to_arrow, gathered, gathered_whole
 from spark_jobs.lib.tableio import ObjectFold, RawObjects, replace_table
 
 TABLE = "phase_summary"
@@ -105,7 +105,8 @@ FOLDED_DDL = ", ".join([PARTIAL_DDL, "kind STRING, warmup BOOLEAN",
                           not in _SHARED)])
 
 
-def fold_client_seconds(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def fold_client_seconds(batches: Iterator[pa.RecordBatch], whole_directories: bool = False
+                        ) -> Iterator[pa.RecordBatch]:
     """Combiner of raw client_seconds, batch by batch, before anything is shuffled (FOLDED_DDL):
 
     - partial rows: the steady (warm-up excluded) seconds folded into one row per (run, phase, group, worker).
@@ -118,13 +119,20 @@ def fold_client_seconds(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Record
 
     The job runs it where objects are read (CLIENT_FOLD). The batches are gathered into tables of about
     s3source.BATCH_ROWS rows, folded one table at a time (bounded memory); a group split over two tables just
-    yields two rows, which the final stages add.
+    yields two rows, which the final stages add. `whole_directories` (the data source says so: each raw directory,
+    one phase of a run, read by one call of this function in key order): tables are cut between phases, so a
+    phase's seconds are final in its block and only the seconds at a block's edges ship histogram entries;
+    otherwise (a mapInArrow over rows in any partition) a table's first and last phases may continue elsewhere.
+    At 10x seed scale (6,000 s phases) those phases' entries were most of what reached the JVM.
     """
     out_schema = ddl_to_arrow(FOLDED_DDL)
-    for table in gathered(batches):
+    tables = gathered_whole(batches, PHASE_KEY) if whole_directories else \
+        ((table, True, True) for table in gathered(batches))
+    for table, opens_inside, closes_inside in tables:
         table = _with_group(table)
         steady = pc.fill_null(pc.invert(table.column("warmup")), False).to_numpy(zero_copy_only=False)
-        for kind, folded in ((PARTIAL, _partials(table, steady)), (SERIES, _series(table)),
+        for kind, folded in ((PARTIAL, _partials(table, steady)),
+                             (SERIES, _series(table, (opens_inside, closes_inside))),
                              (CHECK, gate.client_checks(table) if table.num_rows else None)):
             if folded is not None:
                 folded = folded.append_column("kind", pa.array([kind] * folded.num_rows, pa.string()))
@@ -154,7 +162,7 @@ def _partials(table: pa.Table, steady: np.ndarray) -> pa.Table | None:
     return pa.Table.from_pandas(agg.reset_index(drop=True), preserve_index=False)
 
 
-def _series(table: pa.Table) -> pa.Table | None:
+def _series(table: pa.Table, open_edges: tuple[bool, bool] = (True, True)) -> pa.Table | None:
     frame = table.select([*SERIES_KEY, *SERIES_COUNTS, *SERIES_MAX]).to_pandas()
     held = frame["second"].notna().to_numpy()
     frame = frame[held].assign(workers=1)
@@ -177,21 +185,24 @@ def _series(table: pa.Table) -> pa.Table | None:
         row_group = np.full(table.num_rows, -1, dtype=np.int64)
         row_group[held] = gid
         for name, blobs in series.hist_blocks(table, row_group, order, owners, blocks,
-                                              _maybe_split(frame, summed, order, owners)).items():
+                                              _maybe_split(frame, summed, order, owners, open_edges)).items():
             out[name] = blobs
     return pa.Table.from_pandas(out, preserve_index=False)
 
 
-def _maybe_split(frame: pd.DataFrame, summed: pd.DataFrame, order: np.ndarray, owners: np.ndarray) -> np.ndarray:
+def _maybe_split(frame: pd.DataFrame, summed: pd.DataFrame, order: np.ndarray, owners: np.ndarray,
+                 open_edges: tuple[bool, bool] = (True, True)) -> np.ndarray:
     """Per (block key, second) group of a fold call: may another fold call hold rows of it too? Objects are read in
-    key order (run, phase, worker), so only the phases of the call's first and last row can be split between calls,
-    and a boundary second (a block's first or last) may be counted by some workers in the phase before."""
+    key order (run, phase, worker), so only the phases of the call's first and last row can be split between calls
+    (and only if that edge is open: `open_edges`, first and last), and a boundary second (a block's first or last)
+    may be counted by some workers in the phase before."""
     key = [*RUN_COLS, "phase"]
     phases = frame.groupby(key, sort=False, dropna=False, observed=True).ngroup().to_numpy()
     if np.count_nonzero(phases[1:] != phases[:-1]) + 1 > phases.max() + 1:  # not in key order: any may be split
         return np.ones(len(summed), dtype=bool)
     maybe = np.zeros(len(summed), dtype=bool)
-    for edge in (frame.iloc[0], frame.iloc[-1]):
+    for edge in [row for row, open_edge in zip((frame.iloc[0], frame.iloc[-1]), open_edges, strict=True)
+                 if open_edge]:
         same = np.ones(len(summed), dtype=bool)
         for column in key:
             same &= (summed[column] == edge[column]).to_numpy()
@@ -588,10 +599,12 @@ def _union_ddl(*ddls: str) -> str:
 NODE_FOLDED_DDL = _union_ddl(NODE_PARTIAL_DDL, "kind STRING", gate.NODE_CHECK_DDL)
 
 
-def fold_node_seconds(batches: Iterator[pa.RecordBatch], arguments: list[list]) -> Iterator[pa.RecordBatch]:
+def fold_node_seconds(batches: Iterator[pa.RecordBatch], arguments: list[list], whole_directories: bool = False
+                      ) -> Iterator[pa.RecordBatch]:
     """Combiner of raw node_seconds where they are read (NODE_FOLDED_DDL): per node phase, its partial row over the
     phase's steady window (`arguments`: the windows, [*PHASE_KEY, start_s, warmup_s, duration_s] per phase: the
-    rows do not know them), and the raw gate's check row (gate.node_checks). ~500 rows of a node phase become 2."""
+    rows do not know them), and the raw gate's check row (gate.node_checks). ~500 rows of a node phase become 2.
+    Its rows fold however they are split: `whole_directories` is not needed."""
     windows = pd.DataFrame(arguments, columns=[*PHASE_KEY, *WINDOW_COLUMNS])
     out_schema = ddl_to_arrow(NODE_FOLDED_DDL)
     for table in gathered(batches):

@@ -58,18 +58,40 @@ def gathered(batches: Iterator, rows: int = BATCH_ROWS) -> Iterator:  # Iterator
     """Consecutive record batches as tables of about `rows` rows, each batch a chunk (nothing copied). A fold
     gathers what it is handed so: its call on a table costs ~20 ms however few the rows, and an object is a few
     hundred; concatenating the chunks would copy every histogram byte."""
+    for table, _, _ in gathered_whole(batches, [], rows, most=rows):
+        yield table
+
+
+# A key's rows are cut into two tables only beyond this many rows (a phase of ~100 workers x 10,000 s).
+WHOLE_KEY_MOST_ROWS = 16 * BATCH_ROWS
+
+
+def gathered_whole(batches: Iterator, key: Sequence[str], rows: int = BATCH_ROWS,
+                   most: int = WHOLE_KEY_MOST_ROWS) -> Iterator:  # -> Iterator[tuple[Table, bool, bool]]
+    """As `gathered`, cutting only where the `key` columns' values change between two batches (batches in key
+    order: a key's rows in one table), unless a table would exceed `most` rows. Yields (table, opens_inside,
+    closes_inside): whether its first row's key may also have rows in the table before, its last row's in the table
+    after (an empty `key` changes at every batch: never inside)."""
     import pyarrow as pa
 
     pending: list = []
-    held = 0
+    held, opens_inside, last_key = 0, False, None
+
+    def key_at(batch, row: int) -> tuple:
+        return tuple(batch.column(name)[row].as_py() for name in key)
+
     for batch in batches:
-        pending.append(batch)
+        if batch.num_rows and pending and (held >= rows or opens_inside):  # opened inside a key: ends with it
+            changes = not key or last_key != key_at(batch, 0)
+            if changes or held >= most:
+                yield pa.Table.from_batches(pending), opens_inside, not changes
+                pending, held, opens_inside = [], 0, not changes
+        pending.append(batch)  # an empty batch too: a fold of nothing still yields its schema
         held += batch.num_rows
-        if held >= rows:
-            yield pa.Table.from_batches(pending)
-            pending, held = [], 0
+        if batch.num_rows and key:
+            last_key = key_at(batch, batch.num_rows - 1)
     if pending:
-        yield pa.Table.from_batches(pending)
+        yield pa.Table.from_batches(pending), opens_inside, False
 
 
 class ObjectPartition(InputPartition):
@@ -81,18 +103,23 @@ class ObjectPartition(InputPartition):
 
 
 def chunk_keys(keys: Sequence[str], max_partitions: int) -> list[list[str]]:
-    """Split keys into at most `max_partitions` contiguous groups of near-equal size (layout order kept)."""
+    """Split keys into at most `max_partitions` contiguous groups of near-equal size (layout order kept), never
+    splitting a directory's keys: a raw directory holds one phase of one record type of a run (every worker's
+    object, sizing.raw_layout), and a fold that gets whole phases need not ship what another task may also hold."""
     keys = list(keys)
     if not keys:
         return []
-    n = max(1, min(max_partitions, len(keys)))
-    size, extra = divmod(len(keys), n)
+    directories = [k.rpartition("/")[0] for k in keys]
+    ends = [i + 1 for i in range(len(keys) - 1) if directories[i] != directories[i + 1]] + [len(keys)]
+    n = max(1, min(max_partitions, len(ends)))
     out, start = [], 0
-    for i in range(n):
-        end = start + size + (1 if i < extra else 0)
+    for i in range(1, n):  # each cut at the directory end nearest to an equal share
+        end = min((e for e in ends if e > start), key=lambda e: abs(e - i * len(keys) / n))
+        if end == len(keys):
+            break
         out.append(keys[start:end])
         start = end
-    return out
+    return [*out, keys[start:]]
 
 
 def fold_input_schema(schema):  # (pyarrow.Schema) -> pyarrow.Schema
@@ -136,7 +163,8 @@ class ObjectFold:
     same signature `DataFrame.mapInArrow` takes, so that with S3A (no Python reader) it runs as exactly that;
     `reads` (DDL) is what it needs of the objects (only those columns are decoded), `schema` (DDL) what it yields.
     `arguments` (JSON, optional): what the job knows and the rows do not (phase windows, say), passed to the
-    function after the batches (`with_arguments`).
+    function after the batches (`with_arguments`). The data source also passes `whole_directories=True`: it reads
+    each directory's objects in one call, in key order (chunk_keys); a mapInArrow (S3A) cannot, and does not.
     """
 
     function: str
@@ -192,7 +220,7 @@ class StoreReader(DataSourceReader):
         tables = (read_for_fold(store, key, schema) for key in partition.keys)
         # One fold call over every object of the partition, batch by batch: the fold gathers them (gathered).
         yield from bound_function(self.fold, self.fold_arguments)(
-            batch for table in tables for batch in table.to_batches())
+            (batch for table in tables for batch in table.to_batches()), whole_directories=True)
 
 
 def partition_prefix(table: str, partition_by: Sequence[str], values: Sequence[str]) -> str:
