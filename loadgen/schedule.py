@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sizing.spec import Workload
+from sizing.spec import Workload, client_queue
 from sizing.timeline import Timeline
 
 
@@ -118,7 +118,7 @@ class ConsumerPlan:
 
 def plan_clients(workload: Workload, nodes: int, workers: int, seed: int | str = 2020
                  ) -> tuple[list[PublisherPlan], list[ConsumerPlan]]:
-    """Publisher i publishes to queue i mod Q, consumer j consumes queue j mod Q (PerfTest's spread);
+    """Publisher i publishes to queue i mod Q, consumer j consumes queue j mod Q (client_queue: PerfTest's spread);
     clients are dealt round-robin over worker processes and cluster nodes; start delays are seeded."""
     if workers < 1 or nodes < 1:
         raise ValueError("need at least one worker and one node")
@@ -126,14 +126,14 @@ def plan_clients(workload: Workload, nodes: int, workers: int, seed: int | str =
     pubs = workload.publishers
     delay = pubs.random_start_delay_s
     publishers = [
-        PublisherPlan(index=i, worker=i % workers, queue=queues[i % len(queues)], node=i % nodes,
+        PublisherPlan(index=i, worker=i % workers, queue=queues[client_queue(i, len(queues))], node=i % nodes,
                       start_s=random.Random(f"{seed}/publisher/{i}").uniform(0.0, delay) if delay > 0 else 0.0,
                       share=1.0 / pubs.count)
         for i in range(pubs.count)
     ]
     # Consumers are offset by one node so that a queue's publisher and consumer rarely share a connection node.
     consumers = [
-        ConsumerPlan(index=j, worker=j % workers, queue=queues[j % len(queues)], node=(j + 1) % nodes)
+        ConsumerPlan(index=j, worker=j % workers, queue=queues[client_queue(j, len(queues))], node=(j + 1) % nodes)
         for j in range(workload.consumers.count)
     ]
     return publishers, consumers

@@ -167,13 +167,15 @@ def test_fold_calls_cut_between_phases_ship_entries_only_for_the_seconds_at_bloc
     parts = [rows.iloc[:split], rows.iloc[split:]]
     blocks = pd.concat([ps._series(pa.Table.from_pandas(p, preserve_index=False), (False, False)).to_pandas()
                         for p in parts], ignore_index=True)
-    shipped = np.concatenate([np.frombuffer(b, dtype="<i4") for b in blocks["e2e_hist_lengths"]]) != series.FINAL
+    def shipped_seconds(blocks: pd.DataFrame) -> int:
+        lengths = np.concatenate([np.frombuffer(b, dtype="<i4") for b in blocks["e2e_hist_lengths"]])
+        return int((lengths != series.FINAL).sum())
+
     # each block: its 2 edge seconds (a warm-up block of 2 seconds is all edges); the open-edged fold ships more
-    assert shipped.sum() == 2 * len(blocks)
+    assert shipped_seconds(blocks) == 2 * len(blocks)
     open_blocks = pd.concat([ps._series(pa.Table.from_pandas(p, preserve_index=False)).to_pandas() for p in parts],
                             ignore_index=True)
-    assert (np.concatenate([np.frombuffer(b, dtype="<i4") for b in open_blocks["e2e_hist_lengths"]])
-            != series.FINAL).sum() > shipped.sum()
+    assert shipped_seconds(open_blocks) > shipped_seconds(blocks)
     got = pd.concat([ps._client_series_of_run(part.reset_index(drop=True))
                      for _run, part in blocks.groupby("run_id")], ignore_index=True).set_index(
         ["run_id", "group", "second"])

@@ -50,6 +50,7 @@ from sizing.spec.model import (
     Versus,
     Workload,
     WorkloadGroup,
+    client_queue,
 )
 from sizing.spec.parse import parse_campaign
 from sizing.spec.steps import DEFAULT_MAX_RATE_PER_PUBLISHER, isolated_runs, live_change_problems, step_label
@@ -60,7 +61,8 @@ __all__ = [
     "RATE_MAX", "RATE_MODES", "RATE_SCHEDULED",
     "STEP_DIMENSIONS", "Budget", "Campaign", "ClusterShape", "Comparison", "ConsumerSpec", "FaultSpec", "MessageSpec",
     "ProfileSegment", "PublisherSpec", "QueueSpec", "Scenario", "StepSetting", "Target", "Versus", "Workload",
-    "WorkloadGroup", "as_family_row", "deep_merge", "families", "family_name", "family_phases", "isolated_runs",
+    "WorkloadGroup", "as_family_row", "client_queue", "deep_merge", "families", "family_name", "family_phases",
+    "isolated_runs",
     "live_change_problems", "load_campaign", "parse_campaign", "read_campaign_yaml", "scenario_names", "selected",
     "step_label",
 ]

@@ -36,6 +36,11 @@ NETWORK_FAULTS = ("network_delay", "network_loss")
 MAX_LOCAL_NODES = 5
 
 
+def client_queue(client: int, queues: int) -> int:
+    """The queue (0-based) that publisher or consumer number `client` uses: PerfTest's spread, client mod queues."""
+    return client % queues
+
+
 @dataclass(frozen=True)
 class QueueSpec:
     count: int

@@ -70,6 +70,7 @@ from sizing.spec.model import (
     Target,
     Versus,
     Workload,
+    client_queue,
 )
 from sizing.spec.steps import isolated_runs, parse_setting_steps, workload_with
 from sizing.versionrules import configs_by_version, version_findings
@@ -104,9 +105,12 @@ _INTERFACE = re.compile(r"[A-Za-z0-9_.:-]{1,15}")  # a Linux interface name (IFN
 
 
 def idle_consumers(queues: int, publishers: int, consumers: int) -> int:
-    """Consumers left on queues no publisher feeds, with loadgen.schedule.plan_clients' spread (publisher i feeds
-    queue i mod Q, consumer j reads queue j mod Q): a campaign with them measures idle consumers, not a backlog."""
-    return sum(1 for j in range(consumers) if queues and j % queues >= publishers)
+    """Consumers left on queues no publisher feeds, with the generator's spread (client_queue, as
+    loadgen.schedule.plan_clients deals them): a campaign with them measures idle consumers, not a backlog."""
+    if not queues:
+        return 0
+    fed = {client_queue(i, queues) for i in range(publishers)}
+    return sum(1 for j in range(consumers) if client_queue(j, queues) not in fed)
 
 
 def _parse_workload(f: Fields) -> Workload | None:
