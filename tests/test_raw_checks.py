@@ -14,8 +14,8 @@ from sizing import records
 from sizing.layout import RunKey
 from sizing.spec import DEPLOYMENTS
 from spark_jobs.lib import gate, validation
-from spark_jobs.lib.s3source import align_to_schema, fold_input_schema, read_arrow, read_for_fold
-from tests.spark_records import client_rows, node_rows, phase_row, rows_as_read
+from spark_jobs.lib.s3source import align_to_schema, ddl_to_arrow, fold_input_schema, read_arrow, read_for_fold
+from tests.spark_records import client_rows, node_rows, phase_row, rows_as_read, table
 
 WARMUP = 2  # seconds of each 10-second phase
 
@@ -210,3 +210,46 @@ def test_deliveries_of_another_runs_backlog_are_not_taken_for_extra_consumption(
     assert failures(with_extra("FOREIGN", 201, 200), "FOREIGN") == [BROKEN["CONSUMED"]]
     assert failures(with_extra("OLD", 0, None), "OLD") == []
     assert failures(with_extra("OLD", 1, None), "OLD") == [BROKEN["CONSUMED"]]
+
+
+# node_series (node_seconds' own values, projected by the analysis) is validated as one check row per run, node and
+# target (gate.node_series_checks): the projection's own breakages, each once, fail their own expectation.
+NODE_SERIES_BROKEN = {
+    "NODE_ACROSS": "node_series: expect_column_values_to_be_between(column='duplicate_seconds')",
+    "NODE_TARGET": f"node_series: expect_column_values_to_be_in_set(column='target', value_set={list(DEPLOYMENTS)})",
+}
+
+
+def node_series_of(run_ids: list[str]) -> pa.Table:
+    nodes = [row for run_id in run_ids for row in corrupted_node(run_id, run_rows(run_id)[2])]
+    schema = ddl_to_arrow(records.table_ddl("node_series"))
+    return table("node_seconds", nodes).select(gate.NODE_SERIES_CHECK_READS).cast(
+        pa.schema([schema.field(c) for c in gate.NODE_SERIES_CHECK_READS]))
+
+
+def test_node_series_checks_into_one_row_per_run_node_and_target_and_a_clean_run_passes() -> None:
+    checks = gate.node_series_checks(node_series_of(["CLEAN", "NODE_ACROSS"]))
+    assert list(checks.columns) == validation.node_series_check_columns()
+    # known answer: 2 runs x 2 nodes, 20 seconds each; NODE_ACROSS wrote rabbit-2's second 15 as second 3 again
+    by = checks.set_index(["run_id", "node"])
+    assert by["rows"].to_dict() == dict.fromkeys(by.index, 20)
+    assert by["duplicate_seconds"].to_dict() == {("CLEAN", "rabbit-1"): 0, ("CLEAN", "rabbit-2"): 0,
+                                                 ("NODE_ACROSS", "rabbit-1"): 0, ("NODE_ACROSS", "rabbit-2"): 1}
+    assert validation.validate_frames({"node_series": gate.node_series_checks(node_series_of(["CLEAN"]))}).success
+
+
+@pytest.mark.parametrize("run_id", sorted(NODE_SERIES_BROKEN))
+def test_each_node_series_rule_broken_once_fails_its_own_expectation(run_id: str) -> None:
+    outcome = validation.validate_frames({"node_series": gate.node_series_checks(node_series_of(["CLEAN", run_id]))})
+    assert outcome.failures == [NODE_SERIES_BROKEN[run_id]]
+
+
+def test_a_null_node_second_is_counted_not_grouped_away() -> None:
+    rows = node_series_of(["CLEAN"])
+    seconds = rows.column("second").to_pylist()
+    seconds[0] = None
+    rows = rows.set_column(rows.schema.get_field_index("second"), "second", pa.array(seconds, pa.int32()))
+    checks = gate.node_series_checks(rows)
+    assert checks["second_nulls"].sum() == 1 and checks["rows"].sum() == 40
+    assert validation.validate_frames({"node_series": checks}).failures == [
+        "node_series: expect_column_values_to_be_between(column='second_nulls')"]

@@ -297,12 +297,33 @@ def batch_frames(spec: StoreSpec, batch: str, campaign: Campaign, configs: Seque
         raw = raw_rows(RawObjects.list(spec, campaign.name, configs, run_ids))
         return campaign_raw_frames(raw, campaign, configs, run_ids)
     if batch == "phase_summary":  # and the tables written beside it, in the same partitions (issue 35)
-        return {name: partition_rows(spec, name, campaign.name, configs, run_ids).to_pandas()
+        return {name: node_series_checks(partition_rows(spec, name, campaign.name, configs, run_ids,
+                                                        NODE_SERIES_CHECK_READS))
+                if name == "node_series" else partition_rows(spec, name, campaign.name, configs, run_ids).to_pandas()
                 for name in ("phase_summary", *records.BESIDE_SUMMARY)}
     if batch == "leaderboards":
         return {name: partition_rows(spec, name, campaign.name, None, run_ids).to_pandas()
                 for name in VALIDATED_CAMPAIGN_TABLES}
     raise ValueError(f"unknown batch {batch!r}: raw | phase_summary | leaderboards")
+
+
+NODE_SERIES_CHECK_READS = [*validation.NODE_SERIES_CHECK_KEY, "second"]
+
+
+def node_series_checks(rows: pa.Table) -> pd.DataFrame:
+    """node_series rows (at least NODE_SERIES_CHECK_READS) as the node_series frame
+    (validation.node_series_check_columns): one row per run, node and target, with its rows, its null seconds and
+    the seconds its node holds twice in the run (rows less distinct seconds, over every target of the node: a
+    boundary second written by two phases is one of them). Grouped by Arrow, a few hundred rows for GX."""
+    key = validation.NODE_SERIES_CHECK_KEY
+    node = [c for c in key if c != "target"]
+    per_target = rows.group_by(key).aggregate([([], "count_all"), ("second", "count")]).to_pandas()
+    per_node = rows.group_by(node).aggregate([("second", "count"), ("second", "count_distinct")]).to_pandas()
+    per_node["duplicate_seconds"] = per_node["second_count"] - per_node["second_count_distinct"]
+    out = per_target.merge(per_node[[*node, "duplicate_seconds"]], on=node, how="left")
+    out["rows"] = out["count_all"]
+    out["second_nulls"] = out["count_all"] - out["second_count"]
+    return out[validation.node_series_check_columns()]
 
 
 def of_batch(frames: dict[str, pd.DataFrame], config_id: str, run_id: str) -> dict[str, pd.DataFrame]:
