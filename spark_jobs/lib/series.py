@@ -82,11 +82,19 @@ def _quantiles(dense: np.ndarray, buckets: np.ndarray) -> tuple[np.ndarray, np.n
     cumulative = np.cumsum(dense, axis=1)
     totals = cumulative[:, -1] if dense.shape[1] else np.zeros(len(dense))
     out = np.full((len(dense), len(QUANTILES)), np.nan)
-    held = totals > 0
+    held = np.flatnonzero(totals > 0)
+    if not len(held):
+        return out, totals.astype(np.int64)
     values = bucket_value(buckets) / 1000.0
+    # Row k's cumulative counts lifted by k * lift (lift > any total) are one ascending array: the buckets of row k
+    # below a rank r are then one binary search for k * lift + r, less the k * span cells of the rows before.
+    span, lift = dense.shape[1], float(totals[held].max()) + 1.0
+    offsets = np.arange(len(held), dtype=np.float64) * lift
+    lifted = (cumulative[held] + offsets[:, None]).ravel()
     for i, q in enumerate(QUANTILES.values()):
         rank = np.maximum(1, np.ceil(q * totals[held] - 1e-9))
-        out[held, i] = values[(cumulative[held] < rank[:, None]).sum(axis=1)]
+        below = np.searchsorted(lifted, offsets + rank, side="left") - np.arange(len(held)) * span
+        out[held, i] = values[below]
     return out, totals.astype(np.int64)
 
 
@@ -178,12 +186,11 @@ def client_rows(rows: pd.DataFrame, blocks: pd.DataFrame, key: Sequence[str]) ->
         figures[final[single & (lengths == FINAL)]] = quantiles[single & (lengths == FINAL)]
         counts[final[single & (lengths == FINAL)]] = samples[single & (lengths == FINAL)]
         again = lengths != FINAL
-        if again.any():
-            owners = np.repeat(final[again], lengths[again])
-            redone = np.zeros(groups, bool)
-            redone[final[again]] = True
-            q, n, _, _ = merged(owners, entries, groups, np.zeros(groups, bool))
-            figures[redone], counts[redone] = q[redone], n[redone]
+        if again.any():  # merged over the seconds redone only (a few per block), not all of the run's
+            redone = np.unique(final[again])
+            owners = np.repeat(np.searchsorted(redone, final[again]), lengths[again])
+            q, n, _, _ = merged(owners, entries, len(redone), np.zeros(len(redone), bool))
+            figures[redone], counts[redone] = q, n
         prefix = HISTOGRAMS[column]
         if prefix == "e2e":
             out["e2e_samples"] = counts
