@@ -19,7 +19,7 @@ import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from spark_jobs.lib.settings import session_conf
+from spark_jobs.lib.settings import PYTHON_MALLOC_ENV, session_conf
 
 REPO = Path(__file__).resolve().parents[2]
 JOBS = ("analysis", "validate", "query")
@@ -102,6 +102,8 @@ def environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
     env.setdefault("PYSPARK_PYTHON", sys.executable)
     env.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    for name, value in PYTHON_MALLOC_ENV.items():  # the driver's own reads (GX's frames, node_series) too
+        env.setdefault(name, value)
     return env
 
 
