@@ -84,7 +84,7 @@ def _connect(cluster: ClusterInfo, first: int = 0) -> Any:
     """A blocking AMQP connection to the first node from node index `first` on (in turn) that accepts one."""
     import pika
 
-    last_error: Exception | None = None
+    refused: list[str] = []  # each node tried, with why: a node that died outside a fault is named
     nodes = list(cluster.nodes)
     for node in nodes[first:] + nodes[:first]:
         try:
@@ -94,8 +94,8 @@ def _connect(cluster: ClusterInfo, first: int = 0) -> Any:
                 connection_attempts=2, retry_delay=1, socket_timeout=10, blocked_connection_timeout=60)
             return pika.BlockingConnection(params)
         except Exception as err:
-            last_error = err
-    raise RuntimeError(f"no node accepted an AMQP connection: {last_error!r}")
+            refused.append(f"node {node.number} ({node.name} at {node.host}:{node.amqp_port}): {err!r}")
+    raise RuntimeError("no node accepted an AMQP connection: " + "; ".join(refused))
 
 
 def purge_queues(cluster: ClusterInfo, names: Sequence[str]) -> int:
