@@ -198,6 +198,11 @@ def test_comparison_specs_are_checked_with_their_field_paths() -> None:
         campaign(purpose="compare", compare={"by": "config", "baseline": "n9"})
     with pytest.raises(SpecError, match=r"compare.versus\[0\].other: names no scenario: 'nope'"):
         campaign(purpose="compare", compare={"versus": [{"baseline": "inflight", "other": "nope"}]})
+    # a step of `other` is compared with the baseline's step of the same name: none in common would compare nothing
+    # (flow-control-queues-scale's first spec: its no-confirms arms had no finding), so the baseline step is asked for
+    with pytest.raises(SpecError, match=r"compare.versus\[0\].baseline: inflight has no step of no-confirms's names "
+                                        r"\(confirms_in_flight=0,auto_ack=true; .*`inflight/confirms_in_flight=20`"):
+        campaign(purpose="compare", compare={"versus": [{"baseline": "inflight", "other": "no-confirms"}]})
     with pytest.raises(SpecError, match=r"compare.baselines.inflight: 'prefetch=1' is no step of inflight"):
         campaign(purpose="compare", compare={"by": "step", "baselines": {"inflight": "prefetch=1"}})
     with pytest.raises(SpecError, match=r"compare: applies to purpose: compare only"):

@@ -26,11 +26,13 @@ from typing import Any
 import pika
 import pika.exceptions
 import pytest
+import yaml
 
 from loadgen.broker import queue_arguments
 from sizing.brokerconf import check_broker_config
+from sizing.fields import SpecError
 from sizing.queueargs import MAX_EXPIRY_MS, check_queue_arguments
-from sizing.spec import QueueSpec
+from sizing.spec import QueueSpec, parse_campaign
 
 pytestmark = pytest.mark.cluster
 
@@ -194,3 +196,27 @@ def test_every_refused_broker_config_value_stops_a_real_node_at_boot(tmp_path, v
 def test_a_latin1_value_is_accepted_and_boots(tmp_path):
     assert check_broker_config({"cluster_name": "caf\u00e9"}, "local") == []
     assert _boots(tmp_path, "cluster_name = caf\u00e9") == (True, "")
+
+
+
+def test_a_queue_declared_again_as_another_type_is_refused_by_the_spec_and_by_the_broker(cluster):
+    # What sizing.spec.parse.redeclared_queues refuses, the broker would refuse mid-trial: local-quick's quorum queues
+    # declared again as classic ones by its second scenario (known answer: the broker's 406 on the second declaration)
+    campaign = yaml.safe_load((Path(__file__).resolve().parent.parent / "campaigns" / "local-quick.yaml").read_text())
+    campaign["scenarios"][1]["workload"] = {"queues": {"type": "classic", "arguments": {}}}
+    with pytest.raises(SpecError) as refused:
+        parse_campaign(campaign, source="test")
+    assert [p.path for p in refused.value.problems] == ["scenarios[1].workload.queues.name_pattern"]
+    pattern = campaign["workload"]["queues"]["name_pattern"].removesuffix("-{n}")
+    quorum, classic = _spec("quorum", {}, pattern), _spec("classic", {}, pattern)
+    connection = _connection(cluster)
+    try:
+        channel = connection.channel()
+        channel.queue_declare(quorum.names()[0], durable=True, arguments=queue_arguments(quorum))
+        channel.close()
+        outcome = _declare(connection, classic)
+        assert outcome is not None and outcome.startswith(
+            "broker 406: PRECONDITION_FAILED - inequivalent arg 'x-queue-type'"), outcome
+        assert _declare(connection, quorum) is None  # the same declaration again is accepted (and deletes it)
+    finally:
+        connection.close()

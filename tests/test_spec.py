@@ -97,6 +97,14 @@ BAD_SPECS = [
     ("fault-phase-out-of-range", _set("scenarios.1.faults.0.phases", [4]), "scenarios[1].faults[0].phases",
      "has 1 phases"),
     ("duplicate-scenario-names", _set("scenarios.1.name", "increasing-intensity"), "scenarios", "more than once"),
+    # a trial's scenarios share one cluster: a queue name declared again with another type is refused at the later
+    # one (tests/test_refused_inputs_broker.py shows the broker refusing it); the same queues again are fine
+    ("queue-declared-again-as-another-type", _set("scenarios.1.workload", {"queues": {"type": "classic"}}),
+     "scenarios[1].workload.queues.name_pattern", "declared at scenarios[0].workload as a quorum queue and here as "
+                                                  "a classic one"),
+    ("queue-declared-again-with-other-arguments",
+     _set("scenarios.1.workload", {"queues": {"arguments": {"x-max-length": 10}}}),
+     "scenarios[1].workload.queues.name_pattern", "here with other durability, arguments or policy"),
     ("bad-scenario-name", _set("scenarios.0.name", "a/b"), "scenarios[0].name", "letters, digits"),
     ("scenario-override-breaks-workload", _set("scenarios.0.workload", {"consumers": {"count": 0}}),
      "scenarios[0].workload.consumers.count", ">= 1"),
@@ -123,6 +131,12 @@ def test_bad_spec_names_the_field_and_the_reason(edit, path: str, reason: str) -
     matching = [p for p in info.value.problems if p.path == path]
     assert matching, f"no problem at {path!r}; got: {[str(p) for p in info.value.problems]}"
     assert any(reason in p.reason for p in matching), [str(p) for p in matching]
+
+
+def test_a_scenarios_queues_of_another_type_under_names_of_their_own_are_accepted() -> None:
+    own = _set("scenarios.1.workload", {"queues": {"type": "classic", "name_pattern": "quick-classic-{n}"}})
+    campaign = parse_campaign(mutated(own), source="test")
+    assert [s.workload.queues.type for s in campaign.scenarios] == ["quorum", "classic"]
 
 
 def test_there_are_at_least_twenty_kinds_of_bad_input() -> None:

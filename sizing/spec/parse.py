@@ -196,6 +196,42 @@ def _name_pattern_problem(pattern: str, count: int) -> str | None:
     return None
 
 
+def _declaration(queues: QueueSpec) -> tuple[str, bool, tuple, tuple]:
+    """What a queue keeps from its first declaration for its life: its type, durability and arguments (the broker
+    refuses a declaration that differs, 406 PRECONDITION_FAILED), and the mirroring policy the generator puts on
+    its name."""
+    return (queues.type, queues.durable, tuple(sorted((k, repr(v)) for k, v in queues.arguments.items())),
+            tuple(sorted((k, repr(v)) for k, v in (queues.policy or {}).items())))
+
+
+def redeclared_queues(scenarios: list[Scenario | None]) -> list[Problem]:
+    """A queue name that two scenarios (or workload groups) of a trial declare differently: the scenarios run one
+    after another on one cluster, so the second declaration would be refused mid-trial (a mirrored arm reusing a
+    quorum arm's queue name: "inequivalent arg 'x-queue-type'"), or a classic queue would inherit a mirroring
+    policy. Found before anything is provisioned, at the later workload's name_pattern."""
+    first: dict[str, tuple[str, tuple]] = {}  # queue name -> (where first declared, its declaration)
+    problems = []
+    for i, scenario in enumerate(scenarios):
+        if scenario is None:
+            continue
+        own = ([(f"scenarios[{i}].groups[{j}].workload", g.workload) for j, g in enumerate(scenario.groups)]
+               or [(f"scenarios[{i}].workload", scenario.workload)])
+        for where, workload in own:
+            declaration = _declaration(workload.queues)
+            for name in workload.queues.names():
+                if name in first and first[name][1] != declaration:
+                    where_first, before = first[name]
+                    here = (f"as a {declaration[0]} one" if before[0] != declaration[0]
+                            else "with other durability, arguments or policy")
+                    problems.append(Problem(f"{where}.queues.name_pattern", (
+                        f"queue {name!r} is declared at {where_first} as a {before[0]} queue and here {here}: a "
+                        f"queue keeps its first declaration on the cluster, so the broker would refuse this one "
+                        f"mid-trial; give this workload queue names of its own")))
+                    break
+                first.setdefault(name, (where, declaration))
+    return problems
+
+
 def _workloads_to_check(workload: Workload | None, scenarios: list[Scenario | None]) -> list[tuple[str, Workload]]:
     """The campaign workload, and every scenario group's whose queues differ from it, each under its own path."""
     if workload is None:
@@ -616,7 +652,15 @@ def _parse_comparison(root: Fields, purpose: str | None, clusters: list[ClusterS
         parsed = (side(base, f"{v.path}.baseline") if base else None, side(other, f"{v.path}.other") if other
                   else None)
         if parsed[0] and parsed[1]:
-            versus.append(Versus(parsed[0][0], parsed[1][0], parsed[0][1], parsed[1][1]))
+            (base_name, base_step), (other_name, other_step) = parsed
+            others = [other_step] if other_step else families[other_name]
+            # each step of `other` is compared with the baseline's step of its name: none in common, no finding
+            if not base_step and not set(others) & set(families[base_name]):
+                v.fail("baseline", f"{base_name} has no step of {other_name}'s names ({', '.join(others)}; its own: "
+                                   f"{', '.join(families[base_name])}), so nothing would be compared: name the "
+                                   f"baseline step, e.g. `{base_name}/{families[base_name][0]}`")
+                continue
+            versus.append(Versus(base_name, other_name, base_step, other_step))
     if by is None and not versus and not c.problems:
         c.fail("", "give `by: config` / `by: step` and/or `versus: [...]`")
     c.done()
@@ -831,6 +875,7 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
     names = [s.name for s in scenarios if s]
     for dup in sorted({n for n in names if names.count(n) > 1}):
         problems.append(Problem("scenarios", f"scenario name {dup!r} is used more than once"))
+    problems.extend(redeclared_queues(scenarios))
     min_nodes = min((s.nodes for s in clusters), default=0)
     for i, scenario in enumerate(scenarios):
         for j, fault in enumerate(scenario.faults if scenario else ()):
