@@ -99,7 +99,8 @@ BAD_SPECS = [
     ("duplicate-scenario-names", _set("scenarios.1.name", "increasing-intensity"), "scenarios", "more than once"),
     # a trial's scenarios share one cluster: a queue name declared again with another type is refused at the later
     # one (tests/test_refused_inputs_broker.py shows the broker refusing it); the same queues again are fine
-    ("queue-declared-again-as-another-type", _set("scenarios.1.workload", {"queues": {"type": "classic"}}),
+    ("queue-declared-again-as-another-type",
+     _set("scenarios.1.workload", {"queues": {"type": "classic", "arguments": {}}}),
      "scenarios[1].workload.queues.name_pattern", "declared at scenarios[0].workload as a quorum queue and here as "
                                                   "a classic one"),
     ("queue-declared-again-with-other-arguments",
@@ -134,7 +135,8 @@ def test_bad_spec_names_the_field_and_the_reason(edit, path: str, reason: str) -
 
 
 def test_a_scenarios_queues_of_another_type_under_names_of_their_own_are_accepted() -> None:
-    own = _set("scenarios.1.workload", {"queues": {"type": "classic", "name_pattern": "quick-classic-{n}"}})
+    own = _set("scenarios.1.workload", {"queues": {"type": "classic", "name_pattern": "quick-classic-{n}",
+                                                   "arguments": {}}})
     campaign = parse_campaign(mutated(own), source="test")
     assert [s.workload.queues.type for s in campaign.scenarios] == ["quorum", "classic"]
 
@@ -229,7 +231,8 @@ def test_an_explicit_empty_mapping_clears_what_is_inherited(tmp_path: Path) -> N
     """`arguments: {}` replaces the inherited arguments (a scenario override and `extends` alike); a non-empty
     mapping still merges key by key. Known answers: local-quick's quorum workload carries
     {x-quorum-initial-group-size: 3}; quorum-sizing-2020 two quorum-only arguments."""
-    mirrored = {"type": "mirrored", "policy": {"ha-mode": "exactly", "ha-params": 2}}
+    mirrored = {"type": "mirrored", "policy": {"ha-mode": "exactly", "ha-params": 2},
+                "name_pattern": "quick-mirrored-{n}"}  # a queue keeps its first type on the cluster: names of its own
     spec = mutated(_set("scenarios.0.workload", {"queues": {**mirrored, "arguments": {}}}))
     spec["scenarios"][1]["workload"] = {"queues": {"arguments": {"x-max-length": 10}}}
     campaign = parse_campaign(spec)
