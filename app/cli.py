@@ -698,9 +698,14 @@ def main(argv: list[str] | None = None) -> int:
             from app.stackstate import apply_state
 
             apply_state(os.environ)
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # a closed pipe fails here, not at the interpreter's exit
+        return code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader went away (`sizing plan ... | head`): no error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # what is still buffered would fail at exit
+        return 141  # 128 + SIGPIPE, as a shell reports a command whose pipe closed
     except Exception as err:
         if debug:
             raise

@@ -132,3 +132,14 @@ def test_a_query_prints_its_answer_only_and_a_wrong_one_is_one_line_with_sparks_
     debug = run_cli(stored, "--debug", "query", "--campaign", "local-quick", sql)
     assert debug.returncode == 0 and debug.stderr.strip() == f"sizing query: Spark's and the JVM's log: {log}"
     assert debug.stdout == ok.stdout
+
+
+def test_a_reader_that_goes_away_is_no_internal_error(tmp_path):
+    # `sizing validate ... | head`: the pipe's reader closes before the command writes (closed here at once, while
+    # the interpreter starts): exit 141 (128 + SIGPIPE) and nothing on stderr, not "internal error ... (a bug)"
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8", "SIZING_STATE_DIR": str(tmp_path)}
+    process = subprocess.Popen([sys.executable, "-m", "app.cli", "validate", "campaigns/local-quick.yaml"],
+                               cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.close()
+    stderr = process.stderr.read().decode()
+    assert (process.wait(timeout=120), stderr) == (141, "")
