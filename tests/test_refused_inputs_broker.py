@@ -198,7 +198,6 @@ def test_a_latin1_value_is_accepted_and_boots(tmp_path):
     assert _boots(tmp_path, "cluster_name = caf\u00e9") == (True, "")
 
 
-
 def test_a_queue_declared_again_as_another_type_is_refused_by_the_spec_and_by_the_broker(cluster):
     # What sizing.spec.parse.redeclared_queues refuses, the broker would refuse mid-trial: local-quick's quorum queues
     # declared again as classic ones by its second scenario (known answer: the broker's 406 on the second declaration)

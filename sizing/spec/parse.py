@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from string import Formatter
 from typing import Any
@@ -196,6 +196,16 @@ def _name_pattern_problem(pattern: str, count: int) -> str | None:
     return None
 
 
+def scenario_workloads(scenarios: list[Scenario | None]) -> Iterator[tuple[str, Workload]]:
+    """Every workload the scenarios run, under its own path: a grouped scenario's groups' (its own workload is its
+    foreground group's, so each is met once), else the scenario's."""
+    for i, scenario in enumerate(scenarios):
+        if scenario is None:
+            continue
+        yield from ([(f"scenarios[{i}].groups[{j}].workload", g.workload) for j, g in enumerate(scenario.groups)]
+                    or [(f"scenarios[{i}].workload", scenario.workload)])
+
+
 def _declaration(queues: QueueSpec) -> tuple[str, bool, tuple, tuple]:
     """What a queue keeps from its first declaration for its life: its type, durability and arguments (the broker
     refuses a declaration that differs, 406 PRECONDITION_FAILED), and the mirroring policy the generator puts on
@@ -211,24 +221,19 @@ def redeclared_queues(scenarios: list[Scenario | None]) -> list[Problem]:
     policy. Found before anything is provisioned, at the later workload's name_pattern."""
     first: dict[str, tuple[str, tuple]] = {}  # queue name -> (where first declared, its declaration)
     problems = []
-    for i, scenario in enumerate(scenarios):
-        if scenario is None:
-            continue
-        own = ([(f"scenarios[{i}].groups[{j}].workload", g.workload) for j, g in enumerate(scenario.groups)]
-               or [(f"scenarios[{i}].workload", scenario.workload)])
-        for where, workload in own:
-            declaration = _declaration(workload.queues)
-            for name in workload.queues.names():
-                if name in first and first[name][1] != declaration:
-                    where_first, before = first[name]
-                    here = (f"as a {declaration[0]} one" if before[0] != declaration[0]
-                            else "with other durability, arguments or policy")
-                    problems.append(Problem(f"{where}.queues.name_pattern", (
-                        f"queue {name!r} is declared at {where_first} as a {before[0]} queue and here {here}: a "
-                        f"queue keeps its first declaration on the cluster, so the broker would refuse this one "
-                        f"mid-trial; give this workload queue names of its own")))
-                    break
-                first.setdefault(name, (where, declaration))
+    for where, workload in scenario_workloads(scenarios):
+        declaration = _declaration(workload.queues)
+        for name in workload.queues.names():
+            if name in first and first[name][1] != declaration:
+                where_first, before = first[name]
+                here = (f"as a {declaration[0]} one" if before[0] != declaration[0]
+                        else "with other durability, arguments or policy")
+                problems.append(Problem(f"{where}.queues.name_pattern", (
+                    f"queue {name!r} is declared at {where_first} as a {before[0]} queue and here {here}: a queue "
+                    f"keeps its first declaration on the cluster, so the broker would refuse this one mid-trial; "
+                    f"give this workload queue names of its own")))
+                break
+            first.setdefault(name, (where, declaration))
     return problems
 
 
@@ -236,14 +241,8 @@ def _workloads_to_check(workload: Workload | None, scenarios: list[Scenario | No
     """The campaign workload, and every scenario group's whose queues differ from it, each under its own path."""
     if workload is None:
         return []
-    found = [("workload", workload)]
-    for i, scenario in enumerate(scenarios):
-        if scenario is None:
-            continue
-        own = ([(f"scenarios[{i}].groups[{j}].workload", g.workload) for j, g in enumerate(scenario.groups)]
-               or [(f"scenarios[{i}].workload", scenario.workload)])
-        found.extend((where, w) for where, w in own if w.queues != workload.queues)
-    return found
+    return [("workload", workload),
+            *((where, w) for where, w in scenario_workloads(scenarios) if w.queues != workload.queues)]
 
 
 def _parse_volume(value: Any, path: str, catalog: Catalog | None, problems: list[Problem], role: bool = False
@@ -863,15 +862,9 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
                                  target.p99_latency_ms or None)
         # `isolate: true` gives one scenario (run, fresh queues) per step value, each a single phase.
         scenarios.extend(parsed if isinstance(parsed, tuple) else [parsed])
-    for i, scenario in enumerate(scenarios):
-        if scenario is None or workload is None:
-            continue
-        # a grouped scenario's workload is its foreground group's: each group is checked once, under its own path
-        own = ([(f"scenarios[{i}].groups[{j}].workload", g.workload) for j, g in enumerate(scenario.groups)]
-               or [(f"scenarios[{i}].workload", scenario.workload)])
-        for where, w in own:
-            if w.message.size_bytes != workload.message.size_bytes:
-                problems.extend(check_message_size(w.message.size_bytes, broker_config, f"{where}.message.size_bytes"))
+    for where, w in scenario_workloads(scenarios) if workload is not None else ():
+        if w.message.size_bytes != workload.message.size_bytes:
+            problems.extend(check_message_size(w.message.size_bytes, broker_config, f"{where}.message.size_bytes"))
     names = [s.name for s in scenarios if s]
     for dup in sorted({n for n in names if names.count(n) > 1}):
         problems.append(Problem("scenarios", f"scenario name {dup!r} is used more than once"))

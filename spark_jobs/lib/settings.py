@@ -38,7 +38,7 @@ REDACTION_REGEX = "(?i)secret|password|token|access[._]?key|credential"
 # of freed heap kept for the next call. By default glibc raises its mmap threshold as it goes and hands freed memory
 # back, so a fold's arrays (tens of MB per call) are mapped, unmapped and faulted in again call after call: at 10x seed
 # scale one config's client fold took 7.2 s and its read 4.2 s that way, 4.6 s and 1.6 s with these, at the same peak
-# RSS (2.1 GB; BENCHMARKS.md "Page faults in the fold").
+# RSS (2.1 GB; BENCHMARKS.md "10x seed scale within 2 minutes").
 PYTHON_MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20), "MALLOC_TRIM_THRESHOLD_": str(1 << 30)}
 
 
