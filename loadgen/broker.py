@@ -58,7 +58,7 @@ def declare_queues(cluster: ClusterInfo, queues: QueueSpec, purge: bool = True) 
         name, body = policy
         ManagementClient(cluster, timeout_s=5.0).put_policy(name, body)
     arguments = queue_arguments(queues)
-    durable = queues.durable or queues.type in ("quorum", "stream")
+    durable = queues.declared_durable
     # Queue n is declared through node n (round-robin): a queue's leader (a classic queue's master) is placed on the
     # declaring connection's node (`client-local`, the default), so one connection would put every leader on one
     # node, and that node alone would do every queue's leader work (the studies' clients were spread over nodes).

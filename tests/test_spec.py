@@ -139,6 +139,9 @@ def test_a_scenarios_queues_of_another_type_under_names_of_their_own_are_accepte
                                                    "arguments": {}}})
     campaign = parse_campaign(mutated(own), source="test")
     assert [s.workload.queues.type for s in campaign.scenarios] == ["quorum", "classic"]
+    # a quorum queue is declared durable whatever the spec says, so `durable: false` on the same names is no change
+    transient = parse_campaign(mutated(_set("scenarios.1.workload", {"queues": {"durable": False}})), source="test")
+    assert [s.workload.queues.declared_durable for s in transient.scenarios] == [True, True]
 
 
 def test_there_are_at_least_twenty_kinds_of_bad_input() -> None:

@@ -53,6 +53,11 @@ class QueueSpec:
     def names(self) -> list[str]:
         return [self.name_pattern.format(n=n) for n in range(1, self.count + 1)]
 
+    @property
+    def declared_durable(self) -> bool:
+        """The durability the queues are declared with: quorum queues and streams are always durable."""
+        return self.durable or self.type in ("quorum", "stream")
+
 
 @dataclass(frozen=True)
 class MessageSpec:

@@ -210,7 +210,7 @@ def _declaration(queues: QueueSpec) -> tuple[str, bool, tuple, tuple]:
     """What a queue keeps from its first declaration for its life: its type, durability and arguments (the broker
     refuses a declaration that differs, 406 PRECONDITION_FAILED), and the mirroring policy the generator puts on
     its name."""
-    return (queues.type, queues.durable, tuple(sorted((k, repr(v)) for k, v in queues.arguments.items())),
+    return (queues.type, queues.declared_durable, tuple(sorted((k, repr(v)) for k, v in queues.arguments.items())),
             tuple(sorted((k, repr(v)) for k, v in (queues.policy or {}).items())))
 
 
