@@ -19,9 +19,10 @@ One repeat (the seeds' studies ran each test once) has no spread between repeats
 say how precisely the run measured its own mean rate: batch means (`batch_means`) cut the seconds into
 WITHIN_RUN_BATCHES non-overlapping windows, long enough that their means are nearly independent even when
 successive seconds are not, and a t interval over the window means (`run_mean_interval`; two runs: `run_compare`,
-Welch t on log means). Its level is nominal, not exact: simulated on AR(1) seconds (phi 0, 0.5, 0.8) over
-WITHIN_RUN_MIN_SECONDS or more it covers within 3 points of what it states. It says nothing about how a second run
-would differ: WITHIN_RUN labels it.
+Welch t on log means). A percentile's spread comes from the same windows' percentiles around the whole run's
+(`sectioned_rse`). Their level is nominal, not exact: simulated on AR(1) seconds (phi 0, 0.5, 0.8) over
+WITHIN_RUN_MIN_SECONDS or more they cover within 3 points of what they state. They say nothing about how a second
+run would differ: WITHIN_RUN labels them.
 """
 
 from __future__ import annotations
@@ -214,7 +215,7 @@ def effect_text(interval: Interval, n_base: int, n_other: int) -> str:
         head += f" [{interval.low:+.0%}, {interval.high:+.0%}]".replace("%", " %") + f" ({level_text(interval.level)}"
     else:
         head += " (no interval"
-    within = f", {WITHIN_RUN}" if interval.method in (BATCH_MEAN, BATCH_RATIO) else ""
+    within = f", {WITHIN_RUN}" if interval.method in WITHIN_RUN_METHODS else ""
     return f"{head}, n = {n_base} vs {n_other}{within})"
 
 
@@ -252,6 +253,9 @@ WITHIN_RUN_MIN_SECONDS = 180
 WITHIN_RUN = "within one run; run-to-run variation not measured"
 BATCH_MEAN = "mean of one run's seconds, batch means, t"
 BATCH_RATIO = "ratio of two runs' means, batch means, Welch t on logs"
+SECTIONED = "percentile of one run, sectioning over its windows, t"
+SECTIONED_RATIO = "ratio of two runs' percentiles, sectioning, Welch t on logs"
+WITHIN_RUN_METHODS = (BATCH_MEAN, BATCH_RATIO, SECTIONED, SECTIONED_RATIO)
 
 
 @dataclass(frozen=True)
@@ -301,15 +305,26 @@ def _cv(window: Sequence[float]) -> float:
     return math.sqrt(sum((v - mean) ** 2 for v in window) / (len(window) - 1)) / mean
 
 
-def _windows(values: Sequence[float], batches: int, min_seconds: int) -> tuple[list[list[float]], int] | None:
-    """The finite values as `batches` equal windows in time order, the first left over dropped (nearest the
-    warm-up), and how many finite values there were; None below `min_seconds` of them."""
-    data = [float(v) for v in values if v is not None and math.isfinite(float(v))]
-    if len(data) < max(min_seconds, 2 * batches):
+def window_layout(seconds: int, batches: int = WITHIN_RUN_BATCHES,
+                  min_seconds: int = WITHIN_RUN_MIN_SECONDS) -> tuple[int, int] | None:
+    """How `seconds` steady seconds in time order are cut into `batches` equal windows: (how many of the first are
+    dropped, nearest the warm-up; each window's length); None below `min_seconds`. One rule for the rates' windows
+    (batch_means) and the percentiles' (the client fold's window histograms)."""
+    if seconds < max(min_seconds, 2 * batches):
         return None
-    size = len(data) // batches
-    used = data[len(data) - size * batches:]
-    return [used[i * size:(i + 1) * size] for i in range(batches)], len(data)
+    size = seconds // batches
+    return seconds - size * batches, size
+
+
+def _windows(values: Sequence[float], batches: int, min_seconds: int) -> tuple[list[list[float]], int] | None:
+    """The finite values as `batches` equal windows in time order (window_layout), and how many finite values
+    there were; None below `min_seconds` of them."""
+    data = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+    layout = window_layout(len(data), batches, min_seconds)
+    if layout is None:
+        return None
+    dropped, size = layout
+    return [data[dropped + i * size:dropped + (i + 1) * size] for i in range(batches)], len(data)
 
 
 def _over_windows(figures: Sequence[float], seconds: int) -> BatchMeans:
@@ -356,13 +371,16 @@ def t_quantile(p: float, df: int) -> float:
     return (low + high) / 2
 
 
-def run_mean_interval(estimate: float, rse: float, batches: int, confidence: float = INTERVAL_CONFIDENCE
-                      ) -> Interval:
-    """One run's mean (`estimate`: the phase's figure) with the t interval of its batch means' relative standard
-    error `rse`, at the nominal `confidence` (n = 1: one run)."""
+def run_mean_interval(estimate: float, rse: float, batches: int, confidence: float = INTERVAL_CONFIDENCE,
+                      method: str = BATCH_MEAN) -> Interval:
+    """One run's figure (`estimate`: the phase's mean rate, or its percentile) with the t interval of its relative
+    standard error `rse` over `batches` windows, at the nominal `confidence` (n = 1: one run): symmetric for a mean,
+    on logs for a percentile (SECTIONED: its spread is on logs, and a percentile's error is skewed)."""
     _check(confidence)
-    half = t_quantile(0.5 + confidence / 2, batches - 1) * rse * abs(estimate)
-    return Interval(estimate, estimate - half, estimate + half, 1, confidence, BATCH_MEAN)
+    half = t_quantile(0.5 + confidence / 2, batches - 1) * rse
+    if method == SECTIONED:
+        return Interval(estimate, estimate * math.exp(-half), estimate * math.exp(half), 1, confidence, method)
+    return Interval(estimate, estimate - half * abs(estimate), estimate + half * abs(estimate), 1, confidence, method)
 
 
 def welch_df(rse_base: float, batches_base: int, rse_other: float, batches_other: int) -> int:
@@ -376,7 +394,8 @@ def welch_df(rse_base: float, batches_base: int, rse_other: float, batches_other
 
 
 def run_ratio_interval(base: float, rse_base: float, batches_base: int, other: float, rse_other: float,
-                       batches_other: int, confidence: float = COMPARE_CONFIDENCE) -> Interval:
+                       batches_other: int, confidence: float = COMPARE_CONFIDENCE, method: str = BATCH_RATIO
+                       ) -> Interval:
     """How one run's mean differs from another's (relative: 0.1 = 10 % higher): the log ratio with the Welch t
     interval from the two runs' relative standard errors (on logs, a relative error is the error of the log), at
     the nominal `confidence`."""
@@ -387,12 +406,39 @@ def run_ratio_interval(base: float, rse_base: float, batches_base: int, other: f
     half = (t_quantile(0.5 + confidence / 2, welch_df(rse_base, batches_base, rse_other, batches_other))
             * math.hypot(rse_base, rse_other))
     return Interval(math.expm1(log_ratio), math.expm1(log_ratio - half), math.expm1(log_ratio + half), 1,
-                    confidence, BATCH_RATIO)
+                    confidence, method)
 
 
 def run_compare(base: float, rse_base: float, batches_base: int, other: float, rse_other: float,
                 batches_other: int, confidence: float = COMPARE_CONFIDENCE,
-                threshold: float = PRACTICAL_EFFECT) -> Effect:
-    """`other` against `base`, one run each, within each run (batch means): the verdict as between repeats."""
-    interval = run_ratio_interval(base, rse_base, batches_base, other, rse_other, batches_other, confidence)
+                threshold: float = PRACTICAL_EFFECT, method: str = BATCH_RATIO) -> Effect:
+    """`other` against `base`, one run each, within each run (batch means, or sectioned percentiles): the verdict
+    as between repeats."""
+    interval = run_ratio_interval(base, rse_base, batches_base, other, rse_other, batches_other, confidence, method)
     return Effect(interval, 1, 1, confidence, threshold)
+
+
+# A percentile is no mean of seconds: the run's figure is read from its whole merged histogram, and its spread
+# from the same percentile of each window's merged histogram, taken around the whole run's figure on logs
+# (sectioning: Asmussen and Glynn, Stochastic Simulation, III.5; Nakayama 2014). A window's own percentile is
+# biased when the window holds few samples beyond it, so the spread is asked only of windows holding at least
+# SECTION_TAIL_MIN; and a percentile leans on the seconds' slow swings harder than a mean does, so its windows must
+# be longer: at phi 0.8 and 180 s a nominal 95 % covered 91-92 %, from 240 s within 3 points (tests/test_stats.py).
+SECTION_TAIL_MIN = 10
+SECTION_MIN_SECONDS = 240
+
+
+def sectioned_rse(estimate: float, window_figures: Sequence[float], window_samples: Sequence[int],
+                  quantile: float) -> float | None:
+    """The relative standard error (on logs) of one run's percentile `estimate` (at `quantile`, read from the whole
+    run's histogram) from that percentile of each of its windows (`window_figures`, each over `window_samples`
+    samples): sqrt(sum((log q_i - log q)^2) / (k - 1) / k). None when a window holds fewer than SECTION_TAIL_MIN
+    samples beyond the percentile, a figure is missing or not positive, or there are fewer than two windows."""
+    k = len(window_figures)
+    figures = [number(f) for f in window_figures]
+    if k < 2 or len(window_samples) != k or not estimate or estimate <= 0:
+        return None
+    if any(f is None or f <= 0 for f in figures) or min(window_samples) * (1 - quantile) < SECTION_TAIL_MIN:
+        return None
+    variance = sum(math.log(f / estimate) ** 2 for f in figures) / (k - 1)  # type: ignore[operator]
+    return math.sqrt(variance / k)

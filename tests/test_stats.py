@@ -256,3 +256,93 @@ def test_the_choppiness_interval_covers_as_often_as_it_says_on_autocorrelated_se
     covered = np.mean([i.low <= truth <= i.high for i in intervals])
     print(f"AR(1) phi {phi}: within-window CV {truth:.4f}, stated {intervals[0].level:.2f}, measured {covered:.3f}")
     assert abs(covered - intervals[0].level) <= 0.03
+
+
+def test_a_sectioned_percentile_spread_is_taken_around_the_whole_runs_figure() -> None:
+    """Known answer for sizing.stats.sectioned_rse, worked by hand on logs: windows 50, 200, 100, 100, 100 around a
+    whole run's p95 of 100 give sqrt(2 ln(2)^2 / 4 / 5); around 200 (not their mean) sqrt((ln(4)^2 + 0 + 3 ln(2)^2) / 4
+    / 5); too few samples beyond the percentile in a window, a missing window figure or one window give none. The
+    level interval is on logs: 100 x exp(+-t(4) x rse)."""
+    from sizing.stats import SECTION_TAIL_MIN, SECTIONED, sectioned_rse
+
+    figures, samples = [50.0, 200.0, 100.0, 100.0, 100.0], [3_600] * 5
+    ln2 = math.log(2)
+    assert sectioned_rse(100.0, figures, samples, 0.95) == pytest.approx(math.sqrt(2 * ln2 ** 2 / 4 / 5))
+    assert sectioned_rse(200.0, figures, samples, 0.95) == pytest.approx(math.sqrt(7 * ln2 ** 2 / 4 / 5))
+    level = run_mean_interval(100.0, 0.1, 5, method=SECTIONED)
+    assert (level.low, level.high) == pytest.approx((100 * math.exp(-0.1 * scipy_stats.t.ppf(0.975, 4)),
+                                                     100 * math.exp(0.1 * scipy_stats.t.ppf(0.975, 4))))
+    tail_short = [math.ceil(SECTION_TAIL_MIN / 0.001) - 1] * 5  # p99.9 needs 10,000 samples a window
+    assert sectioned_rse(100.0, figures, tail_short, 0.999) is None
+    assert sectioned_rse(100.0, figures, [10_000] * 5, 0.999) is not None
+    assert sectioned_rse(100.0, [*figures[:4], math.nan], samples, 0.95) is None
+    assert sectioned_rse(100.0, figures[:1], samples[:1], 0.95) is None
+
+
+MESSAGES_PER_SECOND = 100
+LOG_SD_SECOND, LOG_SD_MESSAGE = 0.4, 0.6  # the per-second level's and the message's own spread of log latency
+
+
+def ar1_latency_runs(rng: np.random.Generator, phi: float, draws: int, seconds: int) -> np.ndarray:
+    """`draws` runs of MESSAGES_PER_SECOND latencies (ms) a second: log-normal around 20 ms, the second's level an
+    AR(1) (stationary sd LOG_SD_SECOND), each message's own spread on top; read through the histogram's buckets
+    as the platform reads them. Shape (draws, seconds, messages)."""
+    from sizing.histogram import bucket_value, buckets_of
+
+    level = LOG_SD_SECOND * ar1_seconds_of(rng, phi, draws, seconds)
+    logs = math.log(20.0) + level[:, :, None] + LOG_SD_MESSAGE * rng.standard_normal(
+        (draws, seconds, MESSAGES_PER_SECOND))
+    return bucket_value(buckets_of(np.exp(logs) * 1000.0)) / 1000.0
+
+
+def ar1_seconds_of(rng: np.random.Generator, phi: float, draws: int, seconds: int) -> np.ndarray:
+    """Unit-variance stationary AR(1) series."""
+    x = np.empty((draws, seconds))
+    x[:, 0] = rng.standard_normal(draws)
+    noise = rng.standard_normal((draws, seconds)) * math.sqrt(1 - phi ** 2)
+    for t in range(1, seconds):
+        x[:, t] = phi * x[:, t - 1] + noise[:, t]
+    return x
+
+
+def nearest_rank(samples: np.ndarray, q: float) -> np.ndarray:
+    """Nearest-rank quantile along the last axis (sizing.histogram.quantile_from_counts' rule)."""
+    rank = max(1, math.ceil(q * samples.shape[-1] - 1e-9))
+    return np.partition(samples, rank - 1, axis=-1)[..., rank - 1]
+
+
+@pytest.mark.parametrize("phi", [0.0, 0.5, 0.8])
+@pytest.mark.parametrize("quantile", [0.95, 0.99])
+def test_a_percentiles_interval_within_one_run_covers_as_often_as_it_says(phi: float, quantile: float) -> None:
+    """A percentile within one run (the whole run's nearest-rank percentile, its spread by sizing.stats.sectioned_rse
+    over window_layout's windows, run_mean_interval; two runs: run_ratio_interval) against the known answer: the
+    percentile of the simulated process's stationary log-normal distribution (exp(log 20 + z_q * sqrt(0.4^2 +
+    0.6^2))). Runs of the shortest length given a percentile an interval, through the histogram's 1 % buckets."""
+    from scipy.stats import norm
+
+    from sizing.stats import SECTION_MIN_SECONDS, SECTIONED, SECTIONED_RATIO, sectioned_rse, window_layout
+
+    rng = np.random.default_rng(int(phi * 10) + int(quantile * 1000))
+    seconds, draws = SECTION_MIN_SECONDS, 2_000
+    truth = 20.0 * math.exp(norm.ppf(quantile) * math.hypot(LOG_SD_SECOND, LOG_SD_MESSAGE))
+    dropped, size = window_layout(seconds)
+    intervals, ratios = [], []
+    for _chunk in range(4):  # chunks of 500 runs bound the memory (500 x 240 x 100 latencies)
+        runs = ar1_latency_runs(rng, phi, draws // 4, seconds)
+        whole = nearest_rank(runs.reshape(len(runs), -1), quantile)
+        windows = runs[:, dropped:].reshape(len(runs), WITHIN_RUN_BATCHES, size * MESSAGES_PER_SECOND)
+        per_window = nearest_rank(windows, quantile)
+        rses = [sectioned_rse(float(w), list(f), [size * MESSAGES_PER_SECOND] * WITHIN_RUN_BATCHES, quantile)
+                for w, f in zip(whole, per_window, strict=True)]
+        intervals += [run_mean_interval(float(w), r, WITHIN_RUN_BATCHES, method=SECTIONED)
+                      for w, r in zip(whole, rses, strict=True)]
+        half = len(whole) // 2  # the first half against the second: two runs of one process, the true ratio 1
+        ratios += [run_ratio_interval(float(a), ra, WITHIN_RUN_BATCHES, float(b), rb, WITHIN_RUN_BATCHES,
+                                      method=SECTIONED_RATIO)
+                   for a, ra, b, rb in zip(whole[:half], rses[:half], whole[half:], rses[half:], strict=True)]
+    covered = np.mean([i.low <= truth <= i.high for i in intervals])
+    ratio_covered = np.mean([i.low <= 0.0 <= i.high for i in ratios])
+    print(f"AR(1) phi {phi}, p{quantile * 100:g}: stated {intervals[0].level:.2f}, measured {covered:.3f}; ratio "
+          f"stated {ratios[0].level:.2f}, measured {ratio_covered:.3f} ({len(ratios)} pairs)")
+    assert abs(covered - intervals[0].level) <= 0.03
+    assert abs(ratio_covered - ratios[0].level) <= 0.03
