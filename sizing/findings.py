@@ -16,7 +16,8 @@ At the studies' own repeat count (one run per arm) there is no spread between re
 still bound its mean rate (phase_summary's `*_rate_rse`, batch means: sizing.stats.batch_means). So when an arm has
 one repeat, its rates' level and, when its baseline has one too, their effect carry the interval within one run
 (sizing.stats.run_mean_interval, run_compare) and say so (`interval_basis`: WITHIN_ONE_RUN; run-to-run variation is
-not measured); latencies have no such spread (no per-window histograms) and stay without an interval.
+not measured); so do the latency percentiles, from the same percentile of each window's merged histogram
+(phase_summary's `e2e_*_ms_rse`, sectioning: sizing.stats.sectioned_rse; phases of SECTION_MIN_SECONDS or more).
 
 Arms come from phase_summary rows of the judged workload group that are evidence (sizing.rules.conclusive: a repeat
 the load generator fell behind in is evidence neither way, so it is no figure of its arm; an arm with none has no
@@ -46,6 +47,10 @@ from sizing.stats import (
     COMPARE_CONFIDENCE,
     INTERVAL_CONFIDENCE,
     PRACTICAL_EFFECT,
+    SECTIONED,
+    SECTIONED_RATIO,
+    WITHIN_RUN_BATCHES,
+    WITHIN_RUN_METHODS,
     Effect,
     Interval,
     compare,
@@ -88,7 +93,9 @@ METRIC = {m.name: m for m in METRICS}
 INPUTS = ("config_id", "scenario", "run_id", "repeat", "phase", "phase_name", "confirm_rate", "publish_rate",
           "consume_rate", "e2e_p75_ms", "e2e_p95_ms", "e2e_p99_ms", "e2e_p999_ms", "latency_basis", "valid",
           "publish_rate_rse", "confirm_rate_rse", "consume_rate_rse", "rate_batches", "publish_rate_cv",
-          "publish_rate_cv_rse")
+          "publish_rate_cv_rse", "e2e_p75_ms_rse", "e2e_p95_ms_rse", "e2e_p99_ms_rse", "e2e_p999_ms_rse")
+# The percentiles whose spread within one run phase_summary carries (`<metric>_rse`, on logs: sectioning).
+PERCENTILES = ("e2e_p75_ms", "e2e_p95_ms", "e2e_p99_ms", "e2e_p999_ms")
 
 
 def metric_value(metric: str, row: Mapping[str, Any]) -> float | None:
@@ -101,8 +108,12 @@ def metric_value(metric: str, row: Mapping[str, Any]) -> float | None:
 
 
 def metric_spread(metric: str, row: Mapping[str, Any]) -> tuple[float, int] | None:
-    """One run's own spread of its figure: (relative standard error, batches) of the rate metric_value reads, from
-    the run's steady seconds; None for latencies, or a phase too short for batch means."""
+    """One run's own spread of its figure: (relative standard error, windows) of the figure metric_value reads,
+    from the run's steady seconds (a rate's batch means, a percentile's sectioning); None for a phase too short,
+    or a percentile whose windows hold too few samples beyond it."""
+    if metric in PERCENTILES:
+        rse = _num(row.get(f"{metric}_rse"))
+        return (rse, WITHIN_RUN_BATCHES) if rse is not None else None
     if metric == "publish_rate":
         rse = row.get("confirm_rate_rse") if _num(row.get("confirm_rate")) else row.get("publish_rate_rse")
     elif metric in ("consume_rate", "publish_rate_cv"):
@@ -209,7 +220,7 @@ def _one_run_spread(rows: Sequence[Mapping[str, Any]], metric: str) -> tuple[flo
 def _basis(interval: Interval) -> str | None:
     if not interval.has_interval:
         return None
-    return WITHIN_ONE_RUN if interval.method in (BATCH_MEAN, BATCH_RATIO) else BETWEEN_REPEATS
+    return WITHIN_ONE_RUN if interval.method in WITHIN_RUN_METHODS else BETWEEN_REPEATS
 
 
 def _latency_basis(rows: Sequence[Mapping[str, Any]]) -> str:
@@ -271,7 +282,8 @@ def _effect_row(campaign: Campaign, kind: str, base: Arm, arm: Arm, metric: Metr
         return None
     one_base, one_other = _one_run_spread(by_arm[base], metric.name), _one_run_spread(by_arm[arm], metric.name)
     if one_base is not None and one_other is not None:  # one run each: what each run's seconds support
-        effect = run_compare(*one_base, *one_other, confidence, threshold)
+        effect = run_compare(*one_base, *one_other, confidence, threshold,
+                             SECTIONED_RATIO if metric.name in PERCENTILES else BATCH_RATIO)
     else:
         effect = compare(base_values, values, confidence, threshold)
     return ({**_row(campaign, kind, arm, metric, [*by_arm[base], *by_arm[arm]], by_arm[arm]),
@@ -314,8 +326,8 @@ def _shape(steps: Sequence[tuple[dict[str, Any], Effect]], metric: Metric) -> li
 def _row(campaign: Campaign, kind: str, arm: Arm, metric: Metric, basis_rows: Sequence[Mapping[str, Any]],
          arm_rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     one_run = _one_run_spread(arm_rows, metric.name)
-    level = (run_mean_interval(*one_run, INTERVAL_CONFIDENCE) if one_run is not None
-             else median_interval(_values(arm_rows, metric.name)))
+    level = (run_mean_interval(*one_run, INTERVAL_CONFIDENCE, SECTIONED if metric.name in PERCENTILES else BATCH_MEAN)
+             if one_run is not None else median_interval(_values(arm_rows, metric.name)))
     return {"kind": kind, "purpose": campaign.purpose, "config_id": arm.config_id, "family": arm.family,
             "phase_name": arm.phase_name, "metric": metric.name, "latency_basis": _latency_basis(basis_rows),
             **interval_columns(level), "n": level.n, "interval_basis": _basis(level),

@@ -388,6 +388,12 @@ PHASE_SUMMARY = (*_TABLE_KEY,
            "(sizing.stats.batch_variation; null as the _rse columns)", nullable=True),
     Column("publish_rate_cv_rse", "float64", "publish_rate_cv's standard error from its windows' spread, relative to "
            "it (null: as publish_rate_cv, or no variation)", nullable=True),
+    # ... and of its percentiles (sizing.stats.sectioned_rse over the client fold's window histograms).
+    *(Column(f"e2e_{q}_ms_rse", "float64", f"e2e_{q}_ms's standard error within the run, on logs, from the same "
+             "percentile of each of sizing.stats.WITHIN_RUN_BATCHES equal windows of the planned steady seconds "
+             "(null: fewer than sizing.stats.SECTION_MIN_SECONDS, a window with too few samples beyond it, or "
+             "windows not known to the read)", nullable=True)
+      for q in ("p75", "p95", "p99", "p999")),
     Column("matched_target", "bool",
            "confirm_rate and consume_rate >= 98% of target AND e2e_p99_ms <= SLO (sizing.rules.matched_target); "
            "false for a max-mode phase (sizing.rules.judged_against_target)"),

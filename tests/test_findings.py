@@ -137,7 +137,7 @@ def test_one_repeat_per_arm_concludes_from_each_runs_own_seconds_and_says_so() -
         pytest.approx(0.0), pytest.approx(math.expm1(-half)), pytest.approx(math.expm1(half)))
     assert same["effect_level"] == pytest.approx(0.9) and same["verdict"] == "inconclusive"
     assert (same["n"], same["n_baseline"], same["interval_basis"]) == (1, 1, findings.WITHIN_ONE_RUN)
-    # latencies have no spread within the run: no interval, as before
+    # a percentile without its spread within the run (no e2e_p99_ms_rse in these rows): no interval
     p99 = effects[("confirms_in_flight=20", "e2e_p99_ms")]
     assert (p99["verdict"], p99["effect_low"], p99["interval_basis"]) == ("inconclusive", None, None)
     # the rate's level: the run's figure with its t interval at 95 % (4 df)
@@ -179,6 +179,31 @@ def test_a_choppier_arm_is_worse_on_the_publish_rates_variation_within_one_run()
     assert (chop["verdict"], chop["better"], chop["interval_basis"]) == ("higher", False, findings.WITHIN_ONE_RUN)
     flat = [{**r, "publish_rate_cv": None} for r in one_run]  # a phase too short for windows: no figure, no row
     assert not [r for r in findings.findings(c, flat) if r["metric"] == "publish_rate_cv"]
+
+
+def test_a_percentile_with_one_run_per_arm_concludes_from_its_windows_and_says_so() -> None:
+    """Seed 003's "no confirms raises end-to-end latency" at its one repeat: phase_summary's e2e_<q>_ms_rse
+    (sectioning, sizing.stats.sectioned_rse) makes a percentile a finding within one run. Known answers: p95 4 ms
+    against 320 ms (rows_by_step: 0.8 x p99), each +-10 % on logs: the effect is x80 with the Welch interval of the
+    two spreads (scipy's t, 8 df); the level is the run's p95 times exp(+-t(4) x 10 %); a percentile whose windows
+    held too few samples (no _rse) stays without an interval."""
+    c = campaign(purpose="compare", compare={"versus": [{"baseline": "inflight/confirms_in_flight=20",
+                                                          "other": "no-confirms"}]})
+    one_run = [{**spread(r, 0.02), "e2e_p95_ms_rse": 0.1} for r in rows_by_step() if r["repeat"] == 1]
+    out = findings.findings(c, one_run)
+    p95 = next(r for r in out if r["kind"] == "effect" and r["metric"] == "e2e_p95_ms" and r["config_id"] == GP2)
+    half = scipy_stats.t.ppf(0.95, 8) * math.hypot(0.1, 0.1)
+    assert (p95["baseline_value"], p95["value"]) == (pytest.approx(3.96), pytest.approx(316.8))
+    assert (p95["effect"], p95["effect_low"], p95["effect_high"]) == (
+        pytest.approx(79.0), pytest.approx(80 * math.exp(-half) - 1), pytest.approx(80 * math.exp(half) - 1))
+    assert (p95["verdict"], p95["better"], p95["interval_basis"]) == ("higher", False, findings.WITHIN_ONE_RUN)
+    level = next(r for r in out if r["kind"] == "level" and (r["config_id"], r["phase_name"], r["metric"]) == (
+        GP2, "confirms_in_flight=20", "e2e_p95_ms"))
+    t4 = scipy_stats.t.ppf(0.975, 4)
+    assert (level["value_low"], level["value_high"]) == (pytest.approx(3.96 * math.exp(-t4 * 0.1)),
+                                                         pytest.approx(3.96 * math.exp(t4 * 0.1)))
+    p99 = next(r for r in out if r["kind"] == "effect" and r["metric"] == "e2e_p99_ms" and r["config_id"] == GP2)
+    assert (p99["verdict"], p99["effect_low"], p99["interval_basis"]) == ("inconclusive", None, None)
 
 
 def test_characterise_reports_every_arms_median_with_its_coverage() -> None:

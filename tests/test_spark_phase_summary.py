@@ -46,6 +46,47 @@ def test_merged_histogram_percentiles_are_within_the_documented_error_of_exact_o
     assert got["workers"] == 3 and got["steady_seconds_observed"] == 15
 
 
+def test_a_percentiles_spread_within_the_run_comes_from_the_windows_of_its_planned_steady_seconds(spark):
+    """Known answer for phase_summary's e2e_<q>_ms_rse, computed here from the raw latencies with numpy: the whole
+    steady window's exact nearest-rank percentile and each window's (247 steady seconds: the first 2 dropped, five
+    windows of 49 s from second 12; sizing.stats.window_layout), then sqrt(sum(log(w_i / whole)^2) / 4 / 5).
+    Latencies sit on the histogram's representative values, so its quantiles equal the exact ones. A phase of 200
+    steady seconds (under sizing.stats.SECTION_MIN_SECONDS) and a fold not given the phases' windows have none."""
+    from sizing.histogram import bucket_value
+
+    rng = np.random.default_rng(32)
+    phases = [phase_row(KEY, 1, 0, 257, 10, 200), phase_row(KEY, 2, 257, 210, 10, 200)]
+    rows, samples = [], {}
+    for phase, (start, end, warmup_until) in {1: (0, 257, 10), 2: (257, 467, 267)}.items():
+        for worker in range(2):
+            # the level climbs window by window (and the 2 dropped seconds are far above it): a window misplaced by
+            # a second changes the figure
+            buckets = [700 + (0 if s < warmup_until + 2 else 40 + 15 * ((s - warmup_until - 2) // 49))
+                       for s in range(start, end)]
+            per_second = [bucket_value(b + rng.integers(0, 60, 100)) for b in buckets]
+            for s, values in zip(range(start, end), per_second, strict=True):
+                samples.setdefault(phase, {}).setdefault(s, []).append(values)
+            rows += client_rows(KEY, phase, worker, range(start, end), warmup_until, target_rate=200,
+                                per_second=100, e2e_us=per_second)
+    client_seconds, phase_frame = frames(spark, "client_seconds", rows), frames(spark, "phases", phases)
+    got = {r["phase"]: r.asDict() for r in ps.client_phase_stats(
+        ps.ClientRecords.of(client_seconds, phase_frame).partials).collect()}
+    of_seconds = {s: np.concatenate(v) for s, v in samples[1].items()}
+    for name, q in {"p75": 0.75, "p95": 0.95, "p99": 0.99}.items():
+        whole = exact_quantile(np.concatenate([of_seconds[s] for s in range(10, 257)]), q)
+        windows = [exact_quantile(np.concatenate([of_seconds[s] for s in range(12 + 49 * i, 12 + 49 * (i + 1))]), q)
+                   for i in range(5)]
+        assert got[1][f"e2e_{name}_ms"] == pytest.approx(whole / 1000.0)
+        want = math.sqrt(sum(math.log(w / whole) ** 2 for w in windows) / 4 / 5)
+        assert got[1][f"e2e_{name}_ms_rse"] == pytest.approx(want, rel=1e-9), name
+    # p99.9: a window of 49 x 200 latencies holds 9.8 beyond it, under sizing.stats.SECTION_TAIL_MIN
+    assert got[1]["e2e_p999_ms_rse"] is None
+    assert all(got[2][f"e2e_{q}_ms_rse"] is None for q in ("p75", "p95", "p99", "p999"))
+    without = ps.client_phase_stats(ps.ClientRecords.of(client_seconds).partials).collect()
+    assert all(r[f"e2e_{q}_ms_rse"] is None for r in without for q in ("p75", "p95", "p99"))
+    assert {r["phase"]: r["e2e_p95_ms"] for r in without} == {p: got[p]["e2e_p95_ms"] for p in got}
+
+
 def test_matched_target_validity_and_recovery_rules(spark):
     slo = 1000.0
     phases, rows = [], []

@@ -16,6 +16,8 @@ from sizing.stats import (
     INCONCLUSIVE,
     INTERVAL_CONFIDENCE,
     PRACTICAL_EFFECT,
+    SECTION_MIN_SECONDS,
+    SECTION_TAIL_MIN,
     WITHIN_RUN,
     WITHIN_RUN_BATCHES,
     WITHIN_RUN_MIN_SECONDS,
@@ -281,15 +283,17 @@ def section(campaign: Campaign, findings: pd.DataFrame | None) -> list[object]:
 
 
 def _within_run_note(rows: pd.DataFrame, confidence: str) -> str:
-    """How a comparison of one run per arm is made, in words (sizing.stats' batch means, read when worded), when
-    some of the rows were made so."""
+    """How a comparison of one run per arm is made, in words (sizing.stats' batch means and sectioning, read when
+    worded), when some of the rows were made so."""
     if not any(within_one_run(r) for _, r in rows.iterrows()):
         return ""
     return (f" With one repeat per arm, a rate's interval comes from each run's own steady seconds instead (marked "
             f"{WITHIN_RUN}): batch means over {WITHIN_RUN_BATCHES} non-overlapping windows (a phase of at least "
             f"{WITHIN_RUN_MIN_SECONDS} s), Welch t on the log means, at a nominal {confidence} whose coverage was "
             "simulated on autocorrelated seconds; it says how precisely each run measured itself, not how a second "
-            "run would differ. Latencies have no such interval.")
+            f"run would differ. A percentile's comes from the same windows: the percentile of each window's merged "
+            f"histogram around the whole run's, on logs (sectioning; a phase of at least {SECTION_MIN_SECONDS} s, "
+            f"each window holding at least {SECTION_TAIL_MIN} latencies beyond it; otherwise none).")
 
 
 def step_shape(row: pd.Series) -> str:

@@ -64,16 +64,23 @@ class Rules:
 
 SUM_COLS = ["scheduled", "published", "confirmed", "nacked", "returned", "consumed", "redelivered"]
 HIST_COLS = {"e2e_hist": "e2e", "confirm_hist": "confirm", "publish_delay_hist": "publish_delay"}
+# Issue 32: the end-to-end histogram of each window of the phase's planned steady seconds (sizing.stats.window_layout:
+# the windows a percentile's spread within one run comes from, sizing.stats.sectioned_rse); null where the fold was
+# not given the phases' windows.
+WINDOW_HISTS = [f"e2e_hist_w{i}" for i in range(stats.WITHIN_RUN_BATCHES)]
 PARTIAL_DDL = (RUN_KEY_DDL + ", phase INT, `group` STRING, worker INT, rows BIGINT, first_second INT, last_second INT, "
                + ", ".join(f"{c} BIGINT" for c in SUM_COLS)
                + ", blocked_ms DOUBLE, cpu_s DOUBLE, publish_delay_max_us DOUBLE, "
-               + ", ".join(f"{c} BINARY" for c in HIST_COLS))
+               + ", ".join(f"{c} BINARY" for c in [*HIST_COLS, *WINDOW_HISTS]))
 LAT_NAMES = [*histmerge.QUANTILES, "max"]
+# phase_summary's percentiles with a spread within the run (sizing.records: e2e_<q>_ms_rse)
+SPREAD_QUANTILES = ["p75", "p95", "p99", "p999"]
 CLIENT_DDL = (RUN_KEY_DDL + ", phase INT, `group` STRING, workers INT, steady_seconds_observed INT, "
               + ", ".join(f"{c} BIGINT" for c in SUM_COLS)
               + ", blocked_share DOUBLE, worker_cpu_max DOUBLE, publish_delay_p99_ms DOUBLE, "
                 "publish_delay_max_ms DOUBLE, e2e_samples BIGINT, "
               + ", ".join(f"e2e_{q}_ms DOUBLE" for q in LAT_NAMES) + ", "
+              + ", ".join(f"e2e_{q}_ms_rse DOUBLE" for q in SPREAD_QUANTILES) + ", "
               + ", ".join(f"confirm_{q}_ms DOUBLE" for q in LAT_NAMES))
 
 
@@ -105,8 +112,8 @@ FOLDED_DDL = ", ".join([PARTIAL_DDL, "kind STRING, warmup BOOLEAN",
                           not in _SHARED)])
 
 
-def fold_client_seconds(batches: Iterator[pa.RecordBatch], whole_directories: bool = False
-                        ) -> Iterator[pa.RecordBatch]:
+def fold_client_seconds(batches: Iterator[pa.RecordBatch], arguments: list[list] | None = None,
+                        whole_directories: bool = False) -> Iterator[pa.RecordBatch]:
     """Combiner of raw client_seconds, batch by batch, before anything is shuffled (FOLDED_DDL):
 
     - partial rows: the steady (warm-up excluded) seconds folded into one row per (run, phase, group, worker).
@@ -124,14 +131,18 @@ def fold_client_seconds(batches: Iterator[pa.RecordBatch], whole_directories: bo
     phase's seconds are final in its block and only the seconds at a block's edges ship histogram entries;
     otherwise (a mapInArrow over rows in any partition) a table's first and last phases may continue elsewhere.
     At 10x seed scale (6,000 s phases) those phases' entries were most of what reached the JVM.
+
+    `arguments`: the phases' windows (phase_windows), for the partials' window histograms (WINDOW_HISTS); without
+    them those stay null.
     """
     out_schema = ddl_to_arrow(FOLDED_DDL)
+    windows = None if arguments is None else steady_windows(arguments)
     tables = gathered_whole(batches, PHASE_KEY) if whole_directories else \
         ((table, True, True) for table in gathered(batches))
     for table, opens_inside, closes_inside in tables:
         table = _with_group(table)
         steady = pc.fill_null(pc.invert(table.column("warmup")), False).to_numpy(zero_copy_only=False)
-        for kind, folded in ((PARTIAL, _partials(table, steady)),
+        for kind, folded in ((PARTIAL, _partials(table, steady, windows)),
                              (SERIES, _series(table, (opens_inside, closes_inside))),
                              (CHECK, gate.client_checks(table) if table.num_rows else None)):
             if folded is not None:
@@ -142,9 +153,10 @@ def fold_client_seconds(batches: Iterator[pa.RecordBatch], whole_directories: bo
 PARTIAL_READS = [*GROUP_KEY, "worker", "second", *SUM_COLS, "blocked_ms", "cpu_s", "publish_delay_max_us"]
 
 
-def _partials(table: pa.Table, steady: np.ndarray) -> pa.Table | None:
+def _partials(table: pa.Table, steady: np.ndarray, windows: pd.DataFrame | None = None) -> pa.Table | None:
     """The `steady` rows folded per worker phase (the warm-up rows are masked, not filtered out: a filter would
-    copy every histogram byte)."""
+    copy every histogram byte); with the phases' `windows` (steady_windows), the end-to-end histogram per window
+    too (WINDOW_HISTS)."""
     if not steady.any():
         return None
     keys = [*GROUP_KEY, "worker"]
@@ -157,9 +169,45 @@ def _partials(table: pa.Table, steady: np.ndarray) -> pa.Table | None:
     row_group = np.full(table.num_rows, -1, dtype=np.int64)  # a warm-up row adds to no partial
     row_group[steady] = gid
     for col in HIST_COLS:
+        if col == "e2e_hist" and windows is not None:
+            continue
         dense = histmerge.dense_counts(table.column(col), row_group, len(agg))
         agg[col] = [encode_counts(row) for row in dense]
+    if windows is not None:  # one pass: slots 0..k-1 the windows, slot k the steady seconds in none
+        k = stats.WITHIN_RUN_BATCHES
+        window = window_of(frame, windows)
+        slot = np.full(table.num_rows, -1, dtype=np.int64)
+        slot[steady] = gid * (k + 1) + np.where(window >= 0, window, k)
+        dense = histmerge.dense_counts(table.column("e2e_hist"), slot, len(agg) * (k + 1)).reshape(
+            len(agg), k + 1, -1)
+        agg["e2e_hist"] = [encode_counts(row) for row in dense.sum(axis=1)]
+        for i, col in enumerate(WINDOW_HISTS):
+            agg[col] = [encode_counts(row) for row in dense[:, i]]
     return pa.Table.from_pandas(agg.reset_index(drop=True), preserve_index=False)
+
+
+def steady_windows(arguments: list[list]) -> pd.DataFrame:
+    """Per phase (PHASE_KEY), where its windows lie (sizing.stats.window_layout over its planned steady seconds,
+    at least SECTION_MIN_SECONDS of them): the first second of the first window and a window's length; phases too
+    short for a percentile's spread are left out."""
+    phases = pd.DataFrame(arguments, columns=[*PHASE_KEY, *WINDOW_COLUMNS])
+    rows = []
+    for phase in phases.itertuples(index=False):
+        steady_s = int(phase.duration_s) - int(phase.warmup_s)
+        layout = stats.window_layout(steady_s, min_seconds=stats.SECTION_MIN_SECONDS)
+        if layout is not None:
+            dropped, size = layout
+            rows.append([*phase[:len(PHASE_KEY)], int(phase.start_s) + int(phase.warmup_s) + dropped, size])
+    return pd.DataFrame(rows, columns=[*PHASE_KEY, "window_start_s", "window_s"])
+
+
+def window_of(frame: pd.DataFrame, windows: pd.DataFrame) -> np.ndarray:
+    """Each row's window (0 .. WITHIN_RUN_BATCHES - 1) within its phase, -1 in none (before the first window, or a
+    phase without windows)."""
+    rows = frame[[*PHASE_KEY, "second"]].merge(windows, on=PHASE_KEY, how="left")
+    index = ((rows["second"] - rows["window_start_s"]) // rows["window_s"]).to_numpy(dtype=float, na_value=np.nan)
+    inside = np.isfinite(index) & (index >= 0) & (index < stats.WITHIN_RUN_BATCHES)
+    return np.where(inside, index, -1).astype(np.int64)
 
 
 def _series(table: pa.Table, open_edges: tuple[bool, bool] = (True, True)) -> pa.Table | None:
@@ -277,10 +325,28 @@ def _final_client(table: pa.Table) -> pa.Table:
     row["e2e_samples"] = int(e2e.sum())
     for name, value in histmerge.quantiles_ms(e2e).items():
         row[f"e2e_{name}_ms"] = value
+    row.update(_percentile_spreads(table, row))
     confirm = histmerge.dense_counts(table.column("confirm_hist"), zeros, 1)[0]
     for name, value in histmerge.quantiles_ms(confirm).items():
         row[f"confirm_{name}_ms"] = value
     return pa.Table.from_pylist([row], schema=ddl_to_arrow(CLIENT_DDL))
+
+
+def _percentile_spreads(table: pa.Table, row: dict[str, object]) -> dict[str, float | None]:
+    """Issue 32: each SPREAD_QUANTILES percentile's spread within the run (sizing.stats.sectioned_rse), from the
+    window histograms of every partial of the phase (none when any partial lacks them)."""
+    spreads: dict[str, float | None] = {f"e2e_{q}_ms_rse": None for q in SPREAD_QUANTILES}
+    if any(table.column(col).null_count for col in WINDOW_HISTS):
+        return spreads
+    zeros = np.zeros(table.num_rows, dtype=np.int64)
+    windows = [histmerge.dense_counts(table.column(col), zeros, 1)[0] for col in WINDOW_HISTS]
+    figures = [histmerge.quantiles_ms(counts) for counts in windows]
+    samples = [int(counts.sum()) for counts in windows]
+    for q in SPREAD_QUANTILES:
+        whole = stats.number(row[f"e2e_{q}_ms"])
+        spreads[f"e2e_{q}_ms_rse"] = None if whole is None else stats.sectioned_rse(
+            whole, [f[q] for f in figures], samples, histmerge.QUANTILES[q])
+    return spreads
 
 
 def client_phase_stats(partials: DataFrame) -> DataFrame:
@@ -314,10 +380,12 @@ class ClientRecords:
             self.cached.unpersist()
 
     @classmethod
-    def of(cls, client_seconds: DataFrame) -> ClientRecords:
+    def of(cls, client_seconds: DataFrame, phases: DataFrame | None = None) -> ClientRecords:
         """From raw client_seconds rows already in Spark (as the tests build them): the fold as a mapInArrow (the
-        S3A path's way)."""
-        folded = client_seconds.mapInArrow(fold_client_seconds, FOLDED_DDL)
+        S3A path's way); given the `phases`, with the window histograms."""
+        fold = fold_client_seconds if phases is None else functools.partial(fold_client_seconds,
+                                                                             arguments=phase_windows(phases))
+        folded = client_seconds.mapInArrow(fold, FOLDED_DDL)
         return cls(_partial_rows(folded), _rows_of(folded, SERIES, SERIES_DDL))
 
 
@@ -847,9 +915,9 @@ def run(spark: SparkSession, spec: StoreSpec, campaign: str, configs: Sequence[s
     raw = {rt: objects.read(spark, rt) for rt in records.RECORD_TYPES if rt not in ("client_seconds", "node_seconds")}
     # client_seconds and node_seconds are read once, never whole: folded per worker or node phase where read, and
     # checked for the raw gate in the same pass (and client_seconds' per-second columns summed over workers).
-    clients = ClientRecords.folded(objects.read(spark, "client_seconds", CLIENT_FOLD))
-    nodes = NodeRecords.folded(objects.read(spark, "node_seconds", NODE_FOLD.with_arguments(
-        phase_windows(raw["phases"]))))
+    windows = phase_windows(raw["phases"])
+    clients = ClientRecords.folded(objects.read(spark, "client_seconds", CLIENT_FOLD.with_arguments(windows)))
+    nodes = NodeRecords.folded(objects.read(spark, "node_seconds", NODE_FOLD.with_arguments(windows)))
     table = summarise(raw["phases"], clients, raw["accounting"], raw["events"], raw["broker_samples"], rules,
                       nodes=nodes, resource_limits=resource_limits)
     checked = None if raw_gate is None else lambda: raw_gate(clients.checks.toArrow(), nodes.checks.toArrow())
