@@ -62,6 +62,7 @@ class Refused(CliError):
 
 def _validate(args: argparse.Namespace) -> int:
     from adapters.planning import check_installed
+    from sizing.findings import steps_too_short_for_one_run
     from sizing.plan import check_budget
     from sizing.spec import load_campaign
 
@@ -72,6 +73,8 @@ def _validate(args: argparse.Namespace) -> int:
         return 2
     for warning in campaign.warnings:  # accepted, and ignored by the broker version a config runs
         print(f"warning: {warning}", file=sys.stderr)
+    for note in steps_too_short_for_one_run(campaign):
+        print(f"note: {note}", file=sys.stderr)
     print(f"{args.spec}: valid campaign {campaign.name!r} ({campaign.deployment}): {len(campaign.clusters)} "
           f"config(s) x {len(campaign.scenarios)} scenario(s) x {campaign.repeats} repeat(s); "
           f"spec hash {campaign.spec_hash}")

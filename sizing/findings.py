@@ -39,6 +39,7 @@ from itertools import pairwise
 from typing import Any
 
 from sizing import rules
+from sizing.fields import Problem
 from sizing.repeats import interval_columns
 from sizing.spec import Campaign, Comparison, families, family_name, step_label
 from sizing.stats import (
@@ -47,10 +48,12 @@ from sizing.stats import (
     COMPARE_CONFIDENCE,
     INTERVAL_CONFIDENCE,
     PRACTICAL_EFFECT,
+    SECTION_MIN_SECONDS,
     SECTIONED,
     SECTIONED_RATIO,
     WITHIN_RUN_BATCHES,
     WITHIN_RUN_METHODS,
+    WITHIN_RUN_MIN_SECONDS,
     Effect,
     Interval,
     compare,
@@ -341,3 +344,26 @@ def _better(verdict: str, metric: Metric) -> bool | None:
     if verdict not in ("higher", "lower"):
         return None
     return (verdict == "higher") == metric.higher_is_better
+
+
+def steps_too_short_for_one_run(campaign: Campaign) -> list[Problem]:
+    """A comparison or a curve measured once is judged within each run (a rate needs WITHIN_RUN_MIN_SECONDS steady
+    seconds, a percentile SECTION_MIN_SECONDS): shorter steps are fine (a short twin has them), but their findings
+    stay inconclusive, which `sizing validate` says before anything runs. One note per scenario as written."""
+    if campaign.purpose == SIZE or campaign.repeats > 1:
+        return []
+    out: list[Problem] = []
+    for scenario in campaign.scenarios:
+        family = family_name(scenario)
+        if scenario.step_duration_s is None or any(p.path.split(".")[1] == family for p in out):
+            continue
+        steady = scenario.step_duration_s - scenario.warmup_s
+        if steady >= SECTION_MIN_SECONDS:
+            continue
+        what, needs = (("rates and percentiles", WITHIN_RUN_MIN_SECONDS) if steady < WITHIN_RUN_MIN_SECONDS
+                       else ("percentiles", SECTION_MIN_SECONDS))
+        out.append(Problem(f"scenarios.{family}.steps.duration_s", (
+            f"{steady:g} steady seconds a step: with one repeat its {what} get no interval within one run (they "
+            f"need {needs} s), so their findings stay inconclusive; a step of {needs + scenario.warmup_s:g} s "
+            "gives them one")))
+    return out

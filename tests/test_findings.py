@@ -414,3 +414,20 @@ def test_seed_001_at_its_own_repeat_count_concludes_where_each_runs_seconds_sepa
         assert precise[("pure-throughput-4q", hdd)]["verdict"] == "higher"  # 22k vs 20k
         assert noisy[("pure-throughput-4q", hdd)]["verdict"] == "inconclusive"
         assert noisy[("medium-throughput-1q", hdd)]["verdict"] == "lower"  # 300-2,300 vs 20k msg/s
+
+
+def test_validate_says_which_steps_are_too_short_for_an_interval_within_one_run() -> None:
+    """Known answers for findings.steps_too_short_for_one_run against sizing.stats' minimums (180 s for a rate,
+    240 s for a percentile): 9 steady seconds (the short twins here) leave both without; 189, the percentiles only;
+    the shipped queue-types twin (270 steady seconds) neither; repeats or a sizing campaign need none."""
+    short = campaign(purpose="compare", compare={"by": "step"})
+    assert [(p.path, "rates and percentiles" in p.reason) for p in findings.steps_too_short_for_one_run(short)] == [
+        ("scenarios.inflight.steps.duration_s", True), ("scenarios.no-confirms.steps.duration_s", True)]
+    longer = parse_campaign({**BASE, "purpose": "compare", "compare": {"by": "step"},
+                             "scenarios": [{**INFLIGHT, "steps": {**INFLIGHT["steps"], "duration_s": 190}}]})
+    [note] = findings.steps_too_short_for_one_run(longer)
+    assert note.reason.startswith("189 steady seconds a step: with one repeat its percentiles get no interval") \
+        and note.reason.endswith("a step of 241 s gives them one")
+    assert findings.steps_too_short_for_one_run(load_campaign("campaigns/flow-control-queues-scale.yaml")) == []
+    assert findings.steps_too_short_for_one_run(campaign(purpose="compare", compare={"by": "step"}, repeats=3)) == []
+    assert findings.steps_too_short_for_one_run(campaign()) == []
