@@ -15,7 +15,7 @@ A campaign states its purpose (sizing.spec: `purpose`):
 At the studies' own repeat count (one run per arm) there is no spread between repeats; the run's own steady seconds
 still bound its mean rate (phase_summary's `*_rate_rse`, batch means: sizing.stats.batch_means). So when an arm has
 one repeat, its rates' level and, when its baseline has one too, their effect carry the interval within one run
-(sizing.stats.run_mean_interval, run_compare) and say so (`interval_basis`: WITHIN_ONE_RUN; run-to-run variation is
+(sizing.stats.run_mean_interval, run_compare) and say so (`interval_basis`: WITHIN_RUN_BASES; run-to-run variation is
 not measured); so do the latency percentiles, from the same percentile of each window's merged histogram
 (phase_summary's `e2e_*_ms_rse`, sectioning: sizing.stats.sectioned_rse; phases of SECTION_MIN_SECONDS or more).
 
@@ -70,7 +70,9 @@ KINDS = (LEVEL, EFFECT, STEP)
 
 # What a row's interval rests on (`interval_basis`; null: no interval).
 BETWEEN_REPEATS, WITHIN_ONE_RUN = "between repeats", "within one run (batch means)"
-BASES = (BETWEEN_REPEATS, WITHIN_ONE_RUN)
+WITHIN_ONE_RUN_SECTIONED = "within one run (sectioning)"  # a percentile's: its windows' percentiles
+WITHIN_RUN_BASES = (WITHIN_ONE_RUN, WITHIN_ONE_RUN_SECTIONED)
+BASES = (BETWEEN_REPEATS, *WITHIN_RUN_BASES)
 
 
 @dataclass(frozen=True)
@@ -223,6 +225,8 @@ def _one_run_spread(rows: Sequence[Mapping[str, Any]], metric: str) -> tuple[flo
 def _basis(interval: Interval) -> str | None:
     if not interval.has_interval:
         return None
+    if interval.method in (SECTIONED, SECTIONED_RATIO):
+        return WITHIN_ONE_RUN_SECTIONED
     return WITHIN_ONE_RUN if interval.method in WITHIN_RUN_METHODS else BETWEEN_REPEATS
 
 

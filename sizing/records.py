@@ -653,7 +653,9 @@ FINDINGS = (
     Column("interval_basis", "string", "what the row's interval rests on (sizing.findings.BASES): 'between repeats', "
            "or 'within one run (batch means)': one repeat per arm, a rate's t interval from batch means of the run's "
            "steady seconds at a nominal level (sizing.stats.run_mean_interval, run_compare), run-to-run variation not "
-           "measured; the effect's when the row has one, else the level's (null: no interval)", nullable=True),
+           "measured, or 'within one run (sectioning)': the same for a percentile, from its windows' percentiles "
+           "(sizing.stats.sectioned_rse); the effect's when the row has one, else the level's (null: no interval)",
+           nullable=True),
     Column("baseline_config_id", "string", "effect: the baseline arm's config", nullable=True),
     Column("baseline_family", "string", "effect: the baseline arm's scenario family", nullable=True),
     Column("baseline_phase_name", "string", "effect: the baseline arm's phase label", nullable=True),

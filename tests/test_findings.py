@@ -196,7 +196,8 @@ def test_a_percentile_with_one_run_per_arm_concludes_from_its_windows_and_says_s
     assert (p95["baseline_value"], p95["value"]) == (pytest.approx(3.96), pytest.approx(316.8))
     assert (p95["effect"], p95["effect_low"], p95["effect_high"]) == (
         pytest.approx(79.0), pytest.approx(80 * math.exp(-half) - 1), pytest.approx(80 * math.exp(half) - 1))
-    assert (p95["verdict"], p95["better"], p95["interval_basis"]) == ("higher", False, findings.WITHIN_ONE_RUN)
+    assert (p95["verdict"], p95["better"], p95["interval_basis"]) == ("higher", False,
+                                                                     findings.WITHIN_ONE_RUN_SECTIONED)
     level = next(r for r in out if r["kind"] == "level" and (r["config_id"], r["phase_name"], r["metric"]) == (
         GP2, "confirms_in_flight=20", "e2e_p95_ms"))
     t4 = scipy_stats.t.ppf(0.975, 4)

@@ -9,7 +9,7 @@ import pandas as pd
 
 from app.report.context import ReportContext
 from app.report.html import Raw, table, tag
-from sizing.findings import CHARACTERISE, COMPARE, EFFECT, LEVEL, METRIC, SIZE, STEP, WITHIN_ONE_RUN
+from sizing.findings import CHARACTERISE, COMPARE, EFFECT, LEVEL, METRIC, SIZE, STEP, WITHIN_RUN_BASES
 from sizing.spec import Campaign
 from sizing.stats import (
     COMPARE_CONFIDENCE,
@@ -41,8 +41,8 @@ def fmt_value(metric: str, value: object) -> str:
 
 
 def within_one_run(row: pd.Series) -> bool:
-    """The row's interval comes from one run's own seconds (sizing.findings.WITHIN_ONE_RUN), not from repeats."""
-    return row.get("interval_basis") == WITHIN_ONE_RUN
+    """The row's interval comes from one run's own seconds (sizing.findings.WITHIN_RUN_BASES), not from repeats."""
+    return row.get("interval_basis") in WITHIN_RUN_BASES
 
 
 def _basis_words(row: pd.Series) -> str:
