@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from sizing import rules
+from sizing import records, rules
 from sizing.fields import Problem
 from sizing.repeats import interval_columns
 from sizing.spec import Campaign, Comparison, families, family_name, step_label
@@ -98,9 +98,9 @@ METRIC = {m.name: m for m in METRICS}
 INPUTS = ("config_id", "scenario", "run_id", "repeat", "phase", "phase_name", "confirm_rate", "publish_rate",
           "consume_rate", "e2e_p75_ms", "e2e_p95_ms", "e2e_p99_ms", "e2e_p999_ms", "latency_basis", "valid",
           "publish_rate_rse", "confirm_rate_rse", "consume_rate_rse", "rate_batches", "publish_rate_cv",
-          "publish_rate_cv_rse", "e2e_p75_ms_rse", "e2e_p95_ms_rse", "e2e_p99_ms_rse", "e2e_p999_ms_rse")
+          "publish_rate_cv_rse", *(f"e2e_{q}_ms_rse" for q in records.SPREAD_QUANTILES))
 # The percentiles whose spread within one run phase_summary carries (`<metric>_rse`, on logs: sectioning).
-PERCENTILES = ("e2e_p75_ms", "e2e_p95_ms", "e2e_p99_ms", "e2e_p999_ms")
+PERCENTILES = tuple(f"e2e_{q}_ms" for q in records.SPREAD_QUANTILES)
 
 
 def metric_value(metric: str, row: Mapping[str, Any]) -> float | None:
@@ -357,15 +357,17 @@ def steps_too_short_for_one_run(campaign: Campaign) -> list[Problem]:
     if campaign.purpose == SIZE or campaign.repeats > 1:
         return []
     out: list[Problem] = []
+    noted: set[str] = set()  # an isolated scenario's runs are one family: one note
     for scenario in campaign.scenarios:
         family = family_name(scenario)
-        if scenario.step_duration_s is None or any(p.path.split(".")[1] == family for p in out):
+        if scenario.step_duration_s is None or family in noted:
             continue
         steady = scenario.step_duration_s - scenario.warmup_s
         if steady >= SECTION_MIN_SECONDS:
             continue
         what, needs = (("rates and percentiles", WITHIN_RUN_MIN_SECONDS) if steady < WITHIN_RUN_MIN_SECONDS
                        else ("percentiles", SECTION_MIN_SECONDS))
+        noted.add(family)
         out.append(Problem(f"scenarios.{family}.steps.duration_s", (
             f"{steady:g} steady seconds a step: with one repeat its {what} get no interval within one run (they "
             f"need {needs} s), so their findings stay inconclusive; a step of {needs + scenario.warmup_s:g} s "

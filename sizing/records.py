@@ -12,6 +12,10 @@ from dataclasses import dataclass
 
 from sizing.disks import VOLUME_ROLES
 
+# The end-to-end percentiles phase_summary gives a spread within one run (e2e_<q>_ms_rse): read by the client fold
+# (spark_jobs) and the findings (sizing.findings.PERCENTILES).
+SPREAD_QUANTILES = ("p75", "p95", "p99", "p999")
+
 SCHEMA_VERSION = 1
 
 
@@ -393,7 +397,7 @@ PHASE_SUMMARY = (*_TABLE_KEY,
              "percentile of each of sizing.stats.WITHIN_RUN_BATCHES equal windows of the planned steady seconds "
              "(null: fewer than sizing.stats.SECTION_MIN_SECONDS, a window with too few samples beyond it, or "
              "windows not known to the read)", nullable=True)
-      for q in ("p75", "p95", "p99", "p999")),
+      for q in SPREAD_QUANTILES),
     Column("matched_target", "bool",
            "confirm_rate and consume_rate >= 98% of target AND e2e_p99_ms <= SLO (sizing.rules.matched_target); "
            "false for a max-mode phase (sizing.rules.judged_against_target)"),

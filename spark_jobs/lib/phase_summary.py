@@ -73,8 +73,7 @@ PARTIAL_DDL = (RUN_KEY_DDL + ", phase INT, `group` STRING, worker INT, rows BIGI
                + ", blocked_ms DOUBLE, cpu_s DOUBLE, publish_delay_max_us DOUBLE, "
                + ", ".join(f"{c} BINARY" for c in [*HIST_COLS, *WINDOW_HISTS]))
 LAT_NAMES = [*histmerge.QUANTILES, "max"]
-# phase_summary's percentiles with a spread within the run (sizing.records: e2e_<q>_ms_rse)
-SPREAD_QUANTILES = ["p75", "p95", "p99", "p999"]
+SPREAD_QUANTILES = records.SPREAD_QUANTILES  # phase_summary's e2e_<q>_ms_rse
 CLIENT_DDL = (RUN_KEY_DDL + ", phase INT, `group` STRING, workers INT, steady_seconds_observed INT, "
               + ", ".join(f"{c} BIGINT" for c in SUM_COLS)
               + ", blocked_share DOUBLE, worker_cpu_max DOUBLE, publish_delay_p99_ms DOUBLE, "
