@@ -20,6 +20,7 @@ from sizing.layout import spec_key
 from sizing.plan import check_budget
 from sizing.runparams import RunParams
 from sizing.runplan import CampaignRun, campaign_run, run_problems
+from sizing.scalemodel import with_host_speed
 from sizing.spec import Campaign, load_campaign, parse_campaign
 from sizing.spec.load import resolve_extends
 from sizing.yamlload import load_yaml
@@ -46,7 +47,13 @@ def is_inline_spec(value: str) -> bool:
     return "\n" in text or text.startswith("{")
 
 
-def load_spec_param(value: str, root: Path = REPO_ROOT) -> Campaign:
+# What the caller knows of this host's calibration (adapters.calibration): `current` (measures when the host has
+# none: the DAG's validate_spec, the demo), `stored` (never measures: the CLI's validate and trigger), or None (no
+# calibration: pure callers and tests of the parsing itself).
+HostCalibration = Callable[[], Any] | None
+
+
+def load_spec_param(value: str, root: Path = REPO_ROOT, host: HostCalibration = None) -> Campaign:
     """The `campaign` DAG parameter: a path (relative to the repo root, or absolute) or inline YAML.
 
     Raises SpecError (with every problem and its field path) for a missing file or an invalid spec.
@@ -56,18 +63,29 @@ def load_spec_param(value: str, root: Path = REPO_ROOT) -> Campaign:
     if is_inline_spec(value):
         # `extends` resolves against the shipped campaigns, as a file in campaigns/ would.
         data = resolve_extends(load_yaml(value, "inline campaign"), root / "campaigns", "inline campaign")
-        return check_installed(check_budget(parse_campaign(data, source="inline campaign")), "inline campaign")
+        return check_installed(check_budget(parse_campaign(data, source="inline campaign")), "inline campaign", host)
     path = Path(value)
-    return check_installed(check_budget(load_campaign(path if path.is_absolute() else root / path)), value)
+    return check_installed(check_budget(load_campaign(path if path.is_absolute() else root / path)), value, host)
 
 
-def check_installed(campaign: Campaign, source: str = "campaign") -> Campaign:
+def calibrated(campaign: Campaign, host: HostCalibration) -> Campaign:
+    """The campaign with this host's calibration in its scale model (sizing.calibration): its envelopes in reference
+    cores. Unchanged without a scale model, off the local target, or when the host has no calibration to give."""
+    if host is None or campaign.deployment != "local" or campaign.scale_model is None:
+        return campaign
+    calibration = host()
+    return campaign if calibration is None else with_host_speed(campaign, round(calibration.speed, 4))
+
+
+def check_installed(campaign: Campaign, source: str = "campaign", host: HostCalibration = None) -> Campaign:
     """Refuse (SpecError) what this machine cannot run as asked: on the local target, a RabbitMQ version neither the
     installed package nor the 4.0 root runs (the root is not built here: validation stays fast), or scale-model
-    envelopes that do not fit the machine (with the sum they need)."""
+    envelopes that do not fit the machine (with the sum they need). Returns the campaign calibrated for this host
+    (`host`: see HostCalibration), which the fit is checked on."""
     from adapters.installed import installed_rabbitmq_version, local_version_problems
     from adapters.rootfs import built_root, missing_privileges, root_rabbitmq_version
 
+    campaign = calibrated(campaign, host)
     root = built_root()
     problems = local_version_problems(campaign, installed_rabbitmq_version(),
                                       chroot_version=root_rabbitmq_version(root) if root else None,
@@ -124,14 +142,15 @@ def spec_on_this_worker(spec_path: str, store: ObjectStore | None = None, env: M
     return str(local)
 
 
-def checked_params(params: RunParams | Mapping[str, Any], root: Path = REPO_ROOT) -> tuple[RunParams, Campaign]:
+def checked_params(params: RunParams | Mapping[str, Any], root: Path = REPO_ROOT,
+                   host: HostCalibration = None) -> tuple[RunParams, Campaign]:
     """The run's params and the campaign they name, checked against each other (sizing.runplan.run_problems):
     every problem at once, a SpecError. The DAG's validate_spec and the CLI's trigger ask the same."""
     typed = params if isinstance(params, RunParams) else RunParams.from_dict(params)
     own = typed.problems()
     if any(problem.path == "params.campaign" for problem in own):  # no spec to check the rest against
         raise SpecError(own, "sizing_campaign params")
-    campaign = load_spec_param(typed.campaign, root)
+    campaign = load_spec_param(typed.campaign, root, host)
     problems = run_problems(typed, campaign)
     if not problems:  # the run's max_parallel_configs may put more envelopes up at once than the budget's
         run = campaign_run(typed, campaign, "")  # only the configs this run selects are ever up at once
@@ -143,10 +162,11 @@ def checked_params(params: RunParams | Mapping[str, Any], root: Path = REPO_ROOT
 
 
 def validate_run(params: RunParams | Mapping[str, Any], spec_dir: Path, root: Path = REPO_ROOT,
-                 warn: Callable[[str], object] | None = None) -> CampaignRun:
+                 warn: Callable[[str], object] | None = None, host: HostCalibration = None) -> CampaignRun:
     """Check the DAG params against the spec (`checked_params`), then write the resolved spec where the run's
-    tasks read it. `warn` gets each warning of the spec (accepted, and ignored by the version it runs on)."""
-    typed, campaign = checked_params(params, root)
+    tasks read it. `warn` gets each warning of the spec (accepted, and ignored by the version it runs on); `host`:
+    this host's calibration (the DAG passes adapters.calibration.current), which the trials' envelopes carry."""
+    typed, campaign = checked_params(params, root, host)
     for warning in campaign.warnings if warn else ():
         warn(warning)
     return campaign_run(typed, campaign, str(write_resolved_spec(campaign, spec_dir)))

@@ -60,6 +60,21 @@ class Refused(CliError):
     exit_code = 2
 
 
+def _calibrate(args: argparse.Namespace) -> int:
+    from adapters import calibration
+    from loadgen.calibrate import measure
+
+    if args.show:
+        stored = calibration.stored()
+        print(stored.describe() if stored else "this host has no calibration: `sizing calibrate` measures it")
+        return 0 if stored else 1
+    measured = measure(echo=print)
+    path = calibration.store(measured)
+    print(f"{measured.describe()}; {measured.msg_s:,.0f} msg/s at {measured.node_cores:g} cores, the node charged "
+          f"{measured.node_cpu_s:.2f} CPU-s over {measured.measured_s:.0f} s; stored in {path}")
+    return 0
+
+
 def _validate(args: argparse.Namespace) -> int:
     from adapters.planning import check_installed
     from sizing.findings import steps_too_short_for_one_run
@@ -632,6 +647,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--clean", action="store_true",
                    help="stop, then delete the state dir: stored results, Airflow DB, logs (`make clean`)")
     p.set_defaults(func=_demo)
+    p = sub.add_parser("calibrate", help="measure how much broker work a core of this host does (about a minute) "
+                                         "and store it: the scale model's envelopes are given in its units")
+    p.add_argument("--show", action="store_true", help="print this host's stored calibration; measure nothing")
+    p.set_defaults(func=_calibrate)
     p = sub.add_parser("validate", help="validate a campaign spec")
     p.add_argument("spec")
     p.set_defaults(func=_validate)

@@ -28,4 +28,6 @@ Where each concept lives (OpenMessaging-Benchmark / Jepsen style seams):
 - `broker`: queue declaration and the management-API sampler; `nodes`: the per-node resource sampler
   (`node_seconds`, one thread per node); `nemesis` and `faults/`: fault injection, only
   imported for timelines with faults.
+- `calibrate`: the host calibration's reference measurement (`sizing calibrate`; sizing.calibration says what it
+  means, adapters.calibration keeps it per host).
 """

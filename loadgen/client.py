@@ -251,7 +251,7 @@ class PikaConnector:
         self.host.event(kind, **detail)
 
     def _on_open(self, conn: FastConnection, client: PublisherState | ConsumerState) -> None:
-        conn.add_on_connection_blocked_callback(lambda c, frame: self._on_blocked(client, True))
+        conn.add_on_connection_blocked_callback(lambda c, frame: self._on_blocked(client, True, _blocked_reason(frame)))
         conn.add_on_connection_unblocked_callback(lambda c, frame: self._on_blocked(client, False))
         conn.channel(on_open_callback=lambda ch: self._on_channel(conn, ch, client))
 
@@ -328,11 +328,15 @@ class PikaConnector:
     def _on_return(self) -> None:
         self.host.stats.returned += 1
 
-    def _on_blocked(self, client: PublisherState | ConsumerState, blocked: bool) -> None:
+    def _on_blocked(self, client: PublisherState | ConsumerState, blocked: bool, reason: str | None = None) -> None:
         node = self.cfg.cluster.nodes[client.node].name
         if isinstance(client, PublisherState):
             self.host.stats.blocked_ms += client.set_blocked(blocked, self.host.now_s(), self.host.second)
-        self.event("connection_blocked" if blocked else "connection_unblocked", node=node, client=client_name(client))
+        # The broker's own reason ("low on memory", "low on disk"): which alarm blocked the connection, as the broker
+        # said it at that instant, where a management sample every few seconds can miss a short alarm.
+        extra = {} if reason is None else {"reason": reason}
+        self.event("connection_blocked" if blocked else "connection_unblocked", node=node, client=client_name(client),
+                   **extra)
 
     def _on_lost(self, client: PublisherState | ConsumerState, error: Any) -> None:
         if self.closing:
@@ -643,3 +647,9 @@ def worker_main(cfg: WorkerConfig, ctl: Any, out: Any) -> None:
     except BaseException:  # report anything to the runner, which records the failure
         out.put(WorkerError(cfg.worker, traceback.format_exc()))
         raise
+
+
+def _blocked_reason(frame: Any) -> str | None:
+    """connection.blocked's reason field (pika hands the Method frame to the callback)."""
+    reason = getattr(getattr(frame, "method", None), "reason", None)
+    return reason.decode() if isinstance(reason, bytes) else reason

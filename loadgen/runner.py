@@ -421,7 +421,9 @@ class Runner:
                                 "workload": _jsonable(asdict(g.workload))} for g in self.scenario.workload_groups},
             "cluster": {"target": self.cluster.target, "cluster_name": self.cluster.cluster_name,
                         "nodes": [n.name for n in self.cluster.nodes],
-                        "envelope": enforcement(self.cluster.cluster_dir)},
+                        "envelope": enforcement(self.cluster.cluster_dir),
+                        # the factors the nodes ran on, host calibration included (the runs table names them)
+                        "scale_model": self.cluster.envelope.factors.to_dict() if self.cluster.envelope else None},
             "loadgen": {**{k: str(v) if isinstance(v, Path) else v for k, v in asdict(self.options).items()},
                         "nonce": self.nonce},
         }

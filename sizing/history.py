@@ -19,7 +19,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from sizing.scalemodel import measured_on
+from sizing.scalemodel import ScaleFactors, measured_on
 from sizing.spec import Campaign
 from sizing.stats import number
 
@@ -56,6 +56,13 @@ def run_status(campaign: Campaign, manifests: Sequence[Mapping[str, Any]]) -> st
     return COMPLETE if expected <= recorded else PARTIAL
 
 
+def run_factors(campaign: Campaign, manifests: Sequence[Mapping[str, Any]]) -> ScaleFactors | None:
+    """The scale model the run's nodes ran on: as its load runs recorded it (host calibration included: the spec alone
+    does not know the host), else the spec's."""
+    recorded = [f for m in manifests if (f := (m.get("cluster") or {}).get("scale_model"))]
+    return ScaleFactors.from_dict(recorded[0]) if recorded else campaign.scale_model
+
+
 def run_row(campaign: Campaign, run_id: str, manifests: Sequence[Mapping[str, Any]], *, spark_version: str,
             analysis_commit: str | None, analysed_at: float, baseline_run: str | None = None) -> dict[str, Any]:
     """The `runs` row of one run from its load runs' manifests (sizing.records RUNS)."""
@@ -66,6 +73,7 @@ def run_row(campaign: Campaign, run_id: str, manifests: Sequence[Mapping[str, An
                       for c in configs for m in manifests if m.get("config_id") == c]
     starts = [x for m in manifests if (x := number(m.get("started_at"))) is not None]
     ends = [x for m in manifests if (x := number(m.get("ended_at"))) is not None]
+    factors = run_factors(campaign, manifests)
     return {
         "campaign": campaign.name, "run_id": run_id, "status": run_status(campaign, manifests),
         "spec_hash": campaign.spec_hash, "manifest_spec_hashes": joined(m.get("spec_hash") for m in manifests),
@@ -82,8 +90,8 @@ def run_row(campaign: Campaign, run_id: str, manifests: Sequence[Mapping[str, An
         "load_runs_complete": sum(1 for m in manifests if m.get("status") == COMPLETE),
         "started_at": min(starts) if starts else None, "ended_at": max(ends) if ends else None,
         "analysed_at": float(analysed_at), "baseline_run": baseline_run,
-        "measured_on": measured_on(campaign.scale_model, campaign.deployment),
-        "scale_model": json.dumps(campaign.scale_model.to_dict(), sort_keys=True) if campaign.scale_model else None,
+        "measured_on": measured_on(factors, campaign.deployment),
+        "scale_model": json.dumps(factors.to_dict(), sort_keys=True) if factors else None,
         "envelope_enforced": joined((m.get("cluster") or {}).get("envelope") for m in manifests),
     }
 

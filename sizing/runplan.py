@@ -18,6 +18,7 @@ from sizing.plan import ConfigPlan, Trial, campaign_cost, plan_configs, plan_tri
 from sizing.raw_layout import manifest_key, raw_config_prefix, run_key_of
 from sizing.records import PER_CONFIG_TABLES
 from sizing.runparams import RUN_PARAMS, RunParams
+from sizing.scalemodel import with_host_speed
 from sizing.spec import Campaign, scenario_names, selected
 from sizing.trialcluster import ClusterRequest, cluster_request
 
@@ -42,19 +43,23 @@ class CampaignRun:
     scenarios: tuple[str, ...]  # empty = all
     max_parallel_configs: int
     baseline_run: str | None = None  # the run this one is compared with (issue 24): the report opens with it
+    # The host calibration validate_spec applied (sizing.calibration; 1.0: none): the trials' envelopes use it, so
+    # every trial of the run is planned on the one calibration its admission checked.
+    host_speed: float = 1.0
 
     def to_dict(self) -> dict[str, Any]:
         return {"campaign": self.campaign, "spec_path": self.spec_path, "spec_hash": self.spec_hash,
                 "deployment": self.deployment, "run_label": self.run_label, "configs": list(self.configs),
                 "scenarios": list(self.scenarios), "max_parallel_configs": self.max_parallel_configs,
-                "baseline_run": self.baseline_run}
+                "baseline_run": self.baseline_run, "host_speed": self.host_speed}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CampaignRun:
         return cls(campaign=data["campaign"], spec_path=data["spec_path"], spec_hash=data["spec_hash"],
                    deployment=data["deployment"], run_label=data["run_label"],
                    configs=tuple(data.get("configs") or ()), scenarios=tuple(data.get("scenarios") or ()),
-                   max_parallel_configs=int(data["max_parallel_configs"]), baseline_run=data.get("baseline_run"))
+                   max_parallel_configs=int(data["max_parallel_configs"]), baseline_run=data.get("baseline_run"),
+                   host_speed=float(data.get("host_speed") or 1.0))
 
 
 def _unknown_names(param: str, kind: str, names: Sequence[str], known: set[str], campaign: Campaign) -> list[Problem]:
@@ -90,7 +95,8 @@ def run_problems(params: RunParams, campaign: Campaign) -> list[Problem]:
 def campaign_run(params: RunParams, campaign: Campaign, spec_path: str) -> CampaignRun:
     """The run of params that `run_problems` passed, its spec resolved at `spec_path`."""
     return CampaignRun(campaign.name, spec_path, campaign.spec_hash, campaign.deployment, params.run_label,
-                       params.configs, params.scenarios, int(_max_parallel(params, campaign)), params.baseline_run)
+                       params.configs, params.scenarios, int(_max_parallel(params, campaign)), params.baseline_run,
+                       campaign.scale_model.host_speed if campaign.scale_model is not None else 1.0)
 
 
 def executor_names(setting: str) -> list[str]:
@@ -115,8 +121,10 @@ def plan_run_trials(run: CampaignRun, campaign: Campaign, offset: int = 0) -> li
     repeat-major, with its (shifted) port slot.
 
     The slot comes from the full campaign (sizing.plan.plan_trials: a backfill of one config reuses its
-    ports) plus `offset`. Each trial carries what every task of the group needs, so none re-plans.
+    ports) plus `offset`. Each trial carries what every task of the group needs, so none re-plans. `campaign` is
+    the spec as parsed; the run's host calibration is applied here.
     """
+    campaign = with_host_speed(campaign, run.host_speed)
     scenarios = tuple(s.name for s in campaign.scenarios if selected(s, run.scenarios))
     wall_s = campaign_cost(campaign, run.max_parallel_configs, scenarios=list(scenarios)).wall_s
     requests = {plan.config_id: config_request(campaign, plan)

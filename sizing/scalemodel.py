@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from sizing.catalog import Catalog, ResourceLimits, VolumeLimits, resource_limits, volume_limits
@@ -60,12 +60,22 @@ class ScaleFactors:
     volume_mib_per_gib: float = 4.0  # image size per cloud GiB (clamped to MIN_IMAGE_MIB..MAX_IMAGE_MIB)
     generator_cores: float = 1.0  # the load generator's own CPU envelope (all its worker processes together)
     generator_memory_mib: float = 2048.0
+    # Not a campaign's to set: this host's calibration (sizing.calibration), a core here in reference cores, applied
+    # at admission (adapters.calibration). `cpu_cores_per_vcpu` is in reference cores; a node gets that / host_speed
+    # of this host's cores, so that a scaled vCPU does the same broker work on any host. 1.0: uncalibrated.
+    host_speed: float = 1.0
 
     def describe(self) -> str:
         """How every local figure names its scale (tables, report header)."""
-        return (f"scale model: 1 vCPU = {self.cpu_cores_per_vcpu:g} cores, 1 GiB RAM = "
+        host = ("uncalibrated host" if self.host_speed == 1.0 else
+                f"host calibration: 1 core here = {self.host_speed:.2f} reference cores")
+        return (f"scale model: 1 vCPU = {self.cpu_cores_per_vcpu:g} reference cores ({host}), 1 GiB RAM = "
                 f"{self.memory_mib_per_gib:g} MiB, volume IOPS and MiB/s / {self.disk_divisor:g}; load generator "
                 f"{self.generator_cores:g} cores")
+
+    def node_cores(self, vcpus: float) -> float:
+        """This host's cores for a node of `vcpus` cloud vCPUs."""
+        return vcpus * self.cpu_cores_per_vcpu / self.host_speed
 
     def to_dict(self) -> dict[str, float]:
         return asdict(self)
@@ -76,7 +86,8 @@ class ScaleFactors:
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:
-        return tuple(f.name for f in fields(cls))
+        """The factors a campaign's `scale_model:` may set (the host's calibration is measured, never given)."""
+        return tuple(f.name for f in fields(cls) if f.name != "host_speed")
 
 
 DEFAULT_FACTORS = ScaleFactors()
@@ -215,7 +226,7 @@ def node_envelope(catalog: Catalog, instance_type: str, volumes: Iterable[RoleVo
                   factors: ScaleFactors) -> NodeEnvelope:
     """The envelope of every node of a config (instance type and disk layout, data volume first)."""
     instance = catalog.instances[instance_type]
-    cores = instance.vcpus * factors.cpu_cores_per_vcpu
+    cores = factors.node_cores(instance.vcpus)
     ebs_iops = _scaled(float(instance.ebs_iops) if instance.ebs_iops else None, factors.disk_divisor)
     ebs_bps = _scaled(instance.ebs_mbps / 8 * 1e6 if instance.ebs_mbps else None, factors.disk_divisor)
     return NodeEnvelope(
@@ -243,6 +254,14 @@ def config_envelopes(campaign: Campaign, shape: ClusterShape) -> ClusterEnvelope
     if campaign.deployment != "local" or campaign.scale_model is None or campaign.catalog is None:
         return None
     return cluster_envelopes(campaign.catalog, shape.instance_type, shape.volumes, campaign.scale_model)
+
+
+def with_host_speed(campaign: Campaign, speed: float) -> Campaign:
+    """The campaign on this host's calibration (sizing.calibration): its scale model's host_speed set (unchanged
+    without a scale model)."""
+    if campaign.scale_model is None or campaign.scale_model.host_speed == speed:
+        return campaign
+    return replace(campaign, scale_model=replace(campaign.scale_model, host_speed=speed))
 
 
 def scaled_limits(envelope: NodeEnvelope) -> ResourceLimits:

@@ -57,8 +57,15 @@ def test_a_runs_row_names_the_scale_model_it_was_measured_on_and_what_the_machin
     runs[1] = {**runs[1], "cluster": {"envelope": "enforced: cpu, disk, memory"}}
     row = run_row(CAMPAIGN, "r1", runs, spark_version="4.0.0", analysis_commit="def", analysed_at=999.0)
     # local-quick runs on the default factors (sizing.scalemodel.DEFAULT_FACTORS: 0.025 cores per vCPU, ...)
-    assert row["measured_on"].startswith("local scale model: 1 vCPU = 0.025 cores")
+    assert row["measured_on"].startswith("local scale model: 1 vCPU = 0.025 reference cores (uncalibrated host)")
     assert json.loads(row["scale_model"])["disk_divisor"] == 10
     assert row["envelope_enforced"] == "enforced: cpu, disk, memory, enforced: cpu, memory"
+    # The nodes ran on this host's calibration, which only the load runs recorded (the spec cannot know the host):
+    # the row names the factors they ran on.
+    ran_on = {**CAMPAIGN.scale_model.to_dict(), "host_speed": 2.0}
+    runs[0] = {**runs[0], "cluster": {**runs[0]["cluster"], "scale_model": ran_on}}
+    calibrated = run_row(CAMPAIGN, "r1", runs, spark_version="4.0.0", analysis_commit="def", analysed_at=999.0)
+    assert "1 core here = 2.00 reference cores" in calibrated["measured_on"]
+    assert json.loads(calibrated["scale_model"])["host_speed"] == 2.0
     cloud = load_campaign(Path(__file__).resolve().parent.parent / "campaigns" / "quorum-sizing-2020.yaml")
     assert run_row(cloud, "r1", [], spark_version="4", analysis_commit=None, analysed_at=1.0)["measured_on"] == "aws"

@@ -6,6 +6,8 @@ GiB, io1's provisioned IOPS) divided by hand here, never from the module under t
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import os
 from pathlib import Path
 
@@ -115,8 +117,11 @@ def test_every_measurement_names_what_it_was_measured_on():
     assert measured_on(None, "aws") == "aws"
     assert "no scale model" in measured_on(None, "local")
     assert measured_on(DEFAULT_FACTORS, "local") == (
-        "local scale model: 1 vCPU = 0.025 cores, 1 GiB RAM = 64 MiB, volume IOPS and MiB/s / 10; load generator 1 "
-        "cores")
+        "local scale model: 1 vCPU = 0.025 reference cores (uncalibrated host), 1 GiB RAM = 64 MiB, volume IOPS and "
+        "MiB/s / 10; load generator 1 cores")
+    calibrated = replace(DEFAULT_FACTORS, host_speed=2.0)
+    assert "1 vCPU = 0.025 reference cores (host calibration: 1 core here = 2.00 reference cores)" in measured_on(
+        calibrated, "local")
 
 
 # ------------------------------------------------------------------------------------------ the spec field
