@@ -69,6 +69,16 @@ def test_layout(directory):
         assert (TERRAFORM_ROOT / directory / name).is_file(), f"{directory}/{name}"
 
 
+@pytest.mark.parametrize("directory", [f"modules/{m}" for m in MODULES] + [f"stacks/{s}" for s in STACKS])
+def test_every_variable_has_a_description_and_a_type_and_every_output_a_description(directory):
+    # what `terraform-docs` and a caller's editor show; the README tables of each module and stack repeat them
+    undocumented = [f"variable {name}: no {key}" for name, body in variables(TERRAFORM_ROOT / directory).items()
+                    for key in ("description", "type") if key not in body]
+    outputs = blocks(load(TERRAFORM_ROOT / directory / "outputs.tf"), "output")
+    undocumented += [f"output {name}: no description" for name, body in outputs.items() if "description" not in body]
+    assert undocumented == [], f"{directory}: {undocumented}"
+
+
 @pytest.mark.tools
 def test_local_stack_validates_offline(tmp_path):
     env = {"TF_DATA_DIR": str(tmp_path), "CHECKPOINT_DISABLE": "1", "PATH": "/usr/local/bin:/usr/bin:/bin"}

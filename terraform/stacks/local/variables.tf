@@ -40,19 +40,22 @@ variable "broker_config" {
 }
 
 variable "username" {
-  type    = string
-  default = "guest"
+  description = "AMQP/management user; 'guest' keeps the default user (loopback only)."
+  type        = string
+  default     = "guest"
 }
 
 variable "password" {
-  type      = string
-  default   = "guest"
-  sensitive = true
+  description = "Password of username (ignored for guest)."
+  type        = string
+  default     = "guest"
+  sensitive   = true
 }
 
 variable "vhost" {
-  type    = string
-  default = "/"
+  description = "Virtual host the load runs in (created when not '/')."
+  type        = string
+  default     = "/"
 }
 
 variable "wait_seconds" {
