@@ -51,6 +51,6 @@ output "management_urls" {
 }
 
 output "node_names" {
-  description = "Erlang node name of each node (rabbit-<port_base>-<n>@localhost), in node order."
+  description = "Erlang node name of each node (rabbit-{port_base}-{n}@localhost), in node order."
   value       = [for node in local.nodes : node.name]
 }

@@ -65,7 +65,7 @@ variable "wait_seconds" {
 }
 
 variable "volume_roles" {
-  description = "Roles with a volume of their own (sizing.spec.ClusterShape.volumes): a directory per node locally."
+  description = "Roles with a volume of their own (sizing.spec.ClusterShape.volumes): a directory on every node, on the scale model a loop-device volume of its own."
   type        = list(string)
   default     = ["data"]
 }
