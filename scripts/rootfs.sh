@@ -12,6 +12,8 @@ SUITE=trixie
 PACKAGES=rabbitmq-server
 MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 CACHE=${ROOTFS_CACHE:-/var/cache/rabbit-sizing}
+# Relative, the root would be built in whatever directory the caller runs from (a checkout) and found by no other.
+case $CACHE in /*) ;; *) echo "error: ROOTFS_CACHE must be an absolute path, got $CACHE" >&2; exit 2 ;; esac
 FORMAT=2 # what a build leaves besides the packages (the files below); a change builds a new root
 key=$(printf '%s\n' "$SUITE" "$PACKAGES" "$FORMAT" | sha256sum | cut -c1-12)
 root=$CACHE/rootfs-$key

@@ -150,6 +150,23 @@ def _parse_node(value: Any, path: str, local: bool, problems: list[Problem]) -> 
                         **control)
 
 
+def _refuse_shared_endpoints(f: Fields, nodes: Sequence[ExistingNode | None]) -> None:
+    """Two entries at one endpoint are one node counted twice: its figures would be taken twice and the cluster's
+    size would be wrong. Host names compare without case, and a management endpoint without its scheme."""
+    for key in ("amqp", "management"):
+        first: dict[tuple[str, int], int] = {}
+        for i, node in enumerate(nodes):
+            if node is None:
+                continue
+            endpoint: Endpoint = getattr(node, key)
+            where = (endpoint.host.lower(), endpoint.port)
+            if where in first:
+                f.fail(f"nodes[{i}].{key}", f"is existing.nodes[{first[where]}].{key} again "
+                                            f"({endpoint.host}:{endpoint.port}): each node needs its own")
+            else:
+                first[where] = i
+
+
 def parse_existing(root: Fields, deployment: str | None) -> ExistingCluster | None:
     """The `existing` section: required with `deployment: existing`, refused with any other deployment."""
     if deployment != DEPLOYMENT:
@@ -175,6 +192,7 @@ def parse_existing(root: Fields, deployment: str | None) -> ExistingCluster | No
     raw_nodes = f.list("nodes") or []
     nodes = [_parse_node(value, join(join(f.path, "nodes"), i), bool(local), f.problems)
              for i, value in enumerate(raw_nodes)]
+    _refuse_shared_endpoints(f, nodes)
     f.done()
     if len(f.problems) > start or any(n is None for n in nodes) or not nodes:
         return None

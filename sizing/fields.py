@@ -313,9 +313,15 @@ class Fields:
                              {"type": "integer", **_bounds(minimum, widest if widest is not None else maximum)})
 
     def number(self, key: str, default: Any = _MISSING, minimum: float | None = None,
-               exclusive: bool = False, maximum: float = MAX_NUMBER) -> float | None:
-        value = self._checked(key, default, lambda v: number_problem(v, minimum, maximum, exclusive=exclusive),
-                              {"type": "number", **_bounds(minimum, maximum, exclusive)})
+               exclusive: bool = False, maximum: float = MAX_NUMBER, why: str = "") -> float | None:
+        """`why`: what the bounds stand for, added to a refusal of a number out of them."""
+        def problem(value: Any) -> str | None:
+            reason = number_problem(value, minimum, maximum, exclusive=exclusive)
+            if reason is not None and why and is_number(value) and math.isfinite(value):
+                return f"{reason}: {why}"
+            return reason
+
+        value = self._checked(key, default, problem, {"type": "number", **_bounds(minimum, maximum, exclusive)})
         return float(value) if value is not None and key in self.data else value
 
     def list(self, key: str, default: Any = _MISSING, non_empty: bool = True, max_len: int = 1000

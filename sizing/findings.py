@@ -194,7 +194,8 @@ def pairs(campaign: Campaign, by_arm: Mapping[Arm, Sequence[Mapping[str, Any]]])
             if arm.family != versus.other or (versus.other_step and arm.phase_name != versus.other_step):
                 continue
             base = Arm(arm.config_id, versus.baseline, versus.baseline_step or arm.phase_name)
-            if base in present:
+            # one baseline step against every step of its own family: not against itself
+            if base in present and base != arm:
                 out.append((base, arm))
     return out
 

@@ -170,10 +170,10 @@ NODE_SECONDS = (*RUN_KEY,
            nullable=True),
     Column("disk_write_bytes_per_s", "float64", "bytes written to storage (local: /proc/<pid>/io write_bytes)",
            nullable=True),
-    Column("disk_read_ops_per_s", "float64", "device reads completed (AWS: data volume; null locally: not "
-           "attributable to one process)", nullable=True),
-    Column("disk_write_ops_per_s", "float64", "device writes completed (AWS: data volume; null locally)",
-           nullable=True),
+    Column("disk_read_ops_per_s", "float64", "device reads completed, over the node's volumes (AWS; null locally: "
+           "not attributable to one process)", nullable=True),
+    Column("disk_write_ops_per_s", "float64", "device writes completed, over the node's volumes (AWS; local scale "
+           "model: each volume's loop device; null locally without it)", nullable=True),
     Column("write_syscalls_per_s", "float64", "write system calls of the VM (local: /proc/<pid>/io syscw; files AND "
            "sockets, so not IOPS)", nullable=True),
     Column("fsyncs_per_s", "float64", "rabbitmq_io_sync_ops_total: fsyncs of the classic message store and index "
@@ -294,9 +294,10 @@ _RESOURCE_COLUMNS = (
     Column("run_queue_max", "float64", "highest Erlang run queue of any node", nullable=True),
     Column("disk_busiest_node", "string", "node with the highest mean write MB/s", nullable=True),
     Column("disk_write_mb_s", "float64", "its mean write throughput, MB/s (10^6 B)", nullable=True),
-    Column("disk_write_iops", "float64", "highest mean write IOPS of a node (null locally)", nullable=True),
-    Column("disk_write_kb_per_op", "float64", "write size of the IOPS-busiest node, KB (null locally)",
-           nullable=True),
+    Column("disk_write_iops", "float64", "highest mean write IOPS of a node (locally: from each volume's loop "
+           "device on the scale model, null without it)", nullable=True),
+    Column("disk_write_kb_per_op", "float64", "write size of the IOPS-busiest node, KB (null locally without the "
+           "scale model)", nullable=True),
     Column("disk_read_mb_s", "float64", "highest mean read throughput of a node, MB/s", nullable=True),
     Column("net_busiest_node", "string", "node with the most traffic (in + out)", nullable=True),
     Column("net_mb_s", "float64", "its mean traffic in + out, MB/s", nullable=True),

@@ -39,6 +39,17 @@ MIN_CORES = MIN_QUOTA_US / CPU_PERIOD_US
 # What an Erlang VM with RabbitMQ's management and Prometheus plugins holds when idle (3.10.8 here: ~140 MB RSS).
 # An envelope whose high watermark (0.4 of its memory by default) is below twice that alarms before any load.
 MIN_NODE_MEMORY_MIB = 256
+# The load generator's envelope floors (scale_model.generator_*): below them its envelope cannot run it at all.
+# Memory: its runner and at least one pika worker process (spawned), each ~46 MiB RSS once pika and numpy are
+# imported (measured here, CPython 3.11), before any histogram or frame buffer: 128 MiB is both with a little room.
+MIN_GENERATOR_MEMORY_MIB = 128
+MIN_GENERATOR_CORES = MIN_CORES  # a smaller quota would be raised to the kernel's floor silently
+GENERATOR_FLOORS: dict[str, tuple[float, str]] = {
+    "generator_cores": (MIN_GENERATOR_CORES, f"the smallest CPU quota the kernel sets ({MIN_QUOTA_US} us of every "
+                                             f"{CPU_PERIOD_US} us)"),
+    "generator_memory_mib": (MIN_GENERATOR_MEMORY_MIB, "the generator's runner and one pika worker process hold "
+                                                       "~46 MiB each before any load"),
+}
 # A volume's image is a sparse file: its size only bounds what the broker may store (the disk alarm's free space),
 # it costs no disk until written. Clamped so that a small cloud volume still holds a quorum WAL file (512 MiB at most
 # before it rolls over) and a large one does not make mkfs write gigabytes of metadata.

@@ -432,3 +432,10 @@ def test_validate_says_which_steps_are_too_short_for_an_interval_within_one_run(
     assert findings.steps_too_short_for_one_run(load_campaign("campaigns/flow-control-queues-scale.yaml")) == []
     assert findings.steps_too_short_for_one_run(campaign(purpose="compare", compare={"by": "step"}, repeats=3)) == []
     assert findings.steps_too_short_for_one_run(campaign()) == []
+
+
+def test_one_baseline_step_against_its_own_family_is_never_compared_with_itself() -> None:
+    c = campaign(purpose="compare", compare={"versus": [{"baseline": "inflight/confirms_in_flight=1000",
+                                                          "other": "inflight"}]})
+    effects = [r for r in findings.findings(c, rows_by_step()) if r["kind"] == "effect"]
+    assert effects and all(r["phase_name"] != "confirms_in_flight=1000" for r in effects)

@@ -16,12 +16,16 @@ from sizing.spec import deep_merge, parse_campaign, read_campaign_yaml
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="rootfs.sh builds as root only")
 
-# Counts its runs, takes a second (so two builds overlap), lays out what the script reads from a real root.
+# Counts its runs, takes a second (so two builds overlap), lays out what the script reads from a real root. Reads
+# its arguments as debootstrap does (options, then SUITE TARGET [MIRROR]) and refuses a relative target: an earlier
+# stand-in that took the suite for the target laid its root out in the checkout (the stray `trixie/`, issue 47).
 FAKE_DEBOOTSTRAP = """#!/bin/sh
 echo run >>"$RUNS"
 sleep 1
 [ -z "${FAIL:-}" ] || { echo "E: Couldn't download packages" >&2; exit 1; }
-target=$4  # debootstrap --variant=.. --include=.. SUITE TARGET MIRROR
+while [ "${1#--}" != "$1" ]; do shift; done
+target=$2
+case $target in /*) ;; *) echo "E: target $target is not an absolute path" >&2; exit 2 ;; esac
 mkdir -p "$target/usr/lib/rabbitmq/lib/rabbitmq_server-4.0.5" "$target/tmp" "$target/proc"
 mkdir -p "$target/var/cache/apt/archives"
 touch "$target/var/cache/apt/archives/rabbitmq-server.deb"
@@ -39,7 +43,20 @@ def fake_env(tmp_path: Path) -> dict[str, str]:
 
 
 def rootfs(env: dict[str, str], action: str = "build") -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["sh", str(ROOTFS_SCRIPT), action], env=env, capture_output=True, text=True, timeout=60)
+    # in the test's own directory (fake_env's): whatever a build writes lands there, never in the checkout
+    return subprocess.run(["sh", str(ROOTFS_SCRIPT), action], env=env, capture_output=True, text=True, timeout=60,
+                          cwd=Path(env["RUNS"]).parent)
+
+
+def test_a_build_writes_only_under_its_cache(fake_env, tmp_path):
+    assert rootfs(fake_env).returncode == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bin", "cache", "runs"]
+
+
+def test_a_relative_cache_is_refused_before_anything_is_written(fake_env, tmp_path):
+    result = rootfs({**fake_env, "ROOTFS_CACHE": "cache"})
+    assert result.returncode == 2 and "ROOTFS_CACHE" in result.stderr and "absolute" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bin"]
 
 
 def test_concurrent_builds_make_one_root_and_leave_nothing_half_built(fake_env, tmp_path):

@@ -14,7 +14,7 @@ import hcl2
 import pytest
 import yaml
 
-from adapters import nodestats
+from adapters import nodestats, terraformdocs
 from adapters.terraform import TERRAFORM_ROOT, aws_stack_variables, local_stack_variables
 from sizing.cluster import ClusterInfo, NodeInfo
 from sizing.disks import FILESYSTEMS, VOLUME_ROLES
@@ -65,8 +65,30 @@ def test_terraform_fmt_check():
 
 @pytest.mark.parametrize("directory", [f"modules/{m}" for m in MODULES] + [f"stacks/{s}" for s in STACKS])
 def test_layout(directory):
-    for name in ("variables.tf", "main.tf", "outputs.tf", "versions.tf"):
+    for name in ("variables.tf", "main.tf", "outputs.tf", "versions.tf", "README.md"):
         assert (TERRAFORM_ROOT / directory / name).is_file(), f"{directory}/{name}"
+
+
+@pytest.mark.parametrize("directory", [f"modules/{m}" for m in MODULES] + [f"stacks/{s}" for s in STACKS])
+def test_every_variable_has_a_description_and_a_type_and_every_output_a_description(directory):
+    # what `terraform-docs` and a caller's editor show; the README tables of each module and stack repeat them
+    undocumented = [f"variable {name}: no {key}" for name, body in variables(TERRAFORM_ROOT / directory).items()
+                    for key in ("description", "type") if key not in body]
+    outputs = blocks(load(TERRAFORM_ROOT / directory / "outputs.tf"), "output")
+    undocumented += [f"output {name}: no description" for name, body in outputs.items() if "description" not in body]
+    assert undocumented == [], f"{directory}: {undocumented}"
+
+
+def test_the_lists_above_name_every_module_and_stack():
+    assert [p.relative_to(TERRAFORM_ROOT).as_posix() for p in terraformdocs.directories()] == sorted(
+        [f"modules/{m}" for m in MODULES] + [f"stacks/{s}" for s in STACKS])
+
+
+@pytest.mark.parametrize("directory", terraformdocs.directories(),
+                         ids=lambda p: p.relative_to(TERRAFORM_ROOT).as_posix())
+def test_each_readme_tables_the_inputs_and_outputs_as_the_hcl_states_them(directory):
+    assert terraformdocs.tables(directory) in (directory / "README.md").read_text(), \
+        f"{directory}/README.md is stale: regenerate it with python -m adapters.terraformdocs"
 
 
 @pytest.mark.tools

@@ -434,8 +434,9 @@ def resource_panels(nodes: pd.DataFrame, events: pd.DataFrame | None, title: str
         iops.set(title="disk write IOPS per node" + (f" (median write {sizes.median():,.1f} KB)" if len(sizes) else ""),
                  ylabel="IOPS", xlabel="seconds since scenario start")
     else:
-        iops.text(0.5, 0.5, "write IOPS not measured on this target\n(local: not attributable to one process)",
-                  ha="center", va="center", transform=iops.transAxes, fontsize=8, color="0.4")
+        iops.text(0.5, 0.5, "write IOPS not measured on this target\n(local without the scale model: not "
+                  "attributable to one process)", ha="center", va="center", transform=iops.transAxes, fontsize=8,
+                  color="0.4")
         iops.set(title="disk write IOPS per node", xlabel="seconds since scenario start")
     cpu.legend(loc="upper left", fontsize=7)
     fig.suptitle(title, fontsize=10, fontweight="bold")

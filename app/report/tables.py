@@ -406,9 +406,12 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
     pareto = reader.read_table(PARETO, campaign, run_id=run_id)
     series = SeriesTables(reader, campaign)
     client, events, broker = {}, {}, {}
-    runs = summary[["config_id", "scenario", "run_id"]].drop_duplicates().itertuples(index=False)
-    for config_id, scenario, run_id in runs:
-        key = (config_id, scenario, run_id)
+    # each stored run's key; its run is `its_run`, never `run_id`, the run asked for, which every read below
+    # (and the `intervals` closure) still needs
+    keys: list[tuple[str, str, str]] = list(
+        summary[["config_id", "scenario", "run_id"]].drop_duplicates().itertuples(index=False, name=None))
+    for key in keys:
+        scenario = key[1]
         if scenario in time_series_scenarios:
             client[key] = foreground_seconds(series.of(CLIENT_SERIES, key), everything, key)
             events[key] = series.of(RUN_EVENTS, key)
@@ -416,10 +419,9 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
     boards = board_views(wide, target_rate)
     nodes = {}
     wanted = set(resource_configs if resource_configs is not None else top_and_bottom(boards))
-    runs = summary[["config_id", "scenario", "run_id"]].drop_duplicates().itertuples(index=False)
-    for config_id, scenario, run_id in runs:
+    for config_id, scenario, its_run in keys:
         if config_id in wanted and scenario in (resource_scenarios or []):
-            nodes[(config_id, scenario, run_id)] = series.of(NODE_SERIES, (config_id, scenario, run_id))
+            nodes[(config_id, scenario, its_run)] = series.of(NODE_SERIES, (config_id, scenario, its_run))
     capacity = reader.read_table(CAPACITY, campaign, run_id=run_id)
     if capacity is not None:
         capacity = conform(capacity, CAPACITY, CAPACITY_REQUIRED, CAPACITY_OPTIONAL)
@@ -429,7 +431,6 @@ def load_report_data(settings: S3Settings, campaign: str, config_ids: list[str],
     siblings = (volume_siblings or {}).get(ranked[0], []) if ranked else []
     # Every config's capacity phase at the target (seed 000 Figs 10/18/25: throughput per second at the target); for
     # the top cluster's shape on every volume type also its latency per second (Figs 26-31).
-    # (the phase's run is `its_run`: `run_id` is the run asked for, read again below)
     for config_id, (scenario, its_run, repeat, phase) in target_runs(summary, config_ids, target_rate,
                                                                      resource_scenarios or []).items():
         seconds = series.of(CLIENT_SERIES, (config_id, scenario, its_run))

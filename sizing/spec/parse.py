@@ -38,6 +38,7 @@ from sizing.queueargs import check_queue_arguments
 from sizing.rules import CLIENT_LATENCY, GENERATOR_FAULTS
 from sizing.scalemodel import (
     DEFAULT_FACTORS,
+    GENERATOR_FLOORS,
     MEMORY_OVERRIDE,
     OFF,
     ScaleFactors,
@@ -652,6 +653,11 @@ def _parse_comparison(root: Fields, purpose: str | None, clusters: list[ClusterS
                   else None)
         if parsed[0] and parsed[1]:
             (base_name, base_step), (other_name, other_step) = parsed
+            # without its own step, the baseline's step is each of other's steps by name: other's own
+            if base_name == other_name and base_step in (None, other_step):
+                v.fail("other", f"is the baseline itself ({base}): a pair compares two arms, e.g. two steps "
+                                f"of {base_name} or {base_name} against another scenario")
+                continue
             others = [other_step] if other_step else families[other_name]
             # each step of `other` is compared with the baseline's step of its name: none in common, no finding
             if not base_step and not set(others) & set(families[base_name]):
@@ -695,8 +701,14 @@ def _parse_scale_model(root: Fields, deployment: str | None, catalog: Catalog | 
                                  "the instance and volume types themselves are measured; remove it")
         return None
     f = root.sub("scale_model")
-    values = {name: f.number(name, getattr(DEFAULT_FACTORS, name), minimum=0, exclusive=True, maximum=1e6)
-              for name in ScaleFactors.field_names()}
+    values = {}
+    for name in ScaleFactors.field_names():
+        floor = GENERATOR_FLOORS.get(name)
+        if floor is None:
+            values[name] = f.number(name, getattr(DEFAULT_FACTORS, name), minimum=0, exclusive=True, maximum=1e6)
+        else:
+            values[name] = f.number(name, getattr(DEFAULT_FACTORS, name), minimum=floor[0], maximum=1e6,
+                                    why=floor[1])
     f.done()
     if any(v is None for v in values.values()):
         return None

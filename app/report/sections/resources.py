@@ -107,7 +107,8 @@ def render(ctx: ReportContext) -> list[object]:
                          numeric=[3, 4, 5, 6, 7, 8, 9]))
         out.append(tag("p", "KB per write (seed 000 Figs 7/9): the IOPS-busiest node's bytes written per device "
                             "write in the phase (phase_summary disk_write_kb_per_op; n/a where the target does not "
-                            "count device writes, as locally).", class_="note"))
+                            "count device writes: locally with the scale model off, where no volume is a device "
+                            "of its own).", class_="note"))
     figures = []
     for (config_id, scenario, run_id), nodes in sorted(ctx.data.node_series.items()):
         if nodes is None or nodes.empty:

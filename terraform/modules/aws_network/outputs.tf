@@ -1,15 +1,19 @@
 output "vpc_id" {
-  value = aws_vpc.this.id
+  description = "The experiment VPC's id (the cluster module's security group lives in it)."
+  value       = aws_vpc.this.id
 }
 
 output "subnet_id" {
-  value = aws_subnet.this.id
+  description = "The one subnet's id: brokers and load generators run in it."
+  value       = aws_subnet.this.id
 }
 
 output "subnet_cidr" {
-  value = aws_subnet.this.cidr_block
+  description = "The subnet's CIDR, from which the cluster module derives each node's fixed private IP."
+  value       = aws_subnet.this.cidr_block
 }
 
 output "loadgen_security_group_id" {
-  value = aws_security_group.loadgen.id
+  description = "The load generator's security group: the only one the broker group admits to AMQP, management and Prometheus."
+  value       = aws_security_group.loadgen.id
 }

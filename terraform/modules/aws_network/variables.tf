@@ -22,6 +22,7 @@ variable "availability_zone" {
 }
 
 variable "tags" {
-  type    = map(string)
-  default = {}
+  description = "Tags of every resource of the network (merged with a Name tag each)."
+  type        = map(string)
+  default     = {}
 }

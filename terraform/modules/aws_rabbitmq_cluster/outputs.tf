@@ -1,7 +1,8 @@
 # `cluster` has exactly the shape of sizing.cluster.ClusterInfo.from_dict (target "aws"). No local process
 # control here: faults go through SSM Run Command against instance_id.
 output "cluster" {
-  sensitive = true
+  description = "The cluster in sizing.cluster.ClusterInfo.from_dict's shape (target \"aws\"; faults go through SSM against instance_id)."
+  sensitive   = true
   value = {
     target       = "aws"
     cluster_name = var.cluster_name
@@ -33,22 +34,27 @@ output "cluster" {
 }
 
 output "instance_ids" {
-  value = aws_instance.node[*].id
+  description = "EC2 instance id of each node, in node order."
+  value       = aws_instance.node[*].id
 }
 
 output "security_group_id" {
-  value = aws_security_group.rabbitmq.id
+  description = "The nodes' security group."
+  value       = aws_security_group.rabbitmq.id
 }
 
 output "node_names" {
-  value = [for node in local.nodes : "rabbit@${node.hostname}"]
+  description = "Erlang node name of each node (rabbit@rabbitN), in node order."
+  value       = [for node in local.nodes : "rabbit@${node.hostname}"]
 }
 
 output "management_urls" {
-  value = [for instance in aws_instance.node : "http://${instance.private_ip}:${local.ports.management}"]
+  description = "Management API URL of each node, in node order."
+  value       = [for instance in aws_instance.node : "http://${instance.private_ip}:${local.ports.management}"]
 }
 
 output "amqp_uris" {
-  sensitive = true
-  value     = [for instance in aws_instance.node : "amqp://${urlencode(var.username)}:${urlencode(var.password)}@${instance.private_ip}:${local.ports.amqp}/%2F"]
+  description = "AMQP URI of each node, credentials included, in node order."
+  sensitive   = true
+  value       = [for instance in aws_instance.node : "amqp://${urlencode(var.username)}:${urlencode(var.password)}@${instance.private_ip}:${local.ports.amqp}/%2F"]
 }

@@ -1,9 +1,11 @@
 variable "cluster_name" {
-  type = string
+  description = "RabbitMQ cluster_name and the prefix of every resource's name (the stack's campaign-config-repeat)."
+  type        = string
 }
 
 variable "node_count" {
-  type = number
+  description = "Number of EC2 nodes (1..50)."
+  type        = number
   validation {
     condition     = var.node_count >= 1 && var.node_count <= 50
     error_message = "node_count must be between 1 and 50."
@@ -51,7 +53,8 @@ variable "filesystem" {
 }
 
 variable "subnet_id" {
-  type = string
+  description = "Subnet the nodes are launched in (aws_network's)."
+  type        = string
 }
 
 variable "subnet_cidr" {
@@ -60,7 +63,8 @@ variable "subnet_cidr" {
 }
 
 variable "vpc_id" {
-  type = string
+  description = "VPC of the nodes' security group (aws_network's)."
+  type        = string
 }
 
 variable "client_security_group_ids" {
@@ -69,17 +73,20 @@ variable "client_security_group_ids" {
 }
 
 variable "erlang_cookie" {
-  type      = string
-  sensitive = true
+  description = "Erlang cookie every node shares (the stack generates it)."
+  type        = string
+  sensitive   = true
 }
 
 variable "username" {
-  type = string
+  description = "The broker user cloud-init creates on node 1 (administrator tag)."
+  type        = string
 }
 
 variable "password" {
-  type      = string
-  sensitive = true
+  description = "Password of username (single quotes are not supported: it is written into the user data)."
+  type        = string
+  sensitive   = true
 }
 
 variable "broker_config" {
@@ -115,8 +122,9 @@ variable "ami_id" {
 }
 
 variable "tags" {
-  type    = map(string)
-  default = {}
+  description = "Tags of the security group, IAM role and instances (the volumes take volume_tags)."
+  type        = map(string)
+  default     = {}
 }
 
 variable "volume_tags" {

@@ -1,7 +1,8 @@
 # `cluster` has exactly the shape of sizing.cluster.ClusterInfo.from_dict.
 output "cluster" {
-  depends_on = [terraform_data.user]
-  sensitive  = true
+  description = "The cluster in sizing.cluster.ClusterInfo.from_dict's shape (target \"local\"; with each node's start, stop and rabbitmqctl commands)."
+  depends_on  = [terraform_data.user]
+  sensitive   = true
   value = {
     target       = "local"
     cluster_name = var.cluster_name
@@ -39,14 +40,17 @@ output "cluster" {
 }
 
 output "amqp_uris" {
-  sensitive = true
-  value     = [for node in local.nodes : "amqp://${urlencode(var.username)}:${urlencode(var.password)}@${node.host}:${node.amqp_port}/${urlencode(var.vhost)}"]
+  description = "AMQP URI of each node, credentials included, in node order."
+  sensitive   = true
+  value       = [for node in local.nodes : "amqp://${urlencode(var.username)}:${urlencode(var.password)}@${node.host}:${node.amqp_port}/${urlencode(var.vhost)}"]
 }
 
 output "management_urls" {
-  value = [for node in local.nodes : "http://${node.host}:${node.management_port}"]
+  description = "Management API URL of each node, in node order."
+  value       = [for node in local.nodes : "http://${node.host}:${node.management_port}"]
 }
 
 output "node_names" {
-  value = [for node in local.nodes : node.name]
+  description = "Erlang node name of each node (rabbit-{port_base}-{n}@localhost), in node order."
+  value       = [for node in local.nodes : node.name]
 }

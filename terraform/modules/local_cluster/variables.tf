@@ -88,7 +88,7 @@ variable "rootfs" {
 }
 
 variable "volume_roles" {
-  description = "Roles with a volume of their own on every node (sizing/disks.py): a directory each locally. `data` always; logs, wal, segments optional. Roles without one stay under the data directory (RabbitMQ's defaults)."
+  description = "Roles with a volume of their own on every node (sizing/disks.py): a directory each, on the scale model the mount point of the role's own loop-device volume. `data` always; logs, wal, segments optional. Roles without one stay under the data directory (RabbitMQ's defaults)."
   type        = list(string)
   default     = ["data"]
   validation {

@@ -5,16 +5,19 @@ output "cluster" {
 }
 
 output "amqp_uris" {
-  value     = module.cluster.amqp_uris
-  sensitive = true
+  description = "AMQP URI of each node, credentials included, in node order."
+  value       = module.cluster.amqp_uris
+  sensitive   = true
 }
 
 output "management_urls" {
-  value = module.cluster.management_urls
+  description = "Management API URL of each node, in node order."
+  value       = module.cluster.management_urls
 }
 
 output "node_names" {
-  value = module.cluster.node_names
+  description = "Erlang node name of each node, in node order."
+  value       = module.cluster.node_names
 }
 
 output "loadgen_security_group_id" {
@@ -23,5 +26,6 @@ output "loadgen_security_group_id" {
 }
 
 output "subnet_id" {
-  value = module.network.subnet_id
+  description = "The subnet the load generator must run in to reach the nodes."
+  value       = module.network.subnet_id
 }

@@ -1,9 +1,11 @@
 variable "campaign" {
-  type = string
+  description = "Campaign name (sizing.spec.Campaign.name): names and tags the cluster's resources."
+  type        = string
 }
 
 variable "config_id" {
-  type = string
+  description = "Cluster config id (sizing.spec.ClusterShape.config_id), e.g. n3-c5.2xlarge-gp2."
+  type        = string
 }
 
 variable "repeat" {
@@ -17,11 +19,13 @@ variable "repeat" {
 }
 
 variable "node_count" {
-  type = number
+  description = "Nodes in the cluster."
+  type        = number
 }
 
 variable "instance_type" {
-  type = string
+  description = "EC2 instance type of every node, e.g. c5.4xlarge."
+  type        = string
 }
 
 variable "volumes" {
@@ -38,13 +42,15 @@ variable "volumes" {
 }
 
 variable "filesystem" {
-  type    = string
-  default = "ext4"
+  description = "What every volume is formatted with: ext4 or xfs (sizing.disks.FILESYSTEMS)."
+  type        = string
+  default     = "ext4"
 }
 
 variable "broker_config" {
-  type    = map(string)
-  default = {}
+  description = "Extra rabbitmq.conf settings (the campaign's broker_config), key = value."
+  type        = map(string)
+  default     = {}
 }
 
 variable "rabbitmq_package" {
@@ -60,8 +66,9 @@ variable "erlang_series" {
 }
 
 variable "username" {
-  type    = string
-  default = "sizing"
+  description = "The broker user created on node 1."
+  type        = string
+  default     = "sizing"
 }
 
 variable "password" {
@@ -72,18 +79,21 @@ variable "password" {
 }
 
 variable "aws_region" {
-  type    = string
-  default = "us-east-1"
+  description = "AWS region of every resource."
+  type        = string
+  default     = "us-east-1"
 }
 
 variable "vpc_cidr" {
-  type    = string
-  default = "10.42.0.0/16"
+  description = "CIDR of the experiment VPC."
+  type        = string
+  default     = "10.42.0.0/16"
 }
 
 variable "subnet_cidr" {
-  type    = string
-  default = "10.42.1.0/24"
+  description = "CIDR of the one subnet brokers and load generators share."
+  type        = string
+  default     = "10.42.1.0/24"
 }
 
 variable "expires_at" {

@@ -5,14 +5,17 @@ output "cluster" {
 }
 
 output "amqp_uris" {
-  value     = module.cluster.amqp_uris
-  sensitive = true
+  description = "AMQP URI of each node, credentials included, in node order."
+  value       = module.cluster.amqp_uris
+  sensitive   = true
 }
 
 output "management_urls" {
-  value = module.cluster.management_urls
+  description = "Management API URL of each node, in node order."
+  value       = module.cluster.management_urls
 }
 
 output "node_names" {
-  value = module.cluster.node_names
+  description = "Erlang node name of each node, in node order."
+  value       = module.cluster.node_names
 }

@@ -40,19 +40,22 @@ variable "broker_config" {
 }
 
 variable "username" {
-  type    = string
-  default = "guest"
+  description = "AMQP/management user; 'guest' keeps the default user (loopback only)."
+  type        = string
+  default     = "guest"
 }
 
 variable "password" {
-  type      = string
-  default   = "guest"
-  sensitive = true
+  description = "Password of username (ignored for guest)."
+  type        = string
+  default     = "guest"
+  sensitive   = true
 }
 
 variable "vhost" {
-  type    = string
-  default = "/"
+  description = "Virtual host the load runs in (created when not '/')."
+  type        = string
+  default     = "/"
 }
 
 variable "wait_seconds" {
@@ -62,7 +65,7 @@ variable "wait_seconds" {
 }
 
 variable "volume_roles" {
-  description = "Roles with a volume of their own (sizing.spec.ClusterShape.volumes): a directory per node locally."
+  description = "Roles with a volume of their own (sizing.spec.ClusterShape.volumes): a directory on every node, on the scale model a loop-device volume of its own."
   type        = list(string)
   default     = ["data"]
 }

@@ -36,9 +36,10 @@ live_pid() {
 
 case $action in
 configure)
-  # Disk layout (sizing/disks.py): every role with a volume of its own gets a directory of its own. Locally
-  # these are directories on the machine's one filesystem (a filesystem each would need root and loop
-  # mounts), so disk types have no effect here. data = RABBITMQ_MNESIA_BASE, logs = RABBITMQ_LOG_BASE
+  # Disk layout (sizing/disks.py): every role with a volume of its own gets a directory of its own. On the scale
+  # model (NODE_ENVELOPE, below) each is the mount point of the role's own loop-device volume, throttled to its
+  # type's IOPS and MB/s, scaled (README "The local scale model"); with the scale model off they are directories
+  # of the machine's one filesystem and disk types have no effect. data = RABBITMQ_MNESIA_BASE, logs = RABBITMQ_LOG_BASE
   # (node_dir/log either way); segments = RABBITMQ_QUORUM_DIR (ra's data_dir); wal = ra's wal_data_dir,
   # which 3.10 only takes from advanced.config (sizing/disks.py says where each was found).
   mkdir -p "$node_dir/data" "$node_dir/log"
