@@ -228,8 +228,8 @@ class CgroupCpu:
 
     `usage_ns` is exact: the scheduler's runtime of the group's tasks, in ns (v1 cpuacct.usage; v2 cpu.stat usage_usec,
     exact to the microsecond), the time a CFS quota is charged against. `user` and `system` split it, in units only
-    their ratio means: v1 cpuacct.stat's USER_HZ ticks (sampled at each tick, like /proc/<pid>/stat, so only their
-    proportion over many ticks is meaningful), v2 cpu.stat's user_usec / system_usec."""
+    their ratio means: v1 cpuacct.stat's USER_HZ ticks, v2 cpu.stat's user_usec / system_usec; either way the kernel
+    apportions them by what each scheduler tick found running, so their proportion is an estimate, not exact."""
 
     usage_ns: int
     user: float

@@ -8,14 +8,15 @@ the I/O. What each column means on each target, and why:
   block-I/O delay (field 42, delayacct_blkio_ticks; 0 when the kernel does not account it) as iowait; steal is
   not visible per process. The fraction is of the machine's cores, which every local node and the load generator
   share (`shared_cores`). AWS: node_cpu_seconds_total of the instance (the VM is the only busy process there).
-  Both are tick-sampled (`cpu_source` 'ticks'): each second is a count of 10 ms ticks, at 0.1 cores 0.6-1.1 of the
-  quota per second (issue 44).
+  Both are in 10 ms units (`cpu_source` 'ticks'): each second is a whole number of them, at 0.1 cores 0.6-1.1 of
+  the quota per second under RabbitMQ, 0.9/1.1 for a busy loop (issue 44).
 - CPU, local node in an envelope (`cpu_source` 'cgroup', issue 44): the node's cgroup's own counter, what its CFS
   quota is charged against (v1 cpuacct.usage, v2 cpu.stat usage_usec): exact, for every process of the envelope
   (the server's process tree; the CLI tools run outside it). user and system are that exact total split in the
-  proportion of the group's user/system counters over the span (v1 cpuacct.stat: ticks, so the split is as coarse
-  as /proc's; v2 user_usec/system_usec: exact); null when no tick fell in the span (the total stands). A second
-  whose cgroup could not be read falls back to ticks, and says so.
+  proportion of the group's user/system counters over the span (v1 cpuacct.stat in ticks, v2 user_usec/system_usec:
+  both apportioned by the scheduler tick, so only the total is exact); null when no tick fell in the span (the total
+  stands). A second whose cgroup could not be read falls back to ticks, and says so. Per second the figure is within
+  a CFS tick (4 ms here) of what the kernel let the group run (tests/test_envelope_cpu.py).
 - Local scale model (sizing/scalemodel.py): a node in an envelope uses at most its CPU quota, so the CPU fractions
   are of that quota (`cpu_quota_cores`), the cores are not shared, and each volume is its own loop device: its
   writes and bytes are the device's own counters (/sys/dev/block/<maj:min>/stat), by role, as on AWS, and the disk
