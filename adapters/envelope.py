@@ -205,12 +205,43 @@ class Cgroups:
     def clear_io_writes(self, relative: str, devno: str) -> list[tuple[str, str]]:
         return self.io_writes(relative, devno, None, None)
 
+    def cpu_files(self, relative: str) -> tuple[Path, Path]:
+        """The group's CPU time files: (exact total, user/system split); v2 has both in cpu.stat."""
+        if self.version == 2:
+            stat = self.mounts["unified"] / relative / "cpu.stat"
+            return stat, stat
+        d = self.mounts["cpuacct"] / relative
+        return d / "cpuacct.usage", d / "cpuacct.stat"
+
+    def cpu_usage(self, relative: str) -> CgroupCpu:
+        usage, split = self.cpu_files(relative)
+        return parse_cgroup_cpu(self.version, usage.read_text(), split.read_text())
+
     def cpu_usage_ns(self, relative: str) -> int:
         """The group's CPU time since it was made (the OS's own counter: v1 cpuacct.usage, v2 cpu.stat usage_usec)."""
-        if self.version == 2:
-            stat = (self.mounts["unified"] / relative / "cpu.stat").read_text()
-            return int(dict(line.split() for line in stat.splitlines())["usage_usec"]) * 1000
-        return int((self.mounts["cpuacct"] / relative / "cpuacct.usage").read_text())
+        return self.cpu_usage(relative).usage_ns
+
+
+@dataclass(frozen=True)
+class CgroupCpu:
+    """A cgroup's CPU time since it was made, as the kernel counts it for every task in it.
+
+    `usage_ns` is exact: the scheduler's runtime of the group's tasks, in ns (v1 cpuacct.usage; v2 cpu.stat usage_usec,
+    exact to the microsecond), the time a CFS quota is charged against. `user` and `system` split it, in units only
+    their ratio means: v1 cpuacct.stat's USER_HZ ticks, v2 cpu.stat's user_usec / system_usec; either way the kernel
+    apportions them by what each scheduler tick found running, so their proportion is an estimate, not exact."""
+
+    usage_ns: int
+    user: float
+    system: float
+
+
+def parse_cgroup_cpu(version: int, usage_text: str, stat_text: str) -> CgroupCpu:
+    """The texts of Cgroups.cpu_files (the same text twice on v2)."""
+    stat = {key: int(value) for key, value in (line.split() for line in stat_text.splitlines() if line.strip())}
+    if version == 2:
+        return CgroupCpu(stat["usage_usec"] * 1000, float(stat["user_usec"]), float(stat["system_usec"]))
+    return CgroupCpu(int(usage_text), float(stat["user"]), float(stat["system"]))
 
 
 def detect_cgroups(root: Path = CGROUP_ROOT, mountinfo: str | None = None) -> Cgroups | None:

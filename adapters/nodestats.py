@@ -8,6 +8,15 @@ the I/O. What each column means on each target, and why:
   block-I/O delay (field 42, delayacct_blkio_ticks; 0 when the kernel does not account it) as iowait; steal is
   not visible per process. The fraction is of the machine's cores, which every local node and the load generator
   share (`shared_cores`). AWS: node_cpu_seconds_total of the instance (the VM is the only busy process there).
+  Both are in 10 ms units (`cpu_source` 'ticks'): each second is a whole number of them, at 0.1 cores 0.6-1.1 of
+  the quota per second under RabbitMQ, 0.9/1.1 for a busy loop (issue 44).
+- CPU, local node in an envelope (`cpu_source` 'cgroup', issue 44): the node's cgroup's own counter, what its CFS
+  quota is charged against (v1 cpuacct.usage, v2 cpu.stat usage_usec): exact, for every process of the envelope
+  (the server's process tree; the CLI tools run outside it). user and system are that exact total split in the
+  proportion of the group's user/system counters over the span (v1 cpuacct.stat in ticks, v2 user_usec/system_usec:
+  both apportioned by the scheduler tick, so only the total is exact); null when no tick fell in the span (the total
+  stands). A second whose cgroup could not be read falls back to ticks, and says so. Per second the figure is within
+  a CFS tick (4 ms here) of what the kernel let the group run (tests/test_envelope_cpu.py).
 - Local scale model (sizing/scalemodel.py): a node in an envelope uses at most its CPU quota, so the CPU fractions
   are of that quota (`cpu_quota_cores`), the cores are not shared, and each volume is its own loop device: its
   writes and bytes are the device's own counters (/sys/dev/block/<maj:min>/stat), by role, as on AWS, and the disk
@@ -43,9 +52,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from adapters.envelope import read_record
+from adapters.envelope import CgroupCpu, detect_cgroups, parse_cgroup_cpu, read_record
 from sizing.cluster import NodeInfo
 from sizing.disks import AWS_MOUNT_POINTS, VOLUME_ROLES
+from sizing.records import CPU_SOURCE_CGROUP, CPU_SOURCE_TICKS
 
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -181,6 +191,9 @@ class Snapshot:
     # False: the node's own Prometheus endpoint did not answer this time (a node at its CPU quota may not, within
     # the sampler's second); its figures are unknown, the operating system's still stand (local target).
     broker_metrics: bool = True
+    # The node's envelope's CPU counter (local scale model): when both snapshots of a span have it, it is the CPU's
+    # source (cpu_source 'cgroup'); the /proc tick counters stay in `counters` as the fallback.
+    cgroup_cpu: CgroupCpu | None = None
 
 
 # cumulative counter -> (column, divisor): the column is delta / span / divisor
@@ -201,7 +214,7 @@ OWN_TRAFFIC = {
 }
 CPU_COUNTERS = ("cpu_user_s", "cpu_system_s", "cpu_iowait_s", "cpu_steal_s")
 FIGURE_COLUMNS = ("cores", "cpu_quota_cores", "shared_cores", "cpu_user", "cpu_system", "cpu_iowait", "cpu_steal",
-                  "cpu_busy", "cpu_s",
+                  "cpu_busy", "cpu_s", "cpu_source",
                   "machine_cpu_busy_s", "machine_cores", "mem_rss_bytes", "run_queue", "disk_read_bytes_per_s",
                   "disk_write_bytes_per_s", "disk_read_ops_per_s", "disk_write_ops_per_s", "write_syscalls_per_s",
                   "fsyncs_per_s", "net_in_bytes_per_s", "net_out_bytes_per_s", "client_in_bytes_per_s",
@@ -214,13 +227,29 @@ def missing_figures() -> dict[str, None]:
     return dict.fromkeys(FIGURE_COLUMNS)
 
 
-def rates(previous: Snapshot, current: Snapshot) -> dict[str, float | int | None] | None:
+def cgroup_cpu_rates(before: CgroupCpu, after: CgroupCpu,
+                     span_s: float) -> tuple[float, float | None, float | None] | None:
+    """(CPU seconds, user, system) per second between two readings of a cgroup's counters. The total is exact (the
+    ns counter's delta over the span); user and system split it in the proportion of the split counters' deltas,
+    so they add up to it, and are None when those did not advance (no tick in the span: the split is unknown, the
+    total stands). None when the total went backwards (not the same group) or no time passed."""
+    used_ns = after.usage_ns - before.usage_ns
+    if span_s <= 0 or used_ns < 0:
+        return None
+    total = used_ns / 1e9 / span_s
+    user, system = after.user - before.user, after.system - before.system
+    if user < 0 or system < 0 or user + system == 0:
+        return total, None, None
+    return total, total * user / (user + system), total * system / (user + system)
+
+
+def rates(previous: Snapshot, current: Snapshot) -> dict[str, float | int | str | None] | None:
     """The NODE_SECONDS figures between two snapshots, or None when they cannot be subtracted (another process
     identity, a counter that went backwards, no time between them)."""
     span = current.t - previous.t
     if previous.identity != current.identity or span <= 0:
         return None
-    out: dict[str, float | int | None] = missing_figures()
+    out: dict[str, float | int | str | None] = missing_figures()
     for counter, column in RATE_COLUMNS.items():
         before, after = previous.counters.get(counter), current.counters.get(counter)
         if before is None or after is None:
@@ -241,9 +270,15 @@ def rates(previous: Snapshot, current: Snapshot) -> dict[str, float | int | None
     out["cores"], out["span_s"] = current.cores, span
     out["cpu_quota_cores"], out["shared_cores"] = current.cpu_quota_cores, current.shared_cores
     out["machine_cores"] = int(current.gauges["machine_cores"]) if current.gauges.get("machine_cores") else None
+    exact = (cgroup_cpu_rates(previous.cgroup_cpu, current.cgroup_cpu, span)
+             if previous.cgroup_cpu is not None and current.cgroup_cpu is not None else None)
     cpu_seconds = [out[RATE_COLUMNS[c]] for c in ("cpu_user_s", "cpu_system_s")]
-    if all(v is not None for v in cpu_seconds):
+    if exact is not None:
+        out["cpu_s"], out["cpu_user"], out["cpu_system"] = exact
+        out["cpu_source"] = CPU_SOURCE_CGROUP
+    elif all(v is not None for v in cpu_seconds):
         out["cpu_s"] = float(sum(cpu_seconds))  # type: ignore[arg-type]
+        out["cpu_source"] = CPU_SOURCE_TICKS
     if cores:
         for counter in CPU_COUNTERS:
             column = RATE_COLUMNS[counter]
@@ -287,10 +322,10 @@ def parse_block_stat(text: str) -> tuple[float, float]:
 
 def local_snapshot(t: float, pid_stat: str, pid_io: str, machine_stat: str, metrics: Metrics | None,
                    pid: int, uptime: str | None = None, cpu_quota_cores: float | None = None,
-                   volume_stats: Mapping[str, str] | None = None) -> Snapshot:
+                   volume_stats: Mapping[str, str] | None = None, cgroup_cpu: CgroupCpu | None = None) -> Snapshot:
     """A local node: its VM's /proc files, the machine's /proc/stat and /proc/uptime, and the node's Prometheus
     metrics (None: its endpoint did not answer, so its figures are unknown and the others stand); on the scale
-    model, its CPU quota and each volume's block-device stat by role."""
+    model, its CPU quota, each volume's block-device stat by role and its cgroup's CPU counter."""
     stat, io = parse_proc_pid_stat(pid_stat), parse_proc_pid_io(pid_io)
     machine = parse_proc_stat(machine_stat, uptime)
     if metrics is None:
@@ -316,7 +351,7 @@ def local_snapshot(t: float, pid_stat: str, pid_io: str, machine_stat: str, metr
     gauges = {**gauges, "mem_rss_bytes": float(stat.rss_pages * PAGE_SIZE), "machine_cores": float(machine.cores)}
     return Snapshot(t=t, identity=f"{pid}:{stat.start_ticks}", cores=machine.cores,
                     shared_cores=cpu_quota_cores is None, cpu_quota_cores=cpu_quota_cores,
-                    counters=counters, gauges=gauges, broker_metrics=metrics is not None)
+                    counters=counters, gauges=gauges, broker_metrics=metrics is not None, cgroup_cpu=cgroup_cpu)
 
 
 def volume_devices(node_metrics: Metrics, mounts: tuple[str, ...] = VOLUME_MOUNTS) -> list[str]:
@@ -439,15 +474,38 @@ def read_machine_cpu(proc: str = "/proc") -> MachineCpu:
         return parse_proc_stat(stat.read(), uptime.read())
 
 
-def node_envelope_counters(node_dir: Path) -> tuple[float | None, dict[str, str]]:
-    """A local node's CPU quota in cores (None: no enforced CPU envelope) and each volume's block stat file by role,
-    from its envelope record (none: the node runs without the scale model)."""
+@dataclass(frozen=True)
+class EnvelopeCounters:
+    """Where a local node's envelope keeps its counters, from its envelope record (none: no scale model)."""
+
+    cpu_quota_cores: float | None = None  # None: no enforced CPU envelope
+    volume_stat_files: Mapping[str, str] = field(default_factory=dict)  # role -> /sys/dev/block/<maj:min>/stat
+    cgroup_version: int | None = None
+    cpu_files: tuple[str, str] | None = None  # the cgroup's CPU time files (envelope.Cgroups.cpu_files)
+
+    def read_cgroup_cpu(self) -> CgroupCpu | None:
+        """The cgroup's CPU counter now; None without one or when it cannot be read (that second's CPU falls back
+        to the /proc ticks, and its row says so)."""
+        if self.cpu_files is None or self.cgroup_version is None:
+            return None
+        try:
+            return parse_cgroup_cpu(self.cgroup_version, *(Path(f).read_text() for f in self.cpu_files))
+        except (OSError, ValueError, KeyError):
+            return None
+
+
+def node_envelope_counters(node_dir: Path) -> EnvelopeCounters:
+    """A local node's envelope counters: its CPU quota, each volume's block stat file by role, its cgroup's CPU
+    files (when the node runs in cgroups)."""
     record = read_record(node_dir)
     if record is None:
-        return None, {}
+        return EnvelopeCounters()
     quota = record.envelope.get("cpu_cores") if record.enforced.get("cpu") else None
     stats = {v.role: f"/sys/dev/block/{v.devno}/stat" for v in record.volumes if v.devno}
-    return (float(quota) if quota else None), stats
+    cgroups = detect_cgroups() if record.procs and record.cgroup else None
+    cpu_files = tuple(str(f) for f in cgroups.cpu_files(record.cgroup)) if cgroups is not None else None
+    return EnvelopeCounters(float(quota) if quota else None, stats, cgroups.version if cgroups else None,
+                            cpu_files)  # type: ignore[arg-type]
 
 
 class LocalNodeReader:
@@ -460,7 +518,7 @@ class LocalNodeReader:
             raise ValueError(f"node {node.name}: a local node needs pid_file and prometheus_port")
         self.node, self.timeout_s, self.proc = node, timeout_s, proc
         self.url = f"http://{node.host}:{node.prometheus_port}/metrics"
-        self.cpu_quota_cores, self.volume_stat_files = node_envelope_counters(Path(node.pid_file).parent)
+        self.envelope = node_envelope_counters(Path(node.pid_file).parent)
 
     def read(self, now: Callable[[], float] = time.monotonic) -> Snapshot:
         # The operating system's counters first, and the time with them: they need nothing from the node. Its own
@@ -475,17 +533,18 @@ class LocalNodeReader:
                 pid_io = f.read()
             with open(f"{self.proc}/stat") as f, open(f"{self.proc}/uptime") as g:
                 machine, uptime = f.read(), g.read()
-            volume_stats = {role: Path(path).read_text() for role, path in self.volume_stat_files.items()}
+            volume_stats = {role: Path(path).read_text() for role, path in self.envelope.volume_stat_files.items()}
         except (OSError, ValueError) as err:
             raise NodeUnavailable(f"{self.node.name}: {err}") from err
+        cgroup_cpu = self.envelope.read_cgroup_cpu()  # last of the OS's counters, nearest the time taken with them
         t = now()
         try:
             scrape: Scrape | None = http_scrape(self.url, self.timeout_s / 3)
         except NodeUnavailable:  # its figures are unknown this second; the process's stand
             scrape = None
         metrics = parse_prometheus(scrape.text) if scrape is not None else None
-        snapshot = local_snapshot(t, pid_stat, pid_io, machine, metrics, pid, uptime, self.cpu_quota_cores,
-                                  volume_stats)
+        snapshot = local_snapshot(t, pid_stat, pid_io, machine, metrics, pid, uptime, self.envelope.cpu_quota_cores,
+                                  volume_stats, cgroup_cpu)
         if scrape is None:
             return snapshot
         return replace(snapshot, own_bytes_in=scrape.bytes_to_node, own_bytes_out=scrape.bytes_from_node)

@@ -16,6 +16,9 @@ from sizing.disks import VOLUME_ROLES
 # (spark_jobs) and the findings (sizing.findings.PERCENTILES).
 SPREAD_QUANTILES = ("p75", "p95", "p99", "p999")
 
+# node_seconds.cpu_source: the exact counter of the node's cgroup, or tick counts (adapters/nodestats.py, issue 44).
+CPU_SOURCE_CGROUP, CPU_SOURCE_TICKS = "cgroup", "ticks"
+
 SCHEMA_VERSION = 1
 
 
@@ -161,6 +164,10 @@ NODE_SECONDS = (*RUN_KEY,
     Column("cpu_steal", "float64", "steal as a fraction of `cores` (AWS only; not visible per process)", nullable=True),
     Column("cpu_busy", "float64", "cpu_user + cpu_system: the figure the bottleneck rule reads", nullable=True),
     Column("cpu_s", "float64", "CPU seconds the node used per second (user + system)", nullable=True),
+    Column("cpu_source", "string", f"where cpu_s, cpu_user, cpu_system and cpu_busy come from: "
+           f"'{CPU_SOURCE_CGROUP}' (local scale model: the node's cgroup's exact ns counter, user/system its split in "
+           f"the cgroup's own proportion) or '{CPU_SOURCE_TICKS}' (10 ms tick counts: /proc/<pid>/stat locally, "
+           "node-exporter on AWS); null: no CPU figure (adapters/nodestats.py)", nullable=True),
     Column("machine_cpu_busy_s", "float64", "busy CPU seconds per second of the whole machine the node runs on "
            "(/proc/stat: everything but idle and iowait; locally shared with the generator)", nullable=True),
     Column("machine_cores", "int32", "cores of that machine", nullable=True),
@@ -859,8 +866,8 @@ BROKER_SERIES = (*_SERIES_KEY,
 
 # One row per run, node and second: the node's resources (node_seconds; a missing second is a row with null figures).
 NODE_SERIES = (*_SERIES_KEY,
-    *_named(NODE_SECONDS, "node", "target", "missing", "cores", "cpu_quota_cores", "cpu_busy", "cpu_iowait",
-            "cpu_steal", "machine_cpu_busy_s", "machine_cores", "run_queue", "mem_rss_bytes",
+    *_named(NODE_SECONDS, "node", "target", "missing", "cores", "cpu_quota_cores", "cpu_busy", "cpu_source",
+            "cpu_iowait", "cpu_steal", "machine_cpu_busy_s", "machine_cores", "run_queue", "mem_rss_bytes",
             "disk_read_bytes_per_s", "disk_write_bytes_per_s", "disk_write_ops_per_s", "fsyncs_per_s",
             "net_in_bytes_per_s", "net_out_bytes_per_s", "client_in_bytes_per_s", "client_out_bytes_per_s",
             "internode_in_bytes_per_s", "internode_out_bytes_per_s", "nic_in_bytes_per_s", "nic_out_bytes_per_s",

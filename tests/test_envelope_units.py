@@ -114,3 +114,23 @@ def test_the_summary_says_what_is_missing_and_what_the_run_does_instead(tmp_path
     partial = env.detect_support(mountinfo=mountinfo, euid=0)
     assert partial.enforced["cpu"] and not partial.enforced["memory"]
     assert partial.summary().startswith("scale model partly enforced (no cgroup memory controller")
+
+
+def test_a_groups_cpu_time_is_read_from_the_counter_its_quota_is_charged_against(tmp_path):
+    """Known answers, the kernel's formats: v1 cpuacct.usage (ns) with cpuacct.stat (user/system in USER_HZ ticks);
+    v2 cpu.stat (usage_usec, user_usec, system_usec in microseconds, one file for both)."""
+    v1 = env.parse_cgroup_cpu(1, "162417514343\n", "user 11544\nsystem 4636\n")
+    assert v1 == env.CgroupCpu(usage_ns=162_417_514_343, user=11544.0, system=4636.0)
+    v2_stat = "usage_usec 2500123\nuser_usec 2000100\nsystem_usec 500023\nnr_periods 10\nnr_throttled 2\n"
+    v2 = env.parse_cgroup_cpu(2, v2_stat, v2_stat)
+    assert v2 == env.CgroupCpu(usage_ns=2_500_123_000, user=2_000_100.0, system=500_023.0)
+    root, mountinfo = v2_root(tmp_path)
+    cgroups = env.detect_cgroups(mountinfo=mountinfo)
+    group = root / "rabbit-sizing" / "x-p1" / "node-1"
+    group.mkdir(parents=True)
+    (group / "cpu.stat").write_text(v2_stat)
+    assert cgroups.cpu_files("rabbit-sizing/x-p1/node-1") == (group / "cpu.stat", group / "cpu.stat")
+    assert cgroups.cpu_usage_ns("rabbit-sizing/x-p1/node-1") == 2_500_123_000
+    v1_files = env.detect_cgroups(mountinfo=V1_MOUNTINFO).cpu_files("rabbit-sizing/x-p1/node-1")
+    assert v1_files == (Path("/sys/fs/cgroup/cpuacct/rabbit-sizing/x-p1/node-1/cpuacct.usage"),
+                        Path("/sys/fs/cgroup/cpuacct/rabbit-sizing/x-p1/node-1/cpuacct.stat"))

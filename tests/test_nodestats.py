@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from adapters import nodestats
+from adapters.envelope import CgroupCpu
 from sizing import records
 
 DATA = Path(__file__).parent / "data" / "nodestats"
@@ -273,3 +274,36 @@ def test_the_local_reader_reads_the_process_when_the_endpoint_is_closed(tmp_path
     own = snapshot.counters["cpu_user_s"] + snapshot.counters["cpu_system_s"]
     assert before - 0.05 <= own <= after + 0.05  # /proc/self's ticks (1/100 s) against the process clock
     assert snapshot.counters["client_in_bytes"] is None and snapshot.own_bytes_in == 0
+
+
+def test_cpu_per_second_from_two_readings_of_a_cgroups_counter():
+    """Known answers (issue 44): 100 ms of the group's ns counter over 1 s is 0.1 CPU-s/s, over 2 s 0.05; its user
+    and system are that total split 8:2 as the split counters advanced (ticks), so they add up to it exactly."""
+    before = CgroupCpu(usage_ns=10_000_000_000, user=500.0, system=100.0)
+    after = CgroupCpu(usage_ns=10_100_000_000, user=508.0, system=102.0)
+    assert nodestats.cgroup_cpu_rates(before, after, 1.0) == pytest.approx((0.1, 0.08, 0.02))
+    assert nodestats.cgroup_cpu_rates(before, after, 2.0) == pytest.approx((0.05, 0.04, 0.01))
+    # 4 ms and no tick in the span: the exact total stands, its split is unknown (never a guess)
+    no_tick = CgroupCpu(usage_ns=10_004_000_000, user=500.0, system=100.0)
+    assert nodestats.cgroup_cpu_rates(before, no_tick, 1.0) == (pytest.approx(0.004), None, None)
+    assert nodestats.cgroup_cpu_rates(after, before, 1.0) is None  # backwards: not the same group
+    assert nodestats.cgroup_cpu_rates(before, after, 0.0) is None
+
+
+def test_in_an_envelope_the_cpu_figures_come_from_the_cgroups_counter_and_say_so():
+    """The same pair of snapshots: /proc's ticks say 1 CPU-s over 2 s (5 quotas of 0.1 cores, which the kernel
+    cannot have let happen), the cgroup's counter 0.19 s: 0.95 of the quota. Without the counter in either snapshot
+    (a second whose cgroup could not be read, or no envelope) the ticks stand, and cpu_source says which."""
+    first, second = local_pair(
+        cpu_ticks=nodestats.CLK_TCK, write_bytes=0, client_in=0.0,
+        first_kw={"cpu_quota_cores": 0.1, "cgroup_cpu": CgroupCpu(7_000_000_000, 40.0, 10.0)},
+        second_kw={"cpu_quota_cores": 0.1, "cgroup_cpu": CgroupCpu(7_190_000_000, 58.0, 11.0)})
+    figures = nodestats.rates(first, second)
+    assert figures["cpu_source"] == records.CPU_SOURCE_CGROUP
+    assert figures["cpu_s"] == pytest.approx(0.095)
+    assert figures["cpu_busy"] == pytest.approx(0.95)
+    assert figures["cpu_user"] == pytest.approx(0.95 * 18 / 19) and figures["cpu_system"] == pytest.approx(0.05)
+    assert figures["cpu_user"] + figures["cpu_system"] == pytest.approx(figures["cpu_busy"])
+    ticks = nodestats.rates(first, replace(second, cgroup_cpu=None))
+    assert ticks["cpu_source"] == records.CPU_SOURCE_TICKS and ticks["cpu_busy"] == pytest.approx(5.0)
+    assert nodestats.missing_figures()["cpu_source"] is None  # a missing second says nothing of a source

@@ -56,3 +56,22 @@ def test_series_writes_collect_configs_in_chunks_bounded_by_their_client_objects
          *keys("c", "client_seconds", 9), *keys("d", "client_seconds", 1)]))
     assert config_chunks(objects, ["a", "b", "c", "d"], bound=8) == [["a", "b"], ["c"], ["d"]]
     assert config_chunks(objects, ["a", "b", "c", "d"], bound=100) == [["a", "b", "c", "d"]]
+
+
+def test_node_series_says_where_each_seconds_cpu_came_from_and_older_objects_read_as_unknown() -> None:
+    """Issue 44: cpu_source is carried from node_seconds into node_series (write_node_series' projection and cast,
+    here without Spark), and node_seconds objects written before it existed read it as null, not as a source."""
+    import pyarrow as pa
+
+    from spark_jobs.lib.s3source import align_to_schema, ddl_to_arrow
+
+    raw = records.arrow_schema("node_seconds")
+    node = ddl_to_arrow(records.table_ddl("node_series"))
+    assert node.field("cpu_source").type == pa.string() and raw.field("cpu_source").type == pa.string()
+    row = {c.name: None for c in records.NODE_SECONDS}
+    row.update(cpu_source=records.CPU_SOURCE_CGROUP, cpu_busy=0.99)
+    new = pa.Table.from_pylist([row], schema=raw)
+    old = new.drop_columns(["cpu_source"])
+    read = [align_to_schema(t, raw).select(node.names).cast(node) for t in (new, old)]
+    assert [t.column("cpu_source").to_pylist() for t in read] == [[records.CPU_SOURCE_CGROUP], [None]]
+    assert read[1].column("cpu_busy").to_pylist() == [0.99]
