@@ -48,6 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--io-mode", choices=("tick", "event"), default=_env("IO_MODE", "tick"),
                      help="tick: read sockets once per tick (fewer syscalls); event: read on every readable event")
     run.add_argument("--log-level", default=_env("LOG_LEVEL", "WARNING"))
+    calibrate = sub.add_parser("calibrate", help="measure this host's calibration and store it (loadgen.calibrate)")
+    calibrate.add_argument("--log-level", default="WARNING")
     return parser
 
 
@@ -69,6 +71,8 @@ def default_workers(clients: int) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if args.command == "calibrate":
+        return _calibrate()
     missing = [name for name in ("campaign", "config", "scenario", "run_id", "cluster_json")
                if not getattr(args, name)]
     if missing:
@@ -94,3 +98,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     runner = Runner(campaign, args.config, args.scenario, args.run_id, cluster, repeat=args.repeat,
                     options=options, echo=lambda line: print(line, flush=True))
     return runner.run()
+
+
+def _calibrate() -> int:
+    from adapters import calibration
+    from loadgen.calibrate import CalibrationError, measure
+
+    try:
+        measured = measure(echo=lambda line: print(line, flush=True))
+    except CalibrationError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    path = calibration.store(measured)
+    print(f"{measured.describe()}; {measured.msg_s:,.0f} msg/s at {measured.node_cores:g} cores, the node charged "
+          f"{measured.node_cpu_s:.2f} CPU-s over {measured.measured_s:.0f} s; stored in {path}")
+    return 0
