@@ -6,9 +6,8 @@ GiB, io1's provisioned IOPS) divided by hand here, never from the module under t
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
