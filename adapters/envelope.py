@@ -53,8 +53,13 @@ RECORD = "envelope.json"  # in a node's or cluster's directory: what was created
 ENV_FILE = "envelope.env"  # ENVELOPE_PROCS and ENVELOPE_MEMORY_BYTES, for node.sh and runtime.sh
 BOOT_SCRIPT, RUN_SCRIPT = "envelope-boot.sh", "envelope-run.sh"
 V1_CONTROLLERS = ("cpu", "cpuacct", "memory", "blkio")
-BOOT_SHARES, RUN_SHARES = 2, 1024  # v1 cpu.shares: the lowest weight while booting, the default after
-BOOT_WEIGHT, RUN_WEIGHT = 1, 100  # v2 cpu.weight, likewise
+# Weights: a quota caps a node but guarantees it nothing, and under CFS every process outside our groups (Airflow,
+# the S3 server, Spark, the test runner) weighs as much as a whole envelope. Running envelopes, and every group above
+# them, take the highest weight, so they get what their quotas allow whatever else runs; the quotas, which sum to less
+# than the machine (sizing.scalemodel.fit_problems), bound what that leaves the rest. A booting node (no quota yet)
+# takes the lowest.
+BOOT_SHARES, RUN_SHARES = 2, 262_144  # v1 cpu.shares: the lowest and the highest the kernel takes
+BOOT_WEIGHT, RUN_WEIGHT = 1, 10_000  # v2 cpu.weight, likewise
 
 
 class EnvelopeError(RuntimeError):
@@ -349,9 +354,14 @@ def _make_groups(cgroups: Cgroups, relative: str) -> None:
             level.joinpath(parts[depth]).mkdir(exist_ok=True)
             with contextlib.suppress(OSError):  # already enabled, or not delegable here: then limits fail loudly
                 (level / "cgroup.subtree_control").write_text(enable)
+            if depth < len(parts) - 1 and "cpu" in cgroups.available:  # the ancestors weigh as the envelopes do
+                _write(str(level / parts[depth] / "cpu.weight"), str(RUN_WEIGHT))
         return
     for d in cgroups.dirs(relative).values():
         d.mkdir(parents=True, exist_ok=True)
+    if "cpu" in cgroups.available:  # every group above the envelope, up to PARENT: a weight counts among siblings only
+        for ancestor in list(Path(relative).parents)[:-1]:
+            _write(str(cgroups.mounts["cpu"] / ancestor / "cpu.shares"), str(RUN_SHARES))
 
 
 def _procs(d: Path) -> list[int]:

@@ -1,0 +1,80 @@
+"""Isolation (issue 44): a running envelope gets its whole quota while everything outside our groups competes for the
+cores. Without RabbitMQ: a busy loop in an envelope made by the production code (adapters.envelope.create_node, as
+tests/test_envelope_cpu.py does), against busy loops in the machine's root group standing for Airflow, Spark and the
+test runner. Counter: the envelope's cgroup CPU counter (cpuacct.usage / cpu.stat, the OS's own).
+
+Marked `cluster`: it saturates both cores for ~10 s, so it runs with the heavy group, one at a time.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from adapters import envelope as env
+from sizing.scalemodel import CPU_PERIOD_US, MIB, MIN_NODE_MEMORY_MIB, NodeEnvelope, cpu_quota_us
+
+SUPPORT = env.detect_support() if os.geteuid() == 0 else None
+pytestmark = [pytest.mark.cluster,
+              pytest.mark.skipif(SUPPORT is None or not SUPPORT.enforced["cpu"],
+                                 reason="needs root and a cgroup cpu controller")]
+
+# A load generator's envelope (1 core by default) or a large node's. A small quota (0.4 cores measured) gets nearly all
+# of it even at the default weight beside 6 busy loops (0.400, 0.365 beside 16): CFS re-queues a group after each
+# throttled period ahead of the busy loops. A quota above a fair share does not: at equal weights the 7 entities on 2
+# cores get about 0.29 each.
+CORES = 0.9
+COMPETITORS = 6
+WINDOW_S = 4.0
+LOOP = ["/bin/sh", "-c", "while :; do :; done"]
+
+
+@pytest.fixture
+def envelope_under_load(tmp_path: Path) -> Iterator[tuple[env.Cgroups, str]]:
+    assert SUPPORT is not None and SUPPORT.cgroups is not None
+    state_root = tmp_path / "state"
+    (state_root / "node-1").mkdir(parents=True)
+    cpu_only = env.Support(SUPPORT.cgroups, loops=False, missing=())
+    cluster = env.cluster_cgroup(state_root, os.getpid())
+    procs: list[subprocess.Popen] = []
+    try:
+        envelope = NodeEnvelope("test", CORES, CPU_PERIOD_US, cpu_quota_us(CORES), MIN_NODE_MEMORY_MIB * MIB, ())
+        record = env.create_node(state_root / "node-1", envelope, f"{cluster}/node-1", cpu_only)
+        procs.append(subprocess.Popen(env.enter_command(record.procs, LOOP)))
+        procs += [subprocess.Popen(LOOP) for _ in range(COMPETITORS)]
+        time.sleep(1.0)
+        yield SUPPORT.cgroups, record.cgroup
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait(timeout=10)
+        env.reclaim(state_root)
+        assert env.leftovers(state_root).empty()
+
+
+def cores_used(cgroups: env.Cgroups, relative: str, seconds: float) -> float:
+    before, t0 = cgroups.cpu_usage_ns(relative), time.monotonic()
+    time.sleep(seconds)
+    return (cgroups.cpu_usage_ns(relative) - before) / 1e9 / (time.monotonic() - t0)
+
+
+def test_a_running_envelope_gets_its_quota_whatever_else_runs(envelope_under_load):
+    """With the envelopes' weights (adapters.envelope.RUN_SHARES on the group and every group above it), the loop gets
+    at least 90 % of its 0.9-core quota beside 6 busy loops in the root group. The same groups at the kernel's default
+    weight (1024, the weights before issue 44) get far less (under 85 % of it): the weight is what isolates. Measured
+    (2026-11-28, 2 cores): 0.895 against 0.339 cores."""
+    cgroups, relative = envelope_under_load
+    isolated = cores_used(cgroups, relative, WINDOW_S)
+    groups = [relative, *(str(p) for p in list(Path(relative).parents)[:-1])]
+    for group in groups:  # the weights before issue 44
+        (cgroups.mounts["cpu"] / group / "cpu.shares").write_text("1024\n")
+    shared = cores_used(cgroups, relative, WINDOW_S)
+    print(f"quota {CORES} cores: {isolated:.3f} used at the envelopes' weight, {shared:.3f} at the default weight")
+    assert isolated >= 0.9 * CORES, (isolated, shared)
+    assert isolated <= CORES * 1.02
+    assert shared < 0.85 * CORES, (isolated, shared)
