@@ -274,8 +274,9 @@ MEMORY_ALARM = "memory_alarm"  # the check that names `memory` before everything
 BOTTLENECK_ORDER = ("generator", MEMORY_ALARM, "consumers", "cpu", "memory", "disk", "network", "publisher_window")
 BOTTLENECKS = ("generator", "memory", "consumers", "cpu", "disk", "network", "publisher_window")  # the labels
 NO_BOTTLENECK = "none"
-# Labels that need no node figures: everything before `cpu` in the order (client and broker-sample figures decide)
-DECIDED_WITHOUT_NODES = ("generator", "memory", "consumers")
+# The checks that need no node figures: those before `cpu` in the order (client figures and the broker's alarm
+# decide). Memory near its watermark comes after cpu, so without node figures it would be a guess, as `none` is.
+DECIDED_WITHOUT_NODES = ("generator", MEMORY_ALARM, "consumers")
 
 
 def bottleneck_label(check: str) -> str:
@@ -354,7 +355,7 @@ def bottleneck(*, valid: bool, alarm: bool, mem_max_fraction: float | None, busi
                net_mbit_s: float | None, mbit_s_limit: float | None, resources_seen: bool = True,
                target_rate: float = 0.0, carried: float | None = None, consume_rate: float | None = None,
                publisher_window_ceiling: float | None = None, consumer_ceiling: float | None = None) -> str | None:
-    """The label on plain values (None: no node figures, and nothing of DECIDED_WITHOUT_NODES decides).
+    """The label on plain values (None: no node figures, and no check of DECIDED_WITHOUT_NODES decides).
     A missing figure is 0 and a missing limit UNKNOWN_LIMIT, so neither triggers; spark_jobs/rules_columns
     .bottleneck applies the same predicates, in the same order, to Columns."""
     def value(x: float | None) -> float:
@@ -373,8 +374,8 @@ def bottleneck(*, valid: bool, alarm: bool, mem_max_fraction: float | None, busi
         "network": network_bound(value(net_mbit_s), limit(mbit_s_limit)),
         "publisher_window": publisher_window_bound(value(carried), limit(publisher_window_ceiling), target_rate),
     }
-    label = next((bottleneck_label(name) for name in BOTTLENECK_ORDER if checks[name]), NO_BOTTLENECK)
-    return label if resources_seen or label in DECIDED_WITHOUT_NODES else None
+    check = next((name for name in BOTTLENECK_ORDER if checks[name]), NO_BOTTLENECK)
+    return bottleneck_label(check) if resources_seen or check in DECIDED_WITHOUT_NODES else None
 
 
 def judged_group(foreground):

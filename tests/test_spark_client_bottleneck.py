@@ -34,18 +34,24 @@ def test_phase_summary_names_the_publisher_window_and_the_consumers(spark):
     """Phase 1, issue 44's measurement: 3,200 msg/s offered, 1 publisher with 200 confirms in flight, confirms after
     100 ms: ceiling 2,000 msg/s, 1,950 carried: `publisher_window` (it said `none`). Phase 2: 2 consumers at 500 ms a
     message, ceiling 4 msg/s, 4 consumed of 1,000 offered: `consumers`. Phase 3: the same window over a 20 ms
-    confirm (ceiling 10,000) carries its 3,200: `none`. The node is idle throughout."""
+    confirm (ceiling 10,000) carries its 3,200: `none`. The node is idle in these; phase 4 is phase 1 on a node at
+    its CPU quota (the node is the cause: `cpu`), phase 5 phase 1 without node figures (a busy node cannot be ruled
+    out: null)."""
     phases, clients, nodes = [], [], []
     steps = {1: dict(confirm_us=100_000.0, confirms_in_flight=200, carried=1950, rate=3200.0),
              2: dict(confirm_us=5_000.0, confirms_in_flight=200, consumers=2, processing_ms=500.0, carried=4,
                      rate=1000.0),
-             3: dict(confirm_us=20_000.0, confirms_in_flight=200, carried=3200, rate=3200.0)}
+             3: dict(confirm_us=20_000.0, confirms_in_flight=200, carried=3200, rate=3200.0),
+             4: dict(confirm_us=100_000.0, confirms_in_flight=200, carried=1950, rate=3200.0),
+             5: dict(confirm_us=100_000.0, confirms_in_flight=200, carried=1950, rate=3200.0)}
+    cpu = {1: 0.3, 2: 0.3, 3: 0.3, 4: 0.95}
     for number, step in steps.items():
         start, rate = (number - 1) * 10, step.pop("rate")
         phases.append(phase_row(KEY, number, start, 10, 2, rate))
         clients += with_clients(client_rows(KEY, number, 0, range(start, start + 10), start + 2, target_rate=rate,
                                             per_second=step["carried"]), **step)
-        nodes += node_rows(KEY, number, "a", range(start, start + 10), cpu_busy=0.3)
+        if number in cpu:
+            nodes += node_rows(KEY, number, "a", range(start, start + 10), cpu_busy=cpu[number])
     got = {r["phase"]: r.asDict() for r in summarise(spark, phases, clients, nodes,
                                                       limit_row(KEY.config_id)).collect()}
     window, consumers, free = got[1], got[2], got[3]
@@ -60,8 +66,9 @@ def test_phase_summary_names_the_publisher_window_and_the_consumers(spark):
                      "target 1000")
     assert free["publisher_window_ceiling"] == pytest.approx(10_000.0, rel=RELATIVE_ACCURACY)
     assert free["bottleneck"] == "none"
+    assert (got[4]["bottleneck"], got[5]["bottleneck"]) == ("cpu", None)
     # the plain-value rule gives the same labels on the same figures
-    for row in (window, consumers, free):
+    for row in (window, consumers, free, got[4]):
         assert rules.bottleneck(
             valid=row["valid"], alarm=bool(row["broker_alarm"]), mem_max_fraction=row["broker_mem_max_fraction"],
             busiest_cpu_mean=row["cpu_busiest_mean"], machine_cpu_mean=row["machine_cpu_busy_mean"],

@@ -66,14 +66,18 @@ def bottleneck() -> Column:
         "publisher_window": rules.publisher_window_bound(F.least(value("confirm_rate"), value("consume_rate")),
                                                          limit("publisher_window_ceiling"), target),
     }
-    label = F.when(F.coalesce(F.col("resource_nodes"), F.lit(0)) == 0, F.lit(None).cast("string"))
+    # without node figures only the checks before cpu can name the phase; anything else would be a guess
+    unseen = F.coalesce(F.col("resource_nodes"), F.lit(0)) == 0
+
+    def named(label: str, needs_nodes: bool) -> Column:
+        return F.when(unseen, F.lit(None).cast("string")).otherwise(F.lit(label)) if needs_nodes else F.lit(label)
+
     chain = None
     for name in rules.BOTTLENECK_ORDER:
-        condition, named = F.coalesce(checks[name], F.lit(False)), F.lit(rules.bottleneck_label(name))
-        chain = F.when(condition, named) if chain is None else chain.when(condition, named)
-    decided = chain.otherwise(F.lit(rules.NO_BOTTLENECK))  # type: ignore[union-attr]
-    # without node figures only what precedes cpu can be named; "none" (or a window, cpu unknown) would be a guess
-    return F.when(decided.isin(*rules.DECIDED_WITHOUT_NODES), decided).otherwise(label.otherwise(decided))
+        condition = F.coalesce(checks[name], F.lit(False))
+        label = named(rules.bottleneck_label(name), name not in rules.DECIDED_WITHOUT_NODES)
+        chain = F.when(condition, label) if chain is None else chain.when(condition, label)
+    return chain.otherwise(named(rules.NO_BOTTLENECK, True))  # type: ignore[union-attr]
 
 
 def bottleneck_detail() -> Column:
