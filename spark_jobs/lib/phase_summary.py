@@ -314,8 +314,8 @@ def _with_group(table: pa.Table) -> pa.Table:
     return table.append_column("group", pc.fill_null(group, records.DEFAULT_GROUP))
 
 
-# The fold decodes only the columns a phase figure, the series or the gate's checks come from: 26 of client_seconds'
-# 37.
+# The fold decodes only the columns a phase figure, the series or the gate's checks come from: 32 of client_seconds'
+# 38 (issue 44 added the four settings of the client ceilings, SETTING_READS).
 CLIENT_FOLD = ObjectFold("spark_jobs.lib.phase_summary:fold_client_seconds", FOLDED_DDL, records.spark_ddl(
     "client_seconds", list(dict.fromkeys([*GROUP_KEY, "worker", "second", "warmup", *SUM_COLS, *SERIES_COUNTS,
                                           *SERIES_MAX, "cpu_s", *HIST_COLS, *SETTING_READS,
