@@ -356,6 +356,14 @@ def bottleneck(*, valid: bool, alarm: bool, mem_max_fraction: float | None, busi
                target_rate: float = 0.0, carried: float | None = None, consume_rate: float | None = None,
                publisher_window_ceiling: float | None = None, consumer_ceiling: float | None = None) -> str | None:
     """The label on plain values (None: no node figures, and no check of DECIDED_WITHOUT_NODES decides).
+
+    The order (BOTTLENECK_ORDER) puts causes before their symptoms: the generator (nothing proves anything), an
+    active memory alarm (it blocks publishers outright), the consumers' processing time (the scenario's own), then
+    the node's resources, cpu before memory near its watermark (a node at its CPU quota holds the memory it cannot
+    drain; no alarm, nothing blocked), and the publishers' confirm window last (a slow broker fills it too). A
+    window named with no node near a limit may still owe its latency to the broker's coordination (what `none`
+    names otherwise): the label says the window held the rate, not that a wider one would be carried.
+
     A missing figure is 0 and a missing limit UNKNOWN_LIMIT, so neither triggers; spark_jobs/rules_columns
     .bottleneck applies the same predicates, in the same order, to Columns."""
     def value(x: float | None) -> float:
