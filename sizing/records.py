@@ -328,8 +328,9 @@ _RESOURCE_COLUMNS = (
            nullable=True),
     Column("ebs_load_share", "float64", "the busiest node's volumes together / the instance's EBS ceiling (IOPS or "
            "MB/s)", nullable=True),
-    Column("bottleneck", "string", "generator | memory | cpu | disk | network | none (sizing.rules.bottleneck); "
-           "null: no node figures", nullable=True),
+    Column("bottleneck", "string", "generator | memory | consumers | cpu | disk | network | publisher_window | none "
+           "(sizing.rules.bottleneck, in sizing.rules.BOTTLENECK_ORDER); null: no node figures and nothing before cpu "
+           "decides", nullable=True),
     Column("bottleneck_detail", "string", "the figure that triggered the label against its threshold",
            nullable=True),
 )
@@ -416,6 +417,14 @@ PHASE_SUMMARY = (*_TABLE_KEY,
     *(Column(f"e2e_{q}_ms", "float64", f"end-to-end latency {q} (merged histograms, 1% rel. error), ms")
       for q in _LATENCY),
     *(Column(f"confirm_{q}_ms", "float64", f"confirm latency {q}, ms") for q in _LATENCY),
+    # Issue 44: the clients' own ceilings, which the bottleneck rule names when a phase's rate reached them.
+    Column("confirm_mean_ms", "float64", "mean confirm latency (merged histogram, 1% rel. error), ms: Little's law's "
+           "time in the system", nullable=True),
+    Column("publisher_window_ceiling", "float64", "publishers x confirms in flight / confirm_mean_ms: the rate the "
+           "confirm windows allow, msg/s (sizing.rules.publisher_window_ceiling; null: no confirms)", nullable=True),
+    Column("consumer_ceiling", "float64", "consumers x 1000 / processing ms, the mean over the steady seconds: the "
+           "rate the consumers' processing allows, msg/s (sizing.rules.consumer_ceiling; null: no processing time)",
+           nullable=True),
     Column("publish_delay_p99_ms", "float64", "p99 lateness of sends against the open-loop schedule, ms"),
     Column("publish_delay_max_ms", "float64", "worst lateness, ms"),
     Column("blocked_share", "float64", "fraction of worker time the broker blocked publishers"),

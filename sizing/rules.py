@@ -183,13 +183,21 @@ def client_rtt_ms(scenario: Scenario) -> float | None:
     return trips.pop()
 
 
+def window_ceiling(in_flight_limit, round_trip_s):
+    """Little's law, the one home of every client window's ceiling: at most `in_flight_limit` messages outstanding,
+    each outstanding `round_trip_s` on average, carry at most in_flight_limit / round_trip_s msg/s. Values, numpy
+    arrays and Spark Columns alike; the callers keep a zero or missing trip out (no ceiling)."""
+    return in_flight_limit / round_trip_s
+
+
 def window_bound(confirms_in_flight: int, rtt_ms: float | None) -> float | None:
     """The publish rate (msg/s) a confirm window allows over a round trip (seed 003): at most w messages unconfirmed,
-    each confirmed no sooner than one round trip after it was sent, so w / RTT. None without confirms or a known
-    RTT. An upper bound: the broker's service time adds to the trip, and its capacity caps the rate below it."""
+    each confirmed no sooner than one round trip after it was sent, so w / RTT (window_ceiling). None without
+    confirms or a known RTT. An upper bound: the broker's service time adds to the trip, and its capacity caps the
+    rate below it (publisher_window_ceiling uses the measured trip instead)."""
     if confirms_in_flight <= 0 or not rtt_ms:
         return None
-    return confirms_in_flight / (rtt_ms / 1000)
+    return window_ceiling(confirms_in_flight, rtt_ms / 1000)
 
 
 def is_client_settings(scenario: Scenario) -> bool:
@@ -235,22 +243,45 @@ def probe_verdict(target_rate, confirm_rate, consume_rate, backlog_slope, p99_ms
 
 
 # ------------------------------------------------------------------------------ bottleneck (issue 15)
-# Which resource ran out in a phase, from its node_seconds figures over the steady window (phase_summary's
-# resource columns). Checked in this order, the first that holds names the phase; `none` means nothing was near
-# a limit, so what capped the cluster was coordination (seed 000's conclusion for its top cluster):
-#   generator  the load generator saturated (the phase is not valid): the broker's figures prove nothing
-#   memory     a memory/disk alarm, or memory within NEAR_LIMIT of the high watermark (publishers get blocked)
-#   cpu        the busiest node's mean CPU >= NODE_CPU_SATURATION of its cores; on a machine whose cores the
-#              nodes share with the generator (local), the machine's mean busy share >= NODE_CPU_SATURATION
-#   disk       a volume of the busiest node (each by the role it holds: data, logs, wal, segments) writes at least
-#              NEAR_LIMIT of that volume's own limit (IOPS or MB/s; sizing.catalog.volume_limits at its size), or
-#              the node's volumes together reach NEAR_LIMIT of the instance's EBS ceiling
-#   network    the busiest node's traffic in either direction >= NEAR_LIMIT of the instance's catalog bandwidth
-# A limit that is unknown (local disks and networks, a catalog without the figure) never triggers its label.
+# What limited a phase, from its node_seconds figures over the steady window (phase_summary's resource columns) and
+# (issue 44) the clients' own ceilings. Checked in BOTTLENECK_ORDER, the first that holds names the phase; `none`
+# means nothing was near a limit, so what capped the cluster was coordination (seed 000's conclusion for its top
+# cluster):
+#   generator         the load generator saturated (the phase is not valid): the broker's figures prove nothing
+#   memory (alarm)    a memory/disk alarm is active: it blocks publishers outright, whatever else is near a limit
+#   consumers         the consume rate reached NEAR_LIMIT of the consumers' processing ceiling (consumer_ceiling)
+#                     and the target was not matched: a processing time is the scenario's own, set client-side, so a
+#                     backlog (and the memory it fills) is its consequence, never its cause
+#   cpu               the busiest node's mean CPU >= NODE_CPU_SATURATION of its cores; on a machine whose cores the
+#                     nodes share with the generator (local), the machine's mean busy share >= NODE_CPU_SATURATION
+#   memory            memory within NEAR_LIMIT of the high watermark, no alarm (yet). After cpu: a node at its CPU
+#                     quota drains its queues slowly, so the memory it holds is the consequence; until the alarm
+#                     fires nothing is blocked by it
+#   disk              a volume of the busiest node (each by the role it holds: data, logs, wal, segments) writes at
+#                     least NEAR_LIMIT of that volume's own limit (IOPS or MB/s; sizing.catalog.volume_limits at its
+#                     size), or the node's volumes together reach NEAR_LIMIT of the instance's EBS ceiling
+#   network           the busiest node's traffic in either direction >= NEAR_LIMIT of the instance's bandwidth
+#   publisher_window  the carried rate reached NEAR_LIMIT of the publishers' confirm-window ceiling
+#                     (publisher_window_ceiling) and the target was not matched. Last: the confirm latency the ceiling
+#                     divides by includes the broker's service time, so a broker at a resource limit fills the window
+#                     too and is the cause; with no node near a limit, the window held the rate (a wider window or more
+#                     publishers would have offered more)
+# A limit that is unknown (local disks and networks, a catalog without the figure, a phase without confirms or
+# without a processing time) never triggers its label.
 NODE_CPU_SATURATION = 0.90
 NEAR_LIMIT = 0.90
-BOTTLENECKS = ("generator", "memory", "cpu", "disk", "network")
+MEMORY_ALARM = "memory_alarm"  # the check that names `memory` before everything but the generator
+BOTTLENECK_ORDER = ("generator", MEMORY_ALARM, "consumers", "cpu", "memory", "disk", "network", "publisher_window")
+BOTTLENECKS = ("generator", "memory", "consumers", "cpu", "disk", "network", "publisher_window")  # the labels
 NO_BOTTLENECK = "none"
+# The checks that need no node figures: those before `cpu` in the order (client figures and the broker's alarm
+# decide). Memory near its watermark comes after cpu, so without node figures it would be a guess, as `none` is.
+DECIDED_WITHOUT_NODES = ("generator", MEMORY_ALARM, "consumers")
+
+
+def bottleneck_label(check: str) -> str:
+    """The label a check of BOTTLENECK_ORDER names (the alarm is `memory`, as memory near its watermark is)."""
+    return "memory" if check == MEMORY_ALARM else check
 
 
 def generator_bound(valid):
@@ -276,13 +307,63 @@ def network_bound(net_mbit_s, mbit_s_limit):
     return net_mbit_s >= NEAR_LIMIT * mbit_s_limit
 
 
+def publisher_window_ceiling(publishers: float | None, confirms_in_flight: float | None,
+                             confirm_mean_ms: float | None) -> float | None:
+    """Issue 44: the publish rate the publishers' confirm windows allow, publishers x window_ceiling(confirms in
+    flight, mean confirm latency), msg/s; None without confirms, publishers or a confirm latency.
+
+    The *mean* confirm latency (send -> confirm, from the phase's merged histogram), not p50: Little's law, L = rate
+    x W, holds for the mean time in the system W, and a right-skewed latency (the usual case) has a mean above its
+    median, so p50 would overstate the ceiling. With the window full (L = the limit) the rate is the ceiling."""
+    if not publishers or not confirms_in_flight or not confirm_mean_ms or publishers <= 0 \
+            or confirms_in_flight <= 0 or confirm_mean_ms <= 0:
+        return None
+    return publishers * window_ceiling(confirms_in_flight, confirm_mean_ms / 1000)
+
+
+def consumer_ceiling(consumers, processing_ms):
+    """Issue 44: the consume rate consumers processing each message for `processing_ms` allow: a consumer handles
+    one message at a time, window_ceiling(1, processing time) each, so consumers x 1000 / processing_ms msg/s.
+    Values and numpy arrays (per second: the fold averages it over a phase's steady seconds, so a processing
+    profile's ceiling is the mean of its seconds' ceilings); a 0 ms processing time is no ceiling (callers keep it
+    out; numpy gives inf). The prefetch adds a bound of its own, consumers x prefetch / (round trip + processing),
+    but the consumer's round trip (ack -> next delivery) is not measured, so it is not a rule (yet)."""
+    return consumers * window_ceiling(1.0, processing_ms / 1000)
+
+
+def short_of_target(rate, target_rate):
+    """The rate did not match its phase's target (MATCH_FRACTION); a max-mode phase (target 0) has none to match,
+    so whatever bound it was short of more."""
+    return (target_rate <= 0) | (rate < MATCH_FRACTION * target_rate)
+
+
+def publisher_window_bound(carried, ceiling, target_rate):
+    """The carried rate reached NEAR_LIMIT of the confirm-window ceiling and fell short of the target."""
+    return (carried >= NEAR_LIMIT * ceiling) & short_of_target(carried, target_rate)
+
+
+def consumers_bound(consume_rate, ceiling, target_rate):
+    """The consume rate reached NEAR_LIMIT of the consumers' processing ceiling and fell short of the target."""
+    return (consume_rate >= NEAR_LIMIT * ceiling) & short_of_target(consume_rate, target_rate)
+
+
 UNKNOWN_LIMIT = float("inf")  # an unknown limit: nothing is near it (Spark and pandas handle inf as well)
 
 
 def bottleneck(*, valid: bool, alarm: bool, mem_max_fraction: float | None, busiest_cpu_mean: float | None,
                machine_cpu_mean: float | None, volume_load_share: float | None, ebs_load_share: float | None,
-               net_mbit_s: float | None, mbit_s_limit: float | None, resources_seen: bool = True) -> str | None:
-    """The label on plain values (None: no node figures, and neither the generator nor an alarm decides).
+               net_mbit_s: float | None, mbit_s_limit: float | None, resources_seen: bool = True,
+               target_rate: float = 0.0, carried: float | None = None, consume_rate: float | None = None,
+               publisher_window_ceiling: float | None = None, consumer_ceiling: float | None = None) -> str | None:
+    """The label on plain values (None: no node figures, and no check of DECIDED_WITHOUT_NODES decides).
+
+    The order (BOTTLENECK_ORDER) puts causes before their symptoms: the generator (nothing proves anything), an
+    active memory alarm (it blocks publishers outright), the consumers' processing time (the scenario's own), then
+    the node's resources, cpu before memory near its watermark (a node at its CPU quota holds the memory it cannot
+    drain; no alarm, nothing blocked), and the publishers' confirm window last (a slow broker fills it too). A
+    window named with no node near a limit may still owe its latency to the broker's coordination (what `none`
+    names otherwise): the label says the window held the rate, not that a wider one would be carried.
+
     A missing figure is 0 and a missing limit UNKNOWN_LIMIT, so neither triggers; spark_jobs/rules_columns
     .bottleneck applies the same predicates, in the same order, to Columns."""
     def value(x: float | None) -> float:
@@ -293,13 +374,16 @@ def bottleneck(*, valid: bool, alarm: bool, mem_max_fraction: float | None, busi
 
     checks = {
         "generator": generator_bound(bool(valid)),
-        "memory": memory_bound(bool(alarm), value(mem_max_fraction)),
+        MEMORY_ALARM: bool(alarm),
+        "consumers": consumers_bound(value(consume_rate), limit(consumer_ceiling), target_rate),
         "cpu": cpu_bound(value(busiest_cpu_mean), value(machine_cpu_mean)),
+        "memory": memory_bound(bool(alarm), value(mem_max_fraction)),
         "disk": disk_bound(value(volume_load_share), value(ebs_load_share)),
         "network": network_bound(value(net_mbit_s), limit(mbit_s_limit)),
+        "publisher_window": publisher_window_bound(value(carried), limit(publisher_window_ceiling), target_rate),
     }
-    label = next((name for name in BOTTLENECKS if checks[name]), NO_BOTTLENECK)
-    return label if resources_seen or label in ("generator", "memory") else None
+    check = next((name for name in BOTTLENECK_ORDER if checks[name]), NO_BOTTLENECK)
+    return bottleneck_label(check) if resources_seen or check in DECIDED_WITHOUT_NODES else None
 
 
 def judged_group(foreground):

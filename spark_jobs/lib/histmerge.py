@@ -74,3 +74,13 @@ def quantiles_ms(counts: np.ndarray) -> dict[str, float | None]:
     out: dict[str, float | None] = {name: quantile_from_counts(counts, q) / 1000.0 for name, q in QUANTILES.items()}
     out["max"] = float(bucket_value(int(np.flatnonzero(counts)[-1]))) / 1000.0
     return out
+
+
+def mean_ms(counts: np.ndarray) -> float | None:
+    """The mean of one dense histogram, in milliseconds (None when empty): each bucket at its representative value,
+    so within the histogram's relative error. For Little's law (sizing.rules.publisher_window_ceiling), which needs
+    the mean time in the system, not a percentile."""
+    total = int(counts.sum())
+    if total == 0:
+        return None
+    return float(np.dot(counts, bucket_value(np.arange(len(counts))))) / total / 1000.0

@@ -9,6 +9,7 @@ config keeps its rows (issue 24).
 from __future__ import annotations
 
 import functools
+import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from adapters.objectstore import StoreSpec
 from sizing import adverse, layout, records, stats
 from sizing.disks import DATA_ROLE, VOLUME_ROLES
 from sizing.histogram import encode_counts
-from sizing.rules import GENERATOR_FAULTS, judged_against_target
+from sizing.rules import GENERATOR_FAULTS, consumer_ceiling, judged_against_target, publisher_window_ceiling
 from sizing.scalemodel import config_limits
 from sizing.search import PROBE_EVENT, SearchSpec, backlog_slope
 from sizing.spec import Campaign
@@ -71,7 +72,9 @@ WINDOW_HISTS = [f"e2e_hist_w{i}" for i in range(stats.WITHIN_RUN_BATCHES)]
 PARTIAL_DDL = (RUN_KEY_DDL + ", phase INT, `group` STRING, worker INT, rows BIGINT, first_second INT, last_second INT, "
                + ", ".join(f"{c} BIGINT" for c in SUM_COLS)
                + ", blocked_ms DOUBLE, cpu_s DOUBLE, publish_delay_max_us DOUBLE, "
-               + ", ".join(f"{c} BINARY" for c in [*HIST_COLS, *WINDOW_HISTS]))
+               + ", ".join(f"{c} BINARY" for c in [*HIST_COLS, *WINDOW_HISTS])
+               # issue 44: the client settings the phase's ceilings come from (_client_settings)
+               + ", publishers BIGINT, confirms_in_flight DOUBLE, consumer_capacity DOUBLE")
 LAT_NAMES = [*histmerge.QUANTILES, "max"]
 SPREAD_QUANTILES = records.SPREAD_QUANTILES  # phase_summary's e2e_<q>_ms_rse
 CLIENT_DDL = (RUN_KEY_DDL + ", phase INT, `group` STRING, workers INT, steady_seconds_observed INT, "
@@ -80,7 +83,8 @@ CLIENT_DDL = (RUN_KEY_DDL + ", phase INT, `group` STRING, workers INT, steady_se
                 "publish_delay_max_ms DOUBLE, e2e_samples BIGINT, "
               + ", ".join(f"e2e_{q}_ms DOUBLE" for q in LAT_NAMES) + ", "
               + ", ".join(f"e2e_{q}_ms_rse DOUBLE" for q in SPREAD_QUANTILES) + ", "
-              + ", ".join(f"confirm_{q}_ms DOUBLE" for q in LAT_NAMES))
+              + ", ".join(f"confirm_{q}_ms DOUBLE" for q in LAT_NAMES)
+              + ", confirm_mean_ms DOUBLE, publisher_window_ceiling DOUBLE, consumer_ceiling DOUBLE")
 
 
 SERIES_KEY = [*RUN_COLS, "group", "phase", "warmup", "second"]
@@ -150,6 +154,9 @@ def fold_client_seconds(batches: Iterator[pa.RecordBatch], arguments: list[list]
 
 
 PARTIAL_READS = [*GROUP_KEY, "worker", "second", *SUM_COLS, "blocked_ms", "cpu_s", "publish_delay_max_us"]
+# Issue 44: the per-second client settings behind the phase's client ceilings (sizing.rules.publisher_window_ceiling,
+# consumer_ceiling); per second, as a client-setting step changes them at its boundary.
+SETTING_READS = ["publishers", "confirms_in_flight", "consumers", "processing_ms"]
 
 
 def _partials(table: pa.Table, steady: np.ndarray, windows: pd.DataFrame | None = None) -> pa.Table | None:
@@ -159,12 +166,14 @@ def _partials(table: pa.Table, steady: np.ndarray, windows: pd.DataFrame | None 
     if not steady.any():
         return None
     keys = [*GROUP_KEY, "worker"]
-    frame = table.select(PARTIAL_READS).to_pandas()[steady]
+    frame = _client_settings(table.select([*PARTIAL_READS, *SETTING_READS]).to_pandas()[steady])
     gid = frame.groupby(keys, sort=False, dropna=False, observed=True).ngroup().to_numpy()
     agg = frame.groupby(gid).agg(**{k: (k, "first") for k in keys}, rows=("second", "size"),
                                  first_second=("second", "min"), last_second=("second", "max"),
                                  **{c: (c, "sum") for c in SUM_COLS}, blocked_ms=("blocked_ms", "sum"),
-                                 cpu_s=("cpu_s", "sum"), publish_delay_max_us=("publish_delay_max_us", "max"))
+                                 cpu_s=("cpu_s", "sum"), publish_delay_max_us=("publish_delay_max_us", "max"),
+                                 publishers=("publishers", "max"), confirms_in_flight=("confirms_in_flight", "max"),
+                                 consumer_capacity=("consumer_capacity", "sum"))
     row_group = np.full(table.num_rows, -1, dtype=np.int64)  # a warm-up row adds to no partial
     row_group[steady] = gid
     for col in HIST_COLS:
@@ -183,6 +192,16 @@ def _partials(table: pa.Table, steady: np.ndarray, windows: pd.DataFrame | None 
         for i, col in enumerate(WINDOW_HISTS):
             agg[col] = [encode_counts(row) for row in dense[:, i]]
     return pa.Table.from_pandas(agg.reset_index(drop=True), preserve_index=False)
+
+
+def _client_settings(frame: pd.DataFrame) -> pd.DataFrame:
+    """Each second's consumer ceiling (sizing.rules.consumer_ceiling, summed per worker phase and averaged by
+    _final_client): a worker without consumers adds none, a 0 ms processing time makes it unknown (inf)."""
+    consumers = frame["consumers"].to_numpy(dtype=float, na_value=0.0)
+    processing = frame["processing_ms"].to_numpy(dtype=float, na_value=0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ceiling = consumer_ceiling(consumers, processing)
+    return frame.assign(consumer_capacity=np.where(consumers > 0, ceiling, 0.0))
 
 
 def steady_windows(arguments: list[list]) -> pd.DataFrame:
@@ -295,11 +314,11 @@ def _with_group(table: pa.Table) -> pa.Table:
     return table.append_column("group", pc.fill_null(group, records.DEFAULT_GROUP))
 
 
-# The fold decodes only the columns a phase figure, the series or the gate's checks come from: 26 of client_seconds'
-# 37.
+# The fold decodes only the columns a phase figure, the series or the gate's checks come from: 32 of client_seconds'
+# 38 (issue 44 added the four settings of the client ceilings, SETTING_READS).
 CLIENT_FOLD = ObjectFold("spark_jobs.lib.phase_summary:fold_client_seconds", FOLDED_DDL, records.spark_ddl(
     "client_seconds", list(dict.fromkeys([*GROUP_KEY, "worker", "second", "warmup", *SUM_COLS, *SERIES_COUNTS,
-                                          *SERIES_MAX, "cpu_s", *HIST_COLS,
+                                          *SERIES_MAX, "cpu_s", *HIST_COLS, *SETTING_READS,
                                           *gate.CLIENT_CHECK_READS]))))
 
 
@@ -308,7 +327,9 @@ def _final_client(table: pa.Table) -> pa.Table:
     frame = table.drop_columns(list(HIST_COLS)).to_pandas()
     zeros = np.zeros(table.num_rows, dtype=np.int64)
     row: dict[str, object] = {k: frame[k].iloc[0] for k in GROUP_KEY}
-    per_worker = frame.groupby("worker").agg(rows=("rows", "sum"), cpu=("cpu_s", "sum"))
+    per_worker = frame.groupby("worker").agg(rows=("rows", "sum"), cpu=("cpu_s", "sum"),
+                                             publishers=("publishers", "max"),
+                                             consumer_capacity=("consumer_capacity", "sum"))
     row["workers"] = len(per_worker)
     row["steady_seconds_observed"] = int(frame["last_second"].max() - frame["first_second"].min() + 1)
     for col in SUM_COLS:
@@ -328,7 +349,21 @@ def _final_client(table: pa.Table) -> pa.Table:
     confirm = histmerge.dense_counts(table.column("confirm_hist"), zeros, 1)[0]
     for name, value in histmerge.quantiles_ms(confirm).items():
         row[f"confirm_{name}_ms"] = value
+    row.update(_client_ceilings(frame, per_worker, histmerge.mean_ms(confirm)))
     return pa.Table.from_pylist([row], schema=ddl_to_arrow(CLIENT_DDL))
+
+
+def _client_ceilings(frame: pd.DataFrame, per_worker: pd.DataFrame, confirm_mean_ms: float | None
+                     ) -> dict[str, float | None]:
+    """Issue 44: the phase's client ceilings. The publishers of every worker through the widest window in force
+    (a step sets one for all) over the mean confirm latency; the consumers' mean per-second ceiling, summed over
+    workers (unknown when some second had none: a 0 ms processing time)."""
+    window = frame["confirms_in_flight"].max()
+    capacity = float((per_worker["consumer_capacity"] / per_worker["rows"]).sum())
+    return {"confirm_mean_ms": confirm_mean_ms,
+            "publisher_window_ceiling": publisher_window_ceiling(
+                int(per_worker["publishers"].sum()), None if pd.isna(window) else float(window), confirm_mean_ms),
+            "consumer_ceiling": capacity if math.isfinite(capacity) and capacity > 0 else None}
 
 
 def _percentile_spreads(table: pa.Table, row: dict[str, object]) -> dict[str, float | None]:

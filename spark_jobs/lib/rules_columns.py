@@ -44,41 +44,55 @@ def counts_toward_capacity() -> Column:
 
 
 def bottleneck() -> Column:
-    """sizing.rules.bottleneck over phase_summary's resource columns: the same predicates in the same order; a
-    missing figure is 0 and a missing limit rules.UNKNOWN_LIMIT (neither triggers); null without node figures
-    unless the generator or an alarm decides."""
+    """sizing.rules.bottleneck over phase_summary's resource and client-ceiling columns: the same predicates in
+    rules.BOTTLENECK_ORDER; a missing figure is 0 and a missing limit rules.UNKNOWN_LIMIT (neither triggers); null
+    without node figures unless a label of rules.DECIDED_WITHOUT_NODES decides."""
     def value(name: str) -> Column:
         return F.coalesce(F.col(name), F.lit(0.0))
 
     def limit(name: str) -> Column:
         return F.coalesce(F.col(name), F.lit(rules.UNKNOWN_LIMIT))
 
+    alarm = F.coalesce(F.col("broker_alarm"), F.lit(False))
+    target = value("target_rate")
     checks = {
         "generator": rules.generator_bound(F.coalesce(F.col("valid"), F.lit(False))),
-        "memory": rules.memory_bound(F.coalesce(F.col("broker_alarm"), F.lit(False)), value("broker_mem_max_fraction")),
+        rules.MEMORY_ALARM: alarm,
+        "consumers": rules.consumers_bound(value("consume_rate"), limit("consumer_ceiling"), target),
         "cpu": rules.cpu_bound(value("cpu_busiest_mean"), value("machine_cpu_busy_mean")),
+        "memory": rules.memory_bound(alarm, value("broker_mem_max_fraction")),
         "disk": rules.disk_bound(value("volume_load_share"), value("ebs_load_share")),
         "network": rules.network_bound(value("net_peak_mbit_s"), limit("network_limit_mbit_s")),
+        "publisher_window": rules.publisher_window_bound(F.least(value("confirm_rate"), value("consume_rate")),
+                                                         limit("publisher_window_ceiling"), target),
     }
-    label = F.when(F.coalesce(F.col("resource_nodes"), F.lit(0)) == 0, F.lit(None).cast("string"))
+    # without node figures only the checks before cpu can name the phase; anything else would be a guess
+    unseen = F.coalesce(F.col("resource_nodes"), F.lit(0)) == 0
+
+    def named(label: str, needs_nodes: bool) -> Column:
+        return F.when(unseen, F.lit(None).cast("string")).otherwise(F.lit(label)) if needs_nodes else F.lit(label)
+
     chain = None
-    for name in rules.BOTTLENECKS:
+    for name in rules.BOTTLENECK_ORDER:
         condition = F.coalesce(checks[name], F.lit(False))
-        chain = F.when(condition, F.lit(name)) if chain is None else chain.when(condition, F.lit(name))
-    decided = chain.otherwise(F.lit(rules.NO_BOTTLENECK))  # type: ignore[union-attr]
-    # without node figures only the generator and alarms can be named; "none" would be a guess
-    return F.when(decided.isin("generator", "memory"), decided).otherwise(label.otherwise(decided))
+        label = named(rules.bottleneck_label(name), name not in rules.DECIDED_WITHOUT_NODES)
+        chain = F.when(condition, label) if chain is None else chain.when(condition, label)
+    return chain.otherwise(named(rules.NO_BOTTLENECK, True))  # type: ignore[union-attr]
 
 
 def bottleneck_detail() -> Column:
     """The figure behind phase_summary.bottleneck, against its threshold."""
-    def fmt(template: str, *columns: str) -> Column:
-        return F.format_string(template, *[F.col(c) for c in columns])
+    def fmt(template: str, *columns: str | Column) -> Column:
+        return F.format_string(template, *[F.col(c) if isinstance(c, str) else c for c in columns])
 
     return (F.when(F.col("bottleneck") == "generator", F.concat(F.lit("generator: "), F.col("invalid_reason")))
             .when(F.col("bottleneck") == "memory",
                   fmt(f"memory: alarm=%s, max %.2f of the watermark (>= {rules.NEAR_LIMIT:g})", "broker_alarm",
                       "broker_mem_max_fraction"))
+            .when(F.col("bottleneck") == "consumers",
+                  fmt(f"consumers: consumed %.0f msg/s of a %.0f msg/s processing ceiling (>= {rules.NEAR_LIMIT:g}; "
+                      "processing %.0f-%.0f ms), target %.0f", "consume_rate", "consumer_ceiling",
+                      "processing_ms_start", "processing_ms_end", "target_rate"))
             .when(F.col("bottleneck") == "cpu",
                   fmt(f"cpu: %s mean %.2f (p95 %.2f), machine %.2f (>= {rules.NODE_CPU_SATURATION:g})",
                       "cpu_busiest_node", "cpu_busiest_mean", "cpu_busiest_p95", "machine_cpu_busy_mean"))
@@ -90,6 +104,10 @@ def bottleneck_detail() -> Column:
             .when(F.col("bottleneck") == "network",
                   fmt(f"network: %.0f Mbit/s of %.0f (>= {rules.NEAR_LIMIT:g})", "net_peak_mbit_s",
                       "network_limit_mbit_s"))
+            .when(F.col("bottleneck") == "publisher_window",
+                  fmt(f"publisher_window: carried %.0f msg/s of a %.0f msg/s confirm-window ceiling (>= "
+                      f"{rules.NEAR_LIMIT:g}; mean confirm latency %.1f ms), target %.0f", carried(),
+                      "publisher_window_ceiling", "confirm_mean_ms", "target_rate"))
             .when(F.col("bottleneck") == "none",
                   fmt("none: cpu %.2f, machine %.2f, disk %.1f MB/s, net %.0f Mbit/s", "cpu_busiest_mean",
                       "machine_cpu_busy_mean", "disk_write_mb_s", "net_peak_mbit_s")))

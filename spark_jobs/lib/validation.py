@@ -168,7 +168,8 @@ def _suites() -> dict[str, list[Expectation]]:
                                              "condition_parser": "pandas"}),
             *_non_negative(["target_rate", "publish_rate", "confirm_rate", "consume_rate", "e2e_p50_ms",
                             "confirm_p50_ms", "lost", "duplicates", "reordered", "backlog_max",
-                            "time_to_recover_s", "unavailable_s"]),
+                            "time_to_recover_s", "unavailable_s", "confirm_mean_ms", "publisher_window_ceiling",
+                            "consumer_ceiling"]),
         ],
         "leaderboards": [
             ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("leaderboards"),

@@ -10,7 +10,7 @@ import pandas as pd
 from app.report import charts, fmt
 from app.report.context import ReportContext
 from app.report.html import table, tag
-from sizing.rules import is_client_settings, is_intensity
+from sizing.rules import BOTTLENECKS, NO_BOTTLENECK, is_client_settings, is_intensity
 from sizing.spec import Scenario, families
 
 
@@ -57,13 +57,17 @@ def bound_by(summary: pd.DataFrame, config_ids: list[str], scenarios: list[str]
     return out
 
 
+# The labels as the rule orders them (sizing.rules.BOTTLENECKS): the report lists what the rule can name.
+LABELS = f"{', '.join(BOTTLENECKS)}, or {NO_BOTTLENECK} = coordination"
+
+
 def bound_by_answer(ctx: ReportContext) -> list[object]:
     """A compare or characterise campaign's answer: what ran out in each measured phase (none: coordination)."""
     rows = bound_by(ctx.summary, ctx.config_ids, measured(ctx.campaign.scenarios))
     if not rows:
         return []
     return [tag("p", "What bound each measured phase (sizing.rules bottleneck on the node's figures against its "
-                     "limits: cpu, disk, network, memory, generator, or none = coordination):"),
+                     f"limits and the clients' own ceilings: {LABELS}):"),
             tag("ul", [tag("li", [tag("b", config_id), f", {scenario} ({phase}): {label}"
                                   + (f" ({detail})" if detail else "")])
                        for config_id, scenario, phase, label, detail in rows])]
@@ -82,7 +86,7 @@ def bottleneck_verdict(ctx: ReportContext) -> list[object]:
     if not items:
         return []
     return [tag("p", "Where each config stopped matching its target, and what ran out there (sizing.rules "
-                     "bottleneck: cpu, disk, network, memory, generator, or none = coordination):"),
+                     f"bottleneck: {LABELS}):"),
             tag("ul", items)]
 
 

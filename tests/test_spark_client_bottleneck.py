@@ -1,0 +1,79 @@
+"""Issue 44 on phase_summary (Spark local, hand-built raw records): the client ceilings are folded from the
+per-second client settings and the mean confirm latency, and `bottleneck` names them (sizing.rules.bottleneck, the
+same rule on the same figures in plain Python as the cross-check)."""
+
+from __future__ import annotations
+
+import pytest
+
+from sizing import rules
+from sizing.histogram import RELATIVE_ACCURACY, LogHistogram
+from sizing.layout import RunKey
+from tests.spark_records import client_rows, node_rows, phase_row
+from tests.test_spark_resources import limit_row, summarise
+
+pytestmark = pytest.mark.spark
+
+KEY = RunKey("c", "n1-c5.4xlarge-gp2", "window-steps", "R1")
+
+
+def with_clients(rows: list[dict], *, confirm_us: float, confirms_in_flight: int, consumers: int = 1,
+                 processing_ms: float = 0.0, carried: int) -> list[dict]:
+    """client_rows with the settings of a step: its window, consumers and processing time, each second's confirm
+    latency at `confirm_us` and `carried` messages confirmed and consumed."""
+    for row in rows:
+        confirm = LogHistogram()
+        confirm.add(confirm_us, carried)
+        row.update(confirm_hist=confirm.to_bytes(), confirms_in_flight=confirms_in_flight, prefetch=100,
+                   consumers=consumers, processing_ms=processing_ms, published=carried, confirmed=carried,
+                   consumed=carried, acked=carried)
+    return rows
+
+
+def test_phase_summary_names_the_publisher_window_and_the_consumers(spark):
+    """Phase 1, issue 44's measurement: 3,200 msg/s offered, 1 publisher with 200 confirms in flight, confirms after
+    100 ms: ceiling 2,000 msg/s, 1,950 carried: `publisher_window` (it said `none`). Phase 2: 2 consumers at 500 ms a
+    message, ceiling 4 msg/s, 4 consumed of 1,000 offered: `consumers`. Phase 3: the same window over a 20 ms
+    confirm (ceiling 10,000) carries its 3,200: `none`. The node is idle in these; phase 4 is phase 1 on a node at
+    its CPU quota (the node is the cause: `cpu`), phase 5 phase 1 without node figures (a busy node cannot be ruled
+    out: null)."""
+    phases, clients, nodes = [], [], []
+    steps = {1: dict(confirm_us=100_000.0, confirms_in_flight=200, carried=1950, rate=3200.0),
+             2: dict(confirm_us=5_000.0, confirms_in_flight=200, consumers=2, processing_ms=500.0, carried=4,
+                     rate=1000.0),
+             3: dict(confirm_us=20_000.0, confirms_in_flight=200, carried=3200, rate=3200.0),
+             4: dict(confirm_us=100_000.0, confirms_in_flight=200, carried=1950, rate=3200.0),
+             5: dict(confirm_us=100_000.0, confirms_in_flight=200, carried=1950, rate=3200.0)}
+    cpu = {1: 0.3, 2: 0.3, 3: 0.3, 4: 0.95}
+    for number, step in steps.items():
+        start, rate = (number - 1) * 10, step.pop("rate")
+        phases.append(phase_row(KEY, number, start, 10, 2, rate))
+        clients += with_clients(client_rows(KEY, number, 0, range(start, start + 10), start + 2, target_rate=rate,
+                                            per_second=step["carried"]), **step)
+        if number in cpu:
+            nodes += node_rows(KEY, number, "a", range(start, start + 10), cpu_busy=cpu[number])
+    got = {r["phase"]: r.asDict() for r in summarise(spark, phases, clients, nodes,
+                                                      limit_row(KEY.config_id)).collect()}
+    window, consumers, free = got[1], got[2], got[3]
+    assert window["confirm_mean_ms"] == pytest.approx(100.0, rel=RELATIVE_ACCURACY)
+    assert window["publisher_window_ceiling"] == pytest.approx(2000.0, rel=RELATIVE_ACCURACY)
+    assert window["consumer_ceiling"] is None  # no processing time: no ceiling
+    assert window["bottleneck"] == "publisher_window"
+    assert window["bottleneck_detail"].startswith("publisher_window: carried 1950 msg/s of a 20")
+    assert consumers["consumer_ceiling"] == pytest.approx(4.0)
+    assert (consumers["bottleneck"], consumers["bottleneck_detail"]) == (
+        "consumers", "consumers: consumed 4 msg/s of a 4 msg/s processing ceiling (>= 0.9; processing 0-0 ms), "
+                     "target 1000")
+    assert free["publisher_window_ceiling"] == pytest.approx(10_000.0, rel=RELATIVE_ACCURACY)
+    assert free["bottleneck"] == "none"
+    assert (got[4]["bottleneck"], got[5]["bottleneck"]) == ("cpu", None)
+    # the plain-value rule gives the same labels on the same figures
+    for row in (window, consumers, free, got[4]):
+        assert rules.bottleneck(
+            valid=row["valid"], alarm=bool(row["broker_alarm"]), mem_max_fraction=row["broker_mem_max_fraction"],
+            busiest_cpu_mean=row["cpu_busiest_mean"], machine_cpu_mean=row["machine_cpu_busy_mean"],
+            volume_load_share=row["volume_load_share"], ebs_load_share=row["ebs_load_share"],
+            net_mbit_s=row["net_peak_mbit_s"], mbit_s_limit=row["network_limit_mbit_s"],
+            target_rate=row["target_rate"], carried=rules.carried_rate(row["confirm_rate"], row["consume_rate"]),
+            consume_rate=row["consume_rate"], publisher_window_ceiling=row["publisher_window_ceiling"],
+            consumer_ceiling=row["consumer_ceiling"]) == row["bottleneck"]
