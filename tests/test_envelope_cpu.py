@@ -5,7 +5,7 @@ as a node's server enters it (envelope.enter_command), read every second through
 
 Known answer: a busy loop uses all of its quota and the kernel lets it use no more, so every second's cpu_busy (a
 fraction of the quota) is 1. Needs root and a cgroup cpu controller (skipped otherwise, as tests/test_rootfs.py);
-no RabbitMQ, so no `cluster` marker. Measured on this 2-core machine (2026-11-28): see the assertion message, which
+no RabbitMQ, but marked `cluster` (it times busy cores: one at a time with the heavy group). Measured on this 2-core machine (2026-11-28): see the assertion message, which
 prints every second's figure from the cgroup's counter and, for comparison, from /proc's ticks on the same snapshots.
 """
 
@@ -28,8 +28,10 @@ from sizing.records import CPU_SOURCE_CGROUP
 from sizing.scalemodel import CPU_PERIOD_US, MIB, MIN_NODE_MEMORY_MIB, NodeEnvelope, cpu_quota_us
 
 SUPPORT = env.detect_support() if os.geteuid() == 0 else None
-pytestmark = pytest.mark.skipif(SUPPORT is None or not SUPPORT.enforced["cpu"],
-                                reason="needs root and a cgroup cpu controller")
+# `cluster`: no RabbitMQ, but it keeps cores busy for ~10 s and reads them, so it runs with the heavy group.
+pytestmark = [pytest.mark.cluster,
+              pytest.mark.skipif(SUPPORT is None or not SUPPORT.enforced["cpu"],
+                                 reason="needs root and a cgroup cpu controller")]
 
 SECONDS = 9
 # CFS stops a group that has used its period's quota at the next scheduler tick (4 ms at this kernel's HZ=250) and
