@@ -14,6 +14,8 @@ import json
 import logging
 import os
 import platform
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -26,8 +28,34 @@ FILE_ENV = "SIZING_CALIBRATION_FILE"
 DEFAULT_FILE = Path("/var/lib/rabbit-sizing/calibration.json")
 
 
+REPO_ROOT = Path(__file__).resolve().parents[1]
+MEASURE_TIMEOUT_S = 600
+
+
 class CalibrationError(RuntimeError):
     pass
+
+
+def measure_command(python: str = sys.executable) -> list[str]:
+    """The reference measurement is the load generator's own command (loadgen.calibrate): no adapter imports it."""
+    return [python, "-m", "loadgen", "calibrate"]
+
+
+def measure_by_command(echo: Callable[[str], None] = log.info) -> HostCalibration:
+    """Run `measure_command` (it stores what it measured) and return this host's calibration as stored."""
+    try:
+        proc = subprocess.run(measure_command(), capture_output=True, text=True, timeout=MEASURE_TIMEOUT_S,
+                              cwd=REPO_ROOT, check=False)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        raise CalibrationError(f"{' '.join(measure_command())}: {err}") from err
+    for line in proc.stdout.splitlines():
+        echo(line)
+    if proc.returncode != 0:
+        raise CalibrationError(proc.stderr.strip()[-500:] or f"{' '.join(measure_command())} exited {proc.returncode}")
+    calibration = stored()
+    if calibration is None:
+        raise CalibrationError(f"{' '.join(measure_command())} stored no calibration for this host")
+    return calibration
 
 
 def this_host() -> tuple[str, str, int]:
@@ -77,8 +105,8 @@ def current(measure: Callable[[Callable[[str], None]], HostCalibration], env: Ma
             echo: Callable[[str], None] = log.info) -> HostCalibration | None:
     """This host's calibration: the stored one, or measured now (and stored) when it has none. None, said in one
     line, when it cannot be measured here (no CPU envelope to measure in): the run's envelopes are then uncalibrated,
-    and its `measured_on` says so. `measure` runs the reference measurement (loadgen.calibrate.measure: it drives
-    the load generator, which no adapter imports)."""
+    and its `measured_on` says so. `measure` runs the reference measurement (`measure_by_command`: the load
+    generator's own command; tests pass their own)."""
     calibration = stored(env)
     if calibration is not None:
         return calibration

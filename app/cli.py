@@ -69,7 +69,7 @@ def _calibrate(args: argparse.Namespace) -> int:
         print(stored.describe() if stored else "this host has no calibration: `sizing calibrate` measures it")
         return 0 if stored else 1
     # the measurement drives the load generator, which the apps never import: its own command does it
-    return subprocess.run([sys.executable, "-m", "loadgen", "calibrate"], check=False).returncode
+    return subprocess.run(calibration.measure_command(), check=False).returncode
 
 
 def _validate(args: argparse.Namespace) -> int:

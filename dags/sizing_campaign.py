@@ -68,16 +68,16 @@ def sizing_campaign():
         from airflow.configuration import conf
         from airflow.sdk.exceptions import AirflowFailException
 
+        from adapters.calibration import current, measure_by_command
         from adapters.planning import publish_spec, validate_run
         from adapters.statepaths import state_paths
-        from loadgen.calibrate import current
         from sizing.fields import SpecError
         from sizing.runplan import local_target_refusal
 
         try:  # one parse of the spec: the warnings come with it
             # this host's calibration, measured here (about a minute) if it has none: the envelopes are in its units
             run = validate_run(params, state_paths().specs, warn=lambda warning: print(f"warning: {warning}"),
-                               host=lambda: current(echo=print))
+                               host=lambda: current(measure_by_command, echo=print))
         except SpecError as err:
             raise AirflowFailException(str(err)) from err
         refusal = local_target_refusal(run.deployment, conf.get("core", "executor"))

@@ -26,11 +26,6 @@ SLOT = 97
 HEALTHY_WITHIN_S = 120
 
 
-def current(echo: Callable[[str], None] = print) -> HostCalibration | None:
-    """This host's stored calibration, measured now if it has none (adapters.calibration.current)."""
-    return store.current(lambda say: measure(echo=say), echo=echo)
-
-
 def reference_envelopes() -> Any:
     """The reference node's envelope: REFERENCE_NODE_CORES of this host (no calibration applied: it *is* the
     calibration), 2 GiB, and its volumes throttled far above what the run writes, so that its CPU binds."""

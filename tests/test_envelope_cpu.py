@@ -5,8 +5,9 @@ as a node's server enters it (envelope.enter_command), read every second through
 
 Known answer: a busy loop uses all of its quota and the kernel lets it use no more, so every second's cpu_busy (a
 fraction of the quota) is 1. Needs root and a cgroup cpu controller (skipped otherwise, as tests/test_rootfs.py);
-no RabbitMQ, but marked `cluster` (it times busy cores: one at a time with the heavy group). Measured on this 2-core machine (2026-11-28): see the assertion message, which
-prints every second's figure from the cgroup's counter and, for comparison, from /proc's ticks on the same snapshots.
+no RabbitMQ, but marked `cluster` (it times busy cores: one at a time with the heavy group). Measured on this 2-core
+machine (2026-11-28): see the assertion message, which prints every second's figure from the cgroup's counter and,
+for comparison, from /proc's ticks on the same snapshots.
 """
 
 from __future__ import annotations

@@ -11,7 +11,6 @@ with the README's backfill command, and the follow-up commands the demo prints a
 from __future__ import annotations
 
 import json
-
 import os
 import re
 import shlex
