@@ -131,3 +131,20 @@ def test_the_cli_and_the_dag_refuse_the_same_input_in_the_same_words(refused_spe
     assert err == f"{refused.value}\n"
     assert "clusters.list[0].rabbitmq_version: config n1-c5.4xlarge-io1-rmq3.13 asks for RabbitMQ 3.13" in err
     assert not (tmp_path / "specs").exists()  # nothing written
+
+
+def test_sizing_trigger_says_the_notes_the_dag_will_say_before_it_triggers(monkeypatch, tmp_path, capsys):
+    from app import cli
+    from app.stackstate import AirflowClient
+
+    sent: list[dict] = []
+    monkeypatch.setattr(AirflowClient, "__init__", lambda self, login: None)  # no Airflow here
+    monkeypatch.setattr(AirflowClient, "trigger", lambda self, dag_id, conf: sent.append(dict(conf)) or "manual_1")
+    monkeypatch.setenv("SIZING_STATE_DIR", str(tmp_path))  # no demo state file to read
+    monkeypatch.setenv("SIZING_AIRFLOW_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("SIZING_AIRFLOW_PASSWORD", "x")
+    path = str(CAMPAIGNS / "flow-control-rtt-local.yaml")
+    assert cli.main(["trigger", "--campaign", path, "--run-label", "r1"]) == 0
+    said: list[str] = []
+    validate_run({"campaign": path, "run_label": "r1"}, tmp_path / "specs", say=said.append)
+    assert sent and capsys.readouterr().err.splitlines() == [line for line in said if line.startswith("note: ")]
