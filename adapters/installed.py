@@ -10,10 +10,6 @@ from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 
-from sizing.fields import Problem
-from sizing.spec import Campaign
-from sizing.versions import LOCAL_CHROOT_SERIES, local_runtime, satisfies
-
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # The local target's nodes run the scripts of terraform/modules/local_cluster with RMQ_BIN (Debian's layout: the
 # release's files under /usr/lib/rabbitmq/lib/rabbitmq_server-<version>/).
@@ -31,43 +27,6 @@ def installed_rabbitmq_version(env: Mapping[str, str] | None = None) -> str | No
     except OSError:
         return None
     return found[-1] if found else None
-
-
-def local_version_problems(campaign: Campaign, installed: str | None, chroot_version: str | None = None,
-                           chroot_missing: str | None = None) -> list[Problem]:
-    """On the local target, a config asking for a RabbitMQ version the local runtimes do not run is refused: the
-    nodes can only run the installed package (host runtime) or the 4.0 root (chroot runtime; `chroot_version` is
-    its release once built, `chroot_missing` what this machine lacks to build and run it), and a run labelled with
-    another version would lie about it."""
-    if campaign.deployment != "local":
-        return []
-    problems = []
-    listed = "list" in (campaign.raw.get("clusters") or {})
-    for i, shape in enumerate(campaign.clusters):
-        wanted = shape.rabbitmq_version
-        where = f"clusters.list[{i}].rabbitmq_version" if listed else "clusters.matrix.rabbitmq_versions"
-        if wanted is None:
-            continue
-        if local_runtime(wanted) == "chroot":
-            if chroot_missing:
-                problems.append(Problem(where, f"config {shape.config_id} asks for RabbitMQ {wanted}: "
-                                               f"{chroot_missing}"))
-            elif wanted != LOCAL_CHROOT_SERIES and not (chroot_version and satisfies(chroot_version, wanted)):
-                problems.append(Problem(
-                    where, f"config {shape.config_id} asks for RabbitMQ {wanted}, but the local 4.0 runtime runs "
-                           f"Debian 13's release ({chroot_version or 'not built yet'}); ask for "
-                           f"'{LOCAL_CHROOT_SERIES}', or use deployment: aws"))
-        elif installed is None:
-            problems.append(Problem(where, f"config {shape.config_id} asks for RabbitMQ {wanted}, but no "
-                                           f"rabbitmq-server is installed here"))
-        elif not satisfies(installed, wanted):
-            problems.append(Problem(
-                where,
-                f"config {shape.config_id} asks for RabbitMQ {wanted}, but the local target runs the installed "
-                f"{installed} or {LOCAL_CHROOT_SERIES} in a root filesystem (it cannot install another); remove "
-                f"rabbitmq_version or ask for {installed} or {LOCAL_CHROOT_SERIES}, or use deployment: aws, where "
-                f"cloud-init installs the version asked for"))
-    return problems
 
 
 @lru_cache(maxsize=4)

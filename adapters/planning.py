@@ -1,6 +1,7 @@
 """The edge of a sizing_campaign run's plan: read the spec parameter (a path or inline YAML), write the resolved
-spec, put it in the object store and fetch it on another worker, and the slot offset from the environment. The
-policy (params checks, trials, run keys, stale keys, completeness) is the core's: sizing/runplan.py.
+spec, put it in the object store and fetch it on another worker, the slot offset from the environment, and what
+admission needs to know of this machine (`machine_facts`). The policy is the core's: admission in
+sizing/admission.py, the run (params checks, trials, run keys, stale keys, completeness) in sizing/runplan.py.
 
 No Airflow imports: plain functions of the spec and a few settings, unit-tested directly.
 """
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +17,11 @@ import yaml
 
 from adapters.objectstore import ObjectStore, StoreSpec
 from adapters.statepaths import state_paths
+from sizing.admission import Admission, MachineFacts, admit, calibrates, envelope_problems, needs_versions, on_host
 from sizing.fields import Problem, SpecError
 from sizing.layout import spec_key
-from sizing.plan import check_budget
 from sizing.runparams import RunParams
-from sizing.runplan import CampaignRun, campaign_run, run_problems
-from sizing.scalemodel import with_host_speed
+from sizing.runplan import CampaignRun, campaign_run
 from sizing.spec import Campaign, load_campaign, parse_campaign
 from sizing.spec.load import resolve_extends
 from sizing.yamlload import load_yaml
@@ -47,14 +48,15 @@ def is_inline_spec(value: str) -> bool:
     return "\n" in text or text.startswith("{")
 
 
-# What the caller knows of this host's calibration (adapters.calibration): `current` (measures when the host has
-# none: the DAG's validate_spec, the demo), `stored` (never measures: the CLI's validate and trigger), or None (no
-# calibration: pure callers and tests of the parsing itself).
+# What the caller knows of this host's calibration: a callable giving it (the DAG's validate_spec passes
+# loadgen.calibrate.current, which measures a host that has none), or None (the CLI's validate and trigger and the
+# demo never measure: they check the envelopes uncalibrated; the DAG's admission applies the calibration).
 HostCalibration = Callable[[], Any] | None
 
 
-def load_spec_param(value: str, root: Path = REPO_ROOT, host: HostCalibration = None) -> Campaign:
-    """The `campaign` DAG parameter: a path (relative to the repo root, or absolute) or inline YAML.
+def load_spec_param(value: str, root: Path = REPO_ROOT) -> Campaign:
+    """The `campaign` DAG parameter: a path (relative to the repo root, or absolute) or inline YAML, parsed (its
+    admission on this machine: `admitted`).
 
     Raises SpecError (with every problem and its field path) for a missing file or an invalid spec.
     """
@@ -63,48 +65,65 @@ def load_spec_param(value: str, root: Path = REPO_ROOT, host: HostCalibration = 
     if is_inline_spec(value):
         # `extends` resolves against the shipped campaigns, as a file in campaigns/ would.
         data = resolve_extends(load_yaml(value, "inline campaign"), root / "campaigns", "inline campaign")
-        return check_installed(check_budget(parse_campaign(data, source="inline campaign")), "inline campaign", host)
+        return parse_campaign(data, source="inline campaign")
     path = Path(value)
-    return check_installed(check_budget(load_campaign(path if path.is_absolute() else root / path)), value, host)
+    return load_campaign(path if path.is_absolute() else root / path)
+
+
+def spec_source(value: str) -> str:
+    """How a refusal names the spec parameter `value`."""
+    return "inline campaign" if is_inline_spec(value) else value
+
+
+def host_speed(campaign: Campaign, host: HostCalibration) -> float | None:
+    """This host's calibration speed, asked of `host` only when the campaign's envelopes use it (None: none)."""
+    if host is None or not calibrates(campaign):
+        return None
+    calibration = host()
+    return None if calibration is None else calibration.speed
+
+
+def machine_facts(campaign: Campaign, host: HostCalibration = None) -> MachineFacts:
+    """What admission needs to know of this machine (sizing.admission.MachineFacts), read only where the campaign
+    needs it: the one place admission touches the machine. The 4.0 root is never built here: validation stays
+    fast."""
+    from adapters import envelope
+    from adapters.installed import installed_rabbitmq_version
+    from adapters.rootfs import built_root, missing_privileges, root_rabbitmq_version
+
+    facts = MachineFacts(host_speed=host_speed(campaign, host))
+    if needs_versions(campaign):
+        root = built_root()
+        facts = replace(facts, installed=installed_rabbitmq_version(), chroot_missing=missing_privileges(),
+                        chroot_version=root_rabbitmq_version(root) if root else None)
+    if calibrates(campaign):
+        facts = replace(facts, machine=envelope.machine(), support=envelope.detect_support().summary())
+    return facts
+
+
+def admitted(campaign: Campaign, source: str = "campaign", params: RunParams | None = None,
+             host: HostCalibration = None) -> Admission:
+    """The campaign's (and the run's) admission on this machine (sizing.admission.admit); a SpecError naming every
+    problem when it is refused. `host`: see HostCalibration."""
+    admission = admit(campaign, machine_facts(campaign, host), params)
+    refusal = admission.refusal(source)
+    if refusal is not None:
+        raise refusal
+    return admission
 
 
 def calibrated(campaign: Campaign, host: HostCalibration) -> Campaign:
     """The campaign with this host's calibration in its scale model (sizing.calibration): its envelopes in reference
     cores. Unchanged without a scale model, off the local target, or when the host has no calibration to give."""
-    if host is None or campaign.deployment != "local" or campaign.scale_model is None:
-        return campaign
-    calibration = host()
-    return campaign if calibration is None else with_host_speed(campaign, round(calibration.speed, 4))
+    return on_host(campaign, host_speed(campaign, host))
 
 
-def check_installed(campaign: Campaign, source: str = "campaign", host: HostCalibration = None) -> Campaign:
-    """Refuse (SpecError) what this machine cannot run as asked: on the local target, a RabbitMQ version neither the
-    installed package nor the 4.0 root runs (the root is not built here: validation stays fast), or scale-model
-    envelopes that do not fit the machine (with the sum they need). Returns the campaign calibrated for this host
-    (`host`: see HostCalibration), which the fit is checked on."""
-    from adapters.installed import installed_rabbitmq_version, local_version_problems
-    from adapters.rootfs import built_root, missing_privileges, root_rabbitmq_version
-
-    campaign = calibrated(campaign, host)
-    root = built_root()
-    problems = local_version_problems(campaign, installed_rabbitmq_version(),
-                                      chroot_version=root_rabbitmq_version(root) if root else None,
-                                      chroot_missing=missing_privileges())
-    problems += envelope_fit_problems(campaign)
-    if problems:
-        raise SpecError(problems, source)
-    return campaign
-
-
-def envelope_fit_problems(campaign: Campaign, parallelism: int | None = None, field: str = "scale_model",
-                          configs: tuple[str, ...] = ()) -> list[Problem]:
-    """Why the campaign's envelopes (of `configs` only, if given), `parallelism` configs up at once (default: its
-    budget's), do not fit this machine (empty: they fit, or no scale model)."""
+def envelope_fit_problems(campaign: Campaign, parallelism: int | None = None) -> list[Problem]:
+    """Why the campaign's envelopes, `parallelism` configs up at once (default: its budget's), do not fit this
+    machine (empty: they fit, or no scale model)."""
     from adapters.envelope import machine
-    from sizing.scalemodel import campaign_demand, fit_problems
 
-    demand = campaign_demand(campaign, parallelism, configs)
-    return [] if demand is None else [Problem(field, reason) for reason in fit_problems(demand, machine())]
+    return envelope_problems(campaign, machine() if calibrates(campaign) else None, parallelism)
 
 
 def write_resolved_spec(campaign: Campaign, directory: Path) -> Path:
@@ -143,30 +162,26 @@ def spec_on_this_worker(spec_path: str, store: ObjectStore | None = None, env: M
 
 
 def checked_params(params: RunParams | Mapping[str, Any], root: Path = REPO_ROOT,
-                   host: HostCalibration = None) -> tuple[RunParams, Campaign]:
-    """The run's params and the campaign they name, checked against each other (sizing.runplan.run_problems):
-    every problem at once, a SpecError. The DAG's validate_spec and the CLI's trigger ask the same."""
+                   host: HostCalibration = None) -> tuple[RunParams, Admission]:
+    """The run's params and the admission of the campaign they name, checked against each other and this machine
+    (`admitted`): every problem at once, a SpecError. The DAG's validate_spec, the CLI's trigger and the demo ask
+    the same."""
     typed = params if isinstance(params, RunParams) else RunParams.from_dict(params)
     own = typed.problems()
     if any(problem.path == "params.campaign" for problem in own):  # no spec to check the rest against
         raise SpecError(own, "sizing_campaign params")
-    campaign = load_spec_param(typed.campaign, root, host)
-    problems = run_problems(typed, campaign)
-    if not problems:  # the run's max_parallel_configs may put more envelopes up at once than the budget's
-        run = campaign_run(typed, campaign, "")  # only the configs this run selects are ever up at once
-        problems = envelope_fit_problems(campaign, run.max_parallel_configs, "params.max_parallel_configs",
-                                         run.configs)
-    if problems:
-        raise SpecError(problems, "sizing_campaign params")
-    return typed, campaign
+    campaign = load_spec_param(typed.campaign, root)
+    return typed, admitted(campaign, spec_source(typed.campaign), typed, host)
 
 
 def validate_run(params: RunParams | Mapping[str, Any], spec_dir: Path, root: Path = REPO_ROOT,
-                 warn: Callable[[str], object] | None = None, host: HostCalibration = None) -> CampaignRun:
+                 say: Callable[[str], object] | None = None, host: HostCalibration = None) -> CampaignRun:
     """Check the DAG params against the spec (`checked_params`), then write the resolved spec where the run's
-    tasks read it. `warn` gets each warning of the spec (accepted, and ignored by the version it runs on); `host`:
-    this host's calibration (the DAG passes adapters.calibration.current), which the trials' envelopes carry."""
-    typed, campaign = checked_params(params, root, host)
-    for warning in campaign.warnings if warn else ():
-        warn(warning)
+    tasks read it. `say` gets each line the admission tells (its warnings and notes, in the CLI's words, then what
+    the scale model holds here); `host`: this host's calibration (the DAG passes loadgen.calibrate.current), which
+    the trials' envelopes carry."""
+    typed, admission = checked_params(params, root, host)
+    for line in [*admission.remarks(), *admission.scale] if say else ():
+        say(line)
+    campaign = admission.campaign
     return campaign_run(typed, campaign, str(write_resolved_spec(campaign, spec_dir)))

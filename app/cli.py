@@ -73,30 +73,22 @@ def _calibrate(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from adapters.planning import check_installed
-    from sizing.findings import steps_too_short_for_one_run
-    from sizing.plan import check_budget
+    from adapters.planning import admitted
     from sizing.spec import load_campaign
 
-    try:
-        campaign = check_installed(check_budget(load_campaign(args.spec)), args.spec)
+    try:  # admitted as the DAG's validate_spec admits it (sizing.admission), uncalibrated: validate never measures
+        admission = admitted(load_campaign(args.spec), args.spec)
     except SpecError as err:
         print(err, file=sys.stderr)
         return 2
-    for warning in campaign.warnings:  # accepted, and ignored by the broker version a config runs
-        print(f"warning: {warning}", file=sys.stderr)
-    for note in steps_too_short_for_one_run(campaign):
-        print(f"note: {note}", file=sys.stderr)
+    for line in admission.remarks():
+        print(line, file=sys.stderr)
+    campaign = admission.campaign
     print(f"{args.spec}: valid campaign {campaign.name!r} ({campaign.deployment}): {len(campaign.clusters)} "
           f"config(s) x {len(campaign.scenarios)} scenario(s) x {campaign.repeats} repeat(s); "
           f"spec hash {campaign.spec_hash}")
-    if campaign.scale_model is not None:
-        from adapters.envelope import detect_support
-        from sizing.scalemodel import campaign_demand
-
-        demand = campaign_demand(campaign)
-        print(f"  {campaign.scale_model.describe()}; at its peak {demand.describe() if demand else 'nothing'}")
-        print(f"  {detect_support().summary()}")
+    for line in admission.scale:
+        print(f"  {line}")
     return 0
 
 
@@ -533,9 +525,11 @@ def _trigger(args: argparse.Namespace) -> int:
 
     params = RunParams.from_dict({p.name: getattr(args, p.name) for p in RUN_PARAMS})
     try:
-        checked_params(params)
+        _, admission = checked_params(params)
     except SpecError as err:
         raise CliError("; ".join(str(problem) for problem in err.problems)) from err
+    for line in admission.remarks():  # what the DAG's validate_spec will say of it, said before it is triggered
+        print(line, file=sys.stderr)
     conf = params.to_dict()
     try:
         login = AirflowLogin.from_env()

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from adapters.leases import LeaseBoard
 from adapters.objectstore import S3Settings
-from adapters.planning import slot_offset
+from adapters.planning import checked_params, slot_offset
 from adapters.procs import busy_ports, pid_alive, stop_process_group
 from adapters.statepaths import StatePaths, state_dir
 from app import s3server, stackstate
@@ -792,21 +792,25 @@ def next_steps(s: DemoSettings, campaign: str, run_label: str) -> list[str]:
 def demo(campaign: str = "campaigns/local-quick.yaml", run_label: str = "demo", timeout_s: float = 1800,
          settings: DemoSettings | None = None, say: Callable[[str], None] = print) -> dict:
     """Start (if needed), trigger, wait, print. Returns timings and the run's final state."""
+    from sizing.rules import is_client_settings
+    from sizing.runparams import RunParams
+
     s = settings or DemoSettings.from_env()
+    params = RunParams(campaign=campaign, run_label=run_label)
+    # admitted as the DAG's validate_spec will admit it, before anything starts: a refusal is a SpecError (exit 2)
+    _, admission = checked_params(params)
+    for line in admission.remarks():
+        say(line)
     t0 = time.monotonic()
     start(s, say)
     t_started = time.monotonic()
     client = AirflowClient(s)
     say(f"waiting for the DAG processor to parse {DAG_ID} ...")
     client.wait_for_dag(DAG_ID)
-    from sizing.rules import is_client_settings
-    from sizing.runparams import RunParams
-    from sizing.spec import load_campaign
-
-    spec = load_campaign(REPO_ROOT / campaign if not Path(campaign).is_absolute() else campaign)
+    spec = admission.campaign
     name = spec.name
     client_settings = [sc.name for sc in spec.scenarios if is_client_settings(sc)]
-    run_id = client.trigger(DAG_ID, RunParams(campaign=campaign, run_label=run_label).to_dict())
+    run_id = client.trigger(DAG_ID, params.to_dict())
     say(f"triggered {DAG_ID} run {run_id} ({campaign}); follow it at {s.api_url}/dags/{DAG_ID}")
     t_triggered = time.monotonic()
     run, tis = wait_for_run(client, DAG_ID, run_id, timeout_s, say, check=lambda: check_services(s, run_id))

@@ -74,9 +74,9 @@ def sizing_campaign():
         from sizing.fields import SpecError
         from sizing.runplan import local_target_refusal
 
-        try:  # one parse of the spec: the warnings come with it
+        try:  # one admission (sizing.admission): its warnings and notes in the CLI's words
             # this host's calibration, measured here (about a minute) if it has none: the envelopes are in its units
-            run = validate_run(params, state_paths().specs, warn=lambda warning: print(f"warning: {warning}"),
+            run = validate_run(params, state_paths().specs, say=print,
                                host=lambda: current(measure_by_command, echo=print))
         except SpecError as err:
             raise AirflowFailException(str(err)) from err

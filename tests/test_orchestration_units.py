@@ -55,12 +55,15 @@ def test_a_campaign_param_that_names_no_spec_is_refused_with_the_other_param_pro
 
 
 def test_validate_run_passes_on_the_specs_warnings_from_its_one_parse(tmp_path: Path):
-    warnings: list = []
-    validate_run({**PARAMS, "campaign": "campaigns/quorum-sizing-2020.yaml"}, tmp_path, warn=warnings.append)
+    said: list[str] = []
+    validate_run({**PARAMS, "campaign": "campaigns/quorum-sizing-2020.yaml"}, tmp_path, say=said.append)
     # the seed study's known warning (tests/test_version_rules.py): 3.10 ignores x-max-in-memory-length
-    assert [w.path for w in warnings] == ["workload.queues.arguments.x-max-in-memory-length"]
-    validate_run(PARAMS, tmp_path, warn=warnings.append)
-    assert len(warnings) == 1  # local-quick has none
+    assert [line.split(": ")[1] for line in said] == ["workload.queues.arguments.x-max-in-memory-length"]
+    assert said[0].startswith("warning: ")
+    said.clear()
+    validate_run(PARAMS, tmp_path, say=said.append)
+    assert not any(line.startswith(("warning:", "note:")) for line in said)  # local-quick has none
+    assert said and said[0].startswith("scale model:")  # what its envelopes hold here, as `sizing validate` says
 
 
 def test_a_baseline_run_travels_with_the_run_and_is_never_the_run_itself(tmp_path: Path):

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.installed import local_version_problems
 from adapters.rootfs import ROOTFS_SCRIPT, root_rabbitmq_version
+from sizing.admission import local_version_problems
 from sizing.spec import deep_merge, parse_campaign, read_campaign_yaml
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="rootfs.sh builds as root only")
