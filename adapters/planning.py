@@ -178,7 +178,7 @@ def validate_run(params: RunParams | Mapping[str, Any], spec_dir: Path, root: Pa
                  say: Callable[[str], object] | None = None, host: HostCalibration = None) -> CampaignRun:
     """Check the DAG params against the spec (`checked_params`), then write the resolved spec where the run's
     tasks read it. `say` gets each line the admission tells (its warnings and notes, in the CLI's words, then what
-    the scale model holds here); `host`: this host's calibration (the DAG passes loadgen.calibrate.current), which
+    the scale model holds here); `host`: this host's calibration (the DAG passes adapters.calibration.current), which
     the trials' envelopes carry."""
     typed, admission = checked_params(params, root, host)
     for line in [*admission.remarks(), *admission.scale] if say else ():

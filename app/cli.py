@@ -73,11 +73,12 @@ def _calibrate(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from adapters.calibration import stored
     from adapters.planning import admitted
     from sizing.spec import load_campaign
 
-    try:  # admitted as the DAG's validate_spec admits it (sizing.admission), uncalibrated: validate never measures
-        admission = admitted(load_campaign(args.spec), args.spec)
+    try:  # admitted as the DAG's validate_spec admits it (sizing.admission), on this host's stored calibration:
+        admission = admitted(load_campaign(args.spec), args.spec, host=stored)  # validate never measures
     except SpecError as err:
         print(err, file=sys.stderr)
         return 2

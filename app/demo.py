@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from adapters.calibration import current, measure_by_command
 from adapters.leases import LeaseBoard
 from adapters.objectstore import S3Settings
 from adapters.planning import checked_params, slot_offset
@@ -797,8 +798,9 @@ def demo(campaign: str = "campaigns/local-quick.yaml", run_label: str = "demo", 
 
     s = settings or DemoSettings.from_env()
     params = RunParams(campaign=campaign, run_label=run_label)
-    # admitted as the DAG's validate_spec will admit it, before anything starts: a refusal is a SpecError (exit 2)
-    _, admission = checked_params(params)
+    # admitted as the DAG's validate_spec will admit it, before anything starts: a refusal is a SpecError (exit 2);
+    # a host without calibration is measured here first (about 45 s, once per host: adapters.calibration)
+    _, admission = checked_params(params, host=lambda: current(measure_by_command, echo=say))
     for line in admission.remarks():
         say(line)
     t0 = time.monotonic()

@@ -155,10 +155,14 @@ def test_a_scale_model_on_a_cloud_target_is_refused():
     assert any(p.path == "scale_model" and "local target only" in p.reason for p in err.value.problems)
 
 
-def test_validate_refuses_envelopes_this_machine_cannot_hold_and_says_the_sum(tmp_path, capsys):
+def test_validate_refuses_envelopes_this_machine_cannot_hold_and_says_the_sum(tmp_path, capsys, monkeypatch):
     """Against the real machine (adapters.envelope.machine: sched_getaffinity and /proc/meminfo): a generator asking
-    for one core more than the machine has cannot fit, whatever the machine."""
+    for one core more than the machine has cannot fit, whatever the machine. Uncalibrated (no stored calibration):
+    the sums are the reference cores themselves."""
+    from adapters.calibration import FILE_ENV
     from app.cli import main
+
+    monkeypatch.setenv(FILE_ENV, str(tmp_path / "no-calibration.json"))
 
     cores = len(os.sched_getaffinity(0))
     spec = tmp_path / "too-big.yaml"
@@ -170,6 +174,18 @@ def test_validate_refuses_envelopes_this_machine_cannot_hold_and_says_the_sum(tm
     assert "Traceback" not in err
     assert main(["validate", str(REPO / "campaigns" / "local-quick.yaml")]) == 0
     assert "1.60 cores" in capsys.readouterr().out
+    # on a calibrated host the same nodes take their reference cores' worth of this host's time (speed 2: half)
+    import time
+
+    from adapters.calibration import store, this_host
+    from sizing.calibration import REFERENCE_MSG_S_PER_CORE
+    from tests.test_calibration import measurement
+
+    twice = measurement(int(2 * REFERENCE_MSG_S_PER_CORE * 5), 5.0)
+    store(replace(twice, fingerprint=this_host()[0], measured_at=time.time()))
+    assert main(["validate", str(REPO / "campaigns" / "local-quick.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert "1 core here = 2.00 reference cores" in out and "1.30 cores" in out, out
 
 
 def test_the_bottleneck_limits_are_the_envelopes_on_the_scale_model_and_the_catalogs_elsewhere(quick):
