@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from adapters.calibration import stored
 from adapters.planning import validate_run
 from sizing.admission import MachineFacts, admit
 from sizing.fields import SpecError
@@ -116,7 +117,8 @@ def test_the_cli_and_the_dag_say_the_same_notes_and_warnings(spec, tmp_path, cap
     assert main(["validate", path]) == 0
     out, err = capsys.readouterr()
     said: list[str] = []
-    validate_run({"campaign": path, "run_label": "r1"}, tmp_path, say=said.append)
+    # the DAG's host: this host's calibration as validate reads it (stored: the DAG measures only a host without one)
+    validate_run({"campaign": path, "run_label": "r1"}, tmp_path, say=said.append, host=stored)
     assert err.splitlines() == said[:len(err.splitlines())] and err  # a note (rtt), a warning (quorum)
     assert [line.strip() for line in out.splitlines()[1:]] == said[len(err.splitlines()):]
 
