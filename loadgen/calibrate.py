@@ -26,22 +26,26 @@ SLOT = 97
 HEALTHY_WITHIN_S = 120
 
 
-def reference_envelopes() -> Any:
+def reference_envelopes(node_cores: float = REFERENCE_NODE_CORES) -> Any:
     """The reference node's envelope: REFERENCE_NODE_CORES of this host (no calibration applied: it *is* the
-    calibration), 2 GiB, and its volumes throttled far above what the run writes, so that its CPU binds."""
+    calibration), 2 GiB, and its volumes throttled far above what the run writes, so that its CPU binds.
+    `node_cores`: another quota, for the small-quota benchmark (benchmarks/small_quota.py)."""
     from sizing.scalemodel import ScaleFactors, cluster_envelopes
     from sizing.spec import parse_campaign
 
     campaign = parse_campaign(reference_spec())
     shape = campaign.clusters[0]
     instance = campaign.catalog.instances[shape.instance_type]
-    factors = ScaleFactors(cpu_cores_per_vcpu=REFERENCE_NODE_CORES / instance.vcpus,
+    factors = ScaleFactors(cpu_cores_per_vcpu=node_cores / instance.vcpus,
                            memory_mib_per_gib=2048 / instance.memory_gib, disk_divisor=1.0)
     return campaign, cluster_envelopes(campaign.catalog, shape.instance_type, shape.volumes, factors)
 
 
-def measure(echo: Callable[[str], None] = print, slot: int = SLOT) -> HostCalibration:
-    """Run the reference measurement on a fresh node (destroyed after, also on failure) and return its answer."""
+def measure(echo: Callable[[str], None] = print, slot: int = SLOT,
+            node_cores: float = REFERENCE_NODE_CORES, judged: bool = True) -> HostCalibration:
+    """Run the reference measurement on a fresh node (destroyed after, also on failure) and return its answer.
+    `node_cores` other than the reference's is a benchmark of the quota's own effect, never a calibration (and
+    `judged=False` returns its figures even where they could not calibrate anything)."""
     import pyarrow.parquet as pq
 
     from adapters import envelope as env
@@ -50,7 +54,7 @@ def measure(echo: Callable[[str], None] = print, slot: int = SLOT) -> HostCalibr
     from sizing import raw_layout
     from sizing.plan import ConfigPlan
 
-    campaign, envelopes = reference_envelopes()
+    campaign, envelopes = reference_envelopes(node_cores)
     shape = campaign.clusters[0]
     plan = ConfigPlan(campaign=campaign.name, config_id=shape.config_id, shape=shape, slot=slot, monthly_cost=0.0)
     fingerprint, model, cores = store.this_host()
@@ -59,7 +63,7 @@ def measure(echo: Callable[[str], None] = print, slot: int = SLOT) -> HostCalibr
         stack = LocalClusterStack(plan.campaign, plan.config_id, state_root=state_root)
         try:
             variables = local_stack_variables(plan, {}, stack.workspace.work_dir, envelopes=envelopes)
-            echo(f"calibration: a reference node at {REFERENCE_NODE_CORES:g} cores (slot {slot})")
+            echo(f"calibration: a reference node at {node_cores:g} cores (slot {slot})")
             cluster = stack.up(variables, healthy_within_s=HEALTHY_WITHIN_S)
             node = cluster.node(1)
             record = env.read_record(Path(node.pid_file).parent) if node.pid_file else None
@@ -102,9 +106,9 @@ def measure(echo: Callable[[str], None] = print, slot: int = SLOT) -> HostCalibr
     t0, t1 = min(by_second), max(by_second) + 1.0
     cpu_s = (_interpolate(samples, t1) - _interpolate(samples, t0)) / 1e9
     calibration = HostCalibration(fingerprint=fingerprint, cpu_model=model, cores=cores, measured_at=start,
-                                  node_cores=REFERENCE_NODE_CORES, measured_s=t1 - t0,
+                                  node_cores=node_cores, measured_s=t1 - t0,
                                   messages=sum(by_second.values()), node_cpu_s=cpu_s)
-    problems = calibration.problems()
+    problems = calibration.problems() if judged else []
     if problems:
         raise CalibrationError("; ".join(problems))
     return calibration
