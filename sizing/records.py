@@ -269,7 +269,13 @@ def spark_ddl(record_type: str, columns: Sequence[str] | None = None) -> str:
         if unknown:
             raise ValueError(f"{record_type} has no column(s) {sorted(unknown)}")
         fields = [c for c in fields if c.name in set(columns)]
-    return ", ".join(f"`{c.name}` {SPARK_TYPES[c.type]}" for c in fields)
+    return columns_ddl(fields)
+
+
+def columns_ddl(columns: Sequence[Column]) -> str:
+    """Declared columns as a Spark DDL string (`name` TYPE, ...): the one way from a declaration to a DDL, for the
+    records and for the Spark jobs' intermediate schemas (a fold's rows), which are declared, never spelled."""
+    return ", ".join(f"`{c.name}` {SPARK_TYPES[c.type]}" for c in columns)
 
 
 # ------------------------------------------------------------------------------------ derived tables

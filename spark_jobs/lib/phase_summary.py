@@ -39,7 +39,7 @@ RUN_COLS = [c.name for c in records.RUN_KEY]
 PHASE_KEY = [*RUN_COLS, "phase"]
 # Issue 14: client figures are per workload group; broker, event and node figures per phase (the cluster's).
 GROUP_KEY = [*PHASE_KEY, "group"]
-RUN_KEY_DDL = "campaign STRING, config_id STRING, scenario STRING, run_id STRING, repeat INT"
+RUN_KEY_DDL = records.columns_ddl(records.RUN_KEY)  # derived: the run key is declared once (sizing.records)
 
 
 @dataclass(frozen=True)
