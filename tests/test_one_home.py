@@ -3,6 +3,7 @@ derives it or imports it. Pure: reads the source, imports Spark's modules withou
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -22,8 +23,31 @@ def test_the_run_key_ddl_is_derived_from_the_run_key_columns_and_spelled_nowhere
 
     assert records.columns_ddl(records.RUN_KEY) == phase_summary.RUN_KEY_DDL
     assert [c.name for c in records.RUN_KEY] == ["campaign", "config_id", "scenario", "run_id", "repeat"]
-    # A DDL string that types the run key by hand (`campaign STRING, ...`) re-declares it.
-    by_hand = re.compile(r"\bcampaign`?\s+STRING\b")
+    # A DDL string that types a run key column by hand (`campaign STRING`, `repeat INT`) re-declares it.
+    by_hand = re.compile(r"\b(campaign|config_id|scenario|run_id)`?\s+STRING\b|\brepeat`?\s+INT\b")
     spelled = {path: match.group(0) for path, text in sources("spark_jobs", "sizing", "app").items()
                for match in [by_hand.search(text)] if match}
     assert spelled == {}
+
+
+SPARK_TYPE = re.compile(r"\b\w+`?\s+(STRING|INT|BIGINT|DOUBLE|BOOLEAN|BINARY)\b")
+
+
+def test_phase_summarys_fold_schemas_are_declared_as_columns_and_their_ddl_derived() -> None:
+    from spark_jobs.lib import phase_summary
+
+    declared = {name.removesuffix("_COLUMNS"): value for name, value in vars(phase_summary).items()
+                if name.endswith("_COLUMNS") and isinstance(value, tuple)}
+    for name in ("PARTIAL", "CLIENT", "DYNAMICS", "RESOURCE_LIMITS", "NODE_PARTIAL", "PER_NODE"):
+        assert all(isinstance(c, records.Column) for c in declared[name]), name
+        assert records.columns_ddl(declared[name]) == getattr(phase_summary, f"{name}_DDL"), name
+    assert phase_summary.SERIES_DDL.startswith(records.columns_ddl(phase_summary.SERIES_COLUMNS))
+    # The folds that yield phase_summary's own columns yield them as phase_summary declares them.
+    summary = {c.name: c for c in records.PHASE_SUMMARY}
+    for c in [*phase_summary.CLIENT_COLUMNS, *phase_summary.DYNAMICS_COLUMNS]:
+        assert c in (summary[c.name], *records.RUN_KEY)
+    # No string of the module types a column by hand (`name DOUBLE`): each schema has its one declaration.
+    tree = ast.parse((ROOT / "spark_jobs" / "lib" / "phase_summary.py").read_text())
+    spelled = [node.value for node in ast.walk(tree)
+               if isinstance(node, ast.Constant) and isinstance(node.value, str) and SPARK_TYPE.search(node.value)]
+    assert spelled == []
