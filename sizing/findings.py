@@ -58,6 +58,7 @@ from sizing.stats import (
     Interval,
     compare,
     median_interval,
+    number,  # the one figure predicate: a bool (a verdict) or a non-finite value is no figure
     run_compare,
     run_mean_interval,
 )
@@ -107,9 +108,9 @@ def metric_value(metric: str, row: Mapping[str, Any]) -> float | None:
     """One repeat's figure: the publish rate is what the broker accepted (confirmed; published when the phase ran
     without confirms, so confirmed nothing)."""
     if metric == "publish_rate":
-        confirmed = _num(row.get("confirm_rate"))
-        return confirmed if confirmed else _num(row.get("publish_rate"))
-    return _num(row.get(metric))
+        confirmed = number(row.get("confirm_rate"))
+        return confirmed if confirmed else number(row.get("publish_rate"))
+    return number(row.get(metric))
 
 
 def metric_spread(metric: str, row: Mapping[str, Any]) -> tuple[float, int] | None:
@@ -117,23 +118,16 @@ def metric_spread(metric: str, row: Mapping[str, Any]) -> tuple[float, int] | No
     from the run's steady seconds (a rate's batch means, a percentile's sectioning); None for a phase too short,
     or a percentile whose windows hold too few samples beyond it."""
     if metric in PERCENTILES:
-        rse = _num(row.get(f"{metric}_rse"))
+        rse = number(row.get(f"{metric}_rse"))
         return (rse, WITHIN_RUN_BATCHES) if rse is not None else None
     if metric == "publish_rate":
-        rse = row.get("confirm_rate_rse") if _num(row.get("confirm_rate")) else row.get("publish_rate_rse")
+        rse = row.get("confirm_rate_rse") if number(row.get("confirm_rate")) else row.get("publish_rate_rse")
     elif metric in ("consume_rate", "publish_rate_cv"):
         rse = row.get(f"{metric}_rse")
     else:
         return None
-    rse, batches = _num(rse), row.get("rate_batches")
+    rse, batches = number(rse), row.get("rate_batches")
     return (rse, int(batches)) if rse is not None and batches else None
-
-
-def _num(value: Any) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
 
 
 @dataclass(frozen=True)
