@@ -56,6 +56,7 @@ from sizing.stats import (
     WITHIN_RUN_MIN_SECONDS,
     Effect,
     Interval,
+    Metric,  # a findings row's `metric` is its name
     compare,
     median_interval,
     number,  # the one figure predicate: a bool (a verdict) or a non-finite value is no figure
@@ -74,14 +75,6 @@ BETWEEN_REPEATS, WITHIN_ONE_RUN = "between repeats", "within one run (batch mean
 WITHIN_ONE_RUN_SECTIONED = "within one run (sectioning)"  # a percentile's: its windows' percentiles
 WITHIN_RUN_BASES = (WITHIN_ONE_RUN, WITHIN_ONE_RUN_SECTIONED)
 BASES = (BETWEEN_REPEATS, *WITHIN_RUN_BASES)
-
-
-@dataclass(frozen=True)
-class Metric:
-    name: str  # the findings row's `metric`
-    label: str  # in words, for the report
-    unit: str
-    higher_is_better: bool
 
 
 METRICS = (

@@ -51,3 +51,14 @@ def test_phase_summarys_fold_schemas_are_declared_as_columns_and_their_ddl_deriv
     spelled = [node.value for node in ast.walk(tree)
                if isinstance(node, ast.Constant) and isinstance(node.value, str) and SPARK_TYPE.search(node.value)]
     assert spelled == []
+
+
+def test_one_metric_type_declared_in_sizing_stats() -> None:
+    """The findings', the comparison's and the upgrade's metrics are one type: a figure's name, words, unit and
+    better direction (the comparison's absolute threshold optional)."""
+    from sizing import comparison, findings, stats, upgrade
+
+    assert findings.Metric is comparison.Metric is upgrade.Metric is stats.Metric
+    declared = [path for path, text in sources("sizing", "spark_jobs", "app", "loadgen", "adapters").items()
+                for node in ast.walk(ast.parse(text)) if isinstance(node, ast.ClassDef) and node.name == "Metric"]
+    assert declared == ["sizing/stats.py"]
