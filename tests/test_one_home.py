@@ -62,3 +62,26 @@ def test_one_metric_type_declared_in_sizing_stats() -> None:
     declared = [path for path, text in sources("sizing", "spark_jobs", "app", "loadgen", "adapters").items()
                 for node in ast.walk(ast.parse(text)) if isinstance(node, ast.ClassDef) and node.name == "Metric"]
     assert declared == ["sizing/stats.py"]
+
+
+def spelled_quantile_lists(text: str) -> int:
+    """How often a text spells the latency percentile list p50, p75, p95, p99, p999 (as names, `e2e_<q>_ms` columns
+    or a name -> quantile mapping)."""
+    bare = re.sub(r"""["'()\[\]{}]|e2e_|confirm_|_ms\b|:0\.\d+""", "", re.sub(r"\s", "", text))
+    return bare.count("p50,p75,p95,p99,p999")
+
+
+def test_one_latency_quantile_list_declared_in_sizing_records() -> None:
+    """sizing.records.LATENCY_QUANTILES is the one list; every other place imports it. Lists that mean something else
+    stay: SPREAD_QUANTILES (the percentiles with a spread), a chart's panels (p50/p75 | p95/p99/p99.9) and a table
+    showing a few (p50, p95, p99)."""
+    from app.report import tables
+    from spark_jobs.lib import histmerge, series, validation
+
+    assert records.LATENCY_QUANTILES == {"p50": 0.50, "p75": 0.75, "p95": 0.95, "p99": 0.99, "p999": 0.999}
+    assert histmerge.QUANTILES is records.LATENCY_QUANTILES and series.QUANTILES is records.LATENCY_QUANTILES
+    assert validation.SERIES_QUANTILES == tables.SERIES_QUANTILES == list(records.LATENCY_QUANTILES)
+    assert set(records.SPREAD_QUANTILES) < set(records.LATENCY_QUANTILES)
+    spelled = {path: n for path, text in sources("sizing", "spark_jobs", "app", "loadgen", "adapters").items()
+               if (n := spelled_quantile_lists(text))}
+    assert spelled == {"sizing/records.py": 1}
