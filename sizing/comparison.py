@@ -39,6 +39,7 @@ from sizing.stats import (
     PRACTICAL_EFFECT,
     SHIFT,
     UNCHANGED,
+    Metric,
     effect_verdict,
     level_text,
     median_interval,
@@ -51,15 +52,6 @@ IMPROVED, REGRESSED = "improved", "regressed"
 VERDICTS = (IMPROVED, REGRESSED, UNCHANGED, INCONCLUSIVE)
 CRITERION_TEST = "criterion held in every repeat (sizing.adverse)"
 CAPACITY_SCENARIOS = "capacity"  # capacity_repeats' figures span every capacity scenario of a config
-
-
-@dataclass(frozen=True)
-class Metric:
-    name: str
-    label: str
-    unit: str
-    higher_is_better: bool
-    absolute_threshold: float | None = None  # for figures that can be 0: the practical difference in `unit`
 
 
 TOP_THROUGHPUT = Metric("top_throughput", "top throughput within the SLO", "msg/s", True)

@@ -56,8 +56,10 @@ from sizing.stats import (
     WITHIN_RUN_MIN_SECONDS,
     Effect,
     Interval,
+    Metric,  # a findings row's `metric` is its name
     compare,
     median_interval,
+    number,  # the one figure predicate: a bool (a verdict) or a non-finite value is no figure
     run_compare,
     run_mean_interval,
 )
@@ -73,14 +75,6 @@ BETWEEN_REPEATS, WITHIN_ONE_RUN = "between repeats", "within one run (batch mean
 WITHIN_ONE_RUN_SECTIONED = "within one run (sectioning)"  # a percentile's: its windows' percentiles
 WITHIN_RUN_BASES = (WITHIN_ONE_RUN, WITHIN_ONE_RUN_SECTIONED)
 BASES = (BETWEEN_REPEATS, *WITHIN_RUN_BASES)
-
-
-@dataclass(frozen=True)
-class Metric:
-    name: str  # the findings row's `metric`
-    label: str  # in words, for the report
-    unit: str
-    higher_is_better: bool
 
 
 METRICS = (
@@ -107,9 +101,9 @@ def metric_value(metric: str, row: Mapping[str, Any]) -> float | None:
     """One repeat's figure: the publish rate is what the broker accepted (confirmed; published when the phase ran
     without confirms, so confirmed nothing)."""
     if metric == "publish_rate":
-        confirmed = _num(row.get("confirm_rate"))
-        return confirmed if confirmed else _num(row.get("publish_rate"))
-    return _num(row.get(metric))
+        confirmed = number(row.get("confirm_rate"))
+        return confirmed if confirmed else number(row.get("publish_rate"))
+    return number(row.get(metric))
 
 
 def metric_spread(metric: str, row: Mapping[str, Any]) -> tuple[float, int] | None:
@@ -117,23 +111,16 @@ def metric_spread(metric: str, row: Mapping[str, Any]) -> tuple[float, int] | No
     from the run's steady seconds (a rate's batch means, a percentile's sectioning); None for a phase too short,
     or a percentile whose windows hold too few samples beyond it."""
     if metric in PERCENTILES:
-        rse = _num(row.get(f"{metric}_rse"))
+        rse = number(row.get(f"{metric}_rse"))
         return (rse, WITHIN_RUN_BATCHES) if rse is not None else None
     if metric == "publish_rate":
-        rse = row.get("confirm_rate_rse") if _num(row.get("confirm_rate")) else row.get("publish_rate_rse")
+        rse = row.get("confirm_rate_rse") if number(row.get("confirm_rate")) else row.get("publish_rate_rse")
     elif metric in ("consume_rate", "publish_rate_cv"):
         rse = row.get(f"{metric}_rse")
     else:
         return None
-    rse, batches = _num(rse), row.get("rate_batches")
+    rse, batches = number(rse), row.get("rate_batches")
     return (rse, int(batches)) if rse is not None and batches else None
-
-
-def _num(value: Any) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,20 @@ from dataclasses import dataclass
 
 from sizing.disks import VOLUME_ROLES
 
+# The latency percentiles every latency figure carries (phase_summary's e2e_<q>_ms and confirm_<q>_ms, the series'
+# per second): name -> quantile, read by nearest rank from merged histograms (spark_jobs' histmerge and series). The
+# one list: the tables' columns, the Spark folds, the GX suites and the report read it from here.
+LATENCY_QUANTILES: dict[str, float] = {"p50": 0.50, "p75": 0.75, "p95": 0.95, "p99": 0.99, "p999": 0.999}
+
+
+def quantile_label(name: str) -> str:
+    """A percentile's name in words: `p999` -> `p99.9`."""
+    return "p99.9" if name == "p999" else name
+
+
 # The end-to-end percentiles phase_summary gives a spread within one run (e2e_<q>_ms_rse): read by the client fold
-# (spark_jobs) and the findings (sizing.findings.PERCENTILES).
+# (spark_jobs) and the findings (sizing.findings.PERCENTILES). A choice among LATENCY_QUANTILES, not the same list:
+# a median's spread is not read.
 SPREAD_QUANTILES = ("p75", "p95", "p99", "p999")
 
 # node_seconds.cpu_source: the exact counter of the node's cgroup, or tick counts (adapters/nodestats.py, issue 44).
@@ -269,7 +281,13 @@ def spark_ddl(record_type: str, columns: Sequence[str] | None = None) -> str:
         if unknown:
             raise ValueError(f"{record_type} has no column(s) {sorted(unknown)}")
         fields = [c for c in fields if c.name in set(columns)]
-    return ", ".join(f"`{c.name}` {SPARK_TYPES[c.type]}" for c in fields)
+    return columns_ddl(fields)
+
+
+def columns_ddl(columns: Sequence[Column]) -> str:
+    """Declared columns as a Spark DDL string (`name` TYPE, ...): the one way from a declaration to a DDL, for the
+    records and for the Spark jobs' intermediate schemas (a fold's rows), which are declared, never spelled."""
+    return ", ".join(f"`{c.name}` {SPARK_TYPES[c.type]}" for c in columns)
 
 
 # ------------------------------------------------------------------------------------ derived tables
@@ -284,7 +302,7 @@ _TABLE_KEY = (
     Column("repeat", "int32", "1-based repeat"),
     Column("phase", "int32", "1-based phase number"),
 )
-_LATENCY = ("p50", "p75", "p95", "p99", "p999", "max")
+_LATENCY = (*LATENCY_QUANTILES, "max")
 
 # phase_summary's resource view (node_seconds over the steady window; the bottleneck rule is sizing.rules').
 _RESOURCE_COLUMNS = (
@@ -833,8 +851,7 @@ def _named(columns: Sequence[Column], *names: str) -> tuple[Column, ...]:
 def _percentiles(prefix: str, what: str) -> tuple[Column, ...]:
     return tuple(Column(f"{prefix}_{q}_ms", "float64", f"{what} {label} of the second, ms, nearest rank over every "
                         "worker's histogram of the second merged (sizing.histogram; null: no sample)", nullable=True)
-                 for q, label in (("p50", "p50"), ("p75", "p75"), ("p95", "p95"), ("p99", "p99"),
-                                  ("p999", "p99.9")))
+                 for q, label in ((q, quantile_label(q)) for q in LATENCY_QUANTILES))
 
 
 # One row per run, workload group and second: client_seconds summed over the group's workers. A count per second is

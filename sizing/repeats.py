@@ -21,12 +21,13 @@ from typing import Any
 
 from sizing import rules
 from sizing.cost import cost_per_1000_msgs
+from sizing.records import LATENCY_QUANTILES
 from sizing.spec import as_family_row
 from sizing.stats import COMPARE_CONFIDENCE, INTERVAL_CONFIDENCE, Interval, compare, median_interval, number
 
 # The phase_summary figures shown over repeats (the report's per-phase tables and charts, client-setting steps).
-REPEAT_METRICS = ("confirm_rate", "publish_rate", "consume_rate", "e2e_p50_ms", "e2e_p75_ms", "e2e_p95_ms",
-                  "e2e_p99_ms", "e2e_p999_ms", "backlog_max", "time_to_recover_s", "worst_dip_ratio")
+REPEAT_METRICS = ("confirm_rate", "publish_rate", "consume_rate", *(f"e2e_{q}_ms" for q in LATENCY_QUANTILES),
+                  "backlog_max", "time_to_recover_s", "worst_dip_ratio")
 PHASE_KEY = ("config_id", "scenario", "phase")
 
 

@@ -61,6 +61,18 @@ def number(value: object) -> float | None:
     return figure if math.isfinite(figure) else None
 
 @dataclass(frozen=True)
+class Metric:
+    """A figure compared between arms or runs (the findings', the comparison's, the upgrade's): its column or row
+    name, its words and unit, and which way is better. One type: each reader's metrics differ, what one is does not."""
+
+    name: str
+    label: str  # in words, for the report
+    unit: str
+    higher_is_better: bool
+    absolute_threshold: float | None = None  # for figures that can be 0: the practical difference in `unit`
+
+
+@dataclass(frozen=True)
 class Interval:
     """An estimate with an interval of true coverage `level` (0 and NaN bounds: no interval, e.g. one repeat)."""
 

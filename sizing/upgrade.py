@@ -32,9 +32,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from sizing import adverse, rules
-from sizing.findings import COMPARE, Metric  # a metric's name, words, unit and better direction
+from sizing.findings import COMPARE
 from sizing.spec import Campaign
-from sizing.stats import PRACTICAL_EFFECT, compare
+from sizing.stats import PRACTICAL_EFFECT, Metric, compare
 from sizing.versions import version_key
 
 HIGHER, LOWER, UNCHANGED = "higher", "lower", "unchanged"

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sizing.fields import Problem
+from sizing.versions import series, version_key  # the one version parser
 
 if TYPE_CHECKING:  # sizing.spec's parser imports this module
     from sizing.spec.model import Workload
@@ -50,11 +51,6 @@ class VersionFindings:
     warnings: tuple[Problem, ...]
 
 
-def _key(version: str) -> tuple[int, int]:
-    major, minor = version.split(".")[:2]
-    return int(major), int(minor)
-
-
 def _on(version: str, configs: Sequence[str], every: bool) -> str:
     if every:
         return f"RabbitMQ {version} (every config)"
@@ -68,7 +64,7 @@ def workload_findings(workload: Workload, path: str, version: str, configs: Sequ
     configs are all the campaign's."""
     errors: list[Problem] = []
     warnings: list[Problem] = []
-    v = _key(version)
+    v = version_key(series(version))  # the series decides: `3.12.13` is 3.12 against the thresholds below
     on = _on(version, configs, every)
     queues = workload.queues
     q = f"{path}.queues"

@@ -439,3 +439,13 @@ def test_one_baseline_step_against_its_own_family_is_never_compared_with_itself(
                                                           "other": "inflight"}]})
     effects = [r for r in findings.findings(c, rows_by_step()) if r["kind"] == "effect"]
     assert effects and all(r["phase_name"] != "confirms_in_flight=1000" for r in effects)
+
+
+def test_a_flag_is_no_figure_the_findings_read_figures_as_the_stats_do() -> None:
+    """One figure predicate (sizing.stats.number): a bool in a figure's column is a verdict, not 1.0 or 0.0."""
+    assert not hasattr(findings, "_num")
+    assert findings.metric_value("consume_rate", {"consume_rate": True}) is None
+    assert findings.metric_value("publish_rate", {"confirm_rate": False, "publish_rate": 250.0}) == 250.0
+    assert findings.metric_value("e2e_p99_ms", {"e2e_p99_ms": math.nan}) is None
+    assert findings.metric_spread("consume_rate", {"consume_rate_rse": True, "rate_batches": 10}) is None
+    assert findings.metric_value("consume_rate", {"consume_rate": 12}) == 12.0

@@ -126,3 +126,19 @@ def test_the_upgrade_campaign_compares_4_0_against_3_10_on_one_quorum_workload()
     data["workload"]["queues"] = {"count": 4, "type": "mirrored", "policy": {"ha-mode": "all"}}
     with pytest.raises(SpecError, match=r"RabbitMQ 4\.0 \(config n3-c5\.2xlarge-gp2-rmq4\.0\) has no classic mirrored"):
         parse_campaign(data, source="mirrored upgrade")
+
+
+def test_the_rules_read_a_version_with_sizing_versions_parser_a_release_as_its_series():
+    """One version parser (sizing.versions.version_key): versionrules keeps none of its own, and a release
+    (`3.11.9`, `3.12.13`) is judged as its series."""
+    import ast
+
+    import sizing.versionrules as versionrules
+
+    tree = ast.parse(Path(versionrules.__file__).read_text())
+    assert not [node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
+                and "split" in ast.unparse(node) and "version" in ast.unparse(node.args)]
+    lazy = {"type": "classic", "arguments": {"x-queue-mode": "lazy"}}
+    assert version_findings_for(lazy, "3.11.9") == ([], [])
+    assert len(version_findings_for(lazy, "3.12.13")[1]) == 1
+    assert len(version_findings_for(lazy, "3.12")[1]) == 1

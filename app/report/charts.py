@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
+from sizing.records import LATENCY_QUANTILES, quantile_label
 from sizing.rules import NODE_CPU_SATURATION
 
 plt.rcParams.update({
@@ -134,8 +135,7 @@ def intensity_throughput(summary: pd.DataFrame, config_ids: Sequence[str], color
 def latency_panels(summary: pd.DataFrame, config_ids: Sequence[str], colors: dict, percentiles: Sequence[str],
                    slo_ms: float | None, title: str, with_ci: bool) -> str:
     """End-to-end latency per intensity, one panel per percentile, one line per config (Fig 2-5)."""
-    labels = {"e2e_p50_ms": "p50", "e2e_p75_ms": "p75", "e2e_p95_ms": "p95", "e2e_p99_ms": "p99",
-              "e2e_p999_ms": "p99.9"}
+    labels = {f"e2e_{q}_ms": quantile_label(q) for q in LATENCY_QUANTILES}
     fig, axes = plt.subplots(1, len(percentiles), figsize=(WIDTH, 3.4), sharey=True, squeeze=False)
     for ax, column in zip(axes[0], percentiles, strict=True):
         for config_id in config_ids:
@@ -299,7 +299,7 @@ def latency_seconds_by_volume(series: dict[str, pd.DataFrame], volumes: dict[str
         for ax, names in ((low, ("p50", "p75")), (high, ("p95", "p99", "p999"))):
             for name in names:
                 ax.plot(x, rows[name], color=colors.get(config_id), linestyle=styles[name], linewidth=1.1,
-                        label=f"{volumes.get(config_id, config_id)} {name.replace('p999', 'p99.9')}")
+                        label=f"{volumes.get(config_id, config_id)} {quantile_label(name)}")
     for ax, what in ((low, "p50 and p75"), (high, "p95, p99 and p99.9")):
         ax.set_yscale("log")
         ax.set(title=f"{what} per second", xlabel="seconds into the steady window", ylabel="latency (log scale)")

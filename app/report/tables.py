@@ -61,7 +61,7 @@ PHASE_SUMMARY_REQUIRED = [
     *RUN_KEYS, "phase", "phase_name", "target_rate",
     "confirm_rate",  # confirmed / steady_s: the achieved publish rate, msg/s
     "consume_rate",  # deliveries / steady_s, msg/s
-    "e2e_p50_ms", "e2e_p75_ms", "e2e_p95_ms", "e2e_p99_ms", "e2e_p999_ms",
+    *(f"e2e_{q}_ms" for q in records.LATENCY_QUANTILES),
     "valid",  # the load generator kept up
 ]
 # Used when present; the report says "n/a" (or makes no claim) otherwise.
@@ -146,7 +146,7 @@ CLIENT_SERIES = "client_series"
 BROKER_SERIES = "broker_series"
 RUN_EVENTS = "run_events"
 NODE_SERIES = "node_series"
-SERIES_QUANTILES = ["p50", "p75", "p95", "p99", "p999"]
+SERIES_QUANTILES = list(records.LATENCY_QUANTILES)
 # Columns of the series tables the charts read (sizing.records.CLIENT_SERIES, BROKER_SERIES, NODE_SERIES, RUN_EVENTS).
 CLIENT_SERIES_COLUMNS = ["scenario", "repeat", "group", "second", "phase", "warmup", "offered_rate", "published",
                          "confirmed", "consumed",

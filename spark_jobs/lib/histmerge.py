@@ -11,9 +11,10 @@ import numpy as np
 import pyarrow as pa
 
 from sizing.histogram import MAX_BUCKET, WIRE_DTYPE, bucket_value, quantile_from_counts
+from sizing.records import LATENCY_QUANTILES
 
 NBUCKETS = MAX_BUCKET + 1
-QUANTILES = {"p50": 0.50, "p75": 0.75, "p95": 0.95, "p99": 0.99, "p999": 0.999}
+QUANTILES = LATENCY_QUANTILES  # the tables' latency percentiles (one list: sizing.records)
 
 
 def dense_counts(column: pa.Array | pa.ChunkedArray, group_index: np.ndarray, n_groups: int) -> np.ndarray:

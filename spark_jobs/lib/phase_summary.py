@@ -25,6 +25,7 @@ from adapters.objectstore import StoreSpec
 from sizing import adverse, layout, records, stats
 from sizing.disks import DATA_ROLE, VOLUME_ROLES
 from sizing.histogram import encode_counts
+from sizing.records import Column as Declared  # a fold's column: name, type, meaning (pyspark's Column is another)
 from sizing.rules import GENERATOR_FAULTS, consumer_ceiling, judged_against_target, publisher_window_ceiling
 from sizing.scalemodel import config_limits
 from sizing.search import PROBE_EVENT, SearchSpec, backlog_slope
@@ -39,7 +40,28 @@ RUN_COLS = [c.name for c in records.RUN_KEY]
 PHASE_KEY = [*RUN_COLS, "phase"]
 # Issue 14: client figures are per workload group; broker, event and node figures per phase (the cluster's).
 GROUP_KEY = [*PHASE_KEY, "group"]
-RUN_KEY_DDL = "campaign STRING, config_id STRING, scenario STRING, run_id STRING, repeat INT"
+RUN_KEY_DDL = records.columns_ddl(records.RUN_KEY)  # derived: the run key is declared once (sizing.records)
+# Issue 47: every intermediate schema below is declared as columns (sizing.records.Column) beside the fold that yields
+# it, and its DDL derived from them (records.columns_ddl); none is spelled as a DDL string.
+_SUMMARY = {c.name: c for c in records.PHASE_SUMMARY}
+
+
+def summary_columns(*names: str) -> tuple[Declared, ...]:
+    """phase_summary's own columns (sizing.records.PHASE_SUMMARY), for a fold that yields them as they are."""
+    return tuple(_SUMMARY[name] for name in names)
+
+
+def _union_ddl(*ddls: str) -> str:
+    """The columns of several DDLs, each name once (the first DDL's type)."""
+    seen: set[str] = set()
+    parts = []
+    for ddl in ddls:
+        for part in ddl.split(", "):
+            name = part.split()[0].strip("`")
+            if name not in seen:
+                seen.add(name)
+                parts.append(part)
+    return ", ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -69,22 +91,36 @@ HIST_COLS = {"e2e_hist": "e2e", "confirm_hist": "confirm", "publish_delay_hist":
 # the windows a percentile's spread within one run comes from, sizing.stats.sectioned_rse); null where the fold was
 # not given the phases' windows.
 WINDOW_HISTS = [f"e2e_hist_w{i}" for i in range(stats.WITHIN_RUN_BATCHES)]
-PARTIAL_DDL = (RUN_KEY_DDL + ", phase INT, `group` STRING, worker INT, rows BIGINT, first_second INT, last_second INT, "
-               + ", ".join(f"{c} BIGINT" for c in SUM_COLS)
-               + ", blocked_ms DOUBLE, cpu_s DOUBLE, publish_delay_max_us DOUBLE, "
-               + ", ".join(f"{c} BINARY" for c in [*HIST_COLS, *WINDOW_HISTS])
-               # issue 44: the client settings the phase's ceilings come from (_client_settings)
-               + ", publishers BIGINT, confirms_in_flight DOUBLE, consumer_capacity DOUBLE")
+# _partials' rows: one per worker phase (a worker phase split over two fold calls: two).
+PARTIAL_COLUMNS = (*records.RUN_KEY,
+    Declared("phase", "int32", "phase"),
+    Declared("group", "string", "workload group (records written before groups: main)"),
+    Declared("worker", "int32", "worker process"),
+    Declared("rows", "int64", "steady seconds folded"),
+    Declared("first_second", "int32", "first steady second folded"),
+    Declared("last_second", "int32", "last steady second folded"),
+    *(Declared(c, "int64", f"{c}, summed over the steady seconds") for c in SUM_COLS),
+    Declared("blocked_ms", "float64", "blocked connection-ms, summed"),
+    Declared("cpu_s", "float64", "the worker's CPU seconds, summed"),
+    Declared("publish_delay_max_us", "float64", "worst send lateness, us"),
+    *(Declared(c, "binary", f"{c} merged over the steady seconds (wire format)") for c in HIST_COLS),
+    *(Declared(c, "binary", "end-to-end histogram of one window (WINDOW_HISTS; null without the windows)")
+      for c in WINDOW_HISTS),
+    # issue 44: the client settings the phase's ceilings come from (_client_settings)
+    Declared("publishers", "int64", "the most publishers of the worker in a steady second"),
+    Declared("confirms_in_flight", "float64", "the largest confirm window in force in a steady second"),
+    Declared("consumer_capacity", "float64", "consumer ceilings (sizing.rules.consumer_ceiling), summed over the "
+             "steady seconds"))
+PARTIAL_DDL = records.columns_ddl(PARTIAL_COLUMNS)
 LAT_NAMES = [*histmerge.QUANTILES, "max"]
 SPREAD_QUANTILES = records.SPREAD_QUANTILES  # phase_summary's e2e_<q>_ms_rse
-CLIENT_DDL = (RUN_KEY_DDL + ", phase INT, `group` STRING, workers INT, steady_seconds_observed INT, "
-              + ", ".join(f"{c} BIGINT" for c in SUM_COLS)
-              + ", blocked_share DOUBLE, worker_cpu_max DOUBLE, publish_delay_p99_ms DOUBLE, "
-                "publish_delay_max_ms DOUBLE, e2e_samples BIGINT, "
-              + ", ".join(f"e2e_{q}_ms DOUBLE" for q in LAT_NAMES) + ", "
-              + ", ".join(f"e2e_{q}_ms_rse DOUBLE" for q in SPREAD_QUANTILES) + ", "
-              + ", ".join(f"confirm_{q}_ms DOUBLE" for q in LAT_NAMES)
-              + ", confirm_mean_ms DOUBLE, publisher_window_ceiling DOUBLE, consumer_ceiling DOUBLE")
+# _final_client's rows: phase_summary's client columns, one row per (run, phase, group).
+CLIENT_COLUMNS = (*records.RUN_KEY, *summary_columns(
+    "phase", "group", "workers", "steady_seconds_observed", *SUM_COLS, "blocked_share", "worker_cpu_max",
+    "publish_delay_p99_ms", "publish_delay_max_ms", "e2e_samples", *(f"e2e_{q}_ms" for q in LAT_NAMES),
+    *(f"e2e_{q}_ms_rse" for q in SPREAD_QUANTILES), *(f"confirm_{q}_ms" for q in LAT_NAMES),
+    "confirm_mean_ms", "publisher_window_ceiling", "consumer_ceiling"))
+CLIENT_DDL = records.columns_ddl(CLIENT_COLUMNS)
 
 
 SERIES_KEY = [*RUN_COLS, "group", "phase", "warmup", "second"]
@@ -100,19 +136,26 @@ SERIES_BLOCK_KEY = [*RUN_COLS, "group", "phase", "warmup"]
 SERIES_ARRAYS = {"second": ("seconds", "<i4"), **{c: (f"{c}_per_second", "<i8") for c in SERIES_SUMS},
                  **{c: (f"{c}_per_second", "<f8") for c in SERIES_MAX}}
 # Issue 35: and each second's merged histograms (series.HIST_ARRAYS), for client_series' percentiles.
-SERIES_DDL = (RUN_KEY_DDL + ", `group` STRING, phase INT, warmup BOOLEAN, "
-              + ", ".join(f"{block} BINARY" for block, _ in SERIES_ARRAYS.values()) + ", " + series.HIST_BLOCK_DDL)
+# _series' rows: one block per (run, group, phase, warm-up) of a fold call.
+SERIES_BLOCK_COLUMNS = (
+    *(Declared(block, "binary", f"{column} of each second of the block, {dtype} array")
+      for column, (block, dtype) in SERIES_ARRAYS.items()),)
+SERIES_COLUMNS = (*records.RUN_KEY,
+    Declared("group", "string", "workload group"),
+    Declared("phase", "int32", "phase"),
+    Declared("warmup", "bool", "the block's seconds are warm-up seconds"),
+    *SERIES_BLOCK_COLUMNS)
+SERIES_DDL = records.columns_ddl(SERIES_COLUMNS) + ", " + series.HIST_BLOCK_DDL
 # What the run's dynamics read of the blocks (not the histograms).
 COUNT_BLOCK_COLUMNS = [*SERIES_BLOCK_KEY, *(block for block, _ in SERIES_ARRAYS.values())]
 # What one fold of client_seconds yields, told apart by `kind`: partial rows (PARTIAL_DDL's columns), series blocks
 # (SERIES_DDL's) and the raw gate's check rows (gate.CLIENT_CHECK_DDL's), the other kinds' columns null. One read
 # serves the two passes and the gate.
 PARTIAL, SERIES, CHECK = "partial", "series", "check"
-_SHARED = set(ddl_to_arrow(PARTIAL_DDL).names)
-FOLDED_DDL = ", ".join([PARTIAL_DDL, "kind STRING, warmup BOOLEAN",
-                        *(f"{block} BINARY" for block, _ in SERIES_ARRAYS.values()), series.HIST_BLOCK_DDL,
-                        *(part for part in gate.CLIENT_CHECK_DDL.split(", ") if part.split()[0].strip("`")
-                          not in _SHARED)])
+FOLDED_DDL = _union_ddl(PARTIAL_DDL, records.columns_ddl((
+    Declared("kind", "string", "which of the fold's row kinds: partial | series | check"),
+    Declared("warmup", "bool", "a series block's warm-up flag"), *SERIES_BLOCK_COLUMNS)),
+    series.HIST_BLOCK_DDL, gate.CLIENT_CHECK_DDL)
 
 
 def fold_client_seconds(batches: Iterator[pa.RecordBatch], arguments: list[list] | None = None,
@@ -468,12 +511,13 @@ def with_group(frame: DataFrame) -> DataFrame:
 
 # ------------------------------------------------------------------- faults, recovery, client backlog
 
-DYNAMICS_DDL = (RUN_KEY_DDL + ", `group` STRING, phase INT, backlog_max_client BIGINT, faults INT, fault_kinds STRING, "
-                "pre_fault_rate DOUBLE, time_to_recover_s DOUBLE, recovered BOOLEAN, unavailable_s DOUBLE, "
-                "worst_dip_ratio DOUBLE, backlog_slope DOUBLE, reduced_publish_s DOUBLE, publishers_blocked_s DOUBLE, "
-                "backlog_peak_s DOUBLE, backlog_end_client BIGINT, backlog_last_above_s DOUBLE, "
-                "drain_level_msgs DOUBLE, publish_rate_rse DOUBLE, confirm_rate_rse DOUBLE, consume_rate_rse DOUBLE, "
-                "rate_batches INT, publish_rate_cv DOUBLE, publish_rate_cv_rse DOUBLE")
+# run_dynamics' rows: phase_summary's dynamics columns, one row per (run, group, phase).
+DYNAMICS_COLUMNS = (*records.RUN_KEY, *summary_columns(
+    "group", "phase", "backlog_max_client", "faults", "fault_kinds", "pre_fault_rate", "time_to_recover_s",
+    "recovered", "unavailable_s", "worst_dip_ratio", "backlog_slope", "reduced_publish_s", "publishers_blocked_s",
+    "backlog_peak_s", "backlog_end_client", "backlog_last_above_s", "drain_level_msgs", "publish_rate_rse",
+    "confirm_rate_rse", "consume_rate_rse", "rate_batches", "publish_rate_cv", "publish_rate_cv_rse"))
+DYNAMICS_DDL = records.columns_ddl(DYNAMICS_COLUMNS)
 # phase_summary's rate -> the per-second count whose batch means give its spread within the run
 RATE_SERIES = {"publish_rate_rse": "published", "confirm_rate_rse": "confirmed", "consume_rate_rse": "consumed"}
 
@@ -488,7 +532,7 @@ def run_dynamics(series: pd.DataFrame, faults: pd.DataFrame) -> pd.DataFrame:
     scheduled, and the most blocked worker's blocked_ms. `faults`: the run's fault_start events: phase, second,
     fault_kind.
     """
-    columns = [c.split()[0].strip("`") for c in DYNAMICS_DDL.split(", ")]
+    columns = [c.name for c in DYNAMICS_COLUMNS]
     if series.empty:
         return pd.DataFrame(columns=columns)
     if series["group"].nunique() > 1:  # issue 14: each workload group on its own
@@ -642,9 +686,18 @@ def accounting_stats(accounting: DataFrame) -> DataFrame:
 
 # ------------------------------------------------------------------------------------------ node resources
 
-RESOURCE_LIMITS_DDL = ("config_id STRING, network_limit_mbit_s DOUBLE, volume_iops_limit DOUBLE, "
-                       "volume_mb_s_limit DOUBLE, ebs_iops_limit DOUBLE, ebs_mb_s_limit DOUBLE, "
-                       + ", ".join(f"{role}_iops_limit DOUBLE, {role}_mb_s_limit DOUBLE" for role in VOLUME_ROLES))
+# resource_limits_frame's rows: one per config (sizing.scalemodel.config_limits).
+RESOURCE_LIMITS_COLUMNS = (
+    Declared("config_id", "string", "cluster config"),
+    Declared("network_limit_mbit_s", "float64", "the instance's network limit, Mbit/s"),
+    Declared("volume_iops_limit", "float64", "a data volume's IOPS limit"),
+    Declared("volume_mb_s_limit", "float64", "a data volume's throughput limit, MB/s"),
+    Declared("ebs_iops_limit", "float64", "the instance's EBS IOPS ceiling"),
+    Declared("ebs_mb_s_limit", "float64", "the instance's EBS throughput ceiling, MB/s"),
+    *(column for role in VOLUME_ROLES for column in (
+        Declared(f"{role}_iops_limit", "float64", f"the {role} volume's own IOPS limit (null: none of its own)"),
+        Declared(f"{role}_mb_s_limit", "float64", f"the {role} volume's own MB/s limit (null: none of its own)"))))
+RESOURCE_LIMITS_DDL = records.columns_ddl(RESOURCE_LIMITS_COLUMNS)
 MB = 1e6
 
 
@@ -682,23 +735,25 @@ NODE_MEANS: dict[str, Callable[[pd.DataFrame], pd.Series]] = {
 NODE_KEY = [*PHASE_KEY, "node"]
 # One row per node phase (a node phase split over two fold calls: two rows): its steady and present seconds, the
 # sums and counts of each mean, and its present cpu_busy values (float64: the p95 is exact).
-NODE_PARTIAL_DDL = (RUN_KEY_DDL + ", phase INT, node STRING, steady_rows BIGINT, seconds BIGINT, "
-                    "missing_seconds BIGINT, target STRING, shared INT, run_queue_max DOUBLE, cpu_values BINARY, "
-                    + ", ".join(f"{m}_sum DOUBLE, {m}_n BIGINT" for m in NODE_MEANS))
-def _union_ddl(*ddls: str) -> str:
-    """The columns of several DDLs, each name once (the first DDL's type)."""
-    seen: set[str] = set()
-    parts = []
-    for ddl in ddls:
-        for part in ddl.split(", "):
-            name = part.split()[0].strip("`")
-            if name not in seen:
-                seen.add(name)
-                parts.append(part)
-    return ", ".join(parts)
+_NODE_PHASE = (*records.RUN_KEY,
+    Declared("phase", "int32", "phase"),
+    Declared("node", "string", "node name"),
+    Declared("steady_rows", "int64", "the node's rows in the phase's steady window"),
+    Declared("seconds", "int64", "of them, the present ones (not missing)"),
+    Declared("missing_seconds", "int64", "of them, the missing ones"),
+    Declared("target", "string", "local | aws"),
+    Declared("shared", "int32", "1: the node shared its cores with the load generator"))
+NODE_PARTIAL_COLUMNS = (*_NODE_PHASE,
+    Declared("run_queue_max", "float64", "highest run queue"),
+    Declared("cpu_values", "binary", "the present cpu_busy values, <f8 array"),
+    *(column for m in NODE_MEANS for column in (
+        Declared(f"{m}_sum", "float64", f"sum of the node's {m} figures (NODE_MEANS)"),
+        Declared(f"{m}_n", "int64", f"count of the node's {m} figures"))))
+NODE_PARTIAL_DDL = records.columns_ddl(NODE_PARTIAL_COLUMNS)
 
 
-NODE_FOLDED_DDL = _union_ddl(NODE_PARTIAL_DDL, "kind STRING", gate.NODE_CHECK_DDL)
+NODE_FOLDED_DDL = _union_ddl(NODE_PARTIAL_DDL, records.columns_ddl((
+    Declared("kind", "string", "which of the fold's row kinds: partial | check"),)), gate.NODE_CHECK_DDL)
 
 
 def fold_node_seconds(batches: Iterator[pa.RecordBatch], arguments: list[list], whole_directories: bool = False
@@ -748,12 +803,24 @@ def _node_partials(frame: pd.DataFrame, windows: pd.DataFrame) -> pa.Table:
                                 preserve_index=False)
 
 
-PER_NODE_DDL = (RUN_KEY_DDL + ", phase INT, node STRING, steady_rows BIGINT, seconds BIGINT, missing_seconds BIGINT, "
-                "target STRING, shared INT, cpu_mean DOUBLE, cpu_p95 DOUBLE, machine_mean DOUBLE, "
-                "run_queue_max DOUBLE, write_mb_s DOUBLE, read_mb_s DOUBLE, write_iops DOUBLE, net_mb_s DOUBLE, "
-                "client_mb_s DOUBLE, internode_mb_s DOUBLE, peak_mbit_s DOUBLE, "
-                + ", ".join(f"{role}_mb DOUBLE, {role}_iops DOUBLE" for role in VOLUME_ROLES)
-                + ", cluster_nodes INT")
+# _final_nodes' rows: one per node phase of a run.
+PER_NODE_COLUMNS = (*_NODE_PHASE,
+    Declared("cpu_mean", "float64", "mean busy share of the node's cores"),
+    Declared("cpu_p95", "float64", "p95 busy share"),
+    Declared("machine_mean", "float64", "mean busy share of the machine's cores"),
+    Declared("run_queue_max", "float64", "highest run queue"),
+    Declared("write_mb_s", "float64", "mean disk write, MB/s"),
+    Declared("read_mb_s", "float64", "mean disk read, MB/s"),
+    Declared("write_iops", "float64", "mean disk write ops/s"),
+    Declared("net_mb_s", "float64", "mean network in + out, MB/s"),
+    Declared("client_mb_s", "float64", "of which with clients, MB/s"),
+    Declared("internode_mb_s", "float64", "of which between nodes, MB/s"),
+    Declared("peak_mbit_s", "float64", "the busier NIC direction, Mbit/s"),
+    *(column for role in VOLUME_ROLES for column in (
+        Declared(f"{role}_mb", "float64", f"the {role} volume's mean write, bytes/s"),
+        Declared(f"{role}_iops", "float64", f"the {role} volume's mean write ops/s"))),
+    Declared("cluster_nodes", "int32", "nodes seen in the run (any phase)"))
+PER_NODE_DDL = records.columns_ddl(PER_NODE_COLUMNS)
 
 
 def _final_nodes(partials: pa.Table) -> pa.Table:
@@ -871,7 +938,7 @@ def resource_limits_frame(spark: SparkSession, campaign: Campaign) -> DataFrame:
                      limits.ebs_mb_s, *(x for pair in roles for x in pair)))
     # From pandas (Arrow, a local relation): a list of tuples would become a Python RDD whose broadcast job
     # starts Python workers before anything else runs (measured: the first, serial stage of the job).
-    columns = [part.split()[0] for part in RESOURCE_LIMITS_DDL.split(", ")]
+    columns = [c.name for c in RESOURCE_LIMITS_COLUMNS]
     frame = pd.DataFrame(rows, columns=columns).astype({c: "float64" for c in columns[1:]})
     return spark.createDataFrame(frame, RESOURCE_LIMITS_DDL)
 

@@ -28,7 +28,7 @@ from spark_jobs.lib.tableio import RawObjects, run_prefixes
 
 # client_seconds' histogram column -> the client_series columns read from it (publish lateness: its exact max)
 HISTOGRAMS = {"e2e_hist": "e2e", "confirm_hist": "confirm"}
-QUANTILES = {"p50": 0.50, "p75": 0.75, "p95": 0.95, "p99": 0.99, "p999": 0.999}
+QUANTILES = records.LATENCY_QUANTILES  # client_series' percentiles: the tables' one list
 # Each histogram travels in a series block per second as its percentiles (<f8 x 5, NaN: no sample) and its sample
 # count (<i8), final where the fold held every row of the second; and, for a second another fold call may also hold,
 # its merged entries (WIRE_DTYPE, seconds in the block's order) with their number per second (<i4; -1: final, none

@@ -29,7 +29,7 @@ RUN_COLS = [c.name for c in records.RUN_KEY]
 PHASE_KEY = [*RUN_COLS, "phase"]
 COUNT_COLS = ["scheduled", "published", "confirmed", "nacked", "returned", "consumed", "redelivered", "acked",
               "in_flight"]
-LAT_ORDER = ["p50", "p75", "p95", "p99", "p999", "max"]
+LAT_ORDER = [*records.LATENCY_QUANTILES, "max"]  # phase_summary's latency columns, in the order they must hold
 
 Expectation = tuple[str, dict[str, Any]]
 VALID_ROWS = {"row_condition": "valid==True", "condition_parser": "pandas"}  # GX 1.24: pandas-query row filter
@@ -78,7 +78,7 @@ def node_check_columns() -> list[str]:
     return [*check_columns(NODE_CHECK_KEY, NODE_NOT_NULL, NODE_NON_NEGATIVE), "missing_with_figures"]
 
 
-SERIES_QUANTILES = ["p50", "p75", "p95", "p99", "p999"]
+SERIES_QUANTILES = list(records.LATENCY_QUANTILES)
 
 # node_series is node_seconds' own values, which the raw gate has checked row by row (NODE_NOT_NULL,
 # NODE_NON_NEGATIVE): what the projection could break is the row key across phases (a boundary second written twice)

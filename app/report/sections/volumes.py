@@ -9,6 +9,7 @@ from app.report import charts, fmt
 from app.report.context import ReportContext
 from app.report.html import table, tag
 from sizing.disks import volume_label
+from sizing.records import LATENCY_QUANTILES, quantile_label
 
 
 def render(ctx: ReportContext) -> list[object]:
@@ -52,8 +53,8 @@ def volumes_render(ctx: ReportContext) -> list[object]:
             continue
         r = mine.iloc[0]
         body.append([config_id, volumes.get(config_id, ""), fmt.rate(r["confirm_rate"]),
-                     *[fmt.ms(r[f"e2e_{q}_ms"]) for q in ("p50", "p75", "p95", "p99", "p999")]])
-    out.append(table(["config", "volume", "publish rate", "p50", "p75", "p95", "p99", "p99.9"], body,
+                     *[fmt.ms(r[f"e2e_{q}_ms"]) for q in LATENCY_QUANTILES]])
+    out.append(table(["config", "volume", "publish rate", *map(quantile_label, LATENCY_QUANTILES)], body,
                      numeric=[2, 3, 4, 5, 6, 7]))
     title = f"End-to-end latency per second at {fmt.rate(target)} msg/s, one cluster on each volume type"
     out.append(ctx.fig(charts.latency_seconds_by_volume(ctx.data.at_target, volumes, ctx.colors, title),
