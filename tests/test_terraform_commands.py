@@ -190,9 +190,15 @@ def test_unhealthy_nodes_and_wait_healthy_timeout():
 def test_real_terraform_rejects_more_local_nodes_than_a_port_block_holds(tmp_path):
     """Offline init + the module's variable validation, with the real terraform binary (no node starts)."""
     stack = TerraformStack(workspace("local", "c", "k", state_root=tmp_path))
-    with pytest.raises(TerraformError, match=f"node_count must be a whole number from 1 to {LOCAL_MAX_NODES}"):
-        stack.apply_variables({"campaign": "c", "config_id": "k", "node_count": LOCAL_MAX_NODES + 1, "port_base": 23000,
-                               "work_dir": str(tmp_path / "work")})
+    try:
+        with pytest.raises(TerraformError, match=f"node_count must be a whole number from 1 to {LOCAL_MAX_NODES}"):
+            stack.apply_variables({"campaign": "c", "config_id": "k", "node_count": LOCAL_MAX_NODES + 1,
+                                   "port_base": 23000, "work_dir": str(tmp_path / "work")})
+    except BaseException:
+        # The count got through (the bound moved): the nodes that apply started must not outlive the test, as six
+        # once did when the bound went from 5 to 10 before this test's count did.
+        stack.destroy()
+        raise
     assert (stack.workspace.data_dir / "terraform.tfstate").exists()  # init recorded the backend per workspace
     assert not (stack.workspace.work_dir).exists()
 
