@@ -35,7 +35,8 @@ from adapters.rootfs import ensure_root
 from adapters.statepaths import state_paths
 from sizing.cluster import ClusterInfo
 from sizing.disks import AWS_DEVICE_NAMES, AWS_MOUNT_POINTS, DEFAULT_FILESYSTEM
-from sizing.plan import LOCAL_PORT_BLOCK, ConfigPlan, expiry_tag
+from sizing.localports import LOCAL_MAX_NODES, LOCAL_PORT_BLOCK
+from sizing.plan import ConfigPlan, expiry_tag
 from sizing.scalemodel import ClusterEnvelopes
 from sizing.trialcluster import ClusterRequest
 from sizing.versions import apt_version, erlang_series, local_runtime
@@ -43,7 +44,6 @@ from sizing.versions import apt_version, erlang_series, local_runtime
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TERRAFORM_ROOT = REPO_ROOT / "terraform"
 STACKS = ("local", "aws")
-LOCAL_MAX_NODES = 5  # the local module's 50-port block layout holds 5 nodes
 
 log = logging.getLogger(__name__)
 
@@ -175,7 +175,7 @@ def local_stack_variables(plan: ConfigPlan, broker_config: Mapping[str, Any], wo
     (adapters.envelope.cluster_cgroup; work_dir is <state root>/<campaign>/<cluster>/work)."""
     if plan.shape.nodes > LOCAL_MAX_NODES:
         raise ValueError(f"config {plan.config_id} has {plan.shape.nodes} nodes; a local cluster holds at most "
-                         f"{LOCAL_MAX_NODES} (one 50-port block)")
+                         f"{LOCAL_MAX_NODES} (its {LOCAL_PORT_BLOCK}-port block: sizing.localports)")
     if plan.local_port_base + LOCAL_PORT_BLOCK > 65536:
         raise ValueError(f"cluster {plan.cluster_key} would need ports from {plan.local_port_base} (slot {plan.slot}), "
                          f"past 65535: fewer configs x repeats, or a smaller SIZING_SLOT_OFFSET")

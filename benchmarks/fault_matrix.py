@@ -41,7 +41,8 @@ from adapters.leases import LeaseBoard  # noqa: E402
 from adapters.procs import busy_ports  # noqa: E402
 from app import demo  # noqa: E402
 from sizing import layout, raw_layout  # noqa: E402
-from sizing.plan import cluster_key, local_port_base  # noqa: E402
+from sizing.localports import local_port_base  # noqa: E402
+from sizing.plan import cluster_key  # noqa: E402
 from sizing.runplan import owner_id  # noqa: E402
 
 DAG_ID = "sizing_campaign"

@@ -12,14 +12,11 @@ from typing import Any
 from sizing.catalog import Catalog
 from sizing.cost import cluster_monthly_cost, volume_monthly_cost
 from sizing.fields import Problem, SpecError
+from sizing.localports import local_port_base  # a local cluster's port block (its layout: sizing.localports)
 from sizing.spec import Campaign, ClusterShape, scenario_names, selected
 from sizing.timeline import Timeline, expand, planned_duration_s
 from sizing.trialcluster import ClusterRequest
 
-# Local clusters get a port block each, so two configs can run side by side on one machine.
-# The per-node layout inside a block is the Terraform local module's business (terraform/modules/local_cluster).
-LOCAL_PORT_FIRST = 21000
-LOCAL_PORT_BLOCK = 50
 # A cluster lives longer than its load: `terraform apply` until every node is healthy, then `destroy`.
 # Planning estimates, not measurements: on AWS, EC2 boot + cloud-init install + cluster formation, and
 # the EBS/ENI teardown; locally, Erlang VM start-up and clustering.
@@ -109,11 +106,6 @@ class Trial:
                    run_label=data["run_label"], spec_path=data["spec_path"], scenarios=tuple(data["scenarios"]),
                    max_parallel_configs=int(data["max_parallel_configs"]),
                    cluster=ClusterRequest.from_dict(data["cluster"]), planned_wall_s=float(data["planned_wall_s"]))
-
-
-def local_port_base(slot: int) -> int:
-    """The first port of a local cluster's block (its layout: terraform/README.md)."""
-    return LOCAL_PORT_FIRST + LOCAL_PORT_BLOCK * slot
 
 
 def cluster_key(config_id: str, repeat: int) -> str:

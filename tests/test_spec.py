@@ -64,7 +64,7 @@ BAD_SPECS = [
      "clusters.list[0].instance_type", "unknown instance type"),
     ("unknown-volume-type", _set("clusters.list.0.volume", "floppy"), "clusters.list[0].volume.type",
      "unknown volume type"),
-    ("too-many-local-nodes", _set("clusters.list.1.nodes", 9), "clusters", "at most 5"),
+    ("too-many-local-nodes", _set("clusters.list.1.nodes", 11), "clusters", "50-port block holds at most 10 nodes"),
     ("matrix-and-list", _set("clusters.matrix", {"nodes": [3], "instance_types": ["c5.2xlarge"],
                                                  "volumes": ["gp2"]}), "clusters", "exactly one of"),
     ("unknown-deployment", _set("deployment", "gcp"), "deployment", "must be one of"),

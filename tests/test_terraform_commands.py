@@ -28,6 +28,7 @@ from adapters.terraform import (
     workspace,
 )
 from sizing.cluster import ClusterInfo, unhealthy_nodes
+from sizing.localports import LOCAL_MAX_NODES
 from sizing.plan import plan_configs
 from sizing.runplan import config_request
 from sizing.scalemodel import ClusterEnvelopes
@@ -109,11 +110,16 @@ def test_local_stack_variables_carry_the_envelopes_under_a_cgroup_of_the_state_r
     assert config_request(off, three).envelopes is None
 
 
-def test_local_stack_refuses_more_nodes_than_a_port_block_holds(tmp_path):
+def test_local_stack_takes_what_a_port_block_holds_and_refuses_more(tmp_path):
+    """Issue 44: 7 and 9 nodes (seed 000's and 002's deciding clusters) are one port block's; 11 are not."""
     campaign = load_campaign(REPO / "campaigns" / "quorum-sizing-2020.yaml")
     seven = next(p for p in plan_configs(campaign) if p.shape.nodes == 7)
-    with pytest.raises(ValueError, match="at most 5"):
-        local_stack_variables(seven, {}, tmp_path)
+    assert local_stack_variables(seven, {}, tmp_path)["node_count"] == 7
+    nine = replace(seven, shape=replace(seven.shape, nodes=9))
+    assert local_stack_variables(nine, {}, tmp_path)["node_count"] == 9
+    eleven = replace(seven, shape=replace(seven.shape, nodes=LOCAL_MAX_NODES + 1))
+    with pytest.raises(ValueError, match=f"at most {LOCAL_MAX_NODES} .its 50-port block"):
+        local_stack_variables(eleven, {}, tmp_path)
 
 
 def test_aws_stack_variables_fill_volume_defaults_from_the_catalog():
@@ -181,12 +187,18 @@ def test_unhealthy_nodes_and_wait_healthy_timeout():
 
 
 @pytest.mark.tools
-def test_real_terraform_rejects_a_sixth_local_node(tmp_path):
+def test_real_terraform_rejects_more_local_nodes_than_a_port_block_holds(tmp_path):
     """Offline init + the module's variable validation, with the real terraform binary (no node starts)."""
     stack = TerraformStack(workspace("local", "c", "k", state_root=tmp_path))
-    with pytest.raises(TerraformError, match="node_count must be a whole number from 1 to 5"):
-        stack.apply_variables({"campaign": "c", "config_id": "k", "node_count": 6, "port_base": 23000,
-                               "work_dir": str(tmp_path / "work")})
+    try:
+        with pytest.raises(TerraformError, match=f"node_count must be a whole number from 1 to {LOCAL_MAX_NODES}"):
+            stack.apply_variables({"campaign": "c", "config_id": "k", "node_count": LOCAL_MAX_NODES + 1,
+                                   "port_base": 23000, "work_dir": str(tmp_path / "work")})
+    except BaseException:
+        # The count got through (the bound moved): the nodes that apply started must not outlive the test, as six
+        # once did when the bound went from 5 to 10 before this test's count did.
+        stack.destroy()
+        raise
     assert (stack.workspace.data_dir / "terraform.tfstate").exists()  # init recorded the backend per workspace
     assert not (stack.workspace.work_dir).exists()
 

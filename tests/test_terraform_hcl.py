@@ -18,6 +18,7 @@ from adapters import nodestats, terraformdocs
 from adapters.terraform import TERRAFORM_ROOT, aws_stack_variables, local_stack_variables
 from sizing.cluster import ClusterInfo, NodeInfo
 from sizing.disks import FILESYSTEMS, VOLUME_ROLES
+from sizing.localports import LOCAL_CLI_PORTS, LOCAL_MAX_NODES, LOCAL_NODE_PORT_OFFSETS
 from sizing.plan import plan_configs
 from sizing.runplan import config_request
 from sizing.spec import load_campaign, parse_campaign
@@ -324,3 +325,23 @@ def test_cloud_init_installs_the_rabbitmq_version_a_config_asks_for(tmp_path):
     # the module refuses a package string sizing.versions would never build
     text = (TERRAFORM_ROOT / "modules" / "aws_rabbitmq_cluster" / "variables.tf").read_text()
     assert 'regex("^[0-9]+\\\\.[0-9]+(\\\\.[0-9]+-1|\\\\.\\\\*)$", var.rabbitmq_package)' in text
+
+
+def test_local_module_lays_out_the_port_block_as_sizing_localports_does():
+    """Issue 44: the port layout's home is sizing.localports (the node limit follows from it); the local module's
+    copy in main.tf and its node_count bound are checked against it here."""
+    module = TERRAFORM_ROOT / "modules" / "local_cluster"
+    nodes_locals = load(module / "main.tf")["locals"][0]
+    roles = {"amqp": "amqp_port", "management": "management_port", "prometheus": "prometheus_port",
+             "dist": "dist_port"}
+    offsets = {}
+    for role, key in roles.items():
+        found = re.search(rf"\b{key} = var\.port_base(?: \+ (\d+))? \+ i\b", nodes_locals["nodes"])
+        assert found, f"{key} in {nodes_locals['nodes']}"
+        offsets[role] = int(found.group(1) or 0)
+    assert offsets == dict(LOCAL_NODE_PORT_OFFSETS)
+    ctl = {key: int(re.fullmatch(r"\$\{var\.port_base \+ (\d+)\}", value).group(1))
+           for key, value in nodes_locals["ctl_ports"].items()}
+    assert range(ctl["min"], ctl["max"] + 1) == LOCAL_CLI_PORTS
+    condition = variables(module)["node_count"]["validation"][0]["condition"]
+    assert f"var.node_count <= {LOCAL_MAX_NODES} " in condition

@@ -26,7 +26,6 @@ from sizing.spec.model import (
     CONFIRM_MODE_LIVE,
     DEPLOYMENTS,
     FAULT_KINDS,
-    MAX_LOCAL_NODES,
     NETWORK_FAULTS,
     PURPOSES,
     QUEUE_TYPES,
@@ -57,7 +56,7 @@ from sizing.spec.steps import DEFAULT_MAX_RATE_PER_PUBLISHER, isolated_runs, liv
 
 __all__ = [
     "CLIENT_LATENCY", "COMPARE_BY", "CONFIRM_MODE_LIVE", "DEFAULT_GROUP", "DEFAULT_MAX_RATE_PER_PUBLISHER",
-    "DEPLOYMENTS", "FAULT_KINDS", "GENERATOR_FAULTS", "MAX_LOCAL_NODES", "NETWORK_FAULTS", "PURPOSES", "QUEUE_TYPES",
+    "DEPLOYMENTS", "FAULT_KINDS", "GENERATOR_FAULTS", "NETWORK_FAULTS", "PURPOSES", "QUEUE_TYPES",
     "RATE_MAX", "RATE_MODES", "RATE_SCHEDULED",
     "STEP_DIMENSIONS", "Budget", "Campaign", "ClusterShape", "Comparison", "ConsumerSpec", "FaultSpec", "MessageSpec",
     "ProfileSegment", "PublisherSpec", "QueueSpec", "Scenario", "StepSetting", "Target", "Versus", "Workload",

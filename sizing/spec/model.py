@@ -32,8 +32,6 @@ FAULT_KINDS = (
     CLIENT_LATENCY,  # a delay each way between the generator and every node (sizing.rules); heal = no delay
 )
 NETWORK_FAULTS = ("network_delay", "network_loss")
-# Every local node is an Erlang VM on the same 2-core machine as the load generator.
-MAX_LOCAL_NODES = 5
 
 
 def client_queue(client: int, queues: int) -> int:

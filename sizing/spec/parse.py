@@ -34,6 +34,7 @@ from sizing.fields import (
     scalar_form,
     text_problem,
 )
+from sizing.localports import LOCAL_MAX_NODES, LOCAL_PORT_BLOCK
 from sizing.queueargs import check_queue_arguments
 from sizing.rules import CLIENT_LATENCY, GENERATOR_FAULTS
 from sizing.scalemodel import (
@@ -51,7 +52,6 @@ from sizing.spec.model import (
     COMPARE_BY,
     DEPLOYMENTS,
     FAULT_KINDS,
-    MAX_LOCAL_NODES,
     NETWORK_FAULTS,
     PURPOSES,
     QUEUE_TYPES,
@@ -856,10 +856,13 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
     # An existing cluster's entry only labels it (its price is existing.monthly_cost): any instance or volume name.
     clusters = _parse_clusters(root.sub("clusters"), None if deployment == "existing" else catalog, deployment)
     if deployment == "local":
+        # Only the port block bounds the node count here; whether the nodes' envelopes fit the machine's cores and
+        # memory is validation's check (adapters.planning.envelope_fit_problems), which knows the machine.
         for shape in clusters:
-            if shape.nodes > MAX_LOCAL_NODES:
-                problems.append(Problem("clusters", f"config {shape.config_id} asks for {shape.nodes} nodes; the "
-                                                    f"local target runs at most {MAX_LOCAL_NODES} on one machine"))
+            if shape.nodes > LOCAL_MAX_NODES:
+                problems.append(Problem("clusters", f"config {shape.config_id} asks for {shape.nodes} nodes; a local "
+                                                    f"cluster's {LOCAL_PORT_BLOCK}-port block holds at most "
+                                                    f"{LOCAL_MAX_NODES} nodes"))
     repeats = root.int("repeats", 1, minimum=1, maximum=MAX_REPEATS) or 1
     broker_config = root.mapping("broker_config", {}) or {}
     problems.extend(check_broker_config(broker_config, deployment))

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sizing.fields import RECORDER, Recorder, SpecError
+from sizing.localports import LOCAL_MAX_NODES
 from sizing.scalemodel import DEFAULT_FACTORS, ScaleFactors
 
 SCHEMA_ID = "https://github.com/rabbit-sizing/rabbit-sizing/campaigns/campaign.schema.json"
@@ -63,8 +64,8 @@ MEANINGS: dict[str, str] = {
                "replace, an explicit empty mapping clears what is inherited",
     "purpose": "the question the report's first sentence answers: `size` (which config, at what cost), `compare` "
                "(needs `compare`), `characterise`",
-    "deployment": "`local` (nodes on 127.0.0.1, at most 5 per cluster), `aws`, or `existing` (a running cluster "
-                  "named in `existing`)",
+    "deployment": f"`local` (nodes on 127.0.0.1, at most {LOCAL_MAX_NODES} per cluster: its port block; their "
+                  "envelopes must fit the machine), `aws`, or `existing` (a running cluster named in `existing`)",
     "catalog": "price catalog: a name under `catalogs/` or a path",
     "seed": "seed for random fault targets and start delays",
     "repeats": "trials per config, each on a fresh cluster; figures are medians over repeats with intervals",

@@ -8,11 +8,11 @@ variable "cluster_name" {
 }
 
 variable "node_count" {
-  description = "Number of nodes (a 50-port block holds at most 5)."
+  description = "Number of nodes (a 50-port block holds at most 10: sizing.localports.LOCAL_MAX_NODES)."
   type        = number
   validation {
-    condition     = var.node_count >= 1 && var.node_count <= 5 && floor(var.node_count) == var.node_count
-    error_message = "node_count must be a whole number from 1 to 5 (the port block layout holds 5 nodes)."
+    condition     = var.node_count >= 1 && var.node_count <= 10 && floor(var.node_count) == var.node_count
+    error_message = "node_count must be a whole number from 1 to 10 (the port block layout holds 10 nodes)."
   }
 }
 

@@ -19,7 +19,7 @@ variable "repeat" {
 }
 
 variable "node_count" {
-  description = "Nodes in the cluster (1..5 locally)."
+  description = "Nodes in the cluster (1..10 locally: one port block)."
   type        = number
 }
 
