@@ -19,13 +19,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from adapters import airflowapi, httpprobe
+from adapters.airflowapi import AirflowLogin, HttpError
 from adapters.leases import LeaseBoard
 from adapters.objectstore import S3Settings
 from adapters.planning import slot_offset
 from adapters.procs import busy_ports, pid_alive, stop_process_group
 from adapters.statepaths import StatePaths, state_dir
 from app import s3server, stackstate
-from app.stackstate import AirflowLogin, DemoState
+from app.stackstate import DemoState
 from sizing.layout import DEFAULT_BUCKET, TABLES_ROOT, report_key, s3_uri, table_prefix
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -201,20 +203,6 @@ def _start(s: DemoSettings, name: str, command: list[str], env: Mapping[str, str
     return proc.pid
 
 
-def _wait_http(url: str, timeout_s: float, what: str) -> None:
-    import requests
-
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            if requests.get(url, timeout=2).status_code < 500:
-                return
-        except requests.RequestException:
-            pass
-        time.sleep(0.5)
-    raise TimeoutError(f"{what} did not answer at {url} within {timeout_s:.0f}s")
-
-
 class PortTaken(RuntimeError):
     """A port this stack's service is about to listen on is held by something else."""
 
@@ -259,7 +247,7 @@ def start(s: DemoSettings, say: Callable[[str], None] = print) -> None:
         subprocess.run([str(s.bin_dir / "airflow"), "db", "migrate"], env=env, check=True, capture_output=True)
         _start(s, "api-server", [str(s.bin_dir / "airflow"), "api-server"], env)
     say(f"waiting for the Airflow api-server on {s.api_url} (about 30 s on a fresh start) ...")
-    _wait_http(f"{s.api_url}/api/v2/monitor/health", 120, "Airflow api-server")
+    airflowapi.wait_healthy(s.api_url, 120)
     stackstate.write_state(s.stack_state(), s.paths.stack_file)
     if fresh_scheduler:
         # A scheduler that died leaves its LocalExecutor workers and task processes running: they would go on
@@ -281,7 +269,7 @@ def start_object_store(s: DemoSettings, say: Callable[[str], None] = print) -> N
         say(f"starting the S3 server on {s.s3_url} (SeaweedFS; objects kept in {s.store_dir}) ...")
         server.write_config()
         _start(s, "s3", server.command(), os.environ)
-    _wait_http(s.s3_url, 60, "S3 server")
+    httpprobe.wait_answering(s.s3_url, 60, "S3 server")
     _ensure_bucket(s, timeout_s=60)
     _wait_volumes(s, timeout_s=60)
     say(f"S3 on {s.s3_url}, bucket {s.bucket} (kept on disk in {s.store_dir}; `make clean` deletes it)")
@@ -307,16 +295,14 @@ def _ensure_bucket(s: DemoSettings, timeout_s: float) -> None:
 def _wait_volumes(s: DemoSettings, timeout_s: float) -> None:
     """Until the server's master knows every volume on disk: right after a restart its S3 port answers while the
     volume server is still registering, and a read of an older object then fails."""
-    import requests
-
     server = s.s3_server()
     master = f"http://127.0.0.1:{server.ports()['master']}"
     deadline = time.monotonic() + timeout_s
     waiting = sorted(s3server.volume_ids_on_disk(s.store_dir))
     while waiting:
-        with contextlib.suppress(requests.RequestException, ValueError):
+        with contextlib.suppress(httpprobe.HttpError, ValueError):
             waiting = [v for v in waiting if not s3server.volume_known(
-                requests.get(f"{master}/dir/lookup", params={"volumeId": v}, timeout=5).json())]
+                httpprobe.get_json(f"{master}/dir/lookup", {"volumeId": v}))]
         if waiting and time.monotonic() >= deadline:
             raise TimeoutError(f"S3 server at {s.s3_url}: volume(s) {waiting} in {s.store_dir} not served after "
                                f"{timeout_s:.0f}s (its log: {s.paths.log('s3')})")
@@ -571,26 +557,13 @@ def _leftover_pids(s: DemoSettings) -> list[int]:
 # ------------------------------------------------------------------------------------------ REST API
 
 
-class AirflowClient(stackstate.AirflowClient):
-    """The shared REST client (app.stackstate), logged in as the demo's user."""
+class AirflowClient(airflowapi.AirflowClient):
+    """The shared REST client (adapters.airflowapi), logged in as the demo's user; keeps the demo's settings for
+    what a wait says (the lease boards of its state directory)."""
 
     def __init__(self, s: DemoSettings) -> None:
         super().__init__(AirflowLogin(s.api_url, s.user, s.password))
         self.s = s
-        self.token = self.http.headers["Authorization"].removeprefix("Bearer ")
-
-    def wait_for_dag(self, dag_id: str, timeout_s: float = 120) -> None:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            response = self.http.get(f"{self.url}/api/v2/dags/{dag_id}", timeout=10)
-            # A DAG whose file failed its last parse stays listed, stale: a run cannot be triggered on it.
-            if response.status_code == 200 and not response.json().get("is_stale"):
-                if response.json().get("is_paused"):
-                    self.unpause(dag_id)
-                return
-            time.sleep(1)
-        errors = self.get("/importErrors")
-        raise TimeoutError(f"DAG {dag_id} was not parsed within {timeout_s:.0f}s; import errors: {errors}")
 
 
 def _label(ti: dict) -> str:
@@ -604,8 +577,6 @@ def wait_for_run(client: AirflowClient, dag_id: str, run_id: str, timeout_s: flo
     """Poll until the run finishes, printing each task as it finishes, and what the run waits for while
     nothing finishes (a queued run: the runs ahead of it; a running one: the tasks running). `check` runs before
     every poll and when Airflow does not answer: it raises when the stack itself is down (check_services)."""
-    import requests
-
     seen: set[tuple[str, int]] = set()
     start = time.monotonic()
     last_said = start
@@ -616,7 +587,7 @@ def wait_for_run(client: AirflowClient, dag_id: str, run_id: str, timeout_s: flo
         try:
             run = client.run(dag_id, run_id)
             tis = client.task_instances(dag_id, run_id)
-        except requests.RequestException:
+        except HttpError:
             if check is not None:
                 check()  # the api-server died meanwhile: say so rather than a connection error
             raise
@@ -657,10 +628,7 @@ def _waiting_for(client: AirflowClient, dag_id: str, run: dict, tis: list[dict])
 def failure_reason(client: AirflowClient, dag_id: str, run_id: str, ti: dict) -> str:
     """The one-line reason a task failed: the last error line of its log (e.g. the port pre-check's line)."""
     try:
-        try_number = ti.get("try_number") or 1
-        path = f"/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{ti['task_id']}/logs/{try_number}"
-        params = {"map_index": ti.get("map_index", -1), "full_content": "true"}
-        content = client.get(path, **params).get("content")
+        content = client.task_log(dag_id, run_id, ti)
     except Exception as err:  # the reason is a convenience; the log stays in the UI
         return f"(log not readable: {err})"
     return pick_reason(log_lines(content))
