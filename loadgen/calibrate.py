@@ -49,7 +49,7 @@ def measure(echo: Callable[[str], None] = print, slot: int = SLOT,
     import pyarrow.parquet as pq
 
     from adapters import envelope as env
-    from adapters.terraform import LocalClusterStack, local_stack_variables
+    from adapters.terraform import LocalClusterStack, local_stack_variables, prepare_local_root
     from loadgen.runner import Runner, RunOptions
     from sizing import raw_layout
     from sizing.plan import ConfigPlan
@@ -62,7 +62,8 @@ def measure(echo: Callable[[str], None] = print, slot: int = SLOT,
         state_root, out_dir = Path(tmp) / "state", Path(tmp) / "records"
         stack = LocalClusterStack(plan.campaign, plan.config_id, state_root=state_root)
         try:
-            variables = local_stack_variables(plan, {}, stack.workspace.work_dir, envelopes=envelopes)
+            variables = local_stack_variables(plan, {}, stack.workspace.work_dir, envelopes=envelopes,
+                                              rootfs=prepare_local_root(plan))
             echo(f"calibration: a reference node at {node_cores:g} cores (slot {slot})")
             cluster = stack.up(variables, healthy_within_s=HEALTHY_WITHIN_S)
             node = cluster.node(1)
