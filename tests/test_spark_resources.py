@@ -16,6 +16,8 @@ from sizing import rules
 from sizing.disks import VOLUME_ROLES
 from sizing.layout import RunKey
 from spark_jobs.lib import phase_summary as ps
+from spark_jobs.lib.phase_summary.resources import _final_nodes
+from spark_jobs.lib.s3source import ddl_to_arrow
 from tests.spark_records import client_rows, frames, node_rows, phase_row
 
 pytestmark = pytest.mark.spark
@@ -234,8 +236,8 @@ def test_the_node_fold_gives_spark_sqls_own_figures_on_varied_rows(spark):
     folded = pa.Table.from_batches(list(ps.fold_node_seconds(
         iter(table.slice(0, 61).to_batches() + table.slice(61).to_batches()), ps.phase_windows(phase_frame))))
     partials = folded.filter(pc.equal(folded.column("kind"), ps.PARTIAL)).select(
-        ps.ddl_to_arrow(ps.NODE_PARTIAL_DDL).names)
-    got = {(r["phase"], r["node"]): r for r in ps._final_nodes(partials).to_pylist()}
+        ddl_to_arrow(ps.NODE_PARTIAL_DDL).names)
+    got = {(r["phase"], r["node"]): r for r in _final_nodes(partials).to_pylist()}
     assert got.keys() == expected.keys() and len(got) == 6
     for key, want in expected.items():
         assert got[key]["cluster_nodes"] == 3 and got[key]["seconds"] == want["seconds"]
