@@ -11,13 +11,14 @@ whose inputs and output are declared (`TRANSFORM`, a `keys.Transform`), over the
   `resources` (node figures against the config's limits);
 - the shared folds, read once where the objects are: `client_fold` (client_seconds: partials, series blocks, the raw
   gate's checks), `node_fold` (node_seconds); `keys` (keys, fold row kinds, `Transform`);
-- `step`: `run` (read, transform every table, write) and `step` (`run` between its GX gates).
+- `first_step`: `run` (read, transform every table, write) and `step` (`run` between its GX gates).
+
+The table modules' transforms are not re-exported: `phase_summary.client_series` (and the others) is the module.
 
 What the jobs, tools, benchmarks and tests call is re-exported here; the `phase-summary-tables` import contract keeps
 the table modules apart and the layers one way.
 """
 
-from spark_jobs.lib.phase_summary.broker_series import broker_series
 from spark_jobs.lib.phase_summary.client_fold import (
     CLIENT_FOLD,
     COUNT_BLOCK_COLUMNS,
@@ -42,9 +43,9 @@ from spark_jobs.lib.phase_summary.client_fold import (
     steady_windows,
     window_of,
 )
-from spark_jobs.lib.phase_summary.client_series import client_series
 from spark_jobs.lib.phase_summary.client_stats import CLIENT_COLUMNS, CLIENT_DDL, client_phase_stats
 from spark_jobs.lib.phase_summary.dynamics import DYNAMICS_COLUMNS, DYNAMICS_DDL, phase_dynamics, run_dynamics
+from spark_jobs.lib.phase_summary.first_step import run, step, write_series
 from spark_jobs.lib.phase_summary.keys import (
     CHECK,
     GROUP_KEY,
@@ -66,7 +67,6 @@ from spark_jobs.lib.phase_summary.node_fold import (
     NodeRecords,
     fold_node_seconds,
 )
-from spark_jobs.lib.phase_summary.node_series import node_series, write_node_series
 from spark_jobs.lib.phase_summary.resources import (
     MB,
     PER_NODE_COLUMNS,
@@ -78,8 +78,6 @@ from spark_jobs.lib.phase_summary.resources import (
     with_disk_shares,
     with_resource_limits,
 )
-from spark_jobs.lib.phase_summary.run_events import run_events
-from spark_jobs.lib.phase_summary.step import run, step, write_series
 from spark_jobs.lib.phase_summary.summary import TABLE, Rules, summarise
 
 __all__ = [
@@ -89,8 +87,8 @@ __all__ = [
     "PER_NODE_DDL", "PHASE_KEY", "RESOURCE_LIMITS_COLUMNS", "RESOURCE_LIMITS_DDL", "RUN_COLS", "RUN_KEY_DDL", "SERIES",
     "SERIES_ARRAYS", "SERIES_BLOCK_KEY", "SERIES_COLUMNS", "SERIES_COUNTS", "SERIES_DDL", "SERIES_KEY", "SERIES_MAX",
     "SERIES_SUMS", "SUM_COLS", "TABLE", "WINDOW_HISTS", "ClientRecords", "NodeRecords", "Rules", "Transform",
-    "block_seconds", "broker_series", "client_phase_stats", "client_series", "fold_client_seconds",
-    "fold_node_seconds", "node_phase_stats", "node_series", "phase_dynamics", "phase_windows", "resource_limits_frame",
-    "run", "run_dynamics", "run_events", "series_rows", "steady_windows", "step", "summarise", "window_of",
-    "with_disk_shares", "with_group", "with_resource_limits", "write_node_series", "write_series",
+    "block_seconds", "client_phase_stats", "fold_client_seconds",
+    "fold_node_seconds", "node_phase_stats", "phase_dynamics", "phase_windows", "resource_limits_frame",
+    "run", "run_dynamics", "series_rows", "steady_windows", "step", "summarise", "window_of",
+    "with_disk_shares", "with_group", "with_resource_limits", "write_series",
 ]
