@@ -35,8 +35,6 @@ from spark_jobs.lib.phase_summary.keys import (
 from spark_jobs.lib.s3source import align_to_schema, ddl_to_arrow, gathered, gathered_whole
 from spark_jobs.lib.tableio import ObjectFold
 
-# ------------------------------------------------------------------------- client seconds -> per phase
-
 SUM_COLS = ["scheduled", "published", "confirmed", "nacked", "returned", "consumed", "redelivered"]
 HIST_COLS = {"e2e_hist": "e2e", "confirm_hist": "confirm", "publish_delay_hist": "publish_delay"}
 # Issue 32: the end-to-end histogram of each window of the phase's planned steady seconds (sizing.stats.window_layout:

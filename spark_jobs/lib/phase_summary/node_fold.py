@@ -134,7 +134,7 @@ def _node_partials(frame: pd.DataFrame, windows: pd.DataFrame) -> pa.Table:
 class NodeRecords:
     """node_seconds as phase_summary reads it: `partials`, each node phase folded where read (NODE_PARTIAL_DDL),
     and the raw gate's `checks` (gate.NODE_CHECK_DDL). node_series is not among them: it is node_seconds' own
-    columns, written from the raw objects by the driver (series.write_node_series), never through the JVM."""
+    columns, written from the raw objects by the driver (node_series.write_node_series), never through the JVM."""
 
     partials: DataFrame
     checks: DataFrame
