@@ -16,6 +16,7 @@ from sizing import rules
 from sizing.disks import VOLUME_ROLES
 from sizing.layout import RunKey
 from spark_jobs.lib import phase_summary as ps
+from spark_jobs.lib.phase_summary import resources
 from spark_jobs.lib.phase_summary.resources import _final_nodes
 from spark_jobs.lib.s3source import ddl_to_arrow
 from tests.spark_records import client_rows, frames, node_rows, phase_row
@@ -176,7 +177,8 @@ def test_the_catalog_limits_frame_has_every_config_and_keeps_unknown_limits_null
     def config_limits(campaign, shape):  # cloud targets: sizing.scalemodel.config_limits is the catalog's lookup
         return lookup(campaign.catalog, shape.instance_type, {v.role: v.volume for v in shape.volumes})
 
-    monkeypatch.setattr(ps, "config_limits", config_limits)  # driver-side only: the frame is built on the driver
+    # driver-side only: the frame is built on the driver, by phase_summary.resources
+    monkeypatch.setattr(resources, "config_limits", config_limits)
     for spec in (campaign, load_campaign(root / "disks-matter-2020.yaml")):
         got = {r["config_id"]: r for r in ps.resource_limits_frame(spark, spec).collect()}
         assert sorted(got) == sorted(c.config_id for c in spec.clusters)
