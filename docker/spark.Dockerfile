@@ -7,7 +7,8 @@ RUN apt-get update \
     && apt-get install -y --no-install-recommends openjdk-17-jre-headless procps \
     && rm -rf /var/lib/apt/lists/*
 COPY requirements/lock.txt /tmp/lock.txt
-RUN pip install --no-cache-dir -c /tmp/lock.txt pyspark numpy pandas pyarrow boto3 pyyaml \
+# Executors get every adapter (spark_jobs.lib.submit.PACKAGES): the HTTP ones (airflowapi, httpprobe) import requests.
+RUN pip install --no-cache-dir -c /tmp/lock.txt pyspark numpy pandas pyarrow boto3 pyyaml requests \
     && python -c "import sys; assert sys.version_info[:2] == (3, 11), sys.version"
 ENV SPARK_HOME=/usr/local/lib/python3.11/site-packages/pyspark \
     PYSPARK_PYTHON=/usr/local/bin/python \
