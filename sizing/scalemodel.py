@@ -292,10 +292,11 @@ def node_envelope(catalog: Catalog, instance_type: str, volumes: Iterable[RoleVo
     Memory: the cgroup limit is the scaled RAM plus the version's idle footprint, and the broker is told a total of
     scaled RAM + idle / watermark, so that its own relative watermark comes to idle + watermark x scaled RAM: the
     share of the scaled RAM the broker may fill under load is the cloud's, and the fixed cost every node pays before
-    any load is carried on top instead of eating into it. Told rather than given an absolute watermark because the
-    watermark stays relative: a fault's restore (`set_vm_memory_high_watermark 0.4`, loadgen/faults) and a campaign's
-    own `.relative` land on the same rule, through the one key the scale model already owns (MEMORY_OVERRIDE). The
-    broker's total is above the cgroup's limit; its watermark (below 1 x the total) stays within the limit."""
+    any load is carried on top instead of eating into it. Told a total rather than given an absolute watermark
+    because the watermark stays relative: a campaign's own `.relative`, and a fault's restore of the configured
+    relative watermark (`set_vm_memory_high_watermark`, loadgen/faults), land on the same rule, through the one key
+    the scale model already owns (MEMORY_OVERRIDE). The broker's total is above the cgroup's limit; its watermark
+    (below 1 x the total) stays within the limit."""
     instance = catalog.instances[instance_type]
     cores = factors.node_cores(instance.vcpus)
     ebs_iops = _scaled(float(instance.ebs_iops) if instance.ebs_iops else None, factors.disk_divisor)
