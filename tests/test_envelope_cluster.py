@@ -204,7 +204,10 @@ def test_the_memory_alarm_fires_at_the_envelopes_watermark(node):
     cluster, info, node_dir = node
     record, cgroups = record_of(node_dir), env.detect_cgroups()
     mgmt = ManagementClient(cluster)
-    status = next(n for n in mgmt.get("/api/nodes") if n["name"] == info.name)
+    deadline = time.monotonic() + 30  # run on its own, the node may not have emitted its first stats yet
+    while "mem_limit" not in (status := next(n for n in mgmt.get("/api/nodes") if n["name"] == info.name)):
+        assert time.monotonic() < deadline, f"no mem_limit in {sorted(status)}"
+        time.sleep(0.5)
     envelope_bytes = record.envelope["memory_bytes"]
     assert envelope_bytes == (2688 + 160) * MIB
     assert status["mem_limit"] == pytest.approx((160 + 0.4 * 2688) * MIB, abs=2)
