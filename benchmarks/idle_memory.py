@@ -2,7 +2,7 @@
 
     flock /tmp/rabbit-heavy.lock python benchmarks/idle_memory.py --version 3.10 --slot 84 --seconds 60
 
-Stands up a 1-node local cluster (Terraform local stack, c5.2xlarge in its envelope on the default factors, the
+Stands up a 1-node local cluster (Terraform local stack, `--instance` in its envelope on the default factors, the
 management and Prometheus plugins enabled as every node runs them), leaves it idle, reads the broker's own figures
 (management API /api/nodes/<name>: mem_used, mem_limit) every 5 s for `--seconds`, and destroys the cluster. The
 footprint is the largest mem_used read (the stats database fills its first samples after boot). "3.10" is the
@@ -35,8 +35,9 @@ def main() -> int:
     parser.add_argument("--version", choices=("3.10", "4.0"), default="3.10")
     parser.add_argument("--slot", type=int, default=84)
     parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--instance", default="c5.2xlarge", help="c5.xlarge: the smallest, nearest its quarter")
     args = parser.parse_args()
-    shape = ClusterShape(nodes=1, instance_type="c5.2xlarge", volume=Volume("gp2"),
+    shape = ClusterShape(nodes=1, instance_type=args.instance, volume=Volume("gp2"),
                          rabbitmq_version=None if args.version == "3.10" else args.version)
     plan = ConfigPlan(campaign="bench-idle", config_id=f"slot{args.slot}-idle", shape=shape, slot=args.slot,
                       monthly_cost=0.0)
@@ -61,7 +62,7 @@ def main() -> int:
         finally:
             stack.destroy()
     print(f"RabbitMQ {version}: mem_used {min(used) / MIB:.0f}-{max(used) / MIB:.0f} MiB over {len(used)} reads, "
-          f"mem_limit {limit / MIB:.0f} MiB")
+          f"mem_limit {limit / MIB:.0f} MiB ({args.instance}), at most {max(used) / limit:.3f} of it")
     print(f"version={version} idle_mem_used_mib={max(used) / MIB:.1f} mem_limit_mib={limit / MIB:.1f}")
     return 0
 
