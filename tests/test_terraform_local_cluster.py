@@ -238,8 +238,8 @@ def test_a_4_0_node_runs_in_the_scale_models_envelope(tmp_path):
             time.sleep(0.5)
             stats = ManagementClient(cluster).get("/api/nodes")[0]
         scaled = envelopes.node.memory_bytes - envelopes.node.idle_bytes
-        assert envelopes.node.idle_bytes == 130 * MIB
-        assert stats["mem_limit"] == pytest.approx(130 * MIB + 0.6 * scaled, abs=2)
+        assert envelopes.node.idle_bytes == 140 * MIB
+        assert stats["mem_limit"] == pytest.approx(140 * MIB + 0.6 * scaled, abs=2)
         cluster_dir = stack.workspace.work_dir / cluster.cluster_name
     finally:
         stack.destroy()
