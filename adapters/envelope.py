@@ -14,8 +14,9 @@ How each limit is enforced, and what this kernel cannot do (README "The local sc
 - CPU: a CFS quota per node (v1 cpu.cfs_quota_us / cfs_period_us, v2 cpu.max). A node *boots* outside its quota at the
   lowest CPU weight (boot.sh), then run.sh sets the quota: RabbitMQ 3.10 spends ~5 CPU-s booting, 25 s at 0.2 cores,
   and a boot time scaled like the steady state would say nothing about a cloud VM's.
-- Memory: a hard limit (v1 memory.limit_in_bytes, v2 memory.max); the broker is told the same figure
-  (total_memory_available_override_value), so its high watermark is relative to the envelope.
+- Memory: a hard limit (v1 memory.limit_in_bytes, v2 memory.max) of the scaled RAM plus the version's idle footprint;
+  the broker is told the total sizing.scalemodel.node_envelope computes (total_memory_available_override_value), so
+  that its high watermark is the idle footprint plus its relative share of the scaled RAM.
 - Disks: each volume is an ext4 filesystem on a loop device (direct I/O to its sparse image), throttled in IOPS and
   bytes per second, reads and writes. On v1 the throttle is set in the root blkio cgroup, where writeback and fsync
   I/O is charged; on v2 in the node's own cgroup (io.max). The instance's EBS ceiling caps each volume; the sum over a
@@ -50,7 +51,7 @@ from sizing.scalemodel import GeneratorEnvelope, NodeEnvelope
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 PARENT = "rabbit-sizing"  # every cgroup of ours lives under <controller>/rabbit-sizing/
 RECORD = "envelope.json"  # in a node's or cluster's directory: what was created, for destroy and the sampler
-ENV_FILE = "envelope.env"  # ENVELOPE_PROCS and ENVELOPE_MEMORY_BYTES, for node.sh and runtime.sh
+ENV_FILE = "envelope.env"  # ENVELOPE_PROCS and ENVELOPE_BROKER_MEMORY_BYTES, for node.sh and runtime.sh
 BOOT_SCRIPT, RUN_SCRIPT = "envelope-boot.sh", "envelope-run.sh"
 V1_CONTROLLERS = ("cpu", "cpuacct", "memory", "blkio")
 # Weights: a quota caps a node but guarantees it nothing, and under CFS every process outside our groups (Airflow,
@@ -534,7 +535,7 @@ def create_node(node_dir: Path, envelope: NodeEnvelope, cgroup: str, support: Su
         if "logs" not in {v.role for v in envelope.volumes}:
             _logs_on_data_volume(node_dir)
     record.save(node_dir)
-    _write_env(node_dir, record, envelope.memory_bytes)
+    _write_env(node_dir, record, envelope.broker_memory_bytes or envelope.memory_bytes)
     return record
 
 
@@ -566,10 +567,10 @@ def _logs_on_data_volume(node_dir: Path) -> None:
     logs.symlink_to(target)
 
 
-def _write_env(directory: Path, record: EnvelopeRecord, memory_bytes: int | None) -> None:
+def _write_env(directory: Path, record: EnvelopeRecord, broker_memory_bytes: int | None) -> None:
     lines = [f"ENVELOPE_PROCS={shlex.quote(' '.join(record.procs))}"]
-    if memory_bytes is not None and record.enforced.get("memory"):
-        lines.append(f"ENVELOPE_MEMORY_BYTES={memory_bytes}")
+    if broker_memory_bytes is not None and record.enforced.get("memory"):
+        lines.append(f"ENVELOPE_BROKER_MEMORY_BYTES={broker_memory_bytes}")
     (directory / ENV_FILE).write_text("\n".join(lines) + "\n")
 
 

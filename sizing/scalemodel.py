@@ -1,8 +1,8 @@
 """The local scale model: a config's cloud resources, scaled to one machine (DESIGN.md §8).
 
 On the local target every node of a config runs inside an envelope derived from its instance and volume types: a
-CPU quota from the instance's vCPUs, a memory limit from its RAM (the broker is told that figure as its total
-memory, so its high watermark is relative to the envelope), and every volume of the node's layout its own
+CPU quota from the instance's vCPUs, a memory limit from its RAM plus the broker's idle footprint (node_envelope says
+how the broker's high watermark follows), and every volume of the node's layout its own
 filesystem on its own loop device, throttled to the volume type's IOPS and MiB/s at its size (sizing.catalog
 .volume_limits). The load generator gets an envelope of its own so that it and the nodes never compete for the
 same share. One table of factors (`ScaleFactors`) maps cloud resources to local ones; one factor per resource, so
@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from sizing.catalog import Catalog, ResourceLimits, VolumeLimits, resource_limits, volume_limits
 from sizing.disks import RoleVolume
+from sizing.versionrules import TARGET_DEFAULT_VERSION
+from sizing.versions import series
 
 if TYPE_CHECKING:  # sizing.spec imports this module
     from sizing.spec import Campaign, ClusterShape
@@ -36,9 +38,17 @@ GIB = 1024 * MIB
 CPU_PERIOD_US = 20_000
 MIN_QUOTA_US = 1_000
 MIN_CORES = MIN_QUOTA_US / CPU_PERIOD_US
-# What an Erlang VM with RabbitMQ's management and Prometheus plugins holds when idle (3.10.8 here: ~140 MB RSS).
-# An envelope whose high watermark (0.4 of its memory by default) is below twice that alarms before any load.
-MIN_NODE_MEMORY_MIB = 256
+# What an idle broker holds, by its own figure (management API mem_used), per RabbitMQ series, in MiB: a 1-node
+# local cluster with the management and Prometheus plugins (as every node runs), the largest of 11-12 reads over 60 s
+# after boot, rounded up (benchmarks/idle_memory.py; BENCHMARKS.md "Idle broker memory per version"). A cloud node
+# carries the same fixed cost against gigabytes; unscaled, it filled 0.39 of a c5.2xlarge envelope's watermark before
+# any load (issue 44), so every envelope holds it on top of the scaled RAM (node_envelope).
+IDLE_FOOTPRINT_MIB: dict[str, float] = {"3.10": 160.0, "4.0": 140.0}  # measured 3.10.8: 134-159; 4.0.5: 112-133
+# RabbitMQ's default vm_memory_high_watermark.relative: 0.4 up to 3.13, 0.6 from 4.0 on (default_watermark); and the
+# invariant issue 44 asks of every envelope: idle, the broker holds at most this share of its watermark
+# (envelope_problems, checked when a campaign is parsed).
+DEFAULT_WATERMARK, DEFAULT_WATERMARK_4 = 0.4, 0.6
+MAX_IDLE_WATERMARK_SHARE = 0.25
 # The load generator's envelope floors (scale_model.generator_*): below them its envelope cannot run it at all.
 # Memory: its runner and at least one pika worker process (spawned), each ~46 MiB RSS once pika and numpy are
 # imported (measured here, CPython 3.11), before any histogram or frame buffer: 128 MiB is both with a little room.
@@ -66,7 +76,10 @@ class ScaleFactors:
     """
 
     cpu_cores_per_vcpu: float = 0.025  # local cores per cloud vCPU: c5.2xlarge (8 vCPUs) -> 0.2 cores
-    memory_mib_per_gib: float = 64.0  # local MiB per cloud GiB of RAM: c5.2xlarge (16 GiB) -> 1 GiB
+    # Local MiB per cloud GiB of RAM, the version's idle footprint on top: c5.2xlarge (16 GiB) -> 2688 MiB + idle.
+    # 168: the smallest multiple of 8 that keeps every instance type of the shipped catalogs within
+    # MAX_IDLE_WATERMARK_SHARE (min_memory_mib_per_gib: 3.10's 160 MiB on the 7.2 GiB n1-highcpu-8 needs 166.7).
+    memory_mib_per_gib: float = 168.0
     disk_divisor: float = 10.0  # every volume's IOPS and MiB/s, and the instance's EBS ceiling, divided by this
     volume_mib_per_gib: float = 4.0  # image size per cloud GiB (clamped to MIN_IMAGE_MIB..MAX_IMAGE_MIB)
     generator_cores: float = 1.0  # the load generator's own CPU envelope (all its worker processes together)
@@ -81,7 +94,8 @@ class ScaleFactors:
         host = ("uncalibrated host" if self.host_speed == 1.0 else
                 f"host calibration: 1 core here = {self.host_speed:.2f} reference cores")
         return (f"scale model: 1 vCPU = {self.cpu_cores_per_vcpu:g} reference cores ({host}), 1 GiB RAM = "
-                f"{self.memory_mib_per_gib:g} MiB, volume IOPS and MiB/s / {self.disk_divisor:g}; load generator "
+                f"{self.memory_mib_per_gib:g} MiB + the broker's idle footprint, volume IOPS and MiB/s / "
+                f"{self.disk_divisor:g}; load generator "
                 f"{self.generator_cores:g} cores")
 
     def node_cores(self, vcpus: float) -> float:
@@ -152,6 +166,19 @@ class NodeEnvelope:
     # cap the sum over a node's volumes (README "The local scale model"), so the bottleneck rule checks the sum.
     ebs_iops: float | None = None
     ebs_bps: float | None = None
+    # The memory rule (node_envelope): what the broker is told as its total memory (MEMORY_OVERRIDE), the idle
+    # footprint the envelope holds on top of the scaled RAM, and the relative watermark the broker applies to that
+    # total (None: the campaign's broker_config sets an absolute one, which the scale model leaves as it is).
+    broker_memory_bytes: int | None = None
+    idle_bytes: int = 0
+    watermark_relative: float | None = DEFAULT_WATERMARK
+
+    @property
+    def watermark_bytes(self) -> int | None:
+        """The broker's high watermark in this envelope (its mem_limit), when the scale model sets it."""
+        if self.watermark_relative is None:
+            return None
+        return math.floor(self.watermark_relative * (self.broker_memory_bytes or self.memory_bytes))
 
     def volume(self, role: str) -> VolumeEnvelope | None:
         return next((v for v in self.volumes if v.role == role), None)
@@ -163,7 +190,7 @@ class NodeEnvelope:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> NodeEnvelope:
-        values = {f.name: data.get(f.name) for f in fields(cls)}
+        values = {f.name: data.get(f.name, f.default) for f in fields(cls)}  # a record from before the memory rule
         values["volumes"] = tuple(VolumeEnvelope.from_dict(v) for v in data.get("volumes") or ())
         return cls(**values)
 
@@ -233,18 +260,65 @@ def volume_envelope(catalog: Catalog, item: RoleVolume, factors: ScaleFactors, e
                           cloud_iops=limits.iops, cloud_mb_s=limits.mb_s)
 
 
-def node_envelope(catalog: Catalog, instance_type: str, volumes: Iterable[RoleVolume],
-                  factors: ScaleFactors) -> NodeEnvelope:
-    """The envelope of every node of a config (instance type and disk layout, data volume first)."""
+def idle_footprint_mib(version: str | None) -> float:
+    """The idle footprint of a node of this requested version (None: the target's own package). A series not
+    measured here (the local target runs only 3.10 and 4.0: sizing.versions) gets the largest measured one."""
+    return IDLE_FOOTPRINT_MIB.get(series(version or TARGET_DEFAULT_VERSION), max(IDLE_FOOTPRINT_MIB.values()))
+
+
+def default_watermark(version: str | None) -> float:
+    """RabbitMQ's own relative high watermark for this requested version (None: the target's own package)."""
+    major = int(series(version or TARGET_DEFAULT_VERSION).split(".")[0])
+    return DEFAULT_WATERMARK_4 if major >= 4 else DEFAULT_WATERMARK
+
+
+def watermark_relative(broker_config: Mapping[str, Any], version: str | None = None) -> float | None:
+    """The relative high watermark a node of `version` applies under this broker_config: the campaign's own, else
+    RabbitMQ's default; None when the campaign sets an absolute one (adverse-local.yaml does, on purpose: it is kept
+    as given)."""
+    if "vm_memory_high_watermark.absolute" in broker_config:
+        return None
+    try:
+        return float(broker_config.get("vm_memory_high_watermark.relative", default_watermark(version)))
+    except (TypeError, ValueError):  # not a number: the broker refuses to boot on it, and says why
+        return default_watermark(version)
+
+
+def node_envelope(catalog: Catalog, instance_type: str, volumes: Iterable[RoleVolume], factors: ScaleFactors,
+                  version: str | None = None, broker_config: Mapping[str, Any] | None = None) -> NodeEnvelope:
+    """The envelope of every node of a config (instance type and disk layout, data volume first) running RabbitMQ
+    `version` (None: the target's own) under the campaign's `broker_config` (its watermark: watermark_relative).
+
+    Memory: the cgroup limit is the scaled RAM plus the version's idle footprint, and the broker is told a total of
+    scaled RAM + idle / watermark, so that its own relative watermark comes to idle + watermark x scaled RAM: the
+    share of the scaled RAM the broker may fill under load is the cloud's, and the fixed cost every node pays before
+    any load is carried on top instead of eating into it. Told a total rather than given an absolute watermark
+    because the watermark stays relative: a campaign's own `.relative`, and a fault's restore of the configured
+    relative watermark (`set_vm_memory_high_watermark`, loadgen/faults), land on the same rule, through the one key
+    the scale model already owns (MEMORY_OVERRIDE). The broker's total is above the cgroup's limit; its watermark
+    (below 1 x the total) stays within the limit."""
     instance = catalog.instances[instance_type]
     cores = factors.node_cores(instance.vcpus)
     ebs_iops = _scaled(float(instance.ebs_iops) if instance.ebs_iops else None, factors.disk_divisor)
     ebs_bps = _scaled(instance.ebs_mbps / 8 * 1e6 if instance.ebs_mbps else None, factors.disk_divisor)
+    scaled = instance.memory_gib * factors.memory_mib_per_gib * MIB
+    idle = idle_footprint_mib(version) * MIB
+    watermark = watermark_relative(broker_config or {}, version)
     return NodeEnvelope(
         instance_type=instance_type, cpu_cores=cores, cpu_period_us=CPU_PERIOD_US, cpu_quota_us=cpu_quota_us(cores),
-        memory_bytes=math.floor(instance.memory_gib * factors.memory_mib_per_gib * MIB),
+        memory_bytes=math.floor(scaled + idle),
         volumes=tuple(volume_envelope(catalog, v, factors, ebs_iops, ebs_bps) for v in volumes),
-        ebs_iops=ebs_iops, ebs_bps=ebs_bps)
+        ebs_iops=ebs_iops, ebs_bps=ebs_bps,
+        broker_memory_bytes=math.floor(scaled + idle / (watermark or default_watermark(version))),
+        idle_bytes=math.floor(idle),
+        watermark_relative=watermark)
+
+
+def min_memory_mib_per_gib(memory_gib: float, version: str | None, watermark: float | None = None) -> float:
+    """The smallest memory_mib_per_gib at which an idle node of `memory_gib` cloud RAM stays within
+    MAX_IDLE_WATERMARK_SHARE of its watermark (default: the version's): idle <= share x (idle + watermark x scaled)."""
+    idle, relative = idle_footprint_mib(version), watermark or default_watermark(version)
+    return idle * (1 - MAX_IDLE_WATERMARK_SHARE) / MAX_IDLE_WATERMARK_SHARE / (relative * memory_gib)
 
 
 def generator_envelope(factors: ScaleFactors) -> GeneratorEnvelope:
@@ -253,9 +327,9 @@ def generator_envelope(factors: ScaleFactors) -> GeneratorEnvelope:
                              memory_bytes=math.floor(factors.generator_memory_mib * MIB))
 
 
-def cluster_envelopes(catalog: Catalog, instance_type: str, volumes: Iterable[RoleVolume],
-                      factors: ScaleFactors) -> ClusterEnvelopes:
-    return ClusterEnvelopes(factors, node_envelope(catalog, instance_type, volumes, factors),
+def cluster_envelopes(catalog: Catalog, instance_type: str, volumes: Iterable[RoleVolume], factors: ScaleFactors,
+                      version: str | None = None, broker_config: Mapping[str, Any] | None = None) -> ClusterEnvelopes:
+    return ClusterEnvelopes(factors, node_envelope(catalog, instance_type, volumes, factors, version, broker_config),
                             generator_envelope(factors))
 
 
@@ -264,7 +338,8 @@ def config_envelopes(campaign: Campaign, shape: ClusterShape) -> ClusterEnvelope
     target under a scale model; None when scale_model is off or the target is not local (nodes run as they are)."""
     if campaign.deployment != "local" or campaign.scale_model is None or campaign.catalog is None:
         return None
-    return cluster_envelopes(campaign.catalog, shape.instance_type, shape.volumes, campaign.scale_model)
+    return cluster_envelopes(campaign.catalog, shape.instance_type, shape.volumes, campaign.scale_model,
+                             shape.rabbitmq_version, campaign.broker_config)
 
 
 def with_host_speed(campaign: Campaign, speed: float) -> Campaign:
@@ -301,10 +376,12 @@ def envelope_problems(envelope: NodeEnvelope, config_id: str) -> list[str]:
         problems.append(f"config {config_id}: {envelope.instance_type} scales to {envelope.cpu_cores:.3g} cores, "
                         f"below the smallest CPU envelope ({MIN_CORES:g} cores: {MIN_QUOTA_US} us of every "
                         f"{CPU_PERIOD_US} us); raise cpu_cores_per_vcpu")
-    if envelope.memory_bytes < MIN_NODE_MEMORY_MIB * MIB:
-        problems.append(f"config {config_id}: {envelope.instance_type} scales to {envelope.memory_bytes / MIB:.0f} MiB "
-                        f"of memory, below {MIN_NODE_MEMORY_MIB} MiB (an idle RabbitMQ node holds ~140 MB, and its "
-                        f"high watermark is 0.4 of its memory); raise memory_mib_per_gib")
+    watermark = envelope.watermark_bytes
+    if watermark is not None and envelope.idle_bytes > MAX_IDLE_WATERMARK_SHARE * watermark:
+        problems.append(f"config {config_id}: an idle node holds {envelope.idle_bytes / MIB:.0f} MiB, "
+                        f"{envelope.idle_bytes / watermark:.2f} of the {watermark / MIB:.0f} MiB high watermark "
+                        f"{envelope.instance_type} scales to (at most {MAX_IDLE_WATERMARK_SHARE:g}, or load would meet "
+                        f"the alarm early); raise memory_mib_per_gib")
     return problems
 
 

@@ -26,7 +26,7 @@ from adapters import envelope as env
 from adapters.nodestats import LocalNodeReader, rates
 from sizing.cluster import NodeInfo
 from sizing.records import CPU_SOURCE_CGROUP
-from sizing.scalemodel import CPU_PERIOD_US, MIB, MIN_NODE_MEMORY_MIB, NodeEnvelope, cpu_quota_us
+from sizing.scalemodel import CPU_PERIOD_US, MIB, NodeEnvelope, cpu_quota_us
 
 SUPPORT = env.detect_support() if os.geteuid() == 0 else None
 # `cluster`: no RabbitMQ, but it keeps cores busy for ~10 s and reads them, so it runs with the heavy group.
@@ -79,7 +79,7 @@ def busy_nodes(tmp_path: Path) -> Iterator[list[BusyNode]]:
         for number, cores in enumerate(QUOTAS, 1):
             node_dir = state_root / f"node-{number}"
             node_dir.mkdir()
-            envelope = NodeEnvelope("test", cores, CPU_PERIOD_US, cpu_quota_us(cores), MIN_NODE_MEMORY_MIB * MIB, ())
+            envelope = NodeEnvelope("test", cores, CPU_PERIOD_US, cpu_quota_us(cores), 256 * MIB, ())
             record = env.create_node(node_dir, envelope, f"{cluster}/node-{number}", cpu_only)
             procs.append(subprocess.Popen(env.enter_command(record.procs, ["/bin/sh", "-c", "while :; do :; done"])))
             (node_dir / "node.pid").write_text(str(procs[-1].pid))  # env execs sh, which execs the loop: one pid

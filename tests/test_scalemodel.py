@@ -19,17 +19,21 @@ from sizing.fields import SpecError
 from sizing.scalemodel import (
     DEFAULT_FACTORS,
     GIB,
+    IDLE_FOOTPRINT_MIB,
     MIB,
     RESERVED_CORES,
     ClusterEnvelopes,
     Machine,
+    NodeEnvelope,
     ScaleFactors,
     cluster_envelopes,
     envelope_problems,
     fit_problems,
     measured_on,
+    min_memory_mib_per_gib,
     node_envelope,
     peak_demand,
+    watermark_relative,
 )
 from sizing.spec import load_campaign, parse_campaign
 
@@ -48,9 +52,10 @@ def data(volume_type: str, size_gb: int | None = None, iops: int | None = None) 
 def test_one_factor_per_resource_keeps_the_catalogs_ratios_between_instance_types(quick):
     small = node_envelope(quick.catalog, "c5.2xlarge", data("gp2"), DEFAULT_FACTORS)
     large = node_envelope(quick.catalog, "c5.4xlarge", data("gp2"), DEFAULT_FACTORS)
-    # catalog: 8 vCPUs / 16 GiB and 16 vCPUs / 32 GiB; factors 0.025 cores per vCPU, 64 MiB per GiB
+    # catalog: 8 vCPUs / 16 GiB and 16 vCPUs / 32 GiB; factors 0.025 cores per vCPU, 168 MiB per GiB, plus 3.10's
+    # idle footprint (160 MiB) on top of each: the scaled RAM keeps the catalog's ratio, the footprint does not scale
     assert (small.cpu_cores, large.cpu_cores) == pytest.approx((0.2, 0.4))
-    assert (small.memory_bytes, large.memory_bytes) == (1024 * MIB, 2048 * MIB)
+    assert (small.memory_bytes, large.memory_bytes) == (2848 * MIB, 5536 * MIB)
     # a quota of 0.2 cores over the 20 ms period is 4 ms
     assert (small.cpu_period_us, small.cpu_quota_us, large.cpu_quota_us) == (20_000, 4_000, 8_000)
 
@@ -116,8 +121,8 @@ def test_every_measurement_names_what_it_was_measured_on():
     assert measured_on(None, "aws") == "aws"
     assert "no scale model" in measured_on(None, "local")
     assert measured_on(DEFAULT_FACTORS, "local") == (
-        "local scale model: 1 vCPU = 0.025 reference cores (uncalibrated host), 1 GiB RAM = 64 MiB, volume IOPS and "
-        "MiB/s / 10; load generator 1 cores")
+        "local scale model: 1 vCPU = 0.025 reference cores (uncalibrated host), 1 GiB RAM = 168 MiB + the broker's "
+        "idle footprint, volume IOPS and MiB/s / 10; load generator 1 cores")
     calibrated = replace(DEFAULT_FACTORS, host_speed=2.0)
     assert "1 vCPU = 0.025 reference cores (host calibration: 1 core here = 2.00 reference cores)" in measured_on(
         calibrated, "local")
@@ -209,3 +214,69 @@ def test_the_memory_the_broker_is_told_is_the_scale_models_alone(quick):
     assert [p.path for p in err.value.problems] == ["broker_config.total_memory_available_override_value"]
     off = {**quick.raw, "scale_model": "off", "broker_config": {"total_memory_available_override_value": 8 << 30}}
     assert parse_campaign(off, catalog=quick.catalog).scale_model is None  # without a scale model it is the user's
+
+
+# ------------------------------------------------------------------------------------------ the memory rule (issue 44)
+
+
+def test_the_envelope_holds_the_idle_footprint_on_top_and_the_watermark_gives_the_scaled_ram_its_cloud_share(quick):
+    """By hand: c5.xlarge (8 GiB) at 168 MiB per GiB is 1344 MiB scaled; 3.10 idles at 160 MiB, 4.0 at 140 MiB."""
+    # RabbitMQ's own default watermark: 0.4 on 3.10, 0.6 from 4.0 on
+    for version, idle, relative in ((None, 160, 0.4), ("3.10", 160, 0.4), ("4.0", 140, 0.6)):
+        env = node_envelope(quick.catalog, "c5.xlarge", data("gp2"), DEFAULT_FACTORS, version)
+        assert env.memory_bytes == (1344 + idle) * MIB  # the cgroup's limit
+        assert env.idle_bytes == idle * MIB
+        assert env.broker_memory_bytes == pytest.approx((1344 + idle / relative) * MIB, abs=1)  # what it is told
+        assert env.watermark_bytes == pytest.approx((idle + relative * 1344) * MIB, abs=2)  # its mem_limit
+        assert env.watermark_bytes < env.memory_bytes  # the alarm fires inside the cgroup's limit
+    # a campaign's own relative watermark: the scaled RAM's share is its, the footprint is still on top
+    half = node_envelope(quick.catalog, "c5.xlarge", data("gp2"), DEFAULT_FACTORS, None,
+                         {"vm_memory_high_watermark.relative": 0.5})
+    assert half.watermark_bytes == pytest.approx((160 + 0.5 * 1344) * MIB, abs=2)
+    # an absolute watermark is the campaign's own: the scale model sets none (and checks none)
+    absolute = node_envelope(quick.catalog, "c5.xlarge", data("gp2"), DEFAULT_FACTORS, None,
+                             {"vm_memory_high_watermark.absolute": "300MB"})
+    assert absolute.watermark_bytes is None and absolute.memory_bytes == (1344 + 160) * MIB
+    assert envelope_problems(absolute, "x") == []
+
+
+def test_the_watermark_the_broker_applies_is_the_campaigns_own_or_the_default():
+    assert watermark_relative({}) == 0.4 and watermark_relative({}, "4.0") == 0.6
+    assert watermark_relative({"vm_memory_high_watermark.relative": 0.5}) == 0.5
+    assert watermark_relative({"vm_memory_high_watermark.absolute": "300MB"}) is None
+
+
+@pytest.mark.parametrize("catalog", sorted(p.stem for p in (REPO / "catalogs").glob("*.yaml")))
+def test_no_idle_envelope_is_above_a_quarter_of_its_watermark_on_the_default_factors(catalog):
+    """The invariant of issue 44, for every instance type of every shipped catalog and every version the local
+    target runs; and the default factor is the smallest round figure that keeps it (a tenth less would not)."""
+    from sizing.catalog import load_catalog
+
+    c = load_catalog(catalog)
+    assert c.instances
+    for name in c.instances:
+        for version in (None, *IDLE_FOOTPRINT_MIB):
+            env = node_envelope(c, name, data("gp2"), DEFAULT_FACTORS, version)
+            assert env.idle_bytes <= 0.25 * env.watermark_bytes, (name, version)
+            assert envelope_problems(env, "x") == []
+    smallest = min(i.memory_gib for i in load_catalog("gcp-us-central1-2020").instances.values())
+    needed = max(min_memory_mib_per_gib(smallest, v) for v in IDLE_FOOTPRINT_MIB)
+    assert needed <= DEFAULT_FACTORS.memory_mib_per_gib < 1.1 * needed
+
+
+def test_an_envelope_too_small_for_the_idle_footprint_is_refused_with_the_factor_to_raise(quick):
+    """c5.xlarge at 64 MiB per GiB (the factor before issue 44): 512 MiB scaled, a 160 + 205 MiB watermark: 0.44."""
+    env = node_envelope(quick.catalog, "c5.xlarge", data("gp2"), ScaleFactors(memory_mib_per_gib=64))
+    (problem,) = envelope_problems(env, "n1-c5.xlarge-gp2")
+    assert "0.44 of the 365 MiB high watermark" in problem and "memory_mib_per_gib" in problem
+    with pytest.raises(SpecError) as err:  # also when the campaign's own relative watermark leaves too little
+        parse_campaign({**quick.raw, "broker_config": {"vm_memory_high_watermark.relative": 0.05}},
+                       catalog=quick.catalog)
+    assert any(p.path == "scale_model" and "of the" in p.reason for p in err.value.problems)
+
+
+def test_an_envelope_recorded_before_the_memory_rule_still_reads():
+    old = {"instance_type": "c5.2xlarge", "cpu_cores": 0.2, "cpu_period_us": 20_000, "cpu_quota_us": 4_000,
+           "memory_bytes": 1 << 30, "volumes": []}
+    env = NodeEnvelope.from_dict(old)
+    assert env.broker_memory_bytes is None and env.idle_bytes == 0 and env.watermark_bytes == int(0.4 * (1 << 30))

@@ -26,6 +26,7 @@ from adapters.rootfs import built_root
 from adapters.terraform import LocalClusterStack, local_stack_variables, prepare_local_root
 from sizing.cluster import ClusterInfo, NodeInfo
 from sizing.runplan import config_request
+from sizing.scalemodel import MIB
 from sizing.spec import load_campaign
 from tests.fixtures.cluster import busy_ports, cluster_plan
 
@@ -230,13 +231,16 @@ def test_a_4_0_node_runs_in_the_scale_models_envelope(tmp_path):
         mounts = {line.split()[4]: line.split(" - ")[1].split()[1] for line in
                   Path(f"/proc/{pid}/mountinfo").read_text().splitlines()}
         assert mounts[node.data_dir].startswith("/dev/loop")  # its data volume, inside the root at its own path
-        # the broker's memory is the envelope's (its watermark, 0.6 on 4.0, is of that), not the machine's
+        # the broker's memory is the envelope's, not the machine's: 4.0's watermark (0.6 of the total it is told) is
+        # the rule's, 4.0's idle footprint + 0.6 x the scaled RAM (sizing.scalemodel.node_envelope)
         deadline = time.monotonic() + 20
         stats = ManagementClient(cluster).get("/api/nodes")[0]
         while "mem_limit" not in stats and time.monotonic() < deadline:
             time.sleep(0.5)
             stats = ManagementClient(cluster).get("/api/nodes")[0]
-        assert stats["mem_limit"] == int(0.6 * envelopes.node.memory_bytes)
+        scaled = envelopes.node.memory_bytes - envelopes.node.idle_bytes
+        assert envelopes.node.idle_bytes == 140 * MIB
+        assert stats["mem_limit"] == pytest.approx(140 * MIB + 0.6 * scaled, abs=2)
         cluster_dir = stack.workspace.work_dir / cluster.cluster_name
     finally:
         stack.destroy()

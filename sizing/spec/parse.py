@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from string import Formatter
 from typing import Any
@@ -686,14 +686,19 @@ def _parse_budget(root: Fields) -> Budget | None:
     return Budget(max_cost, max_hours, parallelism or 1)
 
 
-def _parse_scale_model(root: Fields, deployment: str | None, catalog: Catalog | None,
-                       clusters: list[ClusterShape]) -> ScaleFactors | None:
+def _parse_scale_model(root: Fields, deployment: str | None, catalog: Catalog | None, clusters: list[ClusterShape],
+                       broker_config: Mapping[str, Any]) -> ScaleFactors | None:
     """`scale_model:` absent (the default factors on the local target), `off`, or a mapping of factors (each a
-    positive number; the others keep their defaults). Only the local target has a scale model."""
+    positive number; the others keep their defaults). Only the local target has a scale model. Every config's
+    envelope must hold a node (envelope_problems), on the default factors too: a campaign's own relative watermark
+    can leave too little of it."""
     value = root.raw("scale_model", None)
     scalar_form("scale_model")  # `scale_model: off`, or a mapping of factors
     if value is None:
-        return DEFAULT_FACTORS if deployment == "local" else None
+        if deployment != "local":
+            return None
+        return _envelopes_hold_a_node(lambda reason: root.fail("scale_model", reason), DEFAULT_FACTORS, catalog,
+                                      clusters, broker_config)
     if value is False or value == OFF:
         return None
     if deployment != "local":
@@ -712,13 +717,19 @@ def _parse_scale_model(root: Fields, deployment: str | None, catalog: Catalog | 
     f.done()
     if any(v is None for v in values.values()):
         return None
-    factors = ScaleFactors(**values)
+    return _envelopes_hold_a_node(lambda reason: f.fail("", reason), ScaleFactors(**values), catalog, clusters,
+                                  broker_config)
+
+
+def _envelopes_hold_a_node(fail: Callable[[str], None], factors: ScaleFactors, catalog: Catalog | None,
+                           clusters: list[ClusterShape], broker_config: Mapping[str, Any]) -> ScaleFactors:
     if catalog is not None:
         for shape in clusters:
             if shape.instance_type in catalog.instances:
-                envelope = node_envelope(catalog, shape.instance_type, shape.volumes, factors)
+                envelope = node_envelope(catalog, shape.instance_type, shape.volumes, factors, shape.rabbitmq_version,
+                                         broker_config)
                 for reason in envelope_problems(envelope, shape.config_id):
-                    f.fail("", reason)
+                    fail(reason)
     return factors
 
 
@@ -894,7 +905,7 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
     budget = _parse_budget(root)
     purpose = root.str("purpose", "size", choices=PURPOSES)
     comparison = _parse_comparison(root, purpose, clusters, scenarios)
-    scale_model = _parse_scale_model(root, deployment, catalog, clusters)
+    scale_model = _parse_scale_model(root, deployment, catalog, clusters, broker_config)
     if scale_model is not None and MEMORY_OVERRIDE in broker_config:
         root.fail(f"broker_config.{MEMORY_OVERRIDE}", "is set by the scale model (the node's memory envelope, so the "
                                                      "high watermark is relative to it); remove it, or set "

@@ -87,10 +87,11 @@ ENV
   printf '%s\n' "$NODE_CONF" >"$node_dir/rabbitmq.conf"
   if [ -f "$node_dir/envelope.env" ]; then
     cat "$node_dir/envelope.env" >>"$node_dir/node.env"
-    # The broker's total memory is its envelope's, so its high watermark (and alarms) are relative to the envelope.
+    # The broker's total memory as the scale model computes it (sizing.scalemodel.node_envelope), so that its high
+    # watermark is the version's idle footprint plus its relative share of the scaled RAM.
     . "$node_dir/envelope.env"
-    if [ -n "${ENVELOPE_MEMORY_BYTES:-}" ]; then
-      echo "total_memory_available_override_value = $ENVELOPE_MEMORY_BYTES" >>"$node_dir/rabbitmq.conf"
+    if [ -n "${ENVELOPE_BROKER_MEMORY_BYTES:-}" ]; then
+      echo "total_memory_available_override_value = $ENVELOPE_BROKER_MEMORY_BYTES" >>"$node_dir/rabbitmq.conf"
     fi
   fi
   ;;
