@@ -220,6 +220,7 @@ class SeedVerdict:
 
 
 DEMO = (("local-quick", "demo"),)
+ADVERSE_LOCAL = (("adverse-local", "adverse1"),)  # seed 002's adverse suite on one node of the scale model
 SEED_002_KILL = ("Some clusters did better than others but no cluster gets to the end of the test without seeing a "
                  "drop in throughput when a broker is killed.")
 
@@ -247,6 +248,23 @@ SEEDS: tuple[SeedVerdict, ...] = (
         "But the 7x16 was the best all-rounder when taking into account the resiliency tests.",
         "recommendation (sizing.recommendation.from_tables on the re-judged adverse rows): none recommended, every "
         "config fails `broker-kill`", DEMO, no_survivor("broker-kill"), REPRODUCED),
+    SeedVerdict(
+        "002", "through a consumer slowdown the publishing continues unaffected (one node of the scale model)",
+        "Our requirements dictated that if we suffer a consumer slowdown, the publishing should continue unaffected",
+        "adverse `consumer-slowdown` (backlog criterion): `held` by sizing.adverse.judge (sizing.rules.backlog_held: "
+        "publishers reduced within the tolerance, nothing lost, the backlog drained)", ADVERSE_LOCAL,
+        backlog_held("consumer-slowdown", want=True), REPRODUCED),
+    SeedVerdict(
+        "002", "the queue absorbs a publish peak the consumers cannot carry (one node of the scale model)",
+        "instead you allow the message queue to absorb the extra traffic instead. Then you process the backlog over "
+        "a time period.",
+        "adverse `publish-peak` (backlog criterion, as above)", ADVERSE_LOCAL, backlog_held("publish-peak", want=True),
+        REPRODUCED),
+    SeedVerdict(
+        "002", "a peak beyond what the cluster absorbs is not handled (one node of the scale model)",
+        "The other clusters got close but were not able to handle the target rate.",
+        "adverse `publish-peak-overload` (backlog criterion, as above): not held", ADVERSE_LOCAL,
+        backlog_held("publish-peak-overload", want=False), REPRODUCED),
 )
 
 
