@@ -169,16 +169,24 @@ def tf_string(value: Any) -> str:
 
 def local_stack_variables(plan: ConfigPlan, broker_config: Mapping[str, Any], work_dir: Path | str,
                           username: str = "guest", password: str = "guest",
-                          envelopes: ClusterEnvelopes | None = None) -> dict[str, Any]:
+                          envelopes: ClusterEnvelopes | None = None,
+                          rootfs: Path | str | None = None) -> dict[str, Any]:
     """Variables of terraform/stacks/local for one cluster (config and repeat). With `envelopes` (the scale model),
     its nodes and load generator run in them, under a cgroup named for the workspace's state root and the port block
-    (adapters.envelope.cluster_cgroup; work_dir is <state root>/<campaign>/<cluster>/work)."""
+    (adapters.envelope.cluster_cgroup; work_dir is <state root>/<campaign>/<cluster>/work).
+
+    Builds nothing: a config on the chroot runtime (4.0) needs `rootfs`, the root its bring-up prepared first
+    (prepare_local_root), so building variables never waits on a debootstrap."""
     if plan.shape.nodes > LOCAL_MAX_NODES:
         raise ValueError(f"config {plan.config_id} has {plan.shape.nodes} nodes; a local cluster holds at most "
                          f"{LOCAL_MAX_NODES} (its {LOCAL_PORT_BLOCK}-port block: sizing.localports)")
     if plan.local_port_base + LOCAL_PORT_BLOCK > 65536:
         raise ValueError(f"cluster {plan.cluster_key} would need ports from {plan.local_port_base} (slot {plan.slot}), "
                          f"past 65535: fewer configs x repeats, or a smaller SIZING_SLOT_OFFSET")
+    runtime = local_runtime(plan.shape.rabbitmq_version)
+    if runtime == "chroot" and not rootfs:
+        raise ValueError(f"config {plan.config_id} runs RabbitMQ {plan.shape.rabbitmq_version} in the chroot runtime: "
+                         f"prepare its root first (adapters.terraform.prepare_local_root) and pass it as rootfs")
     return {
         "campaign": plan.campaign,
         "config_id": plan.config_id,
@@ -194,9 +202,8 @@ def local_stack_variables(plan: ConfigPlan, broker_config: Mapping[str, Any], wo
             envelopes, cgroup=cluster_cgroup(Path(work_dir).resolve().parents[2], plan.local_port_base)).to_dict(),
             sort_keys=True),
         "python": sys.executable,
-        # The 4.0 root is built here, on first use, only for a config that runs on it (make demo never builds it).
-        "runtime": (runtime := local_runtime(plan.shape.rabbitmq_version)),
-        "rootfs": str(ensure_root()) if runtime == "chroot" else "",
+        "runtime": runtime,
+        "rootfs": str(rootfs) if runtime == "chroot" else "",
     }
 
 
@@ -238,6 +245,14 @@ def aws_stack_variables(plan: ConfigPlan, request: ClusterRequest, region: str =
 
 
 # ------------------------------------------------------------------------------------------------- I/O
+
+
+def prepare_local_root(plan: ConfigPlan) -> Path | None:
+    """The bring-up's first step for a local cluster: the root its nodes run in, built on first use (about 40 s)
+    only for a config on the chroot runtime (4.0; make demo never builds it). None: the host runtime, nothing run."""
+    if local_runtime(plan.shape.rabbitmq_version) != "chroot":
+        return None
+    return ensure_root()
 
 
 def run(command: TerraformCommand, logger: logging.Logger | None = None, capture_stdout: bool = False,
@@ -352,14 +367,17 @@ class LocalClusterStack(TerraformStack):
                  terraform_root: Path | str = TERRAFORM_ROOT, **kwargs: Any):
         super().__init__(workspace("local", campaign, cluster_key, state_root, terraform_root), **kwargs)
 
-    def variables(self, plan: ConfigPlan, request: ClusterRequest) -> dict[str, Any]:
-        return local_stack_variables(plan, request.broker_config, self.workspace.work_dir, envelopes=request.envelopes)
+    def variables(self, plan: ConfigPlan, request: ClusterRequest,
+                  rootfs: Path | str | None = None) -> dict[str, Any]:
+        return local_stack_variables(plan, request.broker_config, self.workspace.work_dir, envelopes=request.envelopes,
+                                     rootfs=rootfs)
 
     def apply(self, plan: ConfigPlan, request: ClusterRequest) -> ClusterInfo:
         if (plan.campaign, plan.cluster_key) != (self.workspace.state_dir.parent.name, self.workspace.state_dir.name):
             raise ValueError(f"plan {plan.campaign}/{plan.cluster_key} does not belong to workspace "
                              f"{self.workspace.state_dir}")
-        return ClusterInfo.from_terraform_outputs(self.apply_variables(self.variables(plan, request)))
+        rootfs = prepare_local_root(plan)  # the root first, then the variables that name it
+        return ClusterInfo.from_terraform_outputs(self.apply_variables(self.variables(plan, request, rootfs)))
 
     def up(self, variables: Mapping[str, Any], healthy_within_s: float = 60.0) -> ClusterInfo:
         """Apply and wait until every node runs; a cluster that never gets healthy is destroyed again."""

@@ -536,8 +536,8 @@ def output_to(path: Path):
 def _trigger(args: argparse.Namespace) -> int:
     """trigger and backfill: the run's params (sizing.runparams) from the options, checked against the spec as the
     DAG's validate_spec checks them (every problem, before Airflow is asked), sent as the run's conf."""
+    from adapters.airflowapi import AirflowClient, AirflowLogin
     from adapters.planning import checked_params
-    from app.stackstate import AirflowClient, AirflowLogin
     from sizing.runparams import RunParams
 
     params = RunParams.from_dict({p.name: getattr(args, p.name) for p in RUN_PARAMS})

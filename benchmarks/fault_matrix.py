@@ -90,8 +90,8 @@ def wait_for_task(client: demo.AirflowClient, run_id: str, task_id: str, timeout
 def leaked_clusters(s: demo.DemoSettings) -> int:
     """Port blocks of the trial slot still bound + Terraform workspaces with resources + the stack's RabbitMQ VMs."""
     blocks = [b for b in (local_port_base(SLOT_OFFSET),) if busy_ports(b)]
-    beams = [pid for pid in demo._leftover_pids(s) if "beam" in processes("beam").get(pid, "")]
-    return len(blocks) + len(demo._leftover_workspaces(s)) + len(beams)
+    beams = [pid for pid in demo.stack._leftover_pids(s) if "beam" in processes("beam").get(pid, "")]
+    return len(blocks) + len(demo.stack._leftover_workspaces(s)) + len(beams)
 
 
 def watch(s: demo.DemoSettings, client: demo.AirflowClient, run_id: str, since: float, timeout_s: float = 900
@@ -102,7 +102,7 @@ def watch(s: demo.DemoSettings, client: demo.AirflowClient, run_id: str, since: 
                                      check=lambda: demo.check_services(s, run_id))
     except demo.StackDown as down:
         return str(down), time.monotonic() - since, None
-    failed = [f"{demo._label(t)}: {demo.failure_reason(client, DAG_ID, run_id, t)[:200]}"
+    failed = [f"{demo.label(t)}: {demo.failure_reason(client, DAG_ID, run_id, t)[:200]}"
               for t in sorted(tis, key=lambda t: t.get("start_date") or "~") if t.get("state") == "failed"]
     return (f"run {run['state']}" + (f"; {failed[0]}" if failed else "")), time.monotonic() - since, run
 

@@ -167,14 +167,14 @@ def micro(messages: int = 200_000) -> dict[str, float]:
 
 
 def stand_up_cluster(state_root: Path, slot: int = SLOT):
-    from adapters.terraform import LocalClusterStack, local_stack_variables
+    from adapters.terraform import LocalClusterStack, local_stack_variables, prepare_local_root
     from sizing.cost import Volume
     from sizing.plan import ConfigPlan
     from sizing.spec import ClusterShape
 
     plan = ConfigPlan("bench", f"slot{slot}-n3", ClusterShape(3, "c5.2xlarge", Volume("gp2")), slot, 0.0)
     stack = LocalClusterStack(plan.campaign, plan.config_id, state_root=state_root)
-    variables = local_stack_variables(plan, {}, stack.workspace.work_dir)
+    variables = local_stack_variables(plan, {}, stack.workspace.work_dir, rootfs=prepare_local_root(plan))
     return stack.up(variables, healthy_within_s=90), stack
 
 

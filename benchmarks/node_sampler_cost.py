@@ -21,7 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from adapters.terraform import LocalClusterStack, local_stack_variables  # noqa: E402
+from adapters.terraform import LocalClusterStack, local_stack_variables, prepare_local_root  # noqa: E402
 from loadgen.nodes import NodeSampler  # noqa: E402
 from sizing.cost import Volume  # noqa: E402
 from sizing.plan import ConfigPlan  # noqa: E402
@@ -53,7 +53,8 @@ def main() -> int:
                       monthly_cost=0.0)
     with tempfile.TemporaryDirectory() as state:
         stack = LocalClusterStack(plan.campaign, plan.config_id, state_root=Path(state), logger=logging.getLogger())
-        cluster = stack.up(local_stack_variables(plan, {}, stack.workspace.work_dir, "guest", "guest"),
+        cluster = stack.up(local_stack_variables(plan, {}, stack.workspace.work_dir, "guest", "guest",
+                                                 rootfs=prepare_local_root(plan)),
                            healthy_within_s=120)
         try:
             idle, _ = cpu_per_second(args.seconds, None)

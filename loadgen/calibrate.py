@@ -49,7 +49,8 @@ def measure(echo: Callable[[str], None] = print, slot: int = SLOT,
     import pyarrow.parquet as pq
 
     from adapters import envelope as env
-    from adapters.terraform import LocalClusterStack, local_stack_variables
+    from adapters.nodestats import read_machine_cpu
+    from adapters.terraform import LocalClusterStack, local_stack_variables, prepare_local_root
     from loadgen.runner import Runner, RunOptions
     from sizing import raw_layout
     from sizing.plan import ConfigPlan
@@ -62,7 +63,8 @@ def measure(echo: Callable[[str], None] = print, slot: int = SLOT,
         state_root, out_dir = Path(tmp) / "state", Path(tmp) / "records"
         stack = LocalClusterStack(plan.campaign, plan.config_id, state_root=state_root)
         try:
-            variables = local_stack_variables(plan, {}, stack.workspace.work_dir, envelopes=envelopes)
+            variables = local_stack_variables(plan, {}, stack.workspace.work_dir, envelopes=envelopes,
+                                              rootfs=prepare_local_root(plan))
             echo(f"calibration: a reference node at {node_cores:g} cores (slot {slot})")
             cluster = stack.up(variables, healthy_within_s=HEALTHY_WITHIN_S)
             node = cluster.node(1)
@@ -76,11 +78,14 @@ def measure(echo: Callable[[str], None] = print, slot: int = SLOT,
             runner = Runner(campaign, shape.config_id, "reference", f"cal{int(time.time())}", cluster,
                             options=options, echo=lambda line: None)
             samples: list[tuple[float, int]] = []  # (epoch s, the node cgroup's CPU ns): the OS's own counter
+            machine: list[tuple[float, int]] = []  # (epoch s, the machine's busy CPU ns: /proc/stat)
             done = threading.Event()
 
             def sample() -> None:
                 while not done.wait(0.2):
-                    samples.append((time.time(), cgroups.cpu_usage_ns(record.cgroup)))
+                    now = time.time()
+                    samples.append((now, cgroups.cpu_usage_ns(record.cgroup)))
+                    machine.append((now, int(read_machine_cpu().busy_s() * 1e9)))
 
             sampler = threading.Thread(target=sample, name="calibration-cpu", daemon=True)
             start = time.time()
@@ -105,9 +110,11 @@ def measure(echo: Callable[[str], None] = print, slot: int = SLOT,
         by_second[row["ts"]] = by_second.get(row["ts"], 0) + int(row["confirmed"])
     t0, t1 = min(by_second), max(by_second) + 1.0
     cpu_s = (_interpolate(samples, t1) - _interpolate(samples, t0)) / 1e9
+    machine_s = (_interpolate(machine, t1) - _interpolate(machine, t0)) / 1e9
     calibration = HostCalibration(fingerprint=fingerprint, cpu_model=model, cores=cores, measured_at=start,
                                   node_cores=node_cores, measured_s=t1 - t0,
-                                  messages=sum(by_second.values()), node_cpu_s=cpu_s)
+                                  messages=sum(by_second.values()), node_cpu_s=cpu_s,
+                                  rest_cpu_s=max(0.0, machine_s - cpu_s))
     problems = calibration.problems() if judged else []
     if problems:
         raise CalibrationError("; ".join(problems))

@@ -39,11 +39,10 @@ def default_executor(cluster: ClusterInfo, broker_config: Mapping[str, Any] | No
 
         return LocalFaultExecutor(cluster, broker_config)
     if cluster.target == "aws":
-        import boto3
-
+        from adapters.ssm import ssm_client
         from loadgen.faults.ssm import SsmFaultExecutor
 
-        return SsmFaultExecutor(cluster, boto3.client("ssm"), broker_config)
+        return SsmFaultExecutor(cluster, ssm_client(), broker_config)  # the client from the edge, handed in
     raise FaultError(f"no fault executor for target {cluster.target!r}")
 
 

@@ -125,12 +125,15 @@ def series_tables(raw: dict[str, pa.Table]) -> dict[str, pa.Table]:
     tables without running Spark."""
     import pandas as pd
 
-    from spark_jobs.lib import phase_summary, series
+    from spark_jobs.lib import series
+    from spark_jobs.lib.phase_summary.client_fold import _series
+    from spark_jobs.lib.phase_summary.client_series import _client_series_of_run
+    from spark_jobs.lib.phase_summary.keys import with_group_rows
 
     out = {}
     if "client_seconds" in raw:
-        blocks = phase_summary._series(phase_summary._with_group(raw["client_seconds"]))
-        rows = phase_summary._client_series_of_run(blocks.to_pandas()) if blocks is not None else pd.DataFrame()
+        blocks = _series(with_group_rows(raw["client_seconds"]))
+        rows = _client_series_of_run(blocks.to_pandas()) if blocks is not None else pd.DataFrame()
         out["client_series"] = pa.Table.from_pandas(rows, schema=series.arrow_schema("client_series"),
                                                     preserve_index=False)
     if "node_seconds" in raw:

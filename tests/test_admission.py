@@ -136,8 +136,8 @@ def test_the_cli_and_the_dag_refuse_the_same_input_in_the_same_words(refused_spe
 
 
 def test_sizing_trigger_says_the_notes_the_dag_will_say_before_it_triggers(monkeypatch, tmp_path, capsys):
+    from adapters.airflowapi import AirflowClient
     from app import cli
-    from app.stackstate import AirflowClient
 
     sent: list[dict] = []
     monkeypatch.setattr(AirflowClient, "__init__", lambda self, login: None)  # no Airflow here

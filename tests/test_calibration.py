@@ -133,3 +133,15 @@ def test_the_reference_workload_is_a_valid_campaign_at_the_maximum_rate():
     (scenario,) = campaign.scenarios
     assert campaign.scale_model is None  # the reference node's envelope is fixed, not scaled
     assert scenario.name == "reference" and campaign.clusters[0].nodes == 1
+
+
+def test_a_calibration_taken_on_a_busy_machine_is_refused():
+    """The rest of the machine (the load generator included) may use at most MAX_REST_CORES while the node is
+    measured: beyond, a core does less work whatever its cgroup weight (measured: 28,200 quiet, 22,200 busy)."""
+    from sizing.calibration import MAX_REST_CORES
+
+    quiet = replace(measurement(int(2 * REFERENCE_MSG_S_PER_CORE * 5), 5.0), rest_cpu_s=0.3 * 20)
+    busy = replace(quiet, rest_cpu_s=(MAX_REST_CORES + 0.1) * 20)
+    assert quiet.problems() == []
+    assert "busy machine" in busy.problems()[0] and "quiet machine" in busy.problems()[0]
+    assert HostCalibration.from_dict(quiet.to_dict()) == quiet  # the new field is stored with the rest

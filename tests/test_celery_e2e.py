@@ -21,9 +21,9 @@ from urllib.parse import quote
 
 import pytest
 
+from adapters.airflowapi import AirflowClient, AirflowLogin
 from adapters.management import ManagementClient
 from adapters.objectstore import StoreSpec
-from app.stackstate import AirflowClient, AirflowLogin
 from tests.fixtures.celery_stack import WORKERS, CeleryStack, Postgres
 from tests.fixtures.cluster import busy_ports
 

@@ -29,6 +29,7 @@ from loadgen.runner import Runner, RunOptions
 from sizing import raw_layout, rules
 from sizing.spec import parse_campaign
 from spark_jobs.lib import phase_summary as ps
+from spark_jobs.lib.phase_summary.client_stats import _final_client
 
 pytestmark = pytest.mark.cluster
 
@@ -75,7 +76,7 @@ def test_a_window_over_a_known_round_trip_is_named_publisher_window(cluster, tmp
     folded = pa.Table.from_batches(list(ps.fold_client_seconds(iter(read(tmp_path, runner, "client_seconds")
                                                                     .to_batches()))))
     partial = folded.filter(pc.and_(pc.equal(folded["kind"], ps.PARTIAL), pc.equal(folded["phase"], 1)))
-    row = ps._final_client(partial).to_pylist()[0]
+    row = _final_client(partial).to_pylist()[0]
     steady_s = DURATION_S - WARMUP_S
     confirm_rate, consume_rate = row["confirmed"] / steady_s, row["consumed"] / steady_s
     carried = rules.carried_rate(confirm_rate, consume_rate)

@@ -47,7 +47,7 @@ def test_stop_ends_what_a_killed_scheduler_left_running(tmp_path):
     fake = s.bin_dir / "airflow"
     fake.write_text(FAKE_SCHEDULER.format(python=sys.executable))
     fake.chmod(0o755)
-    scheduler = demo._start(s, "scheduler", [str(fake)], dict(os.environ))
+    scheduler = demo.stack._start(s, "scheduler", [str(fake)], dict(os.environ))
     assert demo.running_pid(s, "scheduler") == scheduler
     assert _wait(lambda: len(demo.stack_processes(s)) == 3), demo.stack_processes(s)
     os.kill(scheduler, signal.SIGKILL)

@@ -27,7 +27,7 @@ import pytest
 from adapters import envelope as env
 from adapters.management import ManagementClient
 from adapters.nodestats import LocalNodeReader, rates
-from adapters.terraform import LocalClusterStack, TerraformError, local_stack_variables
+from adapters.terraform import LocalClusterStack, TerraformError, local_stack_variables, prepare_local_root
 from sizing.cost import Volume
 from sizing.disks import RoleVolume
 from sizing.plan import ConfigPlan
@@ -63,7 +63,7 @@ def up(state_root: Path, slot: int, envelopes=None, broker_config=None):
     assert not busy_ports(plan.local_port_base), f"slot {slot} is in use"
     stack = LocalClusterStack(plan.campaign, plan.config_id, state_root=state_root)
     variables = local_stack_variables(plan, broker_config or {}, stack.workspace.work_dir,
-                                      envelopes=envelopes or envelopes_for(plan))
+                                      envelopes=envelopes or envelopes_for(plan), rootfs=prepare_local_root(plan))
     return stack, stack.up(variables, healthy_within_s=90)
 
 

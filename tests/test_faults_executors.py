@@ -229,3 +229,31 @@ def test_ssm_needs_instance_ids():
     client, _ = ssm_stubbed()
     with pytest.raises(FaultError, match="no instance_id"):
         SsmFaultExecutor(LOCAL, client).inject(ev("kill_node"), NODE)
+
+
+def test_the_aws_executor_receives_its_ssm_client_from_the_adapter(monkeypatch):
+    """Issue 47: the load generator makes no boto3 client; adapters.ssm does, and the executor is handed it."""
+    import adapters.ssm
+    from loadgen.nemesis import default_executor
+
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+    client = adapters.ssm.ssm_client()  # no network: a client is made, nothing is sent
+    assert client.meta.service_model.service_name == "ssm" and client.meta.region_name == "eu-west-1"
+    made = object()
+    monkeypatch.setattr(adapters.ssm, "ssm_client", lambda: made)
+    executor = default_executor(AWS)
+    assert isinstance(executor, SsmFaultExecutor) and executor.ssm is made
+
+
+def test_an_unregistered_invocation_is_none_and_other_aws_errors_raise():
+    from botocore.exceptions import ClientError
+
+    from adapters.ssm import command_invocation
+
+    client, stub = ssm_stubbed()
+    stub.add_client_error("get_command_invocation", service_error_code="InvocationDoesNotExist")
+    stub.add_client_error("get_command_invocation", service_error_code="AccessDeniedException")
+    with stub:
+        assert command_invocation(client, "c" * 36, "i-1") is None
+        with pytest.raises(ClientError, match="AccessDenied"):
+            command_invocation(client, "c" * 36, "i-1")

@@ -50,6 +50,8 @@ def tree_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ("sizing/spec/model.py", "import sizing.spec.parse\n", "The campaign spec's parts build on each other one way"),
     ("app/report/sections/leak.py", "import app.report.build\n", "The report's parts build on each other one way"),
     ("app/report/leak.py", "from sizing.histogram import merge_wire\n", "The apps read the analysis' tables"),
+    ("app/leak.py", "import requests\n", "The apps talk HTTP only through adapters"),
+    ("loadgen/faults/leak.py", "import boto3\n", "The load generator makes no AWS client"),
     ("sizing/leak.py", "import sizing.spec\n", None),  # a harmless import: no contract breaks
 ])
 @pytest.mark.tools

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("sizing", "sizing/spec", "adapters", "app", "app/report", "app/report/sections", "loadgen",
-            "loadgen/faults", "spark_jobs/jobs", "spark_jobs/lib", "spark_jobs/tools", "plugins/rabbit_sizing",
-            "plugins/rabbit_sizing/hooks", "plugins/rabbit_sizing/operators", "plugins/rabbit_sizing/sensors")
+PACKAGES = ("sizing", "sizing/spec", "adapters", "app", "app/demo", "app/report", "app/report/sections", "loadgen",
+            "loadgen/faults", "spark_jobs/jobs", "spark_jobs/lib", "spark_jobs/lib/phase_summary", "spark_jobs/tools",
+            "plugins/rabbit_sizing", "plugins/rabbit_sizing/hooks", "plugins/rabbit_sizing/operators",
+            "plugins/rabbit_sizing/sensors")
 
 
 def layout_rows(readme: str) -> dict[str, str]:

@@ -23,6 +23,7 @@ from loadgen.runner import Runner, RunOptions
 from sizing import raw_layout
 from sizing.spec import parse_campaign
 from spark_jobs.lib import phase_summary as ps
+from spark_jobs.lib.phase_summary.client_stats import _final_client
 
 pytestmark = pytest.mark.cluster
 
@@ -107,7 +108,7 @@ def test_two_groups_run_concurrently_each_with_its_own_figures(cluster, tmp_path
     rows = {}
     for key in {(r["phase"], r["group"]) for r in partial.select(["phase", "group"]).to_pylist()}:
         part = partial.filter(pc.and_(pc.equal(partial["phase"], key[0]), pc.equal(partial["group"], key[1])))
-        rows[key] = ps._final_client(part).to_pylist()[0]
+        rows[key] = _final_client(part).to_pylist()[0]
     assert sorted(rows) == [(0, "lazy"), (0, "quorum"), (1, "lazy"), (1, "quorum"), (2, "lazy"), (2, "quorum")]
     steady_s = STEP_S - WARMUP_S
     for phase, fg_rate in ((1, 300.0), (2, 600.0)):

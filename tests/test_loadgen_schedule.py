@@ -201,3 +201,16 @@ def test_a_publisher_answers_the_workers_questions_lateness_books_and_blocked_ti
     assert pub.set_blocked(True, 2.5, 2.0) == 0.0  # already blocked: still since 2.25 s
     assert pub.set_blocked(False, 3.25, 3.0) == pytest.approx(250.0)  # the new second's part
     assert pub.blocked_ms_in(3.0, 4.0) == 0.0 and pub.set_blocked(False, 3.5, 3.0) == 0.0
+
+
+def test_a_blocked_connections_event_carries_the_brokers_own_reason():
+    """connection.blocked's reason as the broker sent it (pika hands the callback the Method frame): the alarm that
+    blocked the publishers, which a management sample taken every few seconds can miss (known answer: the frame pika
+    builds from the broker's method)."""
+    from pika import frame, spec
+
+    from loadgen.client import _blocked_reason
+
+    assert _blocked_reason(frame.Method(0, spec.Connection.Blocked(reason="low on memory"))) == "low on memory"
+    assert _blocked_reason(frame.Method(0, spec.Connection.Blocked(reason=b"low on disk"))) == "low on disk"
+    assert _blocked_reason(None) is None

@@ -46,9 +46,10 @@ def test_phase_summarys_fold_schemas_are_declared_as_columns_and_their_ddl_deriv
     summary = {c.name: c for c in records.PHASE_SUMMARY}
     for c in [*phase_summary.CLIENT_COLUMNS, *phase_summary.DYNAMICS_COLUMNS]:
         assert c in (summary[c.name], *records.RUN_KEY)
-    # No string of the module types a column by hand (`name DOUBLE`): each schema has its one declaration.
-    tree = ast.parse((ROOT / "spark_jobs" / "lib" / "phase_summary.py").read_text())
-    spelled = [node.value for node in ast.walk(tree)
+    # No string of the package's modules types a column by hand (`name DOUBLE`): each schema has its one declaration.
+    modules = sources("spark_jobs/lib/phase_summary")
+    assert len(modules) > 5  # the package, one module per table and the folds, not a stale path
+    spelled = [node.value for text in modules.values() for node in ast.walk(ast.parse(text))
                if isinstance(node, ast.Constant) and isinstance(node.value, str) and SPARK_TYPE.search(node.value)]
     assert spelled == []
 

@@ -91,8 +91,8 @@ def test_every_param_with_a_bad_value_is_one_problem_at_its_path():
 def test_sizing_trigger_sends_the_baseline_as_a_conf_the_dags_params_accept(monkeypatch, tmp_path, capsys):
     """`sizing trigger ... --baseline-run r0`: the conf it posts (the REST client stands in, recording it) carries
     the baseline, and each of its values passes the schema of the DAG param it names (jsonschema, as at trigger)."""
+    from adapters.airflowapi import AirflowClient
     from app import cli
-    from app.stackstate import AirflowClient
 
     sent: list[dict] = []
     monkeypatch.setattr(AirflowClient, "__init__", lambda self, login: None)  # no login: no Airflow here

@@ -14,6 +14,8 @@ from sizing import records
 from sizing.histogram import LogHistogram, merge_wire, quantile_from_counts
 from spark_jobs.lib import phase_summary as ps
 from spark_jobs.lib import series
+from spark_jobs.lib.phase_summary.client_fold import _series
+from spark_jobs.lib.phase_summary.client_series import _client_series_of_run
 
 
 def raw_rows() -> pd.DataFrame:
@@ -58,7 +60,7 @@ def expected(rows: pd.DataFrame) -> pd.DataFrame:
 def test_blocks_give_back_the_per_second_sums_however_the_rows_fall_into_fold_calls(split) -> None:
     rows = raw_rows()
     parts = [rows] if split is None else [rows.iloc[:split], rows.iloc[split:]]
-    blocks = pd.concat([ps._series(pa.Table.from_pandas(p, preserve_index=False)).to_pandas() for p in parts],
+    blocks = pd.concat([_series(pa.Table.from_pandas(p, preserve_index=False)).to_pandas() for p in parts],
                        ignore_index=True)
     # one block per (run, group, phase, warm-up) and fold call: 2 runs x 2 groups x 2 phases x 2 = 16 in one call
     assert len(blocks) >= 16 and (split is not None or len(blocks) == 16)
@@ -115,9 +117,9 @@ def test_client_series_percentiles_are_those_of_each_seconds_histograms_merged_h
     entries and is merged again, the others as the percentiles the fold read."""
     rows = raw_rows()
     parts = [rows] if split is None else [rows.iloc[:split], rows.iloc[split:]]
-    blocks = pd.concat([ps._series(pa.Table.from_pandas(p, preserve_index=False)).to_pandas() for p in parts],
+    blocks = pd.concat([_series(pa.Table.from_pandas(p, preserve_index=False)).to_pandas() for p in parts],
                        ignore_index=True)
-    got = pd.concat([ps._client_series_of_run(part.reset_index(drop=True))
+    got = pd.concat([_client_series_of_run(part.reset_index(drop=True))
                      for _run, part in blocks.groupby("run_id")], ignore_index=True)
     key = ["run_id", "group", "second"]
     assert list(got.columns) == records.table_columns("client_series")
@@ -150,11 +152,11 @@ def test_a_second_split_between_fold_calls_outside_their_edges_is_an_error_not_a
     first = rows[rows["worker"] != 1]
     parts = [pd.concat([first.iloc[:5], rows[rows["worker"] == 1].iloc[8:16], first.iloc[5:10]]),
              pd.concat([rows[rows["worker"] == 1].iloc[:8], first.iloc[10:]])]
-    blocks = pd.concat([ps._series(pa.Table.from_pandas(p, preserve_index=False)).to_pandas() for p in parts],
+    blocks = pd.concat([_series(pa.Table.from_pandas(p, preserve_index=False)).to_pandas() for p in parts],
                        ignore_index=True)
     with pytest.raises(ValueError, match="key order"):
         for _run, part in blocks.groupby("run_id"):
-            ps._client_series_of_run(part.reset_index(drop=True))
+            _client_series_of_run(part.reset_index(drop=True))
 
 
 @pytest.mark.parametrize("split", [24, 48, 72])
@@ -165,7 +167,7 @@ def test_fold_calls_cut_between_phases_ship_entries_only_for_the_seconds_at_bloc
     rows are 24 per (run, phase) in key order, so 24, 48 and 72 cut between phases."""
     rows = raw_rows()
     parts = [rows.iloc[:split], rows.iloc[split:]]
-    blocks = pd.concat([ps._series(pa.Table.from_pandas(p, preserve_index=False), (False, False)).to_pandas()
+    blocks = pd.concat([_series(pa.Table.from_pandas(p, preserve_index=False), (False, False)).to_pandas()
                         for p in parts], ignore_index=True)
     def shipped_seconds(blocks: pd.DataFrame) -> int:
         lengths = np.concatenate([np.frombuffer(b, dtype="<i4") for b in blocks["e2e_hist_lengths"]])
@@ -173,10 +175,10 @@ def test_fold_calls_cut_between_phases_ship_entries_only_for_the_seconds_at_bloc
 
     # each block: its 2 edge seconds (a warm-up block of 2 seconds is all edges); the open-edged fold ships more
     assert shipped_seconds(blocks) == 2 * len(blocks)
-    open_blocks = pd.concat([ps._series(pa.Table.from_pandas(p, preserve_index=False)).to_pandas() for p in parts],
+    open_blocks = pd.concat([_series(pa.Table.from_pandas(p, preserve_index=False)).to_pandas() for p in parts],
                             ignore_index=True)
     assert shipped_seconds(open_blocks) > shipped_seconds(blocks)
-    got = pd.concat([ps._client_series_of_run(part.reset_index(drop=True))
+    got = pd.concat([_client_series_of_run(part.reset_index(drop=True))
                      for _run, part in blocks.groupby("run_id")], ignore_index=True).set_index(
         ["run_id", "group", "second"])
     for (run_id, group, second), part in rows.groupby(["run_id", "group", "second"]):
@@ -189,8 +191,8 @@ def test_a_phase_cut_inside_while_the_fold_was_told_it_was_whole_is_an_error_not
     """The safety net of whole_directories: a claim of closed edges over a cut inside a phase (row 29 falls inside
     run r1's phase 2) leaves seconds final in two calls, and client_rows refuses them."""
     rows = raw_rows()
-    blocks = pd.concat([ps._series(pa.Table.from_pandas(p, preserve_index=False), (False, False)).to_pandas()
+    blocks = pd.concat([_series(pa.Table.from_pandas(p, preserve_index=False), (False, False)).to_pandas()
                         for p in (rows.iloc[:29], rows.iloc[29:])], ignore_index=True)
     with pytest.raises(ValueError, match="key order"):
         for _run, part in blocks.groupby("run_id"):
-            ps._client_series_of_run(part.reset_index(drop=True))
+            _client_series_of_run(part.reset_index(drop=True))

@@ -16,6 +16,9 @@ from sizing import rules
 from sizing.disks import VOLUME_ROLES
 from sizing.layout import RunKey
 from spark_jobs.lib import phase_summary as ps
+from spark_jobs.lib.phase_summary import resources
+from spark_jobs.lib.phase_summary.resources import _final_nodes
+from spark_jobs.lib.s3source import ddl_to_arrow
 from tests.spark_records import client_rows, frames, node_rows, phase_row
 
 pytestmark = pytest.mark.spark
@@ -174,7 +177,8 @@ def test_the_catalog_limits_frame_has_every_config_and_keeps_unknown_limits_null
     def config_limits(campaign, shape):  # cloud targets: sizing.scalemodel.config_limits is the catalog's lookup
         return lookup(campaign.catalog, shape.instance_type, {v.role: v.volume for v in shape.volumes})
 
-    monkeypatch.setattr(ps, "config_limits", config_limits)  # driver-side only: the frame is built on the driver
+    # driver-side only: the frame is built on the driver, by phase_summary.resources
+    monkeypatch.setattr(resources, "config_limits", config_limits)
     for spec in (campaign, load_campaign(root / "disks-matter-2020.yaml")):
         got = {r["config_id"]: r for r in ps.resource_limits_frame(spark, spec).collect()}
         assert sorted(got) == sorted(c.config_id for c in spec.clusters)
@@ -234,8 +238,8 @@ def test_the_node_fold_gives_spark_sqls_own_figures_on_varied_rows(spark):
     folded = pa.Table.from_batches(list(ps.fold_node_seconds(
         iter(table.slice(0, 61).to_batches() + table.slice(61).to_batches()), ps.phase_windows(phase_frame))))
     partials = folded.filter(pc.equal(folded.column("kind"), ps.PARTIAL)).select(
-        ps.ddl_to_arrow(ps.NODE_PARTIAL_DDL).names)
-    got = {(r["phase"], r["node"]): r for r in ps._final_nodes(partials).to_pylist()}
+        ddl_to_arrow(ps.NODE_PARTIAL_DDL).names)
+    got = {(r["phase"], r["node"]): r for r in _final_nodes(partials).to_pylist()}
     assert got.keys() == expected.keys() and len(got) == 6
     for key, want in expected.items():
         assert got[key]["cluster_nodes"] == 3 and got[key]["seconds"] == want["seconds"]

@@ -15,6 +15,7 @@ from adapters.envelope import cluster_cgroup
 from adapters.management import wait_healthy
 from adapters.terraform import (
     TERRAFORM_ROOT,
+    LocalClusterStack,
     TerraformCommand,
     TerraformError,
     TerraformStack,
@@ -24,15 +25,18 @@ from adapters.terraform import (
     init_command,
     local_stack_variables,
     output_command,
+    prepare_local_root,
     run,
     workspace,
 )
 from sizing.cluster import ClusterInfo, unhealthy_nodes
 from sizing.localports import LOCAL_MAX_NODES
-from sizing.plan import plan_configs
+from sizing.plan import ConfigPlan, plan_configs
 from sizing.runplan import config_request
 from sizing.scalemodel import ClusterEnvelopes
 from sizing.spec import load_campaign, parse_campaign
+from sizing.trialcluster import ClusterRequest
+from tests.fixtures.cluster import cluster_plan
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -108,6 +112,70 @@ def test_local_stack_variables_carry_the_envelopes_under_a_cgroup_of_the_state_r
     assert ClusterEnvelopes.from_dict(sent) == replace(envelopes, cgroup=sent["cgroup"])
     off = parse_campaign({**quick.raw, "scale_model": "off"}, catalog=quick.catalog)
     assert config_request(off, three).envelopes is None
+
+
+def _no_root_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any build of the 4.0 root fails the test (scripts/rootfs.sh would run a 40 s debootstrap)."""
+    import adapters.rootfs
+    import adapters.terraform
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("building variables built the 4.0 root")
+
+    monkeypatch.setattr(adapters.rootfs, "_script", refuse)
+    monkeypatch.setattr(adapters.rootfs, "ensure_root", refuse)
+    monkeypatch.setattr(adapters.terraform, "ensure_root", refuse)
+
+
+def _request(plan: ConfigPlan) -> ClusterRequest:
+    return ClusterRequest(shape=plan.shape, monthly_cost=0.0, broker_config={}, volume_defaults={}, lifetime_s=60.0)
+
+
+def test_local_stack_variables_of_a_4_0_config_never_build_its_root(monkeypatch, tmp_path):
+    """Issue 47: building variables is pure; the root is the bring-up's step (prepare_local_root), passed in."""
+    from plugins.rabbit_sizing.hooks.terraform import TerraformHook
+
+    _no_root_build(monkeypatch)
+    plan = cluster_plan(0, 1, rabbitmq_version="4.0")
+    variables = local_stack_variables(plan, {}, tmp_path, rootfs=tmp_path / "root")
+    assert (variables["runtime"], variables["rootfs"]) == ("chroot", str(tmp_path / "root"))
+    with pytest.raises(ValueError, match="prepare its root first"):
+        local_stack_variables(plan, {}, tmp_path)  # no root given: refused, not built
+    request = _request(plan)
+    assert TerraformHook(state_root=tmp_path).variables(plan, request, rootfs="/r")["rootfs"] == "/r"
+    assert LocalClusterStack("pytest", plan.cluster_key, state_root=tmp_path).variables(
+        plan, request, rootfs="/r")["rootfs"] == "/r"
+    # the host runtime needs no root and prepares none
+    host = cluster_plan(0, 1)
+    assert local_stack_variables(host, {}, tmp_path)["rootfs"] == "" and prepare_local_root(host) is None
+
+
+def test_the_bring_up_prepares_the_root_before_the_variables(monkeypatch, tmp_path):
+    """The hook's and the stack's apply prepare the root as their own step, then build variables naming it."""
+    import adapters.terraform
+    from plugins.rabbit_sizing.hooks import terraform as hook_module
+    from plugins.rabbit_sizing.hooks.terraform import TerraformHook
+
+    _no_root_build(monkeypatch)
+    prepared: list[str] = []
+
+    def prepare(plan):
+        prepared.append(plan.config_id)
+        return tmp_path / "root"
+
+    monkeypatch.setattr(adapters.terraform, "prepare_local_root", prepare)
+    monkeypatch.setattr(hook_module, "prepare_local_root", prepare)
+    plan = cluster_plan(0, 1, rabbitmq_version="4.0")
+    request = _request(plan)
+    hook = TerraformHook(state_root=tmp_path / "hook")
+    hook.runner = Recorder({"cluster": {"sensitive": True, "value": CLUSTER}})
+    hook.apply(plan, request)
+    stack = LocalClusterStack(plan.campaign, plan.cluster_key, state_root=tmp_path / "stack",
+                              runner=Recorder({"cluster": {"sensitive": True, "value": CLUSTER}}))
+    stack.apply(plan, request)
+    assert prepared == [plan.config_id, plan.config_id]
+    for ws in (hook.stack(plan.campaign, plan.cluster_key).workspace, stack.workspace):
+        assert json.loads(ws.var_file.read_text())["rootfs"] == str(tmp_path / "root")
 
 
 def test_local_stack_takes_what_a_port_block_holds_and_refuses_more(tmp_path):

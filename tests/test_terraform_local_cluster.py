@@ -23,7 +23,7 @@ import pytest
 from adapters.envelope import detect_support
 from adapters.management import ManagementClient, wait_healthy
 from adapters.rootfs import built_root
-from adapters.terraform import LocalClusterStack, local_stack_variables
+from adapters.terraform import LocalClusterStack, local_stack_variables, prepare_local_root
 from sizing.cluster import ClusterInfo, NodeInfo
 from sizing.runplan import config_request
 from sizing.spec import load_campaign
@@ -218,7 +218,8 @@ def test_a_4_0_node_runs_in_the_scale_models_envelope(tmp_path):
     assert envelopes is not None
     stack = LocalClusterStack(plan.campaign, plan.config_id, state_root=tmp_path)
     try:
-        cluster = stack.up(local_stack_variables(plan, {}, stack.workspace.work_dir, envelopes=envelopes))
+        cluster = stack.up(local_stack_variables(plan, {}, stack.workspace.work_dir, envelopes=envelopes,
+                                                 rootfs=prepare_local_root(plan)))
         node = cluster.nodes[0]
         pid = int(Path(node.pid_file).read_text().strip())
         assert os.readlink(f"/proc/{pid}/root") == str(built_root())

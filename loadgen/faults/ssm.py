@@ -1,7 +1,8 @@
 """Faults on the aws target through SSM Run Command (AWS-RunShellScript on each node's EC2 instance).
 
 The same kinds as the local executor, plus `tc netem` network faults. Each action is one shell script
-(built in loadgen.faults.commands) sent with `send_command` and polled with `get_command_invocation`.
+(built in loadgen.faults.commands) sent with `send_command` and polled with `get_command_invocation`. The SSM
+client is received, made by the adapter (adapters.ssm.ssm_client): this module builds and runs scripts, no client.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from adapters.ssm import command_invocation
 from loadgen.faults import commands
 from loadgen.faults.base import FaultError
 from sizing.cluster import ClusterInfo, NodeInfo
@@ -31,6 +33,8 @@ def send_command_args(instance_id: str, script: list[str], comment: str, timeout
 
 
 class SsmFaultExecutor:
+    """`ssm_client`: a botocore SSM client (adapters.ssm.ssm_client; tests: a stubbed one)."""
+
     def __init__(self, cluster: ClusterInfo, ssm_client: Any, broker_config: Mapping[str, Any] | None = None,
                  command_timeout_s: int = 600, poll_s: float = 1.0, quorum_timeout_s: float = 120,
                  sleep: Callable[[float], Any] = time.sleep) -> None:
@@ -126,15 +130,7 @@ class SsmFaultExecutor:
         return detail
 
     def _invocation(self, command_id: str, instance_id: str) -> dict[str, Any] | None:
-        from botocore.exceptions import ClientError
-
-        try:
-            return self.ssm.get_command_invocation(CommandId=command_id, InstanceId=instance_id)
-        except ClientError as err:
-            # Right after send_command the invocation may not be registered yet.
-            if err.response.get("Error", {}).get("Code") == "InvocationDoesNotExist":
-                return None
-            raise
+        return command_invocation(self.ssm, command_id, instance_id)  # None: not registered yet
 
     @staticmethod
     def _need(fault: FaultEvent, node: NodeInfo | None) -> NodeInfo:

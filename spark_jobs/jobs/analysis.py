@@ -5,7 +5,7 @@
         --spec campaigns/local-quick.yaml --campaign local-quick --config n1-c5.2xlarge-gp2 --run-id R1 \
         [--baseline-run R0] [--validate]
 
-1. phase_summary (spark_jobs/lib/phase_summary.py) replaces the `tables/phase_summary/campaign=C/config=K/run=R/`
+1. phase_summary (spark_jobs/lib/phase_summary/) replaces the `tables/phase_summary/campaign=C/config=K/run=R/`
    partition of each `--config` and `--run-id` from its raw records (never "latest"); every other run's rows stay;
 2. for each `--run-id`: its `runs` row (spark_jobs/lib/history.py: the run's manifests, versions, spec, baseline) and
    its campaign-wide tables (spark_jobs/lib/leaderboards.py) from that run's phase_summary rows of every config, each

@@ -1,13 +1,13 @@
-"""The per-second series tables (issue 35; schemas sizing.records.CLIENT_SERIES, BROKER_SERIES, NODE_SERIES), a
-library module of the analysis: phase_summary's folds carry what they need, this module turns it into the tables.
+"""What the per-second series tables share (issue 35; schemas sizing.records.CLIENT_SERIES, BROKER_SERIES,
+NODE_SERIES), a library module of the analysis; each table's transform is its own module of the phase_summary package
+(client_series, broker_series, node_series, run_events).
 
-- client_series: the client fold's series blocks (phase_summary.SERIES_ARRAYS) carry, besides the per-second
-  counts, each second's percentiles read from its workers' histograms merged (`hist_blocks`; nearest rank as
-  sizing.histogram.quantile_from_counts, vectorised), and for the seconds another fold call may hold too their
-  merged entries; `client_rows` merges those again per run;
-- broker_series: broker_samples per node and whole second, the node's last sample in it;
-- node_series: node_seconds' own columns, a row per node and second, read from the raw objects and written by the
-  driver one config at a time (`write_node_series`).
+- client_series' histograms: the client fold's series blocks (phase_summary.client_fold.SERIES_ARRAYS) carry,
+  besides the per-second counts, each second's percentiles read from its workers' histograms merged (`hist_blocks`;
+  nearest rank as sizing.histogram.quantile_from_counts, vectorised), and for the seconds another fold call may hold
+  too their merged entries; `client_rows` merges those again per run;
+- every series table: its select list and Arrow schema (`cast_to`, `arrow_schema`), and the configs each write
+  collects at once (`config_chunks`).
 """
 
 from __future__ import annotations
@@ -17,14 +17,12 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 
 from sizing import records
 from sizing.histogram import MAX_BUCKET, WIRE_DTYPE, bucket_value
 from spark_jobs.lib.gate import blobs_per_group
-from spark_jobs.lib.s3source import ddl_to_arrow, put_partitions
-from spark_jobs.lib.tableio import RawObjects, run_prefixes
+from spark_jobs.lib.s3source import ddl_to_arrow
+from spark_jobs.lib.tableio import RawObjects
 
 # client_seconds' histogram column -> the client_series columns read from it (publish lateness: its exact max)
 HISTOGRAMS = {"e2e_hist": "e2e", "confirm_hist": "confirm"}
@@ -153,10 +151,10 @@ def hist_blocks(table: pa.Table, row_group: np.ndarray, order: np.ndarray, block
 
 
 def client_rows(rows: pd.DataFrame, blocks: pd.DataFrame, key: Sequence[str]) -> pd.DataFrame:
-    """One run's client_series rows (sizing.records.CLIENT_SERIES) from its series blocks: `rows`, the blocks'
-    seconds as rows in block order (one per block and second, phase_summary.block_seconds), `blocks` the blocks
-    themselves (their HIST_ARRAYS). A (group, second) held by several rows is summed and its shipped histograms
-    merged; one held by a single row keeps the percentiles its fold read."""
+    """One run's client_series rows (sizing.records.CLIENT_SERIES) from its series blocks: `rows`, the
+    blocks' seconds as rows in block order (one per block and second, phase_summary.client_fold.block_seconds),
+    `blocks` the blocks themselves (their HIST_ARRAYS). A (group, second) held by several rows is summed and its
+    shipped histograms merged; one held by a single row keeps the percentiles its fold read."""
     columns = records.table_columns("client_series")
     if rows.empty:
         return pd.DataFrame(columns=columns)
@@ -208,20 +206,6 @@ def arrow_schema(table: str) -> pa.Schema:
     return ddl_to_arrow(records.table_ddl(table))
 
 
-def broker_series(samples: DataFrame) -> DataFrame:
-    """broker_series (sizing.records.BROKER_SERIES): per run, node and whole second, the node's last sample in it."""
-    key = [c.name for c in records.RUN_KEY]
-    figures = [c for c in records.table_columns("broker_series") if c not in (*key, "second", "node", "samples",
-                                                                                "mem_share")]
-    last = F.max_by(F.struct(*figures), "ts")
-    per_second = (samples.groupBy(*key, "node", F.floor("second").cast("int").alias("second"))
-                  .agg(F.count(F.lit(1)).cast("int").alias("samples"), last.alias("last")))
-    return (per_second.select("*", *(F.col(f"last.{c}").alias(c) for c in figures)).drop("last")
-            .withColumn("mem_share", F.try_divide(F.col("mem_used_bytes").cast("double"),
-                                                  F.col("mem_limit_bytes").cast("double")))
-            .selectExpr(*cast_to("broker_series")))
-
-
 def cast_to(table: str) -> list[str]:
     """A select list that gives a frame exactly the table's columns and types, in order."""
     return [f"CAST(`{c.name}` AS {records.SPARK_TYPES[c.type]}) AS `{c.name}`" for c in records.TABLES[table]]
@@ -244,17 +228,3 @@ def config_chunks(objects: RawObjects, configs: Sequence[str], bound: int = SERI
         chunks[-1].append(config)
         held += size
     return chunks
-
-
-def write_node_series(objects: RawObjects, campaign: str, configs: Sequence[str], run_ids: Sequence[str]) -> None:
-    """node_series of these configs and runs (sizing.records.NODE_SERIES: node_seconds' own columns, so a projection
-    of its rows) into phase_summary's partitions, replacing exactly them: read by this process from the raw objects
-    (objects, already listed) and written one config at a time. Carried through the node fold, the JVM's cache and
-    a collect, 10x seed scale's 10.5M rows ran the driver's heap out; here one config's rows are held at a time."""
-    schema = ddl_to_arrow(records.table_ddl("node_series"))
-    partition_by = list(records.partition_columns("node_series"))
-    store = objects.spec.open()
-    for config in configs:
-        rows = objects.of_config(config).rows("node_seconds", columns=schema.names)
-        put_partitions(store, "node_series", partition_by, rows.cast(schema),
-                       replace_prefixes=run_prefixes("node_series", campaign, [config], run_ids))

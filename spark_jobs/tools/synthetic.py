@@ -203,6 +203,7 @@ def node_seconds_table(model: RunModel, phase: int, secs: np.ndarray, achieved: 
             "second": secs, "ts": model.start_ts + secs.astype(np.float64), "span_s": 1.0, "phase": phase,
             "node": f"rabbit@rabbit{i + 1}", "target": "aws", "missing": False, "shared_cores": False, "cores": 8,
             "cpu_quota_cores": None,  # an aws node: no scale-model envelope
+            "cpu_source": records.CPU_SOURCE_TICKS,  # an aws node's CPU comes from its exporter's counters
             "cpu_user": busy * 0.8, "cpu_system": busy * 0.2, "cpu_iowait": 0.01, "cpu_steal": 0.0, "cpu_busy": busy,
             "cpu_s": busy * 8, "machine_cpu_busy_s": busy * 8, "machine_cores": 8, "mem_rss_bytes": 2 * 10**9,
             "run_queue": 1.0 + 10 * load, "disk_read_bytes_per_s": 0.0, "disk_write_bytes_per_s": write_bytes,

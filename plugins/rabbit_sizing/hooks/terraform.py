@@ -32,6 +32,7 @@ from adapters.terraform import (
     init_command,
     local_stack_variables,
     output_command,
+    prepare_local_root,
     run,
     workspace,
 )
@@ -78,10 +79,13 @@ class TerraformHook(BaseHook):
             return None  # local backend, state file inside the workspace
         return aws_backend_config(self.backend_settings, self.backend_key_prefix, campaign, cluster_key)
 
-    def variables(self, plan: ConfigPlan, request: ClusterRequest) -> dict[str, Any]:
+    def variables(self, plan: ConfigPlan, request: ClusterRequest,
+                  rootfs: Path | str | None = None) -> dict[str, Any]:
+        """`rootfs`: a local 4.0 config's prepared root (apply prepares it; building variables builds nothing)."""
         if self.target == "local":
             ws = workspace("local", plan.campaign, plan.cluster_key, self.state_root, self.terraform_root)
-            return local_stack_variables(plan, request.broker_config, ws.work_dir, envelopes=request.envelopes)
+            return local_stack_variables(plan, request.broker_config, ws.work_dir, envelopes=request.envelopes,
+                                         rootfs=rootfs)
         return aws_stack_variables(plan, request, region=self.aws_region)
 
     def commands(self, campaign: str, cluster_key: str) -> dict[str, TerraformCommand]:
@@ -102,8 +106,9 @@ class TerraformHook(BaseHook):
                               backend_config=self._backend(campaign, cluster_key))
 
     def apply(self, plan: ConfigPlan, request: ClusterRequest) -> ClusterInfo:
-        """init + apply the cluster's stack; returns the `cluster` output."""
-        outputs = self.stack(plan.campaign, plan.cluster_key).apply_variables(self.variables(plan, request))
+        """Prepare a local 4.0 config's root, then init + apply the cluster's stack; returns the `cluster` output."""
+        rootfs = prepare_local_root(plan) if self.target == "local" else None
+        outputs = self.stack(plan.campaign, plan.cluster_key).apply_variables(self.variables(plan, request, rootfs))
         return ClusterInfo.from_terraform_outputs(outputs)
 
     def output(self, campaign: str, cluster_key: str) -> ClusterInfo:
