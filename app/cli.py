@@ -16,6 +16,7 @@
     sizing trend --campaign C --config K --metric M [--scenario S]         M over every stored run, change points
     sizing query --campaign C "SELECT ..."                                  Spark SQL on the tables (jobs/query);
                                                                             Spark's log: .state/logs/query.log
+    sizing export-run --campaign C --run-id R [--out tests/fixtures/runs]   a run's tables as a test fixture
     sizing report --campaign C --run-id R [-o report.html]                  fetch a run's HTML report
     sizing report --campaign C --run-id R --resource-configs A,B [--spec S] rebuild it with those clusters'
                                                                             node-resource charts
@@ -462,6 +463,21 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _export_run(args: argparse.Namespace) -> int:
+    """Issue 45: a run's tables as a compact fixture in the repository (app.runfixture), so that the verdicts
+    measured on it can be checked again without the store."""
+    from adapters.objectstore import S3Settings
+    from app.report.tables import TableReader
+    from app.runfixture import export
+
+    spec, store = _store()
+    _require_campaign(store, spec, args.campaign)
+    command = f"sizing export-run --campaign {args.campaign} --run-id {args.run_id} --out {args.out}"
+    where = export(TableReader(S3Settings.from_env()), args.campaign, args.run_id, Path(args.out), command)
+    print(where)
+    return 0
+
+
 def _query(args: argparse.Namespace) -> int:
     """Prints the answer and nothing else: Spark's and the JVM's logs go to a file (named with --debug)."""
     from adapters.statepaths import state_paths
@@ -689,6 +705,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=bounded(int, 1, 1_000_000), default=100)
     p.add_argument("sql", help="e.g. \"SELECT config_id, cost_per_1k_at_top FROM leaderboards\"")
     p.set_defaults(func=_query)
+    p = sub.add_parser("export-run", help="one run's tables as a compact test fixture (the columns the seed "
+                                          "verdicts read, and meta.json)")
+    p.add_argument("--campaign", required=True)
+    p.add_argument("--run-id", required=True)
+    p.add_argument("--out", default="tests/fixtures/runs", help="fixture root (default: tests/fixtures/runs)")
+    p.set_defaults(func=_export_run)
     p = sub.add_parser("report", help="fetch a run's HTML report")
     p.add_argument("--campaign", required=True)
     p.add_argument("--run-id", required=True)

@@ -265,11 +265,16 @@ def column_names(record_type: str) -> list[str]:
 
 
 def arrow_schema(record_type: str):  # -> pyarrow.Schema; pyarrow imported lazily to keep the core light
+    return columns_arrow_schema(RECORD_TYPES[record_type])
+
+
+def columns_arrow_schema(columns: Sequence[Column]):  # -> pyarrow.Schema
+    """Declared columns as an Arrow schema (a raw record's, or some columns of a derived table's)."""
     import pyarrow as pa
 
     types = {"string": pa.string(), "int32": pa.int32(), "int64": pa.int64(), "float64": pa.float64(),
              "bool": pa.bool_(), "binary": pa.binary()}
-    return pa.schema([pa.field(c.name, types[c.type], nullable=c.nullable) for c in RECORD_TYPES[record_type]])
+    return pa.schema([pa.field(c.name, types[c.type], nullable=c.nullable) for c in columns])
 
 
 def spark_ddl(record_type: str, columns: Sequence[str] | None = None) -> str:

@@ -1,0 +1,126 @@
+"""Issue 45: the seed verdicts measured on our own runs, checked again from the runs' fixtures (tests/fixtures/runs/,
+written by `sizing export-run`) through the platform's own judging code (sizing.seeds), on any machine."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from app.runfixture import FIXTURE_COLUMNS, META, export, load, load_all
+from sizing import recommendation, rules, seeds
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures" / "runs"
+KEYS = [key for seed in seeds.SEEDS for key in seed.runs]
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[tuple[str, str], seeds.RunRows]:
+    return load_all(FIXTURES, KEYS)
+
+
+@pytest.mark.parametrize("seed", seeds.SEEDS, ids=lambda s: f"{s.seed}-{s.conclusion[:40]}")
+def test_each_seed_verdict_is_re_derived_from_its_runs(seed: seeds.SeedVerdict, runs) -> None:
+    outcome = seed.judge([runs[key] for key in seed.runs])
+    assert outcome.verdict == seed.expected, f"{seed.conclusion}: {outcome.evidence}"
+    # the stored verdict columns say the same (else the code changed since the run was analysed)
+    assert outcome.stored in (None, outcome.verdict), f"stored {outcome.stored}: {outcome.evidence}"
+
+
+def test_every_declaration_quotes_its_seed_and_names_a_known_verdict() -> None:
+    texts = {path.name[:3]: " ".join(path.read_text().split()) for path in Path("/work/shared/seeds").glob("*.txt")}
+    for seed in seeds.SEEDS:
+        assert seed.expected in seeds.VERDICTS
+        if texts:  # the seeds are not shipped with the repository: checked where they are
+            assert " ".join(seed.words.split()) in texts[seed.seed], f"not the study's words: {seed.words!r}"
+
+
+@pytest.mark.parametrize("key", sorted(set(KEYS)), ids="/".join)
+def test_the_re_derived_judgements_match_the_stored_tables(key: tuple[str, str], runs) -> None:
+    run = runs[key]
+    for mine, stored in zip(seeds.rejudged_phases(run), run.rows("phase_summary"), strict=True):
+        assert mine["matched_target"] == bool(stored["matched_target"]), (stored["config_id"], stored["phase_name"])
+    stored_held = {(r["config_id"], r["scenario"]): r["held"] for r in run.rows("adverse")}
+    assert {(r["config_id"], r["scenario"]): r["held"] for r in seeds.rejudged_adverse(run)} == stored_held
+    assert [v.config_id for v in seeds.rejudged_standings(run) if v.passes_all] == [
+        r["config_id"] for r in run.rows("recommendation") if r["passes_all"]]
+
+
+def test_the_recommendation_rule_changed_flips_a_verdict(runs, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A verdict that cannot fail checks nothing: with the adverse scenarios no longer required of a survivor, the
+    demo's 'no survivor' verdict is contradicted."""
+    seed = next(s for s in seeds.SEEDS if "survivor" in s.conclusion)
+    monkeypatch.setattr(recommendation.ConfigVerdict, "passes_all", property(lambda v: v.meets_ideal))
+    assert seed.judge([runs[key] for key in seed.runs]).verdict != seed.expected
+
+
+def test_a_looser_target_rule_flips_a_verdict(runs, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The target rule's threshold (sizing.rules.MATCH_FRACTION) reaches the verdicts: at 0.2 of the target the demo's
+    1-node c5.2xlarge (0.22 of it confirmed through the kill, p99 381 ms) holds the kill, so 'every config fails the
+    kill' is contradicted."""
+    monkeypatch.setattr(rules, "MATCH_FRACTION", 0.2)
+    flipped = [s.conclusion for s in seeds.SEEDS if s.judge([runs[key] for key in s.runs]).verdict != s.expected]
+    assert flipped
+
+
+def test_the_readme_table_is_generated_from_the_fixtures(runs) -> None:
+    table = seeds.markdown(seeds.judge_all(runs), runs)
+    text = (ROOT / "README.md").read_text()
+    assert f"{seeds.README_START}\n{table}\n{seeds.README_END}" in text, (
+        "README's seed verdicts from our own runs are stale: regenerate them with scripts/regen_seed_table.py")
+
+
+def test_each_fixture_is_small_and_says_what_it_ran_on() -> None:
+    for campaign, run_id in set(KEYS):
+        where = FIXTURES / campaign / run_id
+        meta = json.loads((where / META).read_text())
+        assert meta["campaign"] == campaign and meta["run_id"] == run_id
+        for field in ("code_commit", "measured_on", "command", "exported_at"):
+            assert meta.get(field), f"{where}/{META}: no {field}"
+        size = sum(p.stat().st_size for p in where.iterdir())
+        assert size < 200_000, f"{where}: {size:,} bytes; a fixture keeps only the columns a verdict reads"
+
+
+class _Reader:
+    """A TableReader over in-memory frames (table -> frame of the run's rows)."""
+
+    def __init__(self, frames: dict[str, pd.DataFrame]) -> None:
+        self.frames = frames
+
+    def read_table(self, table: str, campaign: str, config_id: str | None = None, run_id: str | None = None):
+        return self.frames.get(table)
+
+
+def test_export_keeps_the_verdicts_columns_and_writes_what_it_ran_on(tmp_path: Path) -> None:
+    runs = pd.DataFrame([{"campaign": "c", "run_id": "r", "status": "complete", "spec": "{}", "code_commit": "abc",
+                          "measured_on": "local scale model", "scale_model": "{}", "repeats": 1, "unread": "x"}])
+    summary = pd.DataFrame([{"campaign": "c", "run_id": "r", "config_id": "a", "scenario": "s", "repeat": 1,
+                             "phase": 1, "confirm_rate": 10.0, "worker_cpu_max": 0.5}])
+    where = export(_Reader({"runs": runs, "phase_summary": summary}), "c", "r", tmp_path, "sizing export-run ...")
+    run = load(tmp_path, "c", "r")
+    assert where == tmp_path / "c" / "r"
+    assert run.meta["code_commit"] == "abc" and run.meta["command"] == "sizing export-run ..."
+    assert run.rows("phase_summary")[0]["confirm_rate"] == 10.0
+    assert "worker_cpu_max" not in run.rows("phase_summary")[0] and "unread" not in run.rows("runs")[0]
+    assert run.rows("adverse") == [] and set(FIXTURE_COLUMNS) <= set(run.tables)
+
+
+def test_export_refuses_a_run_that_is_not_complete(tmp_path: Path) -> None:
+    runs = pd.DataFrame([{"campaign": "c", "run_id": "r", "status": "partial"}])
+    with pytest.raises(LookupError, match="not complete"):
+        export(_Reader({"runs": runs}), "c", "r", tmp_path, "")
+    with pytest.raises(LookupError, match="no run"):
+        export(_Reader({}), "c", "r", tmp_path, "")
+
+
+def test_the_pure_seed_conclusion_tests_catch_every_mutation() -> None:
+    """scripts/mutation_check_seeds.py -k findings: each pure seed test fails when its rule is broken (~20 s)."""
+    proc = subprocess.run([sys.executable, "scripts/mutation_check_seeds.py", "-k", "findings"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "SURVIVED" not in proc.stdout
