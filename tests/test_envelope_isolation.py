@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from adapters import envelope as env
-from sizing.scalemodel import CPU_PERIOD_US, MIB, MIN_NODE_MEMORY_MIB, NodeEnvelope, cpu_quota_us
+from sizing.scalemodel import CPU_PERIOD_US, MIB, NodeEnvelope, cpu_quota_us
 
 SUPPORT = env.detect_support() if os.geteuid() == 0 else None
 pytestmark = [pytest.mark.cluster,
@@ -43,7 +43,7 @@ def envelope_under_load(tmp_path: Path) -> Iterator[tuple[env.Cgroups, str]]:
     cluster = env.cluster_cgroup(state_root, os.getpid())
     procs: list[subprocess.Popen] = []
     try:
-        envelope = NodeEnvelope("test", CORES, CPU_PERIOD_US, cpu_quota_us(CORES), MIN_NODE_MEMORY_MIB * MIB, ())
+        envelope = NodeEnvelope("test", CORES, CPU_PERIOD_US, cpu_quota_us(CORES), 256 * MIB, ())  # a busy loop needs little
         record = env.create_node(state_root / "node-1", envelope, f"{cluster}/node-1", cpu_only)
         procs.append(subprocess.Popen(env.enter_command(record.procs, LOOP)))
         procs += [subprocess.Popen(LOOP) for _ in range(COMPETITORS)]
