@@ -43,7 +43,7 @@ def envelope_under_load(tmp_path: Path) -> Iterator[tuple[env.Cgroups, str]]:
     cluster = env.cluster_cgroup(state_root, os.getpid())
     procs: list[subprocess.Popen] = []
     try:
-        envelope = NodeEnvelope("test", CORES, CPU_PERIOD_US, cpu_quota_us(CORES), 256 * MIB, ())  # a busy loop needs little
+        envelope = NodeEnvelope("test", CORES, CPU_PERIOD_US, cpu_quota_us(CORES), 256 * MIB, ())
         record = env.create_node(state_root / "node-1", envelope, f"{cluster}/node-1", cpu_only)
         procs.append(subprocess.Popen(env.enter_command(record.procs, LOOP)))
         procs += [subprocess.Popen(LOOP) for _ in range(COMPETITORS)]

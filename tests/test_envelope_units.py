@@ -53,7 +53,7 @@ def test_v2_alone_uses_cpu_max_memory_max_and_io_max(tmp_path):
     assert cgroups is not None and cgroups.version == 2 and cgroups.available == {"cpu", "io", "memory"}
     g = "rabbit-sizing/x-p1/node-1"
     assert cgroups.cpu_writes(g, 4000, 20_000, boot=False) == [
-        (str(root / g / "cpu.max"), "4000 20000"), (str(root / g / "cpu.weight"), "100")]
+        (str(root / g / "cpu.max"), "4000 20000"), (str(root / g / "cpu.weight"), str(env.RUN_WEIGHT))]
     assert cgroups.cpu_writes(g, None, 20_000, boot=True) == [
         (str(root / g / "cpu.max"), "max 20000"), (str(root / g / "cpu.weight"), "1")]
     assert cgroups.memory_writes(g, 1 << 30) == [(str(root / g / "memory.max"), str(1 << 30))]

@@ -58,21 +58,32 @@ def test_every_port_of_two_neighbouring_full_clusters_is_distinct_and_in_its_blo
         node_ports(21000, LOCAL_MAX_NODES + 1)
 
 
-def scale_campaign(*clusters: dict):
-    """quorum-sizing-scale (0.01 cores per vCPU, a 0.6-core generator) with these clusters."""
+def scale_campaign(*clusters: dict, memory_mib_per_gib: float | None = None):
+    """quorum-sizing-scale (0.01 cores per vCPU, a 0.6-core generator, 80 MiB per GiB) with these clusters (and
+    another memory factor, if given)."""
     raw = dict(load_campaign(REPO / "campaigns" / "quorum-sizing-scale.yaml").raw)
+    if memory_mib_per_gib is not None:
+        raw["scale_model"] = {**raw["scale_model"], "memory_mib_per_gib": memory_mib_per_gib}
     return parse_campaign({**raw, "clusters": {"list": list(clusters)}})
 
 
 def test_seed_000_and_002_deciding_clusters_are_local_configs_that_fit_two_cores():
     """7x c5.4xlarge (seed 000's 7x16) and 9x c5.2xlarge (the 9x8s): 1.12 and 0.72 cores at 0.01 per vCPU, plus the
-    generator's 0.6, within the 1.75 cores a 2-core machine leaves; 14 and 9 GiB of memory envelopes."""
-    campaign = scale_campaign({"nodes": 7, "instance_type": "c5.4xlarge", "volume": "gp2"},
-                              {"nodes": 9, "instance_type": "c5.2xlarge", "volume": "gp2"})
-    assert [s.nodes for s in campaign.clusters] == [7, 9]
-    demand = campaign_demand(campaign, parallelism=1)
-    assert demand is not None and demand.cores == pytest.approx(7 * 16 * 0.01 + 0.6)
-    assert fit_problems(demand, TWO_CORES) == []
+    generator's 0.6, within the 1.75 cores a 2-core machine leaves. Memory: at quorum-sizing-scale's 80 MiB per GiB
+    the seven c5.4xlarge envelopes (the idle footprint on top of each) and the generator need 20.6 GiB of the 20 left,
+    so a campaign of the 7x16 takes the largest factor that fits, 72 (the idle-quarter rule holds: 160 of 1,082 MiB);
+    the 9x8 fits at 80 (at 72 a c5.2xlarge's idle node would hold 0.26 of its watermark: the two need a campaign
+    each)."""
+    seven = scale_campaign({"nodes": 7, "instance_type": "c5.4xlarge", "volume": "gp2"}, memory_mib_per_gib=72)
+    nine = scale_campaign({"nodes": 9, "instance_type": "c5.2xlarge", "volume": "gp2"})
+    assert [s.nodes for s in (*seven.clusters, *nine.clusters)] == [7, 9]
+    for campaign, cores in ((seven, 7 * 16 * 0.01), (nine, 9 * 8 * 0.01)):
+        demand = campaign_demand(campaign, parallelism=1)
+        assert demand is not None and demand.cores == pytest.approx(cores + 0.6)
+        assert fit_problems(demand, TWO_CORES) == []
+    too_much_memory = campaign_demand(scale_campaign({"nodes": 7, "instance_type": "c5.4xlarge", "volume": "gp2"}),
+                                      parallelism=1)
+    assert too_much_memory is not None and "20.6 GiB" in fit_problems(too_much_memory, TWO_CORES)[0]
 
 
 def test_a_big_cluster_is_refused_by_what_limits_it_the_ports_or_the_machine():
@@ -80,11 +91,11 @@ def test_a_big_cluster_is_refused_by_what_limits_it_the_ports_or_the_machine():
         scale_campaign({"nodes": LOCAL_MAX_NODES + 1, "instance_type": "c5.xlarge", "volume": "gp2"})
     (problem,) = [p for p in refused.value.problems if p.path == "clusters"]
     assert "50-port block holds at most 10 nodes" in problem.reason
-    # 9 x c5.9xlarge at 0.01 cores per vCPU and 64 MiB per GiB: the spec takes it (the block holds 9), the machine
-    # does not: 3.24 + 0.6 cores, 9 x 4.5 + 2 GiB, each refusal saying which
+    # 9 x c5.9xlarge at 0.01 cores per vCPU and 80 MiB per GiB: the spec takes it (the block holds 9), the machine
+    # does not: 3.24 + 0.6 cores, 9 x (5,760 + 160) MiB + 2 GiB, each refusal saying which
     too_big = scale_campaign({"nodes": 9, "instance_type": "c5.9xlarge", "volume": "gp2"})
     demand = campaign_demand(too_big, parallelism=1)
     assert demand is not None
     cores, memory = fit_problems(demand, TWO_CORES)
-    assert "3.84 cores and 42.5 GiB" in cores and "this machine has 2 cores" in cores
+    assert "3.84 cores and 54.0 GiB" in cores and "this machine has 2 cores" in cores
     assert "this machine has 23.0 GiB of memory" in memory
