@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from adapters.management import ManagementClient  # noqa: E402
-from adapters.terraform import LocalClusterStack, local_stack_variables  # noqa: E402
+from adapters.terraform import LocalClusterStack, local_stack_variables, prepare_local_root  # noqa: E402
 from sizing.cost import Volume  # noqa: E402
 from sizing.plan import ConfigPlan  # noqa: E402
 from sizing.scalemodel import DEFAULT_FACTORS, MIB, config_envelopes  # noqa: E402
@@ -46,7 +46,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as state:
         stack = LocalClusterStack(plan.campaign, plan.config_id, state_root=Path(state), logger=logging.getLogger())
         try:
-            cluster = stack.up(local_stack_variables(plan, {}, stack.workspace.work_dir, envelopes=envelopes),
+            cluster = stack.up(local_stack_variables(plan, {}, stack.workspace.work_dir, envelopes=envelopes,
+                                                     rootfs=prepare_local_root(plan)),
                                healthy_within_s=120)
             client, name = ManagementClient(cluster, timeout_s=5), cluster.node(1).name
             used: list[int] = []

@@ -85,7 +85,7 @@ def measure(echo: Callable[[str], None] = print, slot: int = SLOT,
                 while not done.wait(0.2):
                     now = time.time()
                     samples.append((now, cgroups.cpu_usage_ns(record.cgroup)))
-                    machine.append((now, int(read_machine_cpu().busy_s() * 1e9)))
+                    machine.append((now, int(read_machine_cpu().busy_s * 1e9)))
 
             sampler = threading.Thread(target=sample, name="calibration-cpu", daemon=True)
             start = time.time()

@@ -38,11 +38,11 @@ SPEED_RANGE = (0.2, 5.0)
 # A stored calibration older than this is measured again when it is needed (a host's neighbours change).
 MAX_AGE_S = 7 * 24 * 3600
 # Everything but the reference node may use at most this many cores while it is measured: the load generator
-# needs about 0.3 (its ~45 us of CPU per message at ~6,000 msg/s), an idle demo stack about 0.1-0.2. Measured on one
-# host (BENCHMARKS.md "Host calibration"): the same measurement read 28,200 msg/s per CPU-second on a quiet machine
-# and 22,200 beside a demo stack and another developer's Spark tests, the node held at its quota in both: what else
-# runs on the other core slows a core's work (shared caches, memory bandwidth, the hypervisor's clocks), which no
-# cgroup weight prevents.
+# needs about 0.3 (its ~45 us of CPU per message at ~6,000 msg/s), an idle demo stack about 0.1-0.2. What else runs
+# on the other core can slow this one (shared caches, memory bandwidth), which no cgroup weight prevents, so a busy
+# machine's calibration is refused. (The host itself also drifts: on one host the same quiet measurement read 28,200
+# msg/s per CPU-second at 13:20 and 22,700 at 14:45, BENCHMARKS.md "Host calibration": MAX_AGE_S bounds how long one
+# is trusted, and every run records the calibration it used.)
 MAX_REST_CORES = 0.8
 
 

@@ -19,7 +19,7 @@ import pytest
 
 from adapters import envelope as env
 from adapters.management import ManagementClient
-from adapters.terraform import LocalClusterStack, local_stack_variables
+from adapters.terraform import LocalClusterStack, local_stack_variables, prepare_local_root
 from sizing.cost import Volume
 from sizing.plan import ConfigPlan
 from sizing.scalemodel import DEFAULT_FACTORS, MIB, config_envelopes
@@ -47,7 +47,8 @@ def test_an_idle_node_holds_at_most_a_quarter_of_its_watermark(tmp_path, version
     assert not busy_ports(plan.local_port_base), f"slot {slot} is in use"
     stack = LocalClusterStack(plan.campaign, plan.config_id, state_root=tmp_path)
     try:
-        cluster = stack.up(local_stack_variables(plan, {}, stack.workspace.work_dir, envelopes=envelopes),
+        cluster = stack.up(local_stack_variables(plan, {}, stack.workspace.work_dir, envelopes=envelopes,
+                                                     rootfs=prepare_local_root(plan)),
                            healthy_within_s=90)
         client, name = ManagementClient(cluster, timeout_s=5), cluster.node(1).name
         reads: list[tuple[int, int]] = []
