@@ -38,10 +38,19 @@ SECONDS = 9
 # CFS stops a group that has used its period's quota at the next scheduler tick (4 ms at this kernel's HZ=250) and
 # takes the overrun from its next periods, and the group's counter is charged at those same points; a 1 s window also
 # cuts a period at each end. So a second's CPU is off its quota by up to a tick and a period's quota, either way: 5 ms
-# of 0.05 cores' 50 ms a second (10 %), 6 ms of 0.1 cores' 100 ms. Measured with the loop held at its quota in every
-# period (2026-11-28, 60 s at 0.05 cores): 0.931-1.066 per second, 9 seconds in 60 beyond 5 %; the task's own
-# /proc/<pid>/schedstat runtime agreed with the counter to 0.001. At 0.1 cores 5 % holds (0.972-1.031 measured).
-QUOTAS = {0.05: 0.10, 0.1: 0.05}  # cores (1 ms and 2 ms per 20 ms period) -> per-second tolerance, of the quota
+# of 0.05 cores' 50 ms a second (10 %), 6 ms of 0.1 cores' 100 ms (6 %). Measured with the loop held at its quota in
+# every period (2026-11-28, 60 s at 0.05 cores): 0.931-1.066 per second, 9 seconds in 60 beyond 5 %; the task's own
+# /proc/<pid>/schedstat runtime agreed with the counter to 0.001. At 0.1 cores a fresh-clone CI run read 1.052 in one
+# second of nine: issue 44's 5 % per second is not what this kernel holds a quota to below about 0.2 cores.
+TICK_S = 0.004
+
+
+def per_second_tolerance(cores: float) -> float:
+    """A tick and a period's quota, of the quota's CPU-seconds per second."""
+    return round((TICK_S + cores * CPU_PERIOD_US / 1e6) / cores, 3)
+
+
+QUOTAS = {cores: per_second_tolerance(cores) for cores in (0.05, 0.1)}  # 10 % and 6 % of the quota
 WINDOW_TOLERANCE = 0.015  # over all SECONDS
 
 
@@ -96,9 +105,10 @@ def busy_nodes(tmp_path: Path) -> Iterator[list[BusyNode]]:
 
 
 def test_each_seconds_cpu_is_the_quota_the_kernel_enforces(busy_nodes):
-    """Every second's cpu_busy from the sampler's reader is within QUOTAS[cores] of the quota (5 % at 0.1 cores,
-    10 % at 0.05), where the kernel throttled the group in every period of it (it was held at its quota: a second in
-    which another process kept the loop off the CPU used less, and is only held to the upper bound); over the whole
+    """Every second's cpu_busy from the sampler's reader is within QUOTAS[cores] of the quota (6 % at 0.1 cores,
+    10 % at 0.05: a tick and a period's quota), where the kernel throttled the group in every period of it (it was
+    held at its quota: a second in which another process kept the loop off the CPU used less, and is only held to
+    the upper bound); over the whole
     window, within 1.5 %. Measured (2026-11-28, 2 cores, load 1.5-3 from other work), max per-second deviation over
     5 runs: from the cgroup's counter 0.069 at 0.05 cores (0.931-1.062) and 0.037 at 0.1 cores (0.963-1.036); from
     /proc's ticks on the same snapshots 0.205 (0.80 and 1.20: 10 ms of 50 ms) and 0.102 (0.90 and 1.10)."""
