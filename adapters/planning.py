@@ -17,7 +17,7 @@ import yaml
 
 from adapters.objectstore import ObjectStore, StoreSpec
 from adapters.statepaths import state_paths
-from sizing.admission import Admission, MachineFacts, admit, calibrates, envelope_problems, needs_versions, on_host
+from sizing.admission import Admission, MachineFacts, admit, calibrates, envelope_problems, needs_versions
 from sizing.fields import Problem, SpecError
 from sizing.layout import spec_key
 from sizing.runparams import RunParams
@@ -48,10 +48,10 @@ def is_inline_spec(value: str) -> bool:
     return "\n" in text or text.startswith("{")
 
 
-# What the caller knows of this host's calibration: a callable giving it (the DAG's validate_spec passes
-# loadgen.calibrate.current, which measures a host that has none), or None (the CLI's validate and trigger and the
-# demo never measure: they check the envelopes uncalibrated; the DAG's admission applies the calibration).
-HostCalibration = Callable[[], Any] | None
+# Where admission gets this host's calibration (sizing.calibration.HostCalibration): a callable giving it or None.
+# The DAG's validate_spec and the demo pass adapters.calibration.current (it measures a host that has none), the CLI's
+# validate passes adapters.calibration.stored (it never measures), pure callers None (uncalibrated).
+CalibrationSource = Callable[[], Any] | None
 
 
 def load_spec_param(value: str, root: Path = REPO_ROOT) -> Campaign:
@@ -75,7 +75,7 @@ def spec_source(value: str) -> str:
     return "inline campaign" if is_inline_spec(value) else value
 
 
-def host_speed(campaign: Campaign, host: HostCalibration) -> float | None:
+def host_speed(campaign: Campaign, host: CalibrationSource) -> float | None:
     """This host's calibration speed, asked of `host` only when the campaign's envelopes use it (None: none)."""
     if host is None or not calibrates(campaign):
         return None
@@ -83,7 +83,7 @@ def host_speed(campaign: Campaign, host: HostCalibration) -> float | None:
     return None if calibration is None else calibration.speed
 
 
-def machine_facts(campaign: Campaign, host: HostCalibration = None) -> MachineFacts:
+def machine_facts(campaign: Campaign, host: CalibrationSource = None) -> MachineFacts:
     """What admission needs to know of this machine (sizing.admission.MachineFacts), read only where the campaign
     needs it: the one place admission touches the machine. The 4.0 root is never built here: validation stays
     fast."""
@@ -102,20 +102,14 @@ def machine_facts(campaign: Campaign, host: HostCalibration = None) -> MachineFa
 
 
 def admitted(campaign: Campaign, source: str = "campaign", params: RunParams | None = None,
-             host: HostCalibration = None) -> Admission:
+             host: CalibrationSource = None) -> Admission:
     """The campaign's (and the run's) admission on this machine (sizing.admission.admit); a SpecError naming every
-    problem when it is refused. `host`: see HostCalibration."""
+    problem when it is refused. `host`: see CalibrationSource."""
     admission = admit(campaign, machine_facts(campaign, host), params)
     refusal = admission.refusal(source)
     if refusal is not None:
         raise refusal
     return admission
-
-
-def calibrated(campaign: Campaign, host: HostCalibration) -> Campaign:
-    """The campaign with this host's calibration in its scale model (sizing.calibration): its envelopes in reference
-    cores. Unchanged without a scale model, off the local target, or when the host has no calibration to give."""
-    return on_host(campaign, host_speed(campaign, host))
 
 
 def envelope_fit_problems(campaign: Campaign, parallelism: int | None = None) -> list[Problem]:
@@ -162,7 +156,7 @@ def spec_on_this_worker(spec_path: str, store: ObjectStore | None = None, env: M
 
 
 def checked_params(params: RunParams | Mapping[str, Any], root: Path = REPO_ROOT,
-                   host: HostCalibration = None) -> tuple[RunParams, Admission]:
+                   host: CalibrationSource = None) -> tuple[RunParams, Admission]:
     """The run's params and the admission of the campaign they name, checked against each other and this machine
     (`admitted`): every problem at once, a SpecError. The DAG's validate_spec, the CLI's trigger and the demo ask
     the same."""
@@ -175,7 +169,7 @@ def checked_params(params: RunParams | Mapping[str, Any], root: Path = REPO_ROOT
 
 
 def validate_run(params: RunParams | Mapping[str, Any], spec_dir: Path, root: Path = REPO_ROOT,
-                 say: Callable[[str], object] | None = None, host: HostCalibration = None) -> CampaignRun:
+                 say: Callable[[str], object] | None = None, host: CalibrationSource = None) -> CampaignRun:
     """Check the DAG params against the spec (`checked_params`), then write the resolved spec where the run's
     tasks read it. `say` gets each line the admission tells (its warnings and notes, in the CLI's words, then what
     the scale model holds here); `host`: this host's calibration (the DAG passes adapters.calibration.current), which

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from adapters import calibration as store
-from adapters.planning import calibrated
+from adapters.planning import host_speed
+from sizing.admission import on_host
 from sizing.calibration import (
     REFERENCE_MSG_S_PER_CORE,
     HostCalibration,
@@ -72,9 +73,9 @@ def test_a_campaign_cannot_set_the_host_speed_it_is_measured():
 
 def test_admission_applies_the_hosts_calibration_and_the_trials_carry_it():
     host = measurement(messages=int(1.6 * REFERENCE_MSG_S_PER_CORE * 5), node_cpu_s=5.0)
-    campaign = calibrated(QUICK, lambda: host)
+    campaign = on_host(QUICK, host_speed(QUICK, lambda: host))  # what admission does with a calibration source
     assert campaign.scale_model.host_speed == pytest.approx(1.6)
-    assert calibrated(QUICK, None) is QUICK and calibrated(QUICK, lambda: None) is QUICK
+    assert on_host(QUICK, host_speed(QUICK, None)) is QUICK and on_host(QUICK, host_speed(QUICK, lambda: None)) is QUICK
     run = campaign_run(RunParams(campaign="campaigns/local-quick.yaml"), campaign, "spec.yaml")
     assert CampaignRun.from_dict(json.loads(json.dumps(run.to_dict()))).host_speed == pytest.approx(1.6)
     # plan_trials parses the spec again (no host in it): the run's calibration is applied to the trials' envelopes
