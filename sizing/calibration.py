@@ -96,7 +96,6 @@ class HostCalibration:
     measured_s: float
     messages: int
     node_cpu_s: float
-    rabbitmq_version: str = ""
     # CPU-seconds the rest of the machine (the load generator included) used over the same seconds (/proc/stat):
     # a busy machine makes a core do less, so a calibration taken on one is refused (MAX_REST_CORES). None: not read.
     rest_cpu_s: float | None = None
