@@ -12,9 +12,7 @@ for comparison, from /proc's ticks on the same snapshots.
 
 from __future__ import annotations
 
-import os
 import socket
-import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -22,17 +20,15 @@ from pathlib import Path
 
 import pytest
 
-from adapters import envelope as env
 from adapters.nodestats import LocalNodeReader, rates
 from sizing.cluster import NodeInfo
 from sizing.records import CPU_SOURCE_CGROUP
-from sizing.scalemodel import CPU_PERIOD_US, MIB, NodeEnvelope, cpu_quota_us
+from sizing.scalemodel import CPU_PERIOD_US
+from tests.fixtures.envelopes import CPU_ENFORCED, SUPPORT, busy_envelopes
 
-SUPPORT = env.detect_support() if os.geteuid() == 0 else None
 # `cluster`: no RabbitMQ, but it keeps cores busy for ~10 s and reads them, so it runs with the heavy group.
 pytestmark = [pytest.mark.cluster,
-              pytest.mark.skipif(SUPPORT is None or not SUPPORT.enforced["cpu"],
-                                 reason="needs root and a cgroup cpu controller")]
+              pytest.mark.skipif(not CPU_ENFORCED, reason="needs root and a cgroup cpu controller")]
 
 SECONDS = 9
 # CFS stops a group that has used its period's quota at the next scheduler tick (4 ms at this kernel's HZ=250) and
@@ -72,36 +68,16 @@ class BusyNode:
 
 @pytest.fixture
 def busy_nodes(tmp_path: Path) -> Iterator[list[BusyNode]]:
-    """One node per quota, each a busy loop in its own envelope, its pid in a pid file, nothing on its metrics port.
-    The envelopes are removed by the reclaim `make stop` runs (it kills what is still inside), also on failure."""
-    assert SUPPORT is not None and SUPPORT.cgroups is not None
-    state_root = tmp_path / "state"
-    state_root.mkdir()
-    cpu_only = env.Support(SUPPORT.cgroups, loops=False, missing=())  # no loop volumes: CPU (and memory) only
-    cluster = env.cluster_cgroup(state_root, os.getpid())  # owner-tagged, so reclaim finds it
+    """One node per quota, each a busy loop in its own envelope (tests.fixtures.envelopes: removed also on failure),
+    its pid in a pid file, nothing on its metrics port."""
     with socket.socket() as sock:  # a port bound and closed again: the endpoint refuses at once
         sock.bind(("127.0.0.1", 0))
         closed_port = sock.getsockname()[1]
-    procs: list[subprocess.Popen] = []
-    try:
-        nodes = []
-        for number, cores in enumerate(QUOTAS, 1):
-            node_dir = state_root / f"node-{number}"
-            node_dir.mkdir()
-            envelope = NodeEnvelope("test", cores, CPU_PERIOD_US, cpu_quota_us(cores), 256 * MIB, ())
-            record = env.create_node(node_dir, envelope, f"{cluster}/node-{number}", cpu_only)
-            procs.append(subprocess.Popen(env.enter_command(record.procs, ["/bin/sh", "-c", "while :; do :; done"])))
-            (node_dir / "node.pid").write_text(str(procs[-1].pid))  # env execs sh, which execs the loop: one pid
-            info = NodeInfo(number=number, name=f"busy-{number}@localhost", host="127.0.0.1", amqp_port=1,
-                            management_port=2, prometheus_port=closed_port, pid_file=str(node_dir / "node.pid"))
-            nodes.append(BusyNode(cores, info, record.cgroup))
-        yield nodes
-    finally:
-        for proc in procs:
-            proc.kill()
-            proc.wait(timeout=10)
-        env.reclaim(state_root)
-        assert env.leftovers(state_root).empty()
+    with busy_envelopes(tmp_path / "state", list(QUOTAS)) as loops:
+        yield [BusyNode(loop.cores, NodeInfo(number=number, name=f"busy-{number}@localhost", host="127.0.0.1",
+                                             amqp_port=1, management_port=2, prometheus_port=closed_port,
+                                             pid_file=str(loop.pid_file)), loop.record.cgroup)
+               for number, loop in enumerate(loops, 1)]
 
 
 def test_each_seconds_cpu_is_the_quota_the_kernel_enforces(busy_nodes):

@@ -1,6 +1,6 @@
 """Isolation (issue 44): a running envelope gets its whole quota while everything outside our groups competes for the
-cores. Without RabbitMQ: a busy loop in an envelope made by the production code (adapters.envelope.create_node, as
-tests/test_envelope_cpu.py does), against busy loops in the machine's root group standing for Airflow, Spark and the
+cores. Without RabbitMQ: a busy loop in an envelope made by the production code (tests.fixtures.envelopes, as
+tests/test_envelope_cpu.py uses it), against busy loops in the machine's root group standing for Airflow, Spark and the
 test runner. Counter: the envelope's cgroup CPU counter (cpuacct.usage / cpu.stat, the OS's own).
 
 Marked `cluster`: it saturates both cores for ~10 s, so it runs with the heavy group, one at a time.
@@ -8,8 +8,6 @@ Marked `cluster`: it saturates both cores for ~10 s, so it runs with the heavy g
 
 from __future__ import annotations
 
-import os
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,12 +15,10 @@ from pathlib import Path
 import pytest
 
 from adapters import envelope as env
-from sizing.scalemodel import CPU_PERIOD_US, MIB, NodeEnvelope, cpu_quota_us
+from tests.fixtures.envelopes import CPU_ENFORCED, SUPPORT, busy_envelopes
 
-SUPPORT = env.detect_support() if os.geteuid() == 0 else None
 pytestmark = [pytest.mark.cluster,
-              pytest.mark.skipif(SUPPORT is None or not SUPPORT.enforced["cpu"],
-                                 reason="needs root and a cgroup cpu controller")]
+              pytest.mark.skipif(not CPU_ENFORCED, reason="needs root and a cgroup cpu controller")]
 
 # A load generator's envelope (1 core by default) or a large node's, beside 12 busy loops. At the kernel's default
 # weight CFS usually still gives a throttled group most of its quota (it re-queues the group after each throttled
@@ -32,30 +28,14 @@ pytestmark = [pytest.mark.cluster,
 CORES = 0.9
 COMPETITORS = 12
 WINDOW_S = 4.0
-LOOP = ["/bin/sh", "-c", "while :; do :; done"]
 
 
 @pytest.fixture
 def envelope_under_load(tmp_path: Path) -> Iterator[tuple[env.Cgroups, str]]:
-    assert SUPPORT is not None and SUPPORT.cgroups is not None
-    state_root = tmp_path / "state"
-    (state_root / "node-1").mkdir(parents=True)
-    cpu_only = env.Support(SUPPORT.cgroups, loops=False, missing=())
-    cluster = env.cluster_cgroup(state_root, os.getpid())
-    procs: list[subprocess.Popen] = []
-    try:
-        envelope = NodeEnvelope("test", CORES, CPU_PERIOD_US, cpu_quota_us(CORES), 256 * MIB, ())
-        record = env.create_node(state_root / "node-1", envelope, f"{cluster}/node-1", cpu_only)
-        procs.append(subprocess.Popen(env.enter_command(record.procs, LOOP)))
-        procs += [subprocess.Popen(LOOP) for _ in range(COMPETITORS)]
+    with busy_envelopes(tmp_path / "state", [CORES], competitors=COMPETITORS) as (loop,):
         time.sleep(1.0)
-        yield SUPPORT.cgroups, record.cgroup
-    finally:
-        for proc in procs:
-            proc.kill()
-            proc.wait(timeout=10)
-        env.reclaim(state_root)
-        assert env.leftovers(state_root).empty()
+        assert SUPPORT is not None and SUPPORT.cgroups is not None
+        yield SUPPORT.cgroups, loop.record.cgroup
 
 
 def cores_used(cgroups: env.Cgroups, relative: str, seconds: float) -> float:
