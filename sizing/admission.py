@@ -15,7 +15,7 @@ from sizing.findings import steps_too_short_for_one_run
 from sizing.plan import budget_problems
 from sizing.runparams import RunParams
 from sizing.runplan import campaign_run, run_problems
-from sizing.scalemodel import Machine, campaign_demand, fit_problems, with_host_speed
+from sizing.scalemodel import Machine, campaign_demand, config_envelopes, fit_problems, with_host_speed
 from sizing.spec import Campaign
 from sizing.versions import LOCAL_CHROOT_SERIES, local_runtime, satisfies
 
@@ -96,7 +96,23 @@ def scale_lines(campaign: Campaign, facts: MachineFacts) -> tuple[str, ...]:
         return ()
     demand = campaign_demand(campaign)
     lines = [f"{campaign.scale_model.describe()}; at its peak {demand.describe() if demand else 'nothing'}"]
+    lines += floored_lines(campaign)
     return (*lines, facts.support) if facts.support else tuple(lines)
+
+
+def floored_lines(campaign: Campaign) -> list[str]:
+    """A config whose nodes' share of this host's cores is below the kernel's smallest quota runs at that quota: more
+    CPU than the model gives it, so its figures are high by up to that ratio (sizing.scalemodel.MIN_CORES)."""
+    lines = []
+    for shape in campaign.clusters:
+        envelopes = config_envelopes(campaign, shape)
+        if envelopes is not None and envelopes.node.cpu_floored:
+            node = envelopes.node
+            lines.append(f"config {shape.config_id}: a {node.instance_type} node's share of this host is "
+                         f"{node.cpu_share:.3f} cores, below the kernel's smallest quota: it runs at "
+                         f"{node.cpu_cores:g} ({node.cpu_cores / node.cpu_share:.2f}x its share), so its figures may "
+                         f"be high by up to that")
+    return lines
 
 
 def local_version_problems(campaign: Campaign, installed: str | None, chroot_version: str | None = None,

@@ -17,7 +17,7 @@ Pure: the envelope is computed here; adapters/envelope.py applies it (cgroups, l
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any
 
@@ -88,14 +88,16 @@ class ScaleFactors:
     # at admission (adapters.calibration). `cpu_cores_per_vcpu` is in reference cores; a node gets that / host_speed
     # of this host's cores, so that a scaled vCPU does the same broker work on any host. 1.0: uncalibrated.
     host_speed: float = 1.0
+    # Which rule chose the model factors (MODEL_FACTORS): DEFAULT_MODEL, FITTED_MODEL or OWN_MODEL (fitted_factors).
+    rule: str = "default"
 
     def describe(self) -> str:
         """How every local figure names its scale (tables, report header)."""
         host = ("uncalibrated host" if self.host_speed == 1.0 else
                 f"host calibration: 1 core here = {self.host_speed:.2f} reference cores")
-        return (f"scale model: 1 vCPU = {self.cpu_cores_per_vcpu:g} reference cores ({host}), 1 GiB RAM = "
-                f"{self.memory_mib_per_gib:g} MiB + the broker's idle footprint, volume IOPS and MiB/s / "
-                f"{self.disk_divisor:g}; load generator "
+        return (f"scale model ({MODEL_RULES.get(self.rule, self.rule)}): 1 vCPU = {self.cpu_cores_per_vcpu:g} "
+                f"reference cores ({host}), 1 GiB RAM = {self.memory_mib_per_gib:g} MiB + the broker's idle "
+                f"footprint, volume IOPS and MiB/s / {self.disk_divisor:g}; load generator "
                 f"{self.generator_cores:g} cores")
 
     def node_cores(self, vcpus: float) -> float:
@@ -107,15 +109,27 @@ class ScaleFactors:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ScaleFactors:
-        return cls(**{f.name: float(data[f.name]) for f in fields(cls) if f.name in data})
+        return cls(**{f.name: str(data[f.name]) if f.name == "rule" else float(data[f.name])
+                      for f in fields(cls) if f.name in data})
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:
-        """The factors a campaign's `scale_model:` may set (the host's calibration is measured, never given)."""
-        return tuple(f.name for f in fields(cls) if f.name != "host_speed")
+        """The factors a campaign's `scale_model:` may set (the host's calibration is measured, never given; the
+        rule is the parser's record of where the model factors came from)."""
+        return tuple(f.name for f in fields(cls) if f.name not in ("host_speed", "rule"))
 
 
 DEFAULT_FACTORS = ScaleFactors()
+# The two factors that model a cloud instance (the others shape the disks' images and the load generator), and the
+# one rule that chooses them for every campaign that does not set them (fitted_factors): the default, or, where the
+# campaign's largest configs up at once would not fit MODEL_MACHINE, the largest factor on FACTOR_GRID that fits.
+MODEL_FACTORS = ("cpu_cores_per_vcpu", "memory_mib_per_gib")
+FACTOR_GRID = {"cpu_cores_per_vcpu": 0.0005, "memory_mib_per_gib": 8.0}
+DEFAULT_MODEL, FITTED_MODEL, OWN_MODEL = "default", "fitted", "own"
+MODEL_RULES = {DEFAULT_MODEL: "the default model",
+               FITTED_MODEL: "the default model, fitted: the largest factors at which the campaign's largest configs "
+                             "fit the model machine",
+               OWN_MODEL: "the campaign's own factors: a what-if, not the default model"}
 # The rabbitmq.conf key through which a node is told its envelope's memory (node.sh writes it): a campaign's own
 # broker_config may not set it as well.
 MEMORY_OVERRIDE = "total_memory_available_override_value"
@@ -172,6 +186,14 @@ class NodeEnvelope:
     broker_memory_bytes: int | None = None
     idle_bytes: int = 0
     watermark_relative: float | None = DEFAULT_WATERMARK
+    # The node's share of this host's cores by the factors (vCPUs x factor / host speed). cpu_cores is the same, or
+    # MIN_CORES where the share is smaller (a small instance on a fast host): such a node has more than its share.
+    cpu_share: float | None = None
+
+    @property
+    def cpu_floored(self) -> bool:
+        """Whether the kernel's smallest quota gave this node more than its share (fitted_factors' floor)."""
+        return self.cpu_share is not None and self.cpu_share < self.cpu_cores
 
     @property
     def watermark_bytes(self) -> int | None:
@@ -298,7 +320,8 @@ def node_envelope(catalog: Catalog, instance_type: str, volumes: Iterable[RoleVo
     the scale model already owns (MEMORY_OVERRIDE). The broker's total is above the cgroup's limit; its watermark
     (below 1 x the total) stays within the limit."""
     instance = catalog.instances[instance_type]
-    cores = factors.node_cores(instance.vcpus)
+    share = factors.node_cores(instance.vcpus)
+    cores = max(MIN_CORES, share)
     ebs_iops = _scaled(float(instance.ebs_iops) if instance.ebs_iops else None, factors.disk_divisor)
     ebs_bps = _scaled(instance.ebs_mbps / 8 * 1e6 if instance.ebs_mbps else None, factors.disk_divisor)
     scaled = instance.memory_gib * factors.memory_mib_per_gib * MIB
@@ -311,7 +334,7 @@ def node_envelope(catalog: Catalog, instance_type: str, volumes: Iterable[RoleVo
         ebs_iops=ebs_iops, ebs_bps=ebs_bps,
         broker_memory_bytes=math.floor(scaled + idle / (watermark or default_watermark(version))),
         idle_bytes=math.floor(idle),
-        watermark_relative=watermark)
+        watermark_relative=watermark, cpu_share=share)
 
 
 def min_memory_mib_per_gib(memory_gib: float, version: str | None, watermark: float | None = None) -> float:
@@ -370,10 +393,12 @@ def config_limits(campaign: Campaign, shape: ClusterShape) -> ResourceLimits:
 
 
 def envelope_problems(envelope: NodeEnvelope, config_id: str) -> list[str]:
-    """Why a node's envelope cannot hold a RabbitMQ node at all (the factors are too small for this instance)."""
+    """Why a node's envelope cannot hold a RabbitMQ node at all (the factors are too small for this instance). The
+    parser asks it at the reference speed; a faster host's smaller share is raised to MIN_CORES, and admission says so
+    (NodeEnvelope.cpu_floored)."""
     problems = []
-    if envelope.cpu_cores < MIN_CORES:
-        problems.append(f"config {config_id}: {envelope.instance_type} scales to {envelope.cpu_cores:.3g} cores, "
+    if envelope.cpu_floored:
+        problems.append(f"config {config_id}: {envelope.instance_type} scales to {envelope.cpu_share:.3g} cores, "
                         f"below the smallest CPU envelope ({MIN_CORES:g} cores: {MIN_QUOTA_US} us of every "
                         f"{CPU_PERIOD_US} us); raise cpu_cores_per_vcpu")
     watermark = envelope.watermark_bytes
@@ -447,15 +472,57 @@ def campaign_demand(campaign: Campaign, parallelism: int | None = None,
 
 def fit_problems(demand: Demand, machine: Machine) -> list[str]:
     """Why the envelopes do not fit this machine (empty: they do), with the sums they need."""
-    problems = []
+    return list(fit_shortfalls(demand, machine).values())
+
+
+def fit_shortfalls(demand: Demand, machine: Machine) -> dict[str, str]:
+    """fit_problems by the model factor that would have to fall (MODEL_FACTORS): the reason for each."""
+    problems = {}
     cores = machine.cores - RESERVED_CORES
     if demand.cores > cores:
-        problems.append(f"the envelopes up at once need {demand.describe()}, but this machine has {machine.cores:g} "
-                        f"cores ({RESERVED_CORES:g} kept for Airflow, the S3 server and the kernel): lower "
-                        f"scale_model.cpu_cores_per_vcpu or generator_cores, or the parallelism")
+        problems["cpu_cores_per_vcpu"] = (
+            f"the envelopes up at once need {demand.describe()}, but this machine has {machine.cores:g} cores "
+            f"({RESERVED_CORES:g} kept for Airflow, the S3 server and the kernel): lower "
+            f"scale_model.cpu_cores_per_vcpu or generator_cores, or the parallelism")
     memory = machine.memory_bytes - RESERVED_MEMORY_BYTES
     if demand.memory_bytes > memory:
-        problems.append(f"the envelopes up at once need {demand.describe()}, but this machine has "
-                        f"{machine.memory_bytes / GIB:.1f} GiB of memory ({RESERVED_MEMORY_BYTES / GIB:g} GiB kept for "
-                        f"the rest): lower scale_model.memory_mib_per_gib or generator_memory_mib, or the parallelism")
+        problems["memory_mib_per_gib"] = (
+            f"the envelopes up at once need {demand.describe()}, but this machine has "
+            f"{machine.memory_bytes / GIB:.1f} GiB of memory ({RESERVED_MEMORY_BYTES / GIB:g} GiB kept for the "
+            f"rest): lower scale_model.memory_mib_per_gib or generator_memory_mib, or the parallelism")
     return problems
+
+
+# The machine the one default model is fitted to: this project's machine kind (2 cores; 24 GiB, of which the kernel
+# reports 23.5 as MemTotal), its cores counted as reference cores (sizing.calibration: host speed 1.0, the slower
+# host of the kind). Fitted here rather than to the host at hand, a campaign gets the same factors on every host; a
+# faster host fits them with room to spare.
+MODEL_MACHINE = Machine(cores=2.0, memory_bytes=int(23.5 * GIB))
+
+
+def fitted_factors(factors: ScaleFactors, clusters: Callable[[ScaleFactors], Mapping[str, tuple[NodeEnvelope, int]]],
+                   parallelism: int, given: Iterable[str] = ()) -> ScaleFactors:
+    """The one rule for a campaign's model factors (MODEL_FACTORS). Each the campaign gives (`given`) is its own:
+    a what-if (OWN_MODEL). Each other is the default, or, where the campaign's largest configs up at once
+    (`parallelism` of them, each with its load generator) would not fit MODEL_MACHINE at the reference speed, the
+    largest value on FACTOR_GRID below the default at which they fit (FITTED_MODEL): computed from the configs, never
+    chosen after a run. None fits (the load generators alone fill the machine): the default stays, and admission
+    refuses the campaign with the sums. `clusters` builds every config's node envelope and node count from factors.
+    The smallest instance's share of a core can then fall below the kernel's smallest quota on a fast host: its
+    envelope says so (NodeEnvelope.cpu_share)."""
+    given = set(given) & set(MODEL_FACTORS)
+    factors = replace(factors, host_speed=1.0)
+    fitted = False
+    for name in MODEL_FACTORS:
+        if name in given:
+            continue
+        step = FACTOR_GRID[name]
+        value = getattr(factors, name)
+        while name in fit_shortfalls(peak_demand(clusters(factors), parallelism, factors), MODEL_MACHINE):
+            value = round(math.floor(round(value / step, 6) - 1) * step, 6)
+            if value <= 0:
+                factors = replace(factors, **{name: getattr(DEFAULT_FACTORS, name)})
+                break
+            factors, fitted = replace(factors, **{name: value}), True
+    rule = OWN_MODEL if given else FITTED_MODEL if fitted else DEFAULT_MODEL
+    return replace(factors, rule=rule)

@@ -38,7 +38,8 @@ def test_an_admitted_campaign_carries_its_notes_and_what_its_envelopes_hold_here
     [note] = admission.notes
     assert note.path == "scenarios.qq-inflight-rtt20.steps.duration_s"
     assert admission.remarks() == [f"note: {note}"]
-    assert admission.scale[0].startswith("scale model: 1 vCPU = 0.025 reference cores (uncalibrated host)")
+    assert admission.scale[0].startswith("scale model (the default model): 1 vCPU = 0.025 reference cores "
+                                         "(uncalibrated host)")
     assert "at its peak 1.40 cores and 7.4 GiB" in admission.scale[0]
     assert admission.scale[1] == ROOMY.support
 

@@ -219,14 +219,15 @@ def test_expiry_tag_known_answer():
 def test_cli_plan_warns_when_the_envelopes_do_not_fit_this_machine(tmp_path, capsys, monkeypatch):
     """`sizing plan` printed a plan that validate_spec then refused (adverse-scale's 5 nodes x 0.2 cores and a
     1-core generator on 2 cores): it now says so. Known answer on a machine fixed at 2 cores and 24 GiB: 5 x 0.2 +
-    1.0 = 2.00 cores needed; with the campaign's own 0.7-core generator, 1.7, which fits."""
+    1.0 = 2.00 cores needed; with the campaign's own 0.7-core generator, 1.7, which fits. The CPU factor is given
+    (a what-if): left to the one rule it would be fitted to the model machine instead."""
     import adapters.envelope
     from sizing.scalemodel import Machine
 
     monkeypatch.setattr(adapters.envelope, "machine", lambda: Machine(2.0, 24 * 1024**3))
     spec = tmp_path / "big.yaml"
     spec.write_text(f"extends: {CAMPAIGNS / 'adverse-scale.yaml'}\nname: adverse-big\n"
-                    "scale_model: {generator_cores: 1.0}\n")
+                    "scale_model: {generator_cores: 1.0, cpu_cores_per_vcpu: 0.025}\n")
     assert cli_main(["plan", str(spec)]) == 0
     err = capsys.readouterr().err
     assert "warning: not on this machine as planned: scale_model:" in err and "need 2.00 cores" in err

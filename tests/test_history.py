@@ -57,7 +57,8 @@ def test_a_runs_row_names_the_scale_model_it_was_measured_on_and_what_the_machin
     runs[1] = {**runs[1], "cluster": {"envelope": "enforced: cpu, disk, memory"}}
     row = run_row(CAMPAIGN, "r1", runs, spark_version="4.0.0", analysis_commit="def", analysed_at=999.0)
     # local-quick runs on the default factors (sizing.scalemodel.DEFAULT_FACTORS: 0.025 cores per vCPU, ...)
-    assert row["measured_on"].startswith("local scale model: 1 vCPU = 0.025 reference cores (uncalibrated host)")
+    assert row["measured_on"].startswith("local scale model (the default model): 1 vCPU = 0.025 reference cores "
+                                         "(uncalibrated host)")
     assert json.loads(row["scale_model"])["disk_divisor"] == 10
     assert row["envelope_enforced"] == "enforced: cpu, disk, memory, enforced: cpu, memory"
     # The nodes ran on this host's calibration, which only the load runs recorded (the spec cannot know the host):

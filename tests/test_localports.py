@@ -18,11 +18,11 @@ from sizing.localports import (
     max_nodes_in_block,
     node_ports,
 )
-from sizing.scalemodel import GIB, Machine, campaign_demand, fit_problems
+from sizing.scalemodel import FITTED_MODEL, MODEL_MACHINE, OWN_MODEL, campaign_demand, fit_problems
 from sizing.spec import load_campaign, parse_campaign
 
 REPO = Path(__file__).resolve().parents[1]
-TWO_CORES = Machine(cores=2, memory_bytes=23 * GIB)  # this machine's kind: 2 cores, 23 GiB
+TWO_CORES = MODEL_MACHINE  # this machine's kind: 2 cores, 23.5 GiB
 
 
 def test_the_block_of_50_holds_10_nodes():
@@ -58,31 +58,33 @@ def test_every_port_of_two_neighbouring_full_clusters_is_distinct_and_in_its_blo
         node_ports(21000, LOCAL_MAX_NODES + 1)
 
 
-def scale_campaign(*clusters: dict, memory_mib_per_gib: float | None = None):
-    """quorum-sizing-scale (0.01 cores per vCPU, a 0.6-core generator, 80 MiB per GiB) with these clusters (and
-    another memory factor, if given)."""
+def scale_campaign(*clusters: dict, **factors: float):
+    """quorum-sizing-scale (a 0.6-core generator; the model factors by the one rule unless `factors` give them) with
+    these clusters."""
     raw = dict(load_campaign(REPO / "campaigns" / "quorum-sizing-scale.yaml").raw)
-    if memory_mib_per_gib is not None:
-        raw["scale_model"] = {**raw["scale_model"], "memory_mib_per_gib": memory_mib_per_gib}
+    raw["scale_model"] = {**raw["scale_model"], **factors}
     return parse_campaign({**raw, "clusters": {"list": list(clusters)}})
 
 
 def test_seed_000_and_002_deciding_clusters_are_local_configs_that_fit_two_cores():
-    """7x c5.4xlarge (seed 000's 7x16) and 9x c5.2xlarge (the 9x8s): 1.12 and 0.72 cores at 0.01 per vCPU, plus the
-    generator's 0.6, within the 1.75 cores a 2-core machine leaves. Memory: at quorum-sizing-scale's 80 MiB per GiB
-    the seven c5.4xlarge envelopes (the idle footprint on top of each) and the generator need 20.6 GiB of the 20 left,
-    so a campaign of the 7x16 takes the largest factor that fits, 72 (the idle-quarter rule holds: 160 of 1,082 MiB);
-    the 9x8 fits at 80 (at 72 a c5.2xlarge's idle node would hold 0.26 of its watermark: the two need a campaign
-    each)."""
-    seven = scale_campaign({"nodes": 7, "instance_type": "c5.4xlarge", "volume": "gp2"}, memory_mib_per_gib=72)
+    """7x c5.4xlarge (seed 000's 7x16) and 9x c5.2xlarge (the 9x8s) as campaigns of their own: the one rule
+    (sizing.scalemodel.fitted_factors) gives each the largest factors on the grid at which it and the 0.6-core
+    generator fit the model machine's 1.75 cores and 19.5 GiB. Known answers, by hand: CPU (1.75 - 0.6) / 112 vCPUs =
+    0.0103 -> 0.01 and / 72 = 0.0160 -> 0.0155; memory (23.5 - 4 reserved GiB = 19,968 MiB - 2,048 - 7 x 160 MiB idle) /
+    (7 x 32 GiB) = 75.0 -> 72 and (19,968 - 2,048 - 9 x 160) / (9 x 16) = 114.4 -> 112 MiB per GiB."""
+    seven = scale_campaign({"nodes": 7, "instance_type": "c5.4xlarge", "volume": "gp2"})
     nine = scale_campaign({"nodes": 9, "instance_type": "c5.2xlarge", "volume": "gp2"})
     assert [s.nodes for s in (*seven.clusters, *nine.clusters)] == [7, 9]
-    for campaign, cores in ((seven, 7 * 16 * 0.01), (nine, 9 * 8 * 0.01)):
+    for campaign, cpu, memory, vcpus in ((seven, 0.01, 72, 7 * 16), (nine, 0.0155, 112, 9 * 8)):
+        assert campaign.scale_model.rule == FITTED_MODEL
+        assert (campaign.scale_model.cpu_cores_per_vcpu, campaign.scale_model.memory_mib_per_gib) == (cpu, memory)
         demand = campaign_demand(campaign, parallelism=1)
-        assert demand is not None and demand.cores == pytest.approx(cores + 0.6)
+        assert demand is not None and demand.cores == pytest.approx(vcpus * cpu + 0.6)
         assert fit_problems(demand, TWO_CORES) == []
-    too_much_memory = campaign_demand(scale_campaign({"nodes": 7, "instance_type": "c5.4xlarge", "volume": "gp2"}),
-                                      parallelism=1)
+    # one grid step more would not fit: the largest that fits, not merely one that does
+    larger = scale_campaign({"nodes": 7, "instance_type": "c5.4xlarge", "volume": "gp2"}, memory_mib_per_gib=80)
+    too_much_memory = campaign_demand(larger, parallelism=1)
+    assert larger.scale_model.rule == OWN_MODEL
     assert too_much_memory is not None and "20.6 GiB" in fit_problems(too_much_memory, TWO_CORES)[0]
 
 
@@ -91,11 +93,13 @@ def test_a_big_cluster_is_refused_by_what_limits_it_the_ports_or_the_machine():
         scale_campaign({"nodes": LOCAL_MAX_NODES + 1, "instance_type": "c5.xlarge", "volume": "gp2"})
     (problem,) = [p for p in refused.value.problems if p.path == "clusters"]
     assert "50-port block holds at most 10 nodes" in problem.reason
-    # 9 x c5.9xlarge at 0.01 cores per vCPU and 80 MiB per GiB: the spec takes it (the block holds 9), the machine
-    # does not: 3.24 + 0.6 cores, 9 x (5,760 + 160) MiB + 2 GiB, each refusal saying which
-    too_big = scale_campaign({"nodes": 9, "instance_type": "c5.9xlarge", "volume": "gp2"})
+    # 9 x c5.9xlarge on the campaign's own factors, 0.01 cores per vCPU and 80 MiB per GiB (a what-if): the spec takes
+    # it (the block holds 9), the machine does not: 3.24 + 0.6 cores, 9 x (5,760 + 160) MiB + 2 GiB, each refusal
+    # saying which. On the one rule it would be fitted instead.
+    too_big = scale_campaign({"nodes": 9, "instance_type": "c5.9xlarge", "volume": "gp2"}, cpu_cores_per_vcpu=0.01,
+                             memory_mib_per_gib=80)
     demand = campaign_demand(too_big, parallelism=1)
     assert demand is not None
     cores, memory = fit_problems(demand, TWO_CORES)
     assert "3.84 cores and 54.0 GiB" in cores and "this machine has 2 cores" in cores
-    assert "this machine has 23.0 GiB of memory" in memory
+    assert "this machine has 23.5 GiB of memory" in memory

@@ -63,7 +63,8 @@ def test_validate_run_passes_on_the_specs_warnings_from_its_one_parse(tmp_path: 
     said.clear()
     validate_run(PARAMS, tmp_path, say=said.append)
     assert not any(line.startswith(("warning:", "note:")) for line in said)  # local-quick has none
-    assert said and said[0].startswith("scale model:")  # what its envelopes hold here, as `sizing validate` says
+    # what its envelopes hold here, as `sizing validate` says
+    assert said and said[0].startswith("scale model (the default model):")
 
 
 def test_a_baseline_run_travels_with_the_run_and_is_never_the_run_itself(tmp_path: Path):
@@ -268,7 +269,8 @@ def test_cluster_health_verdict_from_one_management_answer():
 def test_a_run_putting_more_envelopes_up_at_once_than_fit_the_machine_is_refused(tmp_path: Path, monkeypatch):
     """The campaign's own budget runs one config at a time and fits a 2-core machine (1.08 + 0.6 cores); the run's
     max_parallel_configs of 2 puts the two largest configs (both 3x c5.9xlarge) and two generators up at once
-    (3.36 cores, 38.7 GiB: 6 x (72 GiB x 80 MiB + 160 MiB idle) + 2 x 2 GiB), which do not (1.75 cores and 20 GiB
+    (3.47 cores, 38.7 GiB: 6 x 36 vCPUs x 0.0105 + 2 x 0.6 cores, the factor the one rule fits to one config up at
+    a time; 6 x (72 GiB x 80 MiB + 160 MiB idle) + 2 x 2 GiB), which do not (1.75 cores and 20 GiB
     are left beside what the machine keeps for the rest). Known answer: the machine is fixed at 2 cores and 24 GiB,
     whatever this host has."""
     import adapters.envelope
@@ -280,7 +282,7 @@ def test_a_run_putting_more_envelopes_up_at_once_than_fit_the_machine_is_refused
     with pytest.raises(SpecError) as err:
         validate_run({**scale, "max_parallel_configs": 2}, tmp_path / "refused")
     assert err.value.paths() == ["params.max_parallel_configs"] * 2  # cores, then memory
-    assert "3.36 cores and 38.7 GiB" in str(err.value) and "n3-c5.9xlarge-io1 + n3-c5.9xlarge-gp2" in str(err.value)
+    assert "3.47 cores and 38.7 GiB" in str(err.value) and "n3-c5.9xlarge-io1 + n3-c5.9xlarge-gp2" in str(err.value)
     assert not (tmp_path / "refused").exists()  # nothing written
     # a run of one config is one cluster up at a time, whatever its max_parallel_configs
     one = validate_run({**scale, "max_parallel_configs": 2, "configs": ["n3-c5.9xlarge-io1"]}, tmp_path / "one")

@@ -18,22 +18,32 @@ from sizing.disks import RoleVolume
 from sizing.fields import SpecError
 from sizing.scalemodel import (
     DEFAULT_FACTORS,
+    DEFAULT_MODEL,
+    FACTOR_GRID,
+    FITTED_MODEL,
     GIB,
     IDLE_FOOTPRINT_MIB,
     MIB,
+    MIN_CORES,
+    MODEL_MACHINE,
+    OWN_MODEL,
     RESERVED_CORES,
     ClusterEnvelopes,
     Machine,
     NodeEnvelope,
     ScaleFactors,
+    campaign_demand,
     cluster_envelopes,
+    config_envelopes,
     envelope_problems,
     fit_problems,
+    fit_shortfalls,
     measured_on,
     min_memory_mib_per_gib,
     node_envelope,
     peak_demand,
     watermark_relative,
+    with_host_speed,
 )
 from sizing.spec import load_campaign, parse_campaign
 
@@ -121,7 +131,8 @@ def test_every_measurement_names_what_it_was_measured_on():
     assert measured_on(None, "aws") == "aws"
     assert "no scale model" in measured_on(None, "local")
     assert measured_on(DEFAULT_FACTORS, "local") == (
-        "local scale model: 1 vCPU = 0.025 reference cores (uncalibrated host), 1 GiB RAM = 168 MiB + the broker's "
+        "local scale model (the default model): 1 vCPU = 0.025 reference cores (uncalibrated host), 1 GiB RAM = "
+        "168 MiB + the broker's "
         "idle footprint, volume IOPS and MiB/s / 10; load generator 1 cores")
     calibrated = replace(DEFAULT_FACTORS, host_speed=2.0)
     assert "1 vCPU = 0.025 reference cores (host calibration: 1 core here = 2.00 reference cores)" in measured_on(
@@ -280,3 +291,59 @@ def test_an_envelope_recorded_before_the_memory_rule_still_reads():
            "memory_bytes": 1 << 30, "volumes": []}
     env = NodeEnvelope.from_dict(old)
     assert env.broker_memory_bytes is None and env.idle_bytes == 0 and env.watermark_bytes == int(0.4 * (1 << 30))
+
+
+# ------------------------------------------------------------------ the one rule for a campaign's model factors
+
+
+def test_a_campaign_that_fits_the_model_machine_keeps_the_default_model():
+    quick = load_campaign(REPO / "campaigns" / "local-quick.yaml")  # 3 x c5.2xlarge: 0.6 + 1.0 cores
+    assert quick.scale_model.rule == DEFAULT_MODEL
+    assert (quick.scale_model.cpu_cores_per_vcpu, quick.scale_model.memory_mib_per_gib) == (
+        DEFAULT_FACTORS.cpu_cores_per_vcpu, DEFAULT_FACTORS.memory_mib_per_gib)
+
+
+def test_a_campaign_too_big_for_the_default_gets_the_largest_factors_on_the_grid_that_fit():
+    """Known answer, by hand: quorum-sizing-scale's largest config is 3 x c5.9xlarge (108 vCPUs, 216 GiB) with a
+    0.6-core, 2 GiB generator on the model machine (2 cores - 0.25 kept; 23.5 GiB - 4 kept = 19,968 MiB):
+    CPU (1.75 - 0.6) / 108 = 0.01065 -> 0.0105 on the 0.0005 grid; memory (19,968 - 2,048 - 3 x 160 idle) / 216 =
+    80.7 -> 80 on the grid of 8. One grid step more does not fit, in either."""
+    campaign = load_campaign(REPO / "campaigns" / "quorum-sizing-scale.yaml")
+    factors = campaign.scale_model
+    assert factors.rule == FITTED_MODEL and "fitted" in factors.describe()
+    assert (factors.cpu_cores_per_vcpu, factors.memory_mib_per_gib) == (0.0105, 80)
+    assert fit_problems(campaign_demand(campaign), MODEL_MACHINE) == []
+    for name, step in FACTOR_GRID.items():
+        bigger = replace(campaign, scale_model=replace(factors, **{name: getattr(factors, name) + step}))
+        assert name in fit_shortfalls(campaign_demand(bigger), MODEL_MACHINE)
+
+
+def test_a_campaign_that_gives_a_model_factor_runs_a_what_if_on_it():
+    raw = {**load_campaign(REPO / "campaigns" / "quorum-sizing-scale.yaml").raw,
+           "scale_model": {"generator_cores": 0.6, "cpu_cores_per_vcpu": 0.008}}
+    factors = parse_campaign(raw).scale_model
+    assert factors.rule == OWN_MODEL and factors.cpu_cores_per_vcpu == 0.008 and "what-if" in factors.describe()
+    assert factors.memory_mib_per_gib == 80  # the factor it does not give still follows the rule
+
+
+def test_the_generators_alone_too_big_keeps_the_default_for_admission_to_refuse():
+    raw = {**load_campaign(REPO / "campaigns" / "local-quick.yaml").raw, "scale_model": {"generator_cores": 1.8}}
+    campaign = parse_campaign(raw)
+    assert campaign.scale_model.cpu_cores_per_vcpu == DEFAULT_FACTORS.cpu_cores_per_vcpu
+    assert fit_problems(campaign_demand(campaign), MODEL_MACHINE)  # refused with the sums, not silently shrunk
+
+
+def test_a_node_below_the_kernels_smallest_quota_on_a_fast_host_gets_it_and_admission_says_so():
+    """On a host twice the reference speed a c5.2xlarge at 0.0105 reference cores per vCPU has a share of 0.042 of
+    this host's cores: below MIN_CORES (0.05), so its envelope is the floor, and admission names the ratio."""
+    from sizing.admission import MachineFacts, admit
+
+    campaign = load_campaign(REPO / "campaigns" / "quorum-sizing-scale.yaml")
+    shape = next(s for s in campaign.clusters if s.instance_type == "c5.2xlarge")
+    fast = with_host_speed(campaign, 2.0)
+    node = config_envelopes(fast, shape).node
+    assert node.cpu_share == pytest.approx(8 * 0.0105 / 2.0) and node.cpu_cores == MIN_CORES and node.cpu_floored
+    assert not config_envelopes(campaign, shape).node.cpu_floored
+    lines = admit(campaign, MachineFacts(host_speed=2.0)).scale
+    assert any(f"config {shape.config_id}: a c5.2xlarge node's share of this host is 0.042 cores" in line
+               and "1.19x its share" in line for line in lines), lines

@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import math
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from string import Formatter
 from typing import Any
@@ -41,9 +41,12 @@ from sizing.scalemodel import (
     DEFAULT_FACTORS,
     GENERATOR_FLOORS,
     MEMORY_OVERRIDE,
+    MODEL_FACTORS,
     OFF,
+    NodeEnvelope,
     ScaleFactors,
     envelope_problems,
+    fitted_factors,
     node_envelope,
 )
 from sizing.search import SearchSpec
@@ -687,18 +690,20 @@ def _parse_budget(root: Fields) -> Budget | None:
 
 
 def _parse_scale_model(root: Fields, deployment: str | None, catalog: Catalog | None, clusters: list[ClusterShape],
-                       broker_config: Mapping[str, Any]) -> ScaleFactors | None:
+                       broker_config: Mapping[str, Any], parallelism: int) -> ScaleFactors | None:
     """`scale_model:` absent (the default factors on the local target), `off`, or a mapping of factors (each a
-    positive number; the others keep their defaults). Only the local target has a scale model. Every config's
-    envelope must hold a node (envelope_problems), on the default factors too: a campaign's own relative watermark
-    can leave too little of it."""
+    positive number; the others keep their defaults). The model factors a campaign does not give follow the one rule
+    (sizing.scalemodel.fitted_factors). Only the local target has a scale model. Every config's envelope must hold a
+    node (envelope_problems), on the default factors too: a campaign's own relative watermark can leave too little
+    of it."""
     value = root.raw("scale_model", None)
     scalar_form("scale_model")  # `scale_model: off`, or a mapping of factors
     if value is None:
         if deployment != "local":
             return None
-        return _envelopes_hold_a_node(lambda reason: root.fail("scale_model", reason), DEFAULT_FACTORS, catalog,
-                                      clusters, broker_config)
+        factors = _fitted(DEFAULT_FACTORS, (), catalog, clusters, broker_config, parallelism)
+        return _envelopes_hold_a_node(lambda reason: root.fail("scale_model", reason), factors, catalog, clusters,
+                                      broker_config)
     if value is False or value == OFF:
         return None
     if deployment != "local":
@@ -714,11 +719,27 @@ def _parse_scale_model(root: Fields, deployment: str | None, catalog: Catalog | 
         else:
             values[name] = f.number(name, getattr(DEFAULT_FACTORS, name), minimum=floor[0], maximum=1e6,
                                     why=floor[1])
+    given = [name for name in MODEL_FACTORS if f.has(name)]
     f.done()
     if any(v is None for v in values.values()):
         return None
-    return _envelopes_hold_a_node(lambda reason: f.fail("", reason), ScaleFactors(**values), catalog, clusters,
-                                  broker_config)
+    factors = _fitted(ScaleFactors(**values), given, catalog, clusters, broker_config, parallelism)
+    return _envelopes_hold_a_node(lambda reason: f.fail("", reason), factors, catalog, clusters, broker_config)
+
+
+def _fitted(factors: ScaleFactors, given: Iterable[str], catalog: Catalog | None, clusters: list[ClusterShape],
+            broker_config: Mapping[str, Any], parallelism: int) -> ScaleFactors:
+    """The campaign's factors under the one rule (fitted_factors), its clusters' envelopes built as admission will."""
+    if catalog is None:
+        return factors
+    known = [shape for shape in clusters if shape.instance_type in catalog.instances]
+
+    def envelopes(candidate: ScaleFactors) -> dict[str, tuple[NodeEnvelope, int]]:
+        return {shape.config_id: (node_envelope(catalog, shape.instance_type, shape.volumes, candidate,
+                                                shape.rabbitmq_version, broker_config), shape.nodes)
+                for shape in known}
+
+    return fitted_factors(factors, envelopes, parallelism, given)
 
 
 def _envelopes_hold_a_node(fail: Callable[[str], None], factors: ScaleFactors, catalog: Catalog | None,
@@ -905,7 +926,8 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
     budget = _parse_budget(root)
     purpose = root.str("purpose", "size", choices=PURPOSES)
     comparison = _parse_comparison(root, purpose, clusters, scenarios)
-    scale_model = _parse_scale_model(root, deployment, catalog, clusters, broker_config)
+    scale_model = _parse_scale_model(root, deployment, catalog, clusters, broker_config,
+                                     budget.parallelism if budget else 1)
     if scale_model is not None and MEMORY_OVERRIDE in broker_config:
         root.fail(f"broker_config.{MEMORY_OVERRIDE}", "is set by the scale model (the node's memory envelope, so the "
                                                      "high watermark is relative to it); remove it, or set "
