@@ -170,3 +170,25 @@ def summarise(rows: Sequence[FidelityRow]) -> FidelitySummary:
         len(rows), statistics.median(abs(r.ratio_error) for r in rows) if rows else None,
         {volume: spearman([r.published for r in group], [r.predicted for r in group])
          for volume, group in sorted(by_volume.items())})
+
+
+# The committed run fixtures (tests/fixtures/runs/<campaign>/<run>, `sizing export-run`) whose figures the table is
+# built from: the table is re-derivable from the repository, like the seed verdicts (sizing.seeds).
+FIDELITY_RUNS: tuple[tuple[str, str], ...] = ()
+
+
+def markdown(rows: Sequence[FidelityRow], summary: FidelitySummary) -> str:
+    """The fidelity table as BENCHMARKS.md shows it (scripts/fidelity_table.py prints it)."""
+    if not rows:
+        return ("No published figure has a local figure yet: no committed run fixture measures one of its configs "
+                "(FIDELITY_RUNS).")
+    lines = ["| seed | config | published (cloud, msg/s) | local (msg/s) | factor (ref. cores / vCPU) | host speed | "
+             "predicted (cloud, msg/s) | ratio error | run |", "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+    lines += [f"| {r.seed} | {r.config_id} | {r.published:,.0f} | {r.local:,.1f} | {r.cpu_cores_per_vcpu:g} | "
+              f"{r.host_speed:.2f} | {r.predicted:,.0f} | {r.ratio_error:+.0%} | {r.run} |" for r in rows]
+    error = "n/a" if summary.median_abs_error is None else f"{summary.median_abs_error:.0%}"
+    ranks = ", ".join(f"{volume} {'n/a' if rho is None else f'{rho:+.2f}'}"
+                      for volume, rho in summary.rank_correlation.items()) or "n/a"
+    lines += ["", f"{summary.figures} figures; median |ratio error| {error}; Spearman's rho over seed 000's shapes "
+                  f"(published against predicted): {ranks}."]
+    return "\n".join(lines)

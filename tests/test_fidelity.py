@@ -79,3 +79,13 @@ def test_local_figures_come_from_a_fixtures_leaderboards_with_the_factors_its_ru
     unscaled = RunRows("x", "r", {"runs": [{"scale_model": None}], "leaderboards": [
         {"config_id": "n3-c5.9xlarge-gp2", fidelity.TOP_THROUGHPUT: 1.0}]})
     assert fidelity.local_figures([unscaled]) == {}  # no scale model: no model figure
+
+
+def test_the_markdown_table_shows_each_row_and_the_summary():
+    local = {"n3-c5.9xlarge-io1": fidelity.LocalFigure("n3-c5.9xlarge-io1", fidelity.TOP_THROUGHPUT, 630.0, 0.0105,
+                                                       1.61, "c/r", "")}
+    rows = fidelity.fidelity_rows(fidelity.PUBLISHED, local)
+    text = fidelity.markdown(rows, fidelity.summarise(rows))
+    assert "| 000 | n3-c5.9xlarge-io1 | 40,000 | 630.0 | 0.0105 | 1.61 | 60,000 | +50% | c/r |" in text
+    assert "1 figures; median |ratio error| 50%" in text and "io1 n/a" in text  # one shape: no rank correlation
+    assert "No published figure" in fidelity.markdown([], fidelity.summarise([]))
