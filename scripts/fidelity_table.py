@@ -1,7 +1,8 @@
-"""Print the fidelity table (issue 44 item 4) from the committed run fixtures: every published seed figure whose
-config a fixture measured on the scale model, the model's prediction for the cloud and its error (sizing/fidelity.py).
+"""Rewrite BENCHMARKS.md's fidelity table (issue 44 item 4) from the committed run fixtures: every published seed
+figure whose config a fixture measured on the scale model, the model's prediction for the cloud and its error
+(sizing/fidelity.py).
 
-    .venv/bin/python scripts/fidelity_table.py          # markdown, as BENCHMARKS.md "Fidelity" shows it
+    .venv/bin/python scripts/fidelity_table.py          (tests/test_fidelity.py fails while it is stale)
 """
 
 from __future__ import annotations
@@ -14,13 +15,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from app.runfixture import load_all
 from sizing import fidelity
 
-FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "runs"
+ROOT = Path(__file__).resolve().parent.parent
+BENCHMARKS = ROOT / "BENCHMARKS.md"
+FIXTURES = ROOT / "tests" / "fixtures" / "runs"
+
+
+def table() -> str:
+    runs = load_all(FIXTURES, fidelity.FIDELITY_RUNS)
+    rows = fidelity.fidelity_rows(fidelity.PUBLISHED, fidelity.local_figures(runs.values()))
+    return fidelity.markdown(rows, fidelity.summarise(rows))
 
 
 def main() -> None:
-    runs = load_all(FIXTURES, fidelity.FIDELITY_RUNS)
-    rows = fidelity.fidelity_rows(fidelity.PUBLISHED, fidelity.local_figures(runs.values()))
-    print(fidelity.markdown(rows, fidelity.summarise(rows)))
+    text = BENCHMARKS.read_text()
+    head, rest = text.split(fidelity.BENCHMARKS_START, 1)
+    _, tail = rest.split(fidelity.BENCHMARKS_END, 1)
+    BENCHMARKS.write_text(f"{head}{fidelity.BENCHMARKS_START}\n{table()}\n{fidelity.BENCHMARKS_END}{tail}")
+    print(f"rewrote the generated fidelity table in {BENCHMARKS}")
 
 
 if __name__ == "__main__":

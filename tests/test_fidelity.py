@@ -89,3 +89,17 @@ def test_the_markdown_table_shows_each_row_and_the_summary():
     assert "| 000 | n3-c5.9xlarge-io1 | 40,000 | 630.0 | 0.0105 | 1.61 | 60,000 | +50% | c/r |" in text
     assert "1 figures; median |ratio error| 50%" in text and "io1 n/a" in text  # one shape: no rank correlation
     assert "No published figure" in fidelity.markdown([], fidelity.summarise([]))
+
+
+def test_benchmarks_fidelity_table_is_generated_from_the_committed_fixtures():
+    """The table in BENCHMARKS.md is what the committed run fixtures (FIDELITY_RUNS) give through this module: a
+    figure in it can be re-derived from the repository, and it cannot drift from the runs."""
+    from app.runfixture import load_all
+
+    root = Path(__file__).resolve().parents[1]
+    runs = load_all(root / "tests" / "fixtures" / "runs", fidelity.FIDELITY_RUNS)
+    rows = fidelity.fidelity_rows(fidelity.PUBLISHED, fidelity.local_figures(runs.values()))
+    table = fidelity.markdown(rows, fidelity.summarise(rows))
+    text = (root / "BENCHMARKS.md").read_text()
+    assert f"{fidelity.BENCHMARKS_START}\n{table}\n{fidelity.BENCHMARKS_END}" in text, (
+        "BENCHMARKS.md's fidelity table is stale: regenerate it with scripts/fidelity_table.py")
