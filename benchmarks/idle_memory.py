@@ -26,8 +26,9 @@ from adapters.management import ManagementClient  # noqa: E402
 from adapters.terraform import LocalClusterStack, local_stack_variables, prepare_local_root  # noqa: E402
 from sizing.cost import Volume  # noqa: E402
 from sizing.plan import ConfigPlan  # noqa: E402
-from sizing.scalemodel import DEFAULT_FACTORS, MIB, config_envelopes  # noqa: E402
+from sizing.scalemodel import DEFAULT_FACTORS, MIB  # noqa: E402
 from sizing.spec import ClusterShape, load_campaign  # noqa: E402
+from sizing.spec.envelopes import config_envelopes  # noqa: E402
 
 
 def main() -> int:

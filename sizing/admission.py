@@ -15,8 +15,9 @@ from sizing.findings import steps_too_short_for_one_run
 from sizing.plan import budget_problems
 from sizing.runparams import RunParams
 from sizing.runplan import campaign_run, run_problems
-from sizing.scalemodel import Machine, campaign_demand, fit_problems, with_host_speed
+from sizing.scalemodel import Machine, fit_problems
 from sizing.spec import Campaign
+from sizing.spec.envelopes import campaign_demand, with_host_speed
 from sizing.versions import LOCAL_CHROOT_SERIES, local_runtime, satisfies
 
 

@@ -7,10 +7,41 @@ words are in spark_jobs/README.md ("Rules").
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
-if TYPE_CHECKING:  # annotations only: the rules are plain functions of values
-    from sizing.spec import Scenario
+
+class Fault(Protocol):
+    """What the scenario rules read of a fault (sizing.spec.FaultSpec is one): the rules stand below the campaign
+    model, which takes its fault kinds from here, so they name the fields they read instead of importing it."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def phases(self) -> tuple[int, ...] | None: ...
+    @property
+    def at_fraction(self) -> float | None: ...
+    @property
+    def at_s(self) -> float | None: ...
+    @property
+    def heal_after_s(self) -> float | None: ...
+    @property
+    def params(self) -> Mapping[str, Any]: ...
+
+
+class Scenario(Protocol):
+    """What the scenario rules read of a scenario (sizing.spec.Scenario is one)."""
+
+    @property
+    def search(self) -> object | None: ...
+    @property
+    def step_settings(self) -> Sequence[object] | None: ...
+    @property
+    def faults(self) -> Sequence[Fault]: ...
+    @property
+    def step_rates(self) -> Sequence[float] | None: ...
+    @property
+    def processing_ms(self) -> Sequence[object] | None: ...
 
 # A phase matched its target when the achieved confirm and consume rates both reached this share of it.
 MATCH_FRACTION = 0.98

@@ -18,8 +18,8 @@ from sizing.plan import ConfigPlan, Trial, campaign_cost, plan_configs, plan_tri
 from sizing.raw_layout import manifest_key, raw_config_prefix, run_key_of
 from sizing.records import PER_CONFIG_TABLES
 from sizing.runparams import RUN_PARAMS, RunParams
-from sizing.scalemodel import with_host_speed
 from sizing.spec import Campaign, scenario_names, selected
+from sizing.spec.envelopes import with_host_speed
 from sizing.trialcluster import ClusterRequest, cluster_request
 
 # Locally every broker node and the load generator share the same cores: one cluster at a time. An existing

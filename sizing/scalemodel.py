@@ -18,16 +18,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, field, fields, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
 
-from sizing.catalog import Catalog, ResourceLimits, VolumeLimits, resource_limits, volume_limits
+from sizing.catalog import Catalog, ResourceLimits, VolumeLimits, volume_limits
 from sizing.disks import RoleVolume
-from sizing.versionrules import TARGET_DEFAULT_VERSION
-from sizing.versions import series
-
-if TYPE_CHECKING:  # sizing.spec imports this module
-    from sizing.spec import Campaign, ClusterShape
+from sizing.versions import TARGET_DEFAULT_VERSION, series
 
 MIB = 1024 * 1024
 GIB = 1024 * MIB
@@ -333,21 +329,8 @@ def cluster_envelopes(catalog: Catalog, instance_type: str, volumes: Iterable[Ro
                             generator_envelope(factors))
 
 
-def config_envelopes(campaign: Campaign, shape: ClusterShape) -> ClusterEnvelopes | None:
-    """One home for "does this config run in envelopes": its nodes' and load generator's envelopes on the local
-    target under a scale model; None when scale_model is off or the target is not local (nodes run as they are)."""
-    if campaign.deployment != "local" or campaign.scale_model is None or campaign.catalog is None:
-        return None
-    return cluster_envelopes(campaign.catalog, shape.instance_type, shape.volumes, campaign.scale_model,
-                             shape.rabbitmq_version, campaign.broker_config)
 
 
-def with_host_speed(campaign: Campaign, speed: float) -> Campaign:
-    """The campaign on this host's calibration (sizing.calibration): its scale model's host_speed set (unchanged
-    without a scale model)."""
-    if campaign.scale_model is None or campaign.scale_model.host_speed == speed:
-        return campaign
-    return replace(campaign, scale_model=replace(campaign.scale_model, host_speed=speed))
 
 
 def scaled_limits(envelope: NodeEnvelope) -> ResourceLimits:
@@ -360,13 +343,6 @@ def scaled_limits(envelope: NodeEnvelope) -> ResourceLimits:
                           ebs_iops=envelope.ebs_iops, ebs_mb_s=envelope.ebs_bps / 1e6 if envelope.ebs_bps else None)
 
 
-def config_limits(campaign: Campaign, shape: ClusterShape) -> ResourceLimits:
-    """One home for "what can a node of this config do at most": the scaled envelope on the local scale model, the
-    catalog's cloud figures everywhere else."""
-    envelopes = config_envelopes(campaign, shape)
-    if envelopes is not None:
-        return scaled_limits(envelopes.node)
-    return resource_limits(campaign.catalog, shape.instance_type, {v.role: v.volume for v in shape.volumes})
 
 
 def envelope_problems(envelope: NodeEnvelope, config_id: str) -> list[str]:
@@ -430,19 +406,6 @@ def peak_demand(clusters: Mapping[str, tuple[NodeEnvelope, int]], parallelism: i
     return Demand(cores, memory, tuple(config for config, _ in ranked))
 
 
-def campaign_demand(campaign: Campaign, parallelism: int | None = None,
-                    configs: Iterable[str] = ()) -> Demand | None:
-    """What a local campaign's envelopes need at their peak (None: no scale model), with `parallelism` configs up at
-    once (default: its budget's; a run's max_parallel_configs overrides it), of `configs` only if given (a run's)."""
-    chosen = set(configs)
-    envelopes = {shape.config_id: (config_envelopes(campaign, shape), shape.nodes) for shape in campaign.clusters
-                 if not chosen or shape.config_id in chosen}
-    if campaign.scale_model is None or any(env is None for env, _ in envelopes.values()):
-        return None
-    clusters = {config: (env.node, nodes) for config, (env, nodes) in envelopes.items()}
-    if parallelism is None:
-        parallelism = campaign.budget.parallelism if campaign.budget else 1
-    return peak_demand(clusters, parallelism, campaign.scale_model)
 
 
 def fit_problems(demand: Demand, machine: Machine) -> list[str]:

@@ -13,8 +13,9 @@ from typing import Any
 from sizing.cost import Volume
 from sizing.disks import RoleVolume
 from sizing.existing import CampaignObjects, Endpoint, ExistingCluster, ExistingNode, campaign_objects
-from sizing.scalemodel import ClusterEnvelopes, config_envelopes
+from sizing.scalemodel import ClusterEnvelopes
 from sizing.spec import Campaign, ClusterShape
+from sizing.spec.envelopes import config_envelopes
 
 
 @dataclass(frozen=True)

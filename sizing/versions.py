@@ -20,6 +20,8 @@ import re
 
 ERLANG_SERIES = {"3.10": "25", "3.11": "25", "3.12": "26", "3.13": "26", "4.0": "26", "4.1": "27", "4.2": "27",
                  "4.3": "27"}
+# The version a config runs when it names none: the target's own package (Debian 12's rabbitmq-server).
+TARGET_DEFAULT_VERSION = "3.10"
 _VERSION = re.compile(r"(\d{1,4})\.(\d{1,4})(?:\.(\d{1,4}))?")  # fullmatch: `$` would let a trailing newline in
 
 

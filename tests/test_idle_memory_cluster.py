@@ -22,8 +22,9 @@ from adapters.management import ManagementClient
 from adapters.terraform import LocalClusterStack, local_stack_variables, prepare_local_root
 from sizing.cost import Volume
 from sizing.plan import ConfigPlan
-from sizing.scalemodel import DEFAULT_FACTORS, MIB, config_envelopes
+from sizing.scalemodel import DEFAULT_FACTORS, MIB
 from sizing.spec import ClusterShape, load_campaign
+from sizing.spec.envelopes import config_envelopes
 from tests.fixtures.cluster import busy_ports
 
 pytestmark = pytest.mark.cluster

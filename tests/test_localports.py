@@ -18,8 +18,9 @@ from sizing.localports import (
     max_nodes_in_block,
     node_ports,
 )
-from sizing.scalemodel import GIB, Machine, campaign_demand, fit_problems
+from sizing.scalemodel import GIB, Machine, fit_problems
 from sizing.spec import load_campaign, parse_campaign
+from sizing.spec.envelopes import campaign_demand
 
 REPO = Path(__file__).resolve().parents[1]
 TWO_CORES = Machine(cores=2, memory_bytes=23 * GIB)  # this machine's kind: 2 cores, 23 GiB

@@ -302,7 +302,7 @@ def test_a_trial_carries_what_its_cluster_tasks_need_so_none_reads_the_spec(spec
     from adapters.terraform import aws_stack_variables, local_stack_variables
     from sizing.existing import campaign_objects
     from sizing.plan import campaign_cost, plan_configs, trial_lifetime_s
-    from sizing.scalemodel import config_envelopes
+    from sizing.spec.envelopes import config_envelopes
 
     copy = tmp_path / spec
     copy.write_text((Path("campaigns") / spec).read_text())

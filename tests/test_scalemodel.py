@@ -195,7 +195,7 @@ def test_validate_refuses_envelopes_this_machine_cannot_hold_and_says_the_sum(tm
 
 def test_the_bottleneck_limits_are_the_envelopes_on_the_scale_model_and_the_catalogs_elsewhere(quick):
     from sizing.catalog import resource_limits
-    from sizing.scalemodel import config_limits
+    from sizing.spec.envelopes import config_limits
 
     shape = quick.clusters[0]  # c5.2xlarge, gp2 1000 GB: 3000 IOPS, 250 MiB/s; EBS 10,000 IOPS, 2300 Mbit/s
     scaled = config_limits(quick, shape)

@@ -174,7 +174,7 @@ def test_the_catalog_limits_frame_has_every_config_and_keeps_unknown_limits_null
             return ResourceLimits(None, None, None)
         return resource_limits(catalog, instance_type, volumes)
 
-    def config_limits(campaign, shape):  # cloud targets: sizing.scalemodel.config_limits is the catalog's lookup
+    def config_limits(campaign, shape):  # cloud targets: sizing.spec.envelopes.config_limits is the catalog's lookup
         return lookup(campaign.catalog, shape.instance_type, {v.role: v.volume for v in shape.volumes})
 
     # driver-side only: the frame is built on the driver, by phase_summary.resources

@@ -1,4 +1,4 @@
-"""Specs checked against the RabbitMQ version each config runs (sizing/versionrules.py), before anything runs. What
+"""Specs checked against the RabbitMQ version each config runs (sizing/spec/versionrules.py), before anything runs. What
 the brokers really do with each value: tests/test_version_rules_broker.py."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from app.report.sections.header import spec_warnings
 from sizing.fields import SpecError
 from sizing.spec import deep_merge, load_campaign, parse_campaign, read_campaign_yaml
-from sizing.versionrules import version_findings
+from sizing.spec.versionrules import version_findings
 
 CAMPAIGNS = Path(__file__).resolve().parents[1] / "campaigns"
 
@@ -133,7 +133,7 @@ def test_the_rules_read_a_version_with_sizing_versions_parser_a_release_as_its_s
     (`3.11.9`, `3.12.13`) is judged as its series."""
     import ast
 
-    import sizing.versionrules as versionrules
+    import sizing.spec.versionrules as versionrules
 
     tree = ast.parse(Path(versionrules.__file__).read_text())
     assert not [node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)

@@ -14,6 +14,9 @@ One module per part, every public name importable from `sizing.spec`:
 - `families`: an isolated scenario's runs as the one scenario written (filters, verdicts, charts).
 - `load`: campaign files, `extends:` resolved, then parsed.
 - `schema`: the campaign JSON Schema, generated from what the parser reads (campaigns/campaign.schema.json).
+- `versionrules`: what each RabbitMQ version refuses or ignores of a workload (`validate` prints the findings).
+- `envelopes`: the campaign on the local scale model: each config's envelopes and limits, its peak demand on the
+  machine, the campaign on this host's calibration (sizing.scalemodel knows factors and catalogs only).
 """
 
 from sizing.fields import deep_merge

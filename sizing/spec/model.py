@@ -294,7 +294,7 @@ class Campaign:
     # The local scale model's factors (sizing/scalemodel.py): every local node in the envelope of its instance and
     # volume types. None: `scale_model: off` (nodes share the machine), or a target other than local.
     scale_model: ScaleFactors | None = None
-    # What a config's RabbitMQ version accepts and then ignores (sizing/versionrules.py): `validate` prints these,
+    # What a config's RabbitMQ version accepts and then ignores (sizing/spec/versionrules.py): `validate` prints these,
     # the report lists them. Not part of the spec hash (they follow from the spec).
     warnings: tuple[Problem, ...] = ()
 

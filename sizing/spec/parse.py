@@ -74,7 +74,7 @@ from sizing.spec.model import (
     client_queue,
 )
 from sizing.spec.steps import isolated_runs, parse_setting_steps, workload_with
-from sizing.versionrules import configs_by_version, version_findings
+from sizing.spec.versionrules import configs_by_version, version_findings
 from sizing.versions import version_problem
 from sizing.yamlload import document_problems
 

@@ -64,7 +64,7 @@ def render(ctx: ReportContext) -> list[object]:
 
 
 def spec_warnings(warnings: tuple[Any, ...]) -> list[object]:
-    """What the runs' RabbitMQ version accepted and ignored (sizing/versionrules.py): said beside the figures, so
+    """What the runs' RabbitMQ version accepted and ignored (sizing/spec/versionrules.py): said beside the figures, so
     none reads as the effect of a setting the broker never applied."""
     if not warnings:
         return []

@@ -12,13 +12,13 @@ from pyspark.sql import functions as F
 from sizing import records
 from sizing.disks import DATA_ROLE, VOLUME_ROLES
 from sizing.records import Column as Declared  # a fold's column: name, type, meaning (pyspark's Column is another)
-from sizing.scalemodel import config_limits
 from sizing.spec import Campaign
+from sizing.spec.envelopes import config_limits
 from spark_jobs.lib.phase_summary.keys import PHASE_KEY, RUN_COLS
 from spark_jobs.lib.phase_summary.node_fold import NODE_KEY, NODE_MEANS, NODE_PHASE
 from spark_jobs.lib.s3source import ddl_to_arrow
 
-# resource_limits_frame's rows: one per config (sizing.scalemodel.config_limits).
+# resource_limits_frame's rows: one per config (sizing.spec.envelopes.config_limits).
 RESOURCE_LIMITS_COLUMNS = (
     Declared("config_id", "string", "cluster config"),
     Declared("network_limit_mbit_s", "float64", "the instance's network limit, Mbit/s"),
@@ -115,7 +115,7 @@ def node_phase_stats(partials: DataFrame) -> DataFrame:
 
 
 def with_resource_limits(table: DataFrame, limits: DataFrame | None) -> DataFrame:
-    """The config's limits (sizing.scalemodel.config_limits), for figures measured within them: AWS's, and a local
+    """The config's limits (sizing.spec.envelopes.config_limits), for figures measured within them: AWS's, and a local
     node's in its scale-model envelope (its cores not shared: the sampler read it in its cgroup and loop devices). A
     local node sharing the machine has no limit of its instance type."""
     within_limits = (F.col("resource_target") == "aws") | (F.col("shared_cores") == F.lit(False))
@@ -150,7 +150,7 @@ def with_disk_shares(table: DataFrame) -> DataFrame:
 
 
 def resource_limits_frame(spark: SparkSession, campaign: Campaign) -> DataFrame:
-    """One row per config of the campaign: its limits (sizing.scalemodel.config_limits: the catalog's, or the scaled
+    """One row per config of the campaign: its limits (sizing.spec.envelopes.config_limits: the catalog's, or the scaled
     envelope's on the local scale model): network, the EBS ceiling, and every volume's own limits by role (null where
     the role has no volume of its own)."""
     rows = []

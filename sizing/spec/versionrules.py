@@ -25,16 +25,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from sizing.fields import Problem
-from sizing.versions import series, version_key  # the one version parser
+from sizing.spec.model import Workload
+from sizing.versions import TARGET_DEFAULT_VERSION, series, version_key  # the one version parser
 
-if TYPE_CHECKING:  # sizing.spec's parser imports this module
-    from sizing.spec.model import Workload
-
-# The version a config runs when it names none: the target's own package (Debian 12's rabbitmq-server).
-TARGET_DEFAULT_VERSION = "3.10"
 MIRRORING_REMOVED = (4, 0)
 QUEUE_MODE_IGNORED = (3, 12)
 QUEUE_V1_REMOVED = (4, 0)
