@@ -1,6 +1,6 @@
-"""Issue 44: a local cluster's node limit follows from its port block's layout (sizing/localports.py), and a local
-config is refused only past that limit (the spec) or when its envelopes do not fit the machine (validation's
-sizing.scalemodel.fit_problems). Pure: no cluster, no machine (a Machine is given)."""
+"""Issue 44: a local cluster's node limit follows from its port block's layout (sizing/resources/localports.py), and a
+local config is refused only past that limit (the spec) or when its envelopes do not fit the machine (validation's
+sizing.resources.scalemodel.fit_problems). Pure: no cluster, no machine (a Machine is given)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from sizing.fields import SpecError
-from sizing.localports import (
+from sizing.campaign import load_campaign, parse_campaign
+from sizing.campaign.envelopes import campaign_demand
+from sizing.documents.fields import SpecError
+from sizing.resources.localports import (
     LOCAL_CLI_PORTS,
     LOCAL_MAX_NODES,
     LOCAL_NODE_PORT_OFFSETS,
@@ -18,9 +20,7 @@ from sizing.localports import (
     max_nodes_in_block,
     node_ports,
 )
-from sizing.scalemodel import GIB, Machine, fit_problems
-from sizing.spec import load_campaign, parse_campaign
-from sizing.spec.envelopes import campaign_demand
+from sizing.resources.scalemodel import GIB, Machine, fit_problems
 
 REPO = Path(__file__).resolve().parents[1]
 TWO_CORES = Machine(cores=2, memory_bytes=23 * GIB)  # this machine's kind: 2 cores, 23 GiB

@@ -1,4 +1,4 @@
-"""Every value sizing/spec/versionrules.py refuses or warns about, fed to the real brokers: RabbitMQ 3.10.8
+"""Every value sizing/campaign/versionrules.py refuses or warns about, fed to the real brokers: RabbitMQ 3.10.8
 (the installed package, the 1-node cluster of tests/test_refused_inputs_broker.py, slot 69) and 4.0.5 (the chroot
 runtime, the 1-node cluster of tests/test_terraform_local_cluster.py, slot 91). Each test shows the broker refusing, or
 accepting and then not applying, what the rule says, on the version the rule names, and applying it where the rule
@@ -18,9 +18,9 @@ from typing import Any
 import pika
 import pytest
 
-from sizing.cluster import ClusterInfo
-from sizing.spec import load_campaign
-from sizing.spec.versionrules import version_findings
+from sizing.campaign import load_campaign
+from sizing.campaign.versionrules import version_findings
+from sizing.resources.cluster import ClusterInfo
 
 pytestmark = pytest.mark.cluster
 
