@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 
 from adapters import nodestats
-from sizing.cluster import ClusterInfo, NodeInfo
+from sizing.resources.cluster import ClusterInfo, NodeInfo
 
 # MessageCounts field -> RabbitMQ 3.10 metric (summed over its protocol / queue_type labels).
 GLOBAL_COUNTERS = {

@@ -1,8 +1,8 @@
-"""Keep this host's calibration (sizing.calibration), measured by loadgen.calibrate (`sizing calibrate`).
+"""Keep this host's calibration (sizing.resources.calibration), measured by loadgen.calibrate (`sizing calibrate`).
 
 A calibration belongs to the host, not to a checkout or a demo's state: it is kept in one file per machine
-(SIZING_CALIBRATION_FILE, else /var/lib/rabbit-sizing/calibration.json; one entry per host fingerprint), so every
-checkout, test session and CI run on this host shares it. `current()` measures when this host has none (or only an
+(SIZING_CALIBRATION_FILE, else /var/lib/rabbit-sizing/resources/calibration.json; one entry per host fingerprint), so
+every checkout, test session and CI run on this host shares it. `current()` measures when this host has none (or only an
 old one), so a run never goes uncalibrated.
 """
 
@@ -20,12 +20,12 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from sizing.calibration import HostCalibration, cpu_model, host_fingerprint
+from sizing.resources.calibration import HostCalibration, cpu_model, host_fingerprint
 
-log = logging.getLogger("sizing.calibration")
+log = logging.getLogger("sizing.resources.calibration")
 
 FILE_ENV = "SIZING_CALIBRATION_FILE"
-DEFAULT_FILE = Path("/var/lib/rabbit-sizing/calibration.json")
+DEFAULT_FILE = Path("/var/lib/rabbit-sizing/resources/calibration.json")
 
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

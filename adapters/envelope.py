@@ -1,5 +1,5 @@
-"""Resource envelopes of the local scale model (sizing/scalemodel.py) on this machine's kernel: cgroups for CPU and
-memory (v1 or v2), a loop device with its own filesystem per volume, and block-I/O throttles on each.
+"""Resource envelopes of the local scale model (sizing/resources/scalemodel.py) on this machine's kernel: cgroups for
+CPU and memory (v1 or v2), a loop device with its own filesystem per volume, and block-I/O throttles on each.
 
 Who calls what (the Terraform local module, through `python -m adapters.envelope`):
 
@@ -15,8 +15,9 @@ How each limit is enforced, and what this kernel cannot do (README "The local sc
   lowest CPU weight (boot.sh), then run.sh sets the quota: RabbitMQ 3.10 spends ~5 CPU-s booting, 25 s at 0.2 cores,
   and a boot time scaled like the steady state would say nothing about a cloud VM's.
 - Memory: a hard limit (v1 memory.limit_in_bytes, v2 memory.max) of the scaled RAM plus the version's idle footprint;
-  the broker is told the total sizing.scalemodel.node_envelope computes (total_memory_available_override_value), so
-  that its high watermark is the idle footprint plus its relative share of the scaled RAM.
+  the broker is told the total sizing.resources.scalemodel.node_envelope computes
+  (total_memory_available_override_value), so that its high watermark is the idle footprint plus its relative share of
+  the scaled RAM.
 - Disks: each volume is an ext4 filesystem on a loop device (direct I/O to its sparse image), throttled in IOPS and
   bytes per second, reads and writes. On v1 the throttle is set in the root blkio cgroup, where writeback and fsync
   I/O is charged; on v2 in the node's own cgroup (io.max). The instance's EBS ceiling caps each volume; the sum over a
@@ -45,8 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from sizing.disks import LOCAL_DIRS
-from sizing.scalemodel import GeneratorEnvelope, NodeEnvelope
+from sizing.resources.disks import LOCAL_DIRS
+from sizing.resources.scalemodel import GeneratorEnvelope, NodeEnvelope
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 PARENT = "rabbit-sizing"  # every cgroup of ours lives under <controller>/rabbit-sizing/
@@ -57,8 +58,8 @@ V1_CONTROLLERS = ("cpu", "cpuacct", "memory", "blkio")
 # Weights: a quota caps a node but guarantees it nothing, and under CFS every process outside our groups (Airflow,
 # the S3 server, Spark, the test runner) weighs as much as a whole envelope. Running envelopes, and every group above
 # them, take the highest weight, so they get what their quotas allow whatever else runs; the quotas, which sum to less
-# than the machine (sizing.scalemodel.fit_problems), bound what that leaves the rest. A booting node (no quota yet)
-# takes the lowest.
+# than the machine (sizing.resources.scalemodel.fit_problems), bound what that leaves the rest. A booting node (no quota
+# yet) takes the lowest.
 BOOT_SHARES, RUN_SHARES = 2, 262_144  # v1 cpu.shares: the lowest and the highest the kernel takes
 BOOT_WEIGHT, RUN_WEIGHT = 1, 10_000  # v2 cpu.weight, likewise
 
@@ -554,7 +555,8 @@ def _create_volume(item: VolumeRecord, image_mib: int, cgroups: Cgroups, cgroup:
 
 
 def _logs_on_data_volume(node_dir: Path) -> None:
-    """A layout without a logs volume keeps the logs on the data volume (sizing/disks.py): node_dir/log points there."""
+    """A layout without a logs volume keeps the logs on the data volume (sizing/resources/disks.py): node_dir/log points
+    there."""
     logs = node_dir / LOCAL_DIRS["logs"]
     target = node_dir / LOCAL_DIRS["data"] / "log"
     target.mkdir(exist_ok=True)
@@ -720,7 +722,7 @@ def reclaim(state_root: Path | str) -> list[str]:
 
 def machine() -> Any:
     """This machine's cores (its CPU quota if this process runs under one) and memory."""
-    from sizing.scalemodel import Machine
+    from sizing.resources.scalemodel import Machine
 
     cores = float(os.cpu_count() or 1)
     with contextlib.suppress(OSError):
@@ -739,7 +741,7 @@ def machine() -> Any:
 def main(argv: Sequence[str] | None = None) -> int:
     """python -m adapters.envelope create-node NODE_DIR | destroy-node NODE_DIR | create-generator CLUSTER_DIR |
     destroy-cluster CLUSTER_DIR | reclaim STATE_ROOT. create-* read the envelope from $NODE_ENVELOPE (JSON: `node`,
-    `generator`, `cgroup`; sizing.scalemodel and adapters.terraform.local_stack_variables)."""
+    `generator`, `cgroup`; sizing.resources.scalemodel and adapters.terraform.local_stack_variables)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 2:
         print(main.__doc__, file=sys.stderr)

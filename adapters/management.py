@@ -3,7 +3,7 @@ the load generator (queue policies, broker samples, version) and the fault injec
 
 Every call can be sent to any node; by default it tries each in turn, because the node asked may be the one a
 fault just killed. What an answer means (health, leaders, alarms) is decided by pure functions of the parsed
-JSON: `sizing.cluster.assess_health` and the parsers next to their users.
+JSON: `sizing.resources.cluster.assess_health` and the parsers next to their users.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote
 
-from sizing.cluster import ClusterInfo, Health, NodeInfo, assess_health, unhealthy_nodes
+from sizing.resources.cluster import ClusterInfo, Health, NodeInfo, assess_health, unhealthy_nodes
 
 log = logging.getLogger(__name__)
 

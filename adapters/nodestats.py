@@ -17,8 +17,8 @@ the I/O. What each column means on each target, and why:
   both apportioned by the scheduler tick, so only the total is exact); null when no tick fell in the span (the total
   stands). A second whose cgroup could not be read falls back to ticks, and says so. Per second the figure is within
   a CFS tick (4 ms here) of what the kernel let the group run (tests/test_envelope_cpu.py).
-- Local scale model (sizing/scalemodel.py): a node in an envelope uses at most its CPU quota, so the CPU fractions
-  are of that quota (`cpu_quota_cores`), the cores are not shared, and each volume is its own loop device: its
+- Local scale model (sizing/resources/scalemodel.py): a node in an envelope uses at most its CPU quota, so the CPU
+  fractions are of that quota (`cpu_quota_cores`), the cores are not shared, and each volume is its own loop device: its
   writes and bytes are the device's own counters (/sys/dev/block/<maj:min>/stat), by role, as on AWS, and the disk
   sums are over those devices. Read from the node's envelope record (adapters/envelope.py).
 - Disk bytes, local without a scale model: /proc/<pid>/io read_bytes/write_bytes, what the VM caused to be read from
@@ -26,8 +26,8 @@ the I/O. What each column means on each target, and why:
   counted too). Disk ops are not attributable to one process, so they stay null locally: syscw counts socket writes
   too (under load mostly sockets) and is recorded as write_syscalls, not as IOPS. AWS: node_disk_*_total summed over
   every volume of the node (data, and logs/wal/segments where the layout gives them their own volume), each device
-  found through node_filesystem_size_bytes at its mount point (sizing.disks.AWS_MOUNT_POINTS); the root volume is
-  not RabbitMQ's and is not counted. Each volume's own writes are recorded beside the sums, by the role it holds
+  found through node_filesystem_size_bytes at its mount point (sizing.resources.disks.AWS_MOUNT_POINTS); the root volume
+  is not RabbitMQ's and is not counted. Each volume's own writes are recorded beside the sums, by the role it holds
   (`<role>_write_bytes_per_s`, `<role>_write_ops_per_s`), so that each meets its own limit.
 - fsyncs: rabbitmq_io_sync_ops_total (classic message store and queue index; 3.10 does not count the quorum
   WAL's syncs). No per-process fsync counter exists in /proc.
@@ -53,9 +53,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from adapters.envelope import CgroupCpu, detect_cgroups, parse_cgroup_cpu, read_record
-from sizing.cluster import NodeInfo
-from sizing.disks import AWS_MOUNT_POINTS, VOLUME_ROLES
-from sizing.records import CPU_SOURCE_CGROUP, CPU_SOURCE_TICKS
+from sizing.contract.records import CPU_SOURCE_CGROUP, CPU_SOURCE_TICKS
+from sizing.resources.cluster import NodeInfo
+from sizing.resources.disks import AWS_MOUNT_POINTS, VOLUME_ROLES
 
 CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -570,7 +570,7 @@ class AwsNodeReader:
 
 
 class ExistingNodeReader:
-    """Reads a node of an existing cluster (sizing/existing.py): its RabbitMQ Prometheus endpoint only (the
+    """Reads a node of an existing cluster (sizing/resources/existing.py): its RabbitMQ Prometheus endpoint only (the
     rabbitmq_prometheus plugin, port 15692 unless the spec says otherwise). The hosts are not ours: no node exporter
     is assumed, so host CPU, disk and NIC figures stay unknown; RabbitMQ's own are recorded."""
 

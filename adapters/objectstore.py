@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from sizing.layout import DEFAULT_BUCKET, s3_uri
+from sizing.contract.layout import DEFAULT_BUCKET, s3_uri
 
 
 @dataclass(frozen=True)

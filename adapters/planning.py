@@ -1,7 +1,8 @@
 """The edge of a sizing_campaign run's plan: read the spec parameter (a path or inline YAML), write the resolved
 spec, put it in the object store and fetch it on another worker, the slot offset from the environment, and what
 admission needs to know of this machine (`machine_facts`). The policy is the core's: admission in
-sizing/admission.py, the run (params checks, trials, run keys, stale keys, completeness) in sizing/runplan.py.
+sizing/planning/admission.py, the run (params checks, trials, run keys, stale keys, completeness) in
+sizing/planning/runplan.py.
 
 No Airflow imports: plain functions of the spec and a few settings, unit-tested directly.
 """
@@ -17,14 +18,14 @@ import yaml
 
 from adapters.objectstore import ObjectStore, StoreSpec
 from adapters.statepaths import state_paths
-from sizing.admission import Admission, MachineFacts, admit, calibrates, envelope_problems, needs_versions
-from sizing.fields import Problem, SpecError
-from sizing.layout import spec_key
-from sizing.runparams import RunParams
-from sizing.runplan import CampaignRun, campaign_run
-from sizing.spec import Campaign, load_campaign, parse_campaign
-from sizing.spec.load import resolve_extends
-from sizing.yamlload import load_yaml
+from sizing.campaign import Campaign, load_campaign, parse_campaign
+from sizing.campaign.load import resolve_extends
+from sizing.contract.layout import spec_key
+from sizing.documents.fields import Problem, SpecError
+from sizing.documents.yamlload import load_yaml
+from sizing.planning.admission import Admission, MachineFacts, admit, calibrates, envelope_problems, needs_versions
+from sizing.planning.runparams import RunParams
+from sizing.planning.runplan import CampaignRun, campaign_run
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -48,9 +49,9 @@ def is_inline_spec(value: str) -> bool:
     return "\n" in text or text.startswith("{")
 
 
-# Where admission gets this host's calibration (sizing.calibration.HostCalibration): a callable giving it or None.
-# The DAG's validate_spec and the demo pass adapters.calibration.current (it measures a host that has none), the CLI's
-# validate passes adapters.calibration.stored (it never measures), pure callers None (uncalibrated).
+# Where admission gets this host's calibration (sizing.resources.calibration.HostCalibration): a callable giving it or
+# None. The DAG's validate_spec and the demo pass adapters.calibration.current (it measures a host that has none), the
+# CLI's validate passes adapters.calibration.stored (it never measures), pure callers None (uncalibrated).
 CalibrationSource = Callable[[], Any] | None
 
 
@@ -84,8 +85,8 @@ def host_speed(campaign: Campaign, host: CalibrationSource) -> float | None:
 
 
 def machine_facts(campaign: Campaign, host: CalibrationSource = None) -> MachineFacts:
-    """What admission needs to know of this machine (sizing.admission.MachineFacts), read only where the campaign
-    needs it: the one place admission touches the machine. The 4.0 root is never built here: validation stays
+    """What admission needs to know of this machine (sizing.planning.admission.MachineFacts), read only where the
+    campaign needs it: the one place admission touches the machine. The 4.0 root is never built here: validation stays
     fast."""
     from adapters import envelope
     from adapters.installed import installed_rabbitmq_version
@@ -103,8 +104,8 @@ def machine_facts(campaign: Campaign, host: CalibrationSource = None) -> Machine
 
 def admitted(campaign: Campaign, source: str = "campaign", params: RunParams | None = None,
              host: CalibrationSource = None) -> Admission:
-    """The campaign's (and the run's) admission on this machine (sizing.admission.admit); a SpecError naming every
-    problem when it is refused. `host`: see CalibrationSource."""
+    """The campaign's (and the run's) admission on this machine (sizing.planning.admission.admit); a SpecError naming
+    every problem when it is refused. `host`: see CalibrationSource."""
     admission = admit(campaign, machine_facts(campaign, host), params)
     refusal = admission.refusal(source)
     if refusal is not None:
@@ -132,8 +133,8 @@ def write_resolved_spec(campaign: Campaign, directory: Path) -> Path:
 
 
 def publish_spec(spec_path: str | Path, store: ObjectStore | None = None) -> str:
-    """Put a resolved spec where every worker finds it (`sizing.layout.spec_key`); returns the key. With several
-    Airflow workers the task after validate_spec may run on a host that never saw the file."""
+    """Put a resolved spec where every worker finds it (`sizing.contract.layout.spec_key`); returns the key. With
+    several Airflow workers the task after validate_spec may run on a host that never saw the file."""
     path = Path(spec_path)
     key = spec_key(path.name)
     (store or StoreSpec.from_env().open()).put(key, path.read_bytes(), "application/yaml")

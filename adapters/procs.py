@@ -42,7 +42,7 @@ def stop_process_group(pid: int, grace_s: float = 20.0) -> None:
 
 
 def busy_ports(port_base: int, count: int = 50) -> list[int]:
-    """Ports of a slot's block (sizing.plan.local_port_base) that something already holds on 127.0.0.1 (another
+    """Ports of a slot's block (sizing.planning.plan.local_port_base) that something already holds on 127.0.0.1 (another
     helper, a leftover node)."""
     busy = []
     for port in range(port_base, port_base + count):

@@ -1,4 +1,4 @@
-"""One home for the local state paths, as sizing/layout.py is for object keys.
+"""One home for the local state paths, as sizing/contract/layout.py is for object keys.
 
 Everything a local run or the demo keeps on disk lives under one state directory: SIZING_STATE_DIR, else
 <repo>/.state. Nothing else spells a state path: the demo, the CLI, the DAG, the plugins, the Terraform runner and the

@@ -3,7 +3,7 @@
 adapters/leases.py keeps slots as O_EXCL files: enough on one host (the local target, whose clusters are
 processes of that host anyway). With several workers (Celery, Kubernetes) the tasks of one trial run on
 different hosts, so the slots live where all of them reach: one object per slot,
-`leases/<target>/slot-N.json` (sizing.layout.lease_key) = {owner, holder, ttl_s}.
+`leases/<target>/slot-N.json` (sizing.contract.layout.lease_key) = {owner, holder, ttl_s}.
 
 - take: a conditional PUT that succeeds only when no such object exists (If-None-Match: *): of two workers
   racing for a slot exactly one wins (S3 since 2024, MinIO, moto);
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from adapters.leases import Lease
 from adapters.objectstore import S3Store, VersionedObject
-from sizing.layout import lease_key, lease_prefix, lease_slot_of
+from sizing.contract.layout import lease_key, lease_prefix, lease_slot_of
 
 DEFAULT_TTL_S = 1800.0
 log = logging.getLogger(__name__)

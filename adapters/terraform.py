@@ -33,13 +33,13 @@ from adapters.envelope import cluster_cgroup
 from adapters.management import wait_healthy
 from adapters.rootfs import ensure_root
 from adapters.statepaths import state_paths
-from sizing.cluster import ClusterInfo
-from sizing.disks import AWS_DEVICE_NAMES, AWS_MOUNT_POINTS, DEFAULT_FILESYSTEM
-from sizing.localports import LOCAL_MAX_NODES, LOCAL_PORT_BLOCK
-from sizing.plan import ConfigPlan, expiry_tag
-from sizing.scalemodel import ClusterEnvelopes
-from sizing.trialcluster import ClusterRequest
-from sizing.versions import apt_version, erlang_series, local_runtime
+from sizing.planning.plan import ConfigPlan, expiry_tag
+from sizing.planning.trialcluster import ClusterRequest
+from sizing.resources.cluster import ClusterInfo
+from sizing.resources.disks import AWS_DEVICE_NAMES, AWS_MOUNT_POINTS, DEFAULT_FILESYSTEM
+from sizing.resources.localports import LOCAL_MAX_NODES, LOCAL_PORT_BLOCK
+from sizing.resources.scalemodel import ClusterEnvelopes
+from sizing.resources.versions import apt_version, erlang_series, local_runtime
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TERRAFORM_ROOT = REPO_ROOT / "terraform"
@@ -179,7 +179,7 @@ def local_stack_variables(plan: ConfigPlan, broker_config: Mapping[str, Any], wo
     (prepare_local_root), so building variables never waits on a debootstrap."""
     if plan.shape.nodes > LOCAL_MAX_NODES:
         raise ValueError(f"config {plan.config_id} has {plan.shape.nodes} nodes; a local cluster holds at most "
-                         f"{LOCAL_MAX_NODES} (its {LOCAL_PORT_BLOCK}-port block: sizing.localports)")
+                         f"{LOCAL_MAX_NODES} (its {LOCAL_PORT_BLOCK}-port block: sizing.resources.localports)")
     if plan.local_port_base + LOCAL_PORT_BLOCK > 65536:
         raise ValueError(f"cluster {plan.cluster_key} would need ports from {plan.local_port_base} (slot {plan.slot}), "
                          f"past 65535: fewer configs x repeats, or a smaller SIZING_SLOT_OFFSET")
@@ -197,7 +197,7 @@ def local_stack_variables(plan: ConfigPlan, broker_config: Mapping[str, Any], wo
         "broker_config": {key: tf_string(value) for key, value in broker_config.items()},
         "username": username,
         "password": password,
-        "volume_roles": [v.role for v in plan.shape.volumes],  # a directory each (sizing/disks.py)
+        "volume_roles": [v.role for v in plan.shape.volumes],  # a directory each (sizing/resources/disks.py)
         "envelope": "" if envelopes is None else json.dumps(replace(
             envelopes, cgroup=cluster_cgroup(Path(work_dir).resolve().parents[2], plan.local_port_base)).to_dict(),
             sort_keys=True),
@@ -211,7 +211,7 @@ def aws_stack_variables(plan: ConfigPlan, request: ClusterRequest, region: str =
                         username: str = "sizing", password: str = "",
                         applied_at: datetime | None = None) -> dict[str, Any]:
     """Variables of terraform/stacks/aws for one cluster (config and repeat): one EBS volume per role of the
-    disk layout (sizing/disks.py: device name, mount point), size/IOPS/throughput defaulting to the catalog's;
+    disk layout (sizing/resources/disks.py: device name, mount point), size/IOPS/throughput defaulting to the catalog's;
     the ExpiresAt tag counts from `applied_at` (now by default)."""
     volumes = []
     for item in plan.shape.volumes:

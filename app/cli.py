@@ -7,7 +7,7 @@
     sizing plan SPEC [--config ID ...]                                      configs, costs, port blocks, runs
     sizing trigger [--campaign SPEC] [--run-label L] [--config ID ...]      start a sizing_campaign run (REST); every
                    [--scenario S ...] [--max-parallel-configs N]            param of the DAG has its option
-                   [--baseline-run R]                                       (sizing.runparams)
+                   [--baseline-run R]                                       (sizing.planning.runparams)
     sizing backfill --config ID [--config ...] [--campaign SPEC] --run-label L   rerun those configs only
     sizing runs [--campaign C]                                              the campaigns and runs in the store
     sizing compare --campaign C --base RUN_A --head RUN_B [--threshold 0.05] [--format json] [--allow-spec-change]
@@ -37,12 +37,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sizing.fields import MAX_DURATION_S, SpecError, number_problem
-from sizing.runparams import CLUSTERS, MAX_PARALLEL_CONFIGS, NAMES, RUN_PARAMS, RunParam
+from sizing.documents.fields import MAX_DURATION_S, SpecError, number_problem
+from sizing.planning.runparams import CLUSTERS, MAX_PARALLEL_CONFIGS, NAMES, RUN_PARAMS, RunParam
 
 if TYPE_CHECKING:
-    from sizing.plan import ConfigPlan
-    from sizing.spec import Campaign
+    from sizing.campaign import Campaign
+    from sizing.planning.plan import ConfigPlan
 
 DAG_ID = "sizing_campaign"
 
@@ -76,9 +76,10 @@ def _calibrate(args: argparse.Namespace) -> int:
 def _validate(args: argparse.Namespace) -> int:
     from adapters.calibration import stored
     from adapters.planning import admitted
-    from sizing.spec import load_campaign
+    from sizing.campaign import load_campaign
 
-    try:  # admitted as the DAG's validate_spec admits it (sizing.admission), on this host's stored calibration:
+    # admitted as the DAG's validate_spec admits it (sizing.planning.admission), on this host's stored calibration:
+    try:
         admission = admitted(load_campaign(args.spec), args.spec, host=stored)  # validate never measures
     except SpecError as err:
         print(err, file=sys.stderr)
@@ -95,9 +96,9 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from sizing.plan import campaign_cost, check_budget, plan_runs, plan_trials
-    from sizing.spec import load_campaign
-    from sizing.timeline import planned_duration_s
+    from sizing.campaign import load_campaign
+    from sizing.planning.plan import campaign_cost, check_budget, plan_runs, plan_trials
+    from sizing.planning.timeline import planned_duration_s
 
     try:
         campaign = check_budget(load_campaign(args.spec))
@@ -148,8 +149,8 @@ def _plan(args: argparse.Namespace) -> int:
 def _disk_breakdown(campaign: Campaign, config: ConfigPlan) -> str:
     """`per node: instance 573.12 + data io1 725.00 + wal io1 725.00 = 2023.12 USD/month; on the data volume:
     logs, segments`: what each role's volume adds to a node's price."""
-    from sizing.disks import placement
-    from sizing.plan import role_monthly_costs
+    from sizing.planning.plan import role_monthly_costs
+    from sizing.resources.disks import placement
 
     catalog, shape = campaign.catalog, config.shape
     if campaign.existing is not None:
@@ -203,7 +204,7 @@ def _where(spec) -> str:
 
 def stored_runs(store) -> dict[str, list[str]]:
     """{campaign: [run ids with a report]} and campaigns with tables but no report (empty list)."""
-    from sizing import layout
+    from sizing.contract import layout
 
     tables = store.list(layout.table_root("leaderboards")) + store.list(layout.table_root("runs"))
     out: dict[str, list[str]] = {c: [] for c in sorted({layout.partition_value(key, "campaign") for key in tables}
@@ -298,8 +299,8 @@ def _compare(args: argparse.Namespace) -> int:
     """Exit 0: nothing regressed; 1: something regressed (a pipeline gates on it); 2: refused (unknown runs,
     different specs without --allow-spec-change, bad threshold)."""
     from app.history import run_spec, run_tables
-    from sizing.comparison import TABLE_HEADER, compare_runs, recommendation_words, table_rows
-    from sizing.history import spec_differences
+    from sizing.judgement.comparison import TABLE_HEADER, compare_runs, recommendation_words, table_rows
+    from sizing.judgement.history import spec_differences
 
     if not 0 <= args.threshold < 1:
         raise Refused(f"--threshold must be a fraction in [0, 1) (0.05 = 5 %), got {args.threshold}")
@@ -353,9 +354,9 @@ def _compare(args: argparse.Namespace) -> int:
 
 def _trend(args: argparse.Namespace) -> int:
     from app.history import run_spec, run_tables
-    from sizing.comparison import METRIC, format_value
-    from sizing.stats import level_text
-    from sizing.trends import ALPHA, trend
+    from sizing.criteria.stats import level_text
+    from sizing.judgement.comparison import METRIC, format_value
+    from sizing.judgement.trends import ALPHA, trend
 
     if args.metric not in METRIC or args.metric == "held":
         raise Refused(f"--metric: unknown metric {args.metric!r}; metrics: "
@@ -408,7 +409,7 @@ def _trend(args: argparse.Namespace) -> int:
 
 def _resource_configs(args: argparse.Namespace) -> tuple[str, list[str]]:
     """(spec path, config ids) of `--resource-configs`, checked against the campaign spec before any I/O."""
-    from sizing.spec import load_campaign
+    from sizing.campaign import load_campaign
 
     wanted = [c.strip() for c in args.resource_configs.split(",") if c.strip()]
     if not wanted:
@@ -444,7 +445,7 @@ def _rebuild_report(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from sizing.layout import report_key
+    from sizing.contract.layout import report_key
 
     if args.resource_configs is not None:
         return _rebuild_report(args)
@@ -534,11 +535,11 @@ def output_to(path: Path):
 
 
 def _trigger(args: argparse.Namespace) -> int:
-    """trigger and backfill: the run's params (sizing.runparams) from the options, checked against the spec as the
-    DAG's validate_spec checks them (every problem, before Airflow is asked), sent as the run's conf."""
+    """trigger and backfill: the run's params (sizing.planning.runparams) from the options, checked against the spec as
+    the DAG's validate_spec checks them (every problem, before Airflow is asked), sent as the run's conf."""
     from adapters.airflowapi import AirflowClient, AirflowLogin
     from adapters.planning import checked_params
-    from sizing.runparams import RunParams
+    from sizing.planning.runparams import RunParams
 
     params = RunParams.from_dict({p.name: getattr(args, p.name) for p in RUN_PARAMS})
     try:
@@ -573,8 +574,8 @@ def run_param_type(param: RunParam):
 
 
 def add_run_options(parser: argparse.ArgumentParser, required: tuple[str, ...] = ()) -> None:
-    """One option per run param (sizing.runparams.RUN_PARAMS: the DAG's params): every param the DAG takes can be
-    sent. `required`: the params this command cannot do without."""
+    """One option per run param (sizing.planning.runparams.RUN_PARAMS: the DAG's params): every param the DAG takes can
+    be sent. `required`: the params this command cannot do without."""
     for param in RUN_PARAMS:
         kwargs: dict[str, object] = {"dest": param.name, "type": run_param_type(param), "help": param.description,
                                      "metavar": param.flag.lstrip("-").upper(), "required": param.name in required}
@@ -694,7 +695,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--campaign", required=True)
     p.add_argument("--config", required=True)
     p.add_argument("--metric", required=True, help="top_throughput, sustainable_rate, p99_at_target_ms, "
-                                                   "cost_per_1k_at_top, ... (sizing.comparison.METRICS)")
+                                                   "cost_per_1k_at_top, ... (sizing.judgement.comparison.METRICS)")
     p.add_argument("--scenario", help="the scenario, when the metric is measured in several")
     p.add_argument("--format", choices=["table", "json"], default="table")
     p.set_defaults(func=_trend)

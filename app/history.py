@@ -1,9 +1,9 @@
 """A campaign's stored runs read from the object store (edge module): the `runs` table and each run's rows of the
-tables `sizing compare`, `sizing trend` and the report's comparison and trend sections read (sizing.comparison
+tables `sizing compare`, `sizing trend` and the report's comparison and trend sections read (sizing.judgement.comparison
 computes every figure from them; nothing here computes one).
 
     runs = stored_run_records(store)                       # every campaign's `runs` rows
-    head = run_tables(store, "local-quick", "r2")          # sizing.comparison.RunTables of one run
+    head = run_tables(store, "local-quick", "r2")          # sizing.judgement.comparison.RunTables of one run
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from sizing import layout
-from sizing.comparison import PHASE_INPUTS, RunTables
-from sizing.spec import Campaign, parse_campaign
+from sizing.campaign import Campaign, parse_campaign
+from sizing.contract import layout
+from sizing.judgement.comparison import PHASE_INPUTS, RunTables
 
 
 def _rows(store, table: str, campaign: str, run_id: str | None = None,

@@ -2,7 +2,7 @@
 of the object store into the repository, so that a verdict measured on one machine can be checked again anywhere.
 
     sizing export-run --campaign local-quick --run-id demo          # -> tests/fixtures/runs/local-quick/demo/
-    run = load(Path("tests/fixtures/runs"), "local-quick", "demo")   # sizing.seeds.RunRows
+    run = load(Path("tests/fixtures/runs"), "local-quick", "demo")   # sizing.judgement.seeds.RunRows
 
 A fixture is `<root>/<campaign>/<run>/<table>.parquet` per table of FIXTURE_COLUMNS (only the columns a verdict
 reads, plus the keys: tens of KB) and `meta.json` (what it ran on, which code, how it was exported). This module is
@@ -17,8 +17,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from sizing import adverse, findings, records
-from sizing.seeds import RunRows
+from sizing.contract import records
+from sizing.judgement import adverse, findings
+from sizing.judgement.seeds import RunRows
 
 DEFAULT_ROOT = Path("tests/fixtures/runs")
 META = "meta.json"

@@ -40,10 +40,10 @@ sys.path.insert(0, str(REPO))
 from adapters.leases import LeaseBoard  # noqa: E402
 from adapters.procs import busy_ports  # noqa: E402
 from app import demo  # noqa: E402
-from sizing import layout, raw_layout  # noqa: E402
-from sizing.localports import local_port_base  # noqa: E402
-from sizing.plan import cluster_key  # noqa: E402
-from sizing.runplan import owner_id  # noqa: E402
+from sizing.contract import layout, raw_layout  # noqa: E402
+from sizing.planning.plan import cluster_key  # noqa: E402
+from sizing.planning.runplan import owner_id  # noqa: E402
+from sizing.resources.localports import local_port_base  # noqa: E402
 
 DAG_ID = "sizing_campaign"
 CONFIG = "n1-c5.2xlarge-gp2"

@@ -1,4 +1,5 @@
-"""An idle broker's own memory figure per RabbitMQ version (issue 44): what sizing.scalemodel.IDLE_FOOTPRINT_MIB holds.
+"""An idle broker's own memory figure per RabbitMQ version (issue 44): what
+sizing.resources.scalemodel.IDLE_FOOTPRINT_MIB holds.
 
     flock /tmp/rabbit-heavy.lock python benchmarks/idle_memory.py --version 3.10 --slot 84 --seconds 60
 
@@ -24,10 +25,11 @@ sys.path.insert(0, str(REPO))
 
 from adapters.management import ManagementClient  # noqa: E402
 from adapters.terraform import LocalClusterStack, local_stack_variables, prepare_local_root  # noqa: E402
-from sizing.cost import Volume  # noqa: E402
-from sizing.plan import ConfigPlan  # noqa: E402
-from sizing.scalemodel import DEFAULT_FACTORS, MIB, config_envelopes  # noqa: E402
-from sizing.spec import ClusterShape, load_campaign  # noqa: E402
+from sizing.campaign import ClusterShape, load_campaign  # noqa: E402
+from sizing.campaign.envelopes import config_envelopes  # noqa: E402
+from sizing.planning.plan import ConfigPlan  # noqa: E402
+from sizing.resources.cost import Volume  # noqa: E402
+from sizing.resources.scalemodel import DEFAULT_FACTORS, MIB  # noqa: E402
 
 
 def main() -> int:

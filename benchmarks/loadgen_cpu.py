@@ -33,9 +33,9 @@ from loadgen.client import FastConnection
 from loadgen.drivers import ConsumerState, PublisherState, SecondStats, hist_bytes
 from loadgen.messages import WorkerConfig
 from loadgen.schedule import per_second_counts, plan_clients
-from sizing.cluster import ClusterInfo, NodeInfo
-from sizing.spec import parse_campaign
-from sizing.timeline import expand
+from sizing.campaign import parse_campaign
+from sizing.planning.timeline import expand
+from sizing.resources.cluster import ClusterInfo, NodeInfo
 
 SLOT = 12  # this area's port slots are 10-13; the tests use 11
 SPEC = {
@@ -168,9 +168,9 @@ def micro(messages: int = 200_000) -> dict[str, float]:
 
 def stand_up_cluster(state_root: Path, slot: int = SLOT):
     from adapters.terraform import LocalClusterStack, local_stack_variables, prepare_local_root
-    from sizing.cost import Volume
-    from sizing.plan import ConfigPlan
-    from sizing.spec import ClusterShape
+    from sizing.campaign import ClusterShape
+    from sizing.planning.plan import ConfigPlan
+    from sizing.resources.cost import Volume
 
     plan = ConfigPlan("bench", f"slot{slot}-n3", ClusterShape(3, "c5.2xlarge", Volume("gp2")), slot, 0.0)
     stack = LocalClusterStack(plan.campaign, plan.config_id, state_root=state_root)
@@ -181,7 +181,7 @@ def stand_up_cluster(state_root: Path, slot: int = SLOT):
 def run_once(cluster: ClusterInfo, rate: float | str, workers: int, duration: float, out: Path, tick_ms: float):
     """One 1-step run; `rate` "max" is the closed-loop mode (each publisher's confirm window of 1000 bounds it)."""
     from loadgen.runner import Runner, RunOptions
-    from sizing.records import column_names  # noqa: F401 - fail early if the contract moved
+    from sizing.contract.records import column_names  # noqa: F401 - fail early if the contract moved
 
     spec = copy.deepcopy(SPEC)
     spec["scenarios"][0]["steps"] = ({"rates": [rate], "duration_s": duration} if rate != "max" else

@@ -23,9 +23,9 @@ sys.path.insert(0, str(REPO))
 
 from adapters.terraform import LocalClusterStack, local_stack_variables, prepare_local_root  # noqa: E402
 from loadgen.nodes import NodeSampler  # noqa: E402
-from sizing.cost import Volume  # noqa: E402
-from sizing.plan import ConfigPlan  # noqa: E402
-from sizing.spec import ClusterShape  # noqa: E402
+from sizing.campaign import ClusterShape  # noqa: E402
+from sizing.planning.plan import ConfigPlan  # noqa: E402
+from sizing.resources.cost import Volume  # noqa: E402
 
 
 def cpu_per_second(seconds: float, sampler: NodeSampler | None) -> tuple[float, int]:

@@ -1,8 +1,9 @@
 """Seed 001's scaled twin (campaigns/disks-matter-scale.yaml, run scale1) from its raw client_seconds, for a run whose
 analysis stopped at the raw gate (BENCHMARKS.md "Seed 001 on the local scale model"): the quorum group's confirmed
-messages per steady second, sizing.stats.batch_means, and sizing.stats.run_compare of each layout against every one
-before it, the functions the findings step applies to phase_summary's rates. Reads the loadgen's local copy
-(artifacts/loadgen/raw); run from the repository root: `PYTHONPATH=. .venv/bin/python benchmarks/seed001_raw_rates.py`.
+messages per steady second, sizing.criteria.stats.batch_means, and sizing.criteria.stats.run_compare of each layout
+against every one before it, the functions the findings step applies to phase_summary's rates. Reads the loadgen's local
+copy (artifacts/loadgen/raw); run from the repository root: `PYTHONPATH=. .venv/bin/python
+benchmarks/seed001_raw_rates.py`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import sys
 
 import pandas as pd
 
-from sizing import stats
+from sizing.criteria import stats
 
 ROOT = "artifacts/loadgen/raw/campaign=disks-matter-scale"
 CONFIGS = ("n1-c4.4xlarge-io1-200gb", "n1-c4.4xlarge-st1-1000gb", "n1-c4.4xlarge-st1-1000gb-wal",

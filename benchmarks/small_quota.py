@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from loadgen.calibrate import measure
-from sizing.calibration import REFERENCE_MSG_S_PER_CORE
+from sizing.resources.calibration import REFERENCE_MSG_S_PER_CORE
 
 
 def main() -> int:

@@ -17,7 +17,7 @@ Backfill one config: trigger with `configs: [<config_id>]` (and the same `run_la
 partitions (every repeat) and the per-config table partitions of that config are replaced, nothing
 else is touched.
 Parse-time cost: only airflow.sdk, the Spark provider's operator, this project's thin plugin modules and the
-params contract (sizing.runparams, standard library only) are imported (the spark-submit settings come through
+params contract (sizing.planning.runparams, standard library only) are imported (the spark-submit settings come through
 rabbit_sizing.spark from spark_jobs.lib.submit and spark_jobs.lib.settings, which import the standard library only,
 never pyspark); specs are read by the tasks, never at parse time.
 """
@@ -32,8 +32,8 @@ from rabbit_sizing.operators.report import ReportOperator
 from rabbit_sizing.sensors.cluster import ClusterHealthySensor, ClusterSlotSensor
 
 from adapters.objectstore import S3Settings
-from sizing import layout, raw_layout
-from sizing.runparams import RUN_PARAMS
+from sizing.contract import layout, raw_layout
+from sizing.planning.runparams import RUN_PARAMS
 
 BUCKET = S3Settings.from_env().bucket
 # Assets downstream DAGs can schedule on (e.g. a dashboard refresh when leaderboards change).
@@ -58,7 +58,7 @@ TRIAL_LABEL = "{{ task.trial.cluster_key }}"
     tags=["rabbit-sizing"],
     doc_md=__doc__,
     default_args={"retries": 0},
-    # One params contract (sizing.runparams): the CLI's trigger options and the task's checks come from it too.
+    # One params contract (sizing.planning.runparams): the CLI's trigger options and the task's checks come from it too.
     params={p.name: Param(p.default, description=p.description, **p.schema()) for p in RUN_PARAMS},
 )
 def sizing_campaign():
@@ -71,10 +71,10 @@ def sizing_campaign():
         from adapters.calibration import current, measure_by_command
         from adapters.planning import publish_spec, validate_run
         from adapters.statepaths import state_paths
-        from sizing.fields import SpecError
-        from sizing.runplan import local_target_refusal
+        from sizing.documents.fields import SpecError
+        from sizing.planning.runplan import local_target_refusal
 
-        try:  # one admission (sizing.admission): its warnings and notes in the CLI's words
+        try:  # one admission (sizing.planning.admission): its warnings and notes in the CLI's words
             # this host's calibration, measured here (about a minute) if it has none: the envelopes are in its units
             run = validate_run(params, state_paths().specs, say=print,
                                host=lambda: current(measure_by_command, echo=print))
@@ -89,8 +89,8 @@ def sizing_campaign():
     @task
     def plan_trials(run: dict) -> list[dict]:
         from adapters.planning import slot_offset, spec_on_this_worker
-        from sizing.runplan import CampaignRun, plan_run_trials
-        from sizing.spec import load_campaign
+        from sizing.campaign import load_campaign
+        from sizing.planning.runplan import CampaignRun, plan_run_trials
 
         typed = CampaignRun.from_dict(run)
         trials = plan_run_trials(typed, load_campaign(spec_on_this_worker(typed.spec_path)), slot_offset())
@@ -104,7 +104,7 @@ def sizing_campaign():
         from rabbit_sizing.sensors.cluster import slot_kept
         from rabbit_sizing.uploads import publish_run_logs
 
-        from sizing.plan import Trial
+        from sizing.planning.plan import Trial
 
         typed = Trial.from_dict(trial)
         context = get_current_context()
@@ -133,8 +133,8 @@ def sizing_campaign():
         from airflow.sdk.exceptions import AirflowFailException
         from rabbit_sizing.uploads import configs_with_complete_raw
 
-        from sizing.plan import Trial
-        from sizing.runplan import failed_tasks
+        from sizing.planning.plan import Trial
+        from sizing.planning.runplan import failed_tasks
 
         if trials is None:  # all_done runs it after a refused spec too: say that, not a TypeError
             raise AirflowFailException("no trials were planned (validate_spec or plan_trials failed): nothing ran")

@@ -12,22 +12,22 @@ Where each concept lives (OpenMessaging-Benchmark / Jepsen style seams):
 - `client`: the pika implementation: `FastConnection` (a SelectConnection that is a `Link`), `PikaConnector` (a
   worker's connections: open, ready, reconnect, blocked, tick-mode reads) and `Worker`, the worker process's tick
   loop (publish what is due, acks, per-second `client_seconds` rows) on an injectable clock and IO loop; the
-  generator's "behind" verdict is `sizing.rules.worker_behind`.
+  generator's "behind" verdict is `sizing.criteria.rules.worker_behind`.
 - `messages`: the typed values between the runner and its workers (`WorkerConfig`, `Start`/`Stop`, `Ready`,
   `Row`, `Event`, `WorkerError`, `Done`); `pool`: the worker processes behind a `Pool` protocol.
-- `sink`: every record of a run by phase, one flush path; `recorder`: Parquet per `sizing.records` + upload.
+- `sink`: every record of a run by phase, one flush path; `recorder`: Parquet per `sizing.contract.records` + upload.
 - `accounting`: the per-worker accounting file (writer and reader) and the loss / duplicate / reorder merge.
 - `groups`: workload groups (issue 14): each named group's workers, clients, queues and timeline, planned apart.
 - `session`: the workers, attempt by attempt (`Session`: plan, ready, start on the run's clock, follow, drain,
   stop; each `Attempt` a value of its own) and the `Recording` of what they report (sink, totals, progress).
-- `search`: the online capacity search (issue 16): asks `sizing.search.CapacitySearch` for each probe, runs it as a
-  one-phase attempt of the session, judges it from that attempt's per-second figures (`sizing.rules`), and
+- `search`: the online capacity search (issue 16): asks `sizing.criteria.search.CapacitySearch` for each probe, runs it
+  as a one-phase attempt of the session, judges it from that attempt's per-second figures (`sizing.criteria.rules`), and
   records every decision as a `search_probe` event.
 - `runner`: the run around its attempts (manifest, the broker's counters, samplers, fault injector, latency
   proxies, final records and accounting) over a `Pool` and an injectable `Clock`; `cli`: `python -m loadgen run`.
 - `broker`: queue declaration and the management-API sampler; `nodes`: the per-node resource sampler
   (`node_seconds`, one thread per node); `nemesis` and `faults/`: fault injection, only
   imported for timelines with faults.
-- `calibrate`: the host calibration's reference measurement (`sizing calibrate`; sizing.calibration says what it
-  means, adapters.calibration keeps it per host).
+- `calibrate`: the host calibration's reference measurement (`sizing calibrate`; sizing.resources.calibration says what
+  it means, adapters.calibration keeps it per host).
 """

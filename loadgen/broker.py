@@ -16,9 +16,9 @@ from typing import Any
 from adapters import brokercounters
 from adapters.management import ManagementClient, ManagementError
 from adapters.nodestats import NodeUnavailable
-from sizing.cluster import ClusterInfo
-from sizing.existing import POLICY_NAME
-from sizing.spec import QueueSpec
+from sizing.campaign import QueueSpec
+from sizing.resources.cluster import ClusterInfo
+from sizing.resources.existing import POLICY_NAME
 
 QUEUE_COLUMNS = "name,node,leader,type,messages,messages_ready,messages_unacknowledged"
 NODE_COLUMNS = "name,running,mem_used,mem_limit,mem_alarm,disk_free,disk_free_alarm"

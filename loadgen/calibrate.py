@@ -1,6 +1,6 @@
-"""The host calibration's reference measurement (sizing.calibration): one RabbitMQ node in a fixed CPU envelope,
-driven at its maximum rate by this load generator, the messages the broker confirmed counted against the CPU the
-node's cgroup was charged (the OS's own counter). About 45 s: the node's boot, 25 s of load, the teardown.
+"""The host calibration's reference measurement (sizing.resources.calibration): one RabbitMQ node in a fixed CPU
+envelope, driven at its maximum rate by this load generator, the messages the broker confirmed counted against the CPU
+the node's cgroup was charged (the OS's own counter). About 45 s: the node's boot, 25 s of load, the teardown.
 
     sizing calibrate            # measure now, store it for this host (adapters.calibration), print it
     sizing calibrate --show     # what is stored for this host (nothing measured)
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from adapters import calibration as store
-from sizing.calibration import REFERENCE_NODE_CORES, HostCalibration, reference_spec
+from sizing.resources.calibration import REFERENCE_NODE_CORES, HostCalibration, reference_spec
 
 CalibrationError = store.CalibrationError
 # The port block of the reference node (ports 21000 + 50 x slot ...): apart from the demo's, the tests' and the
@@ -30,8 +30,8 @@ def reference_envelopes(node_cores: float = REFERENCE_NODE_CORES) -> Any:
     """The reference node's envelope: REFERENCE_NODE_CORES of this host (no calibration applied: it *is* the
     calibration), 2 GiB, and its volumes throttled far above what the run writes, so that its CPU binds.
     `node_cores`: another quota, for the small-quota benchmark (benchmarks/small_quota.py)."""
-    from sizing.scalemodel import ScaleFactors, cluster_envelopes
-    from sizing.spec import parse_campaign
+    from sizing.campaign import parse_campaign
+    from sizing.resources.scalemodel import ScaleFactors, cluster_envelopes
 
     campaign = parse_campaign(reference_spec())
     shape = campaign.clusters[0]
@@ -52,8 +52,8 @@ def measure(echo: Callable[[str], None] = print, slot: int = SLOT,
     from adapters.nodestats import read_machine_cpu
     from adapters.terraform import LocalClusterStack, local_stack_variables, prepare_local_root
     from loadgen.runner import Runner, RunOptions
-    from sizing import raw_layout
-    from sizing.plan import ConfigPlan
+    from sizing.contract import raw_layout
+    from sizing.planning.plan import ConfigPlan
 
     campaign, envelopes = reference_envelopes(node_cores)
     shape = campaign.clusters[0]

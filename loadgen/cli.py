@@ -15,9 +15,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from sizing.cluster import ClusterInfo
-from sizing.fields import SpecError
-from sizing.spec import load_campaign
+from sizing.campaign import load_campaign
+from sizing.documents.fields import SpecError
+from sizing.resources.cluster import ClusterInfo
 
 
 def _env(name: str, default: str | None = None) -> str | None:

@@ -10,7 +10,7 @@ as arguments (tests/test_loadgen_tickloop.py runs it against an in-memory broker
 Hot-path bytes go through `wire` (templates out, `struct` parsing in) instead of pika's per-message frame objects;
 pika still does the handshake, channel setup, returns, blocked notifications and everything rare.
 
-Nothing here analyses: the worker counts, buckets latencies into `sizing.histogram` counts, and keeps the
+Nothing here analyses: the worker counts, buckets latencies into `sizing.contract.histogram` counts, and keeps the
 per-message bookkeeping (confirm state per publisher, consumed counts per message) that the runner merges
 after the drain.
 """
@@ -38,8 +38,8 @@ from loadgen.drivers import ConsumerState, PublisherState, SecondStats, hist_byt
 from loadgen.frames import decode as decode_frames
 from loadgen.messages import Done, Event, Ready, Row, Start, Stop, WorkerConfig, WorkerError, WorkerMessage
 from loadgen.schedule import per_second_counts
-from sizing.rules import worker_behind
-from sizing.spec import RATE_MAX
+from sizing.campaign import RATE_MAX
+from sizing.criteria.rules import worker_behind
 
 LOG = logging.getLogger("loadgen.worker")
 
@@ -540,7 +540,7 @@ class Worker:
             "worker": self.cfg.worker, "second": s, "ts": self.start_epoch + s,
             "phase": phase.number if phase else 0,
             "warmup": warmup,
-            # Max mode has no target: its ramp is only a ceiling (sizing.timeline.Phase.rate).
+            # Max mode has no target: its ramp is only a ceiling (sizing.planning.timeline.Phase.rate).
             "target_rate": 0.0 if is_max else timeline.scheduled(s, s + 1),
             "scheduled": 0 if is_max or s >= len(self.scheduled) else int(self.scheduled[s]),
             "processing_ms": timeline.processing_ms_at(s + 0.5),

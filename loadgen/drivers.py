@@ -23,9 +23,9 @@ from loadgen.accounting import SKIPPED  # max mode does not carry unsent ceiling
 from loadgen.messages import WorkerConfig
 from loadgen.protocol import DeliveryFields, DriverHost, Link
 from loadgen.schedule import BatchSchedule, ConsumerPlan, PublisherPlan
-from sizing.histogram import MAX_BUCKET, LogHistogram, buckets_of
-from sizing.spec import RATE_MAX
-from sizing.timeline import Phase
+from sizing.campaign import RATE_MAX
+from sizing.contract.histogram import MAX_BUCKET, LogHistogram, buckets_of
+from sizing.planning.timeline import Phase
 
 MAX_TX_BUFFER = 4 << 20  # stop feeding a connection whose socket is not draining (the broker is slow)
 MAX_BATCH = 2000  # messages one publisher sends per tick, so one publisher cannot starve the others
@@ -76,7 +76,7 @@ class PublisherState:
         self.schedule = BatchSchedule(cfg.timeline, plan.share, plan.start_s)
         self.total = self.schedule.total
         self.limit = cfg.workload.publishers.confirms_in_flight
-        self.confirms = self.limit > 0  # fixed for the run: sizing.spec.live_change_problems
+        self.confirms = self.limit > 0  # fixed for the run: sizing.campaign.live_change_problems
         self.mandatory = cfg.workload.publishers.mandatory
         self.state = np.zeros(max(self.total, 1), dtype=np.uint8)  # 0 unknown, 1 confirmed, 2 nacked, 3 SKIPPED
         # The window may change at step boundaries: the send-time ring covers the largest one of the run.

@@ -3,7 +3,7 @@
 Pure, like `loadgen.schedule`: a group's publishers and consumers are planned by `plan_clients` over the workers
 the group owns, then numbered globally (publisher ids are unique across groups, so one flat accounting array and
 one set of per-message books serve every group). Every worker runs exactly one group, with that group's workload
-and timeline; every group's timeline has the scenario's phase boundaries (sizing.spec checks it), so one phase
+and timeline; every group's timeline has the scenario's phase boundaries (sizing.campaign checks it), so one phase
 number means the same window for every group.
 """
 
@@ -13,9 +13,9 @@ import json
 from dataclasses import dataclass
 
 from loadgen.schedule import ConsumerPlan, PublisherPlan, plan_clients
-from sizing.records import DEFAULT_GROUP
-from sizing.spec import Scenario, Workload, WorkloadGroup
-from sizing.timeline import Timeline, expand
+from sizing.campaign import Scenario, Workload, WorkloadGroup
+from sizing.contract.records import DEFAULT_GROUP
+from sizing.planning.timeline import Timeline, expand
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from loadgen.schedule import ConsumerPlan, PublisherPlan
-from sizing.cluster import ClusterInfo
-from sizing.spec import Workload
-from sizing.timeline import Timeline
+from sizing.campaign import Workload
+from sizing.planning.timeline import Timeline
+from sizing.resources.cluster import ClusterInfo
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ class Ready:
 
 @dataclass(frozen=True)
 class Row:
-    """One worker-second: `record` has the client_seconds columns (sizing.records, without the run key)."""
+    """One worker-second: `record` has the client_seconds columns (sizing.contract.records, without the run key)."""
 
     worker: int
     record: dict[str, Any]
@@ -73,7 +73,7 @@ class Row:
 
 @dataclass(frozen=True)
 class Event:
-    """One `events` record (sizing.records) raised by the worker."""
+    """One `events` record (sizing.contract.records) raised by the worker."""
 
     worker: int
     record: dict[str, Any]

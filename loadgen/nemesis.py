@@ -1,6 +1,6 @@
 """The nemesis: injects a run's fault events at their scheduled times and heals them, recording both.
 
-Jepsen's split: the timeline (sizing.timeline.expand) says *when*, a FaultExecutor says *how* (local PIDs and
+Jepsen's split: the timeline (sizing.planning.timeline.expand) says *when*, a FaultExecutor says *how* (local PIDs and
 rabbitmqctl, or SSM on EC2), and this module runs the clock, resolves run-time targets (the leader of a
 queue), and emits one event per fault start / heal / error in the records.EVENTS shape (minus the run key).
 Whatever happens, `stop()` leaves no node dead and no alarm raised: every injected fault is healed.
@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from loadgen.faults.base import SELF_HEALING, FaultError, FaultExecutor, NodeProbe
-from sizing.cluster import ClusterInfo, NodeInfo
-from sizing.timeline import FaultEvent
+from sizing.planning.timeline import FaultEvent
+from sizing.resources.cluster import ClusterInfo, NodeInfo
 
 __all__ = ["FaultError", "FaultExecutor", "FaultInjector", "default_executor", "schedule"]
 
@@ -34,7 +34,8 @@ def schedule(faults: Sequence[FaultEvent]) -> list[tuple[float, int, FaultEvent]
 
 
 def default_executor(cluster: ClusterInfo, broker_config: Mapping[str, Any] | None = None) -> FaultExecutor:
-    if cluster.target in ("local", "existing"):  # an existing cluster's faults need `local: true` (sizing/existing.py)
+    # an existing cluster's faults need `local: true` (sizing/resources/existing.py)
+    if cluster.target in ("local", "existing"):
         from loadgen.faults.local import LocalFaultExecutor
 
         return LocalFaultExecutor(cluster, broker_config)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from adapters.nodestats import NodeUnavailable, Snapshot, missing_figures, rates, reader_for
-from sizing.cluster import ClusterInfo, NodeInfo
+from sizing.resources.cluster import ClusterInfo, NodeInfo
 
 MAX_SPAN_FACTOR = 1.5  # a pair of snapshots further apart than this many intervals describes no single second
 MIN_SPAN_FACTOR = 0.5  # a tick closer than this to the last response is skipped (rates over a sliver are noise)

@@ -1,8 +1,8 @@
-"""Records as written: Parquet files per sizing.records schema, mirrored locally and in the object store.
+"""Records as written: Parquet files per sizing.contract.records schema, mirrored locally and in the object store.
 (The loss / duplicate / reorder accounting is `loadgen.accounting`.)
 
-The writer never derives anything: rows go out with exactly the columns of `sizing.records` (the run key
-first), typed by `records.arrow_schema`. Keys come from `sizing.layout`, so the local directory is a
+The writer never derives anything: rows go out with exactly the columns of `sizing.contract.records` (the run key
+first), typed by `records.arrow_schema`. Keys come from `sizing.contract.layout`, so the local directory is a
 mirror of the bucket.
 """
 
@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sizing import raw_layout, records
-from sizing.layout import RunKey
+from sizing.contract import raw_layout, records
+from sizing.contract.layout import RunKey
 
 LOG = logging.getLogger("loadgen.recorder")
 
@@ -50,7 +50,7 @@ class MissingColumnError(ValueError):
         index, row = next((i, r) for i, r in enumerate(rows) if not set(wanted) <= r.keys())
         self.missing = [name for name in wanted if name not in row]
         super().__init__(f"{record_type} row {index} lacks column(s) {self.missing}: every row names every column "
-                         f"of sizing.records (None where the value is unknown)")
+                         f"of sizing.contract.records (None where the value is unknown)")
 
 
 @dataclass

@@ -41,11 +41,12 @@ from loadgen.messages import Done, WorkerConfig
 from loadgen.pool import Pool, ProcessPool, RunFailed
 from loadgen.recorder import RecordStore
 from loadgen.session import Attempt, Clock, Recording, Session
-from sizing import records, rules
-from sizing.cluster import ClusterInfo
-from sizing.layout import RunKey
-from sizing.spec import CLIENT_LATENCY, Campaign
-from sizing.timeline import Timeline, expand
+from sizing.campaign import CLIENT_LATENCY, Campaign
+from sizing.contract import records
+from sizing.contract.layout import RunKey
+from sizing.criteria import rules
+from sizing.planning.timeline import Timeline, expand
+from sizing.resources.cluster import ClusterInfo
 
 NEMESIS_STOP_TIMEOUT_S = 600  # a rolling restart of 5 nodes under load takes minutes
 START_DELAY_S = 0.5  # second 0 lies this far after the start command, so every worker starts on time
@@ -140,7 +141,7 @@ class Runner:
         self.status = "created"
         self.manifest: dict[str, Any] = {}
         self.accounting: list[dict[str, int]] = []
-        self.search_result: Any = None  # sizing.search.SearchResult once a search scenario ran
+        self.search_result: Any = None  # sizing.criteria.search.SearchResult once a search scenario ran
         # The broker's exact counters before the workers start (adapters.brokercounters), for the manifest's
         # broker_counts: what the broker counted over the run next to the generator's own totals.
         self.counts_before: Any = None
@@ -225,7 +226,8 @@ class Runner:
 
     def _stop_proxies(self) -> dict[str, Any] | None:
         """Stop the proxies (after the workers closed their connections); what they did, their process's CPU as a
-        share of one core over its life (the generator's host pays for it, judged as a worker's: sizing.rules)."""
+        share of one core over its life (the generator's host pays for it, judged as a worker's:
+        sizing.criteria.rules)."""
         if self.proxies is None or self.proxy_summary is not None:
             return self.proxy_summary
         self.proxies.stop()

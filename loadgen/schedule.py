@@ -1,6 +1,6 @@
 """The pure half of the load generator: who publishes what, when, to which queue, from which process.
 
-Nothing here touches a socket or a clock. `BatchSchedule` is `sizing.timeline.OpenLoopSchedule` in
+Nothing here touches a socket or a clock. `BatchSchedule` is `sizing.planning.timeline.OpenLoopSchedule` in
 vectorised form (the same intended send times, computed with numpy a chunk at a time, because a
 per-message Python call costs more CPU than the whole publish path is allowed), plus the per-phase
 sequence-number bounds the accounting needs. `plan_clients` slices publishers and consumers over worker
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sizing.spec import Workload, client_queue
-from sizing.timeline import Timeline
+from sizing.campaign import Workload, client_queue
+from sizing.planning.timeline import Timeline
 
 
 class BatchSchedule:

@@ -1,4 +1,4 @@
-"""The capacity search, driven online: sizing.search.CapacitySearch picks each probe, the generator runs it.
+"""The capacity search, driven online: sizing.criteria.search.CapacitySearch picks each probe, the generator runs it.
 
 A search has no timeline ahead of the run, and the workers follow a timeline fixed at spawn, so every probe is
 a one-phase timeline run as an attempt of its own (loadgen.session: plan, ready, follow, drain, stop): the
@@ -12,9 +12,10 @@ An attempt the generator could not keep up with (rules.worker_behind or CPU satu
 says nothing about the cluster: it is recorded as inconclusive and run again (at most MAX_INCONCLUSIVE times per
 search; after that an invalid attempt counts as a fail). Each verdict is taken from the generator's own
 per-second figures of the measurement window, the same figures and formulas phase_summary uses (steady sums over
-the steady seconds, merged e2e histograms, sizing.search.backlog_slope, validity by sizing.rules.phase_valid, the
-analysis' own rule), and recorded as a `search_probe` event with the figures it used and the bracket after it;
-the analysis recomputes it from the raw records and the GX gate fails the batch when the two disagree.
+the steady seconds, merged e2e histograms, sizing.criteria.search.backlog_slope, validity by
+sizing.criteria.rules.phase_valid, the analysis' own rule), and recorded as a `search_probe` event with the figures it
+used and the bracket after it; the analysis recomputes it from the raw records and the GX gate fails the batch when the
+two disagree.
 """
 
 from __future__ import annotations
@@ -30,9 +31,9 @@ from typing import Any
 from loadgen.messages import Done, WorkerConfig
 from loadgen.pool import Pool, RunFailed
 from loadgen.session import Attempt, Placement, Session
-from sizing.histogram import merge_wire, quantile_from_counts
-from sizing.rules import phase_valid
-from sizing.search import (
+from sizing.contract.histogram import merge_wire, quantile_from_counts
+from sizing.criteria.rules import phase_valid
+from sizing.criteria.search import (
     PROBE_EVENT,
     RESULT_EVENT,
     CapacitySearch,
@@ -42,7 +43,7 @@ from sizing.search import (
     SearchResult,
     backlog_slope,
 )
-from sizing.timeline import Phase, Ramp, Timeline
+from sizing.planning.timeline import Phase, Ramp, Timeline
 
 
 @dataclass

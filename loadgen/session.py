@@ -31,12 +31,12 @@ from loadgen.pool import Pool, RunFailed
 from loadgen.recorder import RecordStore
 from loadgen.schedule import BatchSchedule, publisher_offsets
 from loadgen.sink import RecordSink
-from sizing import records
-from sizing.cluster import ClusterInfo
-from sizing.histogram import merge_wire, quantile_from_counts
-from sizing.layout import RunKey
-from sizing.spec import RATE_MAX, Scenario
-from sizing.timeline import Phase, Timeline
+from sizing.campaign import RATE_MAX, Scenario
+from sizing.contract import records
+from sizing.contract.histogram import merge_wire, quantile_from_counts
+from sizing.contract.layout import RunKey
+from sizing.planning.timeline import Phase, Timeline
+from sizing.resources.cluster import ClusterInfo
 
 STOP_TIMEOUT_S = 30.0
 TOTALS = ("published", "confirmed", "nacked", "consumed", "redelivered", "acked")
@@ -54,7 +54,8 @@ def last_second_of(phase_end_s: float) -> int:
 
 
 def phase_rows(timeline: Timeline, start_epoch: float) -> list[dict[str, Any]]:
-    # A max-mode phase has no target: its rate ramp is only the ceiling (sizing.timeline.Phase.rate), recorded as 0.
+    # A max-mode phase has no target: its rate ramp is only the ceiling (sizing.planning.timeline.Phase.rate), recorded
+    # as 0.
     return [{"phase": p.number, "phase_name": p.name, "start_s": p.start_s, "duration_s": p.duration_s,
              "warmup_s": p.warmup_s, "target_rate": 0.0 if p.rate_mode == RATE_MAX else p.target_rate,
              "rate_start": p.rate.v0, "rate_end": p.rate.v1,

@@ -1,6 +1,6 @@
 """Rewrite BENCHMARKS.md's fidelity table (issue 44 item 4) from the committed run fixtures: every published seed
 figure whose config a fixture measured on the scale model, the model's prediction for the cloud and its error
-(sizing/fidelity.py).
+(sizing/judgement/fidelity.py).
 
     .venv/bin/python scripts/fidelity_table.py          (tests/test_fidelity.py fails while it is stale)
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.runfixture import load_all
-from sizing import fidelity
+from sizing.judgement import fidelity
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCHMARKS = ROOT / "BENCHMARKS.md"

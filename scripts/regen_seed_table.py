@@ -1,5 +1,5 @@
-"""Rewrite README.md's "Seed conclusions from our own runs (generated)" table: every declaration of sizing/seeds.py
-judged by the platform's own code on the run fixtures in tests/fixtures/runs/ (issue 45).
+"""Rewrite README.md's "Seed conclusions from our own runs (generated)" table: every declaration of
+sizing/judgement/seeds.py judged by the platform's own code on the run fixtures in tests/fixtures/runs/ (issue 45).
 
     .venv/bin/python scripts/regen_seed_table.py        (tests/test_seed_fixtures.py fails while it is stale)
 """
@@ -12,7 +12,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from app.runfixture import load_all
-from sizing import seeds
+from sizing.judgement import seeds
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"

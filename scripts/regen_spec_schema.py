@@ -1,5 +1,5 @@
 """Rewrite campaigns/campaign.schema.json and the README's field reference ("Campaign spec") from the spec parser
-(sizing.spec.schema), and give every shipped campaign the modeline that points YAML editors at it.
+(sizing.campaign.schema), and give every shipped campaign the modeline that points YAML editors at it.
 
     .venv/bin/python scripts/regen_spec_schema.py        (tests/test_spec_schema.py fails while either is stale)
 """
@@ -11,8 +11,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from sizing.spec import read_campaign_yaml
-from sizing.spec.schema import (
+from sizing.campaign import read_campaign_yaml
+from sizing.campaign.schema import (
     MODELINE,
     REFERENCE_END,
     REFERENCE_START,

@@ -1,4 +1,4 @@
-"""Rewrite spark_jobs/README.md's "Tables" section from the one schema definition (sizing.records.TABLES).
+"""Rewrite spark_jobs/README.md's "Tables" section from the one schema definition (sizing.contract.records.TABLES).
 
     .venv/bin/python scripts/regen_tables_doc.py        (tests/test_docs_tables.py fails while it is stale)
 """
@@ -10,10 +10,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from sizing import records
+from sizing.contract import records
 
 README = Path(__file__).resolve().parent.parent / "spark_jobs" / "README.md"
-START = "Generated from `sizing/records.py` (`python -m sizing.records`)."
+START = "Generated from `sizing/contract/records.py` (`python -m sizing.contract.records`)."
 END = "Raw views in `sizing query`"
 
 

@@ -9,6 +9,7 @@ Three parts, dependencies one way (the `spark-jobs-layers` import contract):
 - `spark_jobs.tools`: developer tools on top of the library (synthetic records for tests and benchmarks, the
   driver JVM's class-data-sharing archive that setup builds); no job or library module imports them.
 
-Shared with the rest of the project: the data contract and table schemas (`sizing.records`, `sizing.layout`,
-`sizing.histogram`), the judgement rules (`sizing.rules`) and the cost model (`sizing.cost`). See README.md.
+Shared with the rest of the project: the data contract and table schemas (`sizing.contract.records`,
+`sizing.contract.layout`, `sizing.contract.histogram`), the judgement rules (`sizing.criteria.rules`) and the cost model
+(`sizing.resources.cost`). See README.md.
 """

@@ -8,7 +8,7 @@ import json
 import urllib.request
 from urllib.parse import quote
 
-from sizing.cluster import ClusterInfo
+from sizing.resources.cluster import ClusterInfo
 
 FAULTS_SLOT = 20  # port block 22000: one 3-node cluster the fault tests (cluster and end-to-end) share
 

@@ -3,7 +3,7 @@
 Stands in for the Spark pipeline (tests/test_spark_report.py checks the report against the real jobs):
 `phase_summary` per config, campaign-wide `capacity_repeats`, `leaderboards`, `pareto`, `adverse`,
 `repeat_intervals`, `board_intervals`, raw
-client_seconds / events / broker_samples (sizing.records schemas) and GX results,
+client_seconds / events / broker_samples (sizing.contract.records schemas) and GX results,
 for local-quick as tests/fixtures/report-sample.yaml keeps it (2 configs; `increasing-intensity` 500/1000/2000
 msg/s and `broker-kill`).
 The figures are plausible, chosen so that the verdict is clear: the 1-node cluster cannot survive
@@ -22,12 +22,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from adapters.objectstore import S3Settings
-from sizing import adverse, layout, raw_layout, recommendation, records, repeats, rules
-from sizing.cost import cost_per_1000_msgs
-from sizing.layout import RunKey
-from sizing.plan import plan_configs
-from sizing.spec import Campaign, family_phases, load_campaign
-from sizing.timeline import Timeline, expand
+from sizing.campaign import Campaign, family_phases, load_campaign
+from sizing.contract import layout, raw_layout, records
+from sizing.contract.layout import RunKey
+from sizing.criteria import rules
+from sizing.judgement import adverse, recommendation, repeats
+from sizing.planning.plan import plan_configs
+from sizing.planning.timeline import Timeline, expand
+from sizing.resources.cost import cost_per_1000_msgs
 from tests.spark_records import series_tables
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,7 +103,7 @@ def phase_summary_rows(repeats: int = 1) -> pd.DataFrame:
 
 def capacity_repeat_rows(summary: pd.DataFrame, slo: float) -> pd.DataFrame:
     """The capacity_repeats table as the Spark job computes it: per repeat, the top carried rate over the
-    phases sizing.rules.counts_toward_capacity lets count (the predicates evaluate on pandas Series too)."""
+    phases sizing.criteria.rules.counts_toward_capacity lets count (the predicates evaluate on pandas Series too)."""
     ideal = summary[summary["scenario"] == "increasing-intensity"]
     ok = ideal[rules.counts_toward_capacity(ideal["valid"], ideal["e2e_p99_ms"], slo)]
     ok = ok.assign(carried=ok[["confirm_rate", "consume_rate"]].min(axis=1),
@@ -160,7 +162,8 @@ def pareto_rows(board: pd.DataFrame) -> pd.DataFrame:
 
 
 def adverse_rows(summary: pd.DataFrame, campaign: Campaign) -> pd.DataFrame:
-    """The Spark `adverse` table, by the same pure verdict code the leaderboards step runs (sizing.adverse.judge)."""
+    """The Spark `adverse` table, by the same pure verdict code the leaderboards step runs
+    (sizing.judgement.adverse.judge)."""
     rows = []
     for scenario in (s for s in campaign.scenarios if rules.is_adverse(s)):
         for (campaign_name, config_id), part in summary[summary["scenario"] == scenario.name].groupby(
@@ -174,7 +177,7 @@ def adverse_rows(summary: pd.DataFrame, campaign: Campaign) -> pd.DataFrame:
 def recommendation_rows(board: pd.DataFrame, adverse: pd.DataFrame | None, summary: pd.DataFrame,
                         campaign: Campaign) -> pd.DataFrame:
     """The Spark `recommendation` table, by the same pure code the leaderboards step runs on the same rows
-    (sizing.recommendation.from_tables, table_rows)."""
+    (sizing.judgement.recommendation.from_tables, table_rows)."""
     def plain(frame: pd.DataFrame | None) -> list[dict]:
         return [] if frame is None else [{k: (None if not isinstance(v, str) and pd.isna(v) else v)
                                           for k, v in r.items()} for r in frame.to_dict("records")]
@@ -187,14 +190,15 @@ def recommendation_rows(board: pd.DataFrame, adverse: pd.DataFrame | None, summa
 
 def repeat_interval_rows(summary: pd.DataFrame, campaign: Campaign, run_id: str = RUN_ID) -> pd.DataFrame:
     """The Spark `repeat_intervals` table, by the same pure code the leaderboards step runs on the same rows
-    (sizing.repeats.phase_intervals, isolated runs as the phases of their scenario)."""
+    (sizing.judgement.repeats.phase_intervals, isolated runs as the phases of their scenario)."""
     rows = repeats.phase_intervals(summary.to_dict("records"), phases=family_phases(campaign.scenarios))
     return pd.DataFrame([{"campaign": campaign.name, "run_id": run_id, **r} for r in rows],
                         columns=records.table_columns("repeat_intervals"))
 
 
 def board_interval_rows(board: pd.DataFrame, per_repeat: pd.DataFrame, campaign: Campaign) -> pd.DataFrame:
-    """The Spark `board_intervals` table, by the leaderboards step's pure code (sizing.repeats.board_intervals)."""
+    """The Spark `board_intervals` table, by the leaderboards step's pure code
+    (sizing.judgement.repeats.board_intervals)."""
     entries = repeats.board_entries(board.to_dict("records"), campaign.target.rate)
     monthly = dict(zip(board["config_id"], board["monthly_cost"], strict=True))
     rows = repeats.board_intervals(entries, per_repeat.to_dict("records"), monthly)

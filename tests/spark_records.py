@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from sizing import raw_layout, records
-from sizing.histogram import LogHistogram
-from sizing.layout import RunKey
+from sizing.contract import raw_layout, records
+from sizing.contract.histogram import LogHistogram
+from sizing.contract.layout import RunKey
 
 
 def client_rows(key: RunKey, phase: int, worker: int, seconds: range, warmup_until: int, *, target_rate: float,
@@ -118,8 +118,8 @@ def node_rows(key: RunKey, phase: int, node: str, seconds: range, *, cpu_busy: f
 
 
 def series_tables(raw: dict[str, pa.Table]) -> dict[str, pa.Table]:
-    """The tables beside phase_summary (sizing.records.BESIDE_SUMMARY) of one run's raw records, as the analysis
-    writes them: run_events the events as they are; client
+    """The tables beside phase_summary (sizing.contract.records.BESIDE_SUMMARY) of one run's raw records, as the
+    analysis writes them: run_events the events as they are; client
     and node series by the analysis' own pure code (the client fold's blocks and their per-run rows; node_series is
     node_seconds' columns), broker_series as each node's last sample per whole second. For report tests that write
     tables without running Spark."""

@@ -1,6 +1,6 @@
-"""One admission pipeline (issue 47 item 2): sizing.admission.admit over hand-built machine facts (no machine), and
-the CLI's `sizing validate` and the DAG's validate_spec (adapters.planning.validate_run, the function the task calls)
-saying the same problems, warnings and notes in the same words."""
+"""One admission pipeline (issue 47 item 2): sizing.planning.admission.admit over hand-built machine facts (no machine),
+and the CLI's `sizing validate` and the DAG's validate_spec (adapters.planning.validate_run, the function the task
+calls) saying the same problems, warnings and notes in the same words."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import yaml
 
 from adapters.calibration import stored
 from adapters.planning import validate_run
-from sizing.admission import MachineFacts, admit
-from sizing.fields import SpecError
-from sizing.runparams import RunParams
-from sizing.scalemodel import GIB, Machine
-from sizing.spec import deep_merge, load_campaign, parse_campaign, read_campaign_yaml
+from sizing.campaign import deep_merge, load_campaign, parse_campaign, read_campaign_yaml
+from sizing.documents.fields import SpecError
+from sizing.planning.admission import MachineFacts, admit
+from sizing.planning.runparams import RunParams
+from sizing.resources.scalemodel import GIB, Machine
 
 REPO = Path(__file__).resolve().parents[1]
 CAMPAIGNS = REPO / "campaigns"

@@ -1,14 +1,15 @@
-"""Adverse scenarios judged by their own criterion (sizing.adverse, pure): per-second figures on series whose answer
-is known by construction, the drain composed from phases, and the verdict of each kind of scenario."""
+"""Adverse scenarios judged by their own criterion (sizing.judgement.adverse, pure): per-second figures on series whose
+answer is known by construction, the drain composed from phases, and the verdict of each kind of scenario."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from sizing import adverse, rules
-from sizing.fields import SpecError
-from sizing.spec import parse_campaign
+from sizing.campaign import parse_campaign
+from sizing.criteria import rules
+from sizing.documents.fields import SpecError
+from sizing.judgement import adverse
 
 BASE = {
     "name": "adverse-unit", "deployment": "local", "catalog": "aws-us-east-1-2020",

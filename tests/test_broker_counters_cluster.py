@@ -28,8 +28,8 @@ import pytest
 from adapters import brokercounters, nodestats
 from adapters.management import ManagementClient
 from loadgen.runner import Runner, RunOptions
-from sizing import raw_layout
-from sizing.spec import parse_campaign
+from sizing.campaign import parse_campaign
+from sizing.contract import raw_layout
 
 pytestmark = pytest.mark.cluster
 

@@ -12,18 +12,18 @@ import pytest
 
 from adapters import calibration as store
 from adapters.planning import host_speed
-from sizing.admission import on_host
-from sizing.calibration import (
+from sizing.campaign import load_campaign, parse_campaign
+from sizing.planning.admission import on_host
+from sizing.planning.runparams import RunParams
+from sizing.planning.runplan import CampaignRun, campaign_run, plan_run_trials
+from sizing.resources.calibration import (
     REFERENCE_MSG_S_PER_CORE,
     HostCalibration,
     cpu_model,
     host_fingerprint,
     reference_spec,
 )
-from sizing.runparams import RunParams
-from sizing.runplan import CampaignRun, campaign_run, plan_run_trials
-from sizing.scalemodel import DEFAULT_FACTORS, ScaleFactors, node_envelope
-from sizing.spec import load_campaign, parse_campaign
+from sizing.resources.scalemodel import DEFAULT_FACTORS, ScaleFactors, node_envelope
 
 REPO = Path(__file__).resolve().parents[1]
 QUICK = load_campaign(REPO / "campaigns" / "local-quick.yaml")
@@ -139,7 +139,7 @@ def test_the_reference_workload_is_a_valid_campaign_at_the_maximum_rate():
 def test_a_calibration_taken_on_a_busy_machine_is_refused():
     """The rest of the machine (the load generator included) may use at most MAX_REST_CORES while the node is
     measured: beyond, a core does less work whatever its cgroup weight (measured: 28,200 quiet, 22,200 busy)."""
-    from sizing.calibration import MAX_REST_CORES
+    from sizing.resources.calibration import MAX_REST_CORES
 
     quiet = replace(measurement(int(2 * REFERENCE_MSG_S_PER_CORE * 5), 5.0), rest_cpu_s=0.3 * 20)
     busy = replace(quiet, rest_cpu_s=(MAX_REST_CORES + 0.1) * 20)

@@ -10,8 +10,8 @@ import pytest
 
 from adapters import envelope as env
 from loadgen.calibrate import SLOT, measure
-from sizing.calibration import REFERENCE_NODE_CORES, SPEED_RANGE
-from sizing.localports import local_port_base
+from sizing.resources.calibration import REFERENCE_NODE_CORES, SPEED_RANGE
+from sizing.resources.localports import local_port_base
 from tests.fixtures.cluster import busy_ports
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]

@@ -1,4 +1,4 @@
-"""A campaign's own cost and time (sizing.plan.campaign_cost), the `search` scenario kind in the spec, and the
+"""A campaign's own cost and time (sizing.planning.plan.campaign_cost), the `search` scenario kind in the spec, and the
 `budget` that refuses a campaign before anything is provisioned. Known answers are computed by hand from
 the 2020 catalog (c5.4xlarge $0.68/h, c5.2xlarge $0.34/h, gp2 $100/month, io1 $725/month, 720 h/month)."""
 
@@ -11,11 +11,18 @@ from typing import Any
 import pytest
 
 from app.cli import main as cli_main
-from sizing.fields import SpecError
-from sizing.plan import TRIAL_OVERHEAD_S, CampaignCost, campaign_cost, check_budget, trial_lifetime_s, wall_time_s
-from sizing.search import SearchSpec
-from sizing.spec import load_campaign, parse_campaign, read_campaign_yaml
-from sizing.timeline import expand, planned_duration_s
+from sizing.campaign import load_campaign, parse_campaign, read_campaign_yaml
+from sizing.criteria.search import SearchSpec
+from sizing.documents.fields import SpecError
+from sizing.planning.plan import (
+    TRIAL_OVERHEAD_S,
+    CampaignCost,
+    campaign_cost,
+    check_budget,
+    trial_lifetime_s,
+    wall_time_s,
+)
+from sizing.planning.timeline import expand, planned_duration_s
 
 ROOT = Path(__file__).resolve().parent.parent
 CAMPAIGNS = ROOT / "campaigns"
@@ -206,7 +213,7 @@ def test_expiry_tag_known_answer():
     """quorum-search-2020: 600 + 3780 + 300 = 4680 s planned; 2 x 4680 + 3600 = 12960 s = 3 h 36 min."""
     from datetime import UTC, datetime, timedelta, timezone
 
-    from sizing.plan import expiry_tag
+    from sizing.planning.plan import expiry_tag
 
     campaign = load_campaign(CAMPAIGNS / "quorum-search-2020.yaml")
     assert trial_lifetime_s(campaign) == 4680.0
@@ -222,7 +229,7 @@ def test_cli_plan_warns_when_the_envelopes_do_not_fit_this_machine(tmp_path, cap
     1.0 = 2.00 cores needed; with the campaign's own 0.7-core generator, 1.7, which fits. The CPU factor is given
     (a what-if): left to the one rule it would be fitted to the model machine instead."""
     import adapters.envelope
-    from sizing.scalemodel import Machine
+    from sizing.resources.scalemodel import Machine
 
     monkeypatch.setattr(adapters.envelope, "machine", lambda: Machine(2.0, 24 * 1024**3))
     spec = tmp_path / "big.yaml"

@@ -1,12 +1,12 @@
-"""Volume and instance limits at each volume's own size (sizing.catalog.volume_limits), against AWS's 2020 figures
-worked out by hand from the rules the catalog file quotes."""
+"""Volume and instance limits at each volume's own size (sizing.resources.catalog.volume_limits), against AWS's 2020
+figures worked out by hand from the rules the catalog file quotes."""
 
 from __future__ import annotations
 
 import pytest
 
-from sizing.catalog import MIB, load_catalog, resource_limits, volume_limits
-from sizing.cost import Volume
+from sizing.resources.catalog import MIB, load_catalog, resource_limits, volume_limits
+from sizing.resources.cost import Volume
 
 MB_PER_MIB = MIB / 1e6
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from app.stackstate import DemoState, write_state
-from sizing.layout import report_key, table_prefix
-from sizing.localports import LOCAL_PORT_BLOCK, LOCAL_PORT_FIRST
+from sizing.contract.layout import report_key, table_prefix
+from sizing.resources.localports import LOCAL_PORT_BLOCK, LOCAL_PORT_FIRST
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 UNREACHABLE = LOCAL_PORT_FIRST + LOCAL_PORT_BLOCK * 40  # slot 40 is this test's: nothing listens on its block

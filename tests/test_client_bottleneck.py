@@ -1,13 +1,13 @@
 """Issue 44, known answers of the bottleneck rule on plain values: the clients' own ceilings (a publisher's confirm
 window by Little's law, consumers' processing time) and the order that puts a node at its CPU quota before memory
-merely near its watermark (sizing.rules, "bottleneck")."""
+merely near its watermark (sizing.criteria.rules, "bottleneck")."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from sizing import rules
+from sizing.criteria import rules
 
 # A node nowhere near a limit, a valid phase, no alarm: before issue 44 every phase below was `none`.
 IDLE = dict(valid=True, alarm=False, mem_max_fraction=0.1, busiest_cpu_mean=0.3, machine_cpu_mean=0.3,

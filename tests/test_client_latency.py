@@ -10,11 +10,11 @@ import copy
 import pytest
 
 from loadgen.faults.proxy import ClientLatencyExecutor, delays_s, proxied
-from sizing import rules
-from sizing.cluster import ClusterInfo, NodeInfo
-from sizing.fields import SpecError
-from sizing.spec import CLIENT_LATENCY, load_campaign, parse_campaign
-from sizing.timeline import expand
+from sizing.campaign import CLIENT_LATENCY, load_campaign, parse_campaign
+from sizing.criteria import rules
+from sizing.documents.fields import SpecError
+from sizing.planning.timeline import expand
+from sizing.resources.cluster import ClusterInfo, NodeInfo
 
 SHIPPED = "campaigns/flow-control-rtt-local.yaml"
 LATENCY = {"kind": "client_latency", "phases": [1], "at_s": 0, "params": {"to_broker_ms": 10, "to_client_ms": 10}}

@@ -1,5 +1,5 @@
 """Issue 44 on a real 1-node local cluster: a publisher whose confirm window over a known round trip bounds it below
-the offered rate is named `publisher_window` by the bottleneck rule (sizing.rules.bottleneck).
+the offered rate is named `publisher_window` by the bottleneck rule (sizing.criteria.rules.bottleneck).
 
 The generator reaches the node through the latency proxy (client_latency, 50 ms each way: RTT 100 ms, the issue's
 measured confirm latency). One publisher with w = 20 confirms in flight can publish at most w / RTT = 200 msg/s;
@@ -26,8 +26,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from loadgen.runner import Runner, RunOptions
-from sizing import raw_layout, rules
-from sizing.spec import parse_campaign
+from sizing.campaign import parse_campaign
+from sizing.contract import raw_layout
+from sizing.criteria import rules
 from spark_jobs.lib import phase_summary as ps
 from spark_jobs.lib.phase_summary.client_stats import _final_client
 

@@ -24,7 +24,7 @@ import yaml
 
 from app import cli
 from loadgen.runner import Runner, RunOptions
-from sizing.spec import load_campaign
+from sizing.campaign import load_campaign
 from spark_jobs.jobs import analysis
 
 pytestmark = [pytest.mark.cluster, pytest.mark.spark]

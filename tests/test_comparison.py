@@ -1,6 +1,7 @@
-"""`sizing compare`'s figures (sizing.comparison, pure): verdicts by direction, too few repeats never concluding,
-figures that can be zero, the criterion comparison, the spec differences, and the statistics' own false-alarm rate
-measured on 1,000 simulated pairs of equal runs (the independent check: the simulation knows there is no change)."""
+"""`sizing compare`'s figures (sizing.judgement.comparison, pure): verdicts by direction, too few repeats never
+concluding, figures that can be zero, the criterion comparison, the spec differences, and the statistics' own
+false-alarm rate measured on 1,000 simulated pairs of equal runs (the independent check: the simulation knows there is
+no change)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sizing.comparison import (
+from sizing.campaign import load_campaign
+from sizing.criteria.stats import COMPARE_CONFIDENCE, INCONCLUSIVE, UNCHANGED
+from sizing.judgement.comparison import (
     DIP,
     IMPROVED,
     NONE_RECOMMENDED,
@@ -25,10 +28,8 @@ from sizing.comparison import (
     recommendation_words,
     table_rows,
 )
-from sizing.cost import cost_per_1000_msgs
-from sizing.history import spec_differences
-from sizing.spec import load_campaign
-from sizing.stats import COMPARE_CONFIDENCE, INCONCLUSIVE, UNCHANGED
+from sizing.judgement.history import spec_differences
+from sizing.resources.cost import cost_per_1000_msgs
 
 SPEC = Path(__file__).resolve().parent.parent / "campaigns" / "local-quick.yaml"
 CAMPAIGN = load_campaign(SPEC)
@@ -85,7 +86,7 @@ def test_runs_compared_metric_by_metric_from_their_table_rows() -> None:
     by = {(c.scenario, c.metric): c for c in comparison.changes}
     assert by[("capacity", "top_throughput")].verdict == REGRESSED
     assert by[("increasing-intensity", "p99_at_target_ms")].verdict == UNCHANGED
-    # the cost per 1000 msg/s of each repeat comes from sizing.cost with the leaderboards' monthly cost
+    # the cost per 1000 msg/s of each repeat comes from sizing.resources.cost with the leaderboards' monthly cost
     cost = by[("capacity", "cost_per_1k_at_top")]
     assert cost.base == pytest.approx(cost_per_1000_msgs(344.8, 1500.0)) and cost.verdict == REGRESSED
     held = by[("broker-kill", "held")]

@@ -211,7 +211,7 @@ def test_airflow_wiring_matches_what_the_dag_reads(compose):
     from rabbit_sizing.operators.loadgen import AWS_CONN_ID
 
     from dags.sizing_campaign import SPARK_CONN_ID
-    from sizing.spec import load_campaign
+    from sizing.campaign import load_campaign
 
     services = compose["services"]
     airflow = [s for n, s in services.items() if n.startswith("airflow-")]
@@ -255,7 +255,7 @@ def test_rabbitmq_nodes_cluster(compose):
     conf = (REPO / "docker/rabbitmq/rabbitmq.conf").read_text()
     for i in (1, 2, 3):
         assert f"rabbit@rabbitmq-{i}" in conf
-    from sizing.cluster import ClusterInfo
+    from sizing.resources.cluster import ClusterInfo
 
     cluster = ClusterInfo.from_json((REPO / "docker/cluster-compose.json").read_text())
     assert [n.host for n in cluster.nodes] == ["rabbitmq-1", "rabbitmq-2", "rabbitmq-3"]

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from sizing.catalog import load_catalog
-from sizing.cost import Volume, cluster_monthly_cost, cost_per_1000_msgs, volume_monthly_cost
+from sizing.resources.catalog import load_catalog
+from sizing.resources.cost import Volume, cluster_monthly_cost, cost_per_1000_msgs, volume_monthly_cost
 from tests.seed_000 import CORRECTED, SEED_000, dollars
 
 SEED_ROWS = [(volume, nodes, instance, rate, printed)

@@ -112,9 +112,9 @@ def test_the_report_task_links_to_its_report(dag):
 
 
 def test_params_are_typed(dag):
-    """The DAG takes exactly the params of the one contract (sizing.runparams: the CLI's options and the core's
+    """The DAG takes exactly the params of the one contract (sizing.planning.runparams: the CLI's options and the core's
     checks come from it; tests/test_run_params.py holds those to it), with its defaults, schemas and descriptions."""
-    from sizing.runparams import RUN_PARAMS
+    from sizing.planning.runparams import RUN_PARAMS
 
     params = dag.params
     assert {name: (params.get_param(name).value, params.get_param(name).schema, params.get_param(name).description)

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from app.cli import main as cli_main
-from sizing.cost import Volume
-from sizing.disks import DATA_ROLE, VOLUME_ROLES, placement
-from sizing.fields import SpecError
-from sizing.plan import campaign_cost, plan_configs, role_monthly_costs
-from sizing.spec import ClusterShape, parse_campaign
+from sizing.campaign import ClusterShape, parse_campaign
+from sizing.documents.fields import SpecError
+from sizing.planning.plan import campaign_cost, plan_configs, role_monthly_costs
+from sizing.resources.cost import Volume
+from sizing.resources.disks import DATA_ROLE, VOLUME_ROLES, placement
 
 ROOT = Path(__file__).resolve().parent.parent
 IO1 = {"type": "io1", "size_gb": 200}
@@ -149,7 +149,7 @@ def test_plan_prints_the_per_role_breakdown(tmp_path: Path, capsys: pytest.Captu
 
 def test_seed_001_campaign_has_the_six_clusters() -> None:
     """Seed 001's table: rabbitmq1/4/7 on 200 GB io1, 10/13/16 on 1 TB st1; one drive, + WAL, + WAL + segments."""
-    from sizing.spec import load_campaign
+    from sizing.campaign import load_campaign
 
     campaign = load_campaign(ROOT / "campaigns" / "disks-matter-2020.yaml")
     layouts = [(s.nodes, s.instance_type, s.volume.type, s.volume.size_gb, [v.role for v in s.dedicated])

@@ -1,11 +1,11 @@
-"""The README's table schemas are generated from the one definition (sizing.records.TABLES): a column added to a
-table without regenerating spark_jobs/README.md ("Tables") fails here."""
+"""The README's table schemas are generated from the one definition (sizing.contract.records.TABLES): a column added to
+a table without regenerating spark_jobs/README.md ("Tables") fails here."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from sizing import records
+from sizing.contract import records
 
 README = Path(__file__).resolve().parent.parent / "spark_jobs" / "README.md"
 

@@ -2,8 +2,8 @@
 counter, and teardown that leaves nothing (slots 80-82: ports 25000-25149).
 
 The node: c5.2xlarge (8 vCPUs, 16 GiB) with a 200 GB gp2 data volume and a 200 GB io1 WAL volume at 10,000 IOPS,
-on the default factors (sizing.scalemodel.DEFAULT_FACTORS): 0.2 cores, 2688 MiB + 3.10's idle 160 MiB, data 60 IOPS
-(3 per GiB / 10) and 26.2 MB/s, WAL 1000 IOPS and 28.75 MB/s (the c5.2xlarge EBS ceiling, 2300 Mbit/s / 10).
+on the default factors (sizing.resources.scalemodel.DEFAULT_FACTORS): 0.2 cores, 2688 MiB + 3.10's idle 160 MiB, data 60
+IOPS (3 per GiB / 10) and 26.2 MB/s, WAL 1000 IOPS and 28.75 MB/s (the c5.2xlarge EBS ceiling, 2300 Mbit/s / 10).
 The counters:
 - CPU: the node's cgroup cpuacct.usage (v1) / cpu.stat usage_usec (v2), and the node sampler's own reading
   (adapters.nodestats.LocalNodeReader, what node_seconds rows hold);
@@ -29,12 +29,12 @@ from adapters import envelope as env
 from adapters.management import ManagementClient
 from adapters.nodestats import LocalNodeReader, rates
 from adapters.terraform import LocalClusterStack, TerraformError, local_stack_variables, prepare_local_root
-from sizing.cost import Volume
-from sizing.disks import RoleVolume
-from sizing.plan import ConfigPlan
-from sizing.records import CPU_SOURCE_CGROUP
-from sizing.scalemodel import DEFAULT_FACTORS, MIB, VolumeEnvelope, cluster_envelopes
-from sizing.spec import ClusterShape, load_campaign
+from sizing.campaign import ClusterShape, load_campaign
+from sizing.contract.records import CPU_SOURCE_CGROUP
+from sizing.planning.plan import ConfigPlan
+from sizing.resources.cost import Volume
+from sizing.resources.disks import RoleVolume
+from sizing.resources.scalemodel import DEFAULT_FACTORS, MIB, VolumeEnvelope, cluster_envelopes
 from tests.fixtures.cluster import busy_ports
 
 pytestmark = pytest.mark.cluster

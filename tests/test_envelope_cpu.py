@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 from adapters.nodestats import LocalNodeReader, rates
-from sizing.cluster import NodeInfo
-from sizing.records import CPU_SOURCE_CGROUP
-from sizing.scalemodel import CPU_PERIOD_US
+from sizing.contract.records import CPU_SOURCE_CGROUP
+from sizing.resources.cluster import NodeInfo
+from sizing.resources.scalemodel import CPU_PERIOD_US
 from tests.fixtures.envelopes import CPU_ENFORCED, SUPPORT, busy_envelopes
 
 # `cluster`: no RabbitMQ, but it keeps cores busy for ~10 s and reads them, so it runs with the heavy group.

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from adapters import envelope as env
-from sizing.scalemodel import GeneratorEnvelope, NodeEnvelope, VolumeEnvelope
+from sizing.resources.scalemodel import GeneratorEnvelope, NodeEnvelope, VolumeEnvelope
 
 V1_MOUNTINFO = """\
 30 25 0:26 / /sys/fs/cgroup/cpu rw,nosuid - cgroup cgroup rw,cpu

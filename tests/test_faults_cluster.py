@@ -17,7 +17,7 @@ import pytest
 from loadgen.faults.local import LocalFaultExecutor, pid_alive, read_pid
 from loadgen.faults.probe import ManagementProbe
 from loadgen.nemesis import FaultInjector
-from sizing.timeline import FaultEvent
+from sizing.planning.timeline import FaultEvent
 from tests.faults_support import FAULTS_SLOT, declare_quorum_queue, delete_queue, mgmt
 
 pytestmark = pytest.mark.cluster

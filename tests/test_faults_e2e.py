@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sizing.cluster import ClusterInfo
-from sizing.recovery import dense_rates, time_to_recover
+from sizing.criteria.recovery import dense_rates, time_to_recover
+from sizing.resources.cluster import ClusterInfo
 from tests.faults_support import FAULTS_SLOT
 
 pytestmark = pytest.mark.cluster

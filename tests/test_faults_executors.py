@@ -11,8 +11,8 @@ from loadgen.faults.base import FaultError
 from loadgen.faults.local import LocalFaultExecutor, pid_alive
 from loadgen.faults.probe import alarms_of, leader_of, quorum_queues_missing
 from loadgen.faults.ssm import SsmFaultExecutor, send_command_args
-from sizing.cluster import ClusterInfo, NodeInfo
-from sizing.timeline import FaultEvent
+from sizing.planning.timeline import FaultEvent
+from sizing.resources.cluster import ClusterInfo, NodeInfo
 
 CTL = ("/usr/lib/rabbitmq/bin/rabbitmqctl", "-n", "rabbit-22000-1@localhost")
 NODE = NodeInfo(1, "rabbit-22000-1@localhost", "127.0.0.1", 22000, 22001, ctl_cmd=CTL,

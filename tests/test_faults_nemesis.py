@@ -6,9 +6,9 @@ import pytest
 
 from loadgen.faults.base import FaultError
 from loadgen.nemesis import HEAL, INJECT, FaultInjector, schedule
-from sizing.cluster import ClusterInfo, NodeInfo
-from sizing.records import EVENTS, RUN_KEY
-from sizing.timeline import FaultEvent
+from sizing.contract.records import EVENTS, RUN_KEY
+from sizing.planning.timeline import FaultEvent
+from sizing.resources.cluster import ClusterInfo, NodeInfo
 
 CLUSTER = ClusterInfo("local", "t", tuple(
     NodeInfo(i, f"rabbit-{i}@localhost", "127.0.0.1", 22000 + 10 * i, 22001 + 10 * i) for i in (1, 2, 3)))

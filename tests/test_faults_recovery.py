@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from sizing.recovery import baseline_rate, dense_rates, time_to_recover
+from sizing.criteria.recovery import baseline_rate, dense_rates, time_to_recover
 
 
 def series(*parts: tuple[float, int]) -> list[float]:

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from sizing.spec import load_campaign
-from sizing.timeline import expand
+from sizing.campaign import load_campaign
+from sizing.planning.timeline import expand
 
 CAMPAIGNS = Path(__file__).resolve().parents[1] / "campaigns"
 SEED_CAMPAIGNS = ["quorum-sizing-2020.yaml", "mirrored-sizing-2020.yaml"]

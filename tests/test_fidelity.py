@@ -1,6 +1,6 @@
-"""The fidelity table's arithmetic (sizing/fidelity.py, issue 44 item 4), pure, on known answers: the published
-figures against the seed's own text (where the seeds are on disk), the model's prediction and its ratio error by
-hand, Spearman's rho against a hand-ranked case, and the local figures read from a run fixture's rows."""
+"""The fidelity table's arithmetic (sizing/judgement/fidelity.py, issue 44 item 4), pure, on known answers: the
+published figures against the seed's own text (where the seeds are on disk), the model's prediction and its ratio
+error by hand, Spearman's rho against a hand-ranked case, and the local figures read from a run fixture's rows."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from sizing import fidelity
-from sizing.seeds import RunRows
+from sizing.judgement import fidelity
+from sizing.judgement.seeds import RunRows
 
 SEEDS = Path("/work/shared/seeds")
 

@@ -1,5 +1,5 @@
-"""A campaign's question and its answer (sizing.findings, pure): which arms are compared with which baseline, the
-effects with their exact intervals and verdicts, and the rows the GX findings suite accepts."""
+"""A campaign's question and its answer (sizing.judgement.findings, pure): which arms are compared with which baseline,
+the effects with their exact intervals and verdicts, and the rows the GX findings suite accepts."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ import pandas as pd
 import pytest
 from scipy import stats as scipy_stats
 
-from sizing import findings, records
-from sizing.fields import SpecError
-from sizing.spec import load_campaign, parse_campaign
+from sizing.campaign import load_campaign, parse_campaign
+from sizing.contract import records
+from sizing.documents.fields import SpecError
+from sizing.judgement import findings
 from spark_jobs.lib import validation
 
 BASE = {
@@ -163,7 +164,7 @@ def test_one_repeat_per_arm_concludes_from_each_runs_own_seconds_and_says_so() -
 
 
 def test_a_choppier_arm_is_worse_on_the_publish_rates_variation_within_one_run() -> None:
-    """Seed 000's "more choppy on the HDD": phase_summary.publish_rate_cv (sizing.stats.batch_variation) as a
+    """Seed 000's "more choppy on the HDD": phase_summary.publish_rate_cv (sizing.criteria.stats.batch_variation) as a
     findings metric, lower is better. Known answer: CV 0.02 against 0.06, each +-5 % within its run: the effect is
     +200 % with the Welch interval of the two runs' relative errors (scipy's t), verdict higher, so worse."""
     c = campaign(purpose="compare", compare={"by": "config", "baseline": GP2})
@@ -183,8 +184,8 @@ def test_a_choppier_arm_is_worse_on_the_publish_rates_variation_within_one_run()
 
 def test_a_percentile_with_one_run_per_arm_concludes_from_its_windows_and_says_so() -> None:
     """Seed 003's "no confirms raises end-to-end latency" at its one repeat: phase_summary's e2e_<q>_ms_rse
-    (sectioning, sizing.stats.sectioned_rse) makes a percentile a finding within one run. Known answers: p95 4 ms
-    against 320 ms (rows_by_step: 0.8 x p99), each +-10 % on logs: the effect is x80 with the Welch interval of the
+    (sectioning, sizing.criteria.stats.sectioned_rse) makes a percentile a finding within one run. Known answers: p95 4
+    ms against 320 ms (rows_by_step: 0.8 x p99), each +-10 % on logs: the effect is x80 with the Welch interval of the
     two spreads (scipy's t, 8 df); the level is the run's p95 times exp(+-t(4) x 10 %); a percentile whose windows
     held too few samples (no _rse) stays without an interval."""
     c = campaign(purpose="compare", compare={"versus": [{"baseline": "inflight/confirms_in_flight=20",
@@ -418,7 +419,7 @@ def test_seed_001_at_its_own_repeat_count_concludes_where_each_runs_seconds_sepa
 
 
 def test_validate_says_which_steps_are_too_short_for_an_interval_within_one_run() -> None:
-    """Known answers for findings.steps_too_short_for_one_run against sizing.stats' minimums (180 s for a rate,
+    """Known answers for findings.steps_too_short_for_one_run against sizing.criteria.stats' minimums (180 s for a rate,
     240 s for a percentile): 9 steady seconds (the short twins here) leave both without; 189, the percentiles only;
     the shipped queue-types twin (270 steady seconds) neither; repeats or a sizing campaign need none."""
     short = campaign(purpose="compare", compare={"by": "step"})
@@ -442,7 +443,7 @@ def test_one_baseline_step_against_its_own_family_is_never_compared_with_itself(
 
 
 def test_a_flag_is_no_figure_the_findings_read_figures_as_the_stats_do() -> None:
-    """One figure predicate (sizing.stats.number): a bool in a figure's column is a verdict, not 1.0 or 0.0."""
+    """One figure predicate (sizing.criteria.stats.number): a bool in a figure's column is a verdict, not 1.0 or 0.0."""
     assert not hasattr(findings, "_num")
     assert findings.metric_value("consume_rate", {"consume_rate": True}) is None
     assert findings.metric_value("publish_rate", {"confirm_rate": False, "publish_rate": 250.0}) == 250.0

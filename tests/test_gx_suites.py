@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from sizing import records
+from sizing.contract import records
 from spark_jobs.lib import validation
 
 SUITE_DIR = Path(__file__).resolve().parent.parent / "gx" / "suites"
@@ -95,9 +95,9 @@ def test_capacity_repeats_suite_wants_one_positive_top_per_repeat():
 
 
 def test_interval_suites_pass_the_core_rows_and_fail_an_interval_that_misses_its_median():
-    """The rows sizing.repeats writes pass; a median outside its own interval, more figures than repeats and an
-    unknown board fail (each named by the expectation that catches it)."""
-    from sizing import repeats
+    """The rows sizing.judgement.repeats writes pass; a median outside its own interval, more figures than repeats and
+    an unknown board fail (each named by the expectation that catches it)."""
+    from sizing.judgement import repeats
 
     phases = [{"config_id": "k", "scenario": "s", "phase": 1, "phase_name": "rate-100", "target_rate": 100.0,
                "repeat": r, "valid": True, "confirm_rate": rate} for r, rate in ((1, 99.0), (2, 100.0), (3, 97.0))]
@@ -120,10 +120,10 @@ def test_interval_suites_pass_the_core_rows_and_fail_an_interval_that_misses_its
 
 
 def test_the_adverse_suite_takes_a_scenario_not_judged_only_with_its_reason():
-    """A null `held` is no judgement (too few conclusive phases, sizing.adverse.judge): the gate passes the judge's own
-    row, and fails it once its reason is gone."""
-    from sizing import adverse
-    from sizing.spec import parse_campaign
+    """A null `held` is no judgement (too few conclusive phases, sizing.judgement.adverse.judge): the gate passes the
+    judge's own row, and fails it once its reason is gone."""
+    from sizing.campaign import parse_campaign
+    from sizing.judgement import adverse
 
     spec = parse_campaign({
         "name": "gx-adverse", "deployment": "local", "catalog": "aws-us-east-1-2020",
@@ -146,8 +146,9 @@ def test_the_adverse_suite_takes_a_scenario_not_judged_only_with_its_reason():
 
 
 def test_upgrade_suite_passes_the_tables_rows_and_wants_a_baseline_behind_every_change():
-    # the rows sizing.upgrade writes for campaigns/upgrade-local.yaml from synthetic runs (tests/test_upgrade.py)
-    from sizing import upgrade
+    # the rows sizing.judgement.upgrade writes for campaigns/upgrade-local.yaml from synthetic runs
+    # (tests/test_upgrade.py)
+    from sizing.judgement import upgrade
     from tests.test_upgrade import CAMPAIGN, synthetic_run
 
     frame = pd.DataFrame([{**r, "run_id": "R1"} for r in upgrade.upgrade_rows(CAMPAIGN, *synthetic_run())])
@@ -164,7 +165,7 @@ def test_upgrade_suite_passes_the_tables_rows_and_wants_a_baseline_behind_every_
 
 def test_recommendation_suite_passes_the_tables_rows_and_refuses_two_answers_or_a_failing_one():
     # the rows the leaderboards step's pure code writes for the report sample (tests/report_sample.py)
-    from sizing.spec import load_campaign
+    from sizing.campaign import load_campaign
     from tests.report_sample import SPEC, adverse_rows, phase_summary_rows, recommendation_rows, sample_board
 
     campaign = load_campaign(SPEC)

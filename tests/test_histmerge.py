@@ -1,5 +1,5 @@
 """spark_jobs.lib.histmerge (pure): dense per-group counts from an Arrow column of wire-format histograms equal the
-merge of the same histograms one by one (sizing.histogram.merge_wire, the known answer), however the column
+merge of the same histograms one by one (sizing.contract.histogram.merge_wire, the known answer), however the column
 is chunked, sliced or typed."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from sizing.histogram import LogHistogram, merge_wire
+from sizing.contract.histogram import LogHistogram, merge_wire
 from spark_jobs.lib import histmerge
 from spark_jobs.lib.histmerge import NBUCKETS, dense_counts
 
@@ -59,7 +59,7 @@ def test_rows_of_a_negative_group_add_to_none_whether_groups_come_in_runs_or_not
 def test_the_mean_of_merged_counts_is_within_the_histograms_relative_error_of_the_exact_mean():
     """Issue 44: Little's law needs the mean confirm latency; each value sits within 1 % of its bucket's
     representative, so the mean does too. A right-skewed latency's mean is above its median (why p50 is not it)."""
-    from sizing.histogram import RELATIVE_ACCURACY
+    from sizing.contract.histogram import RELATIVE_ACCURACY
 
     values = np.random.default_rng(44).lognormal(np.log(80_000), 0.6, size=5000)  # us
     hist = LogHistogram()

@@ -5,7 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sizing.histogram import RELATIVE_ACCURACY, LogHistogram, bucket_of, bucket_value, merge_wire, quantile_from_counts
+from sizing.contract.histogram import (
+    RELATIVE_ACCURACY,
+    LogHistogram,
+    bucket_of,
+    bucket_value,
+    merge_wire,
+    quantile_from_counts,
+)
 
 QUANTILES = (0.5, 0.75, 0.95, 0.99, 0.999, 1.0)
 
@@ -66,7 +73,7 @@ def test_bucket_edges() -> None:
 
 def test_one_wire_encoding_clamps_counts_beyond_uint32() -> None:
     """Known answer: 5e9 samples in one bucket encode as the uint32 maximum, and decode to it."""
-    from sizing.histogram import MAX_BUCKET, LogHistogram, encode_counts
+    from sizing.contract.histogram import MAX_BUCKET, LogHistogram, encode_counts
 
     counts = np.zeros(MAX_BUCKET + 1, dtype=np.int64)
     counts[10], counts[20] = 5_000_000_000, 3

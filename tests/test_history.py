@@ -1,14 +1,15 @@
-"""A run's `runs` row from its manifests (sizing.history, pure), with manifests shaped as the load generator writes
-them (loadgen.runner: the scenario a mapping with its name, versions read from the broker), and its status rule."""
+"""A run's `runs` row from its manifests (sizing.judgement.history, pure), with manifests shaped as the load generator
+writes them (loadgen.runner: the scenario a mapping with its name, versions read from the broker), and its status
+rule."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from sizing import records
-from sizing.history import COMPLETE, FAILED, PARTIAL, UNKNOWN, run_row, run_status, spec_json
-from sizing.spec import load_campaign
+from sizing.campaign import load_campaign
+from sizing.contract import records
+from sizing.judgement.history import COMPLETE, FAILED, PARTIAL, UNKNOWN, run_row, run_status, spec_json
 
 CAMPAIGN = load_campaign(Path(__file__).resolve().parent.parent / "campaigns" / "local-quick.yaml")
 
@@ -56,7 +57,7 @@ def test_a_runs_row_names_the_scale_model_it_was_measured_on_and_what_the_machin
     runs[0] = {**runs[0], "cluster": {"envelope": "enforced: cpu, memory"}}
     runs[1] = {**runs[1], "cluster": {"envelope": "enforced: cpu, disk, memory"}}
     row = run_row(CAMPAIGN, "r1", runs, spark_version="4.0.0", analysis_commit="def", analysed_at=999.0)
-    # local-quick runs on the default factors (sizing.scalemodel.DEFAULT_FACTORS: 0.025 cores per vCPU, ...)
+    # local-quick runs on the default factors (sizing.resources.scalemodel.DEFAULT_FACTORS: 0.025 cores per vCPU, ...)
     assert row["measured_on"].startswith("local scale model (the default model): 1 vCPU = 0.025 reference cores "
                                          "(uncalibrated host)")
     assert json.loads(row["scale_model"])["disk_divisor"] == 10

@@ -3,9 +3,9 @@ of its high watermark, by its own figures, on the installed 3.10 and the 4.0 roo
 25250-25299 and 25350-25399).
 
 The node: c5.xlarge (8 GiB), the smallest AWS instance type the catalogs ship and so the nearest to the quarter, on
-the default factors (sizing.scalemodel.DEFAULT_FACTORS), with the management and Prometheus plugins as every node
-runs them. Counters: the broker's own mem_used and mem_limit (management API /api/nodes/<name>), read for 20 s after
-boot. Known answer: mem_limit is what the rule computed (NodeEnvelope.watermark_bytes: 3.10's idle 160 MiB + 0.4 x
+the default factors (sizing.resources.scalemodel.DEFAULT_FACTORS), with the management and Prometheus plugins as every
+node runs them. Counters: the broker's own mem_used and mem_limit (management API /api/nodes/<name>), read for 20 s
+after boot. Known answer: mem_limit is what the rule computed (NodeEnvelope.watermark_bytes: 3.10's idle 160 MiB + 0.4 x
 1344 MiB; 4.0's 140 MiB + 0.6 x 1344 MiB), and mem_used / mem_limit <= 0.25 at every read.
 """
 
@@ -20,10 +20,11 @@ import pytest
 from adapters import envelope as env
 from adapters.management import ManagementClient
 from adapters.terraform import LocalClusterStack, local_stack_variables, prepare_local_root
-from sizing.cost import Volume
-from sizing.plan import ConfigPlan
-from sizing.scalemodel import DEFAULT_FACTORS, MIB, config_envelopes
-from sizing.spec import ClusterShape, load_campaign
+from sizing.campaign import ClusterShape, load_campaign
+from sizing.campaign.envelopes import config_envelopes
+from sizing.planning.plan import ConfigPlan
+from sizing.resources.cost import Volume
+from sizing.resources.scalemodel import DEFAULT_FACTORS, MIB
 from tests.fixtures.cluster import busy_ports
 
 pytestmark = pytest.mark.cluster

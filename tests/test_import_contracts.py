@@ -47,12 +47,14 @@ def tree_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ("adapters/leak.py", "import app.cli\n", "Adapters wrap outside systems"),
     ("spark_jobs/jobs/query.py", None, "A Spark job imports no other job"),  # None: append a job import to a job
     ("spark_jobs/lib/leak.py", "import spark_jobs.tools.synthetic\n", "Spark jobs and tools stand on the library"),
-    ("sizing/spec/model.py", "import sizing.spec.parse\n", "The campaign spec's parts build on each other one way"),
+    ("sizing/campaign/model.py", "import sizing.campaign.parse\n", "The campaign model's parts build on each other"),
+    ("sizing/resources/leak.py", "import sizing.campaign\n", "The core's floors"),  # an import back up a floor
+    ("sizing/criteria/leak.py", "import sizing.contract.records\n", "The core's floors"),  # siblings stay apart
     ("app/report/sections/leak.py", "import app.report.build\n", "The report's parts build on each other one way"),
-    ("app/report/leak.py", "from sizing.histogram import merge_wire\n", "The apps read the analysis' tables"),
+    ("app/report/leak.py", "from sizing.contract.histogram import merge_wire\n", "The apps read the analysis' tables"),
     ("app/leak.py", "import requests\n", "The apps talk HTTP only through adapters"),
     ("loadgen/faults/leak.py", "import boto3\n", "The load generator makes no AWS client"),
-    ("sizing/leak.py", "import sizing.spec\n", None),  # a harmless import: no contract breaks
+    ("sizing/judgement/leak.py", "import sizing.campaign\n", None),  # a harmless import: no contract breaks
 ])
 @pytest.mark.tools
 def test_a_forbidden_import_breaks_its_contract(tree_copy: Path, module: str, source: str | None,
@@ -74,10 +76,10 @@ def test_a_forbidden_import_breaks_its_contract(tree_copy: Path, module: str, so
 
 @pytest.mark.tools
 def test_a_cycle_between_siblings_is_reported(tree_copy: Path) -> None:
-    # sizing.plan imports sizing.spec; make the spec's model import plan back.
-    spec = tree_copy / "sizing" / "spec" / "model.py"
+    # sizing.planning.plan imports sizing.campaign; make the campaign's model import plan back.
+    spec = tree_copy / "sizing" / "campaign" / "model.py"
     original = spec.read_text()
-    spec.write_text(original + "\nimport sizing.plan  # noqa\n")
+    spec.write_text(original + "\nimport sizing.planning.plan  # noqa\n")
     try:
         proc = lint_imports(tree_copy)
     finally:

@@ -10,9 +10,10 @@ import pytest
 
 from app.report.build import render_report
 from app.report.tables import BOARD_COLUMNS, ReportData
-from sizing import adverse, records
-from sizing.fields import SpecError
-from sizing.spec import as_family_row, families, family_phases, parse_campaign
+from sizing.campaign import as_family_row, families, family_phases, parse_campaign
+from sizing.contract import records
+from sizing.documents.fields import SpecError
+from sizing.judgement import adverse
 from tests.report_sample import repeat_interval_rows
 
 SPEC = {

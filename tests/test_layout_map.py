@@ -1,7 +1,8 @@
 """Any module is one hop from the README: every module of the packages below is named (in backquotes) in its
 package's row of the README's Layout table, in its package's docstring, or in its package's README. A name counts
 only as a whole reference to the module (`name`, `name.py`, `dir/name.py`, `package.name`), and only on its own
-package's map: `history.py` on the app row does not name sizing/history.py. Known answer: the files on disk."""
+package's map: `history.py` on the app row does not name sizing/judgement/history.py. Known answer: the files on
+disk."""
 
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("sizing", "sizing/spec", "adapters", "app", "app/demo", "app/report", "app/report/sections", "loadgen",
-            "loadgen/faults", "spark_jobs/jobs", "spark_jobs/lib", "spark_jobs/lib/phase_summary", "spark_jobs/tools",
-            "plugins/rabbit_sizing", "plugins/rabbit_sizing/hooks", "plugins/rabbit_sizing/operators",
-            "plugins/rabbit_sizing/sensors")
+PACKAGES = ("sizing/documents", "sizing/resources", "sizing/contract", "sizing/criteria", "sizing/campaign",
+            "sizing/judgement", "sizing/planning", "adapters", "app", "app/demo", "app/report", "app/report/sections",
+            "loadgen", "loadgen/faults", "spark_jobs/jobs", "spark_jobs/lib", "spark_jobs/lib/phase_summary",
+            "spark_jobs/tools", "plugins/rabbit_sizing", "plugins/rabbit_sizing/hooks",
+            "plugins/rabbit_sizing/operators", "plugins/rabbit_sizing/sensors")
 
 
 def layout_rows(readme: str) -> dict[str, str]:
@@ -54,7 +56,7 @@ def named(module: str, text: str) -> bool:
 
 def test_a_name_counts_only_as_a_whole_reference_on_its_own_packages_row() -> None:
     readme = "# x\n\n## Layout\n\n| path | what |\n|---|---|\n| `app/` | the CLI (`cli.py`), `python -m search` |\n" \
-             "| `sizing/` | rules (`sizing.rules`), `spec/model.py` |\n\n## Next\n`history.py`\n"
+             "| `sizing/` | rules (`sizing.criteria.rules`), `campaign/model.py` |\n\n## Next\n`history.py`\n"
     rows = layout_rows(readme)
     assert set(rows) == {"app", "sizing"}
     assert named("cli", package_row("app/report/sections", rows)) and not named("cli", package_row("sizing", rows))

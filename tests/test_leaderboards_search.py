@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from sizing.plan import plan_configs
-from sizing.spec import load_campaign
+from sizing.campaign import load_campaign
+from sizing.planning.plan import plan_configs
 from spark_jobs.lib.leaderboards import add_search_ranks, rank_configs
 
 CAMPAIGN = load_campaign(Path(__file__).resolve().parents[1] / "campaigns" / "quorum-search-2020.yaml")
@@ -51,10 +51,10 @@ def test_without_searches_the_board_is_unchanged_but_carries_the_columns():
 
 def test_a_search_bounded_by_a_probe_the_generator_fell_behind_in_says_its_rate_is_only_a_floor():
     """The search counts an attempt the generator fell behind in as a fail once its re-runs ran out (loadgen.search);
-    that fail is evidence neither way (sizing.rules.conclusive). Known answer: a simulated broker that carries up to
-    5000 msg/s; with every probe valid the replay converges, with the first probe above it invalid the same probes
+    that fail is evidence neither way (sizing.criteria.rules.conclusive). Known answer: a simulated broker that carries
+    up to 5000 msg/s; with every probe valid the replay converges, with the first probe above it invalid the same probes
     replay to the same bracket, but the capacity row says generator_bound."""
-    from sizing.search import CapacitySearch, ProbeResult, SearchSpec
+    from sizing.criteria.search import CapacitySearch, ProbeResult, SearchSpec
     from spark_jobs.lib.leaderboards import GENERATOR_BOUND, capacity_rows
 
     spec = SearchSpec(start_rate=1000.0, upper_rate=16000.0, resolution=0.1, resolution_relative=True, warmup_s=1.0,

@@ -9,7 +9,7 @@ import socket
 import pytest
 
 from loadgen.broker import _connect
-from sizing.cluster import ClusterInfo, NodeInfo
+from sizing.resources.cluster import ClusterInfo, NodeInfo
 
 
 def closed_port() -> int:

@@ -21,10 +21,10 @@ import pytest
 from adapters.management import ManagementClient
 from loadgen.cli import load_cluster
 from loadgen.runner import Runner, RunOptions
-from sizing import raw_layout
-from sizing.histogram import RELATIVE_ACCURACY, merge_wire, quantile_from_counts
-from sizing.layout import RunKey
-from sizing.spec import parse_campaign
+from sizing.campaign import parse_campaign
+from sizing.contract import raw_layout
+from sizing.contract.histogram import RELATIVE_ACCURACY, merge_wire, quantile_from_counts
+from sizing.contract.layout import RunKey
 
 pytestmark = pytest.mark.cluster
 

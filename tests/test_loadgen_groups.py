@@ -15,8 +15,8 @@ import numpy as np
 from loadgen import accounting
 from loadgen.groups import plan_groups
 from loadgen.runner import Runner, RunOptions
-from sizing.spec import parse_campaign
-from sizing.timeline import expand
+from sizing.campaign import parse_campaign
+from sizing.planning.timeline import expand
 from tests.test_loadgen_runner import CLUSTER, SPEC, FakeClock, FakePool, read
 
 GROUPS_SPEC = copy.deepcopy(SPEC)

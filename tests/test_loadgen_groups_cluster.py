@@ -20,8 +20,8 @@ import pytest
 from adapters import brokercounters
 from adapters.management import ManagementClient
 from loadgen.runner import Runner, RunOptions
-from sizing import raw_layout
-from sizing.spec import parse_campaign
+from sizing.campaign import parse_campaign
+from sizing.contract import raw_layout
 from spark_jobs.lib import phase_summary as ps
 from spark_jobs.lib.phase_summary.client_stats import _final_client
 

@@ -21,8 +21,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from loadgen.runner import Runner, RunOptions
-from sizing import raw_layout
-from sizing.spec import parse_campaign
+from sizing.campaign import parse_campaign
+from sizing.contract import raw_layout
 
 pytestmark = pytest.mark.cluster
 

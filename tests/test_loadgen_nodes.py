@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from adapters.nodestats import Snapshot
 from loadgen.nodes import NodeSecondsTracker
-from sizing import records
+from sizing.contract import records
 
 
 def snap(t: float, identity: str = "1:1") -> Snapshot:

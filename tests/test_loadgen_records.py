@@ -1,5 +1,5 @@
 """Recorder side: per-second histograms (1 % bound vs exact quantiles), merged accounting, the record files in
-the exact sizing.records schema, uploads to the S3-compatible store, management-API aggregation."""
+the exact sizing.contract.records schema, uploads to the S3-compatible store, management-API aggregation."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from loadgen import broker
 from loadgen.accounting import PublisherBook, account, merge_consumed
 from loadgen.drivers import hist_bytes
 from loadgen.recorder import MissingColumnError, RecordStore, to_table
-from sizing import raw_layout, records
-from sizing.histogram import RELATIVE_ACCURACY, LogHistogram, merge_wire, quantile_from_counts
-from sizing.layout import RunKey
-from sizing.spec import QueueSpec
+from sizing.campaign import QueueSpec
+from sizing.contract import raw_layout, records
+from sizing.contract.histogram import RELATIVE_ACCURACY, LogHistogram, merge_wire, quantile_from_counts
+from sizing.contract.layout import RunKey
 
 KEY = RunKey("camp", "n3-c5.2xlarge-gp2", "steps", "run-1", 2)
 

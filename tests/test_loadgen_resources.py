@@ -9,8 +9,8 @@ Independent counters each check is against:
 - Disk: the node's write counter (/proc/<pid>/io write_bytes) against the growth of its data directory (the quorum
   WAL grows by what is written; a 12 s run is far from the WAL's roll size, so nothing is truncated meanwhile),
   within [0.9, 2.0] x (the page-granular accounting bound, explained at the assertion).
-- Bottleneck: sizing.rules.bottleneck on the run's figures: an overloaded phase is `cpu` or `generator`, a light
-  one `none` on a quiet machine.
+- Bottleneck: sizing.criteria.rules.bottleneck on the run's figures: an overloaded phase is `cpu` or `generator`, a
+  light one `none` on a quiet machine.
 """
 
 from __future__ import annotations
@@ -30,8 +30,9 @@ import pytest
 
 from adapters import nodestats
 from loadgen.runner import Runner, RunOptions
-from sizing import raw_layout, rules
-from sizing.spec import parse_campaign
+from sizing.campaign import parse_campaign
+from sizing.contract import raw_layout
+from sizing.criteria import rules
 
 pytestmark = pytest.mark.cluster
 

@@ -16,9 +16,9 @@ from loadgen.drivers import hist_bytes
 from loadgen.messages import Done, Ready, Row, Start, WorkerConfig
 from loadgen.runner import Runner, RunOptions
 from loadgen.schedule import BatchSchedule, per_second_counts
-from sizing import raw_layout, records
-from sizing.cluster import ClusterInfo, NodeInfo
-from sizing.spec import parse_campaign
+from sizing.campaign import parse_campaign
+from sizing.contract import raw_layout, records
+from sizing.resources.cluster import ClusterInfo, NodeInfo
 
 SPEC = {
     "name": "fake", "catalog": "aws-us-east-1-2020", "target": {"rate": 100, "p99_latency_ms": 1000},
@@ -240,7 +240,7 @@ def test_two_attempts_of_one_session_are_values_of_their_own_on_one_recording(tm
     """The seam a capacity search drives (loadgen.session): each attempt keeps its own nonce, key layout, placement
     and steady rows; the recording holds both on the run's clock. Known answers from the fake pool's schedule."""
     from loadgen.session import Placement
-    from sizing.timeline import Timeline
+    from sizing.planning.timeline import Timeline
 
     runner, clock, _ = make_runner(tmp_path)
     session, recording = runner.session, runner.recording

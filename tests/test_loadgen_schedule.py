@@ -10,9 +10,9 @@ from loadgen import wire
 from loadgen.drivers import PublisherState, SecondStats
 from loadgen.messages import WorkerConfig
 from loadgen.schedule import BatchSchedule, per_second_counts, plan_clients, publisher_offsets
-from sizing.cluster import ClusterInfo, NodeInfo
-from sizing.spec import parse_campaign
-from sizing.timeline import OpenLoopSchedule, expand
+from sizing.campaign import parse_campaign
+from sizing.planning.timeline import OpenLoopSchedule, expand
+from sizing.resources.cluster import ClusterInfo, NodeInfo
 
 BASE = {
     "name": "t", "catalog": "aws-us-east-1-2020", "target": {"rate": 1000, "p99_latency_ms": 1000},

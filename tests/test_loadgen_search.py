@@ -13,7 +13,7 @@ import numpy as np
 from loadgen.drivers import hist_bytes
 from loadgen.messages import Row, WorkerConfig
 from loadgen.runner import Runner, RunOptions
-from sizing.spec import parse_campaign
+from sizing.campaign import parse_campaign
 from tests.test_loadgen_runner import CLUSTER, SPEC, FakeClock, FakePool, read
 
 CAPACITY = 230.0  # msg/s the simulated consumers carry

@@ -1,7 +1,7 @@
 """The worker's tick loop apart from its connections: a fake clock, a fake IO loop and an in-memory loopback broker
 stand in for pika and RabbitMQ, so the loop that publishes, consumes, acks and closes seconds is tested with no
-socket. Known answer: the open-loop schedule itself (sizing.timeline.OpenLoopSchedule, computed independently of
-the worker's batch schedule) and every message delivered exactly once."""
+socket. Known answer: the open-loop schedule itself (sizing.planning.timeline.OpenLoopSchedule, computed independently
+of the worker's batch schedule) and every message delivered exactly once."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from loadgen import accounting, wire
 from loadgen.client import Worker
 from loadgen.messages import Done, Ready, Row, Start, Stop, WorkerConfig
 from loadgen.schedule import plan_clients
-from sizing.cluster import ClusterInfo, NodeInfo
-from sizing.spec import parse_campaign
-from sizing.timeline import OpenLoopSchedule, expand
+from sizing.campaign import parse_campaign
+from sizing.planning.timeline import OpenLoopSchedule, expand
+from sizing.resources.cluster import ClusterInfo, NodeInfo
 
 TICK_S = 0.005
 SPEC = {

@@ -1,6 +1,6 @@
-"""Issue 44: a local cluster's node limit follows from its port block's layout (sizing/localports.py), and a local
-config is refused only past that limit (the spec) or when its envelopes do not fit the machine (validation's
-sizing.scalemodel.fit_problems). Pure: no cluster, no machine (a Machine is given)."""
+"""Issue 44: a local cluster's node limit follows from its port block's layout (sizing/resources/localports.py), and a
+local config is refused only past that limit (the spec) or when its envelopes do not fit the machine (validation's
+sizing.resources.scalemodel.fit_problems). Pure: no cluster, no machine (a Machine is given)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from sizing.fields import SpecError
-from sizing.localports import (
+from sizing.campaign import load_campaign, parse_campaign
+from sizing.campaign.envelopes import campaign_demand
+from sizing.documents.fields import SpecError
+from sizing.resources.localports import (
     LOCAL_CLI_PORTS,
     LOCAL_MAX_NODES,
     LOCAL_NODE_PORT_OFFSETS,
@@ -18,8 +20,7 @@ from sizing.localports import (
     max_nodes_in_block,
     node_ports,
 )
-from sizing.scalemodel import FITTED_MODEL, MODEL_MACHINE, OWN_MODEL, campaign_demand, fit_problems
-from sizing.spec import load_campaign, parse_campaign
+from sizing.resources.scalemodel import FITTED_MODEL, MODEL_MACHINE, OWN_MODEL, fit_problems
 
 REPO = Path(__file__).resolve().parents[1]
 TWO_CORES = MODEL_MACHINE  # this machine's kind: 2 cores, 23.5 GiB
@@ -68,7 +69,7 @@ def scale_campaign(*clusters: dict, **factors: float):
 
 def test_seed_000_and_002_deciding_clusters_are_local_configs_that_fit_two_cores():
     """7x c5.4xlarge (seed 000's 7x16) and 9x c5.2xlarge (the 9x8s) as campaigns of their own: the one rule
-    (sizing.scalemodel.fitted_factors) gives each the largest factors on the grid at which it and the 0.6-core
+    (sizing.resources.scalemodel.fitted_factors) gives each the largest factors on the grid at which it and the 0.6-core
     generator fit the model machine's 1.75 cores and 19.5 GiB. Known answers, by hand: CPU (1.75 - 0.6) / 112 vCPUs =
     0.0103 -> 0.01 and / 72 = 0.0160 -> 0.0155; memory (23.5 - 4 reserved GiB = 19,968 MiB - 2,048 - 7 x 160 MiB idle) /
     (7 x 32 GiB) = 75.0 -> 72 and (19,968 - 2,048 - 9 x 160) / (9 x 16) = 114.4 -> 112 MiB per GiB."""

@@ -16,7 +16,7 @@ import pytest
 
 from adapters import nodestats
 from adapters.envelope import CgroupCpu
-from sizing import records
+from sizing.contract import records
 
 DATA = Path(__file__).parent / "data" / "nodestats"
 
@@ -160,10 +160,10 @@ def node_exporter_text(disks: dict[str, tuple[str, float, float]]) -> str:
 
 
 def test_aws_disk_figures_sum_every_rabbitmq_volume_of_the_node_and_not_the_root_volume():
-    """Issue 15, multi-volume layouts (sizing.disks: data, wal, segments, logs each on their own EBS volume):
+    """Issue 15, multi-volume layouts (sizing.resources.disks: data, wal, segments, logs each on their own EBS volume):
     known answer = the sum over the four RabbitMQ devices of the deltas written into the text; the root
     volume's writes (nvme0n1 at /) are excluded."""
-    from sizing.disks import AWS_MOUNT_POINTS
+    from sizing.resources.disks import AWS_MOUNT_POINTS
 
     mounts = {"nvme0n1": "/", "nvme1n1": AWS_MOUNT_POINTS["data"], "nvme2n1": AWS_MOUNT_POINTS["wal"],
               "nvme3n1": AWS_MOUNT_POINTS["segments"], "nvme4n1": AWS_MOUNT_POINTS["logs"]}
@@ -258,7 +258,7 @@ def test_the_local_reader_reads_the_process_when_the_endpoint_is_closed(tmp_path
     endpoint's port (a port bound and closed again); the snapshot's CPU counter is this process's /proc one."""
     import socket
 
-    from sizing.cluster import NodeInfo
+    from sizing.resources.cluster import NodeInfo
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

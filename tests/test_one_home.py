@@ -7,7 +7,7 @@ import ast
 import re
 from pathlib import Path
 
-from sizing import records
+from sizing.contract import records
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -57,12 +57,13 @@ def test_phase_summarys_fold_schemas_are_declared_as_columns_and_their_ddl_deriv
 def test_one_metric_type_declared_in_sizing_stats() -> None:
     """The findings', the comparison's and the upgrade's metrics are one type: a figure's name, words, unit and
     better direction (the comparison's absolute threshold optional)."""
-    from sizing import comparison, findings, stats, upgrade
+    from sizing.criteria import stats
+    from sizing.judgement import comparison, findings, upgrade
 
     assert findings.Metric is comparison.Metric is upgrade.Metric is stats.Metric
     declared = [path for path, text in sources("sizing", "spark_jobs", "app", "loadgen", "adapters").items()
                 for node in ast.walk(ast.parse(text)) if isinstance(node, ast.ClassDef) and node.name == "Metric"]
-    assert declared == ["sizing/stats.py"]
+    assert declared == ["sizing/criteria/stats.py"]
 
 
 def spelled_quantile_lists(text: str) -> int:
@@ -73,9 +74,9 @@ def spelled_quantile_lists(text: str) -> int:
 
 
 def test_one_latency_quantile_list_declared_in_sizing_records() -> None:
-    """sizing.records.LATENCY_QUANTILES is the one list; every other place imports it. Lists that mean something else
-    stay: SPREAD_QUANTILES (the percentiles with a spread), a chart's panels (p50/p75 | p95/p99/p99.9) and a table
-    showing a few (p50, p95, p99)."""
+    """sizing.contract.records.LATENCY_QUANTILES is the one list; every other place imports it. Lists that mean
+    something else stay: SPREAD_QUANTILES (the percentiles with a spread), a chart's panels (p50/p75 | p95/p99/p99.9)
+    and a table showing a few (p50, p95, p99)."""
     from app.report import tables
     from spark_jobs.lib import histmerge, series, validation
 
@@ -85,4 +86,4 @@ def test_one_latency_quantile_list_declared_in_sizing_records() -> None:
     assert set(records.SPREAD_QUANTILES) < set(records.LATENCY_QUANTILES)
     spelled = {path: n for path, text in sources("sizing", "spark_jobs", "app", "loadgen", "adapters").items()
                if (n := spelled_quantile_lists(text))}
-    assert spelled == {"sizing/records.py": 1}
+    assert spelled == {"sizing/contract/records.py": 1}

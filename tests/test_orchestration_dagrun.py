@@ -28,13 +28,13 @@ def test_invalid_spec_fails_fast_and_provisions_nothing(airflow_db, tmp_path):
 
 
 def test_a_campaign_over_its_budget_fails_validate_spec_and_provisions_nothing(airflow_db, tmp_path):
-    """Known answer: ci-tiny's planned wall time (sizing.plan.campaign_cost: 6 trials of a few minutes each) is
+    """Known answer: ci-tiny's planned wall time (sizing.planning.plan.campaign_cost: 6 trials of a few minutes each) is
     far above 36 s. (A local campaign costs nothing, so the hours are what a local budget can refuse.)"""
     from airflow.models.taskinstance import TaskInstance
 
     from dags.sizing_campaign import DAG
-    from sizing.plan import campaign_cost, check_budget
-    from sizing.spec import parse_campaign, read_campaign_yaml
+    from sizing.campaign import parse_campaign, read_campaign_yaml
+    from sizing.planning.plan import campaign_cost, check_budget
 
     spec = "extends: ci-tiny.yaml\nname: ci-tiny-broke\nbudget: {max_hours: 0.01}\n"
     dr = DAG.test(run_conf={"campaign": spec, "run_label": "budget"})

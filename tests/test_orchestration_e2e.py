@@ -133,7 +133,7 @@ def _triggered_run(settings: DemoSettings, client: AirflowClient, command: str) 
 
 
 def test_readme_commands_name_a_real_campaign_and_config():
-    from sizing.spec import load_campaign
+    from sizing.campaign import load_campaign
 
     for subcommand in ("trigger", "backfill"):
         argv = _readme_command(subcommand)
@@ -204,7 +204,7 @@ def test_every_repeat_ran_on_a_fresh_cluster_of_its_own(stack, first_run):
 def test_report_of_the_real_run_shows_the_verdict_every_config_phase_and_chart(stack, first_run):
     import re
 
-    from sizing.layout import report_key
+    from sizing.contract.layout import report_key
 
     settings, _ = stack
     body = _s3(settings).get_object(Bucket=settings.bucket, Key=report_key("ci-tiny", "ci"))["Body"].read().decode()
@@ -227,7 +227,7 @@ def test_the_report_task_links_to_the_report_from_the_ui(stack, first_run):
     import requests
     from rabbit_sizing.links import ReportLink
 
-    from sizing.layout import report_key
+    from sizing.contract.layout import report_key
 
     settings, client = stack
     run, _ = first_run
@@ -239,7 +239,7 @@ def test_the_report_task_links_to_the_report_from_the_ui(stack, first_run):
 
 
 def test_the_demos_next_steps_work_verbatim_in_a_new_shell(stack, first_run):
-    from sizing.layout import report_key
+    from sizing.contract.layout import report_key
 
     settings, _ = stack
     steps = {next(word for word in ("query", "report", "runs") if f"/sizing {word} " in f"{step} "): step
@@ -360,7 +360,7 @@ def test_seed_002s_local_twin_holds_what_one_node_absorbs_and_fails_what_it_cann
     if phases["valid"].astype(bool).all():  # every phase evidence: failed on its reduced publishing and no drain
         assert overload["reduced_publish_s"] > 0 and not bool(overload["drained"]) and pd.isna(overload["drain_s"])
         assert "publish rate reduced" in overload["reason"] and "not drained" in overload["reason"]
-    else:  # the generator fell behind in a phase: failed on the broker's own blocking (sizing.rules), and says so
+    else:  # the generator fell behind in a phase: failed on the broker's own blocking (sizing.criteria.rules), says so
         reason = overload["reason"]
         assert reason.startswith("the broker blocked publishers") and "flagged invalid" in reason
     # The broker raised its memory alarm: its management samples saw it, or the broker said so itself when it
@@ -394,7 +394,7 @@ def test_seed_002s_local_twin_holds_what_one_node_absorbs_and_fails_what_it_cann
     in_phases = depths[depths["phase"] > 0].groupby("phase")["depth"].max()
     summarised = phases[phases["phase"] > 0].set_index("phase")["broker_queue_max"].dropna().astype(int)
     assert summarised.to_dict() == in_phases.to_dict(), (summarised.to_dict(), in_phases.to_dict())
-    from sizing.layout import report_key
+    from sizing.contract.layout import report_key
 
     body = _s3(settings).get_object(Bucket=settings.bucket, Key=report_key("adverse-local", "adverse"))["Body"]
     adverse = body.read().decode()
@@ -405,7 +405,7 @@ def test_seed_002s_local_twin_holds_what_one_node_absorbs_and_fails_what_it_cann
 
 
 def _raw(settings: DemoSettings, campaign: str, scenario: str, run_id: str, record_type: str) -> pd.DataFrame:
-    from sizing.raw_layout import raw_scenario_run_prefix
+    from sizing.contract.raw_layout import raw_scenario_run_prefix
 
     prefix = raw_scenario_run_prefix(campaign, ADVERSE_CONFIG, scenario, run_id)
     frame = read_table(settings, f"{prefix}repeat=1/{record_type}/")

@@ -11,10 +11,11 @@ from rabbit_sizing.hooks.loadgen import LoadgenRun, ecs_overrides, local_command
 
 from adapters.leases import LeaseBoard
 from adapters.planning import load_spec_param, slot_offset, validate_run
-from sizing.fields import SpecError
-from sizing.plan import Trial
-from sizing.raw_layout import manifest_key, raw_run_prefix
-from sizing.runplan import (
+from sizing.campaign import load_campaign
+from sizing.contract.raw_layout import manifest_key, raw_run_prefix
+from sizing.documents.fields import SpecError
+from sizing.planning.plan import Trial
+from sizing.planning.runplan import (
     CampaignRun,
     complete_configs,
     config_partitions,
@@ -24,7 +25,6 @@ from sizing.runplan import (
     run_keys,
     stale_repeat_keys,
 )
-from sizing.spec import load_campaign
 
 PARAMS = {"campaign": "campaigns/local-quick.yaml", "configs": [], "scenarios": [], "run_label": "r1",
           "max_parallel_configs": None}
@@ -251,8 +251,8 @@ def test_ecs_run_task_operator_is_what_the_aws_target_sends():
 
 
 def test_cluster_health_verdict_from_one_management_answer():
-    from sizing.cluster import ClusterInfo, Health, NodeInfo
-    from sizing.cluster import assess_health as assess
+    from sizing.resources.cluster import ClusterInfo, Health, NodeInfo
+    from sizing.resources.cluster import assess_health as assess
 
     cluster = ClusterInfo("local", "t", tuple(
         NodeInfo(i, f"rabbit-{i}@localhost", "127.0.0.1", 22000 + 10 * i, 22001 + 10 * i) for i in (1, 2, 3)))
@@ -274,7 +274,7 @@ def test_a_run_putting_more_envelopes_up_at_once_than_fit_the_machine_is_refused
     are left beside what the machine keeps for the rest). Known answer: the machine is fixed at 2 cores and 24 GiB,
     whatever this host has."""
     import adapters.envelope
-    from sizing.scalemodel import GIB, Machine
+    from sizing.resources.scalemodel import GIB, Machine
 
     monkeypatch.setattr(adapters.envelope, "machine", lambda: Machine(cores=2.0, memory_bytes=24 * GIB))
     scale = {**PARAMS, "campaign": "campaigns/quorum-sizing-scale.yaml"}
@@ -302,9 +302,9 @@ def test_a_trial_carries_what_its_cluster_tasks_need_so_none_reads_the_spec(spec
     from rabbit_sizing.sensors.cluster import slot_wait_bound_s
 
     from adapters.terraform import aws_stack_variables, local_stack_variables
-    from sizing.existing import campaign_objects
-    from sizing.plan import campaign_cost, plan_configs, trial_lifetime_s
-    from sizing.scalemodel import config_envelopes
+    from sizing.campaign.envelopes import config_envelopes
+    from sizing.planning.plan import campaign_cost, plan_configs, trial_lifetime_s
+    from sizing.resources.existing import campaign_objects
 
     copy = tmp_path / spec
     copy.write_text((Path("campaigns") / spec).read_text())
@@ -320,7 +320,7 @@ def test_a_trial_carries_what_its_cluster_tasks_need_so_none_reads_the_spec(spec
         assert trial.cluster.lifetime_s == trial_lifetime_s(campaign)
         assert slot_wait_bound_s(trial) == max(1800.0, 2 * campaign_cost(campaign, 2).wall_s + 600)
         if campaign.deployment == "aws":
-            from sizing.runplan import config_request
+            from sizing.planning.runplan import config_request
 
             applied = datetime(2026, 1, 1, tzinfo=UTC)
             old = aws_stack_variables(trial.config_plan, config_request(campaign, config), applied_at=applied)

@@ -1,6 +1,6 @@
 """phase_summary's package: one module per table it writes, each declaring its transform (inputs, output), and the
-node_series transform (pure: a projection and cast of node_seconds rows, no Spark). Known answers: sizing.records'
-own table and record lists, and the hand-built rows' own values."""
+node_series transform (pure: a projection and cast of node_seconds rows, no Spark). Known answers:
+sizing.contract.records' own table and record lists, and the hand-built rows' own values."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import importlib
 
 import pyarrow as pa
 
-from sizing import records
-from sizing.layout import RunKey
+from sizing.contract import records
+from sizing.contract.layout import RunKey
 from spark_jobs.lib.phase_summary import keys, node_series
 from spark_jobs.lib.s3source import align_to_schema
 from tests.spark_records import node_rows, table

@@ -10,9 +10,9 @@ import pyarrow as pa
 import pytest
 
 from adapters.objectstore import StoreSpec
-from sizing import records
-from sizing.layout import RunKey
-from sizing.spec import DEPLOYMENTS
+from sizing.campaign import DEPLOYMENTS
+from sizing.contract import records
+from sizing.contract.layout import RunKey
 from spark_jobs.lib import gate, validation
 from spark_jobs.lib.s3source import align_to_schema, ddl_to_arrow, fold_input_schema, read_arrow, read_for_fold
 from tests.spark_records import client_rows, node_rows, phase_row, rows_as_read, table

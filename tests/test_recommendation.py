@@ -1,5 +1,5 @@
-"""The size recommendation (sizing.recommendation, pure): the cheapest config on the cost-at-target board that holds
-every required adverse scenario, each judged. Known answers by construction: hand-made boards and judgements whose
+"""The size recommendation (sizing.judgement.recommendation, pure): the cheapest config on the cost-at-target board that
+holds every required adverse scenario, each judged. Known answers by construction: hand-made boards and judgements whose
 recommendation is stated before it is computed; the report's headline names the same config (tests/test_report_build,
 tests/test_seed_conclusions: seed 002's two survivors)."""
 
@@ -9,8 +9,9 @@ import math
 
 import pandas as pd
 
-from sizing import records
-from sizing.recommendation import (
+from sizing.campaign import parse_campaign
+from sizing.contract import records
+from sizing.judgement.recommendation import (
     BoardEntry,
     ConfigVerdict,
     from_tables,
@@ -21,7 +22,6 @@ from sizing.recommendation import (
     table_rows,
     version_changes,
 )
-from sizing.spec import parse_campaign
 from tests.test_adverse import BASE, KILL, PEAK, SLOWDOWN, campaign
 
 IDEAL = {"name": "ideal", "steps": {"rates": [500, 1000], "duration_s": 10}}
@@ -73,7 +73,8 @@ def test_without_adverse_scenarios_the_cheapest_at_target_is_recommended_whateve
 
 def test_a_required_scenario_not_judged_for_invalid_phases_keeps_the_config_out_and_says_why() -> None:
     """Issue 32 item 0: the demo's n3 held broker-kill on its one phase, flagged loadgen_behind. Now the adverse table
-    says not judged (held None, sizing.adverse.judge) and the recommendation passes the config over, quoting why."""
+    says not judged (held None, sizing.judgement.adverse.judge) and the recommendation passes the config over, quoting
+    why."""
     why = ("not judged: no conclusive repeat of judged phase(s) rate-1000; 1 phase flagged invalid, evidence neither "
            "way: rate-1000 (run R1, repeat 1: loadgen_behind)")
     judged = {**held(a=(True, True, True), b=(True, True, True)), ("a", "kill"): None}

@@ -29,10 +29,10 @@ import pytest
 import yaml
 
 from loadgen.broker import queue_arguments
-from sizing.brokerconf import check_broker_config
-from sizing.fields import SpecError
-from sizing.queueargs import MAX_EXPIRY_MS, check_queue_arguments
-from sizing.spec import QueueSpec, parse_campaign
+from sizing.campaign import QueueSpec, parse_campaign
+from sizing.campaign.brokerconf import check_broker_config
+from sizing.campaign.queueargs import MAX_EXPIRY_MS, check_queue_arguments
+from sizing.documents.fields import SpecError
 
 pytestmark = pytest.mark.cluster
 
@@ -199,8 +199,9 @@ def test_a_latin1_value_is_accepted_and_boots(tmp_path):
 
 
 def test_a_queue_declared_again_as_another_type_is_refused_by_the_spec_and_by_the_broker(cluster):
-    # What sizing.spec.parse.redeclared_queues refuses, the broker would refuse mid-trial: local-quick's quorum queues
-    # declared again as classic ones by its second scenario (known answer: the broker's 406 on the second declaration)
+    # What sizing.campaign.parse.redeclared_queues refuses, the broker would refuse mid-trial: local-quick's quorum
+    # queues declared again as classic ones by its second scenario (known answer: the broker's 406 on the second
+    # declaration)
     campaign = yaml.safe_load((Path(__file__).resolve().parent.parent / "campaigns" / "local-quick.yaml").read_text())
     campaign["scenarios"][1]["workload"] = {"queues": {"type": "classic", "arguments": {}}}
     with pytest.raises(SpecError) as refused:

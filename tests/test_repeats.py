@@ -1,8 +1,8 @@
-"""Repeats -> the rows of the repeat_intervals and board_intervals tables (sizing.repeats, pure, no I/O).
+"""Repeats -> the rows of the repeat_intervals and board_intervals tables (sizing.judgement.repeats, pure, no I/O).
 
 Independent checks: known answers worked out by hand from the order statistics (three repeats 100/110/125: median
-110, [min, max] = [100, 125], which covers the median 75 % of the time) and from sizing.cost's formula (monthly cost
-/ (rate / 1000)); the comparisons' verdicts follow from how far apart the hand-made repeats are."""
+110, [min, max] = [100, 125], which covers the median 75 % of the time) and from sizing.resources.cost's formula
+(monthly cost / (rate / 1000)); the comparisons' verdicts follow from how far apart the hand-made repeats are."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import math
 
 import pytest
 
-from sizing import records
-from sizing.repeats import (
+from sizing.contract import records
+from sizing.criteria.stats import HIGHER, INCONCLUSIVE
+from sizing.judgement.repeats import (
     BOARD_COST_AT_TARGET,
     BOARD_COST_AT_TOP,
     BOARD_MATCHED_TARGET,
@@ -20,7 +21,6 @@ from sizing.repeats import (
     board_intervals,
     phase_intervals,
 )
-from sizing.stats import HIGHER, INCONCLUSIVE
 
 
 def summary_rows(values: dict[tuple[str, int], list[float]], p99: float = 50.0) -> list[dict]:
@@ -143,7 +143,7 @@ def test_the_cost_board_prices_each_repeat_before_its_median() -> None:
 
 
 def test_an_isolated_scenarios_runs_are_the_phases_of_the_scenario_as_written() -> None:
-    # sizing.spec.family_phases of `ideal` isolated into one run per rate: run k is the family's phase k
+    # sizing.campaign.family_phases of `ideal` isolated into one run per rate: run k is the family's phase k
     phases = {"ideal-rate-1000": ("ideal", 1), "ideal-rate-2000": ("ideal", 2), "kill": ("kill", None)}
     rows = [{"config_id": "a", "scenario": scenario, "repeat": repeat, "phase": phase, "phase_name": name,
              "target_rate": 0.0, "valid": True, "confirm_rate": rate}

@@ -11,7 +11,7 @@ import pandas as pd
 
 from app.report.sections.disks import disks_throttled, local_note
 from app.report.sections.resources import bound_by, measured
-from sizing.spec import load_campaign
+from sizing.campaign import load_campaign
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -15,7 +15,7 @@ from app.report import build_report, fetch_report
 from app.report.__main__ import main
 from app.report.sections.broker import memory_share
 from app.report.tables import throughput_seconds
-from sizing import layout
+from sizing.contract import layout
 from tests.report_sample import N1, N3, RUN_ID, SPEC, write_sample
 
 CAMPAIGN = "local-quick"
@@ -261,13 +261,13 @@ def test_a_config_whose_broker_kill_phase_the_generator_fell_behind_in_is_not_re
         ) -> None:
     """Issue 32 item 0, the demo's case: n3 (the recommendation above) holds broker-kill only on its one phase, and
     the generator fell behind in it (loadgen_behind). Nothing is then known of broker-kill on n3: the adverse table
-    says not judged (sizing.adverse.judge, pure, as the Spark step runs it), and the verdict recommends nothing,
-    quoting why. Rendered from in-memory tables (no S3)."""
+    says not judged (sizing.judgement.adverse.judge, pure, as the Spark step runs it), and the verdict recommends
+    nothing, quoting why. Rendered from in-memory tables (no S3)."""
     from app.report.context import ReportContext
     from app.report.sections import adverse as adverse_section
     from app.report.sections import verdict as verdict_section
     from app.report.tables import ReportData, board_views
-    from sizing.spec import load_campaign
+    from sizing.campaign import load_campaign
     from tests.report_sample import adverse_rows, phase_summary_rows, recommendation_rows, sample_board
 
     campaign = load_campaign(SPEC)
@@ -309,8 +309,8 @@ def test_a_campaign_over_two_rabbitmq_versions_gets_an_answer_per_version_and_wh
     from app.report.context import ReportContext
     from app.report.sections import verdict as verdict_section
     from app.report.tables import BOARD_COLUMNS, PHASE_SUMMARY_OPTIONAL, PHASE_SUMMARY_REQUIRED, ReportData
-    from sizing.recommendation import BoardEntry, standings, table_rows
-    from sizing.spec import parse_campaign
+    from sizing.campaign import parse_campaign
+    from sizing.judgement.recommendation import BoardEntry, standings, table_rows
     from tests.test_adverse import BASE, KILL
     from tests.test_recommendation import IDEAL
 

@@ -15,7 +15,7 @@ from app.report.context import ReportContext
 from app.report.sections import client_settings
 from app.report.sections.client_settings import settings_step_points
 from app.report.tables import CLIENT_SERIES_COLUMNS, PHASE_SUMMARY_OPTIONAL, ReportData
-from sizing.spec import load_campaign, parse_campaign
+from sizing.campaign import load_campaign, parse_campaign
 from tests.report_sample import repeat_interval_rows
 
 ROOT = Path(__file__).resolve().parent.parent

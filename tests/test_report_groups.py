@@ -8,7 +8,7 @@ import pandas as pd
 from app.report.context import ReportContext
 from app.report.sections import groups
 from app.report.tables import PHASE_SUMMARY_OPTIONAL, ReportData, foreground_seconds, foreground_split
-from sizing.spec import parse_campaign
+from sizing.campaign import parse_campaign
 from tests.test_spec_groups import BASE
 
 

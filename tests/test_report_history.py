@@ -13,9 +13,9 @@ import pyarrow as pa
 
 from adapters.objectstore import S3Settings
 from app.cli import main as sizing_cli
-from sizing import layout, records
-from sizing.history import run_row
-from sizing.spec import load_campaign
+from sizing.campaign import load_campaign
+from sizing.contract import layout, records
+from sizing.judgement.history import run_row
 from tests.report_sample import N1, RUN_ID, SPEC, capacity_repeat_rows, phase_summary_rows, write_sample
 
 CAMPAIGN = load_campaign(SPEC)

@@ -13,7 +13,7 @@ from rabbit_sizing.links import LINK_EXPIRY_S, REPORT_URL_KEY, ReportLink, conso
 
 from adapters.objectstore import S3Settings
 from adapters.planning import publish_spec
-from sizing import layout
+from sizing.contract import layout
 from tests.report_sample import RUN_ID, SPEC, write_sample
 
 KEY = "reports/campaign=local-quick/run=r1/report.html"

@@ -39,9 +39,9 @@ from app.report.tables import (
     parse_validation,
     phase_interval_view,
 )
-from sizing import records
-from sizing import repeats as sizing_repeats
-from sizing.spec import load_campaign
+from sizing.campaign import load_campaign
+from sizing.contract import records
+from sizing.judgement import repeats as sizing_repeats
 from tests.report_sample import RUN_ID, SPEC, phase_summary_rows, repeat_interval_rows
 
 
@@ -55,7 +55,7 @@ def test_a_figure_is_shown_with_its_bracket_only_when_there_is_an_interval() -> 
 
 
 def test_the_report_reads_only_columns_the_tables_have() -> None:
-    # The report's column lists name a subset of the one schema per table (sizing.records.TABLES).
+    # The report's column lists name a subset of the one schema per table (sizing.contract.records.TABLES).
     for table, required, optional in ((PHASE_SUMMARY, PHASE_SUMMARY_REQUIRED, PHASE_SUMMARY_OPTIONAL),
                                       (LEADERBOARDS, LEADERBOARD_REQUIRED, LEADERBOARD_OPTIONAL),
                                       (REPEAT_INTERVALS, REPEAT_INTERVALS_REQUIRED, {}),
@@ -65,8 +65,8 @@ def test_the_report_reads_only_columns_the_tables_have() -> None:
 
 
 def test_adjacent_configs_comparisons_are_worded_from_the_table_rows() -> None:
-    """The board_intervals rows sizing.repeats writes for hand-made repeats (tests/test_repeats.py checks their
-    figures), written as notes: the verdict, effect, interval and counts are the row's."""
+    """The board_intervals rows sizing.judgement.repeats writes for hand-made repeats (tests/test_repeats.py checks
+    their figures), written as notes: the verdict, effect, interval and counts are the row's."""
     tops = {"a": [100.0, 104.0, 102.0], "b": [99.0, 103.0, 101.0], "c": [50.0, 55.0, 45.0],
             "d": [40.0, 41.0, 39.0], "e": [30.0, 31.0], "single": [20.0]}
     per_repeat = [{"config_id": c, "top_matched_throughput": v} for c, values in tops.items() for v in values]

@@ -12,8 +12,8 @@ import pyarrow as pa
 
 from adapters.objectstore import LocalStore
 from app.report.tables import load_report_data
-from sizing import layout
-from sizing.spec import load_campaign
+from sizing.campaign import load_campaign
+from sizing.contract import layout
 from tests.report_sample import N1, N3, SPEC, phase_summary_rows, repeat_interval_rows
 
 CAMPAIGN = load_campaign(SPEC)

@@ -12,8 +12,8 @@ import pandas as pd
 
 from app.report.build import render_report
 from app.report.tables import BOARD_COLUMNS, ReportData
-from sizing import records
-from sizing.spec import load_campaign
+from sizing.campaign import load_campaign
+from sizing.contract import records
 
 CAMPAIGN = load_campaign(Path(__file__).resolve().parents[1] / "campaigns" / "local-search.yaml")
 CONFIG = CAMPAIGN.clusters[0].config_id

@@ -16,8 +16,9 @@ import pandas as pd
 
 from app.report.build import render_report
 from app.report.tables import BOARD_COLUMNS, UPGRADE_REQUIRED, ReportData
-from sizing import records, upgrade
-from sizing.spec import load_campaign
+from sizing.campaign import load_campaign
+from sizing.contract import records
+from sizing.judgement import upgrade
 
 CAMPAIGN = load_campaign(Path(__file__).resolve().parents[1] / "campaigns" / "upgrade-local.yaml")
 OLD, NEW = "n3-c5.2xlarge-gp2-rmq3.10", "n3-c5.2xlarge-gp2-rmq4.0"

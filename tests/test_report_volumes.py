@@ -1,7 +1,7 @@
 """Seed 000 Figs 26-31 in the report: one cluster shape on each volume type at the campaign target, its phases side
 by side and its end-to-end percentiles second by second, from the client_series table in the S3 test server (built
 from raw records by the analysis' own fold code). Known answers: the per-second percentiles of the exact latencies
-the histograms were built from (sizing.histogram's 1 % bound)."""
+the histograms were built from (sizing.contract.histogram's 1 % bound)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ import yaml
 from adapters.objectstore import S3Settings
 from app.report.build import build_report, volume_siblings
 from app.report.tables import latency_seconds
-from sizing import layout, records
-from sizing.histogram import RELATIVE_ACCURACY
-from sizing.layout import RunKey
-from sizing.spec import parse_campaign
+from sizing.campaign import parse_campaign
+from sizing.contract import layout, records
+from sizing.contract.histogram import RELATIVE_ACCURACY
+from sizing.contract.layout import RunKey
 from tests.spark_records import client_rows, series_tables, table
 
 SPEC = {

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from adapters.rootfs import ROOTFS_SCRIPT, root_rabbitmq_version
-from sizing.admission import local_version_problems
-from sizing.spec import deep_merge, parse_campaign, read_campaign_yaml
+from sizing.campaign import deep_merge, parse_campaign, read_campaign_yaml
+from sizing.planning.admission import local_version_problems
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="rootfs.sh builds as root only")
 

@@ -1,5 +1,5 @@
-"""One params contract for a sizing_campaign run (sizing.runparams): the JSON schemas Airflow validates, the core's
-checks and the CLI's options are derived from one declaration, and these tests fail when they part.
+"""One params contract for a sizing_campaign run (sizing.planning.runparams): the JSON schemas Airflow validates, the
+core's checks and the CLI's options are derived from one declaration, and these tests fail when they part.
 
 The DAG's side (its `Param`s are exactly the declared ones) is test_dag_sizing_campaign.py::test_params_are_typed.
 Independent counters: jsonschema (the validator Airflow's Param.resolve calls) judges every sample value against
@@ -14,10 +14,10 @@ import jsonschema
 import pytest
 
 from app.cli import build_parser
-from sizing.fields import Problem
-from sizing.runparams import RUN_PARAMS, RunParams
-from sizing.runplan import run_problems
-from sizing.spec import load_campaign
+from sizing.campaign import load_campaign
+from sizing.documents.fields import Problem
+from sizing.planning.runparams import RUN_PARAMS, RunParams
+from sizing.planning.runplan import run_problems
 
 # Values every kind of param may be sent (JSON, as a conf or the UI sends it): valid and not.
 SAMPLES = [None, "", "r1", "a/b", "x" * 64, "x" * 65, "campaigns/local-quick.yaml", "name: x\nrepeats: 1\n", 0, 1, 4,

@@ -1,7 +1,7 @@
-"""The local scale model's pure core (sizing/scalemodel.py) and its spec field: no I/O.
+"""The local scale model's pure core (sizing/resources/scalemodel.py) and its spec field: no I/O.
 
-Known answers come from the catalog's own figures (sizing/catalog.py: vCPUs, GiB, EBS ceilings, gp2's 3 IOPS per
-GiB, io1's provisioned IOPS) divided by hand here, never from the module under test.
+Known answers come from the catalog's own figures (sizing/resources/catalog.py: vCPUs, GiB, EBS ceilings, gp2's 3 IOPS
+per GiB, io1's provisioned IOPS) divided by hand here, never from the module under test.
 """
 
 from __future__ import annotations
@@ -13,10 +13,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sizing.cost import Volume
-from sizing.disks import RoleVolume
-from sizing.fields import SpecError
-from sizing.scalemodel import (
+from sizing.campaign import load_campaign, parse_campaign
+from sizing.campaign.envelopes import campaign_demand, config_envelopes, with_host_speed
+from sizing.documents.fields import SpecError
+from sizing.resources.cost import Volume
+from sizing.resources.disks import RoleVolume
+from sizing.resources.scalemodel import (
     DEFAULT_FACTORS,
     DEFAULT_MODEL,
     FACTOR_GRID,
@@ -32,9 +34,7 @@ from sizing.scalemodel import (
     Machine,
     NodeEnvelope,
     ScaleFactors,
-    campaign_demand,
     cluster_envelopes,
-    config_envelopes,
     envelope_problems,
     fit_problems,
     fit_shortfalls,
@@ -43,9 +43,7 @@ from sizing.scalemodel import (
     node_envelope,
     peak_demand,
     watermark_relative,
-    with_host_speed,
 )
-from sizing.spec import load_campaign, parse_campaign
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -194,7 +192,7 @@ def test_validate_refuses_envelopes_this_machine_cannot_hold_and_says_the_sum(tm
     import time
 
     from adapters.calibration import store, this_host
-    from sizing.calibration import REFERENCE_MSG_S_PER_CORE
+    from sizing.resources.calibration import REFERENCE_MSG_S_PER_CORE
     from tests.test_calibration import measurement
 
     twice = measurement(int(2 * REFERENCE_MSG_S_PER_CORE * 5), 5.0)
@@ -205,8 +203,8 @@ def test_validate_refuses_envelopes_this_machine_cannot_hold_and_says_the_sum(tm
 
 
 def test_the_bottleneck_limits_are_the_envelopes_on_the_scale_model_and_the_catalogs_elsewhere(quick):
-    from sizing.catalog import resource_limits
-    from sizing.scalemodel import config_limits
+    from sizing.campaign.envelopes import config_limits
+    from sizing.resources.catalog import resource_limits
 
     shape = quick.clusters[0]  # c5.2xlarge, gp2 1000 GB: 3000 IOPS, 250 MiB/s; EBS 10,000 IOPS, 2300 Mbit/s
     scaled = config_limits(quick, shape)
@@ -261,7 +259,7 @@ def test_the_watermark_the_broker_applies_is_the_campaigns_own_or_the_default():
 def test_no_idle_envelope_is_above_a_quarter_of_its_watermark_on_the_default_factors(catalog):
     """The invariant of issue 44, for every instance type of every shipped catalog and every version the local
     target runs; and the default factor is the smallest round figure that keeps it (a tenth less would not)."""
-    from sizing.catalog import load_catalog
+    from sizing.resources.catalog import load_catalog
 
     c = load_catalog(catalog)
     assert c.instances
@@ -336,7 +334,7 @@ def test_the_generators_alone_too_big_keeps_the_default_for_admission_to_refuse(
 def test_a_node_below_the_kernels_smallest_quota_on_a_fast_host_gets_it_and_admission_says_so():
     """On a host twice the reference speed a c5.2xlarge at 0.0105 reference cores per vCPU has a share of 0.042 of
     this host's cores: below MIN_CORES (0.05), so its envelope is the floor, and admission names the ratio."""
-    from sizing.admission import MachineFacts, admit
+    from sizing.planning.admission import MachineFacts, admit
 
     campaign = load_campaign(REPO / "campaigns" / "quorum-sizing-scale.yaml")
     shape = next(s for s in campaign.clusters if s.instance_type == "c5.2xlarge")

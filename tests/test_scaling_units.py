@@ -21,10 +21,10 @@ import yaml
 
 from adapters.objectstore import LocalStore, ObjectStoreError, S3Store, StoreSpec
 from adapters.planning import publish_spec, spec_on_this_worker, validate_run, write_resolved_spec
-from sizing.fields import SpecError
-from sizing.plan import campaign_cost, plan_configs
-from sizing.runplan import local_target_refusal
-from sizing.spec import load_campaign, parse_campaign
+from sizing.campaign import load_campaign, parse_campaign
+from sizing.documents.fields import SpecError
+from sizing.planning.plan import campaign_cost, plan_configs
+from sizing.planning.runplan import local_target_refusal
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "campaigns" / "existing-example.yaml"
@@ -149,7 +149,7 @@ def test_one_trial_at_a_time_on_an_existing_cluster(tmp_path):
 
 
 def test_teardown_deletes_exactly_what_the_campaign_declares():
-    from sizing.existing import POLICY_NAME, campaign_objects
+    from sizing.resources.existing import POLICY_NAME, campaign_objects
 
     objects = campaign_objects(load_campaign(EXAMPLE))
     assert objects.queues == ("sizing-1", "sizing-2", "sizing-3", "sizing-4")
@@ -211,7 +211,7 @@ def test_aws_destroy_regenerates_its_variables_and_initialises_its_own_working_d
     from rabbit_sizing.hooks.terraform import TerraformHook
 
     from adapters.terraform import aws_stack_variables
-    from sizing.runplan import config_request
+    from sizing.planning.runplan import config_request
 
     quick = load_campaign(REPO / "campaigns" / "local-quick.yaml")
     plan = plan_configs(quick)[1]
@@ -296,7 +296,7 @@ def test_the_py_files_zip_holds_every_module_its_code_imports(tmp_path):
         missing = {(name, imported) for name in names for imported in _first_party_imports(zf.read(name).decode())
                    if imported not in modules and imported.rsplit(".", 1)[0] not in modules}
     assert missing == set()
-    assert {"adapters/objectstore.py", "spark_jobs/lib/s3source.py", "sizing/records.py"} <= names
+    assert {"adapters/objectstore.py", "spark_jobs/lib/s3source.py", "sizing/contract/records.py"} <= names
     probe = ("import sys; sys.path.insert(0, sys.argv[1]); import spark_jobs.jobs.analysis, spark_jobs.lib.tableio, "
              "spark_jobs.lib.s3source, adapters.objectstore; print(adapters.objectstore.__file__)")
     out = subprocess.run([sys.executable, "-I", "-c", probe, str(path)], cwd=tmp_path, capture_output=True,

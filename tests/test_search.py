@@ -1,4 +1,4 @@
-"""The capacity-search policy (sizing/search.py) against a simulated system whose capacity is known by
+"""The capacity-search policy (sizing/criteria/search.py) against a simulated system whose capacity is known by
 construction: a throughput ceiling, multiplicative noise on it per probe, and a p99 that explodes near it.
 No broker, no clock: every known answer below is a formula of the simulated system's parameters."""
 
@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from sizing.rules import PROBE_MATCH_FRACTION, probe_passes
-from sizing.search import CapacitySearch, Probe, ProbeOutcome, ProbeResult, SearchResult, SearchSpec
+from sizing.criteria.rules import PROBE_MATCH_FRACTION, probe_passes
+from sizing.criteria.search import CapacitySearch, Probe, ProbeOutcome, ProbeResult, SearchResult, SearchSpec
 
 BASE_P99_MS = 5.0  # p99 of an idle system
 

@@ -19,9 +19,9 @@ import pandas as pd
 import pytest
 
 from loadgen.runner import Runner, RunOptions
-from sizing import raw_layout
-from sizing.rules import PROBE_MATCH_FRACTION
-from sizing.spec import load_campaign
+from sizing.campaign import load_campaign
+from sizing.contract import raw_layout
+from sizing.criteria.rules import PROBE_MATCH_FRACTION
 
 pytestmark = pytest.mark.cluster
 
@@ -60,7 +60,7 @@ def test_the_search_finds_the_consumer_bound_within_5_percent(local_cluster_fact
     decisions = [json.loads(d) for d in events[events.kind == "search_probe"].sort_values("phase")["detail"]]
     assert [d["passed"] for d in decisions] == [o.passed for o in result.outcomes]
     # no probe passed above the bound plus the backlog tolerance the rule allows (PROBE_MATCH_FRACTION): the
-    # unprocessed messages in the consumers' prefetch buffers count as backlog (sizing.search.backlog_slope)
+    # unprocessed messages in the consumers' prefetch buffers count as backlog (sizing.criteria.search.backlog_slope)
     for decision in decisions:
         if decision["rate"] > bound / PROBE_MATCH_FRACTION:
             assert not decision["passed"], decision

@@ -18,9 +18,10 @@ import pandas as pd
 import pytest
 
 from app.report.answer import headline
-from sizing import records, rules
-from sizing.recommendation import ConfigVerdict, recommended_config
-from sizing.spec import load_campaign
+from sizing.campaign import load_campaign
+from sizing.contract import records
+from sizing.criteria import rules
+from sizing.judgement.recommendation import ConfigVerdict, recommended_config
 from spark_jobs.lib import leaderboards
 from tests.seed_000 import (
     AT_TARGET,
@@ -107,9 +108,9 @@ def test_seed_000_top_throughput_per_volume_at_any_latency(seed_000) -> None:
         for nodes, instance, top in entries:
             row = board[config_id(campaign, nodes, instance, volume)]
             assert row["top_throughput_any_latency"] == top
-            # within the SLO (sizing.rules.counts_toward_capacity): the highest rate carried with p99 <= 1 s, i.e. the
-            # intensity matched beyond 30k, else 30k, else what it carried short of 30k (29k, or its top if lower),
-            # never the higher rate carried backlogged at the next intensity (p99 4 s)
+            # within the SLO (sizing.criteria.rules.counts_toward_capacity): the highest rate carried with p99 <= 1 s,
+            # i.e. the intensity matched beyond 30k, else 30k, else what it carried short of 30k (29k, or its top if
+            # lower), never the higher rate carried backlogged at the next intensity (p99 4 s)
             within_slo = MATCHED_BEYOND_30K[volume].get((nodes, instance)) or (
                 30000.0 if (nodes, instance) in met[volume] else max(25000.0, min(top, 29000.0)))
             assert row["top_matched_throughput"] == within_slo, (volume, nodes, instance)

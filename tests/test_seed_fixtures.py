@@ -1,5 +1,5 @@
 """Issue 45: the seed verdicts measured on our own runs, checked again from the runs' fixtures (tests/fixtures/runs/,
-written by `sizing export-run`) through the platform's own judging code (sizing.seeds), on any machine."""
+written by `sizing export-run`) through the platform's own judging code (sizing.judgement.seeds), on any machine."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 from app.runfixture import FIXTURE_COLUMNS, META, export, load, load_all
-from sizing import recommendation, rules, seeds
+from sizing.criteria import rules
+from sizing.judgement import recommendation, seeds
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "runs"
@@ -60,9 +61,9 @@ def test_the_recommendation_rule_changed_flips_a_verdict(runs, monkeypatch: pyte
 
 
 def test_a_looser_target_rule_flips_a_verdict(runs, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The target rule's threshold (sizing.rules.MATCH_FRACTION) reaches the verdicts: at 0.2 of the target the demo's
-    1-node c5.2xlarge (0.22 of it confirmed through the kill, p99 381 ms) holds the kill, so 'every config fails the
-    kill' is contradicted."""
+    """The target rule's threshold (sizing.criteria.rules.MATCH_FRACTION) reaches the verdicts: at 0.2 of the target the
+    demo's 1-node c5.2xlarge (0.22 of it confirmed through the kill, p99 381 ms) holds the kill, so 'every config fails
+    the kill' is contradicted."""
     monkeypatch.setattr(rules, "MATCH_FRACTION", 0.2)
     flipped = [s.conclusion for s in seeds.SEEDS if s.judge([runs[key] for key in s.runs]).verdict != s.expected]
     assert flipped

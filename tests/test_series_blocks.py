@@ -10,8 +10,8 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from sizing import records
-from sizing.histogram import LogHistogram, merge_wire, quantile_from_counts
+from sizing.contract import records
+from sizing.contract.histogram import LogHistogram, merge_wire, quantile_from_counts
 from spark_jobs.lib import phase_summary as ps
 from spark_jobs.lib import series
 from spark_jobs.lib.phase_summary.client_fold import _series
@@ -111,7 +111,7 @@ def test_each_phase_carries_its_rates_spread_within_the_run_from_its_steady_seco
 
 @pytest.mark.parametrize("split", [None, 29, 61])
 def test_client_series_percentiles_are_those_of_each_seconds_histograms_merged_however_the_rows_fall(split) -> None:
-    """Issue 35: client_series per (run, group, second). Known answer: sizing.histogram's own merge_wire and
+    """Issue 35: client_series per (run, group, second). Known answer: sizing.contract.histogram's own merge_wire and
     quantile_from_counts over the raw rows of each (run, group, second), and pandas' sums and maxima; a second
     whose rows fall into two fold calls (split, within a phase: 29 and 61 of 96 rows in key order) travels as its
     entries and is merged again, the others as the percentiles the fold read."""

@@ -1,12 +1,12 @@
-"""The per-second series tables' schemas (issue 35; sizing.records): partitioned like phase_summary (per config and
-run, so that a config's backfill replaces exactly its series), keyed by the run key and the second, and the raw
+"""The per-second series tables' schemas (issue 35; sizing.contract.records): partitioned like phase_summary (per config
+and run, so that a config's backfill replaces exactly its series), keyed by the run key and the second, and the raw
 columns they carry over declared once (the same Column objects as the raw record type's: one home for a meaning).
 Independent counter: the raw record types' own definitions and phase_summary's partitioning."""
 
 from __future__ import annotations
 
-from sizing import records
-from sizing.disks import VOLUME_ROLES
+from sizing.contract import records
+from sizing.resources.disks import VOLUME_ROLES
 
 
 def test_series_tables_are_partitioned_per_config_and_run_as_phase_summary() -> None:

@@ -1,14 +1,14 @@
 """Issue 44 on phase_summary (Spark local, hand-built raw records): the client ceilings are folded from the
-per-second client settings and the mean confirm latency, and `bottleneck` names them (sizing.rules.bottleneck, the
-same rule on the same figures in plain Python as the cross-check)."""
+per-second client settings and the mean confirm latency, and `bottleneck` names them (sizing.criteria.rules.bottleneck,
+the same rule on the same figures in plain Python as the cross-check)."""
 
 from __future__ import annotations
 
 import pytest
 
-from sizing import rules
-from sizing.histogram import RELATIVE_ACCURACY, LogHistogram
-from sizing.layout import RunKey
+from sizing.contract.histogram import RELATIVE_ACCURACY, LogHistogram
+from sizing.contract.layout import RunKey
+from sizing.criteria import rules
 from tests.spark_records import client_rows, node_rows, phase_row
 from tests.test_spark_resources import limit_row, summarise
 

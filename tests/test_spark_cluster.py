@@ -21,7 +21,7 @@ import pytest
 
 from adapters.objectstore import StoreSpec
 from adapters.planning import write_resolved_spec
-from sizing.spec import load_campaign
+from sizing.campaign import load_campaign
 from spark_jobs.tools.synthetic import campaign_models, run_objects, write_objects
 from tests.fixtures.sparkcluster import MASTER_PORT
 

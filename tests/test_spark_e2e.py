@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 
 from adapters.objectstore import StoreSpec
-from sizing import layout, raw_layout, records
-from sizing.histogram import merge_wire, quantile_from_counts
-from sizing.layout import RunKey
-from sizing.spec import load_campaign
+from sizing.campaign import load_campaign
+from sizing.contract import layout, raw_layout, records
+from sizing.contract.histogram import merge_wire, quantile_from_counts
+from sizing.contract.layout import RunKey
 from spark_jobs.jobs import analysis, query, validate
 from spark_jobs.lib import gate, history, leaderboards, phase_summary
 from spark_jobs.lib.tableio import read_table
@@ -47,7 +47,7 @@ def raw_frame(store, config: str, record_type: str) -> pd.DataFrame:
 def check_series_against_raw(spark, spec, store) -> None:
     """Issue 35: the series tables the analysis wrote beside phase_summary, in the same per-config partitions.
     Independent counter: the raw objects read back from the store with pyarrow, summed, maxed and their histograms
-    merged per second here (sizing.histogram), not through the fold."""
+    merged per second here (sizing.contract.histogram), not through the fold."""
     for config in (SMALL, BIG):
         for table in records.BESIDE_SUMMARY:
             assert store.list(layout.table_prefix(table, CAMPAIGN.name, config, "R1")), (table, config)

@@ -12,9 +12,9 @@ import pyarrow.compute as pc
 import pytest
 
 from adapters.objectstore import StoreSpec
-from sizing import layout, raw_layout
-from sizing.layout import RunKey
-from sizing.spec import load_campaign
+from sizing.campaign import load_campaign
+from sizing.contract import layout, raw_layout
+from sizing.contract.layout import RunKey
 from spark_jobs.lib import gate, leaderboards, phase_summary
 from spark_jobs.tools.synthetic import PhasePlan, RunModel, run_objects, write_objects
 

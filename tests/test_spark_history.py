@@ -18,10 +18,10 @@ import pytest
 
 from adapters.objectstore import StoreSpec
 from app.history import run_tables, stored_run_records
-from sizing import layout, raw_layout, records
-from sizing.comparison import compare_runs
-from sizing.layout import RunKey
-from sizing.spec import load_campaign
+from sizing.campaign import load_campaign
+from sizing.contract import layout, raw_layout, records
+from sizing.contract.layout import RunKey
+from sizing.judgement.comparison import compare_runs
 from spark_jobs.jobs import analysis, query
 from spark_jobs.lib import gate
 from spark_jobs.lib.tableio import read_table

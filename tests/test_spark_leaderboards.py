@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from sizing import records
-from sizing.spec import load_campaign
+from sizing.campaign import load_campaign
+from sizing.contract import records
 from spark_jobs.lib import leaderboards
 from tests.seed_000 import CORRECTED, SEED_000, dollars
 
@@ -110,7 +110,7 @@ def test_capacity_repeats_count_conclusive_phases_within_the_slo_and_the_board_t
         summary_row(cid, "increasing-intensity", 3, 3000.0, 2600.0, repeat=1, e2e_p99_ms=5000.0),  # beyond the SLO
         summary_row(cid, "increasing-intensity", 1, 1000.0, 1000.0, repeat=2),
         summary_row(cid, "increasing-intensity", 2, 2000.0, 1400.0, repeat=2),
-        # the generator lagged (invalid): evidence neither way (sizing.rules.conclusive), though it matched
+        # the generator lagged (invalid): evidence neither way (sizing.criteria.rules.conclusive), though it matched
         summary_row(cid, "increasing-intensity", 3, 3000.0, 2950.0, repeat=2, valid=False,
                     invalid_reason="loadgen_behind"),
         # invalid and missed: not evidence either

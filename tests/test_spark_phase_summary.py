@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from adapters.objectstore import StoreSpec
-from sizing import adverse, raw_layout
-from sizing.histogram import RELATIVE_ACCURACY
-from sizing.layout import RunKey
+from sizing.contract import raw_layout
+from sizing.contract.histogram import RELATIVE_ACCURACY
+from sizing.contract.layout import RunKey
+from sizing.judgement import adverse
 from spark_jobs.lib import phase_summary as ps
 from spark_jobs.lib.recovery import fault_impact
 from spark_jobs.lib.tableio import read_raw
@@ -49,10 +50,11 @@ def test_merged_histogram_percentiles_are_within_the_documented_error_of_exact_o
 def test_a_percentiles_spread_within_the_run_comes_from_the_windows_of_its_planned_steady_seconds(spark):
     """Known answer for phase_summary's e2e_<q>_ms_rse, computed here from the raw latencies with numpy: the whole
     steady window's exact nearest-rank percentile and each window's (247 steady seconds: the first 2 dropped, five
-    windows of 49 s from second 12; sizing.stats.window_layout), then sqrt(sum(log(w_i / whole)^2) / 4 / 5).
+    windows of 49 s from second 12; sizing.criteria.stats.window_layout), then sqrt(sum(log(w_i / whole)^2) / 4 / 5).
     Latencies sit on the histogram's representative values, so its quantiles equal the exact ones. A phase of 200
-    steady seconds (under sizing.stats.SECTION_MIN_SECONDS) and a fold not given the phases' windows have none."""
-    from sizing.histogram import bucket_value
+    steady seconds (under sizing.criteria.stats.SECTION_MIN_SECONDS) and a fold not given the phases' windows have
+    none."""
+    from sizing.contract.histogram import bucket_value
 
     rng = np.random.default_rng(32)
     phases = [phase_row(KEY, 1, 0, 257, 10, 200), phase_row(KEY, 2, 257, 210, 10, 200)]
@@ -79,7 +81,7 @@ def test_a_percentiles_spread_within_the_run_comes_from_the_windows_of_its_plann
         assert got[1][f"e2e_{name}_ms"] == pytest.approx(whole / 1000.0)
         want = math.sqrt(sum(math.log(w / whole) ** 2 for w in windows) / 4 / 5)
         assert got[1][f"e2e_{name}_ms_rse"] == pytest.approx(want, rel=1e-9), name
-    # p99.9: a window of 49 x 200 latencies holds 9.8 beyond it, under sizing.stats.SECTION_TAIL_MIN
+    # p99.9: a window of 49 x 200 latencies holds 9.8 beyond it, under sizing.criteria.stats.SECTION_TAIL_MIN
     assert got[1]["e2e_p999_ms_rse"] is None
     assert all(got[2][f"e2e_{q}_ms_rse"] is None for q in ("p75", "p95", "p99", "p999"))
     without = ps.client_phase_stats(ps.ClientRecords.of(client_seconds).partials).collect()
@@ -122,7 +124,7 @@ def test_matched_target_validity_and_recovery_rules(spark):
                            frames(spark, "broker_samples", []), ps.Rules(slo_p99_ms=slo))
     got = {(r["scenario"], r["phase"]): r.asDict() for r in summary.collect()}
     steady = {k: v for k, v in got.items() if k[0] == "increasing-intensity"}
-    # matched_target is a figure whatever the validity (whether a phase is evidence is sizing.rules.conclusive)
+    # matched_target is a figure whatever the validity (whether a phase is evidence is sizing.criteria.rules.conclusive)
     assert [steady[("increasing-intensity", n)]["matched_target"] for n in range(1, 9)] == [
         True, False, True, False, True, True, True, False]
     assert [steady[("increasing-intensity", n)]["invalid_reason"] for n in range(1, 9)] == [

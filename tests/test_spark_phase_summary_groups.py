@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from sizing.layout import RunKey
+from sizing.contract.layout import RunKey
 from spark_jobs.lib import gate
 from spark_jobs.lib import phase_summary as ps
 from tests.spark_records import client_rows, frames, phase_row, rows_as_read

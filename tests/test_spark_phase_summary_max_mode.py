@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sizing.layout import RunKey
+from sizing.contract.layout import RunKey
 from spark_jobs.lib import phase_summary as ps
 from tests.spark_records import client_rows, frames, phase_row
 

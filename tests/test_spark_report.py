@@ -4,9 +4,9 @@ Raw records of two repeats per config go through phase_summary and leaderboards 
 report then reads the tables from the same bucket. Independent checks: the board interval's median equals the
 leaderboard's top_matched_throughput (Spark's own median of the capacity_repeats rows) and its ends are the two
 repeats' tops; a phase's median over two repeats is the mean of its two phase_summary rows, worked out here; the
-repeat_intervals table holds what sizing.repeats gives on the phase_summary rows read back; and a phase that
+repeat_intervals table holds what sizing.judgement.repeats gives on the phase_summary rows read back; and a phase that
 matched its target while the generator lagged (invalid, matched) is evidence neither way: it does not count toward
-capacity (sizing.rules.conclusive), and marks its phase invalid.
+capacity (sizing.criteria.rules.conclusive), and marks its phase invalid.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ from adapters.objectstore import S3Settings, StoreSpec
 from app.report.context import ReportContext
 from app.report.sections.leaderboards import board_intervals
 from app.report.tables import BOARD_COST_AT_TOP, BOARD_TOP_MATCHED, load_report_data
-from sizing import repeats, rules
-from sizing.layout import RunKey
-from sizing.spec import family_phases, load_campaign
+from sizing.campaign import family_phases, load_campaign
+from sizing.contract.layout import RunKey
+from sizing.criteria import rules
+from sizing.judgement import repeats
 from spark_jobs.lib import leaderboards, phase_summary
 from spark_jobs.lib.tableio import read_table
 from spark_jobs.tools.synthetic import PhasePlan, RunModel, run_objects
@@ -68,7 +69,7 @@ def test_report_intervals_use_the_leaderboards_per_repeat_numbers(spark, s3: S3S
     assert lagging["matched_target"] is True  # the generator lagged, the broker carried the target anyway
     board = {r["config_id"]: r for r in tables["leaderboards"].collect()}
     per_repeat = {(r["config_id"], r["repeat"]): r for r in tables["capacity_repeats"].collect()}
-    # The lagging phase is evidence neither way, though it matched (sizing.rules.conclusive): repeat 2's top is
+    # The lagging phase is evidence neither way, though it matched (sizing.criteria.rules.conclusive): repeat 2's top is
     # its valid 1000 msg/s phase, repeat 1's its 2000 msg/s phase.
     assert per_repeat[(BIG, 1)]["top_matched_phase"] == "rate-2000"
     assert per_repeat[(BIG, 2)]["top_matched_phase"] == "rate-1000"

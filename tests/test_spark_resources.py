@@ -1,7 +1,7 @@
 """phase_summary's resource columns and bottleneck label from hand-built node_seconds (Spark local).
 
 Known answers: every node row carries constant figures, so each phase's busiest-node mean is the figure given;
-the label follows sizing.rules.bottleneck, evaluated on the same values in plain Python as the cross-check.
+the label follows sizing.criteria.rules.bottleneck, evaluated on the same values in plain Python as the cross-check.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pyarrow.compute as pc
 import pytest
 from pyspark.sql import functions as F
 
-from sizing import rules
-from sizing.disks import VOLUME_ROLES
-from sizing.layout import RunKey
+from sizing.contract.layout import RunKey
+from sizing.criteria import rules
+from sizing.resources.disks import VOLUME_ROLES
 from spark_jobs.lib import phase_summary as ps
 from spark_jobs.lib.phase_summary import resources
 from spark_jobs.lib.phase_summary.resources import _final_nodes
@@ -155,15 +155,15 @@ def test_the_plain_rule_names_the_generator_first_and_guesses_nothing_without_fi
 
 
 def test_the_catalog_limits_frame_has_every_config_and_keeps_unknown_limits_null(spark, monkeypatch):
-    """Known answer: sizing.catalog.resource_limits per config of quorum-sizing-2020 (21 configs, gp2/io1/st1) and
-    of disks-matter-2020 (one to three volumes per node); the frame is built from pandas (no Python RDD job), where a
-    missing limit must stay null, never NaN: the catalog knows every limit here, so one config's lookup is made to
+    """Known answer: sizing.resources.catalog.resource_limits per config of quorum-sizing-2020 (21 configs, gp2/io1/st1)
+    and of disks-matter-2020 (one to three volumes per node); the frame is built from pandas (no Python RDD job), where
+    a missing limit must stay null, never NaN: the catalog knows every limit here, so one config's lookup is made to
     return none."""
     import math
     from pathlib import Path
 
-    from sizing.catalog import ResourceLimits, resource_limits
-    from sizing.spec import load_campaign
+    from sizing.campaign import load_campaign
+    from sizing.resources.catalog import ResourceLimits, resource_limits
 
     root = Path(__file__).resolve().parent.parent / "campaigns"
     campaign = load_campaign(root / "quorum-sizing-2020.yaml")
@@ -174,7 +174,7 @@ def test_the_catalog_limits_frame_has_every_config_and_keeps_unknown_limits_null
             return ResourceLimits(None, None, None)
         return resource_limits(catalog, instance_type, volumes)
 
-    def config_limits(campaign, shape):  # cloud targets: sizing.scalemodel.config_limits is the catalog's lookup
+    def config_limits(campaign, shape):  # cloud targets: sizing.campaign.envelopes.config_limits = the catalog's lookup
         return lookup(campaign.catalog, shape.instance_type, {v.role: v.volume for v in shape.volumes})
 
     # driver-side only: the frame is built on the driver, by phase_summary.resources

@@ -1,4 +1,4 @@
-"""The judgement rules evaluate the same on plain values (sizing.rules) and as Spark Columns (rules_columns).
+"""The judgement rules evaluate the same on plain values (sizing.criteria.rules) and as Spark Columns (rules_columns).
 
 One definition of each predicate serves both; this checks the Spark side adds only null handling, against
 the plain-value evaluation of the very same function on every row of a grid of cases (and known answers).
@@ -10,7 +10,7 @@ import itertools
 
 import pytest
 
-from sizing import rules
+from sizing.criteria import rules
 from spark_jobs.lib import rules_columns
 
 pytestmark = pytest.mark.spark
@@ -61,8 +61,8 @@ def test_missing_figures_never_pass(spark):
 
 
 def test_the_analysis_and_the_online_search_share_one_validity_rule(spark):
-    """invalid_reason (Spark) and sizing.rules.phase_valid (the capacity search, on plain values) decide alike on
-    every combination of missing records, a saturated worker and worker_behind events."""
+    """invalid_reason (Spark) and sizing.criteria.rules.phase_valid (the capacity search, on plain values) decide alike
+    on every combination of missing records, a saturated worker and worker_behind events."""
     rows = [{"workers": workers, "worker_cpu_max": cpu, "worker_behind_events": behind}
             for workers in (None, 2) for cpu in (0.5, 0.95, None) for behind in (0, 1, None)]
     ddl = "workers INT, worker_cpu_max DOUBLE, worker_behind_events BIGINT"

@@ -15,7 +15,7 @@ import json
 import pandas as pd
 import pytest
 
-from sizing import raw_layout
+from sizing.contract import raw_layout
 from spark_jobs.lib import leaderboards
 from spark_jobs.lib import phase_summary as ps
 from spark_jobs.lib.validation import validate_frames

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from sizing import records
-from sizing.layout import RunKey
+from sizing.contract import records
+from sizing.contract.layout import RunKey
 from spark_jobs.lib.phase_summary import broker_series, client_series, run_events
 from spark_jobs.lib.phase_summary.client_fold import ClientRecords
 from tests.spark_records import client_rows, frames

@@ -9,8 +9,8 @@ import pyarrow as pa
 import pytest
 
 from adapters.objectstore import StoreSpec
-from sizing import raw_layout
-from sizing.layout import RunKey
+from sizing.contract import raw_layout
+from sizing.contract.layout import RunKey
 from spark_jobs.lib import s3source
 from spark_jobs.lib.tableio import RawObjects
 from tests.spark_records import phase_row, table

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from adapters.objectstore import StoreSpec
-from sizing import records
+from sizing.contract import records
 from spark_jobs.lib import submit
 from spark_jobs.lib.s3source import align_to_schema, chunk_keys, put_partitions
 
@@ -51,7 +51,7 @@ def test_the_analysis_job_refuses_bad_arguments_before_its_session_starts(monkey
 def test_py_files_zip_holds_both_packages_and_env_points_workers_at_the_venv(tmp_path):
     path = submit.py_files_zip(tmp_path / "jobs.zip")
     names = zipfile.ZipFile(path).namelist()
-    assert "sizing/records.py" in names and "spark_jobs/lib/phase_summary/summary.py" in names
+    assert "sizing/contract/records.py" in names and "spark_jobs/lib/phase_summary/summary.py" in names
     env = submit.environment({"SIZING_S3_ENDPOINT": "http://127.0.0.1:9"})
     assert env["PYSPARK_PYTHON"] == env["PYSPARK_DRIVER_PYTHON"] == sys.executable  # the venv's python
     assert env["SIZING_S3_ENDPOINT"] == "http://127.0.0.1:9" and str(submit.REPO) in env["PYTHONPATH"]

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from sizing.fields import SpecError
-from sizing.spec import families, load_campaign, parse_campaign, read_campaign_yaml
+from sizing.campaign import families, load_campaign, parse_campaign, read_campaign_yaml
+from sizing.documents.fields import SpecError
 
 ROOT = Path(__file__).resolve().parent.parent
 BASE = yaml.safe_load((ROOT / "campaigns" / "local-quick.yaml").read_text())
@@ -274,7 +274,7 @@ def test_idle_consumers_counts_what_the_generators_spread_leaves_idle(queues, pu
     from dataclasses import replace
 
     from loadgen.schedule import plan_clients
-    from sizing.spec.parse import idle_consumers
+    from sizing.campaign.parse import idle_consumers
 
     base = parse_campaign(BASE).workload
     workload = replace(base, queues=replace(base.queues, count=queues),

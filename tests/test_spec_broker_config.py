@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 import yaml
 
-from sizing.brokerconf import DEFAULT_MAX_MESSAGE_SIZE, MAX_MESSAGE_SIZE_LIMIT
-from sizing.fields import SpecError
-from sizing.spec import parse_campaign
+from sizing.campaign import parse_campaign
+from sizing.campaign.brokerconf import DEFAULT_MAX_MESSAGE_SIZE, MAX_MESSAGE_SIZE_LIMIT
+from sizing.documents.fields import SpecError
 
 ROOT = Path(__file__).resolve().parent.parent
 BASE = yaml.safe_load((ROOT / "campaigns" / "local-quick.yaml").read_text())

@@ -15,9 +15,9 @@ import pytest
 import yaml
 
 from app.cli import main
-from sizing.fields import SpecError
-from sizing.spec import load_campaign, parse_campaign
-from sizing.yamlload import MAX_DEPTH, MAX_NODES, load_yaml
+from sizing.campaign import load_campaign, parse_campaign
+from sizing.documents.fields import SpecError
+from sizing.documents.yamlload import MAX_DEPTH, MAX_NODES, load_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 

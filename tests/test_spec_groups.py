@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from sizing.fields import SpecError
-from sizing.spec import DEFAULT_GROUP, RATE_MAX, load_campaign, parse_campaign
+from sizing.campaign import DEFAULT_GROUP, RATE_MAX, load_campaign, parse_campaign
+from sizing.documents.fields import SpecError
 
 BASE: dict[str, Any] = {
     "name": "groups", "deployment": "local", "catalog": "aws-us-east-1-2020",

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app.cli import main
-from sizing.spec import read_campaign_yaml
+from sizing.campaign import read_campaign_yaml
 from tests import documents
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -123,7 +123,7 @@ def assert_valid_or_refused(path: Path) -> None:
     code, out, err = run("validate", str(path))
     assert "Traceback" not in err and "internal error" not in err, err
     if code == 0:
-        from sizing.spec import load_campaign
+        from sizing.campaign import load_campaign
 
         assert _finite(load_campaign(path).raw), "a non-finite number was accepted"
         code, out, err = run("plan", str(path))
@@ -139,8 +139,8 @@ def assert_valid_or_refused(path: Path) -> None:
 def test_every_number_of_every_shipped_campaign_refuses_nan_and_infinity(campaign: Path) -> None:
     """Exhaustive where random is thin: each numeric field of each shipped campaign, given .nan, .inf and -.inf in
     turn, is refused with that field's path (or its list's, for a list of numbers)."""
-    from sizing.fields import SpecError
-    from sizing.spec import parse_campaign
+    from sizing.campaign import parse_campaign
+    from sizing.documents.fields import SpecError
 
     data = unshared(read_campaign_yaml(campaign))
     numbers = [p for p in documents.paths(data) if isinstance(documents.parent(data, p)[p[-1]], int | float)

@@ -1,5 +1,5 @@
-"""Queue arguments are checked when the spec is parsed, with their field path (sizing.queueargs; the real broker's
-verdict on each refused value is in tests/test_refused_inputs_broker.py)."""
+"""Queue arguments are checked when the spec is parsed, with their field path (sizing.campaign.queueargs; the real
+broker's verdict on each refused value is in tests/test_refused_inputs_broker.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sizing.fields import SpecError
-from sizing.spec import parse_campaign
+from sizing.campaign import parse_campaign
+from sizing.documents.fields import SpecError
 
 BASE = yaml.safe_load((Path(__file__).resolve().parent.parent / "campaigns" / "local-quick.yaml").read_text())
 

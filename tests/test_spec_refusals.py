@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 import yaml
 
-from sizing.fields import SpecError
-from sizing.scalemodel import MIN_GENERATOR_CORES, MIN_GENERATOR_MEMORY_MIB, ScaleFactors
-from sizing.spec import parse_campaign
+from sizing.campaign import parse_campaign
+from sizing.documents.fields import SpecError
+from sizing.resources.scalemodel import MIN_GENERATOR_CORES, MIN_GENERATOR_MEMORY_MIB, ScaleFactors
 
 ROOT = Path(__file__).resolve().parent.parent
 

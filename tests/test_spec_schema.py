@@ -4,10 +4,10 @@ modeline, and agrees with `sizing validate`.
 Agreement, on a corpus of mutations of shipped campaigns (an unknown key in every mapping, every key deleted, every
 scalar given the wrong type, a trailing newline, a huge and a negative number): the schema never refuses what
 `sizing validate` accepts (an editor raises no false alarm), and where the schema accepts what the validator refuses,
-the rule is one a JSON Schema cannot state (sizing.spec.schema.SCHEMA_CANNOT_SAY), told apart here by where it lives:
-a deletion (a requirement that depends on other fields: exactly one of steps / publish_rate / search, ...), a field
-read raw or an open mapping (checked by its own code), a merged document (a scenario's or a group's workload), or a
-non-finite number. Known answer for the counts: the mutations are enumerated, not sampled.
+the rule is one a JSON Schema cannot state (sizing.campaign.schema.SCHEMA_CANNOT_SAY), told apart here by where it
+lives: a deletion (a requirement that depends on other fields: exactly one of steps / publish_rate / search, ...), a
+field read raw or an open mapping (checked by its own code), a merged document (a scenario's or a group's workload), or
+a non-finite number. Known answer for the counts: the mutations are enumerated, not sampled.
 """
 
 from __future__ import annotations
@@ -22,10 +22,8 @@ import jsonschema
 import pytest
 import yaml
 
-from sizing.fields import SpecError
-from sizing.plan import check_budget
-from sizing.spec import parse_campaign, read_campaign_yaml
-from sizing.spec.schema import (
+from sizing.campaign import parse_campaign, read_campaign_yaml
+from sizing.campaign.schema import (
     MEANINGS,
     MODELINE,
     REFERENCE_END,
@@ -38,6 +36,8 @@ from sizing.spec.schema import (
     reference_markdown,
     schema_text,
 )
+from sizing.documents.fields import SpecError
+from sizing.planning.plan import check_budget
 from tests import documents
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,7 +67,8 @@ def test_every_field_the_parser_reads_is_in_the_schema() -> None:
     editor would flag it). Known answer: the field names in the parser's own source."""
     read = record(corpus([read_campaign_yaml(p) for p in CAMPAIGNS]))
     names = {pattern.rsplit(".", 1)[-1].removesuffix("[]") for pattern in read.fragments}
-    sources = ["sizing/spec/parse.py", "sizing/spec/steps.py", "sizing/spec/groups.py", "sizing/existing.py"]
+    sources = ["sizing/campaign/parse.py", "sizing/campaign/steps.py", "sizing/campaign/groups.py",
+               "sizing/resources/existing.py"]
     in_code = {key for source in sources for key in re.findall(
         r'\.(?:str|int|number|bool|list|mapping|sub|raw|name)\("([a-z_0-9]+)"', (ROOT / source).read_text())}
     assert len(in_code) > 80 and not in_code - names, sorted(in_code - names)

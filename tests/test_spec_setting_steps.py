@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
-from sizing.fields import SpecError
-from sizing.rules import CLIENT_SETTINGS, scenario_kind
-from sizing.spec import DEFAULT_MAX_RATE_PER_PUBLISHER, parse_campaign
-from sizing.timeline import expand
+from sizing.campaign import DEFAULT_MAX_RATE_PER_PUBLISHER, parse_campaign
+from sizing.criteria.rules import CLIENT_SETTINGS, scenario_kind
+from sizing.documents.fields import SpecError
+from sizing.planning.timeline import expand
 
 ROOT = Path(__file__).resolve().parent.parent
 BASE = yaml.safe_load((ROOT / "campaigns" / "local-quick.yaml").read_text())
@@ -103,14 +103,14 @@ def test_max_with_faults_is_refused() -> None:
 @pytest.mark.parametrize("name", ["flow-control-2020", "flow-control-local", "ndq-10q-multiack",
                                   "ndq-10q-multiack-local"])
 def test_seed_003_and_004_campaigns_are_valid(name: str) -> None:
-    from sizing.spec import load_campaign
+    from sizing.campaign import load_campaign
 
     campaign = load_campaign(ROOT / "campaigns" / f"{name}.yaml")
     assert campaign.name == name and all(scenario_kind(s) == CLIENT_SETTINGS for s in campaign.scenarios)
 
 
 def test_flow_control_campaign_carries_seed_003() -> None:
-    from sizing.spec import load_campaign
+    from sizing.campaign import load_campaign
 
     campaign = load_campaign(ROOT / "campaigns" / "flow-control-2020.yaml")
     assert [(c.nodes, c.instance_type, c.volume.type, c.volume.iops) for c in campaign.clusters] == [
@@ -129,7 +129,7 @@ def test_flow_control_campaign_carries_seed_003() -> None:
 
 
 def test_sizing_campaigns_give_the_rate_per_publisher() -> None:
-    from sizing.spec import read_campaign_yaml
+    from sizing.campaign import read_campaign_yaml
 
     raw = read_campaign_yaml(ROOT / "campaigns" / "quorum-sizing-2020.yaml")
     steps = raw["scenarios"][0]["steps"]

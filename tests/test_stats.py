@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from sizing.stats import (
+from sizing.criteria.stats import (
     HIGHER,
     INCONCLUSIVE,
     LOWER,
@@ -212,8 +212,8 @@ def test_within_run_intervals_cover_as_often_as_they_say_on_autocorrelated_secon
 
 
 def test_a_stored_figure_is_a_finite_number_and_nothing_else_is():
-    """Known answers for sizing.stats.number, the one rule every reader of table rows uses."""
-    from sizing.stats import number
+    """Known answers for sizing.criteria.stats.number, the one rule every reader of table rows uses."""
+    from sizing.criteria.stats import number
 
     assert [number(v) for v in (3, 2.5, np.float64(1.5), np.int64(7))] == [3.0, 2.5, 1.5, 7.0]
     assert [number(v) for v in (None, math.nan, math.inf, -math.inf, True, False, "x", {})] == [None] * 8
@@ -222,7 +222,7 @@ def test_a_stored_figure_is_a_finite_number_and_nothing_else_is():
 def test_batch_variation_is_the_mean_within_window_cv_with_the_windows_spread() -> None:
     """Known answer: five windows of 40 s alternating mean +- d (d = 10, 20, 10, 20, 10 around 100): each window's
     CV is d * sqrt(40 / 39) / 100, computed here by hand; a flat run has none; a drift between windows is no chop."""
-    from sizing.stats import batch_variation
+    from sizing.criteria.stats import batch_variation
 
     swings = [10.0, 20.0, 10.0, 20.0, 10.0]
     values = [100.0 + (d if i % 2 else -d) for d in swings for i in range(40)]
@@ -241,9 +241,9 @@ def test_batch_variation_is_the_mean_within_window_cv_with_the_windows_spread() 
 
 @pytest.mark.parametrize("phi", [0.0, 0.5, 0.8])
 def test_the_choppiness_interval_covers_as_often_as_it_says_on_autocorrelated_seconds(phi: float) -> None:
-    """sizing.stats.batch_variation's figure with run_mean_interval, as the findings state it for one run: the
+    """sizing.criteria.stats.batch_variation's figure with run_mean_interval, as the findings state it for one run: the
     known answer is the within-window CV of the same AR(1) process, from a separate, large simulation."""
-    from sizing.stats import batch_variation
+    from sizing.criteria.stats import batch_variation
 
     rng = np.random.default_rng(int(phi * 10) + 11)
     seconds = WITHIN_RUN_MIN_SECONDS
@@ -259,11 +259,11 @@ def test_the_choppiness_interval_covers_as_often_as_it_says_on_autocorrelated_se
 
 
 def test_a_sectioned_percentile_spread_is_taken_around_the_whole_runs_figure() -> None:
-    """Known answer for sizing.stats.sectioned_rse, worked by hand on logs: windows 50, 200, 100, 100, 100 around a
-    whole run's p95 of 100 give sqrt(2 ln(2)^2 / 4 / 5); around 200 (not their mean) sqrt((ln(4)^2 + 0 + 3 ln(2)^2) / 4
-    / 5); too few samples beyond the percentile in a window, a missing window figure or one window give none. The
-    level interval is on logs: 100 x exp(+-t(4) x rse)."""
-    from sizing.stats import SECTION_TAIL_MIN, SECTIONED, sectioned_rse
+    """Known answer for sizing.criteria.stats.sectioned_rse, worked by hand on logs: windows 50, 200, 100, 100, 100
+    around a whole run's p95 of 100 give sqrt(2 ln(2)^2 / 4 / 5); around 200 (not their mean) sqrt((ln(4)^2 + 0 + 3
+    ln(2)^2) / 4 / 5); too few samples beyond the percentile in a window, a missing window figure or one window give
+    none. The level interval is on logs: 100 x exp(+-t(4) x rse)."""
+    from sizing.criteria.stats import SECTION_TAIL_MIN, SECTIONED, sectioned_rse
 
     figures, samples = [50.0, 200.0, 100.0, 100.0, 100.0], [3_600] * 5
     ln2 = math.log(2)
@@ -287,7 +287,7 @@ def ar1_latency_runs(rng: np.random.Generator, phi: float, draws: int, seconds: 
     """`draws` runs of MESSAGES_PER_SECOND latencies (ms) a second: log-normal around 20 ms, the second's level an
     AR(1) (stationary sd LOG_SD_SECOND), each message's own spread on top; read through the histogram's buckets
     as the platform reads them. Shape (draws, seconds, messages)."""
-    from sizing.histogram import bucket_value, buckets_of
+    from sizing.contract.histogram import bucket_value, buckets_of
 
     level = LOG_SD_SECOND * ar1_seconds_of(rng, phi, draws, seconds)
     logs = math.log(20.0) + level[:, :, None] + LOG_SD_MESSAGE * rng.standard_normal(
@@ -306,7 +306,7 @@ def ar1_seconds_of(rng: np.random.Generator, phi: float, draws: int, seconds: in
 
 
 def nearest_rank(samples: np.ndarray, q: float) -> np.ndarray:
-    """Nearest-rank quantile along the last axis (sizing.histogram.quantile_from_counts' rule)."""
+    """Nearest-rank quantile along the last axis (sizing.contract.histogram.quantile_from_counts' rule)."""
     rank = max(1, math.ceil(q * samples.shape[-1] - 1e-9))
     return np.partition(samples, rank - 1, axis=-1)[..., rank - 1]
 
@@ -314,13 +314,14 @@ def nearest_rank(samples: np.ndarray, q: float) -> np.ndarray:
 @pytest.mark.parametrize("phi", [0.0, 0.5, 0.8])
 @pytest.mark.parametrize("quantile", [0.95, 0.99])
 def test_a_percentiles_interval_within_one_run_covers_as_often_as_it_says(phi: float, quantile: float) -> None:
-    """A percentile within one run (the whole run's nearest-rank percentile, its spread by sizing.stats.sectioned_rse
-    over window_layout's windows, run_mean_interval; two runs: run_ratio_interval) against the known answer: the
-    percentile of the simulated process's stationary log-normal distribution (exp(log 20 + z_q * sqrt(0.4^2 +
-    0.6^2))). Runs of the shortest length given a percentile an interval, through the histogram's 1 % buckets."""
+    """A percentile within one run (the whole run's nearest-rank percentile, its spread by
+    sizing.criteria.stats.sectioned_rse over window_layout's windows, run_mean_interval; two runs: run_ratio_interval)
+    against the known answer: the percentile of the simulated process's stationary log-normal distribution (exp(log 20 +
+    z_q * sqrt(0.4^2 + 0.6^2))). Runs of the shortest length given a percentile an interval, through the histogram's 1 %
+    buckets."""
     from scipy.stats import norm
 
-    from sizing.stats import SECTION_MIN_SECONDS, SECTIONED, SECTIONED_RATIO, sectioned_rse, window_layout
+    from sizing.criteria.stats import SECTION_MIN_SECONDS, SECTIONED, SECTIONED_RATIO, sectioned_rse, window_layout
 
     rng = np.random.default_rng(int(phi * 10) + int(quantile * 1000))
     seconds, draws = SECTION_MIN_SECONDS, 2_000

@@ -1,4 +1,4 @@
-"""Every object-store key is built and read back by sizing.layout (issue 35 item 5): the keys the plugins, the
+"""Every object-store key is built and read back by sizing.contract.layout (issue 35 item 5): the keys the plugins, the
 jobs, the CLI and the report used to spell by hand, checked against those literal spellings (known answers), and
 each reader against the builder it inverts. Pure: no store, no I/O."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from sizing import layout, raw_layout
-from sizing.layout import RunKey
+from sizing.contract import layout, raw_layout
+from sizing.contract.layout import RunKey
 
 KEY = RunKey("local-quick", "n3-c5.2xlarge-gp2", "broker-kill", "manual-1", 2)
 RAW = "raw/campaign=local-quick/config=n3-c5.2xlarge-gp2/scenario=broker-kill/run=manual-1/repeat=2/"

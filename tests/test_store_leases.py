@@ -17,7 +17,7 @@ import pytest
 
 from adapters.objectstore import S3Store, StoreSpec
 from adapters.storeleases import StoreLeaseBoard, keep_alive, lease_ttl_s
-from sizing.layout import lease_key
+from sizing.contract.layout import lease_key
 
 pytestmark = pytest.mark.distributed
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from adapters.management import ManagementClient
-from sizing.cluster import ClusterInfo
-from sizing.localports import LOCAL_MAX_NODES, node_ports
+from sizing.resources.cluster import ClusterInfo
+from sizing.resources.localports import LOCAL_MAX_NODES, node_ports
 from tests.fixtures.cluster import busy_ports
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
@@ -58,7 +58,7 @@ def test_nine_node_local_cluster_is_one_cluster_and_goes_away_without_a_trace(lo
     base = local.plan.local_port_base
     names = sorted(n.name for n in cluster.nodes)
     assert names == sorted(f"rabbit-{base}-{n}@localhost" for n in range(1, NODES + 1))
-    for n in range(1, NODES + 1):  # the ports sizing.localports lays out, the last node's too
+    for n in range(1, NODES + 1):  # the ports sizing.resources.localports lays out, the last node's too
         ports = node_ports(base, n)
         assert (cluster.node(n).amqp_port, cluster.node(n).management_port) == (ports["amqp"], ports["management"])
 

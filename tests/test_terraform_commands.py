@@ -29,13 +29,13 @@ from adapters.terraform import (
     run,
     workspace,
 )
-from sizing.cluster import ClusterInfo, unhealthy_nodes
-from sizing.localports import LOCAL_MAX_NODES
-from sizing.plan import ConfigPlan, plan_configs
-from sizing.runplan import config_request
-from sizing.scalemodel import ClusterEnvelopes
-from sizing.spec import load_campaign, parse_campaign
-from sizing.trialcluster import ClusterRequest
+from sizing.campaign import load_campaign, parse_campaign
+from sizing.planning.plan import ConfigPlan, plan_configs
+from sizing.planning.runplan import config_request
+from sizing.planning.trialcluster import ClusterRequest
+from sizing.resources.cluster import ClusterInfo, unhealthy_nodes
+from sizing.resources.localports import LOCAL_MAX_NODES
+from sizing.resources.scalemodel import ClusterEnvelopes
 from tests.fixtures.cluster import cluster_plan
 
 REPO = Path(__file__).resolve().parents[1]

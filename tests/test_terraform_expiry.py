@@ -12,7 +12,7 @@ import hcl2
 import pytest
 
 from adapters.terraform import TERRAFORM_ROOT
-from sizing.plan import expiry_tag
+from sizing.planning.plan import expiry_tag
 
 STACK = TERRAFORM_ROOT / "stacks" / "aws"
 ENV = {"CHECKPOINT_DISABLE": "1", "PATH": "/usr/local/bin:/usr/bin:/bin"}

@@ -16,12 +16,12 @@ import yaml
 
 from adapters import nodestats, terraformdocs
 from adapters.terraform import TERRAFORM_ROOT, aws_stack_variables, local_stack_variables
-from sizing.cluster import ClusterInfo, NodeInfo
-from sizing.disks import FILESYSTEMS, VOLUME_ROLES
-from sizing.localports import LOCAL_CLI_PORTS, LOCAL_MAX_NODES, LOCAL_NODE_PORT_OFFSETS
-from sizing.plan import plan_configs
-from sizing.runplan import config_request
-from sizing.spec import load_campaign, parse_campaign
+from sizing.campaign import load_campaign, parse_campaign
+from sizing.planning.plan import plan_configs
+from sizing.planning.runplan import config_request
+from sizing.resources.cluster import ClusterInfo, NodeInfo
+from sizing.resources.disks import FILESYSTEMS, VOLUME_ROLES
+from sizing.resources.localports import LOCAL_CLI_PORTS, LOCAL_MAX_NODES, LOCAL_NODE_PORT_OFFSETS
 
 REPO = Path(__file__).resolve().parents[1]
 MODULES = ["local_cluster", "aws_network", "aws_rabbitmq_cluster"]
@@ -270,7 +270,7 @@ def test_cloud_init_of_a_three_volume_node_mounts_and_points_rabbitmq_at_each(tm
 
 
 def test_python_and_terraform_agree_on_roles_and_filesystems():
-    """The roles and filesystems the Terraform variables accept are sizing.disks' (one home, checked here)."""
+    """The roles and filesystems the Terraform variables accept are sizing.resources.disks' (one home, checked here)."""
     for module, name in [("aws_rabbitmq_cluster", "volumes"), ("local_cluster", "volume_roles")]:
         text = (TERRAFORM_ROOT / "modules" / module / "variables.tf").read_text()
         block = text[text.index(f'variable "{name}"'):]
@@ -284,7 +284,7 @@ def test_python_and_terraform_agree_on_roles_and_filesystems():
 @pytest.mark.tools
 def test_cloud_init_installs_the_rabbitmq_version_a_config_asks_for(tmp_path):
     """Issue 24: `rabbitmq_versions` is a matrix dimension on aws. Each config's cloud-init installs its version from
-    Team RabbitMQ's apt repositories with the Erlang series sizing.versions pins for it; a config without one
+    Team RabbitMQ's apt repositories with the Erlang series sizing.resources.versions pins for it; a config without one
     keeps Debian's rabbitmq-server (3.10), as before."""
     spec = {
         "name": "versions", "deployment": "aws", "catalog": "aws-us-east-1-2020",
@@ -322,14 +322,14 @@ def test_cloud_init_installs_the_rabbitmq_version_a_config_asks_for(tmp_path):
     assert {v: (x["rabbitmq_package"], x["erlang_series"]) for v, x in pins.items()} == {
         "4.0": ("4.0.*", "26"), "4.1": ("4.1.*", "27"), "4.2.9": ("4.2.9-1", "27"), "4.3": ("4.3.*", "27")}
     assert "Package: erlang*\nPin: version 1:27.*\n" in render_cloud_init(tmp_path, pins["4.3"])["runcmd"][0]
-    # the module refuses a package string sizing.versions would never build
+    # the module refuses a package string sizing.resources.versions would never build
     text = (TERRAFORM_ROOT / "modules" / "aws_rabbitmq_cluster" / "variables.tf").read_text()
     assert 'regex("^[0-9]+\\\\.[0-9]+(\\\\.[0-9]+-1|\\\\.\\\\*)$", var.rabbitmq_package)' in text
 
 
 def test_local_module_lays_out_the_port_block_as_sizing_localports_does():
-    """Issue 44: the port layout's home is sizing.localports (the node limit follows from it); the local module's
-    copy in main.tf and its node_count bound are checked against it here."""
+    """Issue 44: the port layout's home is sizing.resources.localports (the node limit follows from it); the local
+    module's copy in main.tf and its node_count bound are checked against it here."""
     module = TERRAFORM_ROOT / "modules" / "local_cluster"
     nodes_locals = load(module / "main.tf")["locals"][0]
     roles = {"amqp": "amqp_port", "management": "management_port", "prometheus": "prometheus_port",

@@ -24,10 +24,10 @@ from adapters.envelope import detect_support
 from adapters.management import ManagementClient, wait_healthy
 from adapters.rootfs import built_root
 from adapters.terraform import LocalClusterStack, local_stack_variables, prepare_local_root
-from sizing.cluster import ClusterInfo, NodeInfo
-from sizing.runplan import config_request
-from sizing.scalemodel import MIB
-from sizing.spec import load_campaign
+from sizing.campaign import load_campaign
+from sizing.planning.runplan import config_request
+from sizing.resources.cluster import ClusterInfo, NodeInfo
+from sizing.resources.scalemodel import MIB
 from tests.fixtures.cluster import busy_ports, cluster_plan
 
 pytestmark = pytest.mark.cluster
@@ -232,7 +232,7 @@ def test_a_4_0_node_runs_in_the_scale_models_envelope(tmp_path):
                   Path(f"/proc/{pid}/mountinfo").read_text().splitlines()}
         assert mounts[node.data_dir].startswith("/dev/loop")  # its data volume, inside the root at its own path
         # the broker's memory is the envelope's, not the machine's: 4.0's watermark (0.6 of the total it is told) is
-        # the rule's, 4.0's idle footprint + 0.6 x the scaled RAM (sizing.scalemodel.node_envelope)
+        # the rule's, 4.0's idle footprint + 0.6 x the scaled RAM (sizing.resources.scalemodel.node_envelope)
         deadline = time.monotonic() + 20
         stats = ManagementClient(cluster).get("/api/nodes")[0]
         while "mem_limit" not in stats and time.monotonic() < deadline:

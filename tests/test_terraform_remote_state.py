@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from adapters.terraform import TerraformError
-from sizing.plan import plan_configs
-from sizing.runplan import config_request
-from sizing.spec import load_campaign
+from sizing.campaign import load_campaign
+from sizing.planning.plan import plan_configs
+from sizing.planning.runplan import config_request
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from sizing.plan import plan_configs, plan_runs
-from sizing.spec import families, load_campaign
-from sizing.timeline import OpenLoopSchedule, Ramp, expand
+from sizing.campaign import families, load_campaign
+from sizing.planning.plan import plan_configs, plan_runs
+from sizing.planning.timeline import OpenLoopSchedule, Ramp, expand
 
 ROOT = Path(__file__).resolve().parent.parent
 

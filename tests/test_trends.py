@@ -1,5 +1,5 @@
-"""`sizing trend`'s change points (sizing.trends, pure): Pettitt's exact permutation p-value against a brute-force
-enumeration of every ordering (an independent implementation of the statistic: the pairwise sign sums), the
+"""`sizing trend`'s change points (sizing.judgement.trends, pure): Pettitt's exact permutation p-value against a
+brute-force enumeration of every ordering (an independent implementation of the statistic: the pairwise sign sums), the
 shortest series it can flag anything on, a known step found, and its false-alarm rate measured on 1,000 simulated
 series without a change (at most the stated 10 %)."""
 
@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sizing.comparison import RunTables
-from sizing.spec import load_campaign
-from sizing.trends import ALPHA, change_points, min_runs, pettitt, trend
+from sizing.campaign import load_campaign
+from sizing.judgement.comparison import RunTables
+from sizing.judgement.trends import ALPHA, change_points, min_runs, pettitt, trend
 
 SERIES = 1_000
 CAMPAIGN = load_campaign(Path(__file__).resolve().parent.parent / "campaigns" / "local-quick.yaml")

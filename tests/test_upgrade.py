@@ -1,5 +1,6 @@
-"""The upgrade question's figures (sizing/upgrade.py, issue 33), on known answers: each definition on rows worked by
-hand, and the table rows of campaigns/upgrade-local.yaml from synthetic phase, capacity, broker-sample and event rows.
+"""The upgrade question's figures (sizing/judgement/upgrade.py, issue 33), on known answers: each definition on rows
+worked by hand, and the table rows of campaigns/upgrade-local.yaml from synthetic phase, capacity, broker-sample and
+event rows.
 
 The expected directions are the published ones (RabbitMQ's 3.12 performance post: long quorum-queue backlogs drain far
 faster from 3.12 on; the 4.0 quorum-queue checkpoints announcement: a node holding a large quorum backlog restarts much
@@ -13,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from sizing import records, upgrade
-from sizing.adverse import Drain
-from sizing.spec import load_campaign
+from sizing.campaign import load_campaign
+from sizing.contract import records
+from sizing.judgement import upgrade
+from sizing.judgement.adverse import Drain
 
 CAMPAIGN = load_campaign(Path(__file__).resolve().parents[1] / "campaigns" / "upgrade-local.yaml")
 OLD, NEW = "n3-c5.2xlarge-gp2-rmq3.10", "n3-c5.2xlarge-gp2-rmq4.0"

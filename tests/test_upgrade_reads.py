@@ -9,7 +9,7 @@ import dataclasses
 import json
 
 from adapters.objectstore import StoreSpec
-from sizing.layout import RunKey
+from sizing.contract.layout import RunKey
 from spark_jobs.lib import leaderboards
 from tests.spark_records import put
 from tests.test_upgrade import CAMPAIGN, NEW, NODES, OLD

@@ -10,12 +10,12 @@ import pytest
 from rabbit_sizing.uploads import configs_with_complete_raw, publish_run_log, publish_run_logs, raw_store
 
 from adapters.objectstore import LocalStore, S3Settings
-from sizing import layout, raw_layout
-from sizing.cost import Volume
-from sizing.layout import RunKey
-from sizing.plan import Trial
-from sizing.spec import ClusterShape
-from sizing.trialcluster import ClusterRequest
+from sizing.campaign import ClusterShape
+from sizing.contract import layout, raw_layout
+from sizing.contract.layout import RunKey
+from sizing.planning.plan import Trial
+from sizing.planning.trialcluster import ClusterRequest
+from sizing.resources.cost import Volume
 
 TRIAL = Trial(campaign="c", config_id="k", repeat=1, repeats=1, slot=0, deployment="local", run_label="r1",
               spec_path="c.yaml", scenarios=("steps",), max_parallel_configs=1,

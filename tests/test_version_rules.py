@@ -1,5 +1,5 @@
-"""Specs checked against the RabbitMQ version each config runs (sizing/versionrules.py), before anything runs. What
-the brokers really do with each value: tests/test_version_rules_broker.py."""
+"""Specs checked against the RabbitMQ version each config runs (sizing/campaign/versionrules.py), before anything runs.
+What the brokers really do with each value: tests/test_version_rules_broker.py."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from app.report.sections.header import spec_warnings
-from sizing.fields import SpecError
-from sizing.spec import deep_merge, load_campaign, parse_campaign, read_campaign_yaml
-from sizing.versionrules import version_findings
+from sizing.campaign import deep_merge, load_campaign, parse_campaign, read_campaign_yaml
+from sizing.campaign.versionrules import version_findings
+from sizing.documents.fields import SpecError
 
 CAMPAIGNS = Path(__file__).resolve().parents[1] / "campaigns"
 
@@ -129,11 +129,11 @@ def test_the_upgrade_campaign_compares_4_0_against_3_10_on_one_quorum_workload()
 
 
 def test_the_rules_read_a_version_with_sizing_versions_parser_a_release_as_its_series():
-    """One version parser (sizing.versions.version_key): versionrules keeps none of its own, and a release
+    """One version parser (sizing.resources.versions.version_key): versionrules keeps none of its own, and a release
     (`3.11.9`, `3.12.13`) is judged as its series."""
     import ast
 
-    import sizing.versionrules as versionrules
+    import sizing.campaign.versionrules as versionrules
 
     tree = ast.parse(Path(versionrules.__file__).read_text())
     assert not [node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)

@@ -1,6 +1,6 @@
-"""Every value sizing/versionrules.py refuses or warns about, fed to the real brokers: RabbitMQ 3.10.8 (the installed
-package, the 1-node cluster of tests/test_refused_inputs_broker.py, slot 69) and 4.0.5 (the chroot runtime, the
-1-node cluster of tests/test_terraform_local_cluster.py, slot 91). Each test shows the broker refusing, or
+"""Every value sizing/campaign/versionrules.py refuses or warns about, fed to the real brokers: RabbitMQ 3.10.8
+(the installed package, the 1-node cluster of tests/test_refused_inputs_broker.py, slot 69) and 4.0.5 (the chroot
+runtime, the 1-node cluster of tests/test_terraform_local_cluster.py, slot 91). Each test shows the broker refusing, or
 accepting and then not applying, what the rule says, on the version the rule names, and applying it where the rule
 is silent. Independent counters: the broker's own per-queue figures (rabbitmqctl list_queues: messages in RAM, the
 queue process's memory), the files the queue writes, the node's log."""
@@ -18,9 +18,9 @@ from typing import Any
 import pika
 import pytest
 
-from sizing.cluster import ClusterInfo
-from sizing.spec import load_campaign
-from sizing.versionrules import version_findings
+from sizing.campaign import load_campaign
+from sizing.campaign.versionrules import version_findings
+from sizing.resources.cluster import ClusterInfo
 
 pytestmark = pytest.mark.cluster
 

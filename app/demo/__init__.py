@@ -43,7 +43,7 @@ from app.demo.stack import (
     stop,
 )
 from app.demo.watch import AirflowClient, busy_seconds, failure_reason, label, log_lines, pick_reason, wait_for_run
-from sizing.layout import TABLES_ROOT, report_key, s3_uri, table_prefix
+from sizing.contract.layout import TABLES_ROOT, report_key, s3_uri, table_prefix
 
 __all__ = ["CLIENT_SETTINGS_COLUMNS", "DAG_ID", "FINISHED", "LEADERBOARD_COLUMNS", "REPO_ROOT", "SERVICES",
            "STACK_MARKER", "AirflowClient", "DemoSettings", "PortTaken", "StackDown", "airflow_env", "busy_seconds",
@@ -56,8 +56,8 @@ __all__ = ["CLIENT_SETTINGS_COLUMNS", "DAG_ID", "FINISHED", "LEADERBOARD_COLUMNS
 def demo(campaign: str = "campaigns/local-quick.yaml", run_label: str = "demo", timeout_s: float = 1800,
          settings: DemoSettings | None = None, say: Callable[[str], None] = print) -> dict:
     """Start (if needed), trigger, wait, print. Returns timings and the run's final state."""
-    from sizing.rules import is_client_settings
-    from sizing.runparams import RunParams
+    from sizing.criteria.rules import is_client_settings
+    from sizing.planning.runparams import RunParams
 
     s = settings or DemoSettings.from_env()
     params = RunParams(campaign=campaign, run_label=run_label)

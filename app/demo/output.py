@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from app.demo.settings import DemoSettings, use_stack
-from sizing.layout import table_prefix
+from sizing.contract.layout import table_prefix
 
 # ------------------------------------------------------------------------------------------ results
 
@@ -43,7 +43,7 @@ def print_leaderboard(s: DemoSettings, campaign: str, say: Callable[[str], None]
         + board.to_string(index=False, float_format=lambda v: f"{v:,.1f}"))
     answer = read_table(s, table_prefix("recommendation", campaign), run_id)
     if answer is not None and not answer.empty:
-        from sizing.recommendation import recommended_config
+        from sizing.judgement.recommendation import recommended_config
 
         say("   recommended (the recommendation table: meets the target and holds every required adverse scenario, "
             f"cheapest per 1000 msg/s): {recommended_config(answer.to_dict('records')) or 'none'}")

@@ -15,7 +15,7 @@ from adapters.planning import slot_offset
 from adapters.statepaths import StatePaths, state_dir
 from app import s3server
 from app.stackstate import DemoState
-from sizing.layout import DEFAULT_BUCKET
+from sizing.contract.layout import DEFAULT_BUCKET
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SERVICES = ("s3", "api-server", "scheduler", "dag-processor")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from adapters.objectstore import S3Settings
 from app.report.build import build_report
-from sizing.spec import load_campaign
+from sizing.campaign import load_campaign
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,5 +1,5 @@
-"""The answer to a compare or characterise campaign's question, from the findings table (sizing.findings wrote it;
-nothing here recomputes a figure): the report's first sentences and its Findings section."""
+"""The answer to a compare or characterise campaign's question, from the findings table (sizing.judgement.findings wrote
+it; nothing here recomputes a figure): the report's first sentences and its Findings section."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ import pandas as pd
 
 from app.report.context import ReportContext
 from app.report.html import Raw, table, tag
-from sizing.findings import CHARACTERISE, COMPARE, EFFECT, LEVEL, METRIC, SIZE, STEP, WITHIN_RUN_BASES
-from sizing.spec import Campaign
-from sizing.stats import (
+from sizing.campaign import Campaign
+from sizing.criteria.stats import (
     COMPARE_CONFIDENCE,
     INCONCLUSIVE,
     INTERVAL_CONFIDENCE,
@@ -24,6 +23,7 @@ from sizing.stats import (
     level_text,
     number,
 )
+from sizing.judgement.findings import CHARACTERISE, COMPARE, EFFECT, LEVEL, METRIC, SIZE, STEP, WITHIN_RUN_BASES
 
 HEADLINE_METRICS = ("publish_rate", "e2e_p99_ms")  # what the first sentences speak of; the section shows all
 SHAPE_METRIC = "publish_rate"  # the curve whose largest jump and knee the first sentences name (seed 003's)
@@ -41,7 +41,8 @@ def fmt_value(metric: str, value: object) -> str:
 
 
 def within_one_run(row: pd.Series) -> bool:
-    """The row's interval comes from one run's own seconds (sizing.findings.WITHIN_RUN_BASES), not from repeats."""
+    """The row's interval comes from one run's own seconds (sizing.judgement.findings.WITHIN_RUN_BASES), not from
+    repeats."""
     return row.get("interval_basis") in WITHIN_RUN_BASES
 
 
@@ -110,7 +111,8 @@ def headline(campaign: Campaign, findings: pd.DataFrame | None) -> tuple[str, li
 
 
 def _threshold() -> str:
-    """sizing.stats' practical threshold as the report words it (read when worded, as the effects note does)."""
+    """sizing.criteria.stats' practical threshold as the report words it (read when worded, as the effects note
+    does)."""
     return f"{PRACTICAL_EFFECT * 100:g} %"
 
 
@@ -236,7 +238,7 @@ def section(campaign: Campaign, findings: pd.DataFrame | None) -> list[object]:
         return [*out, tag("p", "No findings rows.", class_="muted")]
     by = campaign.comparison.by if campaign.comparison else None
     effects = findings[findings["kind"] == EFFECT]
-    confidence, effect = f"{COMPARE_CONFIDENCE * 100:g} %", _threshold()  # sizing.stats, read when worded
+    confidence, effect = f"{COMPARE_CONFIDENCE * 100:g} %", _threshold()  # sizing.criteria.stats, read when worded
     if not effects.empty:
         body = [[arm_label(r, by), baseline_label(r, by), r["family"] if by == "config" else r["config_id"],
                  METRIC[r["metric"]].label, fmt_value(r["metric"], r["baseline_value"]),
@@ -283,8 +285,8 @@ def section(campaign: Campaign, findings: pd.DataFrame | None) -> list[object]:
 
 
 def _within_run_note(rows: pd.DataFrame, confidence: str) -> str:
-    """How a comparison of one run per arm is made, in words (sizing.stats' batch means and sectioning, read when
-    worded), when some of the rows were made so."""
+    """How a comparison of one run per arm is made, in words (sizing.criteria.stats' batch means and sectioning, read
+    when worded), when some of the rows were made so."""
     if not any(within_one_run(r) for _, r in rows.iterrows()):
         return ""
     return (f" With one repeat per arm, a rate's interval comes from each run's own steady seconds instead (marked "

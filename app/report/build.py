@@ -31,10 +31,10 @@ from app.report.sections import (
     volumes,
 )
 from app.report.tables import ReportData, load_report_data
-from sizing import layout
-from sizing.plan import plan_configs
-from sizing.rules import is_intensity
-from sizing.spec import Campaign, load_campaign
+from sizing.campaign import Campaign, load_campaign
+from sizing.contract import layout
+from sizing.criteria.rules import is_intensity
+from sizing.planning.plan import plan_configs
 
 # The page, top to bottom. A section with nothing to show returns no parts. A campaign comparing RabbitMQ versions
 # opens with the upgrade question (issue 33: the `upgrade` table holds rows for no other), a run compared with a

@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
-from sizing.records import LATENCY_QUANTILES, quantile_label
-from sizing.rules import NODE_CPU_SATURATION
+from sizing.contract.records import LATENCY_QUANTILES, quantile_label
+from sizing.criteria.rules import NODE_CPU_SATURATION
 
 plt.rcParams.update({
     "svg.fonttype": "none",  # text stays text: smaller, searchable, printable
@@ -616,7 +616,7 @@ def rate_vs_p99(probes: pd.DataFrame, slo_p99_ms: float, knee: float | None, bra
 def run_trend(series: Sequence[tuple[str, Sequence[object]]], change_runs: dict[str, Sequence[str]], colors: dict,
               title: str, ylabel: str, current_run: str | None = None) -> str:
     """One metric over the stored runs, oldest first (issue 24): per config a line through each run's median with
-    its order-statistic interval, a change point (sizing.trends) as a dashed vertical line before its run, the
+    its order-statistic interval, a change point (sizing.judgement.trends) as a dashed vertical line before its run, the
     report's own run marked. `series`: (config id, points with run_id, value, low, high)."""
     runs = list(dict.fromkeys(p.run_id for _, points in series for p in points))
     fig, ax = plt.subplots(figsize=(WIDTH, 3.6))

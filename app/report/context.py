@@ -16,13 +16,13 @@ from app.report import charts, repeats
 from app.report.history import RunHistory
 from app.report.html import Raw, figure
 from app.report.tables import ReportData, phase_interval_view, single_repeat_view
-from sizing.plan import ConfigPlan, plan_configs
-from sizing.rules import SEARCH, is_adverse, is_client_settings, is_intensity, scenario_kind
-from sizing.spec import Campaign, Scenario, as_family_row, families, family_phases
+from sizing.campaign import Campaign, Scenario, as_family_row, families, family_phases
+from sizing.criteria.rules import SEARCH, is_adverse, is_client_settings, is_intensity, scenario_kind
+from sizing.planning.plan import ConfigPlan, plan_configs
 
 
 def as_families(summary: pd.DataFrame, phases: dict[str, tuple[str, int | None]]) -> pd.DataFrame:
-    """phase_summary with every isolated run's row as a phase of its family (sizing.spec.as_family_row)."""
+    """phase_summary with every isolated run's row as a phase of its family (sizing.campaign.as_family_row)."""
     if summary.empty or not any(number is not None for _, number in phases.values()):
         return summary
     return pd.DataFrame([as_family_row(r, phases) for r in summary.to_dict("records")], columns=summary.columns)
@@ -52,7 +52,7 @@ class ReportContext:
     config_ids: list[str]
     monthly: dict[str, float]  # as the leaderboards table holds them (the plan's for configs the table lacks)
     colors: dict[str, Any]  # one chart colour per config
-    family_phases: dict[str, tuple[str, int | None]]  # sizing.spec.family_phases
+    family_phases: dict[str, tuple[str, int | None]]  # sizing.campaign.family_phases
     summary: pd.DataFrame  # phase_summary, an isolated scenario's runs as the one scenario the spec wrote
     summary_ci: pd.DataFrame  # per phase the median and interval over repeats (tables.phase_interval_view)
     repeats_seen: int

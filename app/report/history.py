@@ -1,8 +1,8 @@
 """What the report knows of the run's history (issue 24), read once per report: its `runs` row, the comparison with
 a baseline run (the argument, else the one its row names) and the headline metrics across every stored run up to it.
-Every figure is sizing.comparison's or sizing.trends' (the same functions `sizing compare` and `sizing trend` call),
-computed from the runs' stored table rows (app.history reads them); nothing here computes one. The sections that show
-them: sections.header (the runs row), sections.comparison, sections.trends.
+Every figure is sizing.judgement.comparison's or sizing.judgement.trends' (the same functions `sizing compare` and
+`sizing trend` call), computed from the runs' stored table rows (app.history reads them); nothing here computes one. The
+sections that show them: sections.header (the runs row), sections.comparison, sections.trends.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sizing.comparison import SUSTAINABLE, TOP_THROUGHPUT, Comparison
-from sizing.spec import Campaign
-from sizing.trends import Trend
+from sizing.campaign import Campaign
+from sizing.judgement.comparison import SUSTAINABLE, TOP_THROUGHPUT, Comparison
+from sizing.judgement.trends import Trend
 
 
 @dataclass
@@ -40,8 +40,8 @@ def load_history(store, campaign: Campaign, run_id: str, baseline_run: str | Non
     """The run's `runs` row, its comparison with `baseline_run` (default: the baseline its row names) and the
     headline trends over every stored run that started no later than it."""
     from app.history import run_spec, run_tables, stored_run_records
-    from sizing.comparison import compare_runs
-    from sizing.trends import run_order, trend
+    from sizing.judgement.comparison import compare_runs
+    from sizing.judgement.trends import run_order, trend
 
     records = {r["run_id"]: r for r in stored_run_records(store, campaign.name)}
     record = records.get(run_id)

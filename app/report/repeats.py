@@ -1,8 +1,8 @@
 """Figures over repeats, in words: the report's wording of the leaderboards step's interval tables.
 
 The medians, their order-statistic intervals and coverages (repeat_intervals, board_intervals) and the comparisons of
-adjacent configs of a board are computed once, by sizing.repeats in the leaderboards step; this module only writes
-them: a figure with its bracket, what a bracket means for n repeats, and a comparison's verdict as a note.
+adjacent configs of a board are computed once, by sizing.judgement.repeats in the leaderboards step; this module only
+writes them: a figure with its bracket, what a bracket means for n repeats, and a comparison's verdict as a note.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from sizing.stats import (
+from sizing.criteria.stats import (
     COMPARE_CONFIDENCE,
     HIGHER,
     INCONCLUSIVE,

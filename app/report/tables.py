@@ -4,7 +4,7 @@ too) and GX results; never a raw record (issue 35).
 Everything the report knows about the analysis tables' column names is in this module. When the
 Spark jobs rename a column, change the constants / RENAMES here and nothing else.
 
-Layout (sizing.layout; a report reads its own run's partitions, issue 24):
+Layout (sizing.contract.layout; a report reads its own run's partitions, issue 24):
     tables/phase_summary/campaign=C/config=K/run=R/part-*.parquet   one row per config x scenario x repeat x phase
     tables/leaderboards/campaign=C/run=R/part-*.parquet       one row per config (wide; see board_views)
     tables/repeat_intervals/campaign=C/run=R/part-*.parquet   per config x scenario x phase x metric: median, interval
@@ -30,17 +30,17 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from adapters.objectstore import S3Settings
-from sizing import layout, records
-from sizing.records import DEFAULT_GROUP
-from sizing.repeats import BOARD_COST_AT_TARGET as BOARD_COST_AT_TARGET
-from sizing.repeats import BOARD_COST_AT_TOP as BOARD_COST_AT_TOP
-from sizing.repeats import BOARD_MATCHED_TARGET as BOARD_MATCHED_TARGET
-from sizing.repeats import BOARD_TOP_MATCHED, PHASE_KEY, REPEAT_METRICS, board_entries
-from sizing.repeats import BOARDS as BOARD_SPECS
-from sizing.rules import judged_group
+from sizing.contract import layout, records
+from sizing.contract.records import DEFAULT_GROUP
+from sizing.criteria.rules import judged_group
+from sizing.judgement.repeats import BOARD_COST_AT_TARGET as BOARD_COST_AT_TARGET
+from sizing.judgement.repeats import BOARD_COST_AT_TOP as BOARD_COST_AT_TOP
+from sizing.judgement.repeats import BOARD_MATCHED_TARGET as BOARD_MATCHED_TARGET
+from sizing.judgement.repeats import BOARD_TOP_MATCHED, PHASE_KEY, REPEAT_METRICS, board_entries
+from sizing.judgement.repeats import BOARDS as BOARD_SPECS
 
 # ----------------------------------------------------------------------------------------- contract
-# The tables' schemas are sizing.records.TABLES (one definition, written by the Spark jobs). The lists
+# The tables' schemas are sizing.contract.records.TABLES (one definition, written by the Spark jobs). The lists
 # below are the subset the report needs (a test checks that each name is a column of its table there).
 
 PHASE_SUMMARY = "phase_summary"
@@ -66,7 +66,8 @@ PHASE_SUMMARY_REQUIRED = [
 ]
 # Used when present; the report says "n/a" (or makes no claim) otherwise.
 PHASE_SUMMARY_OPTIONAL: dict[str, object] = {
-    "matched_target": None,  # sizing.rules.matched_target: confirm and consume rate >= 98% of target, p99 <= SLO
+    # sizing.criteria.rules.matched_target: confirm and consume rate >= 98% of target, p99 <= SLO
+    "matched_target": None,
     "slo_p99_ms": float("nan"),
     "invalid_reason": None,
     "e2e_max_ms": float("nan"),
@@ -78,7 +79,7 @@ PHASE_SUMMARY_OPTIONAL: dict[str, object] = {
     "worst_dip_ratio": float("nan"),
     "broker_queue_max": float("nan"), "broker_mem_max_bytes": float("nan"),
     "broker_mem_max_fraction": float("nan"), "broker_alarm": None, "broker_node_down_seen": None,
-    # node resources and the bottleneck label (sizing.rules.bottleneck, computed by phase_summary)
+    # node resources and the bottleneck label (sizing.criteria.rules.bottleneck, computed by phase_summary)
     "bottleneck": None, "bottleneck_detail": None, "cpu_busiest_mean": float("nan"),
     "cpu_busiest_p95": float("nan"), "machine_cpu_busy_mean": float("nan"), "disk_write_mb_s": float("nan"),
     "disk_write_iops": float("nan"), "disk_write_kb_per_op": float("nan"),  # seed 000 Figs 7/9: write size
@@ -110,7 +111,7 @@ CAPACITY_REQUIRED = ["config_id", "scenario", "run_id", "repeat", "status", "sus
 CAPACITY_OPTIONAL: dict[str, object] = {"bottleneck_at_sustainable": None, "repeats": 1, "inconclusive_attempts": 0,
                                         "sustainable_median": float("nan"), "sustainable_ci_low": float("nan"),
                                         "sustainable_ci_high": float("nan"), "sustainable_ci_level": float("nan")}
-# adverse: one row per config x adverse scenario: did it hold by its criterion (sizing.adverse).
+# adverse: one row per config x adverse scenario: did it hold by its criterion (sizing.judgement.adverse).
 ADVERSE_REQUIRED = ["config_id", "scenario", "criterion", "held"]
 ADVERSE_OPTIONAL: dict[str, object] = {"reason": None, "phases_judged": None, "phases_held": None,
                                        "worst_dip_ratio": float("nan"), "max_time_to_recover_s": float("nan"),
@@ -120,19 +121,20 @@ ADVERSE_OPTIONAL: dict[str, object] = {"reason": None, "phases_judged": None, "p
                                        "drained": None, "drain_s": float("nan"), "lost": 0,
                                        "max_e2e_p99_ms": float("nan")}
 
-# findings: a compare / characterise campaign's answer (sizing.findings), every column of the table.
+# findings: a compare / characterise campaign's answer (sizing.judgement.findings), every column of the table.
 FINDINGS_REQUIRED = ["kind", "config_id", "family", "phase_name", "metric", "value", "n", "value_level"]
-# upgrade: a version comparison (sizing.upgrade): per config, metric and scenario its median, the change against the
-# baseline version and the published expectation.
+# upgrade: a version comparison (sizing.judgement.upgrade): per config, metric and scenario its median, the change
+# against the baseline version and the published expectation.
 UPGRADE_REQUIRED = ["config_id", "rabbitmq_version", "metric", "scenario", "unit", "value", "n", "lower_bound",
                     "baseline_config_id",
                     "baseline_version", "baseline_value", "change", "direction", "verdict", "better", "expected",
                     "expected_source", "agrees"]
 
-# recommendation: a sizing campaign's answer (sizing.recommendation.ConfigVerdict.from_row reads every column).
+# recommendation: a sizing campaign's answer (sizing.judgement.recommendation.ConfigVerdict.from_row reads every
+# column).
 RECOMMENDATION_REQUIRED = records.table_columns(RECOMMENDATION)
 
-BOARDS = tuple(b.name for b in BOARD_SPECS)  # sizing.repeats: what each board shows and how it is ranked
+BOARDS = tuple(b.name for b in BOARD_SPECS)  # sizing.judgement.repeats: what each board shows and how it is ranked
 BOARD_COLUMNS = ["board", "rank", "config_id", "value", "rate", "monthly_cost"]
 
 # Renames from other spellings to the names above (applied before the checks).
@@ -147,7 +149,8 @@ BROKER_SERIES = "broker_series"
 RUN_EVENTS = "run_events"
 NODE_SERIES = "node_series"
 SERIES_QUANTILES = list(records.LATENCY_QUANTILES)
-# Columns of the series tables the charts read (sizing.records.CLIENT_SERIES, BROKER_SERIES, NODE_SERIES, RUN_EVENTS).
+# Columns of the series tables the charts read (sizing.contract.records.CLIENT_SERIES, BROKER_SERIES, NODE_SERIES,
+# RUN_EVENTS).
 CLIENT_SERIES_COLUMNS = ["scenario", "repeat", "group", "second", "phase", "warmup", "offered_rate", "published",
                          "confirmed", "consumed",
                          "e2e_max_ms",  # the exact worst latency of each second (client-setting charts)
@@ -187,8 +190,8 @@ def numbers(intervals: pd.DataFrame) -> pd.DataFrame:
 
 def board_views(wide: pd.DataFrame, target_rate: float) -> pd.DataFrame:
     """The wide leaderboards table as long rows (board, rank, config_id, value, rate, monthly_cost): the boards as
-    sizing.repeats.board_entries ranks them (the leaderboards step's ranks; board_intervals follows the same order);
-    configs without a figure on a board are left off it."""
+    sizing.judgement.repeats.board_entries ranks them (the leaderboards step's ranks; board_intervals follows the same
+    order); configs without a figure on a board are left off it."""
     return pd.DataFrame(board_entries(wide.to_dict("records"), target_rate), columns=BOARD_COLUMNS)
 
 
@@ -198,8 +201,8 @@ INTERVAL_PARTS = {"value": "", "value_low": "_low", "value_high": "_high"}  # re
 def phase_interval_view(long: pd.DataFrame) -> pd.DataFrame:
     """The repeat_intervals rows (one per phase and metric) as one row per (config_id, scenario, phase), as the
     sections show them: phase_name, target_rate, `n` (the phase's repeats), `valid`, and per metric M of
-    sizing.repeats.REPEAT_METRICS the columns M, M_low, M_high (NaN: no figure, or no interval). A reshape: every
-    figure is the table's."""
+    sizing.judgement.repeats.REPEAT_METRICS the columns M, M_low, M_high (NaN: no figure, or no interval). A reshape:
+    every figure is the table's."""
     key = list(PHASE_KEY)
     columns = [*key, "phase_name", "target_rate", "n", "valid",
                *(f"{m}{suffix}" for m in REPEAT_METRICS for suffix in INTERVAL_PARTS.values())]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from sizing.cluster import NodeInfo
-from sizing.timeline import FaultEvent
+from sizing.planning.timeline import FaultEvent
+from sizing.resources.cluster import NodeInfo
 
 # Faults that undo themselves inside `inject` (the nemesis emits start and heal around one call).
 SELF_HEALING = ("rolling_restart",)

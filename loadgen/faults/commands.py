@@ -11,7 +11,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from loadgen.faults.base import FaultError
-from sizing.cluster import NodeInfo
+from sizing.resources.cluster import NodeInfo
 
 # Limits that trip the alarms at once: a 1-byte memory watermark, and a free-disk floor of 1 PB.
 MEMORY_ALARM_ARGS = ("absolute", "1")

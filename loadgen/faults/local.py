@@ -15,8 +15,8 @@ from adapters.procs import pid_alive
 from loadgen.faults import commands
 from loadgen.faults.base import FaultError
 from loadgen.faults.probe import ManagementProbe, amqp_port_open
-from sizing.cluster import ClusterInfo, NodeInfo
-from sizing.timeline import FaultEvent
+from sizing.planning.timeline import FaultEvent
+from sizing.resources.cluster import ClusterInfo, NodeInfo
 
 
 def run_command(argv: Sequence[str], env: Mapping[str, str], timeout_s: float = 120.0) -> str:

@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from adapters.management import ManagementClient, ManagementError
 from loadgen.faults.base import FaultError
-from sizing.cluster import ClusterInfo, NodeInfo
+from sizing.resources.cluster import ClusterInfo, NodeInfo
 
 
 def leader_of(queue_json: Mapping[str, Any]) -> str:

@@ -12,9 +12,9 @@ from typing import Any
 
 from adapters.latencyproxy import ProxySet
 from loadgen.faults.base import FaultError, FaultExecutor
-from sizing.cluster import ClusterInfo, NodeInfo
-from sizing.spec import CLIENT_LATENCY
-from sizing.timeline import FaultEvent
+from sizing.campaign import CLIENT_LATENCY
+from sizing.planning.timeline import FaultEvent
+from sizing.resources.cluster import ClusterInfo, NodeInfo
 
 
 def delays_s(fault: FaultEvent) -> tuple[float, float]:

@@ -14,8 +14,8 @@ from typing import Any
 from adapters.ssm import command_invocation
 from loadgen.faults import commands
 from loadgen.faults.base import FaultError
-from sizing.cluster import ClusterInfo, NodeInfo
-from sizing.timeline import FaultEvent
+from sizing.planning.timeline import FaultEvent
+from sizing.resources.cluster import ClusterInfo, NodeInfo
 
 DOCUMENT = "AWS-RunShellScript"
 TERMINAL = {"Success", "Failed", "Cancelled", "TimedOut", "Cancelling"}

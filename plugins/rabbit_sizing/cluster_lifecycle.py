@@ -1,10 +1,10 @@
 """Bring one trial's cluster up and down: through Terraform (local, aws), or by attaching to a running cluster
 and cleaning up after the campaign (existing). The only place that knows TerraformHook.
 
-A trial (sizing.plan.Trial) is one config and one repeat; each gets a fresh cluster (on `existing`, the same
+A trial (sizing.planning.plan.Trial) is one config and one repeat; each gets a fresh cluster (on `existing`, the same
 running cluster, one trial after the other). Its state is keyed by campaign and cluster key, so a destroy needs
 nothing from the apply (it also works after a crash, and on another worker: from the trial dict alone). What the
-campaign says of the cluster comes with the trial (sizing.trialcluster.ClusterRequest): no task here reads the
+campaign says of the cluster comes with the trial (sizing.planning.trialcluster.ClusterRequest): no task here reads the
 spec.
 """
 
@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from adapters.statepaths import state_paths
-from sizing.cluster import ClusterInfo
-from sizing.existing import CampaignObjects, ExistingCluster
-from sizing.plan import Trial
+from sizing.planning.plan import Trial
+from sizing.resources.cluster import ClusterInfo
+from sizing.resources.existing import CampaignObjects, ExistingCluster
 
 EXISTING = "existing"
 

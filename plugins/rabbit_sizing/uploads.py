@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from adapters.statepaths import state_paths
-from sizing.layout import run_log_key
-from sizing.plan import Trial
+from sizing.contract.layout import run_log_key
+from sizing.planning.plan import Trial
 
 if TYPE_CHECKING:
     from adapters.objectstore import S3Store
@@ -49,8 +49,8 @@ def publish_run_log(trial: Trial, scenario: str, repeat: int) -> str | None:
 def publish_run_logs(trial: Trial, runs: list[dict]) -> list[str]:
     """Fails when a run's manifest is missing (the load generator writes it last); returns the keys of the runs'
     console logs in the object store (run_scenarios put them there)."""
-    from sizing.layout import RunKey
-    from sizing.raw_layout import manifest_key
+    from sizing.contract.layout import RunKey
+    from sizing.contract.raw_layout import manifest_key
 
     store = raw_store()
     manifests = [manifest_key(RunKey(**r)) for r in runs]
@@ -67,7 +67,7 @@ def configs_with_complete_raw(trials: list[Trial]) -> list[Trial]:
     mid-run leaves a manifest that is not complete, and its partial records are not analysed."""
     import json
 
-    from sizing.runplan import complete_configs
+    from sizing.planning.runplan import complete_configs
 
     store = raw_store()
 

@@ -5,7 +5,7 @@
     python -m spark_jobs.jobs.query --campaign local-quick --run-id r2 "SELECT config_id, rank_at_top FROM leaderboards"
 
 Views: phase_summary, client_series, broker_series, node_series, capacity_repeats, leaderboards, pareto, adverse,
-capacity, findings, runs (derived tables, sizing.records.TABLES) and client_seconds, accounting, events,
+capacity, findings, runs (derived tables, sizing.contract.records.TABLES) and client_seconds, accounting, events,
 broker_samples, phases (raw records of every config and run of the campaign). Every run's rows are kept (each
 table has a `run_id` column); `--run-id R` registers every view with run R's rows only. Only the views a query names
 are registered, so a query on the leaderboards never lists the raw objects.
@@ -23,7 +23,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType
 
 from adapters.objectstore import StoreSpec
-from sizing import records
+from sizing.contract import records
 from spark_jobs.lib.session import get_session
 from spark_jobs.lib.tableio import read_campaign_raw, read_table
 

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 
 from adapters.objectstore import StoreSpec
-from sizing import layout
+from sizing.contract import layout
 from spark_jobs.lib import gate
 from spark_jobs.lib.campaigns import load as load_campaign
 

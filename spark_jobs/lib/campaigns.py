@@ -1,6 +1,6 @@
 """Load a campaign spec on the driver, also when `sizing` is imported from the --py-files zip.
 
-sizing.catalog finds catalogs/ next to the package, which does not exist inside a zip; the price catalog
+sizing.resources.catalog finds catalogs/ next to the package, which does not exist inside a zip; the price catalog
 is then looked up (in order) at $SIZING_CATALOG_DIR, next to the package, or catalogs/ beside the spec's directory
 (the repository layout: campaigns/x.yaml -> catalogs/).
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sizing.catalog import CATALOG_DIR, load_catalog
-from sizing.spec import Campaign, parse_campaign, read_campaign_yaml
+from sizing.campaign import Campaign, parse_campaign, read_campaign_yaml
+from sizing.resources.catalog import CATALOG_DIR, load_catalog
 
 
 def catalog_path(name: str, spec_path: Path) -> Path | str:
@@ -20,7 +20,7 @@ def catalog_path(name: str, spec_path: Path) -> Path | str:
     for directory in candidates:
         if (directory / f"{name}.yaml").exists():
             return directory / f"{name}.yaml"
-    return name  # let sizing.catalog report the problem
+    return name  # let sizing.resources.catalog report the problem
 
 
 def load(spec_path: str | Path) -> Campaign:

@@ -3,7 +3,7 @@
 Batches: raw (one config's raw records of one run), phase_summary (one config's partition of one run, with the series
 tables written beside it: client_series, broker_series, node_series),
 leaderboards (the campaign-wide tables of one run: VALIDATED_CAMPAIGN_TABLES, the `runs` row included). The
-result JSON goes to sizing.layout.validation_key(batch, campaign, config, run) (config CAMPAIGN_WIDE for
+result JSON goes to sizing.contract.layout.validation_key(batch, campaign, config, run) (config CAMPAIGN_WIDE for
 campaign-wide batches). A job validates all its configs' batches of a kind in one read and one GX run, and only
 when that fails each batch on its own (validate_batches). Raw rows are validated as check rows, one per worker or
 node phase, computed in the read that folds them (client_checks, node_checks, RawGate).
@@ -23,9 +23,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from adapters.objectstore import StoreSpec
-from sizing import layout, records
-from sizing.spec import Campaign
-from sizing.timeline import expand
+from sizing.campaign import Campaign
+from sizing.contract import layout, records
+from sizing.planning.timeline import expand
 from spark_jobs.lib import validation
 from spark_jobs.lib.s3source import ddl_to_arrow, gathered
 from spark_jobs.lib.tableio import RawObjects, partition_rows
@@ -168,7 +168,7 @@ def _batches_of(table: pa.Table) -> list[pa.RecordBatch]:
 
 
 def whole_buckets(histograms: pa.Array) -> np.ndarray:
-    """Per row: the histogram is whole 6-byte buckets (sizing.histogram's wire format), or null."""
+    """Per row: the histogram is whole 6-byte buckets (sizing.contract.histogram's wire format), or null."""
     return pc.fill_null(pc.binary_length(histograms), 0).to_numpy(zero_copy_only=False) % 6 == 0
 
 
@@ -346,7 +346,7 @@ def validate_batches(spec: StoreSpec, batch: str, campaign: Campaign,
                      configs: Sequence[str], run_ids: Sequence[str], docs_dir: str | None,
                      frames: dict[str, pd.DataFrame] | None = None) -> dict[tuple[str, str], validation.Outcome]:
     """Run the batch's suites over these configs and runs (on `frames`, if the caller has them: batch_frames'), and
-    file one result per config and run at sizing.layout.validation_key (whatever the outcome).
+    file one result per config and run at sizing.contract.layout.validation_key (whatever the outcome).
 
     All of them are validated in one GX run (a GX run costs ~2 s however few its rows: 21 configs paid it 21 times
     per batch kind). Every suite's expectations hold row by row or per key, and every key holds the config and

@@ -2,7 +2,7 @@
 
 The whole column's data buffer is one concatenation of (uint16 bucket, uint32 count) pairs, so a
 single `np.frombuffer` + `np.bincount` turns any number of rows into dense per-group count arrays.
-Merging is summing counts (sizing.histogram); percentiles are read from merged counts, never averaged.
+Merging is summing counts (sizing.contract.histogram); percentiles are read from merged counts, never averaged.
 """
 
 from __future__ import annotations
@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from sizing.histogram import MAX_BUCKET, WIRE_DTYPE, bucket_value, quantile_from_counts
-from sizing.records import LATENCY_QUANTILES
+from sizing.contract.histogram import MAX_BUCKET, WIRE_DTYPE, bucket_value, quantile_from_counts
+from sizing.contract.records import LATENCY_QUANTILES
 
 NBUCKETS = MAX_BUCKET + 1
-QUANTILES = LATENCY_QUANTILES  # the tables' latency percentiles (one list: sizing.records)
+QUANTILES = LATENCY_QUANTILES  # the tables' latency percentiles (one list: sizing.contract.records)
 
 
 def dense_counts(column: pa.Array | pa.ChunkedArray, group_index: np.ndarray, n_groups: int) -> np.ndarray:
@@ -46,7 +46,8 @@ def _add_chunk(out: np.ndarray, chunk: pa.Array, group_index: np.ndarray) -> Non
         return
     lengths = np.diff(offsets)
     if np.any(lengths % WIRE_DTYPE.itemsize):
-        raise ValueError("histogram blob whose length is not a multiple of 6 bytes: not sizing.histogram wire format")
+        raise ValueError("histogram blob whose length is not a multiple of 6 bytes: not sizing.contract.histogram wire "
+                         "format")
     # a view of the blobs (the data buffer between the first and last offset), not a copy
     wire = np.frombuffer(data_buf, dtype=np.uint8)[offsets[0]: offsets[-1]].view(WIRE_DTYPE)
     # Rows of one group come in runs (a raw object is one worker phase): a run's histograms are one slice of `wire`.
@@ -79,8 +80,8 @@ def quantiles_ms(counts: np.ndarray) -> dict[str, float | None]:
 
 def mean_ms(counts: np.ndarray) -> float | None:
     """The mean of one dense histogram, in milliseconds (None when empty): each bucket at its representative value,
-    so within the histogram's relative error. For Little's law (sizing.rules.publisher_window_ceiling), which needs
-    the mean time in the system, not a percentile."""
+    so within the histogram's relative error. For Little's law (sizing.criteria.rules.publisher_window_ceiling), which
+    needs the mean time in the system, not a percentile."""
     total = int(counts.sum())
     if total == 0:
         return None

@@ -1,10 +1,10 @@
 """history: the `runs` table (a library module; the analysis job calls it for every run it analyses).
 
-One row per run (schema sizing.records RUNS, built by the pure sizing.history.run_row): the run's load-run manifests
-(what each run recorded: status, times, spec hash, code commit, the running broker's RabbitMQ and Erlang versions,
-pika), the spec the analysis read, and the analysis' own Spark version and commit. Written into the run's partition
-`tables/runs/campaign=C/run=R/`, replacing only that run's row; a re-analysis without a baseline keeps the one
-the row named.
+One row per run (schema sizing.contract.records RUNS, built by the pure sizing.judgement.history.run_row): the run's
+load-run manifests (what each run recorded: status, times, spec hash, code commit, the running broker's RabbitMQ and
+Erlang versions, pika), the spec the analysis read, and the analysis' own Spark version and commit. Written into the
+run's partition `tables/runs/campaign=C/run=R/`, replacing only that run's row; a re-analysis without a baseline keeps
+the one the row named.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from pyspark.sql import SparkSession
 
 from adapters.installed import code_commit
 from adapters.objectstore import StoreSpec
-from sizing import layout, raw_layout, records
-from sizing.history import run_row
-from sizing.spec import Campaign
+from sizing.campaign import Campaign
+from sizing.contract import layout, raw_layout, records
+from sizing.judgement.history import run_row
 from spark_jobs.lib.tableio import read_table, replace_table
 
 TABLE = "runs"

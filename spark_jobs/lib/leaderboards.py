@@ -8,26 +8,27 @@ whole; every other run's answer stays, issue 24):
 - leaderboards: per config, top matched throughput, cost per 1000 msg/s per month at it and at the
   campaign target (only configs that met target and SLO), ranks, Pareto flag;
 - pareto: the configs on the cost-vs-capacity Pareto front;
-- adverse: per config and adverse scenario, judged by its own criterion (sizing.adverse): fault scenarios hold the
-  target and lose nothing (recovery time reported); backlog scenarios keep publishers unaffected, lose nothing and
+- adverse: per config and adverse scenario, judged by its own criterion (sizing.judgement.adverse): fault scenarios hold
+  the target and lose nothing (recovery time reported); backlog scenarios keep publishers unaffected, lose nothing and
   drain (reduced-publish and blocked seconds, peak backlog and memory, drain time reported);
-- recommendation: a sizing campaign's answer, per config its standing (sizing.recommendation, pure, on the driver,
-  from the leaderboard, adverse and phase_summary rows): which config is recommended, and why each other is not;
-- findings: a compare or characterise campaign's answer (sizing.findings): every arm's medians, and each arm's
+- recommendation: a sizing campaign's answer, per config its standing (sizing.judgement.recommendation, pure, on the
+  driver, from the leaderboard, adverse and phase_summary rows): which config is recommended, and why each other is not;
+- findings: a compare or characterise campaign's answer (sizing.judgement.findings): every arm's medians, and each arm's
   effect against its baseline with an exact interval and a verdict;
 - capacity: per config, search scenario and repeat, the capacity search replayed from phase_summary's recomputed
   probe verdicts (sustainable rate, bracket, probes, p99 and bottleneck there, agreement with the online
   verdicts) and the config's median with its order-statistic interval over its repeats. With search scenarios
   the leaderboard also ranks by sustainable rate and by cost per 1000 msg/s at it;
 - repeat_intervals: per config, scenario (as written), phase and metric, the median over repeats with its
-  order-statistic interval (sizing.repeats.phase_intervals: the report's per-phase figures);
+  order-statistic interval (sizing.judgement.repeats.phase_intervals: the report's per-phase figures);
 - board_intervals: per board and config, the median of its capacity_repeats figures with its interval, and the exact
-  comparison with the next-ranked config (sizing.repeats.board_intervals: the report's brackets and 'vs next');
-- upgrade: a campaign comparing RabbitMQ versions (sizing.upgrade.version_arms), per config and metric the six
+  comparison with the next-ranked config (sizing.judgement.repeats.board_intervals: the report's brackets and 'vs
+  next');
+- upgrade: a campaign comparing RabbitMQ versions (sizing.judgement.upgrade.version_arms), per config and metric the six
   figures of the upgrade question against the baseline version's, with the direction published results expect
-  (sizing.upgrade, pure, on the driver). It alone reads raw records: the run's broker samples (memory per stored
-  message) and events (node restart time) of its adverse scenarios, a few hundred rows, read in this process.
-Costs come from sizing.cost on the driver (21 rows; no second implementation of the cost model in Spark).
+  (sizing.judgement.upgrade, pure, on the driver). It alone reads raw records: the run's broker samples (memory per
+  stored message) and events (node restart time) of its adverse scenarios, a few hundred rows, read in this process.
+Costs come from sizing.resources.cost on the driver (21 rows; no second implementation of the cost model in Spark).
 """
 
 from __future__ import annotations
@@ -39,27 +40,29 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from adapters.objectstore import StoreSpec
-from sizing import adverse, findings, layout, recommendation, records, repeats, rules, upgrade
-from sizing.cost import cost_per_1000_msgs
-from sizing.plan import ConfigPlan, plan_configs
-from sizing.search import Probe, ProbeOutcome, ProbeResult, SearchSpec, replay
-from sizing.spec import Campaign, as_family_row, families, family_phases
-from sizing.stats import median_interval
+from sizing.campaign import Campaign, as_family_row, families, family_phases
+from sizing.contract import layout, records
+from sizing.criteria import rules
+from sizing.criteria.search import Probe, ProbeOutcome, ProbeResult, SearchSpec, replay
+from sizing.criteria.stats import median_interval
+from sizing.judgement import adverse, findings, recommendation, repeats, upgrade
+from sizing.planning.plan import ConfigPlan, plan_configs
+from sizing.resources.cost import cost_per_1000_msgs
 from spark_jobs.lib import gate, rules_columns
 from spark_jobs.lib.tableio import RawObjects, read_table, replace_table
 
-# schemas: sizing.records.TABLES
+# schemas: sizing.contract.records.TABLES
 TABLES = ("capacity_repeats", "leaderboards", "pareto", "adverse", "recommendation", "capacity", "findings",
           "repeat_intervals", "board_intervals", "upgrade")
 PROBE_COLUMNS = ("campaign", "config_id", "scenario", "run_id", "repeat", "phase", "target_rate", "warmup_s",
                  "duration_s", "confirm_rate", "consume_rate", "backlog_slope", "e2e_p99_ms", "e2e_p999_ms", "valid",
                  "probe_stage", "probe_passed", "probe_online_passed", "probe_inconclusive", "bottleneck")
-# What the interval tables read: of phase_summary (sizing.repeats.PHASE_KEY and the group's attributes), of
+# What the interval tables read: of phase_summary (sizing.judgement.repeats.PHASE_KEY and the group's attributes), of
 # capacity_repeats (the boards' per-repeat columns).
 INTERVAL_INPUTS = ("config_id", "scenario", "phase", "phase_name", "target_rate", "repeat", "valid",
                    *repeats.REPEAT_METRICS)
 BOARD_INPUTS = tuple(dict.fromkeys(b.per_repeat for b in repeats.BOARDS if b.per_repeat))
-# capacity.status beyond sizing.search.STATUSES (the online search's own)
+# capacity.status beyond sizing.criteria.search.STATUSES (the online search's own)
 REPLAY_INCOMPLETE = "replay_incomplete"  # the recomputed verdicts call for a probe the run did not take
 GENERATOR_BOUND = "generator_bound"  # a counted probe was not conclusive: the sustainable rate is only a floor
 
@@ -71,7 +74,7 @@ def capacity_repeats(phase_summary: DataFrame, capacity_scenarios: Sequence[str]
     """Per (config, run, repeat): the top carried rate over the phases that count toward capacity, and at any
     latency.
 
-    A phase counts by sizing.rules.counts_toward_capacity (conclusive and within the SLO) in a capacity
+    A phase counts by sizing.criteria.rules.counts_toward_capacity (conclusive and within the SLO) in a capacity
     scenario; what it carried is the lower of its confirm and consume rates: the highest rate a cluster carried
     within the SLO, whatever intensity it was offered. Seed 000's own "top throughput" is at any latency (its 40k
     of 3x36 io1 came with a p99 far over 1 s): the highest carried rate of any conclusive phase. The highest matched
@@ -105,9 +108,9 @@ def config_capacity(per_repeat: DataFrame) -> DataFrame:
 
 
 def adverse_verdicts(phase_summary: DataFrame, campaign: Campaign) -> list[dict[str, Any]]:
-    """The adverse table's rows: each config's adverse scenarios judged by their own criterion (sizing.adverse.judge,
-    pure, on the driver: a few phase rows per config and scenario). An isolated scenario's runs are judged as the
-    one scenario the spec wrote (sizing.spec.families)."""
+    """The adverse table's rows: each config's adverse scenarios judged by their own criterion
+    (sizing.judgement.adverse.judge, pure, on the driver: a few phase rows per config and scenario). An isolated
+    scenario's runs are judged as the one scenario the spec wrote (sizing.campaign.families)."""
     scenarios = {s.name: s for s in families(campaign.scenarios) if rules.is_adverse(s)}
     phases = family_phases(campaign.scenarios)
     members = [name for name, (family, _) in phases.items() if family in scenarios]
@@ -126,8 +129,8 @@ def adverse_verdicts(phase_summary: DataFrame, campaign: Campaign) -> list[dict[
 
 def recommendation_rows(phase_summary: DataFrame, board: Sequence[dict[str, Any]],
                         adverse_rows: Sequence[dict[str, Any]], campaign: Campaign) -> list[dict[str, Any]]:
-    """The recommendation table's rows (sizing.recommendation, pure, on the driver: one row per config); none unless
-    the campaign sizes (a compare or characterise campaign's answer is the findings table)."""
+    """The recommendation table's rows (sizing.judgement.recommendation, pure, on the driver: one row per config); none
+    unless the campaign sizes (a compare or characterise campaign's answer is the findings table)."""
     if campaign.purpose != findings.SIZE:
         return []
     valid = [r.asDict() for r in phase_summary.select("config_id", "valid").collect()]
@@ -136,8 +139,8 @@ def recommendation_rows(phase_summary: DataFrame, board: Sequence[dict[str, Any]
 
 
 def campaign_findings(phase_summary: DataFrame, campaign: Campaign) -> list[dict[str, Any]]:
-    """The findings table's rows: a compare or characterise campaign's answer (sizing.findings, pure, on the driver:
-    a few figures per arm and repeat); none for a sizing campaign."""
+    """The findings table's rows: a compare or characterise campaign's answer (sizing.judgement.findings, pure, on the
+    driver: a few figures per arm and repeat); none for a sizing campaign."""
     if campaign.purpose == findings.SIZE:
         return []
     rows = [r.asDict() for r in phase_summary.select(*findings.INPUTS).collect()]
@@ -146,8 +149,8 @@ def campaign_findings(phase_summary: DataFrame, campaign: Campaign) -> list[dict
 
 def repeat_intervals(phase_summary: DataFrame, campaign: Campaign) -> list[dict[str, Any]]:
     """The repeat_intervals table's rows: per phase and metric the median over repeats with its interval
-    (sizing.repeats.phase_intervals, pure, on the driver: one row per config, scenario, repeat and phase), an isolated
-    scenario's runs as the phases of the scenario the spec wrote."""
+    (sizing.judgement.repeats.phase_intervals, pure, on the driver: one row per config, scenario, repeat and phase), an
+    isolated scenario's runs as the phases of the scenario the spec wrote."""
     rows = [r.asDict() for r in phase_summary.select(*INTERVAL_INPUTS).collect()]
     return [{"campaign": campaign.name, **row}
             for row in repeats.phase_intervals(rows, phases=family_phases(campaign.scenarios))]
@@ -155,24 +158,26 @@ def repeat_intervals(phase_summary: DataFrame, campaign: Campaign) -> list[dict[
 
 def board_intervals(per_repeat: DataFrame, board: Sequence[dict[str, Any]], campaign: Campaign
                     ) -> list[dict[str, Any]]:
-    """The board_intervals table's rows: each board's configs in the board's order (sizing.repeats.board_entries
-    over the leaderboard rows) with their figures over repeats (capacity_repeats, priced at the leaderboard's monthly
-    cost) and the comparison with the next one (sizing.repeats.board_intervals)."""
+    """The board_intervals table's rows: each board's configs in the board's order
+    (sizing.judgement.repeats.board_entries over the leaderboard rows) with their figures over repeats
+    (capacity_repeats, priced at the leaderboard's monthly cost) and the comparison with the next one
+    (sizing.judgement.repeats.board_intervals)."""
     entries = repeats.board_entries(board, campaign.target.rate)
     monthly = {r["config_id"]: r["monthly_cost"] for r in board}
     rows = [r.asDict() for r in per_repeat.select("config_id", *BOARD_INPUTS).collect()]
     return [{"campaign": campaign.name, **row} for row in repeats.board_intervals(entries, rows, monthly)]
 
 
-# The raw columns the upgrade table reads (sizing.upgrade.memory_per_message, restart_seconds), with the run key.
+# The raw columns the upgrade table reads (sizing.judgement.upgrade.memory_per_message, restart_seconds), with the run
+# key.
 UPGRADE_RAW = {"broker_samples": ("second", "node", "running", "mem_used_bytes", "queue_messages"),
                "events": ("second", "kind", "fault_kind", "node", "detail")}
 
 
 def version_comparison(phase_summary: DataFrame, capacity: Sequence[dict[str, Any]], campaign: Campaign,
                        raw: Mapping[str, Sequence[dict[str, Any]]]) -> list[dict[str, Any]]:
-    """The upgrade table's rows (sizing.upgrade.upgrade_rows, pure, on the driver); none unless the campaign compares
-    RabbitMQ versions."""
+    """The upgrade table's rows (sizing.judgement.upgrade.upgrade_rows, pure, on the driver); none unless the campaign
+    compares RabbitMQ versions."""
     if upgrade.version_arms(campaign) is None:
         return []
     rows = [r.asDict() for r in phase_summary.select(*upgrade.PHASE_INPUTS).collect()]
@@ -272,7 +277,7 @@ def _outcome(row: dict[str, Any]) -> ProbeOutcome:
 
 def capacity_rows(probes: Sequence[dict[str, Any]], searches: dict[str, SearchSpec]) -> list[dict[str, Any]]:
     """The capacity table from phase_summary's probe rows (PROBE_COLUMNS): each repeat's search replayed by
-    sizing.search.replay on the recomputed verdicts, and each config's bootstrap interval over its repeats."""
+    sizing.criteria.search.replay on the recomputed verdicts, and each config's bootstrap interval over its repeats."""
     runs: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for row in probes:
         if row["scenario"] in searches:
@@ -286,7 +291,8 @@ def capacity_rows(probes: Sequence[dict[str, Any]], searches: dict[str, SearchSp
         spec = searches[scenario]
         result = replay(spec, tuple(_outcome(r) for r in rows))
         # A probe counted although the generator fell behind in it (its re-runs ran out) failed for the generator,
-        # not the broker (sizing.rules.conclusive): what the search sustained is a floor, the broker's limit unknown.
+        # not the broker (sizing.criteria.rules.conclusive): what the search sustained is a floor, the broker's limit
+        # unknown.
         status = result.status if result else REPLAY_INCOMPLETE
         if result and not all(rules.conclusive_row(r) for r in rows):
             status = GENERATOR_BOUND

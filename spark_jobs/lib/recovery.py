@@ -1,6 +1,6 @@
 """How a fault hurt throughput and how long it took to come back, over one phase's per-second series.
 
-Time to recover and the unavailability window come from `sizing.recovery.time_to_recover` (the one
+Time to recover and the unavailability window come from `sizing.criteria.recovery.time_to_recover` (the one
 definition the fault tests and the report use too): baseline = mean throughput over the 30 s before the
 fault second; a second is degraded below 95 % of it (catch-up bursts above it count as recovered);
 recovered at the first second that starts 5 consecutive non-degraded seconds; unavailability = degraded
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sizing.recovery import baseline_rate, dense_rates, time_to_recover
+from sizing.criteria.recovery import baseline_rate, dense_rates, time_to_recover
 
 BASELINE_WINDOW_S = 30
 SUSTAIN_S = 5

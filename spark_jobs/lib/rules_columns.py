@@ -1,6 +1,6 @@
-"""The judgement rules of sizing.rules as Spark Column expressions (a library module: no job imports it twice).
+"""The judgement rules of sizing.criteria.rules as Spark Column expressions (a library module: no job imports it twice).
 
-Each builder applies the one predicate from sizing.rules to phase_summary columns and adds only what Spark
+Each builder applies the one predicate from sizing.criteria.rules to phase_summary columns and adds only what Spark
 needs on top: null handling (a missing figure never passes) and `F.least` for the carried rate.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from sizing import rules
+from sizing.criteria import rules
 
 
 def invalid_reason() -> Column:
@@ -21,30 +21,30 @@ def invalid_reason() -> Column:
 
 
 def matched_target(slo_p99_ms: Column) -> Column:
-    """sizing.rules.matched_target; false (not null) when a rate or the p99 is missing."""
+    """sizing.criteria.rules.matched_target; false (not null) when a rate or the p99 is missing."""
     matched = rules.matched_target(F.col("confirm_rate"), F.col("consume_rate"), F.col("target_rate"),
                                    F.col("e2e_p99_ms"), slo_p99_ms)
     return F.coalesce(matched & F.col("e2e_p99_ms").isNotNull(), F.lit(False))
 
 
 def carried() -> Column:
-    """sizing.rules.carried_rate: the lower of the achieved confirm and consume rates."""
+    """sizing.criteria.rules.carried_rate: the lower of the achieved confirm and consume rates."""
     return F.least("confirm_rate", "consume_rate")
 
 
 def conclusive() -> Column:
-    """sizing.rules.conclusive over phase_summary's valid (missing: not conclusive)."""
+    """sizing.criteria.rules.conclusive over phase_summary's valid (missing: not conclusive)."""
     return F.coalesce(rules.conclusive(F.col("valid")), F.lit(False))
 
 
 def counts_toward_capacity() -> Column:
-    """sizing.rules.counts_toward_capacity over phase_summary's own valid/p99/SLO columns."""
+    """sizing.criteria.rules.counts_toward_capacity over phase_summary's own valid/p99/SLO columns."""
     return F.coalesce(rules.counts_toward_capacity(F.col("valid"), F.col("e2e_p99_ms"),
                                                    F.col("slo_p99_ms")), F.lit(False))
 
 
 def bottleneck() -> Column:
-    """sizing.rules.bottleneck over phase_summary's resource and client-ceiling columns: the same predicates in
+    """sizing.criteria.rules.bottleneck over phase_summary's resource and client-ceiling columns: the same predicates in
     rules.BOTTLENECK_ORDER; a missing figure is 0 and a missing limit rules.UNKNOWN_LIMIT (neither triggers); null
     without node figures unless a label of rules.DECIDED_WITHOUT_NODES decides."""
     def value(name: str) -> Column:
@@ -114,13 +114,13 @@ def bottleneck_detail() -> Column:
 
 
 def judged_group() -> Column:
-    """sizing.rules.judged_group; tables written before workload groups have no `foreground`: judged."""
+    """sizing.criteria.rules.judged_group; tables written before workload groups have no `foreground`: judged."""
     return F.coalesce(rules.judged_group(F.col("foreground")), F.lit(True))
 
 
 def probe_passes(slo_p99_ms: float, slo_p999_ms: float | None) -> Column:
-    """sizing.rules.probe_verdict over phase_summary's figures of a capacity-search probe (the generator decided
-    online with the same rule); false (not null) when a figure is missing, as a probe without them fails."""
+    """sizing.criteria.rules.probe_verdict over phase_summary's figures of a capacity-search probe (the generator
+    decided online with the same rule); false (not null) when a figure is missing, as a probe without them fails."""
     verdict = rules.probe_verdict(F.col("target_rate"), F.col("confirm_rate"), F.col("consume_rate"),
                                   F.col("backlog_slope"), F.col("e2e_p99_ms"), F.col("e2e_p999_ms"), F.col("valid"),
                                   F.lit(float(slo_p99_ms)), None if slo_p999_ms is None else F.lit(float(slo_p999_ms)))

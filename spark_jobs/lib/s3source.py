@@ -34,7 +34,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructField, StructType, _parse_datatype_string
 
 from adapters.objectstore import ObjectStore, StoreSpec
-from sizing import layout
+from sizing.contract import layout
 
 FORMAT = "sizing_store"
 DEFAULT_PARTITIONS = 16  # input partitions per read: a few per core, each holding many small objects
@@ -105,7 +105,8 @@ class ObjectPartition(InputPartition):
 def chunk_keys(keys: Sequence[str], max_partitions: int) -> list[list[str]]:
     """Split keys into at most `max_partitions` contiguous groups of near-equal size (layout order kept), never
     splitting a directory's keys: a raw directory holds one phase of one record type of a run (every worker's
-    object, sizing.raw_layout), and a fold that gets whole phases need not ship what another task may also hold."""
+    object, sizing.contract.raw_layout), and a fold that gets whole phases need not ship what another task may also
+    hold."""
     keys = list(keys)
     if not keys:
         return []
@@ -224,7 +225,7 @@ class StoreReader(DataSourceReader):
 
 
 def partition_prefix(table: str, partition_by: Sequence[str], values: Sequence[str]) -> str:
-    """`tables/<table>/campaign=C/run=R/` or `tables/<table>/campaign=C/config=K/run=R/` (sizing.layout)."""
+    """`tables/<table>/campaign=C/run=R/` or `tables/<table>/campaign=C/config=K/run=R/` (sizing.contract.layout)."""
     by = dict(zip(partition_by, values, strict=True))
     return layout.table_prefix(table, by["campaign"], by.get("config_id"), by.get("run_id"))
 
@@ -267,7 +268,7 @@ class StoreDataSource(DataSource):
         return FORMAT
 
     def schema(self) -> str:
-        raise ValueError("sizing_store needs an explicit schema (raw schemas come from sizing.records)")
+        raise ValueError("sizing_store needs an explicit schema (raw schemas come from sizing.contract.records)")
 
     def reader(self, schema: StructType) -> DataSourceReader:
         return StoreReader(dict(self.options), schema)

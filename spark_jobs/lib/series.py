@@ -1,11 +1,11 @@
-"""What the per-second series tables share (issue 35; schemas sizing.records.CLIENT_SERIES, BROKER_SERIES,
+"""What the per-second series tables share (issue 35; schemas sizing.contract.records.CLIENT_SERIES, BROKER_SERIES,
 NODE_SERIES), a library module of the analysis; each table's transform is its own module of the phase_summary package
 (client_series, broker_series, node_series, run_events).
 
 - client_series' histograms: the client fold's series blocks (phase_summary.client_fold.SERIES_ARRAYS) carry,
   besides the per-second counts, each second's percentiles read from its workers' histograms merged (`hist_blocks`;
-  nearest rank as sizing.histogram.quantile_from_counts, vectorised), and for the seconds another fold call may hold
-  too their merged entries; `client_rows` merges those again per run;
+  nearest rank as sizing.contract.histogram.quantile_from_counts, vectorised), and for the seconds another fold call may
+  hold too their merged entries; `client_rows` merges those again per run;
 - every series table: its select list and Arrow schema (`cast_to`, `arrow_schema`), and the configs each write
   collects at once (`config_chunks`).
 """
@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from sizing import records
-from sizing.histogram import MAX_BUCKET, WIRE_DTYPE, bucket_value
+from sizing.contract import records
+from sizing.contract.histogram import MAX_BUCKET, WIRE_DTYPE, bucket_value
 from spark_jobs.lib.gate import blobs_per_group
 from spark_jobs.lib.s3source import ddl_to_arrow
 from spark_jobs.lib.tableio import RawObjects
@@ -76,7 +76,7 @@ def _cells(owners: np.ndarray, columns: np.ndarray, first: int, groups: int, spa
 
 def _quantiles(dense: np.ndarray, buckets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per row of dense counts (column j: bucket buckets[j]): nearest-rank QUANTILES in ms (NaN: no sample), as
-    sizing.histogram.quantile_from_counts reads one histogram, and the sample count."""
+    sizing.contract.histogram.quantile_from_counts reads one histogram, and the sample count."""
     cumulative = np.cumsum(dense, axis=1)
     totals = cumulative[:, -1] if dense.shape[1] else np.zeros(len(dense))
     out = np.full((len(dense), len(QUANTILES)), np.nan)
@@ -151,7 +151,7 @@ def hist_blocks(table: pa.Table, row_group: np.ndarray, order: np.ndarray, block
 
 
 def client_rows(rows: pd.DataFrame, blocks: pd.DataFrame, key: Sequence[str]) -> pd.DataFrame:
-    """One run's client_series rows (sizing.records.CLIENT_SERIES) from its series blocks: `rows`, the
+    """One run's client_series rows (sizing.contract.records.CLIENT_SERIES) from its series blocks: `rows`, the
     blocks' seconds as rows in block order (one per block and second, phase_summary.client_fold.block_seconds),
     `blocks` the blocks themselves (their HIST_ARRAYS). A (group, second) held by several rows is summed and its
     shipped histograms merged; one held by a single row keeps the percentiles its fold read."""

@@ -1,7 +1,7 @@
 """Extract and load for the jobs (a library module): raw records and derived tables in the object store.
 
-Schemas come from sizing.records (raw record types and derived tables); keys from sizing.layout. The jobs,
-the GX gate and the query CLI read and write through these helpers only.
+Schemas come from sizing.contract.records (raw record types and derived tables); keys from sizing.contract.layout. The
+jobs, the GX gate and the query CLI read and write through these helpers only.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 from adapters.objectstore import StoreSpec
-from sizing import layout, raw_layout, records
+from sizing.contract import layout, raw_layout, records
 from spark_jobs.lib.s3source import (
     ObjectFold,
     ddl_to_arrow,
@@ -77,8 +77,8 @@ def read_campaign_raw(spark: SparkSession, spec: StoreSpec, campaign: str, recor
 
 def read_table(spark: SparkSession, spec: StoreSpec, table: str, campaign: str, config_id: str | None = None,
                run_id: str | None = None) -> DataFrame:
-    """A derived table (sizing.records.TABLES) of a campaign: every run's rows, or one run's (`run_id`), of every
-    config or of one (`config_id`)."""
+    """A derived table (sizing.contract.records.TABLES) of a campaign: every run's rows, or one run's (`run_id`), of
+    every config or of one (`config_id`)."""
     keys = list_objects(spec, [layout.table_prefix(table, campaign, config_id)])
     return read_keys(spark, spec, layout.of_run(keys, run_id) if run_id else keys, records.table_ddl(table))
 
@@ -109,8 +109,8 @@ def stored_runs(spec: StoreSpec, table: str, campaign: str) -> list[str]:
 
 def replace_table(frame: DataFrame, spec: StoreSpec, table: str, campaign: str, run_ids: Sequence[str],
                   configs: Sequence[str] | None = None, before_write: Callable[[], None] | None = None) -> None:
-    """Write a derived table into its run partitions (sizing.records.partition_columns), replacing exactly those of
-    `run_ids` (with `configs`: of those configs only); every other run's and config's partition is left alone.
+    """Write a derived table into its run partitions (sizing.contract.records.partition_columns), replacing exactly
+    those of `run_ids` (with `configs`: of those configs only); every other run's and config's partition is left alone.
     `before_write`: s3source.write_table's."""
     partition_by = list(records.partition_columns(table))
     if configs is None and "config_id" in partition_by:

@@ -19,10 +19,12 @@ from typing import Any
 
 import pandas as pd
 
-from sizing import findings, records, repeats, rules, upgrade
-from sizing.history import RUN_STATUSES
-from sizing.spec import DEPLOYMENTS  # where node figures come from: one reader per target (adapters/nodestats.py)
-from sizing.stats import VERDICTS
+from sizing.campaign import DEPLOYMENTS  # where node figures come from: one reader per target (adapters/nodestats.py)
+from sizing.contract import records
+from sizing.criteria import rules
+from sizing.criteria.stats import VERDICTS
+from sizing.judgement import findings, repeats, upgrade
+from sizing.judgement.history import RUN_STATUSES
 
 SITE_NAME = "sizing_docs"
 RUN_COLS = [c.name for c in records.RUN_KEY]
@@ -218,8 +220,8 @@ def _suites() -> dict[str, list[Expectation]]:
             ("ExpectColumnValuesToNotBeNull", {"column": "reason", "row_condition": "held!=True",
                                                "condition_parser": "pandas"}),
         ],
-        # Issue 35: the per-second series (sizing.records.SERIES_TABLES), one row per run and second of each group,
-        # broker node or node; a second's percentiles are in order (the exact max is no bucket: not compared).
+        # Issue 35: the per-second series (sizing.contract.records.SERIES_TABLES), one row per run and second of each
+        # group, broker node or node; a second's percentiles are in order (the exact max is no bucket: not compared).
         "client_series": [
             ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("client_series"),
                                               "exact_match": True}),
@@ -260,8 +262,8 @@ def _suites() -> dict[str, list[Expectation]]:
             ("ExpectColumnValuesToNotBeNull", {"column": "fault_kind", "row_condition": "kind=='fault_start'",
                                                "condition_parser": "pandas"}),
         ],
-        # A sizing campaign's answer (sizing.recommendation): one row per config, at most one recommended per run
-        # and RabbitMQ version, and that one meets the target and holds every required scenario.
+        # A sizing campaign's answer (sizing.judgement.recommendation): one row per config, at most one recommended per
+        # run and RabbitMQ version, and that one meets the target and holds every required scenario.
         "recommendation": [
             ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("recommendation"),
                                               "exact_match": True}),
@@ -280,7 +282,7 @@ def _suites() -> dict[str, list[Expectation]]:
             ("ExpectColumnValuesToNotBeNull", {"column": "cost_per_1k_at_target", "row_condition": "meets_target==True",
                                                "condition_parser": "pandas"}),
         ],
-        # A compare / characterise campaign's answer (sizing.findings): one row per arm, metric and baseline.
+        # A compare / characterise campaign's answer (sizing.judgement.findings): one row per arm, metric and baseline.
         "findings": [
             ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("findings"), "exact_match": True}),
             *_not_null(["campaign", "run_id", "kind", "config_id", "family", "phase_name", "metric", "value", "n"]),
@@ -298,7 +300,7 @@ def _suites() -> dict[str, list[Expectation]]:
             ("ExpectColumnValuesToBeBetween", {"column": "effect_level", "min_value": 0, "max_value": 1}),
             ("ExpectColumnValuesToBeBetween", {"column": "n", "min_value": 1}),
         ],
-        # Per phase and metric, the median over repeats with its interval (sizing.repeats.phase_intervals).
+        # Per phase and metric, the median over repeats with its interval (sizing.judgement.repeats.phase_intervals).
         "repeat_intervals": [
             ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("repeat_intervals"),
                                               "exact_match": True}),
@@ -311,7 +313,7 @@ def _suites() -> dict[str, list[Expectation]]:
             ("ExpectColumnPairValuesAToBeGreaterThanB", {"column_A": "repeats", "column_B": "n", "or_equal": True}),
             *_interval_holds_its_median(),
         ],
-        # Per board and config, its figure over repeats and the comparison with the next one (sizing.repeats).
+        # Per board and config, its figure over repeats and the comparison with the next one (sizing.judgement.repeats).
         "board_intervals": [
             ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("board_intervals"),
                                               "exact_match": True}),
@@ -327,8 +329,8 @@ def _suites() -> dict[str, list[Expectation]]:
                                                          "or_equal": True, "ignore_row_if": "either_value_is_missing"}),
             *_interval_holds_its_median(),
         ],
-        # A version comparison's six figures per config (issue 33, sizing.upgrade): one row per config, metric and
-        # scenario; a row compared with the baseline says in which direction it moved and whether that agrees with
+        # A version comparison's six figures per config (issue 33, sizing.judgement.upgrade): one row per config, metric
+        # and scenario; a row compared with the baseline says in which direction it moved and whether that agrees with
         # the published expectation.
         "upgrade": [
             ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("upgrade"), "exact_match": True}),
@@ -348,7 +350,7 @@ def _suites() -> dict[str, list[Expectation]]:
                                                "condition_parser": "pandas"}),
             ("ExpectColumnValuesToBeBetween", {"column": "n_baseline", "min_value": 1}),
         ],
-        # One row per run (issue 24): what ran, on what, how it ended (sizing.history).
+        # One row per run (issue 24): what ran, on what, how it ended (sizing.judgement.history).
         "runs": [
             ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("runs"), "exact_match": True}),
             ("ExpectTableRowCountToBeBetween", {"min_value": 1}),
@@ -385,7 +387,7 @@ class Outcome:
         return "all expectations met" if self.success else "failed expectations:\n  " + "\n  ".join(self.failures)
 
     def document(self, batch: str, campaign: str, config_id: str, run_id: str) -> dict[str, Any]:
-        """The result as stored at sizing.layout.validation_key (the report reads this shape)."""
+        """The result as stored at sizing.contract.layout.validation_key (the report reads this shape)."""
         return {"batch": batch, "campaign": campaign, "config_id": config_id, "run_id": run_id,
                 "success": self.success, "failures": self.failures, "results": self.results}
 

@@ -1,4 +1,4 @@
-"""Synthetic raw records in the exact loadgen layout (sizing.layout keys) and schema (sizing.records).
+"""Synthetic raw records in the exact loadgen layout (sizing.contract.layout keys) and schema (sizing.contract.records).
 
 Modelling (stated honestly): one `client_seconds` row is one load-generator *worker process* second, as
 the record schema defines it; a worker aggregates many clients (the seed's 400 clients over 8 workers
@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from sizing import raw_layout, records
-from sizing.disks import VOLUME_ROLES
-from sizing.histogram import LOG_GAMMA, MAX_BUCKET, WIRE_DTYPE, buckets_of
-from sizing.layout import RunKey
+from sizing.contract import raw_layout, records
+from sizing.contract.histogram import LOG_GAMMA, MAX_BUCKET, WIRE_DTYPE, buckets_of
+from sizing.contract.layout import RunKey
+from sizing.resources.disks import VOLUME_ROLES
 
 # Top throughput (msg/s) per "<nodes>x<instance>-<volume>" as seed 000 prints it (quorum queues).
 SEED_000_CAPACITY = {
@@ -240,10 +240,10 @@ def write_objects(store, objects: dict[str, pa.Table]) -> int:
 def campaign_models(spec_path: str, run_id: str, scenario: str, duration_s: int | None, workers: int,
                     configs: Sequence[str] | None = None, phases: int | None = None) -> list[RunModel]:
     """One RunModel per config of a campaign spec; capacities from seed 000 where the shape is known."""
-    from sizing.spec import families, load_campaign
+    from sizing.campaign import families, load_campaign
 
     campaign = load_campaign(spec_path)
-    # `isolate: true` steps are one single-phase scenario each (sizing.spec.steps.isolated_runs): the synthetic run
+    # `isolate: true` steps are one single-phase scenario each (sizing.campaign.steps.isolated_runs): the synthetic run
     # keeps them as the phases of one run, their family, as the benchmarks' seed-scale campaign has always been
     # modelled.
     sc = {s.name: s for s in families(campaign.scenarios)}[scenario]

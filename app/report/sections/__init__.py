@@ -7,8 +7,8 @@
     `upgrade`          a campaign comparing RabbitMQ versions opens with the upgrade question (issue 33): the `upgrade`
                        table's six figures per version, the change, the measured and the published direction
     `comparison`       compared with a baseline run (issue 24): only when the run names one
-    `verdict`          which config to buy (sizing.recommendation decides), or a compare/characterise answer's first
-    lines (app.report.answer: the Findings section of a compare or characterise campaign)
+    `verdict`          which config to buy (sizing.judgement.recommendation decides), or a compare/characterise answer's
+    first lines (app.report.answer: the Findings section of a compare or characterise campaign)
     `intensity`        increasing intensity: achieved rate and latency per step, charts and table
     `leaderboards`     the four boards with intervals over repeats, the Pareto front
     `trends`           across runs (issue 24): each headline metric over the stored runs, with change points

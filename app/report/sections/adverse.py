@@ -8,8 +8,14 @@ import pandas as pd
 from app.report import charts, fmt, repeats
 from app.report.context import ReportContext
 from app.report.html import table, tag
-from sizing.rules import BACKLOG_ADVERSE, DRAINED_BACKLOG_S, MATCH_FRACTION, REDUCED_PUBLISH_WINDOW_S, scenario_kind
-from sizing.spec import Scenario
+from sizing.campaign import Scenario
+from sizing.criteria.rules import (
+    BACKLOG_ADVERSE,
+    DRAINED_BACKLOG_S,
+    MATCH_FRACTION,
+    REDUCED_PUBLISH_WINDOW_S,
+    scenario_kind,
+)
 
 MAX_ADVERSE_PANELS = 8  # configs per adverse chart (two columns of four)
 
@@ -19,7 +25,8 @@ def is_backlog(scenario: Scenario) -> bool:
 
 
 def criterion_text(scenario: Scenario, target_rate: float) -> str:
-    """The scenario's criterion in words; every threshold it words is read from sizing.rules (sizing.adverse)."""
+    """The scenario's criterion in words; every threshold it words is read from sizing.criteria.rules
+    (sizing.judgement.adverse)."""
     share = f"{MATCH_FRACTION * 100:g} %"
     if is_backlog(scenario):
         tolerance = (f"at most {scenario.publish_tolerance_s:g} s of" if scenario.publish_tolerance_s else "no")
@@ -83,7 +90,7 @@ def verdict_table(ctx: ReportContext, scenario: Scenario) -> list[object]:
                          "or wrote nothing).", class_="warn")]
     body = []
     for r in verdict.sort_values("config_id").itertuples(index=False):
-        # a null held: too few conclusive phases (sizing.adverse.judge); the reason names the invalid ones
+        # a null held: too few conclusive phases (sizing.judgement.adverse.judge); the reason names the invalid ones
         held = (("not judged", "warn") if r.held is None or pd.isna(r.held) else
                 ("held", "ok") if r.held else ("not held", "bad"))
         reason = r.reason if isinstance(r.reason, str) else "—"

@@ -10,8 +10,8 @@ import pandas as pd
 from app.report import charts, fmt
 from app.report.context import ReportContext
 from app.report.html import table, tag
-from sizing import rules
-from sizing.spec import Scenario, family_name
+from sizing.campaign import Scenario, family_name
+from sizing.criteria import rules
 
 SETTING_STEP_METRICS = ("confirm_rate", "publish_rate", "consume_rate", "e2e_p50_ms", "e2e_p95_ms", "e2e_p99_ms")
 

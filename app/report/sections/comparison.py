@@ -1,13 +1,13 @@
 """Compared with a baseline run (issue 24): the section a run that names a baseline opens with, metric by metric,
-from the comparison history.load_history made with sizing.comparison (the same function and table `sizing compare`
-prints); what each run ran on, from the runs table. No baseline: no section."""
+from the comparison history.load_history made with sizing.judgement.comparison (the same function and table `sizing
+compare` prints); what each run ran on, from the runs table. No baseline: no section."""
 
 from __future__ import annotations
 
 from app.report.context import ReportContext
 from app.report.html import table, tag
-from sizing.comparison import IMPROVED, REGRESSED, TABLE_HEADER, recommendation_words, table_rows
-from sizing.stats import UNCHANGED, level_text
+from sizing.criteria.stats import UNCHANGED, level_text
+from sizing.judgement.comparison import IMPROVED, REGRESSED, TABLE_HEADER, recommendation_words, table_rows
 
 VERDICT_CSS = {REGRESSED: "bad", IMPROVED: "ok", UNCHANGED: "", "inconclusive": "warn"}
 
@@ -30,8 +30,8 @@ def render(ctx: ReportContext) -> list[object]:
     out.append(tag("div", [tag("p", headline, class_="headline"), tag("p", (
         f"{counts[IMPROVED]} improved, {counts[REGRESSED]} regressed, {counts[UNCHANGED]} unchanged, "
         f"{counts['inconclusive']} inconclusive. A change is called when its exact Mann-Whitney interval reaches "
-        f"{level_text(c.confidence)} and the estimate is at least {c.threshold:.0%} (sizing.stats); three repeats a "
-        "side reach 90 % and no more, fewer are inconclusive by construction. `sizing compare --campaign "
+        f"{level_text(c.confidence)} and the estimate is at least {c.threshold:.0%} (sizing.criteria.stats); three "
+        "repeats a side reach 90 % and no more, fewer are inconclusive by construction. `sizing compare --campaign "
         f"{c.campaign} --base {c.base_run} --head {c.head_run}` prints the same table."))],
         class_="verdict" + (" none" if regressed else "")))
     if c.base_recommended or c.head_recommended:

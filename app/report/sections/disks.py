@@ -1,5 +1,5 @@
-"""Disk layouts (issue 14): each config's volumes by role (sizing.disks); on a local target, what its volumes were:
-throttled filesystems of their own on the scale model, or directories of one filesystem, where disk types have no
+"""Disk layouts (issue 14): each config's volumes by role (sizing.resources.disks); on a local target, what its volumes
+were: throttled filesystems of their own on the scale model, or directories of one filesystem, where disk types have no
 effect."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 from app.report.context import ReportContext
 from app.report.html import table, tag
-from sizing.disks import VOLUME_ROLES, placement, volume_label
+from sizing.resources.disks import VOLUME_ROLES, placement, volume_label
 
 
 def render(ctx: ReportContext) -> list[object]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from app.report import fmt
 from app.report.context import ReportContext
 from app.report.html import table, tag
-from sizing.spec import WorkloadGroup
+from sizing.campaign import WorkloadGroup
 
 
 def describe_group(group: WorkloadGroup) -> str:

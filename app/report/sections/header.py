@@ -31,8 +31,8 @@ def record_line(record: dict[str, Any] | None) -> str:
 
 
 def measured_line(record: dict[str, Any] | None) -> str:
-    """What every figure below was measured on (the runs row's own words: sizing.scalemodel.measured_on), first thing
-    a reader sees: a local figure is never a cloud figure."""
+    """What every figure below was measured on (the runs row's own words: sizing.resources.scalemodel.measured_on),
+    first thing a reader sees: a local figure is never a cloud figure."""
     if not record or not record.get("measured_on"):
         return "Measured on: not recorded (analysed before the runs table said so)."
     enforced = record.get("envelope_enforced")
@@ -64,8 +64,8 @@ def render(ctx: ReportContext) -> list[object]:
 
 
 def spec_warnings(warnings: tuple[Any, ...]) -> list[object]:
-    """What the runs' RabbitMQ version accepted and ignored (sizing/versionrules.py): said beside the figures, so
-    none reads as the effect of a setting the broker never applied."""
+    """What the runs' RabbitMQ version accepted and ignored (sizing/campaign/versionrules.py): said beside the figures,
+    so none reads as the effect of a setting the broker never applied."""
     if not warnings:
         return []
     return [tag("p", "Spec settings the broker ignored:", class_="meta"),

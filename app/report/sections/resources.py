@@ -10,8 +10,8 @@ import pandas as pd
 from app.report import charts, fmt
 from app.report.context import ReportContext
 from app.report.html import table, tag
-from sizing.rules import BOTTLENECKS, NO_BOTTLENECK, is_client_settings, is_intensity
-from sizing.spec import Scenario, families
+from sizing.campaign import Scenario, families
+from sizing.criteria.rules import BOTTLENECKS, NO_BOTTLENECK, is_client_settings, is_intensity
 
 
 def stopped_matching(summary: pd.DataFrame, config_id: str, scenarios: list[str]
@@ -57,7 +57,7 @@ def bound_by(summary: pd.DataFrame, config_ids: list[str], scenarios: list[str]
     return out
 
 
-# The labels as the rule orders them (sizing.rules.BOTTLENECKS): the report lists what the rule can name.
+# The labels as the rule orders them (sizing.criteria.rules.BOTTLENECKS): the report lists what the rule can name.
 LABELS = f"{', '.join(BOTTLENECKS)}, or {NO_BOTTLENECK} = coordination"
 
 
@@ -66,8 +66,8 @@ def bound_by_answer(ctx: ReportContext) -> list[object]:
     rows = bound_by(ctx.summary, ctx.config_ids, measured(ctx.campaign.scenarios))
     if not rows:
         return []
-    return [tag("p", "What bound each measured phase (sizing.rules bottleneck on the node's figures against its "
-                     f"limits and the clients' own ceilings: {LABELS}):"),
+    return [tag("p", "What bound each measured phase (sizing.criteria.rules bottleneck on the node's figures against "
+                     f"its limits and the clients' own ceilings: {LABELS}):"),
             tag("ul", [tag("li", [tag("b", config_id), f", {scenario} ({phase}): {label}"
                                   + (f" ({detail})" if detail else "")])
                        for config_id, scenario, phase, label, detail in rows])]
@@ -85,7 +85,7 @@ def bottleneck_verdict(ctx: ReportContext) -> list[object]:
                                 f"{label or 'unknown (no node figures)'}" + (f" ({detail})" if detail else "")]))
     if not items:
         return []
-    return [tag("p", "Where each config stopped matching its target, and what ran out there (sizing.rules "
+    return [tag("p", "Where each config stopped matching its target, and what ran out there (sizing.criteria.rules "
                      f"bottleneck: {LABELS}):"),
             tag("ul", items)]
 

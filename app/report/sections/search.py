@@ -8,7 +8,7 @@ import pandas as pd
 from app.report import charts, fmt
 from app.report.context import ReportContext
 from app.report.html import table, tag
-from sizing.stats import level_text
+from sizing.criteria.stats import level_text
 
 
 def render(ctx: ReportContext) -> list[object]:

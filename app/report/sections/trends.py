@@ -1,14 +1,14 @@
 """Across runs (issue 24): each headline metric (history.trend_metrics) over every stored run up to this one, one line
-per config with its change points, as sizing.trends found them (the same function `sizing trend` calls); nothing
-here computes a figure. No stored trend: no section."""
+per config with its change points, as sizing.judgement.trends found them (the same function `sizing trend` calls);
+nothing here computes a figure. No stored trend: no section."""
 
 from __future__ import annotations
 
 from app.report import charts
 from app.report.context import ReportContext
 from app.report.html import table, tag
-from sizing.comparison import SUSTAINABLE, TOP_THROUGHPUT, format_value
-from sizing.trends import ALPHA, Trend
+from sizing.judgement.comparison import SUSTAINABLE, TOP_THROUGHPUT, format_value
+from sizing.judgement.trends import ALPHA, Trend
 
 
 def render(ctx: ReportContext) -> list[object]:

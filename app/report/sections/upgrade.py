@@ -1,8 +1,8 @@
 """The upgrade question (issue 33): a campaign comparing RabbitMQ versions opens with it. Each figure of the `upgrade`
-table (sizing.upgrade: capacity, p99 at the target, drain rate, reduced publishing, memory per stored message, node
-restart time) for the baseline version and the other, the change, the direction measured and the direction published
-results lead one to expect, side by side. A measurement that contradicts a published result is stated as a result.
-Every figure is the table's; this section only writes them. No table rows: no section."""
+table (sizing.judgement.upgrade: capacity, p99 at the target, drain rate, reduced publishing, memory per stored message,
+node restart time) for the baseline version and the other, the change, the direction measured and the direction
+published results lead one to expect, side by side. A measurement that contradicts a published result is stated as a
+result. Every figure is the table's; this section only writes them. No table rows: no section."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import pandas as pd
 from app.report import fmt
 from app.report.context import ReportContext
 from app.report.html import table, tag
-from sizing.stats import PRACTICAL_EFFECT
-from sizing.upgrade import METRIC, METRICS
+from sizing.criteria.stats import PRACTICAL_EFFECT
+from sizing.judgement.upgrade import METRIC, METRICS
 
 UNIT_FORMAT = {"msg/s": lambda v: f"{fmt.rate(v)} msg/s", "ms": fmt.ms, "s": fmt.secs,
                "bytes": lambda v: f"{fmt.rate(v)} B"}
@@ -82,7 +82,7 @@ def render(ctx: ReportContext) -> list[object]:
         "Each figure is the median over a config's repeats, measured on this machine: the direction is what "
         "can be checked against the published results, not their magnitude. A direction is the change against "
         f"the practical threshold ({PRACTICAL_EFFECT:.0%}); over repeats, the exact Mann-Whitney verdict "
-        "(sizing.stats), inconclusive with one repeat a side."))],
+        "(sizing.criteria.stats), inconclusive with one repeat a side."))],
         class_="verdict" + (" none" if len(contradicted) else "")))
     order = {m.name: i for i, m in enumerate(METRICS)}
     for config in others:

@@ -1,6 +1,6 @@
 """The first section: which config to buy (a sizing campaign), as the analysis wrote it in the `recommendation`
-table (sizing.recommendation decides; this section words it); a compare or characterise campaign gets its answer's
-first sentences instead (app.report.answer)."""
+table (sizing.judgement.recommendation decides; this section words it); a compare or characterise campaign gets its
+answer's first sentences instead (app.report.answer)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from app.report.context import ReportContext
 from app.report.html import table, tag
 from app.report.sections.resources import bottleneck_verdict, bound_by_answer
 from app.report.tables import BOARD_MATCHED_TARGET, BOARD_TOP_MATCHED, ReportData
-from sizing.findings import SIZE
-from sizing.recommendation import ConfigVerdict, recommended_ids, version_changes
+from sizing.judgement.findings import SIZE
+from sizing.judgement.recommendation import ConfigVerdict, recommended_ids, version_changes
 
 
 def verdicts(data: ReportData) -> list[ConfigVerdict] | None:
-    """The analysis' answer as written in the `recommendation` table (sizing.recommendation decided it there), in
-    its standing order; None when the run has no such table (analysed before it existed)."""
+    """The analysis' answer as written in the `recommendation` table (sizing.judgement.recommendation decided it there),
+    in its standing order; None when the run has no such table (analysed before it existed)."""
     if data.recommendation is None or data.recommendation.empty:
         return None
     return [ConfigVerdict.from_row(row) for row in data.recommendation.to_dict("records")]

@@ -8,8 +8,8 @@ from __future__ import annotations
 from app.report import charts, fmt
 from app.report.context import ReportContext
 from app.report.html import table, tag
-from sizing.disks import volume_label
-from sizing.records import LATENCY_QUANTILES, quantile_label
+from sizing.contract.records import LATENCY_QUANTILES, quantile_label
+from sizing.resources.disks import volume_label
 
 
 def render(ctx: ReportContext) -> list[object]:

@@ -1,7 +1,7 @@
 """RabbitMQ management API as an Airflow hook: is a freshly applied cluster ready for load?
 
 The hook only wraps the one management client (adapters.management); the verdict is
-sizing.cluster.assess_health.
+sizing.resources.cluster.assess_health.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from airflow.sdk import BaseHook
 
 from adapters.management import ManagementClient
-from sizing.cluster import ClusterInfo, Health
+from sizing.resources.cluster import ClusterInfo, Health
 
 
 class RabbitMQManagementHook(BaseHook):

@@ -36,9 +36,9 @@ from adapters.terraform import (
     run,
     workspace,
 )
-from sizing.cluster import ClusterInfo
-from sizing.plan import ConfigPlan
-from sizing.trialcluster import ClusterRequest
+from sizing.planning.plan import ConfigPlan
+from sizing.planning.trialcluster import ClusterRequest
+from sizing.resources.cluster import ClusterInfo
 
 
 def aws_backend_config(settings: Mapping[str, str], key_prefix: str, campaign: str,
@@ -118,8 +118,8 @@ class TerraformHook(BaseHook):
                 request: ClusterRequest | None = None) -> None:
         """Destroy one cluster. Local: with the variables of the last apply (a no-op for a cluster never applied;
         the local target is one host). aws: the state is in S3 and this may run on another worker than the apply,
-        so the variables are regenerated from the trial's plan and cluster request (sizing.trialcluster) and the
-        working directory initialised here (`plan` and `request` are then required)."""
+        so the variables are regenerated from the trial's plan and cluster request (sizing.planning.trialcluster) and
+        the working directory initialised here (`plan` and `request` are then required)."""
         stack = self.stack(campaign, cluster_key)
         if self.target == "local":
             stack.destroy()

@@ -7,7 +7,7 @@ from typing import Any
 
 from airflow.sdk import BaseOperator
 
-from sizing.plan import Trial
+from sizing.planning.plan import Trial
 
 
 class ClusterApplyOperator(BaseOperator):

@@ -16,8 +16,8 @@ from airflow.sdk import BaseOperator
 
 from rabbit_sizing.hooks.loadgen import LoadgenRun
 from rabbit_sizing.uploads import AWS_CONN_ID
-from sizing.layout import RunKey, s3_uri
-from sizing.plan import Trial
+from sizing.contract.layout import RunKey, s3_uri
+from sizing.planning.plan import Trial
 
 
 @dataclass(frozen=True)
@@ -107,8 +107,8 @@ class LoadgenOperator(BaseOperator):
         from rabbit_sizing.cluster_lifecycle import cluster_for_task, cluster_json_path
         from rabbit_sizing.hooks.loadgen import LoadgenHook, forwarded_env, local_command
         from rabbit_sizing.uploads import publish_run_log, run_log_path
-        from sizing.raw_layout import raw_run_prefix
-        from sizing.runplan import run_keys
+        from sizing.contract.raw_layout import raw_run_prefix
+        from sizing.planning.runplan import run_keys
 
         cluster = cluster_for_task(trial, self.cluster)
         spec_path = spec_on_this_worker(trial.spec_path)
@@ -125,8 +125,8 @@ class LoadgenOperator(BaseOperator):
             cluster_arg = cluster.to_json()
         env = forwarded_env()
         if trial.repeat == 1:  # the config's first trial drops repeats an earlier, longer spec left
-            from sizing.raw_layout import raw_config_prefix
-            from sizing.runplan import stale_repeat_keys
+            from sizing.contract.raw_layout import raw_config_prefix
+            from sizing.planning.runplan import stale_repeat_keys
 
             self._clear_raw(raw_config_prefix(trial.campaign, trial.config_id),
                             lambda keys: stale_repeat_keys(trial, keys))

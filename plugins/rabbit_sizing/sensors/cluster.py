@@ -11,8 +11,8 @@ from airflow.sdk import BaseSensorOperator
 
 from adapters.leases import LeaseBoard
 from adapters.statepaths import state_paths
-from sizing.plan import Trial
-from sizing.runplan import owner_id
+from sizing.planning.plan import Trial
+from sizing.planning.runplan import owner_id
 
 
 def lease_board(deployment: str):  # -> LeaseBoard | StoreLeaseBoard
@@ -60,7 +60,7 @@ class ClusterSlotSensor(BaseSensorOperator):
 
     A slot held by a run that is no longer queued or running (it failed, was ended by the demo's clean-up, or is
     gone) is reclaimed: its holder died without giving it back. The wait is bounded by twice the campaign's planned
-    wall time (sizing.plan) plus ten minutes; past it the task fails naming who holds the slots."""
+    wall time (sizing.planning.plan) plus ten minutes; past it the task fails naming who holds the slots."""
 
     template_fields: Sequence[str] = ("trial",)
 

@@ -1,12 +1,12 @@
-"""The broker_series table (TRANSFORM, sizing.records.BROKER_SERIES): per run, node and whole second, the node's last
-broker sample in it (a pure DataFrame transform of broker_samples)."""
+"""The broker_series table (TRANSFORM, sizing.contract.records.BROKER_SERIES): per run, node and whole second, the
+node's last broker sample in it (a pure DataFrame transform of broker_samples)."""
 
 from __future__ import annotations
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from sizing import records
+from sizing.contract import records
 from spark_jobs.lib.phase_summary.keys import RUN_COLS, Transform
 from spark_jobs.lib.series import cast_to
 
@@ -14,7 +14,8 @@ TRANSFORM = Transform("broker_series", ("broker_samples",))
 
 
 def broker_series(samples: DataFrame) -> DataFrame:
-    """broker_series (sizing.records.BROKER_SERIES): per run, node and whole second, the node's last sample in it."""
+    """broker_series (sizing.contract.records.BROKER_SERIES): per run, node and whole second, the node's last sample
+    in it."""
     figures = [c for c in records.table_columns("broker_series") if c not in (*RUN_COLS, "second", "node", "samples",
                                                                                 "mem_share")]
     last = F.max_by(F.struct(*figures), "ts")

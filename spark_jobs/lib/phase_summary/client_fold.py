@@ -14,10 +14,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 
-from sizing import records, stats
-from sizing.histogram import encode_counts
-from sizing.records import Column as Declared  # a fold's column: name, type, meaning (pyspark's Column is another)
-from sizing.rules import consumer_ceiling
+from sizing.contract import records
+from sizing.contract.histogram import encode_counts
+from sizing.contract.records import (
+    Column as Declared,  # a fold's column: name, type, meaning (pyspark's Column is another)
+)
+from sizing.criteria import stats
+from sizing.criteria.rules import consumer_ceiling
 from spark_jobs.lib import gate, histmerge, series
 from spark_jobs.lib.phase_summary.keys import (
     CHECK,
@@ -37,9 +40,9 @@ from spark_jobs.lib.tableio import ObjectFold
 
 SUM_COLS = ["scheduled", "published", "confirmed", "nacked", "returned", "consumed", "redelivered"]
 HIST_COLS = {"e2e_hist": "e2e", "confirm_hist": "confirm", "publish_delay_hist": "publish_delay"}
-# Issue 32: the end-to-end histogram of each window of the phase's planned steady seconds (sizing.stats.window_layout:
-# the windows a percentile's spread within one run comes from, sizing.stats.sectioned_rse); null where the fold was
-# not given the phases' windows.
+# Issue 32: the end-to-end histogram of each window of the phase's planned steady seconds
+# (sizing.criteria.stats.window_layout: the windows a percentile's spread within one run comes from,
+# sizing.criteria.stats.sectioned_rse); null where the fold was not given the phases' windows.
 WINDOW_HISTS = [f"e2e_hist_w{i}" for i in range(stats.WITHIN_RUN_BATCHES)]
 # _partials' rows: one per worker phase (a worker phase split over two fold calls: two).
 PARTIAL_COLUMNS = (*records.RUN_KEY,
@@ -59,8 +62,8 @@ PARTIAL_COLUMNS = (*records.RUN_KEY,
     # issue 44: the client settings the phase's ceilings come from (_client_settings)
     Declared("publishers", "int64", "the most publishers of the worker in a steady second"),
     Declared("confirms_in_flight", "float64", "the largest confirm window in force in a steady second"),
-    Declared("consumer_capacity", "float64", "consumer ceilings (sizing.rules.consumer_ceiling), summed over the "
-             "steady seconds"))
+    Declared("consumer_capacity", "float64", "consumer ceilings (sizing.criteria.rules.consumer_ceiling), summed over "
+             "the steady seconds"))
 PARTIAL_DDL = records.columns_ddl(PARTIAL_COLUMNS)
 
 
@@ -137,8 +140,9 @@ def fold_client_seconds(batches: Iterator[pa.RecordBatch], arguments: list[list]
 
 
 PARTIAL_READS = [*GROUP_KEY, "worker", "second", *SUM_COLS, "blocked_ms", "cpu_s", "publish_delay_max_us"]
-# Issue 44: the per-second client settings behind the phase's client ceilings (sizing.rules.publisher_window_ceiling,
-# consumer_ceiling); per second, as a client-setting step changes them at its boundary.
+# Issue 44: the per-second client settings behind the phase's client ceilings
+# (sizing.criteria.rules.publisher_window_ceiling, consumer_ceiling); per second, as a client-setting step changes them
+# at its boundary.
 SETTING_READS = ["publishers", "confirms_in_flight", "consumers", "processing_ms"]
 
 
@@ -178,7 +182,7 @@ def _partials(table: pa.Table, steady: np.ndarray, windows: pd.DataFrame | None 
 
 
 def _client_settings(frame: pd.DataFrame) -> pd.DataFrame:
-    """Each second's consumer ceiling (sizing.rules.consumer_ceiling, summed per worker phase and averaged by
+    """Each second's consumer ceiling (sizing.criteria.rules.consumer_ceiling, summed per worker phase and averaged by
     _final_client): a worker without consumers adds none, a 0 ms processing time makes it unknown (inf)."""
     consumers = frame["consumers"].to_numpy(dtype=float, na_value=0.0)
     processing = frame["processing_ms"].to_numpy(dtype=float, na_value=0.0)
@@ -188,9 +192,9 @@ def _client_settings(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def steady_windows(arguments: list[list]) -> pd.DataFrame:
-    """Per phase (PHASE_KEY), where its windows lie (sizing.stats.window_layout over its planned steady seconds,
-    at least SECTION_MIN_SECONDS of them): the first second of the first window and a window's length; phases too
-    short for a percentile's spread are left out."""
+    """Per phase (PHASE_KEY), where its windows lie (sizing.criteria.stats.window_layout over its planned steady
+    seconds, at least SECTION_MIN_SECONDS of them): the first second of the first window and a window's length; phases
+    too short for a percentile's spread are left out."""
     phases = pd.DataFrame(arguments, columns=[*PHASE_KEY, *WINDOW_COLUMNS])
     rows = []
     for phase in phases.itertuples(index=False):

@@ -10,8 +10,9 @@ import pandas as pd
 import pyarrow as pa
 from pyspark.sql import DataFrame
 
-from sizing import records, stats
-from sizing.rules import publisher_window_ceiling
+from sizing.contract import records
+from sizing.criteria import stats
+from sizing.criteria.rules import publisher_window_ceiling
 from spark_jobs.lib import histmerge
 from spark_jobs.lib.phase_summary.client_fold import HIST_COLS, SUM_COLS, WINDOW_HISTS
 from spark_jobs.lib.phase_summary.keys import GROUP_KEY, summary_columns
@@ -73,8 +74,8 @@ def _client_ceilings(frame: pd.DataFrame, per_worker: pd.DataFrame, confirm_mean
 
 
 def _percentile_spreads(table: pa.Table, row: dict[str, object]) -> dict[str, float | None]:
-    """Issue 32: each SPREAD_QUANTILES percentile's spread within the run (sizing.stats.sectioned_rse), from the
-    window histograms of every partial of the phase (none when any partial lacks them)."""
+    """Issue 32: each SPREAD_QUANTILES percentile's spread within the run (sizing.criteria.stats.sectioned_rse), from
+    the window histograms of every partial of the phase (none when any partial lacks them)."""
     spreads: dict[str, float | None] = {f"e2e_{q}_ms_rse": None for q in SPREAD_QUANTILES}
     if any(table.column(col).null_count for col in WINDOW_HISTS):
         return spreads

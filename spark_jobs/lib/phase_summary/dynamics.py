@@ -7,9 +7,11 @@ import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from sizing import adverse, records, stats
-from sizing.rules import GENERATOR_FAULTS
-from sizing.search import backlog_slope
+from sizing.contract import records
+from sizing.criteria import stats
+from sizing.criteria.rules import GENERATOR_FAULTS
+from sizing.criteria.search import backlog_slope
+from sizing.judgement import adverse
 from spark_jobs.lib.phase_summary.client_fold import series_rows
 from spark_jobs.lib.phase_summary.keys import RUN_COLS, summary_columns
 from spark_jobs.lib.recovery import fault_impact
@@ -27,9 +29,10 @@ RATE_SERIES = {"publish_rate_rse": "published", "confirm_rate_rse": "confirmed",
 
 def run_dynamics(series: pd.DataFrame, faults: pd.DataFrame) -> pd.DataFrame:
     """Per run, phase and workload group: client-side backlog, the impact of every fault on the per-second
-    throughput, (issue 16) sizing.search.backlog_slope over the steady seconds, as the generator computes it, and
-    (issue 22) the per-second figures of the backlog criterion (sizing.adverse): seconds of reduced publish rate and
-    of blocked publishers, and where the backlog peaked, ended and last stood above the run's drain level.
+    throughput, (issue 16) sizing.criteria.search.backlog_slope over the steady seconds, as the generator computes it,
+    and (issue 22) the per-second figures of the backlog criterion (sizing.judgement.adverse): seconds of reduced
+    publish rate and of blocked publishers, and where the backlog peaked, ended and last stood above the run's drain
+    level.
 
     `series`: per (group, phase, warmup, second), all workers summed: published, confirmed, consumed, acked,
     scheduled, and the most blocked worker's blocked_ms. `faults`: the run's fault_start events: phase, second,
@@ -93,7 +96,7 @@ def run_dynamics(series: pd.DataFrame, faults: pd.DataFrame) -> pd.DataFrame:
 
 def _rate_spreads(steady: pd.DataFrame) -> dict[str, float | int | None]:
     """Issue 32: each rate's relative standard error within the run, from batch means over the phase's steady
-    seconds in time order (sizing.stats.batch_means; null when too short, or nothing counted)."""
+    seconds in time order (sizing.criteria.stats.batch_means; null when too short, or nothing counted)."""
     out: dict[str, float | int | None] = {"rate_batches": None}
     for column, count in RATE_SERIES.items():
         spread = stats.batch_means(steady[count].astype(float).tolist())
@@ -110,8 +113,8 @@ def _rate_spreads(steady: pd.DataFrame) -> dict[str, float | int | None]:
 
 
 def _steady_backlog_slopes(series: pd.DataFrame) -> dict[int, float]:
-    """phase -> sizing.search.backlog_slope over the phase's steady seconds (phases after the first), all workers
-    summed, as the generator judges a capacity-search probe."""
+    """phase -> sizing.criteria.search.backlog_slope over the phase's steady seconds (phases after the first), all
+    workers summed, as the generator judges a capacity-search probe."""
     steady = series[~series["warmup"].astype(bool) & (series["phase"] > 0)]
     per_second = steady.groupby(["phase", "second"], as_index=False)[["published", "acked"]].sum()
     return {int(phase): backlog_slope(part["second"].astype(float).tolist(), part["published"].astype(float).tolist(),

@@ -13,8 +13,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from adapters.objectstore import StoreSpec
-from sizing import layout, records
-from sizing.spec import Campaign
+from sizing.campaign import Campaign
+from sizing.contract import layout, records
 from spark_jobs.lib import gate, series
 from spark_jobs.lib.phase_summary.broker_series import broker_series
 from spark_jobs.lib.phase_summary.client_fold import CLIENT_FOLD, ClientRecords
@@ -63,7 +63,7 @@ def _progress(what: str, start: float) -> None:
 
 def write_series(spec: StoreSpec, campaign: str, configs: Sequence[str], run_ids: Sequence[str],
                  clients: ClientRecords, broker_samples: DataFrame, events: DataFrame) -> None:
-    """Issue 35: the tables beside phase_summary of these configs and runs (sizing.records.BESIDE_SUMMARY: the
+    """Issue 35: the tables beside phase_summary of these configs and runs (sizing.contract.records.BESIDE_SUMMARY: the
     per-second series and the run's events), from what phase_summary read, into the same partitions as
     phase_summary's; node_series apart (node_series.write_node_series)."""
     def of_chunk(frame: DataFrame) -> DataFrame:  # before the per-run grouping: each write computes its own runs

@@ -11,22 +11,24 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from sizing import records
-from sizing.records import Column as Declared  # a fold's column: name, type, meaning (pyspark's Column is another)
+from sizing.contract import records
+from sizing.contract.records import (
+    Column as Declared,  # a fold's column: name, type, meaning (pyspark's Column is another)
+)
 from spark_jobs.lib.s3source import ddl_to_arrow
 
 RUN_COLS = [c.name for c in records.RUN_KEY]
 PHASE_KEY = [*RUN_COLS, "phase"]
 # Issue 14: client figures are per workload group; broker, event and node figures per phase (the cluster's).
 GROUP_KEY = [*PHASE_KEY, "group"]
-RUN_KEY_DDL = records.columns_ddl(records.RUN_KEY)  # derived: the run key is declared once (sizing.records)
-# Issue 47: every intermediate schema below is declared as columns (sizing.records.Column) beside the fold that yields
-# it, and its DDL derived from them (records.columns_ddl); none is spelled as a DDL string.
+RUN_KEY_DDL = records.columns_ddl(records.RUN_KEY)  # derived: the run key is declared once (sizing.contract.records)
+# Issue 47: every intermediate schema below is declared as columns (sizing.contract.records.Column) beside the fold that
+# yields it, and its DDL derived from them (records.columns_ddl); none is spelled as a DDL string.
 _SUMMARY = {c.name: c for c in records.PHASE_SUMMARY}
 
 
 def summary_columns(*names: str) -> tuple[Declared, ...]:
-    """phase_summary's own columns (sizing.records.PHASE_SUMMARY), for a fold that yields them as they are."""
+    """phase_summary's own columns (sizing.contract.records.PHASE_SUMMARY), for a fold that yields them as they are."""
     return tuple(_SUMMARY[name] for name in names)
 
 
@@ -77,7 +79,8 @@ def phase_windows(phases: DataFrame) -> list[list]:
 @dataclass(frozen=True)
 class Transform:
     """One table module's transform, declared (issue 47: a module per table): `output`, the table it yields
-    (sizing.records.TABLES), and `inputs`, the raw record types it is computed from (sizing.records.RECORD_TYPES)."""
+    (sizing.contract.records.TABLES), and `inputs`, the raw record types it is computed from
+    (sizing.contract.records.RECORD_TYPES)."""
 
     output: str
     inputs: tuple[str, ...]

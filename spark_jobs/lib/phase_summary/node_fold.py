@@ -13,9 +13,11 @@ import pandas as pd
 import pyarrow as pa
 from pyspark.sql import DataFrame
 
-from sizing import records
-from sizing.disks import VOLUME_ROLES
-from sizing.records import Column as Declared  # a fold's column: name, type, meaning (pyspark's Column is another)
+from sizing.contract import records
+from sizing.contract.records import (
+    Column as Declared,  # a fold's column: name, type, meaning (pyspark's Column is another)
+)
+from sizing.resources.disks import VOLUME_ROLES
 from spark_jobs.lib import gate
 from spark_jobs.lib.phase_summary.keys import (
     CHECK,

@@ -1,4 +1,4 @@
-"""The node_series table (TRANSFORM, sizing.records.NODE_SERIES): node_seconds' own columns, a row per node and
+"""The node_series table (TRANSFORM, sizing.contract.records.NODE_SERIES): node_seconds' own columns, a row per node and
 second. Not through Spark: read by the driver from the raw objects and written one config at a time
 (write_node_series). Carried through the node fold, the JVM's cache and a collect, 10x seed scale's 10.5M rows ran
 the driver's heap out; here one config's rows are held at a time."""
@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 
-from sizing import records
+from sizing.contract import records
 from spark_jobs.lib.phase_summary.keys import Transform
 from spark_jobs.lib.s3source import put_partitions
 from spark_jobs.lib.series import arrow_schema

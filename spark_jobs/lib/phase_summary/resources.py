@@ -9,16 +9,18 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from sizing import records
-from sizing.disks import DATA_ROLE, VOLUME_ROLES
-from sizing.records import Column as Declared  # a fold's column: name, type, meaning (pyspark's Column is another)
-from sizing.scalemodel import config_limits
-from sizing.spec import Campaign
+from sizing.campaign import Campaign
+from sizing.campaign.envelopes import config_limits
+from sizing.contract import records
+from sizing.contract.records import (
+    Column as Declared,  # a fold's column: name, type, meaning (pyspark's Column is another)
+)
+from sizing.resources.disks import DATA_ROLE, VOLUME_ROLES
 from spark_jobs.lib.phase_summary.keys import PHASE_KEY, RUN_COLS
 from spark_jobs.lib.phase_summary.node_fold import NODE_KEY, NODE_MEANS, NODE_PHASE
 from spark_jobs.lib.s3source import ddl_to_arrow
 
-# resource_limits_frame's rows: one per config (sizing.scalemodel.config_limits).
+# resource_limits_frame's rows: one per config (sizing.campaign.envelopes.config_limits).
 RESOURCE_LIMITS_COLUMNS = (
     Declared("config_id", "string", "cluster config"),
     Declared("network_limit_mbit_s", "float64", "the instance's network limit, Mbit/s"),
@@ -115,9 +117,9 @@ def node_phase_stats(partials: DataFrame) -> DataFrame:
 
 
 def with_resource_limits(table: DataFrame, limits: DataFrame | None) -> DataFrame:
-    """The config's limits (sizing.scalemodel.config_limits), for figures measured within them: AWS's, and a local
-    node's in its scale-model envelope (its cores not shared: the sampler read it in its cgroup and loop devices). A
-    local node sharing the machine has no limit of its instance type."""
+    """The config's limits (sizing.campaign.envelopes.config_limits), for figures measured within them: AWS's, and a
+    local node's in its scale-model envelope (its cores not shared: the sampler read it in its cgroup and loop devices).
+    A local node sharing the machine has no limit of its instance type."""
     within_limits = (F.col("resource_target") == "aws") | (F.col("shared_cores") == F.lit(False))
     if limits is None:
         limits = table.sparkSession.createDataFrame([], RESOURCE_LIMITS_DDL)
@@ -128,8 +130,8 @@ def with_resource_limits(table: DataFrame, limits: DataFrame | None) -> DataFram
 
 
 def with_disk_shares(table: DataFrame) -> DataFrame:
-    """Each volume against its own limit (sizing.rules.disk_bound): per role, the busiest node's write IOPS and MB/s
-    over that role's volume limits; the highest share names `volume_busiest_role`. Records without per-volume
+    """Each volume against its own limit (sizing.criteria.rules.disk_bound): per role, the busiest node's write IOPS and
+    MB/s over that role's volume limits; the highest share names `volume_busiest_role`. Records without per-volume
     figures (before issue 22) read the node's totals as the data volume's. And the node's volumes together against
     the instance's EBS ceiling (`ebs_load_share`)."""
     def share(figure: Column, limit: str) -> Column:
@@ -150,9 +152,9 @@ def with_disk_shares(table: DataFrame) -> DataFrame:
 
 
 def resource_limits_frame(spark: SparkSession, campaign: Campaign) -> DataFrame:
-    """One row per config of the campaign: its limits (sizing.scalemodel.config_limits: the catalog's, or the scaled
-    envelope's on the local scale model): network, the EBS ceiling, and every volume's own limits by role (null where
-    the role has no volume of its own)."""
+    """One row per config of the campaign: its limits (sizing.campaign.envelopes.config_limits: the catalog's, or the
+    scaled envelope's on the local scale model): network, the EBS ceiling, and every volume's own limits by role (null
+    where the role has no volume of its own)."""
     rows = []
     for shape in campaign.clusters:
         limits = config_limits(campaign, shape)

@@ -1,5 +1,5 @@
-"""The run_events table (TRANSFORM, sizing.records.RUN_EVENTS): the run's raw events as a table, each column cast to
-the table's type (a pure DataFrame transform of events)."""
+"""The run_events table (TRANSFORM, sizing.contract.records.RUN_EVENTS): the run's raw events as a table, each column
+cast to the table's type (a pure DataFrame transform of events)."""
 
 from __future__ import annotations
 

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from sizing import records
-from sizing.rules import judged_against_target
-from sizing.search import PROBE_EVENT, SearchSpec
-from sizing.spec import Campaign
+from sizing.campaign import Campaign
+from sizing.contract import records
+from sizing.criteria.rules import judged_against_target
+from sizing.criteria.search import PROBE_EVENT, SearchSpec
 from spark_jobs.lib import rules_columns
 from spark_jobs.lib.phase_summary.client_fold import COUNT_BLOCK_COLUMNS, ClientRecords
 from spark_jobs.lib.phase_summary.client_stats import client_phase_stats
@@ -27,7 +27,7 @@ TRANSFORM = Transform(TABLE, ("phases", "client_seconds", "accounting", "events"
 
 @dataclass(frozen=True)
 class Rules:
-    """The campaign's part of the verdicts; thresholds are sizing.rules' (spark_jobs/README.md, "Rules").
+    """The campaign's part of the verdicts; thresholds are sizing.criteria.rules' (spark_jobs/README.md, "Rules").
 
     Publish lateness alone is no verdict on the load generator: with confirms it is mostly broker
     back-pressure (the in-flight limit is full) or an outage during a fault. The generator says itself
@@ -86,7 +86,7 @@ def probe_decisions(events: DataFrame) -> DataFrame:
 
 
 def recomputed_probe_verdict(rules: Rules) -> Column:
-    """sizing.rules.probe_verdict with each search scenario's SLO; null outside search scenarios."""
+    """sizing.criteria.rules.probe_verdict with each search scenario's SLO; null outside search scenarios."""
     verdict = F.lit(None).cast("boolean")
     for name, search in rules.searches:
         verdict = F.when(F.col("scenario") == name,

@@ -1,4 +1,4 @@
-# N EC2 nodes, each with its own EBS volumes (one per role of the disk layout: sizing/disks.py), clustered through classic_config peer discovery
+# N EC2 nodes, each with its own EBS volumes (one per role of the disk layout: sizing/resources/disks.py), clustered through classic_config peer discovery
 # (fixed private IPs, so the peer list is known at boot), reachable by SSM only (no SSH, no inbound internet).
 
 locals {

@@ -1,7 +1,7 @@
-# `cluster` has exactly the shape of sizing.cluster.ClusterInfo.from_dict (target "aws"). No local process
+# `cluster` has exactly the shape of sizing.resources.cluster.ClusterInfo.from_dict (target "aws"). No local process
 # control here: faults go through SSM Run Command against instance_id.
 output "cluster" {
-  description = "The cluster in sizing.cluster.ClusterInfo.from_dict's shape (target \"aws\"; faults go through SSM against instance_id)."
+  description = "The cluster in sizing.resources.cluster.ClusterInfo.from_dict's shape (target \"aws\"; faults go through SSM against instance_id)."
   sensitive   = true
   value = {
     target       = "aws"

@@ -18,7 +18,7 @@ variable "instance_type" {
 }
 
 variable "volumes" {
-  description = "Every node's EBS volumes, one per role (sizing/disks.py: data, logs, wal, segments; data always). device_name and mount_point come from sizing.disks; iops for io1/io2/gp3 and throughput_mbps for gp3 only (null otherwise)."
+  description = "Every node's EBS volumes, one per role (sizing/resources/disks.py: data, logs, wal, segments; data always). device_name and mount_point come from sizing.resources.disks; iops for io1/io2/gp3 and throughput_mbps for gp3 only (null otherwise)."
   type = list(object({
     role            = string
     type            = string
@@ -43,7 +43,7 @@ variable "volumes" {
 }
 
 variable "filesystem" {
-  description = "What cloud-init formats every volume with (sizing.disks.FILESYSTEMS)."
+  description = "What cloud-init formats every volume with (sizing.resources.disks.FILESYSTEMS)."
   type        = string
   default     = "ext4"
   validation {
@@ -101,12 +101,12 @@ variable "rabbitmq_package" {
   default     = null
   validation {
     condition     = var.rabbitmq_package == null || can(regex("^[0-9]+\\.[0-9]+(\\.[0-9]+-1|\\.\\*)$", var.rabbitmq_package))
-    error_message = "rabbitmq_package must be like 3.12.13-1 or 3.12.* (sizing.versions.apt_version)."
+    error_message = "rabbitmq_package must be like 3.12.13-1 or 3.12.* (sizing.resources.versions.apt_version)."
   }
 }
 
 variable "erlang_series" {
-  description = "Erlang/OTP major version pinned for rabbitmq_package (sizing.versions.ERLANG_SERIES), e.g. 26."
+  description = "Erlang/OTP major version pinned for rabbitmq_package (sizing.resources.versions.ERLANG_SERIES), e.g. 26."
   type        = string
   default     = null
   validation {

@@ -1,6 +1,6 @@
 # N RabbitMQ nodes on 127.0.0.1, clustered, using only terraform_data + local-exec (no provider downloads).
 #
-# Port block layout (node n = 1..10, b = port_base; sizing/localports.py is its home, tests/test_terraform_hcl.py
+# Port block layout (node n = 1..10, b = port_base; sizing/resources/localports.py is its home, tests/test_terraform_hcl.py
 # checks this copy):
 #   b+0..b+9    AMQP          b+10..b+19  management   b+20..b+29  prometheus
 #   b+30..b+39  Erlang distribution       b+40..b+49   rabbitmqctl/CLI distribution ports of this cluster

@@ -1,6 +1,6 @@
-# `cluster` has exactly the shape of sizing.cluster.ClusterInfo.from_dict.
+# `cluster` has exactly the shape of sizing.resources.cluster.ClusterInfo.from_dict.
 output "cluster" {
-  description = "The cluster in sizing.cluster.ClusterInfo.from_dict's shape (target \"local\"; with each node's start, stop and rabbitmqctl commands)."
+  description = "The cluster in sizing.resources.cluster.ClusterInfo.from_dict's shape (target \"local\"; with each node's start, stop and rabbitmqctl commands)."
   depends_on  = [terraform_data.user]
   sensitive   = true
   value = {

@@ -8,7 +8,7 @@ variable "cluster_name" {
 }
 
 variable "node_count" {
-  description = "Number of nodes (a 50-port block holds at most 10: sizing.localports.LOCAL_MAX_NODES)."
+  description = "Number of nodes (a 50-port block holds at most 10: sizing.resources.localports.LOCAL_MAX_NODES)."
   type        = number
   validation {
     condition     = var.node_count >= 1 && var.node_count <= 10 && floor(var.node_count) == var.node_count
@@ -17,7 +17,7 @@ variable "node_count" {
 }
 
 variable "port_base" {
-  description = "First port of the cluster's 50-port block (sizing.plan: 21000 + 50 * slot). Layout in README."
+  description = "First port of the cluster's 50-port block (sizing.planning.plan: 21000 + 50 * slot). Layout in README."
   type        = number
   validation {
     condition     = var.port_base >= 1024 && var.port_base <= 65485 && floor(var.port_base) == var.port_base
@@ -88,7 +88,7 @@ variable "rootfs" {
 }
 
 variable "volume_roles" {
-  description = "Roles with a volume of their own on every node (sizing/disks.py): a directory each, on the scale model the mount point of the role's own loop-device volume. `data` always; logs, wal, segments optional. Roles without one stay under the data directory (RabbitMQ's defaults)."
+  description = "Roles with a volume of their own on every node (sizing/resources/disks.py): a directory each, on the scale model the mount point of the role's own loop-device volume. `data` always; logs, wal, segments optional. Roles without one stay under the data directory (RabbitMQ's defaults)."
   type        = list(string)
   default     = ["data"]
   validation {
@@ -102,7 +102,7 @@ variable "volume_roles" {
 }
 
 variable "envelope" {
-  description = "The scale model's envelopes as JSON (sizing.scalemodel via adapters.terraform.local_stack_variables): `node` (every node's CPU, memory and volumes), `generator` (the load generator's) and `cgroup` (the cluster's cgroup, relative to each hierarchy). Empty: no scale model, every node shares the machine (scale_model: off)."
+  description = "The scale model's envelopes as JSON (sizing.resources.scalemodel via adapters.terraform.local_stack_variables): `node` (every node's CPU, memory and volumes), `generator` (the load generator's) and `cgroup` (the cluster's cgroup, relative to each hierarchy). Empty: no scale model, every node shares the machine (scale_model: off)."
   type        = string
   default     = ""
 }

@@ -1,10 +1,10 @@
 variable "campaign" {
-  description = "Campaign name (sizing.spec.Campaign.name): names and tags the cluster's resources."
+  description = "Campaign name (sizing.campaign.Campaign.name): names and tags the cluster's resources."
   type        = string
 }
 
 variable "config_id" {
-  description = "Cluster config id (sizing.spec.ClusterShape.config_id), e.g. n3-c5.2xlarge-gp2."
+  description = "Cluster config id (sizing.campaign.ClusterShape.config_id), e.g. n3-c5.2xlarge-gp2."
   type        = string
 }
 
@@ -29,7 +29,7 @@ variable "instance_type" {
 }
 
 variable "volumes" {
-  description = "Every node's EBS volumes, one per role (adapters.terraform.aws_stack_variables, from sizing.disks)."
+  description = "Every node's EBS volumes, one per role (adapters.terraform.aws_stack_variables, from sizing.resources.disks)."
   type = list(object({
     role            = string
     type            = string
@@ -42,7 +42,7 @@ variable "volumes" {
 }
 
 variable "filesystem" {
-  description = "What every volume is formatted with: ext4 or xfs (sizing.disks.FILESYSTEMS)."
+  description = "What every volume is formatted with: ext4 or xfs (sizing.resources.disks.FILESYSTEMS)."
   type        = string
   default     = "ext4"
 }
@@ -54,13 +54,13 @@ variable "broker_config" {
 }
 
 variable "rabbitmq_package" {
-  description = "The rabbitmq-server package version to install from Team RabbitMQ's apt repository (3.12.13-1, or 3.12.* for a series' newest; sizing.versions.apt_version); null installs Debian 12's (3.10)."
+  description = "The rabbitmq-server package version to install from Team RabbitMQ's apt repository (3.12.13-1, or 3.12.* for a series' newest; sizing.resources.versions.apt_version); null installs Debian 12's (3.10)."
   type        = string
   default     = null
 }
 
 variable "erlang_series" {
-  description = "The Erlang/OTP major version pinned with rabbitmq_package (sizing.versions.ERLANG_SERIES)."
+  description = "The Erlang/OTP major version pinned with rabbitmq_package (sizing.resources.versions.ERLANG_SERIES)."
   type        = string
   default     = null
 }
@@ -97,7 +97,7 @@ variable "subnet_cidr" {
 }
 
 variable "expires_at" {
-  description = "RFC 3339 UTC time after which a janitor may delete every resource of this cluster (the ExpiresAt tag): apply time + the trial's planned lifetime with a margin (sizing.plan.expiry_tag). The destroy teardown still runs on failure; the tag catches what it misses. Null: no tag."
+  description = "RFC 3339 UTC time after which a janitor may delete every resource of this cluster (the ExpiresAt tag): apply time + the trial's planned lifetime with a margin (sizing.planning.plan.expiry_tag). The destroy teardown still runs on failure; the tag catches what it misses. Null: no tag."
   type        = string
   default     = null
   validation {

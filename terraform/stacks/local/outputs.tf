@@ -1,5 +1,5 @@
 output "cluster" {
-  description = "sizing.cluster.ClusterInfo.from_dict shape."
+  description = "sizing.resources.cluster.ClusterInfo.from_dict shape."
   value       = module.cluster.cluster
   sensitive   = true
 }

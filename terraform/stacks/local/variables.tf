@@ -1,10 +1,10 @@
 variable "campaign" {
-  description = "Campaign name (sizing.spec.Campaign.name)."
+  description = "Campaign name (sizing.campaign.Campaign.name)."
   type        = string
 }
 
 variable "config_id" {
-  description = "Cluster config id (sizing.spec.ClusterShape.config_id), e.g. n3-c5.2xlarge-gp2."
+  description = "Cluster config id (sizing.campaign.ClusterShape.config_id), e.g. n3-c5.2xlarge-gp2."
   type        = string
 }
 
@@ -24,7 +24,7 @@ variable "node_count" {
 }
 
 variable "port_base" {
-  description = "First port of the config's 50-port block (sizing.plan.ConfigPlan.local_port_base)."
+  description = "First port of the config's 50-port block (sizing.planning.plan.ConfigPlan.local_port_base)."
   type        = number
 }
 
@@ -65,7 +65,7 @@ variable "wait_seconds" {
 }
 
 variable "volume_roles" {
-  description = "Roles with a volume of their own (sizing.spec.ClusterShape.volumes): a directory on every node, on the scale model a loop-device volume of its own."
+  description = "Roles with a volume of their own (sizing.campaign.ClusterShape.volumes): a directory on every node, on the scale model a loop-device volume of its own."
   type        = list(string)
   default     = ["data"]
 }

@@ -36,12 +36,12 @@ live_pid() {
 
 case $action in
 configure)
-  # Disk layout (sizing/disks.py): every role with a volume of its own gets a directory of its own. On the scale
+  # Disk layout (sizing/resources/disks.py): every role with a volume of its own gets a directory of its own. On the scale
   # model (NODE_ENVELOPE, below) each is the mount point of the role's own loop-device volume, throttled to its
   # type's IOPS and MB/s, scaled (README "The local scale model"); with the scale model off they are directories
   # of the machine's one filesystem and disk types have no effect. data = RABBITMQ_MNESIA_BASE, logs = RABBITMQ_LOG_BASE
   # (node_dir/log either way); segments = RABBITMQ_QUORUM_DIR (ra's data_dir); wal = ra's wal_data_dir,
-  # which 3.10 only takes from advanced.config (sizing/disks.py says where each was found).
+  # which 3.10 only takes from advanced.config (sizing/resources/disks.py says where each was found).
   mkdir -p "$node_dir/data" "$node_dir/log"
   quorum_env='' wal_term=''
   for role in ${VOLUME_ROLES:-data}; do
@@ -87,7 +87,7 @@ ENV
   printf '%s\n' "$NODE_CONF" >"$node_dir/rabbitmq.conf"
   if [ -f "$node_dir/envelope.env" ]; then
     cat "$node_dir/envelope.env" >>"$node_dir/node.env"
-    # The broker's total memory as the scale model computes it (sizing.scalemodel.node_envelope), so that its high
+    # The broker's total memory as the scale model computes it (sizing.resources.scalemodel.node_envelope), so that its high
     # watermark is the version's idle footprint plus its relative share of the scaled RAM.
     . "$node_dir/envelope.env"
     if [ -n "${ENVELOPE_BROKER_MEMORY_BYTES:-}" ]; then

@@ -1,0 +1,292 @@
+"""The seed conclusions judged from our own measured runs (issue 45), pure: one declaration per conclusion, judged
+by the platform's own code on a run fixture's rows (app.runfixture: a run exported from the store into
+tests/fixtures/runs/), never by reading a stored verdict back.
+
+Each judge re-derives what the analysis decided from the fixture's phase_summary rows: the target rule
+(sizing.criteria.rules.matched_target, recomputed from the rates, the p99 and the SLO), each adverse scenario's verdict
+(sizing.judgement.adverse.judge) and the recommendation (sizing.judgement.recommendation.from_tables over the re-judged
+adverse rows). It also reads the stored verdict columns, to say whether the two agree: a fixture whose stored verdict
+differs from the one re-derived says that the code changed since the run was analysed.
+
+    for seed in SEEDS:
+        outcome = seed.judge([runs[key] for key in seed.runs])   # Outcome(verdict, stored, evidence)
+
+Verdicts: REPRODUCED, CONTRADICTED, INCONCLUSIVE (the runs cannot decide it at the platform's own rule: e.g. a
+comparison with no interval, or one cluster size where the seed compares several), NOT_EXPRESSIBLE.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sizing.campaign import Campaign, as_family_row, families, family_phases, parse_campaign
+from sizing.criteria import rules
+from sizing.judgement import adverse, recommendation
+
+REPRODUCED, CONTRADICTED, INCONCLUSIVE, NOT_EXPRESSIBLE = ("reproduced", "contradicted", "inconclusive",
+                                                           "not expressible")
+VERDICTS = (REPRODUCED, CONTRADICTED, INCONCLUSIVE, NOT_EXPRESSIBLE)
+
+
+@dataclass(frozen=True)
+class RunRows:
+    """One run's fixture: its rows per table (plain dicts, None for a missing figure) and its meta.json."""
+
+    campaign: str
+    run_id: str
+    tables: Mapping[str, Sequence[Mapping[str, Any]]]
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return f"{self.campaign}/{self.run_id}"
+
+    def rows(self, table: str) -> list[Mapping[str, Any]]:
+        return list(self.tables.get(table, ()))
+
+    def spec(self) -> Campaign:
+        """The campaign the run ran, as its `runs` row stored it (the resolved spec the analysis read)."""
+        (run,) = self.rows("runs")
+        return parse_campaign(json.loads(run["spec"]), source=f"run {self.key}'s spec")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    verdict: str  # re-derived by the platform's code from the fixture's rows
+    stored: str | None  # the same verdict read from the stored verdict columns (None: the table has none)
+    evidence: str  # the figures, in words
+
+
+# ------------------------------------------------------------------------------- the platform's code on the rows
+def rejudged_phases(run: RunRows) -> list[dict[str, Any]]:
+    """phase_summary's rows with `matched_target` recomputed by sizing.criteria.rules.matched_target (as the analysis
+    does, rules_columns.matched_target: false when a rate or the p99 is missing; a max-mode phase has no target)."""
+    out = []
+    for row in run.rows("phase_summary"):
+        figures = [row.get(c) for c in ("confirm_rate", "consume_rate", "target_rate", "e2e_p99_ms", "slo_p99_ms")]
+        matched = None not in figures and bool(rules.matched_target(*figures)) and bool(
+            rules.judged_against_target(row.get("rate_mode")))
+        out.append({**row, "matched_target": matched})
+    return out
+
+
+def rejudged_adverse(run: RunRows) -> list[dict[str, Any]]:
+    """The adverse table's rows re-derived (sizing.judgement.adverse.judge per config and adverse scenario, each
+    isolated run as a phase of its family: what spark_jobs.lib.leaderboards.adverse_verdicts does on the driver)."""
+    campaign = run.spec()
+    scenarios = {s.name: s for s in families(campaign.scenarios) if rules.is_adverse(s)}
+    phases = family_phases(campaign.scenarios)
+    grouped: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rejudged_phases(run):
+        as_family = as_family_row(row, phases)
+        if as_family["scenario"] in scenarios:
+            grouped.setdefault((str(row["config_id"]), as_family["scenario"]), []).append(as_family)
+    return [{"config_id": config_id, **adverse.judge(scenarios[name], rows, campaign.target.rate)}
+            for (config_id, name), rows in sorted(grouped.items())]
+
+
+def rejudged_standings(run: RunRows) -> list[recommendation.ConfigVerdict]:
+    """The recommendation's standings re-derived from the leaderboard rows, the re-judged adverse rows and the
+    phases' validity."""
+    return recommendation.from_tables(run.spec(), run.rows("leaderboards"), rejudged_adverse(run),
+                                      run.rows("phase_summary"))
+
+
+def nodes_of(run: RunRows) -> dict[str, int]:
+    return {c.config_id: c.nodes for c in run.spec().clusters}
+
+
+def _stored(run: RunRows, table: str, config_id: str, scenario: str | None = None) -> Mapping[str, Any] | None:
+    return next((r for r in run.rows(table) if r["config_id"] == config_id
+                 and (scenario is None or r.get("scenario") == scenario)), None)
+
+
+# ------------------------------------------------------------------------------------------ the judges
+def _holds(verdicts: Sequence[bool | None], want: bool) -> str:
+    """Every config's verdict is `want`: reproduced; one is the other: contradicted; else inconclusive."""
+    if any(v is (not want) for v in verdicts):
+        return CONTRADICTED
+    return REPRODUCED if verdicts and all(v is want for v in verdicts) else INCONCLUSIVE
+
+
+def _kill_verdicts(runs: Sequence[RunRows], scenario: str, min_nodes: int, max_nodes: int | None = None
+                   ) -> tuple[list[bool | None], list[bool | None], list[str]]:
+    """(re-judged `held`, stored `held`, evidence) of every config of the runs with min_nodes..max_nodes nodes."""
+    mine, theirs, words = [], [], []
+    for run in runs:
+        nodes = nodes_of(run)
+        for row in rejudged_adverse(run):
+            n = nodes.get(row["config_id"], 0)
+            if row["scenario"] != scenario or n < min_nodes or (max_nodes is not None and n > max_nodes):
+                continue
+            stored = _stored(run, "adverse", row["config_id"], scenario)
+            mine.append(row["held"])
+            theirs.append(adverse.held_value(stored.get("held")) if stored else None)
+            ratio, p99 = row["worst_confirm_ratio"], row["max_e2e_p99_ms"]
+            words.append(f"{run.key} {row['config_id']}: held {row['held']}, confirmed "
+                         f"{'?' if ratio is None else format(ratio, '.2f')} of the target, p99 "
+                         f"{'?' if p99 is None else format(p99, ',.0f')} ms")
+    return mine, theirs, words
+
+
+def no_cluster_holds_a_kill(scenario: str, min_nodes: int = 1, max_nodes: int | None = None
+                            ) -> Callable[[Sequence[RunRows]], Outcome]:
+    """Every config (of min_nodes..max_nodes nodes) fails the fault scenario by the adverse criterion (a judged
+    phase missed its target rate or the SLO, or lost a message: sizing.criteria.rules.held_target)."""
+    def judge(runs: Sequence[RunRows]) -> Outcome:
+        mine, theirs, words = _kill_verdicts(runs, scenario, min_nodes, max_nodes)
+        return Outcome(_holds(mine, False), _holds(theirs, False), "; ".join(words) or "no such config")
+    return judge
+
+
+def smallest_cluster_dips_most(scenario: str, smallest: int) -> Callable[[Sequence[RunRows]], Outcome]:
+    """The `smallest`-node clusters confirm the lowest share of the target through the fault, below every bigger
+    cluster's. With one clustered size there is nothing to compare (inconclusive); the figures are each one run's
+    worst phase, with no interval, so even two sizes decide it only when every repeat agrees: inconclusive with a
+    single repeat."""
+    def judge(runs: Sequence[RunRows]) -> Outcome:
+        ratios: dict[int, list[float]] = {}
+        repeats = []
+        for run in runs:
+            nodes = nodes_of(run)
+            for row in rejudged_adverse(run):
+                if row["scenario"] == scenario and nodes.get(row["config_id"], 0) >= smallest \
+                        and row["worst_confirm_ratio"] is not None:
+                    ratios.setdefault(nodes[row["config_id"]], []).append(row["worst_confirm_ratio"])
+                    repeats.append(row["repeats"])
+        words = ", ".join(f"{n} nodes: {min(r):.2f}" for n, r in sorted(ratios.items())) or "no clustered config"
+        if len(ratios) < 2 or smallest not in ratios or min(repeats, default=0) < 2:
+            return Outcome(INCONCLUSIVE, None, f"worst confirmed share of the target: {words}; "
+                           f"{len(ratios)} clustered size(s), at most {max(repeats, default=0)} repeat(s)")
+        bigger = min(min(r) for n, r in ratios.items() if n != smallest)
+        return Outcome(REPRODUCED if max(ratios[smallest]) < bigger else CONTRADICTED, None, words)
+    return judge
+
+
+def no_survivor(scenario: str) -> Callable[[Sequence[RunRows]], Outcome]:
+    """The recommendation (sizing.judgement.recommendation, on the re-judged adverse rows) recommends no config, and
+    every config fails the fault scenario: no cluster survives it."""
+    def judge(runs: Sequence[RunRows]) -> Outcome:
+        mine, theirs, words = [], [], []
+        for run in runs:
+            standings = rejudged_standings(run)
+            chosen = recommendation.recommended(standings)
+            stored = recommendation.recommended_ids(run.rows("recommendation"))
+            mine.append(chosen is None and all(scenario in v.adverse_failed for v in standings))
+            theirs.append(not stored and all(scenario in (r.get("adverse_failed") or "").split(",")
+                                             for r in run.rows("recommendation")))
+            words.append(f"{run.key}: recommended {chosen.config_id if chosen else 'none'}; "
+                         + ", ".join(f"{v.config_id} fails {','.join(v.adverse_failed) or 'nothing'}"
+                                     for v in standings))
+        return Outcome(_holds(mine, True), _holds(theirs, True), "; ".join(words))
+    return judge
+
+
+def backlog_held(scenario: str, want: bool) -> Callable[[Sequence[RunRows]], Outcome]:
+    """Every config holds (want True) or fails (False) the backlog scenario by its criterion (sizing.criteria.rules.
+    backlog_held: publishers reduced within the tolerance, nothing lost, the backlog drained)."""
+    def judge(runs: Sequence[RunRows]) -> Outcome:
+        mine, theirs, words = [], [], []
+        for run in runs:
+            for row in rejudged_adverse(run):
+                if row["scenario"] != scenario:
+                    continue
+                stored = _stored(run, "adverse", row["config_id"], scenario)
+                mine.append(row["held"])
+                theirs.append(adverse.held_value(stored.get("held")) if stored else None)
+                words.append(f"{run.key} {row['config_id']}: held {row['held']}, publishers reduced "
+                             f"{row['reduced_publish_s']:.0f} s (tolerance {row['publish_tolerance_s']:.0f}), "
+                             f"blocked {row['publishers_blocked_s']:.0f} s, peak backlog "
+                             f"{row['peak_backlog_msgs']:,}, drained {row['drained']}")
+        return Outcome(_holds(mine, want), _holds(theirs, want), "; ".join(words) or "no such scenario")
+    return judge
+
+
+# ------------------------------------------------------------------------------------------ the table
+@dataclass(frozen=True)
+class SeedVerdict:
+    seed: str  # "002"
+    conclusion: str  # short, for the README table
+    words: str  # the study's own words (quoted from /work/shared/seeds/<seed>_*.txt)
+    criterion: str  # which table, metric and rule
+    runs: tuple[tuple[str, str], ...]  # (campaign, run id) fixtures
+    judge: Callable[[Sequence[RunRows]], Outcome]
+    expected: str  # the verdict the fixtures give
+
+    def run_keys(self) -> str:
+        return ", ".join(f"{c}/{r}" for c, r in self.runs)
+
+
+DEMO = (("local-quick", "demo"),)
+ADVERSE_LOCAL = (("adverse-local", "adverse1"),)  # seed 002's adverse suite on one node of the scale model
+SEED_002_KILL = ("Some clusters did better than others but no cluster gets to the end of the test without seeing a "
+                 "drop in throughput when a broker is killed.")
+
+SEEDS: tuple[SeedVerdict, ...] = (
+    SeedVerdict(
+        "002", "no cluster gets through a broker kill without a drop in throughput", SEED_002_KILL,
+        "adverse `broker-kill` (fault criterion): `held` by sizing.judgement.adverse.judge on phase_summary, the "
+        "target rule "
+        "(sizing.criteria.rules.matched_target: confirm and consume >= MATCH_FRACTION of the target, p99 within the "
+        "SLO) recomputed; every cluster of two or more nodes fails it (the seed's clusters have 3 to 9; a single node "
+        "killed has no broker left to carry on)", DEMO, no_cluster_holds_a_kill("broker-kill", min_nodes=2),
+        REPRODUCED),
+    SeedVerdict(
+        "002", "the 3-node clusters dip", "at the other end of the spectrum the 3 node clusters see the biggest dip",
+        "adverse `broker-kill`, the 3-node configs: `held` false by sizing.judgement.adverse.judge (as above)", DEMO,
+        no_cluster_holds_a_kill("broker-kill", min_nodes=3, max_nodes=3), REPRODUCED),
+    SeedVerdict(
+        "002", "the 3-node clusters see the biggest dip",
+        "the 5x16, 7x16, 7x8 and 9x8 clusters fully recover, while at the other end of the spectrum the 3 node "
+        "clusters see the biggest dip",
+        "adverse `broker-kill` `worst_confirm_ratio` (re-judged) of the 3-node configs below every bigger "
+        "cluster's, in every repeat; no interval: one clustered size or one repeat cannot decide it", DEMO,
+        smallest_cluster_dips_most("broker-kill", smallest=3), INCONCLUSIVE),
+    SeedVerdict(
+        "002", "a cluster that does not get through the kill is no survivor (the seed's survivors: 7x16 and 9x8)",
+        "But the 7x16 was the best all-rounder when taking into account the resiliency tests.",
+        "recommendation (sizing.judgement.recommendation.from_tables on the re-judged adverse rows): none recommended, "
+        "every config fails `broker-kill`", DEMO, no_survivor("broker-kill"), REPRODUCED),
+    SeedVerdict(
+        "002", "through a consumer slowdown the publishing continues unaffected (one node of the scale model)",
+        "Our requirements dictated that if we suffer a consumer slowdown, the publishing should continue unaffected",
+        "adverse `consumer-slowdown` (backlog criterion): `held` by sizing.judgement.adverse.judge "
+        "(sizing.criteria.rules.backlog_held: "
+        "publishers reduced within the tolerance, nothing lost, the backlog drained)", ADVERSE_LOCAL,
+        backlog_held("consumer-slowdown", want=True), REPRODUCED),
+    SeedVerdict(
+        "002", "the queue absorbs a publish peak the consumers cannot carry (one node of the scale model)",
+        "instead you allow the message queue to absorb the extra traffic instead. Then you process the backlog over "
+        "a time period.",
+        "adverse `publish-peak` (backlog criterion, as above)", ADVERSE_LOCAL, backlog_held("publish-peak", want=True),
+        REPRODUCED),
+    SeedVerdict(
+        "002", "a peak beyond what the cluster absorbs is not handled (one node of the scale model)",
+        "The other clusters got close but were not able to handle the target rate.",
+        "adverse `publish-peak-overload` (backlog criterion, as above): not held", ADVERSE_LOCAL,
+        backlog_held("publish-peak-overload", want=False), REPRODUCED),
+)
+
+
+def judge_all(runs: Mapping[tuple[str, str], RunRows],
+              seeds: Sequence[SeedVerdict] = SEEDS) -> list[tuple[SeedVerdict, Outcome]]:
+    """Every declaration judged on its fixtures (`runs`: app.runfixture.load_all of their keys)."""
+    return [(seed, seed.judge([runs[key] for key in seed.runs])) for seed in seeds]
+
+
+README_START = "<!-- seed verdicts from our own runs: generated by scripts/regen_seed_table.py -->"
+README_END = "<!-- end of the generated seed verdicts -->"
+
+
+def markdown(results: Sequence[tuple[SeedVerdict, Outcome]], runs: Mapping[tuple[str, str], RunRows]) -> str:
+    """The README's table of the verdicts (between README_START and README_END)."""
+    def repeats(seed: SeedVerdict) -> str:
+        return ", ".join(str(row.get("repeats")) for key in seed.runs for row in runs[key].rows("runs"))
+
+    lines = ["| seed | conclusion | verdict | runs | repeats |", "|---|---|---|---|---|"]
+    lines += [f"| {seed.seed} | {seed.conclusion} | **{outcome.verdict}** | {seed.run_keys()} | {repeats(seed)} |"
+              for seed, outcome in results]
+    return "\n".join(lines)
