@@ -5,7 +5,7 @@ reclaim leave nothing (`ip netns list`, `ip link show`, `nft list tables`) but t
 
 Needs root, iproute2 and nftables (skipped otherwise, as the envelope tests are); marked `tools` (it runs `ip`, `tc`
 and `nft`: not part of `make test-fast`). Every test builds its own cluster slot, talks only to 198.18.x addresses
-inside namespaces it made, and removes everything also on failure. About 15 s on 2 busy cores.
+inside namespaces it made, and removes everything also on failure. About 18 s on 2 busy cores.
 """
 
 from __future__ import annotations
@@ -152,7 +152,9 @@ def test_the_bandwidth_envelope_holds_on_the_links_own_counters():
     """4 MB each way at once through a node held at 8 Mbit/s: into it (tbf on the bridge-side end) and out of it (tbf
     on the namespace end). The link's /sys/class/net counters over each transfer's time are within 10 % of the
     envelope; they hold the payload plus at most 10 % of headers and ACKs; the payload itself arrives whole at no
-    more than the envelope. Measured (2026-11-29, 2 busy cores): see the printed figures."""
+    more than the envelope. Measured (2026-11-29, 2 busy cores, three runs): on the counters 7.79-7.84 Mbit/s in and
+    7.72-7.75 out, headers and ACKs 3.8-4.5 %, the payload 7.44-7.50 Mbit/s (tbf drops at its 50 ms queue make TCP
+    back off a little below the rate)."""
     with cluster(1, MBIT) as (node,):
         sink = socket.socket()
         sink.bind((netns.HOST_ADDRESS, PORT))
@@ -243,7 +245,8 @@ def test_loss_drops_about_the_given_share_of_a_nodes_packets():
     """At 50 % loss on a node's egress, of 2000 datagrams to the host between 1000 +- 5 sigma (112) arrive; the count
     the receiver makes plus nftables' drop counter is every datagram sent, and the sender was refused (EPERM) each
     dropped one; the link's packet counter (the node's
-    tx_packets, read from the bridge side) is what arrived, give or take 4 ARP packets. At 0 % all arrive."""
+    tx_packets, read from the bridge side) is what arrived, give or take 4 ARP packets. At 0 % all arrive. Measured
+    (2026-11-29, three runs): 993, 989 and 1011 arrived, the link's counter equal each time."""
     with cluster(1) as (node,):
         assert udp(node, None, 100) == 100  # the path works, and ARP is resolved before counting
         record = netns.loss(node, LOSS)
