@@ -6,8 +6,9 @@ cd "$(dirname "$0")/.."
 
 # Airflow runs on SQLite locally; postgresql (metadata DB) and docker-compose (validates docker-compose.yaml) are
 # for the multi-worker tests (tests/test_celery_e2e.py, tests/test_compose_stack.py). debootstrap builds the RabbitMQ
-# 4.0 runtime's root (scripts/rootfs.sh), on first use only: not here.
-APT_PACKAGES=(rabbitmq-server erlang-base chromium chromium-driver curl procps postgresql docker-compose debootstrap)
+# 4.0 runtime's root (scripts/rootfs.sh), on first use only: not here. nftables (the `nft` program; the kernel has
+# the support) filters inside the nodes' network namespaces (adapters/netns.py).
+APT_PACKAGES=(rabbitmq-server erlang-base chromium chromium-driver curl procps postgresql docker-compose debootstrap nftables)
 VENV=${SIZING_VENV:-.venv}
 log() { printf '[bootstrap] %s\n' "$*"; }
 
