@@ -1,7 +1,7 @@
 """Keep this host's calibration (sizing.resources.calibration), measured by loadgen.calibrate (`sizing calibrate`).
 
 A calibration belongs to the host, not to a checkout or a demo's state: it is kept in one file per machine
-(SIZING_CALIBRATION_FILE, else /var/lib/rabbit-sizing/resources/calibration.json; one entry per host fingerprint), so
+(SIZING_CALIBRATION_FILE, else /var/lib/rabbit-sizing/calibration.json; one entry per host fingerprint), so
 every checkout, test session and CI run on this host shares it. `current()` measures when this host has none (or only an
 old one), so a run never goes uncalibrated.
 """
@@ -25,7 +25,7 @@ from sizing.resources.calibration import HostCalibration, cpu_model, host_finger
 log = logging.getLogger("sizing.resources.calibration")
 
 FILE_ENV = "SIZING_CALIBRATION_FILE"
-DEFAULT_FILE = Path("/var/lib/rabbit-sizing/resources/calibration.json")
+DEFAULT_FILE = Path("/var/lib/rabbit-sizing/calibration.json")
 
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
