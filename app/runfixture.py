@@ -98,3 +98,17 @@ def load_all(root: Path, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str
 
 def _plain(row: dict[str, Any]) -> dict[str, Any]:
     return {k: None if isinstance(v, float) and v != v else v for k, v in row.items()}
+
+
+def generated_section(start: str, end: str, body: str) -> str:
+    """A section of a document generated from the fixtures, between its two marker lines (README's seed verdicts,
+    BENCHMARKS.md's fidelity table): the text a test looks for and a regeneration script writes."""
+    return f"{start}\n{body}\n{end}"
+
+
+def rewrite_section(path: Path, start: str, end: str, body: str) -> None:
+    """Replace the generated section between `start` and `end` in the document at `path` with `body`."""
+    text = path.read_text()
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    path.write_text(f"{head}{generated_section(start, end, body)}{tail}")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.runfixture import load_all
+from app.runfixture import load_all, rewrite_section
 from sizing.judgement import fidelity
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,10 +27,7 @@ def table() -> str:
 
 
 def main() -> None:
-    text = BENCHMARKS.read_text()
-    head, rest = text.split(fidelity.BENCHMARKS_START, 1)
-    _, tail = rest.split(fidelity.BENCHMARKS_END, 1)
-    BENCHMARKS.write_text(f"{head}{fidelity.BENCHMARKS_START}\n{table()}\n{fidelity.BENCHMARKS_END}{tail}")
+    rewrite_section(BENCHMARKS, fidelity.BENCHMARKS_START, fidelity.BENCHMARKS_END, table())
     print(f"rewrote the generated fidelity table in {BENCHMARKS}")
 
 

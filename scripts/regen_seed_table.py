@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.runfixture import load_all
+from app.runfixture import load_all, rewrite_section
 from sizing.judgement import seeds
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,10 +25,7 @@ def table() -> str:
 
 
 def main() -> None:
-    text = README.read_text()
-    head, rest = text.split(seeds.README_START, 1)
-    _, tail = rest.split(seeds.README_END, 1)
-    README.write_text(f"{head}{seeds.README_START}\n{table()}\n{seeds.README_END}{tail}")
+    rewrite_section(README, seeds.README_START, seeds.README_END, table())
     print(f"rewrote the generated seed verdicts in {README}")
 
 

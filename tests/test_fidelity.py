@@ -94,12 +94,12 @@ def test_the_markdown_table_shows_each_row_and_the_summary():
 def test_benchmarks_fidelity_table_is_generated_from_the_committed_fixtures():
     """The table in BENCHMARKS.md is what the committed run fixtures (FIDELITY_RUNS) give through this module: a
     figure in it can be re-derived from the repository, and it cannot drift from the runs."""
-    from app.runfixture import load_all
+    from app.runfixture import generated_section, load_all
 
     root = Path(__file__).resolve().parents[1]
     runs = load_all(root / "tests" / "fixtures" / "runs", fidelity.FIDELITY_RUNS)
     rows = fidelity.fidelity_rows(fidelity.PUBLISHED, fidelity.local_figures(runs.values()))
     table = fidelity.markdown(rows, fidelity.summarise(rows))
     text = (root / "BENCHMARKS.md").read_text()
-    assert f"{fidelity.BENCHMARKS_START}\n{table}\n{fidelity.BENCHMARKS_END}" in text, (
+    assert generated_section(fidelity.BENCHMARKS_START, fidelity.BENCHMARKS_END, table) in text, (
         "BENCHMARKS.md's fidelity table is stale: regenerate it with scripts/fidelity_table.py")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from app.runfixture import FIXTURE_COLUMNS, META, export, load, load_all
+from app.runfixture import FIXTURE_COLUMNS, META, export, generated_section, load, load_all
 from sizing.criteria import rules
 from sizing.judgement import recommendation, seeds
 
@@ -72,7 +72,7 @@ def test_a_looser_target_rule_flips_a_verdict(runs, monkeypatch: pytest.MonkeyPa
 def test_the_readme_table_is_generated_from_the_fixtures(runs) -> None:
     table = seeds.markdown(seeds.judge_all(runs), runs)
     text = (ROOT / "README.md").read_text()
-    assert f"{seeds.README_START}\n{table}\n{seeds.README_END}" in text, (
+    assert generated_section(seeds.README_START, seeds.README_END, table) in text, (
         "README's seed verdicts from our own runs are stale: regenerate them with scripts/regen_seed_table.py")
 
 
