@@ -328,6 +328,7 @@ def test_the_generators_alone_too_big_keeps_the_default_for_admission_to_refuse(
     raw = {**load_campaign(REPO / "campaigns" / "local-quick.yaml").raw, "scale_model": {"generator_cores": 1.8}}
     campaign = parse_campaign(raw)
     assert campaign.scale_model.cpu_cores_per_vcpu == DEFAULT_FACTORS.cpu_cores_per_vcpu
+    assert campaign.scale_model.rule == DEFAULT_MODEL  # nothing was fitted: not labelled as if it had been
     assert fit_problems(campaign_demand(campaign), MODEL_MACHINE)  # refused with the sums, not silently shrunk
 
 

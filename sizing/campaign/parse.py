@@ -732,25 +732,29 @@ def _fitted(factors: ScaleFactors, given: Iterable[str], catalog: Catalog | None
     """The campaign's factors under the one rule (fitted_factors), its clusters' envelopes built as admission will."""
     if catalog is None:
         return factors
-    known = [shape for shape in clusters if shape.instance_type in catalog.instances]
 
     def envelopes(candidate: ScaleFactors) -> dict[str, tuple[NodeEnvelope, int]]:
-        return {shape.config_id: (node_envelope(catalog, shape.instance_type, shape.volumes, candidate,
-                                                shape.rabbitmq_version, broker_config), shape.nodes)
-                for shape in known}
+        return {shape.config_id: (envelope, shape.nodes)
+                for shape, envelope in _node_envelopes(catalog, clusters, broker_config, candidate)}
 
     return fitted_factors(factors, envelopes, parallelism, given)
+
+
+def _node_envelopes(catalog: Catalog, clusters: list[ClusterShape], broker_config: Mapping[str, Any],
+                    factors: ScaleFactors) -> list[tuple[ClusterShape, NodeEnvelope]]:
+    """Each config's node envelope under `factors`, built as admission will (an unknown instance type is the
+    clusters' own problem, reported where they are parsed)."""
+    return [(shape, node_envelope(catalog, shape.instance_type, shape.volumes, factors, shape.rabbitmq_version,
+                                  broker_config))
+            for shape in clusters if shape.instance_type in catalog.instances]
 
 
 def _envelopes_hold_a_node(fail: Callable[[str], None], factors: ScaleFactors, catalog: Catalog | None,
                            clusters: list[ClusterShape], broker_config: Mapping[str, Any]) -> ScaleFactors:
     if catalog is not None:
-        for shape in clusters:
-            if shape.instance_type in catalog.instances:
-                envelope = node_envelope(catalog, shape.instance_type, shape.volumes, factors, shape.rabbitmq_version,
-                                         broker_config)
-                for reason in envelope_problems(envelope, shape.config_id):
-                    fail(reason)
+        for shape, envelope in _node_envelopes(catalog, clusters, broker_config, factors):
+            for reason in envelope_problems(envelope, shape.config_id):
+                fail(reason)
     return factors
 
 

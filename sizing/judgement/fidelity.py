@@ -21,6 +21,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from sizing.criteria.stats import number
+
 VCPU_PER_REFERENCE_CORE = 1.0
 TOP_THROUGHPUT = "top_throughput_any_latency"  # leaderboards' column: seed 000's "leaderboard in top throughput"
 
@@ -102,10 +104,10 @@ def local_figures(runs: Iterable[Any], metric: str = TOP_THROUGHPUT) -> dict[str
         if not factors:  # no scale model: not a model's figure
             continue
         for row in run.rows("leaderboards"):
-            value = row.get(metric)
-            if value is None or value != value:
+            value = number(row.get(metric))
+            if value is None:
                 continue
-            out[row["config_id"]] = LocalFigure(row["config_id"], metric, float(value),
+            out[row["config_id"]] = LocalFigure(row["config_id"], metric, value,
                                                 float(factors["cpu_cores_per_vcpu"]),
                                                 float(factors.get("host_speed", 1.0)), run.key,
                                                 str(meta.get("measured_on") or ""))

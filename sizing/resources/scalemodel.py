@@ -480,12 +480,13 @@ def fitted_factors(factors: ScaleFactors, clusters: Callable[[ScaleFactors], Map
         if name in given:
             continue
         step = FACTOR_GRID[name]
-        value = getattr(factors, name)
-        while name in fit_shortfalls(peak_demand(clusters(factors), parallelism, factors), MODEL_MACHINE):
+        value, trial = getattr(factors, name), factors
+        while name in fit_shortfalls(peak_demand(clusters(trial), parallelism, trial), MODEL_MACHINE):
             value = round(math.floor(round(value / step, 6) - 1) * step, 6)
-            if value <= 0:
-                factors = replace(factors, **{name: getattr(DEFAULT_FACTORS, name)})
+            if value <= 0:  # none fits: the factor stays as given, for admission to refuse with the sums
+                trial = factors
                 break
-            factors, fitted = replace(factors, **{name: value}), True
+            trial = replace(factors, **{name: value})
+        fitted, factors = fitted or trial is not factors, trial
     rule = OWN_MODEL if given else FITTED_MODEL if fitted else DEFAULT_MODEL
     return replace(factors, rule=rule)
