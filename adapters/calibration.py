@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from sizing.resources.calibration import HostCalibration, cpu_model, host_fingerprint
+from sizing.resources.calibration import MAX_AGE_S, HostCalibration, cpu_model, host_fingerprint
 
 log = logging.getLogger("sizing.resources.calibration")
 
@@ -73,8 +73,9 @@ def _store_path(env: Mapping[str, str] | None = None) -> Path:
     return Path(env.get(FILE_ENV) or DEFAULT_FILE)
 
 
-def stored(env: Mapping[str, str] | None = None, now: float | None = None) -> HostCalibration | None:
-    """This host's stored calibration, if it has a fresh one."""
+def stored(env: Mapping[str, str] | None = None, now: float | None = None,
+           any_age: bool = False) -> HostCalibration | None:
+    """This host's stored calibration, if it has a fresh one (`any_age`: however old)."""
     fingerprint, _, _ = this_host()
     try:
         entries = json.loads(_store_path(env).read_text())
@@ -84,7 +85,7 @@ def stored(env: Mapping[str, str] | None = None, now: float | None = None) -> Ho
     if not data:
         return None
     calibration = HostCalibration.from_dict(data)
-    return calibration if calibration.fresh(time.time() if now is None else now) else None
+    return calibration if any_age or calibration.fresh(time.time() if now is None else now) else None
 
 
 def store(calibration: HostCalibration, env: Mapping[str, str] | None = None) -> Path:
@@ -99,6 +100,12 @@ def store(calibration: HostCalibration, env: Mapping[str, str] | None = None) ->
     tmp.write_text(json.dumps(entries, indent=2, sort_keys=True))
     tmp.replace(path)
     return path
+
+
+def _age(calibration: HostCalibration | None) -> str:
+    if calibration is None:
+        return "missing"
+    return f"{(time.time() - calibration.measured_at) / 60:,.0f} min old (kept {MAX_AGE_S / 60:,.0f} min)"
 
 
 def current(measure: Callable[[Callable[[str], None]], HostCalibration], env: Mapping[str, str] | None = None,
@@ -117,12 +124,18 @@ def current(measure: Callable[[Callable[[str], None]], HostCalibration], env: Ma
         calibration = stored(env)
         if calibration is not None:
             return calibration
-        echo("this host has no calibration yet: measuring it (about a minute; `sizing calibrate` does it on demand)")
+        older = stored(env, any_age=True)
+        echo(f"this host's calibration is {_age(older)}: measuring it (about a minute; `sizing calibrate` does it "
+             f"on demand)")
         try:
             calibration = measure(echo)
         except CalibrationError as err:
-            echo(f"this host cannot be calibrated ({err}): the run's envelopes are uncalibrated")
-            return None
+            if older is None:
+                echo(f"this host cannot be calibrated ({err}): the run's envelopes are uncalibrated")
+                return None
+            # A busy machine is refused as a measurement; an old figure of this host is nearer than none.
+            echo(f"this host cannot be calibrated now ({err}): the run keeps the calibration {_age(older)}")
+            return older
         store(calibration, env)
     echo(calibration.describe())
     return calibration

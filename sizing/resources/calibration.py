@@ -35,8 +35,11 @@ REFERENCE_MEASURE_S = 20
 # A host whose speed is outside this range is refused as a calibration: the measurement went wrong (a node that
 # never got its quota, a generator that could not keep up), not the CPU.
 SPEED_RANGE = (0.2, 5.0)
-# A stored calibration older than this is measured again when it is needed (a host's neighbours change).
-MAX_AGE_S = 7 * 24 * 3600
+# A stored calibration older than this is measured again when it is needed: a host's neighbours change. Measured:
+# one host drifted 20 % within an hour, another read 1.61 at 05:33 and 1.09-1.15 at 09:15 in the same boot, and the
+# demo's cross-host gap came mostly from envelopes sized at a calibration hours old (BENCHMARKS.md "The demo on two
+# hosts"). An hour costs one 45-s measurement per hour of runs.
+MAX_AGE_S = 3600
 # Everything but the reference node may use at most this many cores while it is measured: the load generator
 # needs about 0.3 (its ~45 us of CPU per message at ~6,000 msg/s), an idle demo stack about 0.1-0.2. What else runs
 # on the other core can slow this one (shared caches, memory bandwidth), which no cgroup weight prevents, so a busy
