@@ -123,6 +123,10 @@ def test_the_envelopes_up_at_once_must_fit_the_machine_with_the_sum_they_need(qu
     (problem,) = fit_problems(both, two_cores)
     assert "2.80 cores" in problem and f"{RESERVED_CORES:g} kept" in problem
     assert fit_problems(one, Machine(cores=2, memory_bytes=4 * GIB))  # 4 GiB is all reserved
+    # every repeat is a cluster of its own, and the DAG may put two repeats of the 3-node config up at once
+    repeated = peak_demand(clusters, 2, DEFAULT_FACTORS, repeats=3)
+    assert repeated.cores == pytest.approx(1.2 + 2.0) and repeated.configs == ("n3", "n3")
+    assert peak_demand(clusters, 5, DEFAULT_FACTORS, repeats=2).configs == ("n3", "n3", "n1", "n1")
 
 
 def test_every_measurement_names_what_it_was_measured_on():

@@ -43,7 +43,7 @@ def config_limits(campaign: Campaign, shape: ClusterShape) -> ResourceLimits:
 
 def campaign_demand(campaign: Campaign, parallelism: int | None = None,
                     configs: Iterable[str] = ()) -> Demand | None:
-    """What a local campaign's envelopes need at their peak (None: no scale model), with `parallelism` configs up at
+    """What a local campaign's envelopes need at their peak (None: no scale model), with `parallelism` clusters up at
     once (default: its budget's; a run's max_parallel_configs overrides it), of `configs` only if given (a run's)."""
     chosen = set(configs)
     envelopes = {shape.config_id: (config_envelopes(campaign, shape), shape.nodes) for shape in campaign.clusters
@@ -53,4 +53,4 @@ def campaign_demand(campaign: Campaign, parallelism: int | None = None,
     clusters = {config: (env.node, nodes) for config, (env, nodes) in envelopes.items()}
     if parallelism is None:
         parallelism = campaign.budget.parallelism if campaign.budget else 1
-    return peak_demand(clusters, parallelism, campaign.scale_model)
+    return peak_demand(clusters, parallelism, campaign.scale_model, campaign.repeats)

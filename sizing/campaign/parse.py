@@ -690,7 +690,7 @@ def _parse_budget(root: Fields) -> Budget | None:
 
 
 def _parse_scale_model(root: Fields, deployment: str | None, catalog: Catalog | None, clusters: list[ClusterShape],
-                       broker_config: Mapping[str, Any], parallelism: int) -> ScaleFactors | None:
+                       broker_config: Mapping[str, Any], parallelism: int, repeats: int) -> ScaleFactors | None:
     """`scale_model:` absent (the default factors on the local target), `off`, or a mapping of factors (each a
     positive number; the others keep their defaults). The model factors a campaign does not give follow the one rule
     (sizing.resources.scalemodel.fitted_factors). Only the local target has a scale model. Every config's envelope
@@ -701,7 +701,7 @@ def _parse_scale_model(root: Fields, deployment: str | None, catalog: Catalog | 
     if value is None:
         if deployment != "local":
             return None
-        factors = _fitted(DEFAULT_FACTORS, (), catalog, clusters, broker_config, parallelism)
+        factors = _fitted(DEFAULT_FACTORS, (), catalog, clusters, broker_config, parallelism, repeats)
         return _envelopes_hold_a_node(lambda reason: root.fail("scale_model", reason), factors, catalog, clusters,
                                       broker_config)
     if value is False or value == OFF:
@@ -723,12 +723,12 @@ def _parse_scale_model(root: Fields, deployment: str | None, catalog: Catalog | 
     f.done()
     if any(v is None for v in values.values()):
         return None
-    factors = _fitted(ScaleFactors(**values), given, catalog, clusters, broker_config, parallelism)
+    factors = _fitted(ScaleFactors(**values), given, catalog, clusters, broker_config, parallelism, repeats)
     return _envelopes_hold_a_node(lambda reason: f.fail("", reason), factors, catalog, clusters, broker_config)
 
 
 def _fitted(factors: ScaleFactors, given: Iterable[str], catalog: Catalog | None, clusters: list[ClusterShape],
-            broker_config: Mapping[str, Any], parallelism: int) -> ScaleFactors:
+            broker_config: Mapping[str, Any], parallelism: int, repeats: int) -> ScaleFactors:
     """The campaign's factors under the one rule (fitted_factors), its clusters' envelopes built as admission will."""
     if catalog is None:
         return factors
@@ -737,7 +737,7 @@ def _fitted(factors: ScaleFactors, given: Iterable[str], catalog: Catalog | None
         return {shape.config_id: (envelope, shape.nodes)
                 for shape, envelope in _node_envelopes(catalog, clusters, broker_config, candidate)}
 
-    return fitted_factors(factors, envelopes, parallelism, given)
+    return fitted_factors(factors, envelopes, parallelism, given, repeats)
 
 
 def _node_envelopes(catalog: Catalog, clusters: list[ClusterShape], broker_config: Mapping[str, Any],
@@ -931,7 +931,7 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
     purpose = root.str("purpose", "size", choices=PURPOSES)
     comparison = _parse_comparison(root, purpose, clusters, scenarios)
     scale_model = _parse_scale_model(root, deployment, catalog, clusters, broker_config,
-                                     budget.parallelism if budget else 1)
+                                     budget.parallelism if budget else 1, repeats)
     if scale_model is not None and MEMORY_OVERRIDE in broker_config:
         root.fail(f"broker_config.{MEMORY_OVERRIDE}", "is set by the scale model (the node's memory envelope, so the "
                                                      "high watermark is relative to it); remove it, or set "

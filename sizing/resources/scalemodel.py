@@ -421,10 +421,12 @@ def cluster_demand(envelope: NodeEnvelope, nodes: int) -> tuple[float, int]:
 
 
 def peak_demand(clusters: Mapping[str, tuple[NodeEnvelope, int]], parallelism: int,
-                factors: ScaleFactors) -> Demand:
-    """The largest CPU demand of any `parallelism` configs up at once (each with its own load generator), and the
-    memory of that same set; every config is one cluster at a time (repeats run one after another)."""
-    ranked = sorted(clusters.items(), key=lambda item: cluster_demand(*item[1]), reverse=True)[:max(1, parallelism)]
+                factors: ScaleFactors, repeats: int = 1) -> Demand:
+    """The largest CPU demand of any `parallelism` clusters up at once (each with its own load generator), and the
+    memory of that same set. Every repeat of a config is a cluster of its own, and the DAG takes them in any order,
+    so a config counts up to `repeats` times."""
+    copies = [item for item in clusters.items() for _ in range(max(1, repeats))]
+    ranked = sorted(copies, key=lambda item: cluster_demand(*item[1]), reverse=True)[:max(1, parallelism)]
     generator = generator_envelope(factors)
     cores = sum(cluster_demand(*env)[0] for _, env in ranked) + generator.cpu_cores * len(ranked)
     memory = sum(cluster_demand(*env)[1] for _, env in ranked) + generator.memory_bytes * len(ranked)
@@ -464,10 +466,11 @@ MODEL_MACHINE = Machine(cores=2.0, memory_bytes=int(23.5 * GIB))
 
 
 def fitted_factors(factors: ScaleFactors, clusters: Callable[[ScaleFactors], Mapping[str, tuple[NodeEnvelope, int]]],
-                   parallelism: int, given: Iterable[str] = ()) -> ScaleFactors:
+                   parallelism: int, given: Iterable[str] = (), repeats: int = 1) -> ScaleFactors:
     """The one rule for a campaign's model factors (MODEL_FACTORS). Each the campaign gives (`given`) is its own:
     a what-if (OWN_MODEL). Each other is the default, or, where the campaign's largest configs up at once
-    (`parallelism` of them, each with its load generator) would not fit MODEL_MACHINE at the reference speed, the
+    (`parallelism` clusters of them, each with its load generator, a config up to `repeats` times: peak_demand)
+    would not fit MODEL_MACHINE at the reference speed, the
     largest value on FACTOR_GRID below the default at which they fit (FITTED_MODEL): computed from the configs, never
     chosen after a run. None fits (the load generators alone fill the machine): the default stays, and admission
     refuses the campaign with the sums. `clusters` builds every config's node envelope and node count from factors.
@@ -481,7 +484,7 @@ def fitted_factors(factors: ScaleFactors, clusters: Callable[[ScaleFactors], Map
             continue
         step = FACTOR_GRID[name]
         value, trial = getattr(factors, name), factors
-        while name in fit_shortfalls(peak_demand(clusters(trial), parallelism, trial), MODEL_MACHINE):
+        while name in fit_shortfalls(peak_demand(clusters(trial), parallelism, trial, repeats), MODEL_MACHINE):
             value = round(math.floor(round(value / step, 6) - 1) * step, 6)
             if value <= 0:  # none fits: the factor stays as given, for admission to refuse with the sums
                 trial = factors
