@@ -1,6 +1,6 @@
 """Rewrite BENCHMARKS.md's fidelity table (issue 44 item 4) from the committed run fixtures: every published seed
 figure whose config a fixture measured on the scale model, the model's prediction for the cloud and its error
-(sizing/judgement/fidelity.py).
+(sizing/judgement/fidelity.py); and the cross-host table: the same configs measured on a second host.
 
     .venv/bin/python scripts/fidelity_table.py          (tests/test_fidelity.py fails while it is stale)
 """
@@ -26,9 +26,17 @@ def table() -> str:
     return fidelity.markdown(rows, fidelity.summarise(rows))
 
 
+def cross_host_table() -> str:
+    first = load_all(FIXTURES, fidelity.FIDELITY_RUNS)
+    second = load_all(FIXTURES, fidelity.SECOND_HOST_RUNS)
+    return fidelity.cross_host_markdown(fidelity.cross_host_rows(fidelity.local_figures(first.values()),
+                                                                 fidelity.local_figures(second.values())))
+
+
 def main() -> None:
     rewrite_section(BENCHMARKS, fidelity.BENCHMARKS_START, fidelity.BENCHMARKS_END, table())
-    print(f"rewrote the generated fidelity table in {BENCHMARKS}")
+    rewrite_section(BENCHMARKS, fidelity.CROSS_HOST_START, fidelity.CROSS_HOST_END, cross_host_table())
+    print(f"rewrote the generated fidelity and cross-host tables in {BENCHMARKS}")
 
 
 if __name__ == "__main__":

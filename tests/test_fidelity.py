@@ -103,3 +103,34 @@ def test_benchmarks_fidelity_table_is_generated_from_the_committed_fixtures():
     text = (root / "BENCHMARKS.md").read_text()
     assert generated_section(fidelity.BENCHMARKS_START, fidelity.BENCHMARKS_END, table) in text, (
         "BENCHMARKS.md's fidelity table is stale: regenerate it with scripts/fidelity_table.py")
+
+
+def test_cross_host_rows_pair_each_config_and_judge_the_ten_percent_rule():
+    """Known answer by hand: 1,000 then 1,090 msg/s agree (ratio 1.09); 1,000 then 1,667 do not."""
+    def figure(config: str, value: float, speed: float, run: str) -> fidelity.LocalFigure:
+        return fidelity.LocalFigure(config, fidelity.TOP_THROUGHPUT, value, 0.01, speed, run, "")
+
+    first = {"a": figure("a", 1000, 1.61, "c/fid1"), "b": figure("b", 1000, 1.61, "c/fid1"),
+             "only-first": figure("only-first", 5, 1.61, "c/fid1")}
+    second = {"b": figure("b", 1667, 1.15, "c/fid2"), "a": figure("a", 1090, 1.15, "c/fid2")}
+    rows = fidelity.cross_host_rows(first, second)
+    assert [r.config_id for r in rows] == ["a", "b"]
+    assert rows[0].ratio == pytest.approx(1.09) and rows[0].agrees
+    assert rows[1].ratio == pytest.approx(1.667) and not rows[1].agrees
+    text = fidelity.cross_host_markdown(rows)
+    assert "| a | 1.61 | 1,000.0 | c/fid1 | 1.15 | 1,090.0 | c/fid2 | 1.090 |" in text
+    assert "2 configs; 1 within 10% of each other; median |second / first - 1| 38%." in text
+
+
+def test_benchmarks_cross_host_table_is_generated_from_the_committed_fixtures():
+    """The second host's runs (SECOND_HOST_RUNS) against the first's (FIDELITY_RUNS), from the repository."""
+    from app.runfixture import generated_section, load_all
+
+    root = Path(__file__).resolve().parents[1]
+    fixtures = root / "tests" / "fixtures" / "runs"
+    first = fidelity.local_figures(load_all(fixtures, fidelity.FIDELITY_RUNS).values())
+    second = fidelity.local_figures(load_all(fixtures, fidelity.SECOND_HOST_RUNS).values())
+    table = fidelity.cross_host_markdown(fidelity.cross_host_rows(first, second))
+    assert {f.host_speed for f in first.values()} != {f.host_speed for f in second.values()}  # two calibrations
+    assert generated_section(fidelity.CROSS_HOST_START, fidelity.CROSS_HOST_END, table) in (
+        root / "BENCHMARKS.md").read_text(), "BENCHMARKS.md's cross-host table is stale: run scripts/fidelity_table.py"
