@@ -156,3 +156,19 @@ def test_the_analysis_job_summarises_every_complete_config_and_runs_the_gx_suite
     # a run with a baseline records it in its runs row (the analysis' --baseline-run)
     compared = parse_args(analysis_args({**run, "baseline_run": "r0"}, ["n1-c5.2xlarge-gp2"]))
     assert compared.baseline_run == "r0" and compared.run_ids == ["r1"]
+
+
+def test_airflows_plugin_scan_executes_none_of_our_modules_so_loadgen_stays_a_package():
+    """Airflow executes every .py file in its plugins folder as a top-level module named by its stem, so without
+    plugins/.airflowignore `operators/loadgen.py` became sys.modules['loadgen']. Independent counter: Airflow's own
+    scan over the folder, then what `loadgen` is after Airflow's plugin manager loaded the folder."""
+    import loadgen
+    from airflow._shared.module_loading import find_path_from_directory
+    from airflow._shared.plugins_manager.plugins_manager import _load_plugins_from_plugin_directory
+
+    plugins = Path(__file__).resolve().parents[1] / "plugins"
+    scanned = [p for p in find_path_from_directory(str(plugins), ".airflowignore", "glob") if p.endswith(".py")]
+    assert scanned == []
+    assert sorted(p.name for p in plugins.rglob("loadgen.py"))  # the file that clobbered the package still exists
+    _load_plugins_from_plugin_directory(str(plugins))
+    assert sys.modules["loadgen"] is loadgen and hasattr(loadgen, "__path__")
