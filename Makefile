@@ -14,8 +14,12 @@ demo: setup       ## run the local-quick campaign end to end and print the leade
 stop:             ## stop everything `make demo` started; stored results stay (`make clean` deletes them)
 	$(PY) -m app.cli demo --stop
 
-test: setup       ## the whole suite, as CI runs it
-	$(PY) -m pytest
+# Two passes: the tests that start no broker two at a time (pytest-xdist, one worker per core, each module on one
+# worker), then every `cluster` test alone, on a machine left to it: those measure rates under CPU quotas.
+test: setup       ## the whole suite, as CI runs it (tests/README.md)
+	$(PY) -m pytest -n 2 --dist loadfile -m "not cluster"; no_broker=$$?; \
+	$(PY) -m pytest -m cluster; broker=$$?; \
+	test $$no_broker -eq 0 -a $$broker -eq 0
 
 test-fast:        ## pure unit tests only: no RabbitMQ, Spark, Airflow, browser, nor outside tool or server (tests/README.md)
 	$(PY) -m pytest -m "not cluster and not spark and not airflow and not browser and not tools"

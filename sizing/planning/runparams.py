@@ -45,8 +45,8 @@ class RunParams:
     run_label: str = _param("r1", LABEL, "--run-label",
                             "Names the run partitions; the same label replaces, a new one adds.")
     max_parallel_configs: int | None = _param(None, CLUSTERS, "--max-parallel-configs",
-                                              "Clusters up at once (default: 1 local, 4 aws, 1 existing).",
-                                              nullable=True)
+                                              "Clusters up at once (default: the campaign budget's "
+                                              "parallelism, else 1 local, 4 aws, 1 existing).", nullable=True)
     baseline_run: str | None = _param(None, LABEL, "--baseline-run",
                                       "A stored run label to compare this run with: the report opens with the "
                                       "comparison (sizing compare).", nullable=True)

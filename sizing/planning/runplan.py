@@ -69,8 +69,13 @@ def _unknown_names(param: str, kind: str, names: Sequence[str], known: set[str],
 
 
 def _max_parallel(params: RunParams, campaign: Campaign) -> Any:
-    value = params.max_parallel_configs
-    return DEFAULT_MAX_PARALLEL.get(campaign.deployment, 1) if value is None else value
+    """The run's own value; else the campaign's budget's `parallelism`, the figure its wall-hours cap and its
+    envelope fit were checked at; else the target's default."""
+    if params.max_parallel_configs is not None:
+        return params.max_parallel_configs
+    if campaign.budget is not None:
+        return campaign.budget.parallelism
+    return DEFAULT_MAX_PARALLEL.get(campaign.deployment, 1)
 
 
 def run_problems(params: RunParams, campaign: Campaign) -> list[Problem]:
