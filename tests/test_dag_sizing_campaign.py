@@ -162,9 +162,10 @@ def test_airflows_plugin_scan_executes_none_of_our_modules_so_loadgen_stays_a_pa
     """Airflow executes every .py file in its plugins folder as a top-level module named by its stem, so without
     plugins/.airflowignore `operators/loadgen.py` became sys.modules['loadgen']. Independent counter: Airflow's own
     scan over the folder, then what `loadgen` is after Airflow's plugin manager loaded the folder."""
-    import loadgen
     from airflow._shared.module_loading import find_path_from_directory
     from airflow._shared.plugins_manager.plugins_manager import _load_plugins_from_plugin_directory
+
+    import loadgen
 
     plugins = Path(__file__).resolve().parents[1] / "plugins"
     scanned = [p for p in find_path_from_directory(str(plugins), ".airflowignore", "glob") if p.endswith(".py")]
