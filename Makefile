@@ -15,11 +15,11 @@ stop:             ## stop everything `make demo` started; stored results stay (`
 	$(PY) -m app.cli demo --stop
 
 # Two passes: the tests that start no broker two at a time (pytest-xdist, one worker per core, each module on one
-# worker), then every `cluster` test alone, on a machine left to it: those measure rates under CPU quotas.
+# worker), then every `cluster` and `alone` test by itself, on a machine left to it: those measure rates.
 test: setup       ## the whole suite, as CI runs it (tests/README.md)
-	$(PY) -m pytest -n 2 --dist loadfile -m "not cluster"; no_broker=$$?; \
-	$(PY) -m pytest -m cluster; broker=$$?; \
-	test $$no_broker -eq 0 -a $$broker -eq 0
+	$(PY) -m pytest -n 2 --dist loadfile -m "not cluster and not alone"; side_by_side=$$?; \
+	$(PY) -m pytest -m "cluster or alone"; alone=$$?; \
+	test $$side_by_side -eq 0 -a $$alone -eq 0
 
 test-fast:        ## pure unit tests only: no RabbitMQ, Spark, Airflow, browser, nor outside tool or server (tests/README.md)
 	$(PY) -m pytest -m "not cluster and not spark and not airflow and not browser and not tools"

@@ -148,6 +148,7 @@ RATE_TOLERANCE = 0.10
 OVERHEAD = 0.10
 
 
+@pytest.mark.alone  # a rate on the wall clock: beside another test worker the transfer's end came late (7.17 Mbit/s)
 def test_the_bandwidth_envelope_holds_on_the_links_own_counters():
     """4 MB each way at once through a node held at 8 Mbit/s: into it (tbf on the bridge-side end) and out of it (tbf
     on the namespace end). The link's /sys/class/net counters over each transfer's time are within 10 % of the
