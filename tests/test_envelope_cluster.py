@@ -231,7 +231,9 @@ def test_the_memory_alarm_fires_at_the_envelopes_watermark(node):
         alarm = next(n for n in mgmt.get("/api/nodes") if n["name"] == info.name)["mem_alarm"]
         at_alarm = published[0]
     stop.set()
-    mgmt.request("DELETE", "/api/queues/%2F/backlog")  # frees the memory: the alarm clears, the publisher returns
+    # Frees the memory: the alarm clears, the publisher returns. Dropping a watermark's worth of messages at 0.2 cores
+    # took longer than the client's 3 s on a host at speed 1.1 (CI, 2026-11-29): this is clean-up, not a measurement.
+    mgmt.request("DELETE", "/api/queues/%2F/backlog", timeout_s=120)
     thread.join(timeout=60)
     assert alarm, f"no memory alarm after {published[0] / MIB:.0f} MiB published"
     assert at_alarm <= 2 * status["mem_limit"]
