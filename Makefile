@@ -15,10 +15,11 @@ stop:             ## stop everything `make demo` started; stored results stay (`
 	$(PY) -m app.cli demo --stop
 
 # Two passes: the tests that start no broker two at a time (pytest-xdist, one worker per core, each module on one
-# worker), then every `cluster` and `alone` test by itself, on a machine left to it: those measure rates.
+# worker); then the `cluster` tests two at a time too, but an `alone` test (it measures a rate or a CPU share) with
+# nothing beside it: a lock shared by both workers sees to that (tests/fixtures/lanes.py).
 test: setup       ## the whole suite, as CI runs it (tests/README.md)
 	$(PY) -m pytest -n 2 --dist loadfile -m "not cluster and not alone"; side_by_side=$$?; \
-	$(PY) -m pytest -m "cluster or alone"; alone=$$?; \
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder -m "cluster or alone"; alone=$$?; \
 	test $$side_by_side -eq 0 -a $$alone -eq 0
 
 test-fast:        ## pure unit tests only: no RabbitMQ, Spark, Airflow, browser, nor outside tool or server (tests/README.md)

@@ -10,7 +10,8 @@ from urllib.parse import quote
 
 from sizing.resources.cluster import ClusterInfo
 
-FAULTS_SLOT = 20  # port block 22000: one 3-node cluster the fault tests (cluster and end-to-end) share
+FAULTS_SLOT = 20  # port block 22000: the 3-node cluster of test_faults_cluster
+FAULTS_E2E_SLOT = 21  # port block 22050: test_faults_e2e's, which the second pass may run beside it (tests/README.md)
 
 
 def mgmt(cluster: ClusterInfo, path: str, method: str = "GET", body: object = None, node: int = 1) -> object:

@@ -14,7 +14,7 @@ from sizing.resources.calibration import REFERENCE_NODE_CORES, SPEED_RANGE
 from sizing.resources.localports import local_port_base
 from tests.fixtures.cluster import busy_ports
 
-pytestmark = [pytest.mark.cluster, pytest.mark.slow]
+pytestmark = [pytest.mark.cluster, pytest.mark.alone, pytest.mark.slow]
 
 
 def test_the_reference_measurement_keeps_its_node_at_its_quota_and_leaves_nothing():

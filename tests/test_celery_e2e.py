@@ -31,6 +31,7 @@ pytestmark = [pytest.mark.distributed, pytest.mark.airflow, pytest.mark.cluster,
               pytest.mark.slow]
 
 DAG_ID = "sizing_campaign"
+SLOT_OFFSET = 100  # ci-tiny's trial slots, clear of the other end-to-end tests' 30-39 (they may run beside it)
 BROKER_SLOT = 70  # the RabbitMQ node: Celery's broker (vhost celery) and the campaign's existing cluster
 CONFIG = "n1-c5.2xlarge-gp2"
 QUEUES = ("celery-e2e-1", "celery-e2e-2")
@@ -94,7 +95,7 @@ def stack(tmp_path_factory, broker, s3_endpoint, spark_standalone):
     S3Settings(bucket=bucket, endpoint_url=s3_endpoint).ensure_bucket()
     extra = {
         "SIZING_S3_ENDPOINT": s3_endpoint, "SIZING_S3_BUCKET": bucket, "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1", "SIZING_SLOT_OFFSET": "30",
+        "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1", "SIZING_SLOT_OFFSET": str(SLOT_OFFSET),
         "AIRFLOW_CONN_AWS_DEFAULT": json.dumps({"conn_type": "aws", "login": "testing", "password": "testing",
                                                 "extra": {"endpoint_url": s3_endpoint, "region_name": "us-east-1"}}),
         "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "spark://127.0.0.1",
@@ -160,7 +161,7 @@ def test_the_local_target_is_refused_on_celery_before_anything_starts(stack):
     logs = "".join(text for w in WORKERS for path, text in celery.task_logs(w).items()
                    if f"run_id={run_id}" in path and "validate_spec" in path)
     assert "runs its clusters as processes of one host" in logs and "CeleryExecutor" in logs
-    assert busy_ports(21000 + 50 * 30) == []  # ci-tiny's first cluster (slot 30) was never started
+    assert busy_ports(21000 + 50 * SLOT_OFFSET) == []  # ci-tiny's first cluster was never started
 
 
 def test_a_campaign_on_an_existing_cluster_runs_across_both_workers(stack, spark_standalone):

@@ -16,8 +16,8 @@ trip after it was sent, so its publish rate is at most w / r; below the broker's
 
 A classic, non-persistent queue keeps the broker's service time well under the round trip, so that what is measured
 is the window against the RTT (the shipped campaign flow-control-rtt-local runs the quorum version for the report).
-Port slot 97 (its own: slot 90 is the 4.0 runtime's 3-node cluster in test_terraform_local_cluster,
-and the session-wide cluster factory keeps one cluster per slot).
+Port slot 96 (its own: slot 90 is the 4.0 runtime's 3-node cluster in test_terraform_local_cluster, 97 the host
+calibration's node, and the session-wide cluster factory keeps one cluster per slot).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from loadgen.runner import Runner, RunOptions
 from sizing.campaign import parse_campaign
 from sizing.contract import raw_layout
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.alone]  # measures: nothing beside it (tests/fixtures/lanes.py)
 
 CONFIG = "n1-c5.2xlarge-gp2"
 ONE_WAY_MS = 20
@@ -63,7 +63,7 @@ SPEC = {
 
 @pytest.fixture(scope="module")
 def cluster(local_cluster_factory):
-    return local_cluster_factory(slot=97, nodes=1).cluster
+    return local_cluster_factory(slot=96, nodes=1).cluster
 
 
 class BrokerReceived:

@@ -27,7 +27,7 @@ from loadgen.runner import Runner, RunOptions
 from sizing.campaign import load_campaign
 from spark_jobs.jobs import analysis
 
-pytestmark = [pytest.mark.cluster, pytest.mark.spark]
+pytestmark = [pytest.mark.cluster, pytest.mark.alone, pytest.mark.spark]
 
 SLOT = 75
 CONSUMERS = 4

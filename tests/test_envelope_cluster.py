@@ -37,7 +37,7 @@ from sizing.resources.disks import RoleVolume
 from sizing.resources.scalemodel import DEFAULT_FACTORS, MIB, VolumeEnvelope, cluster_envelopes
 from tests.fixtures.cluster import busy_ports
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.alone]  # measures: nothing beside it (tests/fixtures/lanes.py)
 
 REPO = Path(__file__).resolve().parents[1]
 SUPPORT = env.detect_support()

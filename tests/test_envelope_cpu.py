@@ -27,7 +27,7 @@ from sizing.resources.scalemodel import CPU_PERIOD_US
 from tests.fixtures.envelopes import CPU_ENFORCED, SUPPORT, busy_envelopes
 
 # `cluster`: no RabbitMQ, but it keeps cores busy for ~10 s and reads them, so it runs with the heavy group.
-pytestmark = [pytest.mark.cluster,
+pytestmark = [pytest.mark.cluster, pytest.mark.alone,
               pytest.mark.skipif(not CPU_ENFORCED, reason="needs root and a cgroup cpu controller")]
 
 SECONDS = 9

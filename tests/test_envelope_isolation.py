@@ -17,7 +17,7 @@ import pytest
 from adapters import envelope as env
 from tests.fixtures.envelopes import CPU_ENFORCED, SUPPORT, busy_envelopes
 
-pytestmark = [pytest.mark.cluster,
+pytestmark = [pytest.mark.cluster, pytest.mark.alone,
               pytest.mark.skipif(not CPU_ENFORCED, reason="needs root and a cgroup cpu controller")]
 
 # A load generator's envelope (1 core by default) or a large node's, beside 12 busy loops. At the kernel's default

@@ -15,7 +15,7 @@ import pytest
 
 from sizing.criteria.recovery import dense_rates, time_to_recover
 from sizing.resources.cluster import ClusterInfo
-from tests.faults_support import FAULTS_SLOT
+from tests.faults_support import FAULTS_E2E_SLOT
 
 pytestmark = pytest.mark.cluster
 
@@ -53,7 +53,7 @@ scenarios:
 @pytest.fixture(scope="module")
 def cluster_file(local_cluster_factory, tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("faults-e2e") / "cluster.json"
-    path.write_text(local_cluster_factory(slot=FAULTS_SLOT, nodes=3).cluster.to_json())
+    path.write_text(local_cluster_factory(slot=FAULTS_E2E_SLOT, nodes=3).cluster.to_json())
     return path
 
 

@@ -26,7 +26,7 @@ from sizing.contract import raw_layout
 from sizing.contract.histogram import RELATIVE_ACCURACY, merge_wire, quantile_from_counts
 from sizing.contract.layout import RunKey
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.alone]  # measures: nothing beside it (tests/fixtures/lanes.py)
 
 SPEC = {
     "name": "lgtest", "catalog": "aws-us-east-1-2020", "target": {"rate": 1000, "p99_latency_ms": 1000},

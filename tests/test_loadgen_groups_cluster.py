@@ -25,7 +25,7 @@ from sizing.contract import raw_layout
 from spark_jobs.lib import phase_summary as ps
 from spark_jobs.lib.phase_summary.client_stats import _final_client
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.alone]  # measures: nothing beside it (tests/fixtures/lanes.py)
 
 CONFIG = "n1-c5.2xlarge-gp2"
 STEP_S, WARMUP_S, BACKGROUND_RATE = 12, 2, 80.0

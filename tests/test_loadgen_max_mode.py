@@ -24,7 +24,7 @@ from loadgen.runner import Runner, RunOptions
 from sizing.campaign import parse_campaign
 from sizing.contract import raw_layout
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.alone]  # measures: nothing beside it (tests/fixtures/lanes.py)
 
 CONFIG = "n1-c5.2xlarge-gp2"
 LIVE_STEP_S = 5.0

@@ -34,7 +34,7 @@ from sizing.campaign import parse_campaign
 from sizing.contract import raw_layout
 from sizing.criteria import rules
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.alone]  # measures: nothing beside it (tests/fixtures/lanes.py)
 
 CONFIG = "n1-c5.2xlarge-gp2"
 QUORUM = {

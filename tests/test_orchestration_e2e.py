@@ -332,6 +332,7 @@ def test_failure_mid_run_still_tears_the_cluster_down(stack, first_run):
     _no_broker_left(settings)
 
 
+@pytest.mark.alone  # a verdict from a measured rate: the node must absorb the peak, so nothing runs beside it
 def test_seed_002s_local_twin_holds_what_one_node_absorbs_and_fails_what_it_cannot(stack, first_run):
     """Issue 22, end to end through the demo's stack: campaigns/adverse-local.yaml's slowdown and peak are judged
     held (publishers unaffected, nothing lost, backlog drained) although messages waited in a backlog; its overload

@@ -30,6 +30,7 @@ def test_failing_load_run_still_destroys_every_trials_cluster(airflow_db, aws_co
         raise RuntimeError("injected failure in the middle of the load run")
 
     monkeypatch.setattr(LoadgenOperator, "execute", fail_mid_run)
+    monkeypatch.setenv("SIZING_SLOT_OFFSET", "110")  # clear of the end-to-end tests' 30-39, which may run beside it
     # Two repeats of one config: two trials, each on a fresh cluster of its own. dag.test() runs one task at a
     # time, breadth-first over map indexes, so both trials must hold a slot at once (two 1-node clusters).
     spec = "extends: ci-tiny.yaml\nrepeats: 2\n"

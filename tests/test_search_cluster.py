@@ -23,7 +23,7 @@ from sizing.campaign import load_campaign
 from sizing.contract import raw_layout
 from sizing.criteria.rules import PROBE_MATCH_FRACTION
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.alone]  # measures: nothing beside it (tests/fixtures/lanes.py)
 
 CAMPAIGN = Path(__file__).resolve().parents[1] / "campaigns" / "local-search.yaml"
 SLOT = 62

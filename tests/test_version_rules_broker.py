@@ -1,6 +1,6 @@
 """Every value sizing/campaign/versionrules.py refuses or warns about, fed to the real brokers: RabbitMQ 3.10.8
-(the installed package, the 1-node cluster of tests/test_refused_inputs_broker.py, slot 69) and 4.0.5 (the chroot
-runtime, the 1-node cluster of tests/test_terraform_local_cluster.py, slot 91). Each test shows the broker refusing, or
+(the installed package, a 1-node cluster in slot 76) and 4.0.5 (the chroot runtime, a 1-node cluster in slot 77).
+Each test shows the broker refusing, or
 accepting and then not applying, what the rule says, on the version the rule names, and applying it where the rule
 is silent. Independent counters: the broker's own per-queue figures (rabbitmqctl list_queues: messages in RAM, the
 queue process's memory), the files the queue writes, the node's log."""
@@ -24,7 +24,7 @@ from sizing.resources.cluster import ClusterInfo
 
 pytestmark = pytest.mark.cluster
 
-HOST_SLOT, CHROOT_SLOT = 69, 91
+HOST_SLOT, CHROOT_SLOT = 76, 77  # its own: the second pass may run any other module beside it (tests/README.md)
 CAMPAIGNS = Path(__file__).resolve().parents[1] / "campaigns"
 
 

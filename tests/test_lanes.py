@@ -1,0 +1,74 @@
+"""The second pass's lock (tests/fixtures/lanes.py) on real flock(2) locks in a tmp dir: shared holders run side by
+side, an exclusive one runs alone, and a waiting exclusive one is served before shared ones that came after it.
+Known answers: the order in which threads (each with its own open file description) get the lock."""
+
+from __future__ import annotations
+
+import fcntl
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.lanes import lane_of, machine_held
+
+WAIT_S = 0.3  # long enough for a thread that could take the lock to have taken it
+
+
+class Holder(threading.Thread):
+    """Takes the machine in a mode, says when it has it, holds it until released."""
+
+    def __init__(self, root: Path, mode: int, log: list[str], name: str) -> None:
+        super().__init__(daemon=True)
+        self.root, self.mode, self.log, self.label = root, mode, log, name
+        self.has_it, self.release = threading.Event(), threading.Event()
+
+    def run(self) -> None:
+        with machine_held(self.mode, self.root / "machine.lock", self.root / "turnstile.lock"):
+            self.log.append(self.label)
+            self.has_it.set()
+            self.release.wait(10)
+
+
+def start(root: Path, mode: int, log: list[str], name: str) -> Holder:
+    holder = Holder(root, mode, log, name)
+    holder.start()
+    time.sleep(WAIT_S)
+    return holder
+
+
+def test_two_shared_holders_run_side_by_side(tmp_path):
+    log: list[str] = []
+    first, second = start(tmp_path, fcntl.LOCK_SH, log, "a"), start(tmp_path, fcntl.LOCK_SH, log, "b")
+    assert first.has_it.is_set() and second.has_it.is_set()
+    first.release.set()
+    second.release.set()
+
+
+def test_an_exclusive_holder_waits_for_the_shared_one_and_keeps_later_ones_out(tmp_path):
+    log: list[str] = []
+    shared = start(tmp_path, fcntl.LOCK_SH, log, "shared")
+    alone = start(tmp_path, fcntl.LOCK_EX, log, "alone")
+    later = start(tmp_path, fcntl.LOCK_SH, log, "later")
+    assert log == ["shared"]  # the exclusive one waits; the later shared one queues behind it, not beside `shared`
+    shared.release.set()
+    assert alone.has_it.wait(5) and not later.has_it.wait(WAIT_S)
+    alone.release.set()
+    assert later.has_it.wait(5)
+    later.release.set()
+    assert log == ["shared", "alone", "later"]
+
+
+class Item:
+    def __init__(self, *markers: str) -> None:
+        self.markers = set(markers)
+
+    def get_closest_marker(self, name: str) -> object | None:
+        return name if name in self.markers else None
+
+
+@pytest.mark.parametrize(("markers", "mode"), [
+    (("cluster", "alone"), fcntl.LOCK_EX), (("alone",), fcntl.LOCK_EX), (("cluster",), fcntl.LOCK_SH), ((), None)])
+def test_alone_tests_take_the_machine_and_cluster_tests_share_it(markers, mode):
+    assert lane_of(Item(*markers)) == mode
