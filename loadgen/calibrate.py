@@ -26,26 +26,34 @@ SLOT = 97
 HEALTHY_WITHIN_S = 120
 
 
-def reference_envelopes(node_cores: float = REFERENCE_NODE_CORES) -> Any:
+def reference_envelopes(node_cores: float = REFERENCE_NODE_CORES, period_us: int | None = None,
+                        schedulers: int | None = None) -> Any:
     """The reference node's envelope: REFERENCE_NODE_CORES of this host (no calibration applied: it *is* the
     calibration), 2 GiB, and its volumes throttled far above what the run writes, so that its CPU binds.
-    `node_cores`: another quota, for the small-quota benchmark (benchmarks/small_quota.py)."""
+    `node_cores`, `period_us` (the CFS period) and `schedulers` (+S; 0: the VM's default, one per host core; None:
+    the scale model's rule) give another node, for the small-quota benchmark (benchmarks/small_quota.py)."""
+    from dataclasses import replace
+
     from sizing.campaign import parse_campaign
-    from sizing.resources.scalemodel import ScaleFactors, cluster_envelopes
+    from sizing.resources.scalemodel import ScaleFactors, cluster_envelopes, cpu_quota_us
 
     campaign = parse_campaign(reference_spec())
     shape = campaign.clusters[0]
     instance = campaign.catalog.instances[shape.instance_type]
     factors = ScaleFactors(cpu_cores_per_vcpu=node_cores / instance.vcpus,
                            memory_mib_per_gib=2048 / instance.memory_gib, disk_divisor=1.0)
-    return campaign, cluster_envelopes(campaign.catalog, shape.instance_type, shape.volumes, factors)
+    envelopes = cluster_envelopes(campaign.catalog, shape.instance_type, shape.volumes, factors)
+    period = period_us or envelopes.node.cpu_period_us
+    node = replace(envelopes.node, cpu_period_us=period, cpu_quota_us=cpu_quota_us(envelopes.node.cpu_cores, period),
+                   schedulers=envelopes.node.schedulers if schedulers is None else (schedulers or None))
+    return campaign, replace(envelopes, node=node)
 
 
-def measure(echo: Callable[[str], None] = print, slot: int = SLOT,
-            node_cores: float = REFERENCE_NODE_CORES, judged: bool = True) -> HostCalibration:
+def measure(echo: Callable[[str], None] = print, slot: int = SLOT, node_cores: float = REFERENCE_NODE_CORES,
+            judged: bool = True, period_us: int | None = None, schedulers: int | None = None) -> HostCalibration:
     """Run the reference measurement on a fresh node (destroyed after, also on failure) and return its answer.
-    `node_cores` other than the reference's is a benchmark of the quota's own effect, never a calibration (and
-    `judged=False` returns its figures even where they could not calibrate anything)."""
+    `node_cores`, `period_us` or `schedulers` other than the reference's is a benchmark of their own effect, never a
+    calibration (and `judged=False` returns its figures even where they could not calibrate anything)."""
     import pyarrow.parquet as pq
 
     from adapters import envelope as env
@@ -55,7 +63,7 @@ def measure(echo: Callable[[str], None] = print, slot: int = SLOT,
     from sizing.contract import raw_layout
     from sizing.planning.plan import ConfigPlan
 
-    campaign, envelopes = reference_envelopes(node_cores)
+    campaign, envelopes = reference_envelopes(node_cores, period_us, schedulers)
     shape = campaign.clusters[0]
     plan = ConfigPlan(campaign=campaign.name, config_id=shape.config_id, shape=shape, slot=slot, monthly_cost=0.0)
     fingerprint, model, cores = store.this_host()

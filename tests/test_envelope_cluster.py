@@ -104,6 +104,11 @@ def test_the_node_runs_in_its_cgroups_with_its_volumes_mounted(node):
         assert env.mounted_at(Path(volume.mount)), volume
     assert cluster.envelope is not None and cluster.envelope.node.cpu_quota_us == 4000
     assert cgroups is not None and cgroups.cpu_usage_ns(record.cgroup) > 0
+    # Its Erlang schedulers (sizing.resources.scalemodel.schedulers_for): a 0.2-core node runs one. Counter: the VM's
+    # own scheduler threads, as the OS names them (`1_scheduler`, `2_scheduler`, ...).
+    threads = [(task / "comm").read_text().strip() for task in Path(f"/proc/{pid}/task").iterdir()]
+    assert cluster.envelope.node.schedulers == 1
+    assert sum(1 for name in threads if name.endswith("_scheduler")) == 1, sorted(threads)
 
 
 def _flood(cluster, stop: threading.Event, queue: str, body: bytes, persistent: bool) -> None:

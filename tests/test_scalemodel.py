@@ -66,6 +66,7 @@ def test_one_factor_per_resource_keeps_the_catalogs_ratios_between_instance_type
     assert (small.memory_bytes, large.memory_bytes) == (2848 * MIB, 5536 * MIB)
     # a quota of 0.2 cores over the 20 ms period is 4 ms
     assert (small.cpu_period_us, small.cpu_quota_us, large.cpu_quota_us) == (20_000, 4_000, 8_000)
+    assert (small.schedulers, large.schedulers) == (1, 1)  # under one core each: one Erlang scheduler
 
 
 def test_volume_throttles_follow_the_type_and_its_size(quick):
@@ -350,3 +351,24 @@ def test_a_node_below_the_kernels_smallest_quota_on_a_fast_host_gets_it_and_admi
     lines = admit(campaign, MachineFacts(host_speed=2.0)).scale
     assert any(f"config {shape.config_id}: a c5.2xlarge node's share of this host is 0.042 cores" in line
                and "1.19x its share" in line for line in lines), lines
+
+
+def test_an_envelopes_vm_flags_stop_busy_waiting_and_set_the_schedulers_only_when_asked():
+    """Known answer: the flags node.sh passes to the VM (sizing.resources.scalemodel.NodeEnvelope.erl_args)."""
+    from dataclasses import replace
+
+    from sizing.resources.scalemodel import NodeEnvelope
+
+    node = NodeEnvelope(instance_type="c5.large", cpu_cores=0.1, cpu_period_us=20_000, cpu_quota_us=2_000,
+                        memory_bytes=1 << 30, volumes=())
+    assert node.erl_args == "+sbwt none +sbwtdcpu none +sbwtdio none"
+    assert replace(node, schedulers=1).erl_args == "+sbwt none +sbwtdcpu none +sbwtdio none +S 1:1"
+    assert NodeEnvelope.from_dict(replace(node, schedulers=2).to_dict()).schedulers == 2
+
+
+@pytest.mark.parametrize(("cores", "schedulers"), [(0.05, 1), (0.25, 1), (1.0, 1), (1.01, 2), (2.0, 2)])
+def test_a_node_runs_one_scheduler_per_whole_core_it_may_use(cores, schedulers):
+    """Known answers by hand (sizing.resources.scalemodel.schedulers_for), and a small instance's envelope gets it."""
+    from sizing.resources.scalemodel import schedulers_for
+
+    assert schedulers_for(cores) == schedulers

@@ -185,6 +185,16 @@ class NodeEnvelope:
     # The node's share of this host's cores by the factors (vCPUs x factor / host speed). cpu_cores is the same, or
     # MIN_CORES where the share is smaller (a small instance on a fast host): such a node has more than its share.
     cpu_share: float | None = None
+    # Erlang schedulers online (+S, schedulers_for): None, the VM's default, one per core of this host (a record from
+    # before the rule).
+    schedulers: int | None = None
+
+    @property
+    def erl_args(self) -> str:
+        """The Erlang VM's flags in this envelope. Schedulers that busy-wait would spend the node's CPU quota on
+        spinning: they sleep at once instead."""
+        args = "+sbwt none +sbwtdcpu none +sbwtdio none"
+        return args if self.schedulers is None else f"{args} +S {self.schedulers}:{self.schedulers}"
 
     @property
     def cpu_floored(self) -> bool:
@@ -249,8 +259,8 @@ class ClusterEnvelopes:
                    GeneratorEnvelope.from_dict(data["generator"]), str(data.get("cgroup") or ""))
 
 
-def cpu_quota_us(cores: float) -> int:
-    return max(MIN_QUOTA_US, round(cores * CPU_PERIOD_US))
+def cpu_quota_us(cores: float, period_us: int = CPU_PERIOD_US) -> int:
+    return max(MIN_QUOTA_US, round(cores * period_us))
 
 
 def _scaled(value: float | None, divisor: float) -> float | None:
@@ -330,7 +340,15 @@ def node_envelope(catalog: Catalog, instance_type: str, volumes: Iterable[RoleVo
         ebs_iops=ebs_iops, ebs_bps=ebs_bps,
         broker_memory_bytes=math.floor(scaled + idle / (watermark or default_watermark(version))),
         idle_bytes=math.floor(idle),
-        watermark_relative=watermark, cpu_share=share)
+        watermark_relative=watermark, cpu_share=share, schedulers=schedulers_for(cores))
+
+
+def schedulers_for(cores: float) -> int:
+    """Erlang schedulers online for a node of `cores`: one per whole core it may use, at least one. Measured
+    (benchmarks/small_quota.py, BENCHMARKS.md "The small-node penalty against +S and the CFS period"): at 0.05 cores
+    the VM's default two schedulers did 0.62 of the broker work per CPU-second of a 0.25-core node, one did 0.83;
+    at 0.25 cores the two counts did the same."""
+    return max(1, math.ceil(cores - 1e-9))
 
 
 def min_memory_mib_per_gib(memory_gib: float, version: str | None, watermark: float | None = None) -> float:

@@ -55,10 +55,10 @@ configure)
   printf '[%s].\n' "$wal_term" >"$node_dir/advanced.config"
   erl_args='-kernel inet_dist_use_interface {127,0,0,1}'
   if [ -n "${NODE_ENVELOPE:-}" ]; then
-    # The scale model (adapters/envelope.py): cgroups, and each role's volume mounted on its directory. Schedulers
-    # that busy-wait would spend the node's CPU quota on spinning: they sleep at once instead.
-    "$SIZING_PYTHON" -m adapters.envelope create-node "$node_dir"
-    erl_args="$erl_args +sbwt none +sbwtdcpu none +sbwtdio none"
+    # The scale model (adapters/envelope.py): cgroups, and each role's volume mounted on its directory; it prints
+    # the VM's flags in the envelope (sizing.resources.scalemodel.NodeEnvelope.erl_args).
+    envelope_args=$("$SIZING_PYTHON" -m adapters.envelope create-node "$node_dir")
+    erl_args="$erl_args $envelope_args"
   fi
   cat >"$node_dir/node.env" <<ENV
 HOME='$CLUSTER_HOME'
