@@ -211,7 +211,7 @@ def stored_runs(store) -> dict[str, list[str]]:
                                                        - {None})}
     for key in store.list(layout.REPORTS_ROOT):
         if (found := layout.report_run_of(key)) is not None:
-            out.setdefault(found[0], []).append(found[1])
+            out.setdefault(found.campaign, []).append(found.run_id)
     return {c: sorted(set(r)) for c, r in sorted(out.items())}
 
 
@@ -470,11 +470,12 @@ def _export_run(args: argparse.Namespace) -> int:
     from adapters.objectstore import S3Settings
     from app.report.tables import TableReader
     from app.runfixture import export
+    from sizing.contract.layout import RunRef
 
     spec, store = _store()
     _require_campaign(store, spec, args.campaign)
     command = f"sizing export-run --campaign {args.campaign} --run-id {args.run_id} --out {args.out}"
-    where = export(TableReader(S3Settings.from_env()), args.campaign, args.run_id, Path(args.out), command)
+    where = export(TableReader(S3Settings.from_env()), RunRef(args.campaign, args.run_id), Path(args.out), command)
     print(where)
     return 0
 

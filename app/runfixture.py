@@ -2,7 +2,7 @@
 of the object store into the repository, so that a verdict measured on one machine can be checked again anywhere.
 
     sizing export-run --campaign local-quick --run-id demo          # -> tests/fixtures/runs/local-quick/demo/
-    run = load(Path("tests/fixtures/runs"), "local-quick", "demo")   # sizing.judgement.seeds.RunRows
+    run = load(Path("tests/fixtures/runs"), RunRef("local-quick", "demo"))   # sizing.judgement.seeds.RunRows
 
 A fixture is `<root>/<campaign>/<run>/<table>.parquet` per table of FIXTURE_COLUMNS (only the columns a verdict
 reads, plus the keys: tens of KB) and `meta.json` (what it ran on, which code, how it was exported). This module is
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from sizing.contract import records
+from sizing.contract.layout import RunRef
 from sizing.judgement import adverse, findings
 from sizing.judgement.seeds import RunRows
 
@@ -43,13 +44,14 @@ FIXTURE_COLUMNS: dict[str, tuple[str, ...] | None] = {
 }
 
 
-def export(reader: Any, campaign: str, run_id: str, out: Path, command: str) -> Path:
+def export(reader: Any, ref: RunRef, out: Path, command: str) -> Path:
     """Write the run's fixture under `out` and return its directory. `reader`: app.report.tables.TableReader (the
     report's and the demo's reader of the stored tables). A table the run has no rows of (a sizing campaign has no
     findings) is written empty, with its schema's columns, so that "no rows" is a fact of the fixture."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    campaign, run_id = ref
     target = out / campaign / run_id
     runs = reader.read_table("runs", campaign, run_id=run_id)
     if runs is None or runs.empty:
@@ -80,20 +82,20 @@ def export(reader: Any, campaign: str, run_id: str, out: Path, command: str) -> 
     return target
 
 
-def load(root: Path, campaign: str, run_id: str) -> RunRows:
+def load(root: Path, ref: RunRef) -> RunRows:
     """A fixture read back as plain rows (NaN as None: the pure code's convention for a missing figure)."""
     import pyarrow.parquet as pq
 
-    where = root / campaign / run_id
+    where = root / ref.campaign / ref.run_id
     if not (where / META).is_file():
-        raise FileNotFoundError(f"no fixture of {campaign}/{run_id} under {root} (sizing export-run writes one)")
+        raise FileNotFoundError(f"no fixture of {ref} under {root} (sizing export-run writes one)")
     tables = {table: [_plain(row) for row in pq.read_table(where / f"{table}.parquet").to_pylist()]
               for table in FIXTURE_COLUMNS if (where / f"{table}.parquet").is_file()}
-    return RunRows(campaign, run_id, tables, json.loads((where / META).read_text()))
+    return RunRows(ref, tables, json.loads((where / META).read_text()))
 
 
-def load_all(root: Path, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], RunRows]:
-    return {key: load(root, *key) for key in dict.fromkeys(keys)}
+def load_all(root: Path, refs: Sequence[RunRef]) -> dict[RunRef, RunRows]:
+    return {ref: load(root, ref) for ref in dict.fromkeys(refs)}
 
 
 def _plain(row: dict[str, Any]) -> dict[str, Any]:

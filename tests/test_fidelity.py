@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from sizing.contract.layout import RunRef
 from sizing.judgement import fidelity
 from sizing.judgement.seeds import RunRows
 
@@ -66,7 +67,7 @@ def test_the_summary_takes_the_median_error_and_ranks_per_volume():
 
 
 def test_local_figures_come_from_a_fixtures_leaderboards_with_the_factors_its_run_recorded():
-    run = RunRows("quorum-sizing-scale", "r1", {
+    run = RunRows(RunRef("quorum-sizing-scale", "r1"), {
         "runs": [{"scale_model": json.dumps({"cpu_cores_per_vcpu": 0.0105, "host_speed": 1.61, "rule": "fitted"}),
                   "measured_on": "local scale model (the default model, fitted: ...)"}],
         "leaderboards": [{"config_id": "n3-c5.9xlarge-gp2", fidelity.TOP_THROUGHPUT: 3000.0},
@@ -76,7 +77,7 @@ def test_local_figures_come_from_a_fixtures_leaderboards_with_the_factors_its_ru
     figure = figures["n3-c5.9xlarge-gp2"]
     assert (figure.value, figure.cpu_cores_per_vcpu, figure.host_speed, figure.run) == (
         3000.0, 0.0105, 1.61, "quorum-sizing-scale/r1")
-    unscaled = RunRows("x", "r", {"runs": [{"scale_model": None}], "leaderboards": [
+    unscaled = RunRows(RunRef("x", "r"), {"runs": [{"scale_model": None}], "leaderboards": [
         {"config_id": "n3-c5.9xlarge-gp2", fidelity.TOP_THROUGHPUT: 1.0}]})
     assert fidelity.local_figures([unscaled]) == {}  # no scale model: no model figure
 

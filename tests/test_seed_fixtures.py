@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from app.runfixture import FIXTURE_COLUMNS, META, export, generated_section, load, load_all
+from sizing.contract.layout import RunRef
 from sizing.criteria import rules
 from sizing.judgement import recommendation, seeds
 
@@ -21,7 +22,7 @@ KEYS = [key for seed in seeds.SEEDS for key in seed.runs]
 
 
 @pytest.fixture(scope="module")
-def runs() -> dict[tuple[str, str], seeds.RunRows]:
+def runs() -> dict[RunRef, seeds.RunRows]:
     return load_all(FIXTURES, KEYS)
 
 
@@ -41,8 +42,8 @@ def test_every_declaration_quotes_its_seed_and_names_a_known_verdict() -> None:
             assert " ".join(seed.words.split()) in texts[seed.seed], f"not the study's words: {seed.words!r}"
 
 
-@pytest.mark.parametrize("key", sorted(set(KEYS)), ids="/".join)
-def test_the_re_derived_judgements_match_the_stored_tables(key: tuple[str, str], runs) -> None:
+@pytest.mark.parametrize("key", sorted(set(KEYS)), ids=str)
+def test_the_re_derived_judgements_match_the_stored_tables(key: RunRef, runs) -> None:
     run = runs[key]
     for mine, stored in zip(seeds.rejudged_phases(run), run.rows("phase_summary"), strict=True):
         assert mine["matched_target"] == bool(stored["matched_target"]), (stored["config_id"], stored["phase_name"])
@@ -102,8 +103,9 @@ def test_export_keeps_the_verdicts_columns_and_writes_what_it_ran_on(tmp_path: P
                           "measured_on": "local scale model", "scale_model": "{}", "repeats": 1, "unread": "x"}])
     summary = pd.DataFrame([{"campaign": "c", "run_id": "r", "config_id": "a", "scenario": "s", "repeat": 1,
                              "phase": 1, "confirm_rate": 10.0, "worker_cpu_max": 0.5}])
-    where = export(_Reader({"runs": runs, "phase_summary": summary}), "c", "r", tmp_path, "sizing export-run ...")
-    run = load(tmp_path, "c", "r")
+    where = export(_Reader({"runs": runs, "phase_summary": summary}), RunRef("c", "r"), tmp_path,
+                   "sizing export-run ...")
+    run = load(tmp_path, RunRef("c", "r"))
     assert where == tmp_path / "c" / "r"
     assert run.meta["code_commit"] == "abc" and run.meta["command"] == "sizing export-run ..."
     assert run.rows("phase_summary")[0]["confirm_rate"] == 10.0
@@ -114,9 +116,9 @@ def test_export_keeps_the_verdicts_columns_and_writes_what_it_ran_on(tmp_path: P
 def test_export_refuses_a_run_that_is_not_complete(tmp_path: Path) -> None:
     runs = pd.DataFrame([{"campaign": "c", "run_id": "r", "status": "partial"}])
     with pytest.raises(LookupError, match="not complete"):
-        export(_Reader({"runs": runs}), "c", "r", tmp_path, "")
+        export(_Reader({"runs": runs}), RunRef("c", "r"), tmp_path, "")
     with pytest.raises(LookupError, match="no run"):
-        export(_Reader({}), "c", "r", tmp_path, "")
+        export(_Reader({}), RunRef("c", "r"), tmp_path, "")
 
 
 def test_the_pure_seed_conclusion_tests_catch_every_mutation() -> None:

@@ -19,12 +19,26 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 DEFAULT_BUCKET = "rabbit-sizing"  # the one default; everyone else reads it from here (or SIZING_S3_BUCKET)
 
 
+class RunRef(NamedTuple):
+    """Which run: a campaign's run id, the `run=` partition of every table of it. The one type for it: the fixtures,
+    the seed and fidelity declarations, the report's key and `sizing export-run` all name a run by this."""
+
+    campaign: str
+    run_id: str
+
+    def __str__(self) -> str:
+        return f"{self.campaign}/{self.run_id}"
+
+
 @dataclass(frozen=True)
 class RunKey:
+    """One load run: which run (its campaign and run id, a RunRef's), and the config, scenario and repeat in it."""
+
     campaign: str
     config_id: str
     scenario: str
@@ -109,12 +123,12 @@ def report_key(campaign: str, run_id: str) -> str:
     return f"{REPORTS_ROOT}campaign={checked_part('campaign', campaign)}/run={checked_part('run', run_id)}/report.html"
 
 
-def report_run_of(object_key: str) -> tuple[str, str] | None:
-    """(campaign, run id) of a key under reports/ that names both; None for any other key."""
+def report_run_of(object_key: str) -> RunRef | None:
+    """The run of a key under reports/ that names both its campaign and run; None for any other key."""
     campaign, run = partition_value(object_key, "campaign"), partition_value(object_key, "run")
     if not object_key.startswith(REPORTS_ROOT) or campaign is None or run is None:
         return None
-    return campaign, run
+    return RunRef(campaign, run)
 
 
 def run_log_key(campaign: str, config_id: str, run_id: str, scenario: str, repeat: int) -> str:
