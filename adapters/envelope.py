@@ -616,12 +616,14 @@ def destroy(directory: Path, record: EnvelopeRecord | None = None, cgroups: Cgro
     done = []
     for item in reversed(record.volumes):
         mount = Path(item.mount)
-        if mount.exists() and mounted_at(mount):
-            unmount(mount)
-            done.append(f"unmounted {mount}")
+        # Throttles off first: unmounting writes the volume's dirty pages back, and through the volume's own IOPS and
+        # bandwidth a large backlog's took minutes (CI: a loop device still attached 60 s after its detach).
         if item.device and item.devno and cgroups is not None:
             with contextlib.suppress(EnvelopeError):
                 _apply(cgroups.clear_io_writes(record.cgroup, item.devno))
+        if mount.exists() and mounted_at(mount):
+            unmount(mount)
+            done.append(f"unmounted {mount}")
         if item.device:
             detach(item.device, item.image)
             done.append(f"detached {item.device}")
