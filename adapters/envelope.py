@@ -158,6 +158,16 @@ def parse_mountinfo(text: str) -> dict[str, tuple[int, Path]]:
     return found
 
 
+def mount_points_of(mountinfo: str, devno: str) -> list[str]:
+    """Where one mountinfo (/proc/PID/mountinfo) has a filesystem of block device `devno` (`7:3`) mounted."""
+    points = []
+    for line in mountinfo.splitlines():
+        parts = line.partition(" - ")[0].split()
+        if len(parts) >= 5 and parts[2] == devno:
+            points.append(parts[4])
+    return points
+
+
 @dataclass(frozen=True)
 class Cgroups:
     """Where our cgroups go on this machine: v1 (one mount per controller) or v2 (one unified tree)."""
@@ -432,26 +442,81 @@ def unmount(target: Path) -> None:
 DETACH_WITHIN_S = 60.0
 
 
+def namespace_copies(devno: str) -> dict[int, list[str]]:
+    """Copies of a device's filesystem in other mount namespaces: {a pid in that namespace: its mount points}.
+
+    A process that unshares its mount namespace while a volume is mounted (a 4.0 node's runtime.sh, `ip netns exec`)
+    holds a copy of that mount which the host's umount does not reach (propagation is private): the filesystem, and
+    the loop device under it, stay open until the last process of that namespace exits."""
+    own = os.readlink("/proc/self/ns/mnt")
+    copies: dict[str, tuple[int, list[str]]] = {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            namespace = os.readlink(proc / "ns" / "mnt")
+            if namespace == own or namespace in copies:
+                continue
+            points = mount_points_of((proc / "mountinfo").read_text(), devno)
+        except OSError:  # gone, or a kernel thread
+            continue
+        if points:
+            copies[namespace] = (int(proc.name), points)
+    return dict(copies.values())
+
+
+def release_copies(devno: str) -> list[str]:
+    """Lazily unmount every other namespace's copy of the device's filesystem (see namespace_copies); what it did."""
+    done = []
+    for pid, points in namespace_copies(devno).items():
+        for point in sorted(points, key=len, reverse=True):
+            with contextlib.suppress(EnvelopeError):  # the namespace may have gone meanwhile
+                _run(["nsenter", f"--mount=/proc/{pid}/ns/mnt", "umount", "--lazy", point], f"release {point}")
+                done.append(f"unmounted {point} in the mount namespace of pid {pid}")
+    return done
+
+
+def _holders(devno: str) -> str:
+    copies = namespace_copies(devno)
+    if not copies:
+        return "no other mount namespace holds it (an open file, or writeback)"
+    return "held by " + ", ".join(f"pid {pid} ({_comm(pid)}) at {', '.join(points)}" for pid, points in copies.items())
+
+
+def _comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return "gone"
+
+
 def detach(device: str, image: str | None = None) -> None:
-    """losetup --detach, then wait until the kernel has let the device go (it does so asynchronously)."""
+    """losetup --detach, then wait until the kernel has let the device go (it does so asynchronously).
+
+    The kernel clears the device when its last opener closes it: at once on a quiet machine, seconds later on a busy
+    one (a lazily unmounted filesystem above it lets go only then; CI saw 5 s beside another test), and never while
+    another mount namespace holds a copy of its filesystem: those copies are released here."""
     name = Path(device).name
     backing = Path(f"/sys/class/block/{name}/loop/backing_file")
     try:
         current = backing.read_text().strip()
+        devno = devno_of(device)
     except OSError:
         return  # already detached
     if image is not None and current.removesuffix(" (deleted)") != image:
         return  # the device was reused by someone else since: not ours any more
     with contextlib.suppress(EnvelopeError):
         _run(["losetup", "--detach", device], f"detach {device}")
-    # The kernel clears the device when its last opener closes it: at once on a quiet machine, but seconds later on
-    # a busy one (a lazily unmounted filesystem above it lets go only then). CI saw 5 s pass beside another test.
-    deadline = time.monotonic() + DETACH_WITHIN_S
+    deadline, next_release = time.monotonic() + DETACH_WITHIN_S, time.monotonic() + 1.0
     while time.monotonic() < deadline:
         if not backing.exists():
             return
+        if time.monotonic() >= next_release:  # a copy made while we waited is released too
+            release_copies(devno)
+            next_release = time.monotonic() + 1.0
         time.sleep(0.05)
-    raise EnvelopeError(f"{device} still attached to {current} {DETACH_WITHIN_S:g} s after losetup --detach")
+    raise EnvelopeError(f"{device} still attached to {current} {DETACH_WITHIN_S:g} s after losetup --detach: "
+                        f"{_holders(devno)}")
 
 
 # ---------------------------------------------------------------------------------------------- records

@@ -134,3 +134,16 @@ def test_a_groups_cpu_time_is_read_from_the_counter_its_quota_is_charged_against
     v1_files = env.detect_cgroups(mountinfo=V1_MOUNTINFO).cpu_files("rabbit-sizing/x-p1/node-1")
     assert v1_files == (Path("/sys/fs/cgroup/cpuacct/rabbit-sizing/x-p1/node-1/cpuacct.usage"),
                         Path("/sys/fs/cgroup/cpuacct/rabbit-sizing/x-p1/node-1/cpuacct.stat"))
+
+
+def test_a_devices_mounts_are_found_by_its_number_not_its_name():
+    """Known answer: the mountinfo lines of block device 7:3 (its third field), wherever and however often it is
+    mounted; a mount of 7:30 or of a path that merely contains the device's name is not one of them."""
+    mountinfo = (
+        "65 44 7:3 / /state/node-1/volumes/data rw,relatime - ext4 /dev/loop3 rw\n"
+        "66 44 7:30 / /state/node-2/volumes/data rw,relatime - ext4 /dev/loop30 rw\n"
+        "67 60 7:3 / /root/state/node-1/volumes/data rw,relatime - ext4 /dev/loop3 rw\n"
+        "68 44 0:5 / /tmp/7:3 rw - tmpfs tmpfs rw\n"
+    )
+    assert env.mount_points_of(mountinfo, "7:3") == ["/state/node-1/volumes/data", "/root/state/node-1/volumes/data"]
+    assert env.mount_points_of(mountinfo, "7:4") == []

@@ -50,8 +50,14 @@ chroot)
   if [ "$program" = rabbitmq-server ]; then
     if command -v epmd >/dev/null; then epmd -daemon; else chroot "$root" /usr/bin/epmd -daemon; fi
   fi
+  # The new namespace starts with a copy of every mount of the host, other clusters' envelope volumes too; a copy
+  # would keep such a volume's loop device open after its own cluster unmounted it (propagation is private), until
+  # this node stops. So every loop-backed mount outside this cluster and the root is dropped from the copy first.
   exec unshare --mount --propagation private -- /bin/sh -c '
     set -e
+    findmnt --raw --noheadings --output TARGET,SOURCE | while read -r target source; do
+      case $source in /dev/loop*) case $target in "$1"|"$1"/*|"$2"|"$2"/*) ;; *) umount --lazy "$target" || true ;; esac ;; esac
+    done
     mount -t proc proc "$1/proc"
     mount --rbind "$2" "$1$2"
     root=$1
