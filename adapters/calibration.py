@@ -9,7 +9,6 @@ old one), so a run never goes uncalibrated.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import logging
 import os
@@ -20,6 +19,7 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from adapters.filelock import held
 from sizing.resources.calibration import MAX_AGE_S, HostCalibration, cpu_model, host_fingerprint
 
 log = logging.getLogger("sizing.resources.calibration")
@@ -119,8 +119,7 @@ def current(measure: Callable[[Callable[[str], None]], HostCalibration], env: Ma
         return calibration
     path = _store_path(env)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(f"{path.name}.lock"), "w") as lock:  # two runs admitted at once measure once
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with held(path.with_name(f"{path.name}.lock")):  # two runs admitted at once measure once
         calibration = stored(env)
         if calibration is not None:
             return calibration

@@ -30,7 +30,6 @@ is missing.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import re
@@ -38,10 +37,12 @@ import shlex
 import shutil
 import signal
 import subprocess
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from adapters.filelock import held
 
 BRIDGE = "rsbr0"
 HOST_ADDRESS = "198.18.0.1"
@@ -278,17 +279,6 @@ def available() -> str | None:
     return f"no private network for the nodes: {'; '.join(missing)}" if missing else None
 
 
-@contextlib.contextmanager
-def _locked() -> Iterator[None]:
-    # A build and a teardown of two clusters at once must not race on the bridge (the last teardown removes it).
-    with open(LOCK, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def _ipv6() -> bool:
     return Path("/proc/sys/net/ipv6").exists()
 
@@ -319,7 +309,7 @@ def _build_network() -> None:
 
 def build_network() -> None:
     """The bridge with the host's address and the blackhole route; idempotent."""
-    with _locked():
+    with held(LOCK):
         _build_network()
 
 
@@ -327,7 +317,7 @@ def build_cluster(cluster: int, nodes: int, mbit: float | None = None) -> list[N
     """Nodes 1..`nodes` of a cluster slot, each with the envelope `mbit` (None: unlimited). Refused if anything of
     the slot exists (a slot is one cluster's); on a failure, what was built of the slot is removed."""
     made = [NodeNet(cluster, number, mbit) for number in range(1, nodes + 1)]
-    with _locked():
+    with held(LOCK):
         taken = [n for n in _namespaces() + _veths() if _slot_of(n) == cluster]
         if taken:
             raise NetnsError(f"cluster slot {cluster} is in use: {', '.join(taken)}")
@@ -430,14 +420,14 @@ def _teardown(cluster: int) -> dict[str, Any]:
 def teardown(cluster: int) -> dict[str, Any]:
     """Remove a cluster slot's namespaces, veths, qdiscs and tables (and the bridge if no other cluster uses it);
     idempotent, also when half-built. The blackhole route stays."""
-    with _locked():
+    with held(LOCK):
         return _teardown(cluster)
 
 
 def reclaim() -> dict[str, Any]:
     """Remove everything of the project's network on this machine, whoever made it (a crashed run's leftovers,
     found by name): every `rs-*` namespace, `rsv*` veth, the bridge and a host table of ours. Not the blackhole."""
-    with _locked():
+    with held(LOCK):
         removed: dict[str, Any] = _remove(_namespaces(), _veths())
         removed["bridge"] = _bridge_exists()
         if removed["bridge"]:
