@@ -69,6 +69,9 @@ def _calibrate(args: argparse.Namespace) -> int:
         stored = calibration.stored()
         print(stored.describe() if stored else "this host has no calibration: `sizing calibrate` measures it")
         return 0 if stored else 1
+    if args.if_stale and (fresh := calibration.stored()) is not None:
+        print(f"{fresh.describe()}: fresh, nothing measured")
+        return 0
     # the measurement drives the load generator, which the apps never import: its own command does it
     return subprocess.run(calibration.measure_command(), check=False).returncode
 
@@ -660,6 +663,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("calibrate", help="measure how much broker work a core of this host does (about a minute) "
                                          "and store it: the scale model's envelopes are given in its units")
     p.add_argument("--show", action="store_true", help="print this host's stored calibration; measure nothing")
+    p.add_argument("--if-stale", action="store_true",
+                   help="measure only if this host has no fresh calibration (what a run would do by itself)")
     p.set_defaults(func=_calibrate)
     p = sub.add_parser("validate", help="validate a campaign spec")
     p.add_argument("spec")

@@ -167,3 +167,21 @@ def test_a_calibration_taken_on_a_busy_machine_is_refused():
     assert quiet.problems() == []
     assert "busy machine" in busy.problems()[0] and "quiet machine" in busy.problems()[0]
     assert HostCalibration.from_dict(quiet.to_dict()) == quiet  # the new field is stored with the rest
+
+
+def test_calibrate_if_stale_measures_nothing_while_this_host_has_a_fresh_calibration(tmp_path, monkeypatch, capsys):
+    """`sizing calibrate --if-stale` (make test, between its passes): a fresh calibration of this host is kept and
+    nothing measured; without one it measures. Counter: the measurement command, replaced by one that says it ran."""
+    from app import cli
+
+    monkeypatch.setenv(store.FILE_ENV, str(tmp_path / "calibration.json"))
+    ran = tmp_path / "measured"
+    monkeypatch.setattr(store, "measure_command", lambda: ["touch", str(ran)])
+    assert cli.main(["calibrate", "--if-stale"]) == 0 and ran.exists()  # none stored: measured
+    ran.unlink()
+    fingerprint, _, _ = store.this_host()
+    store.store(replace(measurement(int(REFERENCE_MSG_S_PER_CORE * 5), 5.0), fingerprint=fingerprint,
+                        measured_at=__import__("time").time()))
+    assert cli.main(["calibrate", "--if-stale"]) == 0 and not ran.exists()
+    assert "fresh, nothing measured" in capsys.readouterr().out
+    assert cli.main(["calibrate"]) == 0 and ran.exists()  # on demand: always measured
