@@ -302,6 +302,7 @@ def _compare(args: argparse.Namespace) -> int:
     """Exit 0: nothing regressed; 1: something regressed (a pipeline gates on it); 2: refused (unknown runs,
     different specs without --allow-spec-change, bad threshold)."""
     from app.history import run_spec, run_tables
+    from sizing.contract.layout import RunRef
     from sizing.judgement.comparison import TABLE_HEADER, compare_runs, recommendation_words, table_rows
     from sizing.judgement.history import spec_differences
 
@@ -323,8 +324,9 @@ def _compare(args: argparse.Namespace) -> int:
                       f"{head_record['spec_hash']}: {len(differences)} difference(s), first: "
                       f"{differences[0] if differences else '?'}); pass --allow-spec-change to compare them anyway "
                       f"(the differences are listed first)")
-    comparison = compare_runs(campaign, run_tables(store, args.campaign, args.base, base_record),
-                              run_tables(store, args.campaign, args.head, head_record), threshold=args.threshold,
+    comparison = compare_runs(campaign, run_tables(store, RunRef(args.campaign, args.base), base_record),
+                              run_tables(store, RunRef(args.campaign, args.head), head_record),
+                              threshold=args.threshold,
                               base_spec=base_raw, head_spec=head_raw)
     if args.format == "json":
         print(json.dumps(comparison.to_dict(), indent=2, default=str))
@@ -357,6 +359,7 @@ def _compare(args: argparse.Namespace) -> int:
 
 def _trend(args: argparse.Namespace) -> int:
     from app.history import run_spec, run_tables
+    from sizing.contract.layout import RunRef
     from sizing.criteria.stats import level_text
     from sizing.judgement.comparison import METRIC, format_value
     from sizing.judgement.trends import ALPHA, trend
@@ -378,8 +381,8 @@ def _trend(args: argparse.Namespace) -> int:
         raise Refused(f"--config: campaign {args.campaign} has no config {args.config!r}; its configs: "
                       f"{', '.join(known)}")
     try:
-        series = trend(campaign, [run_tables(store, args.campaign, r["run_id"], r) for r in records], args.config,
-                       args.metric, args.scenario)
+        series = trend(campaign, [run_tables(store, RunRef(args.campaign, r["run_id"]), r) for r in records],
+                       args.config, args.metric, args.scenario)
     except ValueError as err:
         raise Refused(str(err)) from err
     if args.format == "json":

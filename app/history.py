@@ -3,7 +3,7 @@ tables `sizing compare`, `sizing trend` and the report's comparison and trend se
 computes every figure from them; nothing here computes one).
 
     runs = stored_run_records(store)                       # every campaign's `runs` rows
-    head = run_tables(store, "local-quick", "r2")          # sizing.judgement.comparison.RunTables of one run
+    head = run_tables(store, RunRef("local-quick", "r2"))  # sizing.judgement.comparison.RunTables of one run
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 
 from sizing.campaign import Campaign, parse_campaign
 from sizing.contract import layout
+from sizing.contract.layout import RunRef
 from sizing.judgement.comparison import PHASE_INPUTS, RunTables
 
 
@@ -44,8 +45,9 @@ def run_record(store, campaign: str, run_id: str) -> dict[str, Any] | None:
     return rows[0] if rows else None
 
 
-def run_tables(store, campaign: str, run_id: str, record: Mapping[str, Any] | None = None) -> RunTables:
-    """One run's rows of the tables the comparison reads."""
+def run_tables(store, run: RunRef, record: Mapping[str, Any] | None = None) -> RunTables:
+    """One run's rows of the tables the comparison reads (`record`: its `runs` row, when the caller has it)."""
+    campaign, run_id = run
     return RunTables(
         run_id=run_id, run=record if record is not None else run_record(store, campaign, run_id),
         capacity_repeats=_rows(store, "capacity_repeats", campaign, run_id),

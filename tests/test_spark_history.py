@@ -20,7 +20,7 @@ from adapters.objectstore import StoreSpec
 from app.history import run_tables, stored_run_records
 from sizing.campaign import load_campaign
 from sizing.contract import layout, raw_layout, records
-from sizing.contract.layout import RunKey
+from sizing.contract.layout import RunKey, RunRef
 from sizing.judgement.comparison import compare_runs
 from spark_jobs.jobs import analysis, query
 from spark_jobs.lib import gate
@@ -138,6 +138,7 @@ def test_two_runs_and_a_backfill_of_one_config_keep_both_runs_queryable(spark, s
     assert {line.split()[0] for line in query.render(spark.sql(sql), 10).splitlines()[1:-1]} == {"R2"}
     # ... and compare: R2's top throughput of SMALL is lower (1 repeat a side: inconclusive, never a guess)
     store = spec.open()
-    comparison = compare_runs(CAMPAIGN, run_tables(store, CAMPAIGN.name, "R1"), run_tables(store, CAMPAIGN.name, "R2"))
+    comparison = compare_runs(CAMPAIGN, run_tables(store, RunRef(CAMPAIGN.name, "R1")),
+                              run_tables(store, RunRef(CAMPAIGN.name, "R2")))
     top = next(c for c in comparison.changes if c.config_id == SMALL and c.metric == "top_throughput")
     assert top.change > 0 and top.verdict == "inconclusive" and top.n_base == top.n_head == 1

@@ -40,13 +40,14 @@ def load_history(store, campaign: Campaign, run_id: str, baseline_run: str | Non
     """The run's `runs` row, its comparison with `baseline_run` (default: the baseline its row names) and the
     headline trends over every stored run that started no later than it."""
     from app.history import run_spec, run_tables, stored_run_records
+    from sizing.contract.layout import RunRef
     from sizing.judgement.comparison import compare_runs
     from sizing.judgement.trends import run_order, trend
 
     records = {r["run_id"]: r for r in stored_run_records(store, campaign.name)}
     record = records.get(run_id)
     history = RunHistory(record=record, baseline_run=baseline_run or (record or {}).get("baseline_run"))
-    tables = {r: run_tables(store, campaign.name, r, rec) for r, rec in records.items()}
+    tables = {r: run_tables(store, RunRef(campaign.name, r), rec) for r, rec in records.items()}
     if history.baseline_run:
         base = records.get(history.baseline_run)
         if base is None:
