@@ -125,9 +125,10 @@ def test_export_refuses_a_run_that_is_not_complete(tmp_path: Path) -> None:
 @pytest.mark.spark
 def test_the_seed_conclusion_tests_catch_every_mutation() -> None:
     """scripts/mutation_check_seeds.py: each seed conclusion test fails when the rule it checks is broken, the Spark
-    ones too (~4 min: one JVM per mutation). The unmutated tests run in this suite, so the check skips them. Counter:
-    the mutated tests' own exit codes, one pytest per mutation."""
-    proc = subprocess.run([sys.executable, "scripts/mutation_check_seeds.py", "--skip-baseline"], cwd=ROOT,
+    ones too (one JVM per mutation, three at a time: each mostly waits on its JVM). The unmutated tests run in this
+    suite, so the check skips them. Counter: the mutated tests' own exit codes, one pytest per mutation."""
+    proc = subprocess.run([sys.executable, "scripts/mutation_check_seeds.py", "--skip-baseline", "--jobs", "3"],
+                          cwd=ROOT,
                           capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert "SURVIVED" not in proc.stdout
