@@ -45,6 +45,17 @@ def _seed_000(volume: str, where: str, figures: Mapping[str, float]) -> tuple[Pu
                  for shape, rate in figures.items())
 
 
+# Seed 001 (disks-matter-2020), throughput test #1 (1 publisher, 1 quorum queue, 1 consumer, no rate limit) on 3 x
+# c4.4xlarge, per disk layout (fidelity-001.yaml names the seed's clusters): "the SSD clusters rabbitmq1, rabbitmq4
+# and rabbitmq7 all are reaching around 19k msg/s. The HDD clusters have lower throughput, with rabbitmq13 (2 disks)
+# and rabbitmq16 (3 disks) are only slightly behind at around 17k msg/s. The single HDD cluster clearly lags at around
+# 13k msg/s."
+SEED_001_WHERE = "seed 001, throughput benchmark #1 - one quorum queue"
+SEED_001_BASELINE = "n3-c4.4xlarge-io1-200gb"  # rabbitmq1: one SSD for everything
+_SEED_001 = {SEED_001_BASELINE: 19_000, "n3-c4.4xlarge-io1-200gb-wal": 19_000,
+             "n3-c4.4xlarge-io1-200gb-wal-segments": 19_000, "n3-c4.4xlarge-st1-1000gb": 13_000,
+             "n3-c4.4xlarge-st1-1000gb-wal": 17_000, "n3-c4.4xlarge-st1-1000gb-wal-segments": 17_000}
+
 # Seed 000 (quorum-sizing-2020), "This is the leaderboard in terms of top throughput", per volume type.
 PUBLISHED: tuple[PublishedFigure, ...] = (
     *_seed_000("io1", "seed 000, io1: leaderboard in terms of top throughput", {
@@ -56,6 +67,7 @@ PUBLISHED: tuple[PublishedFigure, ...] = (
     *_seed_000("st1", "seed 000, st1: leaderboard in terms of top throughput", {
         "n7-c5.4xlarge": 67_000, "n9-c5.2xlarge": 62_000, "n5-c5.4xlarge": 54_000, "n7-c5.2xlarge": 50_000,
         "n5-c5.2xlarge": 37_000, "n3-c5.9xlarge": 32_000, "n3-c5.4xlarge": 27_000}),
+    *(PublishedFigure("001", config, TOP_THROUGHPUT, rate, SEED_001_WHERE) for config, rate in _SEED_001.items()),
 )
 
 
@@ -176,6 +188,33 @@ def summarise(rows: Sequence[FidelityRow]) -> FidelitySummary:
          for volume, group in sorted(by_volume.items())})
 
 
+@dataclass(frozen=True)
+class LayoutRatio:
+    """Seed 001: one disk layout's figure as a fraction of the one-SSD baseline's (rabbitmq1), in the cloud and on the
+    model. A ratio needs no CPU factor: it says whether the model's disks (the catalog's IOPS and MB/s / 10) cost a
+    layout what the cloud's did."""
+
+    config_id: str
+    published: float  # the layout's published figure / the baseline's
+    local: float  # the same on the model
+    error: float  # local / published - 1
+
+
+def layout_ratios(rows: Sequence[FidelityRow]) -> list[LayoutRatio]:
+    """Each seed 001 layout against the baseline row (none without it)."""
+    seed_001 = {r.config_id: r for r in rows if r.seed == "001"}
+    base = seed_001.get(SEED_001_BASELINE)
+    if base is None or base.local <= 0:
+        return []
+    out = []
+    for config, row in seed_001.items():
+        if config == SEED_001_BASELINE:
+            continue
+        published, local = row.published / base.published, row.local / base.local
+        out.append(LayoutRatio(config, published, local, local / published - 1))
+    return out
+
+
 # The committed run fixtures (tests/fixtures/runs/<campaign>/<run>, `sizing export-run`) whose figures the table is
 # built from: the table is re-derivable from the repository, like the seed verdicts (sizing.judgement.seeds).
 FIDELITY_RUNS: tuple[RunRef, ...] = (RunRef("fidelity-000", "fid1"), RunRef("fidelity-000-7x16", "fid1"))
@@ -243,4 +282,10 @@ def markdown(rows: Sequence[FidelityRow], summary: FidelitySummary) -> str:
                       for volume, rho in summary.rank_correlation.items()) or "n/a"
     lines += ["", f"{summary.figures} figures; median |ratio error| {error}; Spearman's rho over seed 000's shapes "
                   f"(published against predicted): {ranks}."]
+    ratios = layout_ratios(rows)
+    if ratios:
+        lines += ["", f"Seed 001's layouts against its one-SSD baseline ({SEED_001_BASELINE}), a ratio that needs "
+                      "no CPU factor:", "", "| layout | published / baseline | local / baseline | error |",
+                  "|---|---:|---:|---:|"]
+        lines += [f"| {r.config_id} | {r.published:.3f} | {r.local:.3f} | {r.error:+.0%} |" for r in ratios]
     return "\n".join(lines)
