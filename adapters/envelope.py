@@ -671,14 +671,19 @@ def create_generator(cluster_dir: Path, envelope: GeneratorEnvelope, cgroup: str
 
 
 def destroy(directory: Path, record: EnvelopeRecord | None = None, cgroups: Cgroups | None = None) -> list[str]:
-    """Undo what the record in `directory` says was made: unmount, clear throttles, detach, delete images, remove the
-    cgroups. Each step tolerates what is already gone (a destroy after a half-done create, a second destroy).
+    """Undo what the record in `directory` says was made: remove the cgroups, killing what is still inside (a VM left
+    by a crash would hold its volumes' files open), then per volume clear its throttles, unmount, detach and delete
+    its image. Each step tolerates what is already gone (a destroy after a half-done create, a second destroy).
     Returns what it did, one line each."""
     record = record or read_record(directory)
     if record is None:
         return []
     cgroups = cgroups if cgroups is not None else detect_cgroups()
     done = []
+    if cgroups is not None and record.cgroup:
+        relative = record.cgroup
+        killed = remove_groups(cgroups, relative)
+        done.append(f"removed cgroup {relative}" + (f" (killed {killed})" if killed else ""))
     for item in reversed(record.volumes):
         mount = Path(item.mount)
         # Throttles off first: unmounting writes the volume's dirty pages back, and through the volume's own IOPS and
@@ -695,10 +700,6 @@ def destroy(directory: Path, record: EnvelopeRecord | None = None, cgroups: Cgro
         with contextlib.suppress(FileNotFoundError):
             os.unlink(item.image)
             done.append(f"deleted {item.image}")
-    if cgroups is not None and record.cgroup:
-        relative = record.cgroup
-        killed = remove_groups(cgroups, relative)
-        done.append(f"removed cgroup {relative}" + (f" (killed {killed})" if killed else ""))
     with contextlib.suppress(FileNotFoundError):
         (Path(directory) / RECORD).unlink()
     return done

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
 
@@ -80,3 +80,32 @@ def test_the_chroot_runtimes_namespace_keeps_no_other_clusters_volume(mounted_vo
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_destroy_kills_what_a_crash_left_in_the_envelope_before_it_unmounts(mounted_volume, tmp_path):
+    """A process left in a node's cgroup (a VM after a crash) with its working directory on the node's volume: destroy
+    kills it first, so the volume unmounts at once and its device detaches, instead of a lazy unmount that keeps the
+    device open until something else kills the process. Counters: the kernel's (/proc/<pid>, the loop device's
+    /sys/class/block entry, the cgroup directories)."""
+    device, mount = mounted_volume
+    cgroups = env.detect_cgroups()
+    assert cgroups is not None, "this machine kind has cgroups"
+    relative = f"{env.PARENT}/{env.owner_of(tmp_path)}-p0/node-1"
+    env._make_groups(cgroups, relative)
+    holder = subprocess.Popen(["sleep", "120"], cwd=mount)
+    try:
+        for procs in cgroups.procs_files(relative):
+            Path(procs).write_text(f"{holder.pid}\n")
+        record = env.EnvelopeRecord("node", relative, cgroups.version, {}, [], {}, volumes=[
+            env.VolumeRecord("data", str(mount.parent / "vol.img"), str(mount), device, env.devno_of(device))])
+        done = env.destroy(tmp_path, record, cgroups)
+        assert holder.wait(timeout=10) == -9  # killed by destroy
+        assert done[0].startswith(f"removed cgroup {relative} (killed [{holder.pid}])"), done
+        assert f"unmounted {mount}" in done and f"detached {device}" in done
+        assert not env.mounted_at(mount) and not Path(f"/sys/class/block/{Path(device).name}/loop").exists()
+        assert not any(d.exists() for d in cgroups.dirs(relative).values())
+    finally:
+        holder.kill()
+        holder.wait()
+        env.remove_groups(cgroups, str(PurePosixPath(relative).parent))
+        env._remove_parent_if_empty(cgroups)
