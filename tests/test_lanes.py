@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.lanes import _module_rank, lane_of, machine_held
+from tests.fixtures.lanes import lane_of, machine_held
 
 WAIT_S = 0.3  # long enough for a thread that could take the lock to have taken it
 
@@ -72,12 +72,3 @@ class Item:
     (("cluster", "alone"), fcntl.LOCK_EX), (("alone",), fcntl.LOCK_EX), (("cluster",), fcntl.LOCK_SH), ((), None)])
 def test_alone_tests_take_the_machine_and_cluster_tests_share_it(markers, mode):
     assert lane_of(Item(*markers)) == mode
-
-
-def test_modules_that_start_a_stack_or_a_jvm_go_first_and_measurements_last():
-    """The order both passes hand modules out in (xdist with --no-loadscope-reorder keeps it): longest first, so that
-    the two workers finish together, and the all-`alone` modules last (their tests wait for the machine)."""
-    modules = {"pure": [Item()], "spark": [Item("spark"), Item()], "airflow": [Item("airflow", "cluster")],
-               "measures": [Item("cluster", "alone")], "shared": [Item("cluster")]}
-    ranked = sorted(modules, key=lambda name: _module_rank(modules[name]))  # stable, as the hook sorts
-    assert ranked == ["spark", "airflow", "pure", "shared", "measures"]
