@@ -100,7 +100,7 @@ def test_probe_parsing():
 
 def test_local_executor_refuses_network_faults_with_a_reason():
     ex = LocalFaultExecutor(LOCAL, run=lambda *a, **k: pytest.fail("must not run anything"))
-    for kind in ("network_delay", "network_loss"):
+    for kind in ("network_delay", "network_loss", "partition"):
         with pytest.raises(FaultError, match="needs the aws target"):
             ex.inject(ev(kind, params=(("delay_ms", 10),)), NODE)
         with pytest.raises(FaultError, match="needs the aws target"):
@@ -198,6 +198,34 @@ def test_ssm_alarms_and_netem():
         ex.heal(ev("memory_alarm"), node)
         ex.inject(ev("network_delay", params=params), node)
         ex.heal(ev("network_delay", params=params), node)
+        stub.assert_no_pending_responses()
+
+
+def test_a_partition_drops_every_peer_both_ways_and_its_heal_removes_only_its_rules():
+    """Known answer: node 2 of three cut off from 10.0.0.1 and 10.0.0.3, in and out, each rule tagged; the heal deletes
+    the tagged rules (iptables -S lists them as -A ..., deleted as -D ...) and fails if one is left."""
+    script = commands.ssm_partition_script(["10.0.0.1", "10.0.0.3"])
+    for peer in ("10.0.0.1", "10.0.0.3"):
+        assert f"iptables -I INPUT -s {peer} -m comment --comment rabbit-sizing-partition -j DROP" in script
+        assert f"iptables -I OUTPUT -d {peer} -m comment --comment rabbit-sizing-partition -j DROP" in script
+    assert len([line for line in script if line.startswith("iptables -I")]) == 4 and script[0] == "set -eu"
+    heal = commands.ssm_partition_heal_script()
+    assert any("sed 's/^-A /-D /'" in line and "--comment rabbit-sizing-partition" in line for line in heal)
+    assert heal[-1] == "! iptables -S | grep -q rabbit-sizing-partition"
+    with pytest.raises(FaultError, match="at least one other node"):
+        commands.ssm_partition_script([])
+
+
+def test_ssm_partition_cuts_the_target_off_from_the_other_instances():
+    client, stub = ssm_stubbed()
+    node = AWS.node(2)
+    expect(stub, node.instance_id, commands.ssm_partition_script(["10.0.0.1", "10.0.0.3"]),
+           "nemesis p01-f1 partition inject")
+    expect(stub, node.instance_id, commands.ssm_partition_heal_script(), "nemesis p01-f1 partition heal")
+    ex = SsmFaultExecutor(AWS, client, sleep=lambda s: None)
+    with stub:
+        ex.inject(ev("partition", node=2), node)
+        ex.heal(ev("partition", node=2), node)
         stub.assert_no_pending_responses()
 
 

@@ -90,6 +90,8 @@ BAD_SPECS = [
     ("network-fault-on-local", _set("scenarios.1.faults.0", {"kind": "network_delay", "at": 0.5,
                                                              "params": {"delay_ms": 50}}),
      "scenarios[1].faults[0].kind", "needs tc netem"),
+    ("partition-on-local", _set("scenarios.1.faults.0", {"kind": "partition", "at": 0.5, "heal_after_s": 5}),
+     "scenarios[1].faults[0].kind", "needs the aws target"),
     ("fault-at-and-at_s", _set("scenarios.1.faults.0.at_s", 3), "scenarios[1].faults[0]", "exactly one of `at`"),
     ("fault-fraction-above-one", _set("scenarios.1.faults.0.at", 1.5), "scenarios[1].faults[0].at", "< 1"),
     ("fault-on-missing-node", _set("scenarios.1.faults.0.target", {"node": 3}),
@@ -283,3 +285,19 @@ def test_idle_consumers_counts_what_the_generators_spread_leaves_idle(queues, pu
     publisher_plans, consumer_plans = plan_clients(workload, nodes=1, workers=2)
     fed = {plan.queue for plan in publisher_plans}
     assert idle_consumers(queues, publishers, consumers) == sum(1 for c in consumer_plans if c.queue not in fed)
+
+
+def test_a_partition_runs_on_aws_against_one_node_never_all():
+    """The aws target takes a partition of one node (random, a node number or a queue's leader); `all` would cut
+    every node off from every other, so it is refused with the field and why."""
+    spec = yaml.safe_load((ROOT / "campaigns" / "quorum-sizing-2020.yaml").read_text())
+    spec["scenarios"] = [{**spec["scenarios"][0], "faults": [
+        {"kind": "partition", "at": 0.5, "heal_after_s": 30, "target": {"node": 2}}]}]
+    fault = parse_campaign(copy.deepcopy(spec)).scenarios[0].faults[0]
+    assert (fault.kind, fault.target, fault.node, fault.heal_after_s, fault.params) == (
+        "partition", "node", 2, 30, {})
+    spec["scenarios"][0]["faults"][0]["target"] = "all"
+    with pytest.raises(SpecError) as info:
+        parse_campaign(spec)
+    assert any(p.path == "scenarios[0].faults[0].target" and "cuts one node off" in p.reason
+               for p in info.value.problems)

@@ -19,7 +19,8 @@ DISK_ALARM_ARGS = ("1000000000000000",)
 # RabbitMQ 3.10 defaults, restored when the campaign's broker_config does not set its own.
 DEFAULT_MEMORY_WATERMARK = ("0.4",)
 DEFAULT_DISK_FREE_LIMIT = ("50000000",)
-NETWORK_KINDS = ("network_delay", "network_loss")
+NETWORK_KINDS = ("network_delay", "network_loss", "partition")
+PARTITION_TAG = "rabbit-sizing-partition"  # the comment on every packet-filter rule a partition adds
 
 
 def memory_watermark_restore(broker_config: Mapping[str, Any]) -> tuple[str, ...]:
@@ -72,8 +73,8 @@ def await_quorum_cmd(node: NodeInfo, timeout_s: float) -> list[str] | None:
 
 
 def local_network_refusal(kind: str) -> str:
-    return (f"{kind} needs the aws target: tc netem shapes a real host interface, and the local target runs "
-            f"every node on one loopback interface shared with the load generator")
+    return (f"{kind} needs the aws target: tc netem and packet filters act on a real host interface, and the local "
+            f"target runs every node on one loopback interface shared with the load generator")
 
 
 # ------------------------------------------------------------------------------------------- SSM scripts
@@ -149,6 +150,29 @@ def ssm_netem_add_script(kind: str, params: Mapping[str, Any]) -> list[str]:
         f'tc qdisc add dev "$IFACE" root netem {" ".join(netem_args(kind, params))}',
         'tc qdisc show dev "$IFACE"',
     ]
+
+
+def ssm_partition_script(peers: list[str]) -> list[str]:
+    """Cut this node off from its peers (their private addresses), both ways: drop what comes from them and what goes
+    to them, so every Erlang distribution link and Raft message between the two sides is lost. The rules carry
+    PARTITION_TAG, so that the heal removes exactly them. The load generator's connections are left alone: a client
+    still reaches the cut-off node (the minority's view of a partition)."""
+    if not peers:
+        raise FaultError("a partition needs at least one other node")
+    lines = ["set -eu"]
+    for peer in peers:
+        address = shlex.quote(peer)
+        lines += [f"iptables -I INPUT -s {address} -m comment --comment {PARTITION_TAG} -j DROP",
+                  f"iptables -I OUTPUT -d {address} -m comment --comment {PARTITION_TAG} -j DROP"]
+    return [*lines, f"iptables -S | grep -c {PARTITION_TAG}"]
+
+
+def ssm_partition_heal_script() -> list[str]:
+    """Remove every rule a partition added (found by its tag); nothing else of the host's filters is touched."""
+    return ["set -eu",
+            f"iptables -S | grep -- '--comment {PARTITION_TAG}' | sed 's/^-A /-D /' | while read -r rule; do "
+            "eval iptables $rule; done",
+            f"! iptables -S | grep -q {PARTITION_TAG}"]
 
 
 def ssm_netem_del_script(params: Mapping[str, Any]) -> list[str]:

@@ -61,6 +61,8 @@ class SsmFaultExecutor:
             "disk_alarm": lambda: commands.ssm_ctl_script(["set_disk_free_limit", *commands.DISK_ALARM_ARGS]),
             "network_delay": lambda: commands.ssm_netem_add_script("network_delay", params),
             "network_loss": lambda: commands.ssm_netem_add_script("network_loss", params),
+            "partition": lambda: commands.ssm_partition_script(
+                [n.host for n in self.cluster.nodes if n.number != node.number]),
         }.get(fault.kind)
         if script is None:
             raise FaultError(f"unknown fault kind {fault.kind!r}")
@@ -82,6 +84,7 @@ class SsmFaultExecutor:
                 ["set_disk_free_limit", *commands.disk_free_limit_restore(self.broker_config)]),
             "network_delay": lambda: commands.ssm_netem_del_script(params),
             "network_loss": lambda: commands.ssm_netem_del_script(params),
+            "partition": commands.ssm_partition_heal_script,
         }.get(fault.kind)
         if script is None:
             raise FaultError(f"unknown fault kind {fault.kind!r}")

@@ -29,9 +29,11 @@ FAULT_KINDS = (
     "disk_alarm",  # raise the disk alarm; heal = clear it
     "network_delay",  # tc netem delay (aws target only)
     "network_loss",  # tc netem loss (aws target only)
+    "partition",  # the target node cut off from every other node, both ways (aws target only); heal = joined again
     CLIENT_LATENCY,  # a delay each way between the generator and every node (sizing.criteria.rules); heal = no delay
 )
-NETWORK_FAULTS = ("network_delay", "network_loss")
+NETWORK_FAULTS = ("network_delay", "network_loss")  # tc netem on the node's interface
+PARTITION = "partition"
 
 
 def client_queue(client: int, queues: int) -> int:

@@ -18,6 +18,7 @@ from sizing.campaign.model import (
     DEPLOYMENTS,
     FAULT_KINDS,
     NETWORK_FAULTS,
+    PARTITION,
     PURPOSES,
     QUEUE_TYPES,
     RATE_MAX,
@@ -440,6 +441,10 @@ def _parse_fault(value: Any, path: str, problems: list[Problem], deployment: str
     if kind in NETWORK_FAULTS and deployment == "local":
         f.fail("kind", f"{kind} needs tc netem on real hosts: use deployment: aws "
                        f"(the local target runs every node on one loopback interface)")
+    if kind == PARTITION and deployment != "aws":
+        f.fail("kind", f"{kind} needs the aws target (packet filters on each instance); the local target's nodes "
+                       f"share one loopback interface until its network model (adapters/netns.py) is wired in, and "
+                       f"an existing cluster is not ours to cut")
     phases_raw = f.raw("phases", "all")
     phases: tuple[int, ...] | None = None
     if phases_raw != "all":
@@ -475,6 +480,9 @@ def _parse_fault(value: Any, path: str, problems: list[Problem], deployment: str
         f.fail("target", f"must be `random`, `all`, {{node: N}} or {{leader_of: queue}}; got {target_raw!r}")
     if kind == "rolling_restart" and target != "all":
         f.fail("target", "rolling_restart always restarts every node; use target: all")
+    if kind == PARTITION and target == "all":
+        f.fail("target", f"{kind} cuts one node off from the others: use target random, {{node: N}} or "
+                         f"{{leader_of: queue}}")
     if kind in GENERATOR_FAULTS and target != "all":
         f.fail("target", f"{kind} delays the generator's connections to every node; use target: all")
     heal = f.number("heal_after_s", None, minimum=0, exclusive=True, maximum=MAX_DURATION_S)
