@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from collections import deque
 
 import numpy as np
 
@@ -37,8 +36,7 @@ IDLE_ACK_FLUSH_S = 1.0  # ack processed deliveries held back by multi-ack when n
 class SecondStats:
     """Counters and latency samples of the second in progress (one per worker)."""
 
-    COUNTERS = ("published", "confirmed", "nacked", "returned", "consumed", "redelivered", "acked", "foreign",
-                "ack_hold_us", "ack_holds", "refill_us", "refills")  # the last four: a prefetch slot's trip
+    COUNTERS = ("published", "confirmed", "nacked", "returned", "consumed", "redelivered", "acked", "foreign")
 
     def __init__(self) -> None:
         self.reset()
@@ -330,11 +328,6 @@ class ConsumerState:
         self.busy_until = 0.0
         self.segments: list[list[float]] = []  # [first_tag_exclusive, last_tag, start_s, per_message_s]
         self.last_progress = 0.0
-        # A prefetch slot's trip, in two parts (sizing.criteria.rules.prefetch_ceiling): the hold of each delivery
-        # until its ack (arrivals: one (last tag, time) per read's batch), and the refill, from an ack sent with the
-        # window full to the next delivery.
-        self.arrivals: deque[tuple[int, float]] = deque()
-        self.refill_from: float | None = None
 
     def on_deliveries(self, deliveries: list[DeliveryFields]) -> None:
         """One read's deliveries (`loadgen.frames.Delivery` fields): latency, per-message accounting, acks."""
@@ -371,11 +364,6 @@ class ConsumerState:
         count = last_tag - self.delivered
         if count <= 0:
             return
-        if self.refill_from is not None:  # the first delivery since an ack freed a slot of a full window
-            stats = self.worker.stats
-            stats.refill_us += int(max(0.0, now_s - self.refill_from) * 1e6)
-            stats.refills += 1
-            self.refill_from = None
         if self.auto_ack:
             self.worker.stats.acked += count
             self.delivered = self.processed = self.acked = last_tag
@@ -388,7 +376,6 @@ class ConsumerState:
             start = max(now_s, self.busy_until)
             self.busy_until = start + count * processing_s
             self.segments.append([self.delivered, last_tag, start, processing_s])
-        self.arrivals.append((last_tag, now_s))
         self.delivered = last_tag
         self.last_progress = now_s
         self.maybe_ack(now_s)
@@ -417,24 +404,5 @@ class ConsumerState:
         else:
             return
         self.link.ack(tag, True)
-        stats = self.worker.stats
-        if self.prefetch > 0 and self.delivered - self.acked >= self.prefetch:
-            self.refill_from = now_s  # the window was full: the broker sends the next delivery only after this ack
-        self._count_holds(tag, now_s, stats)
-        stats.acked += tag - self.acked
+        self.worker.stats.acked += tag - self.acked
         self.acked = tag
-
-    def _count_holds(self, tag: int, now_s: float, stats: SecondStats) -> None:
-        """Each delivery up to `tag`, acked now: its time since it arrived, added to the second's ack_hold_us."""
-        first, held_s, count = self.acked, 0.0, 0
-        while self.arrivals and first < tag:
-            last, arrived = self.arrivals[0]
-            upto = min(last, tag)
-            held_s += (upto - first) * (now_s - arrived)
-            count += upto - first
-            first = upto
-            if last > tag:
-                break
-            self.arrivals.popleft()
-        stats.ack_hold_us += int(held_s * 1e6)
-        stats.ack_holds += count

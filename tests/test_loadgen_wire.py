@@ -193,33 +193,3 @@ def test_zero_processing_acks_every_n_with_multiple():
     consumer.after_batch(9, now_s=1.1, processing_s=0.0)
     assert consumer.link.acks[-1] == (9, True)
     assert np.sum([t for t, _ in consumer.link.acks]) == 15
-
-
-def test_a_full_prefetch_window_times_each_slots_hold_and_refill():
-    """Known answer (sizing.criteria.rules.prefetch_ceiling's two parts): prefetch 4, 10 ms processing, acks every
-    message. Four deliveries at 0 s fill the window; each is acked as its processing ends (10, 20, 30, 40 ms: holds
-    summing 100 ms); the first ack is sent with the window full, and the next delivery comes 15 ms later (a refill of
-    15 ms). Acks sent with the window no longer full start no refill."""
-    consumer = make_consumer(multi_ack=1, prefetch=4)
-    consumer.after_batch(4, now_s=0.0, processing_s=0.010)
-    for step in range(1, 5):
-        consumer.advance(step * 0.010 + 1e-9)
-    stats = consumer.worker.stats
-    assert consumer.acked == 4 and stats.ack_holds == 4
-    assert stats.ack_hold_us == pytest.approx(100_000, abs=10)
-    assert stats.refills == 0  # no delivery since
-    consumer.after_batch(5, now_s=0.025, processing_s=0.010)  # 15 ms after the first ack, at 10 ms
-    assert stats.refills == 1 and stats.refill_us == pytest.approx(15_000, abs=1)
-    consumer.after_batch(6, now_s=0.030, processing_s=0.010)  # the window is not full: no refill is open
-    assert stats.refills == 1
-
-
-def test_a_multiple_ack_splits_a_batchs_holds_at_its_tag():
-    """Three deliveries at 0 s and two at 0.5 s, acked every 2 with no processing: the batch of three is acked as
-    tag 2 at 0 s (holds 0) and its third message with the fourth at 0.5 s (holds 0.5 s + 0 s)."""
-    consumer = make_consumer(multi_ack=2, prefetch=1000)
-    consumer.after_batch(3, now_s=0.0, processing_s=0.0)
-    consumer.after_batch(5, now_s=0.5, processing_s=0.0)
-    stats = consumer.worker.stats
-    assert consumer.link.acks == [(2, True), (4, True)]
-    assert stats.ack_holds == 4 and stats.ack_hold_us == pytest.approx(500_000, abs=1)
