@@ -465,15 +465,12 @@ def namespace_copies(devno: str) -> dict[int, list[str]]:
     return dict(copies.values())
 
 
-def release_copies(devno: str) -> list[str]:
-    """Lazily unmount every other namespace's copy of the device's filesystem (see namespace_copies); what it did."""
-    done = []
+def release_copies(devno: str) -> None:
+    """Lazily unmount every other namespace's copy of the device's filesystem (see namespace_copies)."""
     for pid, points in namespace_copies(devno).items():
         for point in sorted(points, key=len, reverse=True):
             with contextlib.suppress(EnvelopeError):  # the namespace may have gone meanwhile
                 _run(["nsenter", f"--mount=/proc/{pid}/ns/mnt", "umount", "--lazy", point], f"release {point}")
-                done.append(f"unmounted {point} in the mount namespace of pid {pid}")
-    return done
 
 
 def _holders(devno: str) -> str:

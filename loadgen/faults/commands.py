@@ -11,6 +11,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from loadgen.faults.base import FaultError
+from sizing.campaign import NETWORK_FAULTS, PARTITION
 from sizing.resources.cluster import NodeInfo
 
 # Limits that trip the alarms at once: a 1-byte memory watermark, and a free-disk floor of 1 PB.
@@ -19,7 +20,9 @@ DISK_ALARM_ARGS = ("1000000000000000",)
 # RabbitMQ 3.10 defaults, restored when the campaign's broker_config does not set its own.
 DEFAULT_MEMORY_WATERMARK = ("0.4",)
 DEFAULT_DISK_FREE_LIMIT = ("50000000",)
-NETWORK_KINDS = ("network_delay", "network_loss", "partition")
+# What the local executor refuses (the spec refuses it first: sizing.campaign.parse): the tc netem faults and the
+# partition, declared once in sizing.campaign.model.
+NETWORK_KINDS = (*NETWORK_FAULTS, PARTITION)
 PARTITION_TAG = "rabbit-sizing-partition"  # the comment on every packet-filter rule a partition adds
 
 

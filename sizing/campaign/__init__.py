@@ -31,6 +31,7 @@ from sizing.campaign.model import (
     DEPLOYMENTS,
     FAULT_KINDS,
     NETWORK_FAULTS,
+    PARTITION,
     PURPOSES,
     QUEUE_TYPES,
     RATE_MAX,
@@ -63,7 +64,7 @@ from sizing.documents.fields import deep_merge
 
 __all__ = [
     "CLIENT_LATENCY", "COMPARE_BY", "CONFIRM_MODE_LIVE", "DEFAULT_GROUP", "DEFAULT_MAX_RATE_PER_PUBLISHER",
-    "DEPLOYMENTS", "FAULT_KINDS", "GENERATOR_FAULTS", "NETWORK_FAULTS", "PURPOSES", "QUEUE_TYPES",
+    "DEPLOYMENTS", "FAULT_KINDS", "GENERATOR_FAULTS", "NETWORK_FAULTS", "PARTITION", "PURPOSES", "QUEUE_TYPES",
     "RATE_MAX", "RATE_MODES", "RATE_SCHEDULED",
     "STEP_DIMENSIONS", "Budget", "Campaign", "ClusterShape", "Comparison", "ConsumerSpec", "FaultSpec", "MessageSpec",
     "ProfileSegment", "PublisherSpec", "QueueSpec", "Scenario", "StepSetting", "Target", "Versus", "Workload",
