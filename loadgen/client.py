@@ -558,6 +558,8 @@ class Worker:
             "prefetch": settings.prefetch if settings else workload.consumers.prefetch,
             "multi_ack_every": settings.multi_ack_every if settings else workload.consumers.multi_ack_every,
             "in_flight_max": in_flight_max,
+            "ack_hold_us": stats.ack_hold_us, "ack_holds": stats.ack_holds, "refill_us": stats.refill_us,
+            "refills": stats.refills,
         }
         late_s = max((p.lateness_s(now) for p in self.publishers), default=0.0)
         # About second s, stamped and phased as s (closing it is already the next second, maybe the next phase's).

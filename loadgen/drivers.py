@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
+from collections import deque
 
 import numpy as np
 
@@ -36,7 +37,8 @@ IDLE_ACK_FLUSH_S = 1.0  # ack processed deliveries held back by multi-ack when n
 class SecondStats:
     """Counters and latency samples of the second in progress (one per worker)."""
 
-    COUNTERS = ("published", "confirmed", "nacked", "returned", "consumed", "redelivered", "acked", "foreign")
+    COUNTERS = ("published", "confirmed", "nacked", "returned", "consumed", "redelivered", "acked", "foreign",
+                "ack_hold_us", "ack_holds", "refill_us", "refills")  # the last four: a prefetch slot's trip
 
     def __init__(self) -> None:
         self.reset()
@@ -328,6 +330,12 @@ class ConsumerState:
         self.busy_until = 0.0
         self.segments: list[list[float]] = []  # [first_tag_exclusive, last_tag, start_s, per_message_s]
         self.last_progress = 0.0
+        # A prefetch slot's trip, in two parts (sizing.criteria.rules.prefetch_ceiling): the hold of each delivery
+        # until its ack (arrivals: one (last tag, time) per read's batch), and the refill, from the ack that freed a
+        # slot to the delivery that took it (acks_sent: (tag, time us) of each ack, kept while a delivery may pair
+        # with it).
+        self.arrivals: deque[tuple[int, float]] = deque()
+        self.acks_sent: deque[tuple[int, int]] = deque()
 
     def on_deliveries(self, deliveries: list[DeliveryFields]) -> None:
         """One read's deliveries (`loadgen.frames.Delivery` fields): latency, per-message accounting, acks."""
@@ -358,7 +366,31 @@ class ConsumerState:
         stats.consumed += len(deliveries)
         stats.redelivered += redelivered
         stats.foreign += foreign
+        if self.prefetch > 0 and not self.auto_ack:
+            self.count_refills(deliveries, now_us)
         self.after_batch(deliveries[-1][1], now_us / 1e6, worker.processing_s)
+
+    def count_refills(self, deliveries: list[DeliveryFields], now_us: int) -> None:
+        """The refill part of each slot's trip: the broker sends delivery n only once it has the ack of n - prefetch
+        (one consumer per channel, tags consecutive), so n's arrival minus the sending of the first ack covering
+        n - prefetch is an ack's flight, the broker's turn and a delivery's flight, where n's message was already
+        waiting. Paired by tag, not by the client's view of the window, which deliveries still in flight (or one
+        refill split over several reads) hide. A message intended after that ack was sent did not wait for the slot
+        (the window had room; the gap timed the publishers): it is not counted."""
+        acks, nonce, freed_by = self.acks_sent, self.worker.nonce, self.prefetch
+        total_us = count = 0
+        for _channel, tag, _red, msg_nonce, _pub, _seq, intended in deliveries:
+            freed = tag - freed_by
+            if freed <= 0 or msg_nonce != nonce:
+                continue
+            while acks and acks[0][0] < freed:
+                acks.popleft()
+            if acks and intended <= acks[0][1]:
+                total_us += now_us - acks[0][1]
+                count += 1
+        stats = self.worker.stats
+        stats.refill_us += total_us
+        stats.refills += count
 
     def after_batch(self, last_tag: int, now_s: float, processing_s: float) -> None:
         count = last_tag - self.delivered
@@ -376,6 +408,7 @@ class ConsumerState:
             start = max(now_s, self.busy_until)
             self.busy_until = start + count * processing_s
             self.segments.append([self.delivered, last_tag, start, processing_s])
+        self.arrivals.append((last_tag, now_s))
         self.delivered = last_tag
         self.last_progress = now_s
         self.maybe_ack(now_s)
@@ -404,5 +437,24 @@ class ConsumerState:
         else:
             return
         self.link.ack(tag, True)
-        self.worker.stats.acked += tag - self.acked
+        stats = self.worker.stats
+        if self.prefetch > 0:
+            self.acks_sent.append((tag, int(now_s * 1e6)))
+        self._count_holds(tag, now_s, stats)
+        stats.acked += tag - self.acked
         self.acked = tag
+
+    def _count_holds(self, tag: int, now_s: float, stats: SecondStats) -> None:
+        """Each delivery up to `tag`, acked now: its time since it arrived, added to the second's ack_hold_us."""
+        first, held_s, count = self.acked, 0.0, 0
+        while self.arrivals and first < tag:
+            last, arrived = self.arrivals[0]
+            upto = min(last, tag)
+            held_s += (upto - first) * (now_s - arrived)
+            count += upto - first
+            first = upto
+            if last > tag:
+                break
+            self.arrivals.popleft()
+        stats.ack_hold_us += int(held_s * 1e6)
+        stats.ack_holds += count

@@ -1,6 +1,6 @@
 """Issue 44, known answers of the bottleneck rule on plain values: the clients' own ceilings (a publisher's confirm
-window by Little's law, consumers' processing time) and the order that puts a node at its CPU quota before memory
-merely near its watermark (sizing.criteria.rules, "bottleneck")."""
+window by Little's law, consumers' processing time, consumers' prefetch windows by the same law) and the order that
+puts a node at its CPU quota before memory merely near its watermark (sizing.criteria.rules, "bottleneck")."""
 
 from __future__ import annotations
 
@@ -64,6 +64,33 @@ def test_consumers_stalled_at_500_ms_a_message_are_the_bottleneck():
     # consumers that keep up with a target they are far from: not named
     assert rules.bottleneck(**IDLE, target_rate=3.0, carried=3.0, consume_rate=3.0,
                             consumer_ceiling=ceiling) == "none"
+
+
+def test_a_prefetch_window_over_its_slots_trip_is_littles_law():
+    """A slot is held for the hold (delivery -> ack) plus the refill (the ack freeing the slot -> the
+    delivery): 2 consumers x 10 slots over 1 + 19 ms carry 1,000 msg/s."""
+    assert rules.prefetch_ceiling(2, 10, 1.0, 19.0) == pytest.approx(1000.0)
+    assert rules.prefetch_ceiling(1, 1, None, 20.0) == pytest.approx(50.0)  # no hold measured: the refill alone
+    # no message ever waited for a slot (no refill), no consumers, no prefetch (unlimited) or a zero trip: no ceiling
+    assert rules.prefetch_ceiling(2, 10, 1.0, None) is None
+    assert rules.prefetch_ceiling(0, 10, 1.0, 19.0) is None
+    assert rules.prefetch_ceiling(2, 0, 1.0, 19.0) is None
+    assert rules.prefetch_ceiling(2, 10, 0.0, 0.0) is None
+
+
+def test_consumers_held_by_their_prefetch_are_named_after_the_node_and_before_the_publishers():
+    ceiling = rules.prefetch_ceiling(1, 10, 0.5, 20.0)  # 488 msg/s
+    assert rules.bottleneck(**IDLE, target_rate=2000.0, carried=470.0, consume_rate=470.0,
+                            prefetch_ceiling=ceiling) == "consumer_prefetch"
+    # consumed well under it (the window was full now and then): not named
+    assert rules.bottleneck(**IDLE, target_rate=2000.0, carried=300.0, consume_rate=300.0,
+                            prefetch_ceiling=ceiling) == "none"
+    # a node at its CPU quota delivers late and so fills the windows too: the node is the cause
+    assert rules.bottleneck(**{**IDLE, "busiest_cpu_mean": 0.99}, target_rate=2000.0, carried=470.0,
+                            consume_rate=470.0, prefetch_ceiling=ceiling) == "cpu"
+    # both windows full: the consumers' first (the publishers' confirms wait on nothing the consumers do)
+    assert rules.bottleneck(**IDLE, target_rate=2000.0, carried=470.0, consume_rate=470.0, prefetch_ceiling=ceiling,
+                            publisher_window_ceiling=480.0) == "consumer_prefetch"
 
 
 def test_a_node_at_its_cpu_quota_is_cpu_bound_though_its_memory_nears_the_watermark():

@@ -1,5 +1,6 @@
 """Issue 44 on a real 1-node local cluster: a publisher whose confirm window over a known round trip bounds it below
-the offered rate is named `publisher_window` by the bottleneck rule (sizing.criteria.rules.bottleneck).
+the offered rate is named `publisher_window` by the bottleneck rule (sizing.criteria.rules.bottleneck), and a consumer
+whose prefetch window over a known round trip does is named `consumer_prefetch`.
 
 The generator reaches the node through the latency proxy (client_latency, 50 ms each way: RTT 100 ms, the issue's
 measured confirm latency). One publisher with w = 20 confirms in flight can publish at most w / RTT = 200 msg/s;
@@ -13,12 +14,19 @@ node_seconds rows, as the analysis reads them. Known answers:
 - the node is nowhere near its CPU quota (a classic transient queue at 200 msg/s), so the label is `publisher_window`
   where the rule said `none` before; on a machine saturated by other work (the node shares its cores) it is `cpu`.
 
-Port slot 44 (its own).
+The consumer's known answers (test_a_prefetch_window_...): one consumer with 10 slots behind 10 ms each way (RTT
+20 ms) can consume at most 10 / RTT = 500 msg/s; 800 msg/s is offered. Each refill (an ack freeing a full window ->
+the next delivery) is at least the round trip, so the measured ceiling is at most 500 (+3 %), the consume rate is
+within NEAR_LIMIT of it, and the label is `consumer_prefetch`.
+
+Port slot 44 (its own); the two tests share its cluster.
 """
 
 from __future__ import annotations
 
+import copy
 import time
+from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -66,14 +74,40 @@ def read(out, runner, record_type) -> pa.Table:
     return pa.concat_tables([pq.read_table(f) for f in files])
 
 
-def test_a_window_over_a_known_round_trip_is_named_publisher_window(cluster, tmp_path):
-    campaign = parse_campaign(SPEC)
-    assert rules.client_rtt_ms(campaign.scenarios[0]) == 2 * ONE_WAY_MS
+def spec_with(**changes) -> dict:
+    """SPEC with some of its workload's clients and its scenario's round trip changed (a test's own question)."""
+    spec = copy.deepcopy(SPEC)
+    workload, scenario = spec["workload"], spec["scenarios"][0]
+    for key in ("publishers", "consumers"):
+        workload[key].update(changes.get(key, {}))
+    if "rate" in changes:
+        spec["target"]["rate"] = changes["rate"]
+        scenario["steps"]["rates"] = [changes["rate"]]
+    if "one_way_ms" in changes:
+        scenario["faults"][0]["params"] = {"to_broker_ms": changes["one_way_ms"], "to_client_ms": changes["one_way_ms"]}
+    return spec
+
+
+@dataclass
+class PhaseFigures:
+    row: dict  # the phase's client figures, by phase_summary's own fold
+    confirm_rate: float
+    consume_rate: float
+    carried: float
+    busiest: float  # the node's mean CPU, of its cores
+    machine: float  # the machine's mean busy share
+    valid: bool
+    label: str | None
+
+
+def run_phase(cluster, tmp_path, spec: dict) -> PhaseFigures:
+    """One run of `spec`'s single phase, and its figures as the analysis reads them."""
+    campaign = parse_campaign(spec)
+    target = float(spec["scenarios"][0]["steps"]["rates"][0])
     runner = Runner(campaign, CONFIG, "window", f"t{int(time.time() * 1000)}", cluster,
                     options=RunOptions(workers=1, out_dir=tmp_path, upload=False, drain_timeout_s=30,
                                        sample_interval_s=2, progress_interval_s=60), echo=lambda _line: None)
     assert runner.run() == 0, runner.errors
-    # the phase's client figures, by the analysis' own fold
     folded = pa.Table.from_batches(list(ps.fold_client_seconds(iter(read(tmp_path, runner, "client_seconds")
                                                                     .to_batches()))))
     partial = folded.filter(pc.and_(pc.equal(folded["kind"], ps.PARTIAL), pc.equal(folded["phase"], 1)))
@@ -92,24 +126,56 @@ def test_a_window_over_a_known_round_trip_is_named_publisher_window(cluster, tmp
     valid = not rules.cpu_saturated(row["worker_cpu_max"]) and not behind
     label = rules.bottleneck(valid=valid, alarm=False, mem_max_fraction=None, busiest_cpu_mean=busiest,
                              machine_cpu_mean=machine, volume_load_share=None, ebs_load_share=None, net_mbit_s=None,
-                             mbit_s_limit=None, target_rate=OFFERED, carried=carried, consume_rate=consume_rate,
+                             mbit_s_limit=None, target_rate=target, carried=carried, consume_rate=consume_rate,
                              publisher_window_ceiling=row["publisher_window_ceiling"],
-                             consumer_ceiling=row["consumer_ceiling"])
+                             consumer_ceiling=row["consumer_ceiling"], prefetch_ceiling=row["prefetch_ceiling"])
+    return PhaseFigures(row, confirm_rate, consume_rate, carried, busiest, machine, valid, label)
+
+
+def expect_label(figures: PhaseFigures, label: str) -> None:
+    """The node shares this machine's cores (no envelope here), so a machine saturated by other work is `cpu`, first
+    in the order, and rightly: a node short of cores fills its clients' windows too. Measured on the first run: the
+    machine at 2.0 of its 2 cores every second, before the run too (another session's work), the node at 0.02."""
+    assert figures.valid and figures.busiest < rules.NODE_CPU_SATURATION
+    if figures.machine < rules.NODE_CPU_SATURATION:
+        assert figures.label == label
+    else:
+        assert figures.label == "cpu"
+
+
+def test_a_window_over_a_known_round_trip_is_named_publisher_window(cluster, tmp_path):
+    assert rules.client_rtt_ms(parse_campaign(SPEC).scenarios[0]) == 2 * ONE_WAY_MS
+    figures = run_phase(cluster, tmp_path, SPEC)
+    row = figures.row
     bound = rules.window_bound(WINDOW, 2 * ONE_WAY_MS)
     print(f"confirm mean {row['confirm_mean_ms']:.1f} ms, p50 {row['confirm_p50_ms']:.1f} ms; ceiling "
-          f"{row['publisher_window_ceiling']:.0f} (w / RTT {bound:.0f}); confirmed {confirm_rate:.0f}/s, consumed "
-          f"{consume_rate:.0f}/s of {OFFERED:.0f}; node cpu {busiest:.2f}, machine {machine:.2f}; valid {valid} "
-          f"-> {label}")
+          f"{row['publisher_window_ceiling']:.0f} (w / RTT {bound:.0f}); confirmed {figures.confirm_rate:.0f}/s, "
+          f"consumed {figures.consume_rate:.0f}/s of {OFFERED:.0f}; node cpu {figures.busiest:.2f}, machine "
+          f"{figures.machine:.2f}; valid {figures.valid} -> {figures.label}")
     assert row["confirm_mean_ms"] >= 2 * ONE_WAY_MS * 0.99  # never sooner than the round trip
     assert row["publisher_window_ceiling"] <= bound * 1.03
-    assert carried < rules.MATCH_FRACTION * OFFERED
-    assert carried >= rules.NEAR_LIMIT * row["publisher_window_ceiling"]
+    assert figures.carried < rules.MATCH_FRACTION * OFFERED
+    assert figures.carried >= rules.NEAR_LIMIT * row["publisher_window_ceiling"]
     assert row["consumer_ceiling"] is None  # no processing time: the consumers have no ceiling
-    assert valid and busiest < rules.NODE_CPU_SATURATION
-    # The node shares this machine's cores (no envelope here), so a machine saturated by other work is `cpu`, first
-    # in the order, and rightly: a node short of cores fills its publishers' windows too. Measured on the first run:
-    # the machine at 2.0 of its 2 cores every second, before the run too (another session's work), the node at 0.02.
-    if machine < rules.NODE_CPU_SATURATION:
-        assert label == "publisher_window"
-    else:
-        assert label == "cpu"
+    expect_label(figures, "publisher_window")
+
+
+PREFETCH, PREFETCH_ONE_WAY_MS, PREFETCH_OFFERED = 10, 10, 800.0
+
+
+def test_a_prefetch_window_over_a_known_round_trip_is_named_consumer_prefetch(cluster, tmp_path):
+    spec = spec_with(publishers={"confirms_in_flight": 2000}, consumers={"prefetch": PREFETCH},
+                     rate=PREFETCH_OFFERED, one_way_ms=PREFETCH_ONE_WAY_MS)
+    figures = run_phase(cluster, tmp_path, spec)
+    row = figures.row
+    bound = rules.window_ceiling(PREFETCH, 2 * PREFETCH_ONE_WAY_MS / 1000)  # 500 msg/s
+    print(f"hold {row['consumer_hold_mean_ms']:.2f} ms + refill {row['consumer_refill_mean_ms']:.2f} ms: ceiling "
+          f"{row['prefetch_ceiling']:.0f} (prefetch / RTT {bound:.0f}); consumed {figures.consume_rate:.0f}/s of "
+          f"{PREFETCH_OFFERED:.0f}, confirmed {figures.confirm_rate:.0f}/s; node cpu {figures.busiest:.2f}, machine "
+          f"{figures.machine:.2f}; valid {figures.valid} -> {figures.label}")
+    assert row["consumer_refill_mean_ms"] >= 2 * PREFETCH_ONE_WAY_MS * 0.99  # an ack's flight and a delivery's
+    assert row["prefetch_ceiling"] <= bound * 1.03
+    assert figures.consume_rate < rules.MATCH_FRACTION * PREFETCH_OFFERED
+    assert figures.consume_rate >= rules.NEAR_LIMIT * row["prefetch_ceiling"]  # the window was full: Little's law
+    assert figures.confirm_rate >= rules.MATCH_FRACTION * PREFETCH_OFFERED  # the publisher was not held
+    expect_label(figures, "consumer_prefetch")

@@ -76,7 +76,8 @@ CLIENT_ROW = {"worker": 0, "second": 3, "ts": 1.0, "phase": 1, "warmup": False, 
               "publish_delay_hist": b"x",
               "e2e_hist": b"", "e2e_max_us": None, "confirm_hist": b"", "blocked_ms": 0.0, "cpu_s": 0.01,
               "publishers": 1, "consumers": 1, "rate_mode": "scheduled", "latency_basis": "intended",
-              "confirms_in_flight": 100, "prefetch": 50, "multi_ack_every": 1, "in_flight_max": 3, "group": "main"}
+              "confirms_in_flight": 100, "prefetch": 50, "multi_ack_every": 1, "in_flight_max": 3, "group": "main",
+              "ack_hold_us": 1200, "ack_holds": 9, "refill_us": 30_000, "refills": 2}
 
 
 def test_tables_have_the_exact_record_schema_and_the_run_key():

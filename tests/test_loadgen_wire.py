@@ -64,6 +64,7 @@ class RecordingConsumer(ConsumerState):
         self.worker = worker
         self.last_seq = [-1] * publishers
         self.batches = []
+        self.prefetch, self.auto_ack = 0, False  # no prefetch: no refill pairing
 
     def after_batch(self, tag, now_s, processing_s):
         self.batches.append(tag)
@@ -147,8 +148,15 @@ class AckSink:
 
 
 class ConsumerWorker:
+    """The worker fields a consumer reads (`loadgen.protocol.DriverHost`), on a clock the test sets."""
+
     def __init__(self):
         self.stats = SecondStats()
+        self.nonce, self.offsets, self.processing_s, self.clock_us = 7, [0, 1_000_000], 0.0, 0
+        self.fresh_keys, self.redelivered_keys, self.reordered_keys = [], [], []
+
+    def now_us(self) -> int:
+        return self.clock_us
 
 
 def make_consumer(multi_ack, prefetch=1000):
@@ -157,7 +165,14 @@ def make_consumer(multi_ack, prefetch=1000):
     consumer.prefetch, consumer.multi_ack, consumer.auto_ack = prefetch, multi_ack, False
     consumer.on_open(AckSink())
     consumer.ready = True
+    consumer.last_seq = [-1]
     return consumer
+
+
+def deliver(consumer, tags, at_s: float, intended_s: float) -> None:
+    """One read of deliveries `tags` arriving at `at_s`, their messages intended for `intended_s`."""
+    consumer.worker.clock_us = int(at_s * 1e6)
+    consumer.on_deliveries([(1, tag, 0, 7, 0, tag, int(intended_s * 1e6)) for tag in tags])
 
 
 def test_ten_ms_processing_handles_at_most_a_hundred_messages_a_second():
@@ -193,3 +208,52 @@ def test_zero_processing_acks_every_n_with_multiple():
     consumer.after_batch(9, now_s=1.1, processing_s=0.0)
     assert consumer.link.acks[-1] == (9, True)
     assert np.sum([t for t, _ in consumer.link.acks]) == 15
+
+
+def test_a_full_prefetch_window_times_each_slots_hold_and_refill():
+    """Known answer (sizing.criteria.rules.prefetch_ceiling's two parts): prefetch 4, 10 ms processing, acks every
+    message. Four deliveries at 0 s fill the window; each is acked as its processing ends (10, 20, 30, 40 ms: holds
+    summing 100 ms). Delivery 5 takes the slot the ack of tag 1 (10 ms) freed and arrives at 25 ms: a refill of 15 ms.
+    Delivery 6's message was intended at 28 ms, after the ack of tag 2 (20 ms) had freed its slot: it waited for the
+    publisher, not for the slot, and is no refill."""
+    consumer = make_consumer(multi_ack=1, prefetch=4)
+    consumer.worker.processing_s = 0.010
+    deliver(consumer, [1, 2, 3, 4], at_s=0.0, intended_s=0.0)
+    for step in range(1, 5):
+        consumer.advance(step * 0.010 + 1e-9)
+    stats = consumer.worker.stats
+    assert consumer.acked == 4 and stats.ack_holds == 4
+    assert stats.ack_hold_us == pytest.approx(100_000, abs=10)
+    assert stats.refills == 0  # no delivery since
+    deliver(consumer, [5], at_s=0.025, intended_s=0.001)
+    assert stats.refills == 1 and stats.refill_us == pytest.approx(15_000, abs=2)
+    deliver(consumer, [6], at_s=0.029, intended_s=0.028)
+    assert stats.refills == 1
+
+
+def test_refills_pair_by_tag_though_a_refill_arrives_over_several_reads():
+    """The case CI measured (issue 44): behind a proxy the broker's deliveries after one multiple ack arrive over
+    several reads, so the client never holds a full window at once, yet each delivery n still took the slot of the
+    ack covering n - prefetch. Prefetch 10, acks every 5: the ack of tag 5 at 100 ms frees slots for 11-15, which
+    arrive 20 ms (11-12) and 22 ms (13-15) later: five refills summing 2 x 20 + 3 x 22 = 106 ms."""
+    consumer = make_consumer(multi_ack=5, prefetch=10)
+    deliver(consumer, range(1, 6), at_s=0.100, intended_s=0.0)  # acked at once as tag 5 (no processing)
+    deliver(consumer, range(6, 11), at_s=0.110, intended_s=0.0)  # acked as tag 10 at 110 ms
+    stats = consumer.worker.stats
+    assert consumer.link.acks == [(5, True), (10, True)] and stats.refills == 0
+    deliver(consumer, [11, 12], at_s=0.120, intended_s=0.0)
+    deliver(consumer, [13, 14, 15], at_s=0.122, intended_s=0.0)
+    assert stats.refills == 5 and stats.refill_us == pytest.approx(106_000, abs=5)
+    deliver(consumer, [16], at_s=0.140, intended_s=0.0)  # the ack of tag 10 (110 ms) freed its slot: 30 ms
+    assert stats.refills == 6 and stats.refill_us == pytest.approx(136_000, abs=6)
+
+
+def test_a_multiple_ack_splits_a_batchs_holds_at_its_tag():
+    """Three deliveries at 0 s and two at 0.5 s, acked every 2 with no processing: the batch of three is acked as
+    tag 2 at 0 s (holds 0) and its third message with the fourth at 0.5 s (holds 0.5 s + 0 s)."""
+    consumer = make_consumer(multi_ack=2, prefetch=1000)
+    consumer.after_batch(3, now_s=0.0, processing_s=0.0)
+    consumer.after_batch(5, now_s=0.5, processing_s=0.0)
+    stats = consumer.worker.stats
+    assert consumer.link.acks == [(2, True), (4, True)]
+    assert stats.ack_holds == 4 and stats.ack_hold_us == pytest.approx(500_000, abs=1)

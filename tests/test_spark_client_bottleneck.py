@@ -18,15 +18,21 @@ KEY = RunKey("c", "n1-c5.4xlarge-gp2", "window-steps", "R1")
 
 
 def with_clients(rows: list[dict], *, confirm_us: float, confirms_in_flight: int, consumers: int = 1,
-                 processing_ms: float = 0.0, carried: int) -> list[dict]:
-    """client_rows with the settings of a step: its window, consumers and processing time, each second's confirm
-    latency at `confirm_us` and `carried` messages confirmed and consumed."""
+                 processing_ms: float = 0.0, carried: int, prefetch: int = 100,
+                 slot_trip_us: tuple[int, int] | None = None) -> list[dict]:
+    """client_rows with the settings of a step: its window, consumers, prefetch and processing time, each second's
+    confirm latency at `confirm_us` and `carried` messages confirmed and consumed; with `slot_trip_us` (hold,
+    refill), each acked message held that long and a tenth of them refilling a full window after that long."""
     for row in rows:
         confirm = LogHistogram()
         confirm.add(confirm_us, carried)
-        row.update(confirm_hist=confirm.to_bytes(), confirms_in_flight=confirms_in_flight, prefetch=100,
+        row.update(confirm_hist=confirm.to_bytes(), confirms_in_flight=confirms_in_flight, prefetch=prefetch,
                    consumers=consumers, processing_ms=processing_ms, published=carried, confirmed=carried,
                    consumed=carried, acked=carried)
+        if slot_trip_us is not None:
+            refills = carried // 10
+            row.update(ack_hold_us=carried * slot_trip_us[0], ack_holds=carried, refill_us=refills * slot_trip_us[1],
+                       refills=refills)
     return rows
 
 
@@ -36,15 +42,18 @@ def test_phase_summary_names_the_publisher_window_and_the_consumers(spark):
     message, ceiling 4 msg/s, 4 consumed of 1,000 offered: `consumers`. Phase 3: the same window over a 20 ms
     confirm (ceiling 10,000) carries its 3,200: `none`. The node is idle in these; phase 4 is phase 1 on a node at
     its CPU quota (the node is the cause: `cpu`), phase 5 phase 1 without node figures (a busy node cannot be ruled
-    out: null)."""
+    out: null). Phase 6: 1 consumer with 10 slots, each held 1 ms and refilled 19 ms after its ack: ceiling 500 msg/s,
+    480 consumed of 2,000 offered: `consumer_prefetch`."""
     phases, clients, nodes = [], [], []
     steps = {1: dict(confirm_us=100_000.0, confirms_in_flight=200, carried=1950, rate=3200.0),
              2: dict(confirm_us=5_000.0, confirms_in_flight=200, consumers=2, processing_ms=500.0, carried=4,
                      rate=1000.0),
              3: dict(confirm_us=20_000.0, confirms_in_flight=200, carried=3200, rate=3200.0),
              4: dict(confirm_us=100_000.0, confirms_in_flight=200, carried=1950, rate=3200.0),
-             5: dict(confirm_us=100_000.0, confirms_in_flight=200, carried=1950, rate=3200.0)}
-    cpu = {1: 0.3, 2: 0.3, 3: 0.3, 4: 0.95}
+             5: dict(confirm_us=100_000.0, confirms_in_flight=200, carried=1950, rate=3200.0),
+             6: dict(confirm_us=5_000.0, confirms_in_flight=200, carried=480, rate=2000.0, prefetch=10,
+                     slot_trip_us=(1_000, 19_000))}
+    cpu = {1: 0.3, 2: 0.3, 3: 0.3, 4: 0.95, 6: 0.3}
     for number, step in steps.items():
         start, rate = (number - 1) * 10, step.pop("rate")
         phases.append(phase_row(KEY, number, start, 10, 2, rate))
@@ -67,8 +76,15 @@ def test_phase_summary_names_the_publisher_window_and_the_consumers(spark):
     assert free["publisher_window_ceiling"] == pytest.approx(10_000.0, rel=RELATIVE_ACCURACY)
     assert free["bottleneck"] == "none"
     assert (got[4]["bottleneck"], got[5]["bottleneck"]) == ("cpu", None)
+    prefetch = got[6]
+    assert (prefetch["consumer_hold_mean_ms"], prefetch["consumer_refill_mean_ms"]) == pytest.approx((1.0, 19.0))
+    assert prefetch["prefetch_ceiling"] == pytest.approx(500.0)
+    assert window["prefetch_ceiling"] is None  # no window was full: no ceiling
+    assert (prefetch["bottleneck"], prefetch["bottleneck_detail"]) == (
+        "consumer_prefetch", "consumer_prefetch: consumed 480 msg/s of a 500 msg/s prefetch ceiling (>= 0.9; a slot's "
+                             "trip: hold 1.0 ms + refill 19.0 ms), target 2000")
     # the plain-value rule gives the same labels on the same figures
-    for row in (window, consumers, free, got[4]):
+    for row in (window, consumers, free, got[4], prefetch):
         assert rules.bottleneck(
             valid=row["valid"], alarm=bool(row["broker_alarm"]), mem_max_fraction=row["broker_mem_max_fraction"],
             busiest_cpu_mean=row["cpu_busiest_mean"], machine_cpu_mean=row["machine_cpu_busy_mean"],
@@ -76,4 +92,4 @@ def test_phase_summary_names_the_publisher_window_and_the_consumers(spark):
             net_mbit_s=row["net_peak_mbit_s"], mbit_s_limit=row["network_limit_mbit_s"],
             target_rate=row["target_rate"], carried=rules.carried_rate(row["confirm_rate"], row["consume_rate"]),
             consume_rate=row["consume_rate"], publisher_window_ceiling=row["publisher_window_ceiling"],
-            consumer_ceiling=row["consumer_ceiling"]) == row["bottleneck"]
+            consumer_ceiling=row["consumer_ceiling"], prefetch_ceiling=row["prefetch_ceiling"]) == row["bottleneck"]

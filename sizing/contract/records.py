@@ -95,6 +95,15 @@ CLIENT_SECONDS = (*RUN_KEY,
     # Issue 14: the workload group the worker runs (a worker runs one group). Null in records written before
     # groups: read as DEFAULT_GROUP ("main").
     Column("group", "string", "workload group of the worker (the scenario's implicit group: main)", nullable=True),
+    # Issue 44: the two parts of a prefetch slot's trip (sizing.criteria.rules.prefetch_ceiling). Null in records
+    # written before them; no acks (auto-ack) none.
+    Column("ack_hold_us", "int64", "the deliveries acknowledged in this second: their times from delivery to ack, "
+           "summed, us", nullable=True),
+    Column("ack_holds", "int64", "how many deliveries ack_hold_us sums", nullable=True),
+    Column("refill_us", "int64", "deliveries whose message waited for its prefetch slot: each one's time from the "
+           "ack that freed the slot (the first covering its tag - prefetch) to its arrival, summed, us",
+           nullable=True),
+    Column("refills", "int64", "how many refills refill_us sums (0: no message waited for a slot)", nullable=True),
 )
 
 # One row per phase per run: what happened to every confirmed message (computed after the drain).
@@ -351,8 +360,9 @@ _RESOURCE_COLUMNS = (
            nullable=True),
     Column("ebs_load_share", "float64", "the busiest node's volumes together / the instance's EBS ceiling (IOPS or "
            "MB/s)", nullable=True),
-    Column("bottleneck", "string", "generator | memory | consumers | cpu | disk | network | publisher_window | none "
-           "(sizing.criteria.rules.bottleneck, in sizing.criteria.rules.BOTTLENECK_ORDER); null: no node figures and "
+    Column("bottleneck", "string", "generator | memory | consumers | cpu | disk | network | consumer_prefetch | "
+           "publisher_window | none (sizing.criteria.rules.bottleneck, in sizing.criteria.rules.BOTTLENECK_ORDER); "
+           "null: no node figures and "
            "nothing before cpu decides", nullable=True),
     Column("bottleneck_detail", "string", "the figure that triggered the label against its threshold",
            nullable=True),
@@ -453,6 +463,14 @@ PHASE_SUMMARY = (*_TABLE_KEY,
     Column("consumer_ceiling", "float64", "consumers x 1000 / processing ms, the mean over the steady seconds: the "
            "rate the consumers' processing allows, msg/s (sizing.criteria.rules.consumer_ceiling; null: no processing "
            "time)",
+           nullable=True),
+    Column("consumer_hold_mean_ms", "float64", "mean time from a delivery to its ack (client_seconds ack_hold_us), ms",
+           nullable=True),
+    Column("consumer_refill_mean_ms", "float64", "mean time from the ack that freed a prefetch slot to the delivery "
+           "that took it, where the message waited for the slot (client_seconds refill_us), ms; null: none waited",
+           nullable=True),
+    Column("prefetch_ceiling", "float64", "consumers x prefetch / (hold + refill mean): the rate the consumers' "
+           "prefetch windows allow, msg/s (sizing.criteria.rules.prefetch_ceiling; null: no message waited for a slot)",
            nullable=True),
     Column("publish_delay_p99_ms", "float64", "p99 lateness of sends against the open-loop schedule, ms"),
     Column("publish_delay_max_ms", "float64", "worst lateness, ms"),

@@ -292,6 +292,9 @@ def probe_verdict(target_rate, confirm_rate, consume_rate, backlog_slope, p99_ms
 #                     least NEAR_LIMIT of that volume's own limit (IOPS or MB/s; sizing.resources.catalog.volume_limits
 # at its                     size), or the node's volumes together reach NEAR_LIMIT of the instance's EBS ceiling
 #   network           the busiest node's traffic in either direction >= NEAR_LIMIT of the instance's bandwidth
+#   consumer_prefetch the consume rate reached NEAR_LIMIT of the consumers' prefetch ceiling (prefetch_ceiling) and the
+#                     target was not matched. After the node's resources: the refill trip it divides by includes the
+#                     broker's delivery, so a broker at a resource limit empties the windows slowly too
 #   publisher_window  the carried rate reached NEAR_LIMIT of the publishers' confirm-window ceiling
 #                     (publisher_window_ceiling) and the target was not matched. Last: the confirm latency the ceiling
 #                     divides by includes the broker's service time, so a broker at a resource limit fills the window
@@ -302,8 +305,10 @@ def probe_verdict(target_rate, confirm_rate, consume_rate, backlog_slope, p99_ms
 NODE_CPU_SATURATION = 0.90
 NEAR_LIMIT = 0.90
 MEMORY_ALARM = "memory_alarm"  # the check that names `memory` before everything but the generator
-BOTTLENECK_ORDER = ("generator", MEMORY_ALARM, "consumers", "cpu", "memory", "disk", "network", "publisher_window")
-BOTTLENECKS = ("generator", "memory", "consumers", "cpu", "disk", "network", "publisher_window")  # the labels
+BOTTLENECK_ORDER = ("generator", MEMORY_ALARM, "consumers", "cpu", "memory", "disk", "network", "consumer_prefetch",
+                    "publisher_window")
+BOTTLENECKS = ("generator", "memory", "consumers", "cpu", "disk", "network", "consumer_prefetch",
+               "publisher_window")  # the labels
 NO_BOTTLENECK = "none"
 # The checks that need no node figures: those before `cpu` in the order (client figures and the broker's alarm
 # decide). Memory near its watermark comes after cpu, so without node figures it would be a guess, as `none` is.
@@ -357,9 +362,28 @@ def consumer_ceiling(consumers, processing_ms):
     one message at a time, window_ceiling(1, processing time) each, so consumers x 1000 / processing_ms msg/s.
     Values and numpy arrays (per second: the fold averages it over a phase's steady seconds, so a processing
     profile's ceiling is the mean of its seconds' ceilings); a 0 ms processing time is no ceiling (callers keep it
-    out; numpy gives inf). The prefetch adds a bound of its own, consumers x prefetch / (round trip + processing),
-    but the consumer's round trip (ack -> next delivery) is not measured, so it is not a rule (yet)."""
+    out; numpy gives inf). The prefetch adds a bound of its own (prefetch_ceiling)."""
     return consumers * window_ceiling(1.0, processing_ms / 1000)
+
+
+def prefetch_ceiling(consumers: float | None, prefetch: float | None, hold_mean_ms: float | None,
+                     refill_mean_ms: float | None) -> float | None:
+    """Issue 44: the consume rate the consumers' prefetch windows allow, consumers x window_ceiling(prefetch, a
+    slot's trip), msg/s; None without consumers, a prefetch or a measured refill.
+
+    A message holds one of its consumer's `prefetch` slots from the broker's delivery to the broker's receipt of its
+    ack. The client measures the two parts of that trip: the hold, delivery -> ack sent (processing, the wait behind
+    other messages, the ack interval), and the refill, the ack that freed the slot -> the delivery that took it (the
+    ack's flight, the broker's turn, the delivery's flight; paired by tag, loadgen.drivers.ConsumerState
+    .count_refills). A refill counts only where the message was waiting for the slot: one published after its slot
+    was free timed the publishers, not the window, and a window never waited for has no ceiling here. Where every
+    message waits (the consumers behind), the ceiling is the consume rate itself, by the same law; the trip's two
+    parts say where its time went. Means, for Little's law (as
+    publisher_window_ceiling)."""
+    if not consumers or not prefetch or refill_mean_ms is None or consumers <= 0 or prefetch <= 0:
+        return None
+    trip_ms = (hold_mean_ms or 0.0) + refill_mean_ms
+    return consumers * window_ceiling(prefetch, trip_ms / 1000) if trip_ms > 0 else None
 
 
 def short_of_target(rate, target_rate):
@@ -371,6 +395,11 @@ def short_of_target(rate, target_rate):
 def publisher_window_bound(carried, ceiling, target_rate):
     """The carried rate reached NEAR_LIMIT of the confirm-window ceiling and fell short of the target."""
     return (carried >= NEAR_LIMIT * ceiling) & short_of_target(carried, target_rate)
+
+
+def consumer_prefetch_bound(consume_rate, ceiling, target_rate):
+    """The consume rate reached NEAR_LIMIT of the consumers' prefetch ceiling and fell short of the target."""
+    return (consume_rate >= NEAR_LIMIT * ceiling) & short_of_target(consume_rate, target_rate)
 
 
 def consumers_bound(consume_rate, ceiling, target_rate):
@@ -385,13 +414,15 @@ def bottleneck(*, valid: bool, alarm: bool, mem_max_fraction: float | None, busi
                machine_cpu_mean: float | None, volume_load_share: float | None, ebs_load_share: float | None,
                net_mbit_s: float | None, mbit_s_limit: float | None, resources_seen: bool = True,
                target_rate: float = 0.0, carried: float | None = None, consume_rate: float | None = None,
-               publisher_window_ceiling: float | None = None, consumer_ceiling: float | None = None) -> str | None:
+               publisher_window_ceiling: float | None = None, consumer_ceiling: float | None = None,
+               prefetch_ceiling: float | None = None) -> str | None:
     """The label on plain values (None: no node figures, and no check of DECIDED_WITHOUT_NODES decides).
 
     The order (BOTTLENECK_ORDER) puts causes before their symptoms: the generator (nothing proves anything), an
     active memory alarm (it blocks publishers outright), the consumers' processing time (the scenario's own), then
     the node's resources, cpu before memory near its watermark (a node at its CPU quota holds the memory it cannot
-    drain; no alarm, nothing blocked), and the publishers' confirm window last (a slow broker fills it too). A
+    drain; no alarm, nothing blocked), and the clients' windows last, the consumers' prefetch then the publishers'
+    confirm window (a slow broker fills both). A
     window named with no node near a limit may still owe its latency to the broker's coordination (what `none`
     names otherwise): the label says the window held the rate, not that a wider one would be carried.
 
@@ -411,6 +442,7 @@ def bottleneck(*, valid: bool, alarm: bool, mem_max_fraction: float | None, busi
         "memory": memory_bound(bool(alarm), value(mem_max_fraction)),
         "disk": disk_bound(value(volume_load_share), value(ebs_load_share)),
         "network": network_bound(value(net_mbit_s), limit(mbit_s_limit)),
+        "consumer_prefetch": consumer_prefetch_bound(value(consume_rate), limit(prefetch_ceiling), target_rate),
         "publisher_window": publisher_window_bound(value(carried), limit(publisher_window_ceiling), target_rate),
     }
     check = next((name for name in BOTTLENECK_ORDER if checks[name]), NO_BOTTLENECK)

@@ -63,6 +63,7 @@ def bottleneck() -> Column:
         "memory": rules.memory_bound(alarm, value("broker_mem_max_fraction")),
         "disk": rules.disk_bound(value("volume_load_share"), value("ebs_load_share")),
         "network": rules.network_bound(value("net_peak_mbit_s"), limit("network_limit_mbit_s")),
+        "consumer_prefetch": rules.consumer_prefetch_bound(value("consume_rate"), limit("prefetch_ceiling"), target),
         "publisher_window": rules.publisher_window_bound(F.least(value("confirm_rate"), value("consume_rate")),
                                                          limit("publisher_window_ceiling"), target),
     }
@@ -104,6 +105,11 @@ def bottleneck_detail() -> Column:
             .when(F.col("bottleneck") == "network",
                   fmt(f"network: %.0f Mbit/s of %.0f (>= {rules.NEAR_LIMIT:g})", "net_peak_mbit_s",
                       "network_limit_mbit_s"))
+            .when(F.col("bottleneck") == "consumer_prefetch",
+                  fmt(f"consumer_prefetch: consumed %.0f msg/s of a %.0f msg/s prefetch ceiling (>= "
+                      f"{rules.NEAR_LIMIT:g}; a slot's trip: hold %.1f ms + refill %.1f ms), target %.0f",
+                      "consume_rate", "prefetch_ceiling", "consumer_hold_mean_ms", "consumer_refill_mean_ms",
+                      "target_rate"))
             .when(F.col("bottleneck") == "publisher_window",
                   fmt(f"publisher_window: carried %.0f msg/s of a %.0f msg/s confirm-window ceiling (>= "
                       f"{rules.NEAR_LIMIT:g}; mean confirm latency %.1f ms), target %.0f", carried(),

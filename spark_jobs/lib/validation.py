@@ -171,7 +171,8 @@ def _suites() -> dict[str, list[Expectation]]:
             *_non_negative(["target_rate", "publish_rate", "confirm_rate", "consume_rate", "e2e_p50_ms",
                             "confirm_p50_ms", "lost", "duplicates", "reordered", "backlog_max",
                             "time_to_recover_s", "unavailable_s", "confirm_mean_ms", "publisher_window_ceiling",
-                            "consumer_ceiling"]),
+                            "consumer_ceiling", "consumer_hold_mean_ms", "consumer_refill_mean_ms",
+                            "prefetch_ceiling"]),
         ],
         "leaderboards": [
             ("ExpectTableColumnsToMatchSet", {"column_set": records.table_columns("leaderboards"),

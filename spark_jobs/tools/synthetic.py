@@ -155,6 +155,10 @@ def run_objects(model: RunModel) -> dict[str, pa.Table]:
                 "multi_ack_every": pa.array(np.full(secs.size, 1, dtype=np.int32)),
                 "in_flight_max": pa.array(np.minimum(n // 250, 1000)),
                 "group": pa.array([records.DEFAULT_GROUP] * secs.size),  # issue 14: the one implicit group
+                # each message held for its 10 ms processing; prefetch 1000 is never full: no refills
+                "ack_hold_us": pa.array(n * 10_000), "ack_holds": pa.array(n),
+                "refill_us": pa.array(np.zeros(secs.size, dtype=np.int64)),
+                "refills": pa.array(np.zeros(secs.size, dtype=np.int64)),
             }, schema=records.arrow_schema("client_seconds"))
             objects[raw_layout.raw_part_key(key, "client_seconds", number, worker)] = table
         total = round(achieved * phase.duration_s)

@@ -39,6 +39,9 @@ from spark_jobs.lib.s3source import align_to_schema, ddl_to_arrow, gathered, gat
 from spark_jobs.lib.tableio import ObjectFold
 
 SUM_COLS = ["scheduled", "published", "confirmed", "nacked", "returned", "consumed", "redelivered"]
+# Issue 44: a prefetch slot's trip in two parts, sums and counts (sizing.criteria.rules.prefetch_ceiling); null in
+# records written before them, which add nothing.
+TRIP_SUMS = ["ack_hold_us", "ack_holds", "refill_us", "refills"]
 HIST_COLS = {"e2e_hist": "e2e", "confirm_hist": "confirm", "publish_delay_hist": "publish_delay"}
 # Issue 32: the end-to-end histogram of each window of the phase's planned steady seconds
 # (sizing.criteria.stats.window_layout: the windows a percentile's spread within one run comes from,
@@ -63,7 +66,10 @@ PARTIAL_COLUMNS = (*records.RUN_KEY,
     Declared("publishers", "int64", "the most publishers of the worker in a steady second"),
     Declared("confirms_in_flight", "float64", "the largest confirm window in force in a steady second"),
     Declared("consumer_capacity", "float64", "consumer ceilings (sizing.criteria.rules.consumer_ceiling), summed over "
-             "the steady seconds"))
+             "the steady seconds"),
+    Declared("consumers", "int64", "the most consumers of the worker in a steady second"),
+    Declared("prefetch", "float64", "the largest prefetch in force in a steady second"),
+    *(Declared(c, "int64", f"{c}, summed over the steady seconds (TRIP_SUMS)") for c in TRIP_SUMS))
 PARTIAL_DDL = records.columns_ddl(PARTIAL_COLUMNS)
 
 
@@ -143,7 +149,7 @@ PARTIAL_READS = [*GROUP_KEY, "worker", "second", *SUM_COLS, "blocked_ms", "cpu_s
 # Issue 44: the per-second client settings behind the phase's client ceilings
 # (sizing.criteria.rules.publisher_window_ceiling, consumer_ceiling); per second, as a client-setting step changes them
 # at its boundary.
-SETTING_READS = ["publishers", "confirms_in_flight", "consumers", "processing_ms"]
+SETTING_READS = ["publishers", "confirms_in_flight", "consumers", "processing_ms", "prefetch", *TRIP_SUMS]
 
 
 def _partials(table: pa.Table, steady: np.ndarray, windows: pd.DataFrame | None = None) -> pa.Table | None:
@@ -160,7 +166,8 @@ def _partials(table: pa.Table, steady: np.ndarray, windows: pd.DataFrame | None 
                                  **{c: (c, "sum") for c in SUM_COLS}, blocked_ms=("blocked_ms", "sum"),
                                  cpu_s=("cpu_s", "sum"), publish_delay_max_us=("publish_delay_max_us", "max"),
                                  publishers=("publishers", "max"), confirms_in_flight=("confirms_in_flight", "max"),
-                                 consumer_capacity=("consumer_capacity", "sum"))
+                                 consumer_capacity=("consumer_capacity", "sum"), consumers=("consumers", "max"),
+                                 prefetch=("prefetch", "max"), **{c: (c, "sum") for c in TRIP_SUMS})
     row_group = np.full(table.num_rows, -1, dtype=np.int64)  # a warm-up row adds to no partial
     row_group[steady] = gid
     for col in HIST_COLS:
@@ -285,8 +292,8 @@ def series_rows(blocks: pd.DataFrame) -> pd.DataFrame:
         **{c: (c, "sum") for c in SERIES_SUMS}, **{c: (c, "max") for c in SERIES_MAX})
 
 
-# The fold decodes only the columns a phase figure, the series or the gate's checks come from: 32 of client_seconds'
-# 38 (issue 44 added the four settings of the client ceilings, SETTING_READS).
+# The fold decodes only the columns a phase figure, the series or the gate's checks come from: 37 of client_seconds'
+# 42 (issue 44 added the settings and the trips of the client ceilings, SETTING_READS).
 CLIENT_FOLD = ObjectFold("spark_jobs.lib.phase_summary.client_fold:fold_client_seconds", FOLDED_DDL, records.spark_ddl(
     "client_seconds", list(dict.fromkeys([*GROUP_KEY, "worker", "second", "warmup", *SUM_COLS, *SERIES_COUNTS,
                                           *SERIES_MAX, "cpu_s", *HIST_COLS, *SETTING_READS,

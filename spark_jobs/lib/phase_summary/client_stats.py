@@ -12,9 +12,9 @@ from pyspark.sql import DataFrame
 
 from sizing.contract import records
 from sizing.criteria import stats
-from sizing.criteria.rules import publisher_window_ceiling
+from sizing.criteria.rules import prefetch_ceiling, publisher_window_ceiling
 from spark_jobs.lib import histmerge
-from spark_jobs.lib.phase_summary.client_fold import HIST_COLS, SUM_COLS, WINDOW_HISTS
+from spark_jobs.lib.phase_summary.client_fold import HIST_COLS, SUM_COLS, TRIP_SUMS, WINDOW_HISTS
 from spark_jobs.lib.phase_summary.keys import GROUP_KEY, summary_columns
 from spark_jobs.lib.s3source import ddl_to_arrow
 
@@ -25,7 +25,8 @@ CLIENT_COLUMNS = (*records.RUN_KEY, *summary_columns(
     "phase", "group", "workers", "steady_seconds_observed", *SUM_COLS, "blocked_share", "worker_cpu_max",
     "publish_delay_p99_ms", "publish_delay_max_ms", "e2e_samples", *(f"e2e_{q}_ms" for q in LAT_NAMES),
     *(f"e2e_{q}_ms_rse" for q in SPREAD_QUANTILES), *(f"confirm_{q}_ms" for q in LAT_NAMES),
-    "confirm_mean_ms", "publisher_window_ceiling", "consumer_ceiling"))
+    "confirm_mean_ms", "publisher_window_ceiling", "consumer_ceiling", "consumer_hold_mean_ms",
+    "consumer_refill_mean_ms", "prefetch_ceiling"))
 CLIENT_DDL = records.columns_ddl(CLIENT_COLUMNS)
 
 
@@ -36,7 +37,8 @@ def _final_client(table: pa.Table) -> pa.Table:
     row: dict[str, object] = {k: frame[k].iloc[0] for k in GROUP_KEY}
     per_worker = frame.groupby("worker").agg(rows=("rows", "sum"), cpu=("cpu_s", "sum"),
                                              publishers=("publishers", "max"),
-                                             consumer_capacity=("consumer_capacity", "sum"))
+                                             consumer_capacity=("consumer_capacity", "sum"),
+                                             consumers=("consumers", "max"))
     row["workers"] = len(per_worker)
     row["steady_seconds_observed"] = int(frame["last_second"].max() - frame["first_second"].min() + 1)
     for col in SUM_COLS:
@@ -64,13 +66,20 @@ def _client_ceilings(frame: pd.DataFrame, per_worker: pd.DataFrame, confirm_mean
                      ) -> dict[str, float | None]:
     """Issue 44: the phase's client ceilings. The publishers of every worker through the widest window in force
     (a step sets one for all) over the mean confirm latency; the consumers' mean per-second ceiling, summed over
-    workers (unknown when some second had none: a 0 ms processing time)."""
-    window = frame["confirms_in_flight"].max()
+    workers (unknown when some second had none: a 0 ms processing time); the consumers of every worker through the
+    largest prefetch in force over the mean hold and refill (none when no message waited for a slot)."""
+    window, prefetch = frame["confirms_in_flight"].max(), frame["prefetch"].max()
     capacity = float((per_worker["consumer_capacity"] / per_worker["rows"]).sum())
+    trips = {c: int(frame[c].sum()) for c in TRIP_SUMS}
+    hold_ms = trips["ack_hold_us"] / trips["ack_holds"] / 1000 if trips["ack_holds"] else None
+    refill_ms = trips["refill_us"] / trips["refills"] / 1000 if trips["refills"] else None
     return {"confirm_mean_ms": confirm_mean_ms,
             "publisher_window_ceiling": publisher_window_ceiling(
                 int(per_worker["publishers"].sum()), None if pd.isna(window) else float(window), confirm_mean_ms),
-            "consumer_ceiling": capacity if math.isfinite(capacity) and capacity > 0 else None}
+            "consumer_ceiling": capacity if math.isfinite(capacity) and capacity > 0 else None,
+            "consumer_hold_mean_ms": hold_ms, "consumer_refill_mean_ms": refill_ms,
+            "prefetch_ceiling": prefetch_ceiling(int(per_worker["consumers"].sum()),
+                                                 None if pd.isna(prefetch) else float(prefetch), hold_ms, refill_ms)}
 
 
 def _percentile_spreads(table: pa.Table, row: dict[str, object]) -> dict[str, float | None]:
