@@ -127,7 +127,7 @@ def run_phase(cluster, tmp_path, spec: dict) -> PhaseFigures:
     label = rules.bottleneck(valid=valid, alarm=False, mem_max_fraction=None, busiest_cpu_mean=busiest,
                              machine_cpu_mean=machine, volume_load_share=None, ebs_load_share=None, net_mbit_s=None,
                              mbit_s_limit=None, target_rate=target, carried=carried, consume_rate=consume_rate,
-                             publisher_window_ceiling=row["publisher_window_ceiling"],
+                             confirm_rate=confirm_rate, publisher_window_ceiling=row["publisher_window_ceiling"],
                              consumer_ceiling=row["consumer_ceiling"], prefetch_ceiling=row["prefetch_ceiling"])
     return PhaseFigures(row, confirm_rate, consume_rate, carried, busiest, machine, valid, label)
 

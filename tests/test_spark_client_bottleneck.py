@@ -19,16 +19,17 @@ KEY = RunKey("c", "n1-c5.4xlarge-gp2", "window-steps", "R1")
 
 def with_clients(rows: list[dict], *, confirm_us: float, confirms_in_flight: int, consumers: int = 1,
                  processing_ms: float = 0.0, carried: int, prefetch: int = 100,
-                 slot_trip_us: tuple[int, int] | None = None) -> list[dict]:
+                 slot_trip_us: tuple[int, int] | None = None, confirmed: int | None = None) -> list[dict]:
     """client_rows with the settings of a step: its window, consumers, prefetch and processing time, each second's
-    confirm latency at `confirm_us` and `carried` messages confirmed and consumed; with `slot_trip_us` (hold,
-    refill), each acked message held that long and a tenth of them refilling a full window after that long."""
+    confirm latency at `confirm_us` and `carried` messages confirmed and consumed (`confirmed`: published and
+    confirmed instead, the consumers behind); with `slot_trip_us` (hold, refill), each acked message held that long
+    and a tenth of them waiting for a slot that long after its ack."""
     for row in rows:
         confirm = LogHistogram()
         confirm.add(confirm_us, carried)
         row.update(confirm_hist=confirm.to_bytes(), confirms_in_flight=confirms_in_flight, prefetch=prefetch,
-                   consumers=consumers, processing_ms=processing_ms, published=carried, confirmed=carried,
-                   consumed=carried, acked=carried)
+                   consumers=consumers, processing_ms=processing_ms, published=confirmed or carried,
+                   confirmed=confirmed or carried, consumed=carried, acked=carried)
         if slot_trip_us is not None:
             refills = carried // 10
             row.update(ack_hold_us=carried * slot_trip_us[0], ack_holds=carried, refill_us=refills * slot_trip_us[1],
@@ -43,7 +44,7 @@ def test_phase_summary_names_the_publisher_window_and_the_consumers(spark):
     confirm (ceiling 10,000) carries its 3,200: `none`. The node is idle in these; phase 4 is phase 1 on a node at
     its CPU quota (the node is the cause: `cpu`), phase 5 phase 1 without node figures (a busy node cannot be ruled
     out: null). Phase 6: 1 consumer with 10 slots, each held 1 ms and refilled 19 ms after its ack: ceiling 500 msg/s,
-    480 consumed of 2,000 offered: `consumer_prefetch`."""
+    480 consumed of the 2,000 offered and confirmed: `consumer_prefetch`."""
     phases, clients, nodes = [], [], []
     steps = {1: dict(confirm_us=100_000.0, confirms_in_flight=200, carried=1950, rate=3200.0),
              2: dict(confirm_us=5_000.0, confirms_in_flight=200, consumers=2, processing_ms=500.0, carried=4,
@@ -52,7 +53,7 @@ def test_phase_summary_names_the_publisher_window_and_the_consumers(spark):
              4: dict(confirm_us=100_000.0, confirms_in_flight=200, carried=1950, rate=3200.0),
              5: dict(confirm_us=100_000.0, confirms_in_flight=200, carried=1950, rate=3200.0),
              6: dict(confirm_us=5_000.0, confirms_in_flight=200, carried=480, rate=2000.0, prefetch=10,
-                     slot_trip_us=(1_000, 19_000))}
+                     slot_trip_us=(1_000, 19_000), confirmed=2000)}
     cpu = {1: 0.3, 2: 0.3, 3: 0.3, 4: 0.95, 6: 0.3}
     for number, step in steps.items():
         start, rate = (number - 1) * 10, step.pop("rate")
@@ -91,5 +92,6 @@ def test_phase_summary_names_the_publisher_window_and_the_consumers(spark):
             volume_load_share=row["volume_load_share"], ebs_load_share=row["ebs_load_share"],
             net_mbit_s=row["net_peak_mbit_s"], mbit_s_limit=row["network_limit_mbit_s"],
             target_rate=row["target_rate"], carried=rules.carried_rate(row["confirm_rate"], row["consume_rate"]),
-            consume_rate=row["consume_rate"], publisher_window_ceiling=row["publisher_window_ceiling"],
-            consumer_ceiling=row["consumer_ceiling"], prefetch_ceiling=row["prefetch_ceiling"]) == row["bottleneck"]
+            consume_rate=row["consume_rate"], confirm_rate=row["confirm_rate"],
+            publisher_window_ceiling=row["publisher_window_ceiling"], consumer_ceiling=row["consumer_ceiling"],
+            prefetch_ceiling=row["prefetch_ceiling"]) == row["bottleneck"]

@@ -292,9 +292,13 @@ def probe_verdict(target_rate, confirm_rate, consume_rate, backlog_slope, p99_ms
 #                     least NEAR_LIMIT of that volume's own limit (IOPS or MB/s; sizing.resources.catalog.volume_limits
 # at its                     size), or the node's volumes together reach NEAR_LIMIT of the instance's EBS ceiling
 #   network           the busiest node's traffic in either direction >= NEAR_LIMIT of the instance's bandwidth
-#   consumer_prefetch the consume rate reached NEAR_LIMIT of the consumers' prefetch ceiling (prefetch_ceiling) and the
-#                     target was not matched. After the node's resources: the refill trip it divides by includes the
-#                     broker's delivery, so a broker at a resource limit empties the windows slowly too
+#   consumer_prefetch the consume rate reached NEAR_LIMIT of the consumers' prefetch ceiling (prefetch_ceiling), the
+#                     target was not matched, and the consumers fell behind what the publishers got confirmed (below
+#                     MATCH_FRACTION of the confirm rate: a backlog grew). Consumers that keep up with publishers held
+#                     by their own window wait for messages, not for slots, though the client cannot tell the two
+#                     apart by the messages' intended times (late publishers' messages look as if they waited).
+#                     After the node's resources: the refill trip it divides by includes the broker's delivery, so a
+#                     broker at a resource limit empties the windows slowly too
 #   publisher_window  the carried rate reached NEAR_LIMIT of the publishers' confirm-window ceiling
 #                     (publisher_window_ceiling) and the target was not matched. Last: the confirm latency the ceiling
 #                     divides by includes the broker's service time, so a broker at a resource limit fills the window
@@ -397,9 +401,11 @@ def publisher_window_bound(carried, ceiling, target_rate):
     return (carried >= NEAR_LIMIT * ceiling) & short_of_target(carried, target_rate)
 
 
-def consumer_prefetch_bound(consume_rate, ceiling, target_rate):
-    """The consume rate reached NEAR_LIMIT of the consumers' prefetch ceiling and fell short of the target."""
-    return (consume_rate >= NEAR_LIMIT * ceiling) & short_of_target(consume_rate, target_rate)
+def consumer_prefetch_bound(consume_rate, confirm_rate, ceiling, target_rate):
+    """The consume rate reached NEAR_LIMIT of the consumers' prefetch ceiling, fell short of the target, and fell
+    behind the confirm rate (the consumers, not the publishers, held the rate)."""
+    return ((consume_rate >= NEAR_LIMIT * ceiling) & short_of_target(consume_rate, target_rate)
+            & (consume_rate < MATCH_FRACTION * confirm_rate))
 
 
 def consumers_bound(consume_rate, ceiling, target_rate):
@@ -414,8 +420,8 @@ def bottleneck(*, valid: bool, alarm: bool, mem_max_fraction: float | None, busi
                machine_cpu_mean: float | None, volume_load_share: float | None, ebs_load_share: float | None,
                net_mbit_s: float | None, mbit_s_limit: float | None, resources_seen: bool = True,
                target_rate: float = 0.0, carried: float | None = None, consume_rate: float | None = None,
-               publisher_window_ceiling: float | None = None, consumer_ceiling: float | None = None,
-               prefetch_ceiling: float | None = None) -> str | None:
+               confirm_rate: float | None = None, publisher_window_ceiling: float | None = None,
+               consumer_ceiling: float | None = None, prefetch_ceiling: float | None = None) -> str | None:
     """The label on plain values (None: no node figures, and no check of DECIDED_WITHOUT_NODES decides).
 
     The order (BOTTLENECK_ORDER) puts causes before their symptoms: the generator (nothing proves anything), an
@@ -442,7 +448,8 @@ def bottleneck(*, valid: bool, alarm: bool, mem_max_fraction: float | None, busi
         "memory": memory_bound(bool(alarm), value(mem_max_fraction)),
         "disk": disk_bound(value(volume_load_share), value(ebs_load_share)),
         "network": network_bound(value(net_mbit_s), limit(mbit_s_limit)),
-        "consumer_prefetch": consumer_prefetch_bound(value(consume_rate), limit(prefetch_ceiling), target_rate),
+        "consumer_prefetch": consumer_prefetch_bound(value(consume_rate), value(confirm_rate),
+                                                     limit(prefetch_ceiling), target_rate),
         "publisher_window": publisher_window_bound(value(carried), limit(publisher_window_ceiling), target_rate),
     }
     check = next((name for name in BOTTLENECK_ORDER if checks[name]), NO_BOTTLENECK)

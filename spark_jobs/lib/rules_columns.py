@@ -63,7 +63,8 @@ def bottleneck() -> Column:
         "memory": rules.memory_bound(alarm, value("broker_mem_max_fraction")),
         "disk": rules.disk_bound(value("volume_load_share"), value("ebs_load_share")),
         "network": rules.network_bound(value("net_peak_mbit_s"), limit("network_limit_mbit_s")),
-        "consumer_prefetch": rules.consumer_prefetch_bound(value("consume_rate"), limit("prefetch_ceiling"), target),
+        "consumer_prefetch": rules.consumer_prefetch_bound(value("consume_rate"), value("confirm_rate"),
+                                                           limit("prefetch_ceiling"), target),
         "publisher_window": rules.publisher_window_bound(F.least(value("confirm_rate"), value("consume_rate")),
                                                          limit("publisher_window_ceiling"), target),
     }
