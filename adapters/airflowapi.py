@@ -62,6 +62,9 @@ class AirflowLogin:
         return cls(url.rstrip("/"), user, password)
 
 
+PAGE_LIMIT = 100  # Airflow's default [api] maximum_page_limit: a larger limit is answered with this many
+
+
 class AirflowClient:
     """Airflow 3's public REST API with a JWT from POST /auth/token (STACK-NOTES: SimpleAuthManager)."""
 
@@ -144,7 +147,14 @@ class AirflowClient:
         return self.get(f"/dags/{dag_id}/dagRuns/{run_id}")
 
     def task_instances(self, dag_id: str, run_id: str) -> list[dict]:
-        return self.get(f"/dags/{dag_id}/dagRuns/{run_id}/taskInstances", limit=1000)["task_instances"]
+        """Every task instance of the run. The api-server answers at most `[api] maximum_page_limit` (100) a page
+        whatever the limit asked (fidelity-001's 18 trials have 114), so the pages are read until total_entries."""
+        path, found = f"/dags/{dag_id}/dagRuns/{run_id}/taskInstances", []
+        while True:
+            page = self.get(path, limit=PAGE_LIMIT, offset=len(found))
+            found += page["task_instances"]
+            if not page["task_instances"] or len(found) >= page.get("total_entries", len(found)):
+                return found
 
     def task_log(self, dag_id: str, run_id: str, ti: Mapping[str, Any]) -> Any:
         """A task instance's log content (Airflow 3: structured entries), of its latest try."""

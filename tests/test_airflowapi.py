@@ -53,7 +53,13 @@ class FakeAirflow(BaseHTTPRequestHandler):
         if self.path.startswith("/api/v2/dags/d/dagRuns/r1/taskInstances/t/logs/2"):
             return self._answer(200, {"content": [{"event": "ValueError: boom"}]})
         if self.path.startswith("/api/v2/dags/d/dagRuns/r1/taskInstances"):
-            return self._answer(200, {"task_instances": [{"task_id": "t", "state": "failed"}]})
+            return self._answer(200, {"task_instances": [{"task_id": "t", "state": "failed"}], "total_entries": 1})
+        if self.path.startswith("/api/v2/dags/d/dagRuns/many/taskInstances"):
+            # as Airflow answers: at most maximum_page_limit (here 100) a page, whatever the limit asked
+            query = dict(part.split("=") for part in self.path.partition("?")[2].split("&") if "=" in part)
+            offset, limit = int(query.get("offset", 0)), min(int(query.get("limit", 50)), 100)
+            tis = [{"task_id": f"t{i}", "state": "success"} for i in range(offset, min(offset + limit, 250))]
+            return self._answer(200, {"task_instances": tis, "total_entries": 250})
         if self.path == "/api/v2/dags/d/dagRuns/r1":
             return self._answer(200, {"dag_run_id": "r1", "state": "failed"})
         return self._answer(404, {"detail": "not found"})
@@ -82,6 +88,8 @@ def test_the_client_logs_in_triggers_and_reads_a_run(api: str) -> None:
         client.trigger("other", {})
     assert client.run("d", "r1")["state"] == "failed"
     assert client.task_instances("d", "r1") == [{"task_id": "t", "state": "failed"}]
+    # a run of more task instances than one page holds (fidelity-001's 18 trials: 114) is read whole
+    assert [ti["task_id"] for ti in client.task_instances("d", "many")] == [f"t{i}" for i in range(250)]
     assert client.task_log("d", "r1", {"task_id": "t", "try_number": 2}) == [{"event": "ValueError: boom"}]
     with pytest.raises(PermissionError, match="refused user 'admin'"):
         AirflowClient(AirflowLogin(api, "admin", "wrong"))
