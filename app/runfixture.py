@@ -35,6 +35,7 @@ FIXTURE_COLUMNS: dict[str, tuple[str, ...] | None] = {
     "recommendation": None,
     "findings": None,
     "capacity": None,
+    "capacity_repeats": None,  # each repeat's capacity figures: what a comparison of two configs reads
     "leaderboards": ("campaign", "run_id", "config_id", "nodes", "instance_type", "volume_type", "monthly_cost",
                      "top_matched_throughput", "max_matched_target_rate", "top_throughput_any_latency",
                      "met_target", "cost_per_1k_at_target", "rank_at_target", "cost_per_1k_at_top", "rank_at_top"),

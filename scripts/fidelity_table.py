@@ -27,7 +27,7 @@ def table() -> str:
 
 
 def cross_host_table() -> str:
-    first = load_all(FIXTURES, fidelity.FIDELITY_RUNS)
+    first = load_all(FIXTURES, fidelity.FIRST_HOST_RUNS)
     second = load_all(FIXTURES, fidelity.SECOND_HOST_RUNS)
     return fidelity.cross_host_markdown(fidelity.cross_host_rows(fidelity.local_figures(first.values()),
                                                                  fidelity.local_figures(second.values())))

@@ -163,12 +163,12 @@ def test_cross_host_rows_pair_each_config_and_judge_the_ten_percent_rule():
 
 
 def test_benchmarks_cross_host_table_is_generated_from_the_committed_fixtures():
-    """The second host's runs (SECOND_HOST_RUNS) against the first's (FIDELITY_RUNS), from the repository."""
+    """The second host's runs (SECOND_HOST_RUNS) against the first's (FIRST_HOST_RUNS), from the repository."""
     from app.runfixture import generated_section, load_all
 
     root = Path(__file__).resolve().parents[1]
     fixtures = root / "tests" / "fixtures" / "runs"
-    first = fidelity.local_figures(load_all(fixtures, fidelity.FIDELITY_RUNS).values())
+    first = fidelity.local_figures(load_all(fixtures, fidelity.FIRST_HOST_RUNS).values())
     second = fidelity.local_figures(load_all(fixtures, fidelity.SECOND_HOST_RUNS).values())
     table = fidelity.cross_host_markdown(fidelity.cross_host_rows(first, second))
     assert {f.host_speed for f in first.values()} != {f.host_speed for f in second.values()}  # two calibrations

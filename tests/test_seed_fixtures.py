@@ -14,7 +14,7 @@ import pytest
 
 from app.runfixture import FIXTURE_COLUMNS, META, export, generated_section, load, load_all
 from sizing.contract.layout import RunRef
-from sizing.criteria import rules
+from sizing.criteria import rules, stats
 from sizing.judgement import recommendation, seeds
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,8 +50,9 @@ def test_the_re_derived_judgements_match_the_stored_tables(key: RunRef, runs) ->
         assert mine["matched_target"] == bool(stored["matched_target"]), (stored["config_id"], stored["phase_name"])
     stored_held = {(r["config_id"], r["scenario"]): r["held"] for r in run.rows("adverse")}
     assert {(r["config_id"], r["scenario"]): r["held"] for r in seeds.rejudged_adverse(run)} == stored_held
-    assert [v.config_id for v in seeds.rejudged_standings(run) if v.passes_all] == [
-        r["config_id"] for r in run.rows("recommendation") if r["passes_all"]]
+    # the same configs pass (the fixture keeps its rows in config order, the standings rank them)
+    assert sorted(v.config_id for v in seeds.rejudged_standings(run) if v.passes_all) == sorted(
+        r["config_id"] for r in run.rows("recommendation") if r["passes_all"])
 
 
 def test_the_recommendation_rule_changed_flips_a_verdict(runs, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -69,6 +70,39 @@ def test_a_looser_target_rule_flips_a_verdict(runs, monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(rules, "MATCH_FRACTION", 0.2)
     flipped = [s.conclusion for s in seeds.SEEDS if s.judge([runs[key] for key in s.runs]).verdict != s.expected]
     assert flipped
+
+
+def repeats_run(figures: dict[str, list[float]]) -> seeds.RunRows:
+    """A hand-built run: each config's top throughput per repeat (capacity_repeats)."""
+    rows = [{"config_id": config, "repeat": i + 1, seeds.TOP_THROUGHPUT: value}
+            for config, values in figures.items() for i, value in enumerate(values)]
+    return seeds.RunRows(RunRef("hand-built", "r1"), {"capacity_repeats": rows})
+
+
+def test_a_comparison_of_two_configs_decides_only_with_an_interval() -> None:
+    """Known answers of the comparison judge (sizing.criteria.stats.compare, 90 %): three repeats against three,
+    every repeat of `b` below every repeat of `a` (the 9 differences all one side: the 90 % interval excludes no
+    change), so `b` is lower; one repeat each has no interval (inconclusive, whatever the gap); `b` within 2 % of `a`
+    throughout is unchanged at the 5 % practical threshold and lower is then contradicted."""
+    lower = seeds.compared([("a", "b")], "lower")
+    assert lower([repeats_run({"a": [1000, 1040, 980], "b": [500, 520, 470]})]).verdict == seeds.REPRODUCED
+    assert lower([repeats_run({"a": [1000], "b": [500]})]).verdict == seeds.INCONCLUSIVE
+    assert lower([repeats_run({"a": [1000, 500, 980], "b": [990, 520, 470]})]).verdict == seeds.INCONCLUSIVE
+    same = {"a": [1000, 1010, 990], "b": [995, 1005, 1000]}
+    assert lower([repeats_run(same)]).verdict == seeds.CONTRADICTED
+    assert seeds.compared([("a", "b")], "unchanged")([repeats_run(same)]).verdict == seeds.REPRODUCED
+    # a run without per-repeat figures (fixtures exported before capacity_repeats) cannot decide it
+    assert lower([repeats_run({"a": [1000, 1040, 980]})]).verdict == seeds.INCONCLUSIVE
+
+
+def test_the_comparison_of_repeats_reaches_the_verdicts(runs, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The verdicts comparing configs (seeds 000 and 001) come from sizing.criteria.stats' verdict on each pair: with
+    every comparison undecided, each of them that was decided turns inconclusive."""
+    judged = [s for s in seeds.SEEDS if s.runs in (seeds.SHAPES_LOCAL, seeds.DISKS_LOCAL)]
+    decided = [s for s in judged if s.expected != seeds.INCONCLUSIVE]
+    assert decided, "no comparison of repeats decides a verdict: this test would check nothing"
+    monkeypatch.setattr(stats, "effect_verdict", lambda *_args, **_kw: stats.INCONCLUSIVE)
+    assert all(s.judge([runs[key] for key in s.runs]).verdict == seeds.INCONCLUSIVE for s in decided)
 
 
 def test_the_readme_table_is_generated_from_the_fixtures(runs) -> None:

@@ -24,8 +24,9 @@ from typing import Any
 
 from sizing.campaign import Campaign, as_family_row, families, family_phases, parse_campaign
 from sizing.contract.layout import RunRef
-from sizing.criteria import rules
+from sizing.criteria import rules, stats
 from sizing.judgement import adverse, recommendation
+from sizing.judgement.repeats import finite
 
 REPRODUCED, CONTRADICTED, INCONCLUSIVE, NOT_EXPRESSIBLE = ("reproduced", "contradicted", "inconclusive",
                                                            "not expressible")
@@ -205,6 +206,41 @@ def backlog_held(scenario: str, want: bool) -> Callable[[Sequence[RunRows]], Out
     return judge
 
 
+TOP_THROUGHPUT = "top_throughput_any_latency"  # capacity_repeats' column: a config's top carried rate, per repeat
+
+
+def repeat_figures(run: RunRows, config_id: str, metric: str = TOP_THROUGHPUT) -> list[float]:
+    """One config's `metric` per repeat (capacity_repeats: what the leaderboard's median is over)."""
+    return finite(row.get(metric) for row in run.rows("capacity_repeats") if row["config_id"] == config_id)
+
+
+def compared(pairs: Sequence[tuple[str, str]], want: str, threshold: float = stats.PRACTICAL_EFFECT,
+             metric: str = TOP_THROUGHPUT) -> Callable[[Sequence[RunRows]], Outcome]:
+    """Each (base, other) pair of configs: `other`'s per-repeat figures against `base`'s by the platform's comparison
+    (sizing.criteria.stats.compare: the Hodges-Lehmann ratio with its exact Mann-Whitney interval at
+    COMPARE_CONFIDENCE, `threshold` the practical difference) give `want` (stats.HIGHER, LOWER or UNCHANGED).
+    Every pair `want`: reproduced; one pair another decided verdict: contradicted; else inconclusive (with one repeat
+    a config has no interval, so one repeat is always inconclusive)."""
+    def judge(runs: Sequence[RunRows]) -> Outcome:
+        verdicts, words = [], []
+        for run in runs:
+            for base, other in pairs:
+                base_values, other_values = repeat_figures(run, base, metric), repeat_figures(run, other, metric)
+                if not base_values or not other_values:
+                    verdicts.append(stats.INCONCLUSIVE)
+                    words.append(f"{run.key}: no per-repeat {metric} of {base if not base_values else other}")
+                    continue
+                effect = stats.compare(base_values, other_values, threshold=threshold)
+                verdicts.append(effect.verdict)
+                words.append(f"{run.key} {other} against {base}: {effect.describe()}")
+        if any(v not in (want, stats.INCONCLUSIVE) for v in verdicts):
+            verdict = CONTRADICTED
+        else:
+            verdict = REPRODUCED if verdicts and all(v == want for v in verdicts) else INCONCLUSIVE
+        return Outcome(verdict, None, "; ".join(words))
+    return judge
+
+
 # ------------------------------------------------------------------------------------------ the table
 @dataclass(frozen=True)
 class SeedVerdict:
@@ -221,6 +257,20 @@ class SeedVerdict:
 
 
 DEMO = (RunRef("local-quick", "demo"),)
+# Seed 000's three smaller shapes on io1 and gp2, three repeats (campaigns/fidelity-000.yaml): scaled out
+# (5 x c5.2xlarge, 8 vCPUs), scaled up (3 x c5.9xlarge, 36) and 3 x c5.4xlarge (16).
+SHAPES_LOCAL = (RunRef("fidelity-000", "rep3"),)
+SCALED_OUT, SCALED_UP, THREE_BY_16 = "n5-c5.2xlarge", "n3-c5.9xlarge", "n3-c5.4xlarge"
+# Seed 001's throughput test #1 on the one default model, three repeats (campaigns/fidelity-001.yaml): its six
+# 3 x c4.4xlarge disk layouts, named as rabbitmq1, 4, 7 (io1) and 10, 13, 16 (st1).
+DISKS_LOCAL = (RunRef("fidelity-001", "fid2"),)
+IO1, ST1 = "n3-c4.4xlarge-io1-200gb", "n3-c4.4xlarge-st1-1000gb"  # one drive for everything
+IO1_WAL, IO1_3, ST1_WAL, ST1_3 = f"{IO1}-wal", f"{IO1}-wal-segments", f"{ST1}-wal", f"{ST1}-wal-segments"
+# "close to SSD performance": the seed's own gap, rabbitmq13's ~17k against rabbitmq1's ~19k msg/s
+SEED_001_CLOSE = 1 - 17_000 / 19_000
+TOP_RATES_COMPARED = ("`top_throughput_any_latency` of capacity_repeats (each repeat's highest carried rate at any "
+                      "latency, the seed's top throughput), compared by sizing.criteria.stats.compare (Hodges-Lehmann "
+                      f"ratio, exact Mann-Whitney interval at {stats.COMPARE_CONFIDENCE:.0%})")
 ADVERSE_LOCAL = (RunRef("adverse-local", "adverse1"),)  # seed 002's adverse suite on one node of the scale model
 SEED_002_KILL = ("Some clusters did better than others but no cluster gets to the end of the test without seeing a "
                  "drop in throughput when a broker is killed.")
@@ -268,6 +318,39 @@ SEEDS: tuple[SeedVerdict, ...] = (
         "The other clusters got close but were not able to handle the target rate.",
         "adverse `publish-peak-overload` (backlog criterion, as above): not held", ADVERSE_LOCAL,
         backlog_held("publish-peak-overload", want=False), REPRODUCED),
+    SeedVerdict(
+        "000", "scaling out carries more than scaling up: 5 x c5.2xlarge above 3 x c5.9xlarge and 3 x c5.4xlarge",
+        "Scaling out and the middle ground of up/out showed the best results.",
+        f"{TOP_RATES_COMPARED}: 5 x c5.2xlarge higher than both 3-node shapes by at least "
+        f"{stats.PRACTICAL_EFFECT:.0%}, on io1 and on gp2 (the seed's middle ground, 5x16 and 7x16, is not in this "
+        "run)", SHAPES_LOCAL,
+        compared([(f"{big}-{volume}", f"{SCALED_OUT}-{volume}") for volume in ("io1", "gp2")
+                  for big in (SCALED_UP, THREE_BY_16)], stats.HIGHER), CONTRADICTED),
+    SeedVerdict(
+        "001", "the HDD layouts carry less than the one-SSD layout (3 x c4.4xlarge, one quorum queue)",
+        "The HDD clusters have lower throughput",
+        f"{TOP_RATES_COMPARED}: each st1 layout lower than rabbitmq1 (one io1) by at least "
+        f"{stats.PRACTICAL_EFFECT:.0%}",
+        DISKS_LOCAL, compared([(IO1, ST1), (IO1, ST1_WAL), (IO1, ST1_3)], stats.LOWER), REPRODUCED),
+    SeedVerdict(
+        "001", "the single HDD lags the two- and three-HDD layouts",
+        "The single HDD cluster clearly lags at around 13k msg/s.",
+        f"{TOP_RATES_COMPARED}: rabbitmq10 (one st1) lower than rabbitmq13 and rabbitmq16 by at least "
+        f"{stats.PRACTICAL_EFFECT:.0%}", DISKS_LOCAL, compared([(ST1_WAL, ST1), (ST1_3, ST1)], stats.LOWER),
+        INCONCLUSIVE),
+    SeedVerdict(
+        "001", "the WAL on its own HDD comes close to the SSD",
+        "For a single queue workload, separating the WAL from the segment file workload onto separate disks has given "
+        "us close to SSD performance.",
+        f"{TOP_RATES_COMPARED}: rabbitmq13 and rabbitmq16 (st1, the WAL on its own drive) unchanged against "
+        f"rabbitmq1 (one io1) within the seed's own gap, {SEED_001_CLOSE:.1%} (17k against 19k msg/s)", DISKS_LOCAL,
+        compared([(IO1, ST1_WAL), (IO1, ST1_3)], stats.UNCHANGED, threshold=SEED_001_CLOSE), CONTRADICTED),
+    SeedVerdict(
+        "001", "the three SSD layouts carry the same",
+        "We see that the SSD clusters rabbitmq1, rabbitmq4 and rabbitmq7 all are reaching around 19k msg/s.",
+        f"{TOP_RATES_COMPARED}: rabbitmq4 and rabbitmq7 (io1, the WAL on its own drive) unchanged against "
+        f"rabbitmq1 within {stats.PRACTICAL_EFFECT:.0%}", DISKS_LOCAL,
+        compared([(IO1, IO1_WAL), (IO1, IO1_3)], stats.UNCHANGED), INCONCLUSIVE),
 )
 
 
