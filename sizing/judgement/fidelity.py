@@ -275,7 +275,7 @@ def markdown(rows: Sequence[FidelityRow], summary: FidelitySummary) -> str:
     """The fidelity table as BENCHMARKS.md shows it (scripts/fidelity_table.py prints it)."""
     if not rows:
         return ("No published figure has a local figure yet: no committed run fixture measures one of its configs "
-                "(FIRST_HOST_RUNS).")
+                "(FIDELITY_RUNS).")
     lines = ["| seed | config | published (cloud, msg/s) | local (msg/s) | factor (ref. cores / vCPU) | host speed | "
              "predicted (cloud, msg/s) | ratio error | run |", "|---|---|---:|---:|---:|---:|---:|---:|---|"]
     lines += [f"| {r.seed} | {r.config_id} | {r.published:,.0f} | {r.local:,.1f} | {r.cpu_cores_per_vcpu:g} | "
