@@ -1,6 +1,8 @@
 """A private network for the scale model's nodes (issue 46, its foundation only): a network namespace per node on a
 bridge attached to nothing else, a bandwidth envelope on each node's link, and the network faults: partitions
-(two-way and one-way) and random loss. Not yet wired into the Terraform local stack.
+(two-way and one-way) and random loss. The Terraform local module runs a cluster's nodes in them when it is given a
+network slot (terraform/modules/local_cluster: cluster.sh calls this module's command line, runtime.sh enters the
+node's namespace).
 
     build_cluster(1, 3, mbit=8)   rs-1-1 .. rs-1-3, 198.18.1.1 .. 198.18.1.3 on the bridge rsbr0 (host: 198.18.0.1)
     partition([[n1], [n2, n3]])   nftables drops between the groups; heal(1) lets everything through again
@@ -21,6 +23,10 @@ Layout and why:
   setting; a namespace's own input and output hooks are always traversed. The table goes with its namespace.
 - Bandwidth: a `tbf` qdisc on both ends of the node's veth: the namespace end's egress is the node's egress, the
   bridge end's egress is the node's ingress.
+- Names: each node's host name is its namespace's name (`rs-<slot>-<n>`), listed with its address in a hosts file
+  for every namespace of its cluster (/etc/netns/<namespace>/hosts, which `ip netns exec` mounts on /etc/hosts), so
+  Erlang's short node names (`rabbit-...@rs-1-2`) resolve inside the cluster and nowhere else: the CLI
+  (rabbitmqctl) runs in its node's namespace, as it runs on its node's instance on aws.
 
 Commands are built by pure functions (argv lists) and executed by `run`, which names the command and its stderr on
 failure. Everything here needs root, `ip`/`tc` (iproute2) and `nft` (the nftables package): `available()` says what
@@ -37,6 +43,7 @@ import shlex
 import shutil
 import signal
 import subprocess
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +61,7 @@ NAMESPACE_RE = re.compile(r"^rs-(\d{1,3})-(\d{1,3})$")
 VETH_RE = re.compile(r"^rsv(\d{1,3})-(\d{1,3})$")
 LOCK = Path("/run/rabbit-sizing-netns.lock")  # builds and removals of clusters exclude each other (the bridge)
 SYS_NET = Path("/sys/class/net")
+NETNS_ETC = Path("/etc/netns")  # per-namespace files `ip netns exec` mounts over /etc (ip-netns(8))
 # tbf: the bucket holds 10 ms of the rate (at least a few full frames), so over any window of W seconds the rate is
 # exceeded by at most 10 ms / W; the queue holds 50 ms of the rate, beyond which packets are dropped (as a cloud
 # network's rate limit drops) rather than queued for seconds.
@@ -93,6 +101,12 @@ class NodeNet:
     @property
     def address(self) -> str:
         return f"198.18.{self.cluster}.{self.number}"
+
+
+def hosts_text(nodes: Sequence[NodeNet]) -> str:
+    """The hosts file of every namespace of a cluster: each node's name (its namespace's) at its address."""
+    lines = ["127.0.0.1\tlocalhost", *(f"{node.address}\t{node.namespace}" for node in nodes)]
+    return "\n".join(lines) + "\n"
 
 
 def in_namespace(namespace: str, argv: Sequence[str]) -> list[str]:
@@ -326,6 +340,8 @@ def build_cluster(cluster: int, nodes: int, mbit: float | None = None) -> list[N
             for node in made:
                 for argv in node_commands(node, _ipv6()):
                     run(argv)
+                (NETNS_ETC / node.namespace).mkdir(parents=True, exist_ok=True)
+                (NETNS_ETC / node.namespace / "hosts").write_text(hosts_text(made))
         except BaseException:
             _teardown(cluster)
             raise
@@ -388,8 +404,8 @@ def _slot_of(name: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _remove(namespaces: Iterable[str], veths: Iterable[str]) -> dict[str, list[Any]]:
-    removed: dict[str, list[Any]] = {"killed": [], "veths": [], "namespaces": []}
+def _remove(namespaces: Iterable[str], veths: Iterable[str], etc_dirs: Iterable[Path]) -> dict[str, list[Any]]:
+    removed: dict[str, list[Any]] = {"killed": [], "veths": [], "namespaces": [], "hosts_files": []}
     namespaces = list(namespaces)
     for namespace in namespaces:
         # A process left inside keeps the namespace alive (and its veth pair) after `ip netns del`: they are ours.
@@ -404,12 +420,20 @@ def _remove(namespaces: Iterable[str], veths: Iterable[str]) -> dict[str, list[A
     for namespace in namespaces:  # with it go its table, its loopback and the veth end inside
         run(["ip", "netns", "del", namespace])
         removed["namespaces"].append(namespace)
+    for etc in etc_dirs:  # a namespace's hosts file, also one whose namespace is already gone
+        shutil.rmtree(etc, ignore_errors=True)
+        removed["hosts_files"].append(etc.name)
     return removed
+
+
+def _etc_dirs() -> list[Path]:
+    return sorted(p for p in NETNS_ETC.glob("rs-*") if NAMESPACE_RE.match(p.name)) if NETNS_ETC.is_dir() else []
 
 
 def _teardown(cluster: int) -> dict[str, Any]:
     removed: dict[str, Any] = _remove([n for n in _namespaces() if _slot_of(n) == cluster],
-                                      [v for v in _veths() if _slot_of(v) == cluster])
+                                      [v for v in _veths() if _slot_of(v) == cluster],
+                                      [e for e in _etc_dirs() if _slot_of(e.name) == cluster])
     removed["bridge"] = False
     if not _veths() and _bridge_exists():  # the last cluster's teardown removes the bridge; the blackhole stays
         run(["ip", "link", "del", BRIDGE])
@@ -428,7 +452,7 @@ def reclaim() -> dict[str, Any]:
     """Remove everything of the project's network on this machine, whoever made it (a crashed run's leftovers,
     found by name): every `rs-*` namespace, `rsv*` veth, the bridge and a host table of ours. Not the blackhole."""
     with held(LOCK):
-        removed: dict[str, Any] = _remove(_namespaces(), _veths())
+        removed: dict[str, Any] = _remove(_namespaces(), _veths(), _etc_dirs())
         removed["bridge"] = _bridge_exists()
         if removed["bridge"]:
             run(["ip", "link", "del", BRIDGE])
@@ -444,11 +468,51 @@ class Leftovers:
     veths: list[str]
     bridge: bool
     host_table: bool
+    hosts_files: list[str]
 
     def empty(self) -> bool:
-        return not (self.namespaces or self.veths or self.bridge or self.host_table)
+        return not (self.namespaces or self.veths or self.bridge or self.host_table or self.hosts_files)
 
 
 def leftovers() -> Leftovers:
     """What of the project's network exists now, from the kernel's own lists."""
-    return Leftovers(_namespaces(), _veths(), _bridge_exists(), _host_table_exists())
+    return Leftovers(_namespaces(), _veths(), _bridge_exists(), _host_table_exists(),
+                     [e.name for e in _etc_dirs()])
+
+
+# ---------------------------------------------------------------------------------------------- command line
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The Terraform local module's calls (cluster.sh init and destroy): one line on stderr on failure."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m adapters.netns", description=__doc__.split("\n\n")[0])
+    actions = parser.add_subparsers(dest="action", required=True)
+    build = actions.add_parser("build-cluster", help="a cluster slot's namespaces, links, tables and hosts files")
+    build.add_argument("slot", type=int)
+    build.add_argument("nodes", type=int)
+    build.add_argument("--mbit", type=float, default=None, help="each node's bandwidth envelope (default: none)")
+    down = actions.add_parser("teardown", help="remove a cluster slot's network (idempotent)")
+    down.add_argument("slot", type=int)
+    actions.add_parser("reclaim", help="remove everything of the project's network on this machine")
+    args = parser.parse_args(argv)
+    try:
+        if args.action == "build-cluster":
+            if missing := available():
+                raise NetnsError(missing)
+            made = build_cluster(args.slot, args.nodes, args.mbit)
+            print(json.dumps({"namespaces": [n.namespace for n in made], "addresses": [n.address for n in made],
+                              "mbit": args.mbit}))
+        elif args.action == "teardown":
+            print(json.dumps(teardown(args.slot)))
+        else:
+            print(json.dumps(reclaim()))
+    except (NetnsError, ValueError) as exc:
+        print(f"adapters.netns {args.action}: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

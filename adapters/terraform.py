@@ -170,13 +170,17 @@ def tf_string(value: Any) -> str:
 def local_stack_variables(plan: ConfigPlan, broker_config: Mapping[str, Any], work_dir: Path | str,
                           username: str = "guest", password: str = "guest",
                           envelopes: ClusterEnvelopes | None = None,
-                          rootfs: Path | str | None = None) -> dict[str, Any]:
+                          rootfs: Path | str | None = None, network_slot: int = 0,
+                          network_mbit: float | None = None) -> dict[str, Any]:
     """Variables of terraform/stacks/local for one cluster (config and repeat). With `envelopes` (the scale model),
     its nodes and load generator run in them, under a cgroup named for the workspace's state root and the port block
     (adapters.envelope.cluster_cgroup; work_dir is <state root>/<campaign>/<cluster>/work).
 
     Builds nothing: a config on the chroot runtime (4.0) needs `rootfs`, the root its bring-up prepared first
-    (prepare_local_root), so building variables never waits on a debootstrap."""
+    (prepare_local_root), so building variables never waits on a debootstrap.
+
+    `network_slot` (1-254) puts each node in a network namespace of its own (adapters/netns.py), its link limited to
+    `network_mbit`; 0: every node on the loopback."""
     if plan.shape.nodes > LOCAL_MAX_NODES:
         raise ValueError(f"config {plan.config_id} has {plan.shape.nodes} nodes; a local cluster holds at most "
                          f"{LOCAL_MAX_NODES} (its {LOCAL_PORT_BLOCK}-port block: sizing.resources.localports)")
@@ -204,6 +208,8 @@ def local_stack_variables(plan: ConfigPlan, broker_config: Mapping[str, Any], wo
         "python": sys.executable,
         "runtime": runtime,
         "rootfs": str(rootfs) if runtime == "chroot" else "",
+        "network_slot": network_slot,
+        "network_mbit": network_mbit,
     }
 
 

@@ -96,7 +96,7 @@ def test_local_stack_variables_come_from_the_plan_and_broker_config(quick, tmp_p
         "port_base": 21050, "work_dir": str(tmp_path.resolve()),
         "broker_config": {"vm_memory_high_watermark.relative": "0.2", "log.console": "true"},
         "username": "guest", "password": "guest", "volume_roles": ["data"], "envelope": "",
-        "python": sys.executable, "runtime": "host", "rootfs": "",
+        "python": sys.executable, "runtime": "host", "rootfs": "", "network_slot": 0, "network_mbit": None,
     }
     assert local_stack_variables(one, {}, tmp_path)["port_base"] == 21000
 

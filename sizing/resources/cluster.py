@@ -43,6 +43,22 @@ class NodeInfo:
 
 
 @dataclass(frozen=True)
+class ClusterNetwork:
+    """A local cluster's private network (adapters/netns.py): node n in namespace rs-<slot>-<n> at 198.18.<slot>.<n>,
+    its link limited to `mbit` Mbit/s each way (None: unlimited)."""
+
+    slot: int
+    mbit: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ClusterNetwork:
+        return cls(slot=int(data["slot"]), mbit=None if data.get("mbit") is None else float(data["mbit"]))
+
+
+@dataclass(frozen=True)
 class ClusterInfo:
     target: str  # "local" | "aws"
     cluster_name: str
@@ -55,6 +71,7 @@ class ClusterInfo:
     # What the machine enforced of them is in the envelope records under cluster_dir (adapters/envelope.py).
     cluster_dir: str | None = None
     envelope: ClusterEnvelopes | None = None
+    network: ClusterNetwork | None = None  # local target: None when every node is on the loopback
 
     @property
     def amqp_uris(self) -> list[str]:
@@ -92,6 +109,7 @@ class ClusterInfo:
             vhost=data.get("vhost", "/"), ctl_env=dict(data.get("ctl_env") or {}),
             cluster_dir=data.get("cluster_dir"),
             envelope=ClusterEnvelopes.from_dict(data["envelope"]) if data.get("envelope") else None,
+            network=ClusterNetwork.from_dict(data["network"]) if data.get("network") else None,
         )
 
     @classmethod
@@ -104,6 +122,7 @@ class ClusterInfo:
         data = asdict(self)
         data["ctl_env"] = dict(self.ctl_env)
         data["envelope"] = self.envelope.to_dict() if self.envelope else None
+        data["network"] = self.network.to_dict() if self.network else None
         return data
 
     def to_json(self) -> str:

@@ -1,4 +1,5 @@
-# N RabbitMQ nodes on 127.0.0.1, clustered, using only terraform_data + local-exec (no provider downloads).
+# N RabbitMQ nodes, clustered, using only terraform_data + local-exec (no provider downloads): on 127.0.0.1, or with a
+# network_slot each in its own network namespace at 198.18.<slot>.<n> (adapters/netns.py).
 #
 # Port block layout (node n = 1..10, b = port_base; sizing/resources/localports.py is its home, tests/test_terraform_hcl.py
 # checks this copy):
@@ -13,12 +14,16 @@ locals {
   runtime     = abspath("${path.module}/scripts/runtime.sh") # how a node runs a RabbitMQ program (its runtime, its envelope)
   name_prefix = "rabbit-${var.port_base}-"
   ctl_ports   = { min = var.port_base + 40, max = var.port_base + 49 }
+  # With a network slot, a node's host name is its namespace's (adapters/netns.py NodeNet), resolved by the hosts
+  # file of every namespace of the cluster: short node names keep working, inside the cluster only.
+  namespaced = var.network_slot > 0
 
   nodes = [
     for i in range(var.node_count) : {
       number          = i + 1
-      name            = "${local.name_prefix}${i + 1}@localhost"
-      host            = "127.0.0.1"
+      name            = "${local.name_prefix}${i + 1}@${local.namespaced ? "rs-${var.network_slot}-${i + 1}" : "localhost"}"
+      host            = local.namespaced ? "198.18.${var.network_slot}.${i + 1}" : "127.0.0.1"
+      namespace       = local.namespaced ? "rs-${var.network_slot}-${i + 1}" : ""
       amqp_port       = var.port_base + i
       management_port = var.port_base + 10 + i
       prometheus_port = var.port_base + 20 + i
@@ -45,12 +50,15 @@ locals {
     "cluster_formation.peer_discovery_backend = classic_config",
     "cluster_formation.classic_config.nodes.1 = ${local.nodes[0].name}",
   ]
+  # guest may log in only over the loopback, and a namespaced node's clients arrive from the bridge (198.18.0.1): the
+  # bridge is attached to no interface and 198.18.0.0/15 is blackholed, so it is as private as the loopback.
+  network_conf = local.namespaced ? ["loopback_users.guest = false"] : []
   node_conf = [
-    for node in local.nodes : join("\n", concat(node.number == 1 ? [] : local.seed_discovery, [
+    for node in local.nodes : join("\n", concat(node.number == 1 ? [] : local.seed_discovery, local.network_conf, [
       "cluster_name = ${var.cluster_name}",
-      "management.tcp.ip = 127.0.0.1",
+      "management.tcp.ip = ${node.host}",
       "management.tcp.port = ${node.management_port}",
-      "prometheus.tcp.ip = 127.0.0.1",
+      "prometheus.tcp.ip = ${node.host}",
       "prometheus.tcp.port = ${node.prometheus_port}",
       "log.console = false",
       "log.file.level = info",
@@ -65,13 +73,17 @@ resource "terraform_data" "cluster_dir" {
     name_prefix = local.name_prefix
     python      = var.python
     rootfs      = var.runtime == "chroot" ? var.rootfs : ""
+    net_slot    = var.network_slot
   }
-  triggers_replace = [var.envelope, var.runtime, var.rootfs]
+  triggers_replace = [var.envelope, var.runtime, var.rootfs, var.network_slot, var.network_mbit]
 
   # With an envelope, init also makes the load generator's cgroup (adapters/envelope.py create-generator).
   provisioner "local-exec" {
-    command     = "sh '${self.input.script}' init '${self.input.cluster_dir}'"
-    environment = { PORT_CHECKS = local.port_checks, CLUSTER_NAME = var.cluster_name, NODE_ENVELOPE = var.envelope, SIZING_PYTHON = var.python }
+    command = "sh '${self.input.script}' init '${self.input.cluster_dir}'"
+    environment = {
+      PORT_CHECKS  = local.port_checks, CLUSTER_NAME = var.cluster_name, NODE_ENVELOPE = var.envelope, SIZING_PYTHON = var.python
+      NETWORK_SLOT = var.network_slot, NETWORK_NODES = var.node_count, NETWORK_MBIT = var.network_mbit == null ? "" : var.network_mbit
+    }
   }
 
   # Runs after every node's own destroy: kills whatever VM of this cluster is still alive, removes every envelope
@@ -79,7 +91,7 @@ resource "terraform_data" "cluster_dir" {
   provisioner "local-exec" {
     when        = destroy
     command     = "sh '${self.input.script}' destroy '${self.input.cluster_dir}'"
-    environment = { NODE_NAME_PREFIX = self.input.name_prefix, SIZING_PYTHON = try(self.input.python, "python3"), RMQ_ROOT = try(self.input.rootfs, "") }
+    environment = { NODE_NAME_PREFIX = self.input.name_prefix, SIZING_PYTHON = try(self.input.python, "python3"), RMQ_ROOT = try(self.input.rootfs, ""), NETWORK_SLOT = try(self.input.net_slot, 0) }
   }
 }
 
@@ -105,6 +117,8 @@ resource "terraform_data" "node" {
       NODE_WAIT_S    = var.wait_seconds
       CLUSTER_HOME   = local.home
       NODE_NAME      = local.nodes[count.index].name
+      NODE_HOST      = local.nodes[count.index].host
+      NODE_NETNS     = local.nodes[count.index].namespace
       NODE_AMQP_PORT = local.nodes[count.index].amqp_port
       NODE_DIST_PORT = local.nodes[count.index].dist_port
       CTL_PORT_MIN   = local.ctl_ports.min

@@ -11,6 +11,7 @@ output "cluster" {
     vhost        = var.vhost
     cluster_dir  = local.cluster_dir
     envelope     = var.envelope == "" ? null : jsondecode(var.envelope)
+    network      = local.namespaced ? { slot = var.network_slot, mbit = var.network_mbit } : null
     ctl_env = {
       HOME                       = local.home
       RABBITMQ_CTL_DIST_PORT_MIN = tostring(local.ctl_ports.min)
@@ -51,6 +52,6 @@ output "management_urls" {
 }
 
 output "node_names" {
-  description = "Erlang node name of each node (rabbit-{port_base}-{n}@localhost), in node order."
+  description = "Erlang node name of each node (rabbit-{port_base}-{n}@localhost, or @rs-{slot}-{n} in a namespace), in node order."
   value       = [for node in local.nodes : node.name]
 }

@@ -112,3 +112,24 @@ variable "python" {
   type        = string
   default     = "python3"
 }
+
+variable "network_slot" {
+  description = "The nodes' private network (adapters/netns.py): 1-254 puts node n in its own network namespace at 198.18.<slot>.<n> on the project bridge, with an epmd of its own, reached only through its address; 0: every node on the machine's loopback, 127.0.0.1."
+  type        = number
+  default     = 0
+  validation {
+    condition     = var.network_slot == floor(var.network_slot) && var.network_slot >= 0 && var.network_slot <= 254
+    error_message = "network_slot must be a whole number 0-254."
+  }
+}
+
+variable "network_mbit" {
+  description = "Each node's bandwidth envelope in Mbit/s, both directions (tbf on its link; the scale model's network figure); null: unlimited. Only with a network_slot."
+  type        = number
+  default     = null
+  nullable    = true
+  validation {
+    condition     = var.network_mbit == null ? true : var.network_mbit > 0
+    error_message = "network_mbit must be positive (or null: no envelope)."
+  }
+}

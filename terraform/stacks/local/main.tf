@@ -16,4 +16,6 @@ module "cluster" {
   python        = var.python
   runtime       = var.runtime
   rootfs        = var.rootfs
+  network_slot  = var.network_slot
+  network_mbit  = var.network_mbit
 }

@@ -93,3 +93,16 @@ variable "rootfs" {
   type        = string
   default     = ""
 }
+
+variable "network_slot" {
+  description = "1-254: each node in its own network namespace at 198.18.<slot>.<n> (adapters/netns.py); 0: the loopback."
+  type        = number
+  default     = 0
+}
+
+variable "network_mbit" {
+  description = "Each node's bandwidth envelope in Mbit/s with a network_slot; null: unlimited."
+  type        = number
+  default     = null
+  nullable    = true
+}

@@ -3,12 +3,14 @@
 #   init     (env PORT_CHECKS, CLUSTER_NAME) fails with one line naming the port, its role, the cluster and
 #            the holder when a port of the block is already listened on (before any node starts); then
 #            CLUSTER_DIR/home/.erlang.cookie: every node and every rabbitmqctl of this cluster runs with
-#            HOME=CLUSTER_DIR/home, so they share this cookie and nothing else does.
+#            HOME=CLUSTER_DIR/home, so they share this cookie and nothing else does. With NETWORK_SLOT (1-254),
+#            the nodes' namespaces (adapters/netns.py build-cluster; NETWORK_NODES, NETWORK_MBIT).
 #   form     (env SEED_NODE_DIR, JOIN_NODE_DIRS, NODE_COUNT) makes sure every node is clustered with the
 #            seed and waits (bounded) until NODE_COUNT nodes run.
 #   user     (env SEED_NODE_DIR, RMQ_USER, RMQ_PASSWORD, RMQ_VHOST) creates the vhost and the user.
-#   destroy  (env NODE_NAME_PREFIX, RMQ_ROOT) kills any VM of this cluster still alive, removes CLUSTER_DIR (and its
-#            mount point in the chroot runtime's root).
+#   destroy  (env NODE_NAME_PREFIX, RMQ_ROOT, NETWORK_SLOT) kills any VM of this cluster still alive, removes its
+#            namespaces (and every process left in them: epmd), CLUSTER_DIR (and its mount point in the chroot
+#            runtime's root).
 set -eu
 action=$1
 cluster_dir=$2
@@ -63,6 +65,11 @@ init)
     )
     chmod 400 "$cookie"
   fi
+  # The private network: a namespace per node, before any node starts in it. Refused when the slot's namespaces
+  # exist (another cluster's, or a crash's left for destroy or `python -m adapters.netns reclaim`).
+  if [ "${NETWORK_SLOT:-0}" -gt 0 ]; then
+    "$SIZING_PYTHON" -m adapters.netns build-cluster "$NETWORK_SLOT" "$NETWORK_NODES" ${NETWORK_MBIT:+--mbit "$NETWORK_MBIT"} >/dev/null
+  fi
   # The scale model: the load generator's cgroup (its nodes' envelopes are made by node.sh configure).
   if [ -n "${NODE_ENVELOPE:-}" ]; then
     "$SIZING_PYTHON" -m adapters.envelope create-generator "$cluster_dir"
@@ -113,6 +120,9 @@ destroy)
       esac
     fi
   done
+  if [ "${NETWORK_SLOT:-0}" -gt 0 ]; then
+    "${SIZING_PYTHON:-python3}" -m adapters.netns teardown "$NETWORK_SLOT" >/dev/null
+  fi
   # Whatever envelope is left (a node whose destroy failed, the load generator's cgroup): removed before the data.
   if [ -f "$cluster_dir/envelope.json" ] || ls "$cluster_dir"/node-*/envelope.json >/dev/null 2>&1; then
     "${SIZING_PYTHON:-python3}" -m adapters.envelope destroy-cluster "$cluster_dir"

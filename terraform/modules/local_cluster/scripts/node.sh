@@ -10,7 +10,7 @@ action=$1
 node_dir=$2
 RMQ_BIN=${RMQ_BIN:-/usr/lib/rabbitmq/bin}
 WAIT_S=${NODE_WAIT_S:-90}
-RUNTIME="$(dirname "$0")/runtime.sh"
+RUNTIME="$(cd "$(dirname "$0")" && pwd)/runtime.sh"  # absolute: a node starts in its own directory
 
 # A RabbitMQ program for this node, in its runtime.
 rmq() { sh "$RUNTIME" "$node_dir" "$@"; }
@@ -53,7 +53,9 @@ configure)
     esac
   done
   printf '[%s].\n' "$wal_term" >"$node_dir/advanced.config"
-  erl_args='-kernel inet_dist_use_interface {127,0,0,1}'
+  # The node listens on its own address only (127.0.0.1, or its namespace's: adapters/netns.py).
+  node_host=${NODE_HOST:-127.0.0.1}
+  erl_args="-kernel inet_dist_use_interface {$(echo "$node_host" | tr . ,)}"
   if [ -n "${NODE_ENVELOPE:-}" ]; then
     # The scale model (adapters/envelope.py): cgroups, and each role's volume mounted on its directory; it prints
     # the VM's flags in the envelope (sizing.resources.scalemodel.NodeEnvelope.erl_args).
@@ -64,7 +66,7 @@ configure)
 HOME='$CLUSTER_HOME'
 RABBITMQ_CONF_ENV_FILE='$node_dir/node.env'
 RABBITMQ_NODENAME='$NODE_NAME'
-RABBITMQ_NODE_IP_ADDRESS=127.0.0.1
+RABBITMQ_NODE_IP_ADDRESS=$node_host
 RABBITMQ_NODE_PORT=$NODE_AMQP_PORT
 RABBITMQ_DIST_PORT=$NODE_DIST_PORT
 RABBITMQ_CTL_DIST_PORT_MIN=$CTL_PORT_MIN
@@ -82,6 +84,7 @@ SEED_PID_FILE='${SEED_PID_FILE:-}'
 RMQ_RUNTIME='${RMQ_RUNTIME:-host}'
 RMQ_ROOT='${RMQ_ROOT:-}'
 RMQ_BIN='$RMQ_BIN'
+NODE_NETNS='${NODE_NETNS:-}'
 ENV
   echo '[rabbitmq_management,rabbitmq_prometheus].' >"$node_dir/enabled_plugins"
   printf '%s\n' "$NODE_CONF" >"$node_dir/rabbitmq.conf"
@@ -113,8 +116,10 @@ start)
   # its quota once it runs (envelope-run.sh): RabbitMQ's ~5 CPU-s boot would take 25 s at 0.2 cores, and a boot time
   # scaled like the steady state says nothing about a cloud VM's. Memory and disk envelopes hold throughout.
   [ ! -f "$node_dir/envelope-boot.sh" ] || . "$node_dir/envelope-boot.sh"
-  # setsid + closed stdio: the node must outlive this script and must not hold Terraform's output pipes.
-  setsid sh "$RUNTIME" "$node_dir" rabbitmq-server >>"$RABBITMQ_LOG_BASE/stdout.log" 2>&1 </dev/null &
+  # setsid + closed stdio: the node must outlive this script and must not hold Terraform's output pipes. Its
+  # working directory is its own: Mnesia's and the VM's crash dumps land there (and go with destroy), not in the
+  # directory Terraform runs in (a 9-node crash once left MnesiaCore files in the stack's source tree).
+  (cd "$node_dir" && setsid sh "$RUNTIME" "$node_dir" rabbitmq-server >>"$RABBITMQ_LOG_BASE/stdout.log" 2>&1 </dev/null &)
   # `wait PIDFILE` returns once the pid file exists and the rabbit app has booted.
   booted=yes
   rmq rabbitmqctl -q -n "$RABBITMQ_NODENAME" wait --timeout "$WAIT_S" "$RABBITMQ_PID_FILE" >/dev/null || booted=no

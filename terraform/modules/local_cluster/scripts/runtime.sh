@@ -5,6 +5,8 @@
 #   - the runtime the node runs on: RMQ_RUNTIME in NODE_DIR/node.env, `host` = the machine's own package
 #     (Debian 12's rabbitmq-server, scripts in RMQ_BIN); `chroot` = Debian 13's rabbitmq-server (4.0) in the root
 #     filesystem RMQ_ROOT (scripts/rootfs.sh builds it), scripts at RMQ_BIN inside it;
+#   - the network the node is on: with NODE_NETNS in node.env, every program of the node (its server, its epmd, the
+#     CLI against it) runs in the node's network namespace (adapters/netns.py), whose hosts file names its cluster;
 #   - the resource envelope the node's server runs in (the scale model): ENVELOPE_PROCS in node.env lists the
 #     cgroup.procs files the server enters before it execs, so the VM and every process it starts are charged to
 #     the node's cgroups from their first instruction. CLI programs (rabbitmqctl, ...) run outside the envelope:
@@ -18,6 +20,10 @@ shift 2
 set -a
 . "$node_dir/node.env"
 set +a
+
+if [ -n "${NODE_NETNS:-}" ] && [ "$(ip netns identify $$)" != "$NODE_NETNS" ]; then
+  exec ip netns exec "$NODE_NETNS" /bin/sh "$0" "$node_dir" "$program" "$@"
+fi
 
 if [ "$program" = rabbitmq-server ] && [ -n "${ENVELOPE_PROCS:-}" ]; then
   # epmd is shared by every node of this runtime and outlives each: the first node to boot would start it inside
@@ -60,6 +66,8 @@ chroot)
     done
     mount -t proc proc "$1/proc"
     mount --rbind "$2" "$1$2"
+    # In a namespace of the private network, its hosts file (ip netns exec put it on /etc/hosts) names the cluster.
+    if [ -n "${NODE_NETNS:-}" ]; then mount --bind /etc/hosts "$1/etc/hosts"; fi
     root=$1
     shift 2
     exec chroot "$root" "$@"' runtime-chroot "$root" "$cluster_dir" "${RMQ_BIN:-/usr/lib/rabbitmq/bin}/$program" "$@"
