@@ -16,10 +16,11 @@ stop:             ## stop everything `make demo` started; stored results stay (`
 
 # Two passes: the tests that start no broker two at a time (pytest-xdist, one worker per core, each module on one
 # worker); then the `cluster` tests two at a time too, but an `alone` test (it measures a rate or a CPU share) with
-# nothing beside it: a lock shared by both workers sees to that (tests/fixtures/lanes.py). Between them, with nothing
-# else running, this host's calibration (a measurement too) if it has no fresh one: the end-to-end runs of the second
-# pass would otherwise take it beside the other worker's test.
+# nothing beside it: a lock shared by both workers sees to that (tests/fixtures/lanes.py). Before each pass, with
+# nothing else running, this host's calibration (a measurement too) if it has no fresh one: a test that admits a
+# campaign would otherwise take it beside the other worker's test.
 test: setup       ## the whole suite, as CI runs it (tests/README.md)
+	$(PY) -m app.cli calibrate --if-stale || echo "no calibration now: the runs that need one measure it"; \
 	$(PY) -m pytest -n 2 --dist loadfile -m "not cluster and not alone"; side_by_side=$$?; \
 	$(PY) -m app.cli calibrate --if-stale || echo "no calibration now: the runs that need one measure it"; \
 	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder -m "cluster or alone"; alone=$$?; \

@@ -20,6 +20,7 @@ from adapters.objectstore import ObjectStore, StoreSpec
 from adapters.statepaths import state_paths
 from sizing.campaign import Campaign, load_campaign, parse_campaign
 from sizing.campaign.load import resolve_extends
+from sizing.campaign.model import NAMESPACES
 from sizing.contract.layout import spec_key
 from sizing.documents.fields import Problem, SpecError
 from sizing.documents.yamlload import load_yaml
@@ -99,6 +100,10 @@ def machine_facts(campaign: Campaign, host: CalibrationSource = None) -> Machine
                         chroot_version=root_rabbitmq_version(root) if root else None)
     if calibrates(campaign):
         facts = replace(facts, machine=envelope.machine(), support=envelope.detect_support().summary())
+    if campaign.deployment == "local" and campaign.network == NAMESPACES:
+        from adapters import netns
+
+        facts = replace(facts, network_missing=netns.available())
     return facts
 
 

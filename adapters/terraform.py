@@ -33,6 +33,7 @@ from adapters.envelope import cluster_cgroup
 from adapters.management import wait_healthy
 from adapters.rootfs import ensure_root
 from adapters.statepaths import state_paths
+from sizing.campaign.model import NAMESPACES
 from sizing.planning.plan import ConfigPlan, expiry_tag
 from sizing.planning.trialcluster import ClusterRequest
 from sizing.resources.cluster import ClusterInfo
@@ -213,6 +214,20 @@ def local_stack_variables(plan: ConfigPlan, broker_config: Mapping[str, Any], wo
     }
 
 
+def network_slot(port_slot: int) -> int:
+    """The network slot (1-254, adapters/netns.py) of the cluster in port slot `port_slot`: port slots 254 apart share
+    one, and the second to build it is refused (its namespaces exist) rather than joined."""
+    return port_slot % 254 + 1
+
+
+def trial_stack_variables(plan: ConfigPlan, request: ClusterRequest, work_dir: Path | str,
+                          rootfs: Path | str | None = None) -> dict[str, Any]:
+    """local_stack_variables of a campaign's trial: its request's broker config, envelopes and network."""
+    slot = network_slot(plan.slot) if request.network == NAMESPACES else 0
+    return local_stack_variables(plan, request.broker_config, work_dir, envelopes=request.envelopes, rootfs=rootfs,
+                                 network_slot=slot)
+
+
 def aws_stack_variables(plan: ConfigPlan, request: ClusterRequest, region: str = "us-east-1",
                         username: str = "sizing", password: str = "",
                         applied_at: datetime | None = None) -> dict[str, Any]:
@@ -375,8 +390,7 @@ class LocalClusterStack(TerraformStack):
 
     def variables(self, plan: ConfigPlan, request: ClusterRequest,
                   rootfs: Path | str | None = None) -> dict[str, Any]:
-        return local_stack_variables(plan, request.broker_config, self.workspace.work_dir, envelopes=request.envelopes,
-                                     rootfs=rootfs)
+        return trial_stack_variables(plan, request, self.workspace.work_dir, rootfs)
 
     def apply(self, plan: ConfigPlan, request: ClusterRequest) -> ClusterInfo:
         if (plan.campaign, plan.cluster_key) != (self.workspace.state_dir.parent.name, self.workspace.state_dir.name):

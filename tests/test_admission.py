@@ -77,6 +77,15 @@ def test_the_version_policy_is_over_the_facts_alone():
     assert "the local 4.0 runtime runs Debian 13's release (4.0.5)" in built.reason
 
 
+def test_namespaces_are_refused_where_the_machine_cannot_build_them_and_say_what_is_missing():
+    namespaced = parse_campaign(deep_merge(read_campaign_yaml(CAMPAIGNS / "local-quick.yaml"),
+                                           {"network": "namespaces"}), source="test")
+    assert admit(namespaced, ROOMY).problems == ()
+    missing = "no private network for the nodes: not root; no `nft` (apt-get install nftables)"
+    [problem] = admit(namespaced, MachineFacts(installed="3.10.8", network_missing=missing)).problems
+    assert problem.path == "network" and problem.reason.startswith(missing + "; use `network: loopback`")
+
+
 def test_the_hosts_calibration_is_applied_and_the_fit_is_checked_on_it():
     slow = admit(RTT, MachineFacts(machine=Machine(cores=2.0, memory_bytes=64 * GIB), host_speed=0.5))
     assert slow.campaign.scale_model.host_speed == 0.5

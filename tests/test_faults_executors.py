@@ -1,6 +1,7 @@
 """Commands the executors build, as data: local argv lists, SSM scripts and send_command arguments."""
 
 import uuid
+from dataclasses import replace
 
 import boto3
 import pytest
@@ -12,7 +13,7 @@ from loadgen.faults.local import LocalFaultExecutor, pid_alive
 from loadgen.faults.probe import alarms_of, leader_of, quorum_queues_missing
 from loadgen.faults.ssm import SsmFaultExecutor, send_command_args
 from sizing.planning.timeline import FaultEvent
-from sizing.resources.cluster import ClusterInfo, NodeInfo
+from sizing.resources.cluster import ClusterInfo, ClusterNetwork, NodeInfo
 
 CTL = ("/usr/lib/rabbitmq/bin/rabbitmqctl", "-n", "rabbit-22000-1@localhost")
 NODE = NodeInfo(1, "rabbit-22000-1@localhost", "127.0.0.1", 22000, 22001, ctl_cmd=CTL,
@@ -99,12 +100,18 @@ def test_probe_parsing():
 
 
 def test_local_executor_refuses_network_faults_with_a_reason():
+    """On the loopback nothing can be dropped between nodes; with namespaces, only tc netem's delay is missing."""
     ex = LocalFaultExecutor(LOCAL, run=lambda *a, **k: pytest.fail("must not run anything"))
-    for kind in ("network_delay", "network_loss", "partition"):
-        with pytest.raises(FaultError, match="needs the aws target"):
-            ex.inject(ev(kind, params=(("delay_ms", 10),)), NODE)
-        with pytest.raises(FaultError, match="needs the aws target"):
+    for kind, reason in (("network_delay", "needs the aws target"), ("network_loss", "network: namespaces"),
+                         ("partition", "network: namespaces")):
+        with pytest.raises(FaultError, match=reason):
+            ex.inject(ev(kind, params=(("delay_ms", 10), ("loss_percent", 5))), NODE)
+        with pytest.raises(FaultError, match=reason):
             ex.heal(ev(kind), NODE)
+    namespaced = LocalFaultExecutor(replace(LOCAL, network=ClusterNetwork(slot=9)),
+                                    run=lambda *a, **k: pytest.fail("must not run anything"))
+    with pytest.raises(FaultError, match="needs the aws target"):
+        namespaced.inject(ev("network_delay", params=(("delay_ms", 10),)), NODE)
 
 
 def test_local_alarms_run_ctl_with_the_cluster_env():

@@ -81,3 +81,26 @@ def test_available_names_what_is_missing(monkeypatch):
 def test_a_failed_command_is_named_with_its_stderr():
     with pytest.raises(netns.NetnsError, match=r"`sh -c 'echo oops >&2; exit 3'` failed \(exit 3\): oops"):
         netns.run(["sh", "-c", "echo oops >&2; exit 3"])
+
+
+def test_every_namespace_of_a_cluster_names_every_node_of_it():
+    """Short Erlang node names (rabbit-...@rs-4-2) resolve through the hosts file `ip netns exec` mounts."""
+    nodes = [netns.NodeNet(4, n) for n in (1, 2)]
+    assert netns.hosts_text(nodes) == "127.0.0.1\tlocalhost\n198.18.4.1\trs-4-1\n198.18.4.2\trs-4-2\n"
+
+
+def test_a_port_slot_maps_to_a_network_slot_of_1_to_254():
+    from adapters.terraform import network_slot
+
+    assert [network_slot(s) for s in (0, 81, 253, 254, 308)] == [1, 82, 254, 1, 55]
+    assert all(1 <= network_slot(s) <= 254 for s in range(2000))
+
+
+def test_a_clusters_network_travels_with_its_description():
+    from sizing.resources.cluster import ClusterInfo, ClusterNetwork, NodeInfo
+
+    info = ClusterInfo("local", "c", (NodeInfo(1, "rabbit-1@rs-5-1", "198.18.5.1", 5672, 15672),),
+                       network=ClusterNetwork(slot=5, mbit=62.5))
+    assert ClusterInfo.from_json(info.to_json()) == info
+    assert ClusterInfo.from_json(info.to_json()).network == ClusterNetwork(5, 62.5)
+    assert ClusterInfo.from_dict({**info.to_dict(), "network": None}).network is None

@@ -91,7 +91,13 @@ BAD_SPECS = [
                                                              "params": {"delay_ms": 50}}),
      "scenarios[1].faults[0].kind", "needs tc netem"),
     ("partition-on-local", _set("scenarios.1.faults.0", {"kind": "partition", "at": 0.5, "heal_after_s": 5}),
-     "scenarios[1].faults[0].kind", "needs the aws target"),
+     "scenarios[1].faults[0].kind", "set `network: namespaces`"),
+    ("loss-on-loopback", _set("scenarios.1.faults.0", {"kind": "network_loss", "at": 0.5, "heal_after_s": 5,
+                                                       "params": {"loss_percent": 5}}),
+     "scenarios[1].faults[0].kind", "share one loopback interface"),
+    ("network-on-aws", lambda spec: [_set("deployment", "aws")(spec), _set("network", "namespaces")(spec)],
+     "network", "chooses the local target's network"),
+    ("unknown-network", _set("network", "bridge"), "network", "loopback"),
     ("fault-at-and-at_s", _set("scenarios.1.faults.0.at_s", 3), "scenarios[1].faults[0]", "exactly one of `at`"),
     ("fault-fraction-above-one", _set("scenarios.1.faults.0.at", 1.5), "scenarios[1].faults[0].at", "< 1"),
     ("fault-on-missing-node", _set("scenarios.1.faults.0.target", {"node": 3}),
@@ -301,3 +307,14 @@ def test_a_partition_runs_on_aws_against_one_node_never_all():
         parse_campaign(spec)
     assert any(p.path == "scenarios[0].faults[0].target" and "cuts one node off" in p.reason
                for p in info.value.problems)
+
+
+def test_namespaces_let_a_local_campaign_partition_and_drop_packets() -> None:
+    """The faults the loopback refuses (above) are accepted once each node has a namespace (adapters/netns.py)."""
+    faults = [{"kind": "partition", "at": 0.2, "heal_after_s": 5},
+              {"kind": "network_loss", "at": 0.6, "heal_after_s": 5, "params": {"loss_percent": 5}}]
+    campaign = parse_campaign(mutated(lambda spec: [_set("network", "namespaces")(spec),
+                                                    _set("scenarios.1.faults", faults)(spec)]), source="test")
+    assert campaign.network == "namespaces"
+    assert [f.kind for f in campaign.scenarios[1].faults] == ["partition", "network_loss"]
+    assert parse_campaign(mutated(lambda spec: None), source="test").network == "loopback"  # the default

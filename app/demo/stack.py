@@ -324,22 +324,25 @@ def clean(s: DemoSettings, say: Callable[[str], None] = print) -> None:
 def stack_processes(s: DemoSettings) -> dict[int, int]:
     """{pid: process group} of every live process of this stack (this process excepted; epmd too: a node of ours
     may have started it, every Erlang node on the machine uses it): those carrying the stack's marker, and those in
-    the process group of a service (each leads its own, so the group outlives a killed leader; Airflow's servers
-    retitle themselves over their environment, where the marker was)."""
+    the process group of a service that run its program (each leads its own, so the group outlives a killed leader;
+    Airflow's servers retitle themselves over their environment, where the marker was). The program is checked
+    because a pid file outlives its process: once the machine hands that pid out again (pids wrap around), it names
+    someone else's group (a CI run once lost a test process group that way)."""
     marker = f"{STACK_MARKER}={s.state}".encode() + b"\0"
-    groups = set()
+    groups: dict[int, str] = {}  # process group -> the program of the service that leads it
     booted = _boot_time()
     for pid_file in s.paths.pids.glob("*.pid") if s.paths.pids.exists() else ():
         with contextlib.suppress(OSError, ValueError):
             if pid_file.stat().st_mtime >= booted:  # a pid from before a reboot names someone else's group now
-                groups.add(int(pid_file.read_text().strip()))
+                groups[int(pid_file.read_text().strip())] = PROGRAMS.get(pid_file.stem, "")
     out = {}
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit() or int(proc.name) == os.getpid():
             continue
         try:
             group = os.getpgid(int(proc.name))
-            if group not in groups and marker not in (proc / "environ").read_bytes() + b"\0":
+            marked = marker in (proc / "environ").read_bytes() + b"\0"
+            if not marked and not (group in groups and _runs(int(proc.name), groups[group])):
                 continue
             if not pid_alive(int(proc.name)):
                 continue

@@ -11,7 +11,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from loadgen.faults.base import FaultError
-from sizing.campaign import NETWORK_FAULTS, PARTITION
+from sizing.campaign import NAMESPACE_FAULTS, NETWORK_FAULTS, PARTITION
 from sizing.resources.cluster import NodeInfo
 
 # Limits that trip the alarms at once: a 1-byte memory watermark, and a free-disk floor of 1 PB.
@@ -76,8 +76,11 @@ def await_quorum_cmd(node: NodeInfo, timeout_s: float) -> list[str] | None:
 
 
 def local_network_refusal(kind: str) -> str:
-    return (f"{kind} needs the aws target: tc netem and packet filters act on a real host interface, and the local "
-            f"target runs every node on one loopback interface shared with the load generator")
+    if kind in NAMESPACE_FAULTS:
+        return (f"{kind} needs a namespace per node (`network: namespaces`, adapters/netns.py): this cluster's nodes "
+                f"share one loopback interface with the load generator")
+    return (f"{kind} needs the aws target: this kernel has no tc netem, and the local target's nodes share one "
+            f"machine")
 
 
 # ------------------------------------------------------------------------------------------- SSM scripts

@@ -1,5 +1,8 @@
 """Faults on the local target: every node is an Erlang VM on this machine, described by its NodeInfo
-(pid_file, start_cmd, stop_cmd, ctl_cmd) and the cluster's ctl_env.
+(pid_file, start_cmd, stop_cmd, ctl_cmd) and the cluster's ctl_env. On a cluster with a namespace per node
+(ClusterInfo.network, adapters/netns.py), packets between the nodes can be dropped too: a partition cuts the target
+node off from every other node, both ways (as the aws executor's packet filters do), and network_loss drops a share
+of what the node sends.
 """
 
 from __future__ import annotations
@@ -11,10 +14,12 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from adapters import netns
 from adapters.procs import pid_alive
 from loadgen.faults import commands
 from loadgen.faults.base import FaultError
 from loadgen.faults.probe import ManagementProbe, amqp_port_open
+from sizing.campaign import NAMESPACE_FAULTS, PARTITION
 from sizing.planning.timeline import FaultEvent
 from sizing.resources.cluster import ClusterInfo, NodeInfo
 
@@ -62,11 +67,14 @@ class LocalFaultExecutor:
     # ------------------------------------------------------------------------------------- interface
 
     def inject(self, fault: FaultEvent, node: NodeInfo | None) -> dict[str, Any]:
-        if fault.kind in commands.NETWORK_KINDS:
-            raise FaultError(commands.local_network_refusal(fault.kind))
+        self._network_refusal(fault)
         if fault.kind == "rolling_restart":
             return self.rolling_restart()
         node = self._need(fault, node)
+        if fault.kind == PARTITION:
+            return self.partition(node)
+        if fault.kind == "network_loss":
+            return self.loss(node, float(dict(fault.params)["loss_percent"]))
         if fault.kind == "kill_node":
             return self.kill(node)
         if fault.kind == "stop_node":
@@ -78,8 +86,11 @@ class LocalFaultExecutor:
         raise FaultError(f"unknown fault kind {fault.kind!r}")
 
     def heal(self, fault: FaultEvent, node: NodeInfo | None) -> dict[str, Any]:
-        if fault.kind in commands.NETWORK_KINDS:
-            raise FaultError(commands.local_network_refusal(fault.kind))
+        self._network_refusal(fault)
+        if fault.kind == PARTITION:
+            return self.heal_partition()
+        if fault.kind == "network_loss":
+            return self.loss(self._need(fault, node), 0.0)
         if fault.kind == "rolling_restart":
             # Heals itself inside inject; make sure nobody is left down if it was interrupted.
             return {"started": [n.name for n in self.cluster.nodes if self.start(n).get("command")]}
@@ -135,6 +146,25 @@ class LocalFaultExecutor:
             steps.append(step)
         return {"nodes": steps, "duration_s": round(time.monotonic() - t0, 3)}
 
+    def partition(self, node: NodeInfo) -> dict[str, Any]:
+        """The node cut off from every other node of its cluster, both ways; the clients still reach every node."""
+        others = [self._net(n) for n in self.cluster.nodes if n.number != node.number]
+        if not others:
+            raise FaultError(f"a partition needs another node: {self.cluster.cluster_name} has only {node.name}")
+        return self._network(lambda: netns.partition([[self._net(node)], others]))
+
+    def heal_partition(self) -> dict[str, Any]:
+        """Every cut of the cluster removed, with the packets each node's rule dropped meanwhile (nftables' own
+        counters, which outlive the rule's set being emptied)."""
+        healed = self._network(lambda: netns.heal(self._slot()))
+        healed["dropped_packets"] = {n.name: self._network(lambda n=n: netns.dropped(self._net(n)))["partition"]
+                                     for n in self.cluster.nodes}
+        return healed
+
+    def loss(self, node: NodeInfo, percent: float) -> dict[str, Any]:
+        """A random share of the node's outgoing packets dropped (0: none), to clients and nodes alike."""
+        return self._network(lambda: netns.loss(self._net(node), percent))
+
     # ------------------------------------------------------------------------------------- waiting
 
     def is_up(self, node: NodeInfo) -> bool:
@@ -175,6 +205,26 @@ class LocalFaultExecutor:
     def _ctl(self, cmd: list[str]) -> dict[str, Any]:
         out = self.run(cmd, self.env, timeout_s=60.0)
         return {"command": cmd, "output": out.strip()[-300:]}
+
+    def _network_refusal(self, fault: FaultEvent) -> None:
+        namespaced = self.cluster.network is not None
+        if fault.kind in commands.NETWORK_KINDS and not (namespaced and fault.kind in NAMESPACE_FAULTS):
+            raise FaultError(commands.local_network_refusal(fault.kind))
+
+    def _slot(self) -> int:
+        if self.cluster.network is None:
+            raise FaultError(commands.local_network_refusal(PARTITION))
+        return self.cluster.network.slot
+
+    def _net(self, node: NodeInfo) -> netns.NodeNet:
+        return netns.NodeNet(self._slot(), node.number)
+
+    @staticmethod
+    def _network(action: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        try:
+            return action()
+        except netns.NetnsError as err:
+            raise FaultError(str(err)) from err
 
     @staticmethod
     def _need(fault: FaultEvent, node: NodeInfo | None) -> NodeInfo:

@@ -30,7 +30,11 @@ from sizing.campaign.model import (
     CONFIRM_MODE_LIVE,
     DEPLOYMENTS,
     FAULT_KINDS,
+    LOOPBACK,
+    NAMESPACE_FAULTS,
+    NAMESPACES,
     NETWORK_FAULTS,
+    NETWORKS,
     PARTITION,
     PURPOSES,
     QUEUE_TYPES,
@@ -64,7 +68,8 @@ from sizing.documents.fields import deep_merge
 
 __all__ = [
     "CLIENT_LATENCY", "COMPARE_BY", "CONFIRM_MODE_LIVE", "DEFAULT_GROUP", "DEFAULT_MAX_RATE_PER_PUBLISHER",
-    "DEPLOYMENTS", "FAULT_KINDS", "GENERATOR_FAULTS", "NETWORK_FAULTS", "PARTITION", "PURPOSES", "QUEUE_TYPES",
+    "DEPLOYMENTS", "FAULT_KINDS", "GENERATOR_FAULTS", "LOOPBACK", "NAMESPACES", "NAMESPACE_FAULTS", "NETWORKS",
+    "NETWORK_FAULTS", "PARTITION", "PURPOSES", "QUEUE_TYPES",
     "RATE_MAX", "RATE_MODES", "RATE_SCHEDULED",
     "STEP_DIMENSIONS", "Budget", "Campaign", "ClusterShape", "Comparison", "ConsumerSpec", "FaultSpec", "MessageSpec",
     "ProfileSegment", "PublisherSpec", "QueueSpec", "Scenario", "StepSetting", "Target", "Versus", "Workload",

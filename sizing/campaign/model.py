@@ -28,12 +28,17 @@ FAULT_KINDS = (
     "memory_alarm",  # raise the memory alarm (publishers blocked); heal = clear it
     "disk_alarm",  # raise the disk alarm; heal = clear it
     "network_delay",  # tc netem delay (aws target only)
-    "network_loss",  # tc netem loss (aws target only)
-    "partition",  # the target node cut off from every other node, both ways (aws target only); heal = joined again
+    "network_loss",  # random loss of the node's outgoing packets (aws: tc netem; local: nftables, network: namespaces)
+    "partition",  # the target node cut off from every other node, both ways (aws, or local with `network: namespaces`)
     CLIENT_LATENCY,  # a delay each way between the generator and every node (sizing.criteria.rules); heal = no delay
 )
 NETWORK_FAULTS = ("network_delay", "network_loss")  # tc netem on the node's interface
 PARTITION = "partition"
+# The local target's networks (adapters/netns.py): every node on the machine's loopback, or each node in a network
+# namespace of its own on a private bridge, where packets between nodes can be dropped (partition, network_loss).
+LOOPBACK, NAMESPACES = "loopback", "namespaces"
+NETWORKS = (LOOPBACK, NAMESPACES)
+NAMESPACE_FAULTS = ("network_loss", PARTITION)  # what the namespaces' packet filters carry on the local target
 
 
 def client_queue(client: int, queues: int) -> int:
@@ -296,6 +301,7 @@ class Campaign:
     # The local scale model's factors (sizing/resources/scalemodel.py): every local node in the envelope of its instance
     # and volume types. None: `scale_model: off` (nodes share the machine), or a target other than local.
     scale_model: ScaleFactors | None = None
+    network: str = LOOPBACK  # the local target's network (NETWORKS); loopback on every other target
     # What a config's RabbitMQ version accepts and then ignores (sizing/campaign/versionrules.py): `validate` prints
     # these, the report lists them. Not part of the spec hash (they follow from the spec).
     warnings: tuple[Problem, ...] = ()

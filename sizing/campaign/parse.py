@@ -17,7 +17,11 @@ from sizing.campaign.model import (
     COMPARE_BY,
     DEPLOYMENTS,
     FAULT_KINDS,
+    LOOPBACK,
+    NAMESPACE_FAULTS,
+    NAMESPACES,
     NETWORK_FAULTS,
+    NETWORKS,
     PARTITION,
     PURPOSES,
     QUEUE_TYPES,
@@ -438,13 +442,11 @@ def _parse_fault(value: Any, path: str, problems: list[Problem], deployment: str
     f = Fields(value, path, problems)
     start = len(problems)
     kind = f.str("kind", choices=FAULT_KINDS)
-    if kind in NETWORK_FAULTS and deployment == "local":
-        f.fail("kind", f"{kind} needs tc netem on real hosts: use deployment: aws "
-                       f"(the local target runs every node on one loopback interface)")
-    if kind == PARTITION and deployment != "aws":
-        f.fail("kind", f"{kind} needs the aws target (packet filters on each instance); the local target's nodes "
-                       f"share one loopback interface until its network model (adapters/netns.py) is wired in, and "
-                       f"an existing cluster is not ours to cut")
+    if kind in NETWORK_FAULTS and kind not in NAMESPACE_FAULTS and deployment == "local":
+        f.fail("kind", f"{kind} needs tc netem on real hosts, which this kernel lacks: use deployment: aws, or "
+                       f"`{CLIENT_LATENCY}` for a delay between the clients and the nodes")
+    if kind == PARTITION and deployment == "existing":
+        f.fail("kind", f"{kind} cuts the cluster's own network: an existing cluster is not ours to cut")
     phases_raw = f.raw("phases", "all")
     phases: tuple[int, ...] | None = None
     if phases_raw != "all":
@@ -697,6 +699,21 @@ def _parse_budget(root: Fields) -> Budget | None:
     return Budget(max_cost, max_hours, parallelism or 1)
 
 
+def _parse_network(root: Fields, deployment: str | None, scenarios: list[Scenario | None]) -> str:
+    """`network:` of the local target (NETWORKS); the faults that need the namespaces refused without them."""
+    network = root.str("network", LOOPBACK, choices=NETWORKS) or LOOPBACK
+    if network != LOOPBACK and deployment != "local":
+        root.fail("network", f"chooses the local target's network (deployment is {deployment}): remove it")
+    if deployment == "local" and network == LOOPBACK:
+        for i, scenario in enumerate(scenarios):
+            for j, fault in enumerate(scenario.faults if scenario else ()):
+                if fault.kind in NAMESPACE_FAULTS:
+                    root.fail(f"scenarios[{i}].faults[{j}].kind",
+                              f"{fault.kind} drops packets between the nodes, which share one loopback interface on "
+                              f"`network: {LOOPBACK}`: set `network: {NAMESPACES}` (a namespace per node)")
+    return network
+
+
 def _parse_scale_model(root: Fields, deployment: str | None, catalog: Catalog | None, clusters: list[ClusterShape],
                        broker_config: Mapping[str, Any], parallelism: int, repeats: int) -> ScaleFactors | None:
     """`scale_model:` absent (the default factors on the local target), `off`, or a mapping of factors (each a
@@ -944,6 +961,7 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
         root.fail(f"broker_config.{MEMORY_OVERRIDE}", "is set by the scale model (the node's memory envelope, so the "
                                                      "high watermark is relative to it); remove it, or set "
                                                      "scale_model.memory_mib_per_gib")
+    network = _parse_network(root, deployment, scenarios)
     existing = parse_existing(root, deployment)
     if existing is not None:
         problems.extend(existing_problems(existing, clusters, [s for s in scenarios if s], broker_config,
@@ -960,6 +978,6 @@ def parse_campaign(data: Any, source: str = "campaign", catalog: Catalog | None 
         clusters=tuple(clusters), scenarios=tuple(s for s in scenarios if s is not None),
         repeats=repeats, seed=seed, broker_config=broker_config, raw=copy.deepcopy(dict(data)), budget=budget,
         purpose=purpose or "size", comparison=comparison, existing=existing, scale_model=scale_model,
-        warnings=findings.warnings,
+        network=network, warnings=findings.warnings,
     )
     return campaign

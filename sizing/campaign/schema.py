@@ -212,6 +212,8 @@ MEANINGS: dict[str, str] = {
     "existing.nodes[].stop_cmd": "local clusters: argv that stops the node",
     "existing.nodes[].ctl_cmd": "local clusters: argv of rabbitmqctl for the node",
     "scale_model": "local target: `off`, or factors from cloud to local resources (others keep their defaults)",
+    "network": "local target: `loopback` (every node on 127.0.0.1) or `namespaces` (each node in a network namespace "
+               "of its own on a private bridge, root only, adapters/netns.py; for `partition` and `network_loss`)",
     "scale_model.cpu_cores_per_vcpu": "local cores per cloud vCPU",
     "scale_model.memory_mib_per_gib": "local MiB per cloud GiB of RAM",
     "scale_model.disk_divisor": "volume IOPS and MiB/s, and the instance's EBS ceiling, divided by this",

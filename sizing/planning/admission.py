@@ -31,6 +31,7 @@ class MachineFacts:
     machine: Machine | None = None  # its cores and memory (read for a scale model only)
     support: str | None = None  # one line: what of the scale model this machine enforces
     host_speed: float | None = None  # this host's calibration (sizing.resources.calibration), if the caller gave one
+    network_missing: str | None = None  # `network: namespaces`: what this machine lacks to build them (None: nothing)
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,9 @@ def admit(campaign: Campaign, facts: MachineFacts, params: RunParams | None = No
     problems = budget_problems(campaign)
     problems += local_version_problems(campaign, facts.installed, facts.chroot_version, facts.chroot_missing)
     problems += envelope_problems(campaign, facts.machine)
+    if facts.network_missing is not None:
+        problems.append(Problem("network", f"{facts.network_missing}; use `network: loopback` (without the faults "
+                                           f"that need namespaces) or run as root with iproute2 and nftables"))
     if params is not None:
         problems += run_problems(params, campaign)
         if not problems:  # the run's max_parallel_configs may put more envelopes up at once than the budget's

@@ -12,6 +12,7 @@ from typing import Any
 
 from sizing.campaign import Campaign, ClusterShape
 from sizing.campaign.envelopes import config_envelopes
+from sizing.campaign.model import LOOPBACK
 from sizing.resources.cost import Volume
 from sizing.resources.disks import RoleVolume
 from sizing.resources.existing import CampaignObjects, Endpoint, ExistingCluster, ExistingNode, campaign_objects
@@ -30,6 +31,7 @@ class ClusterRequest:
     envelopes: ClusterEnvelopes | None = None  # local with a scale model: what its nodes and generator run in
     existing: ExistingCluster | None = None  # deployment existing: the running cluster
     objects: CampaignObjects | None = None  # deployment existing: what the campaign declares there (teardown)
+    network: str = LOOPBACK  # local: the campaign's network (sizing.campaign.model.NETWORKS)
 
     def to_dict(self) -> dict[str, Any]:
         return {"shape": shape_to_dict(self.shape), "monthly_cost": self.monthly_cost,
@@ -38,7 +40,7 @@ class ClusterRequest:
                 "lifetime_s": self.lifetime_s,
                 "envelopes": None if self.envelopes is None else self.envelopes.to_dict(),
                 "existing": None if self.existing is None else _existing_to_dict(self.existing),
-                "objects": None if self.objects is None else asdict(self.objects)}
+                "objects": None if self.objects is None else asdict(self.objects), "network": self.network}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ClusterRequest:
@@ -50,7 +52,8 @@ class ClusterRequest:
                    envelopes=None if data.get("envelopes") is None else ClusterEnvelopes.from_dict(data["envelopes"]),
                    existing=None if data.get("existing") is None else _existing_from_dict(data["existing"]),
                    objects=None if objects is None else CampaignObjects(
-                       tuple(objects["queues"]), tuple(objects["policies"]), tuple(objects.get("exchanges") or ())))
+                       tuple(objects["queues"]), tuple(objects["policies"]), tuple(objects.get("exchanges") or ())),
+                   network=data.get("network", LOOPBACK))
 
 
 def cluster_request(campaign: Campaign, shape: ClusterShape, monthly_cost: float, lifetime_s: float) -> ClusterRequest:
@@ -61,7 +64,7 @@ def cluster_request(campaign: Campaign, shape: ClusterShape, monthly_cost: float
     existing = campaign.existing if campaign.deployment == "existing" else None
     objects = campaign_objects(campaign) if existing is not None else None
     return ClusterRequest(shape, monthly_cost, dict(campaign.broker_config), defaults, lifetime_s,
-                          config_envelopes(campaign, shape), existing, objects)
+                          config_envelopes(campaign, shape), existing, objects, campaign.network)
 
 
 def shape_to_dict(shape: ClusterShape) -> dict[str, Any]:

@@ -30,10 +30,10 @@ from adapters.terraform import (
     aws_stack_variables,
     destroy_command,
     init_command,
-    local_stack_variables,
     output_command,
     prepare_local_root,
     run,
+    trial_stack_variables,
     workspace,
 )
 from sizing.planning.plan import ConfigPlan
@@ -84,8 +84,7 @@ class TerraformHook(BaseHook):
         """`rootfs`: a local 4.0 config's prepared root (apply prepares it; building variables builds nothing)."""
         if self.target == "local":
             ws = workspace("local", plan.campaign, plan.cluster_key, self.state_root, self.terraform_root)
-            return local_stack_variables(plan, request.broker_config, ws.work_dir, envelopes=request.envelopes,
-                                         rootfs=rootfs)
+            return trial_stack_variables(plan, request, ws.work_dir, rootfs)
         return aws_stack_variables(plan, request, region=self.aws_region)
 
     def commands(self, campaign: str, cluster_key: str) -> dict[str, TerraformCommand]:

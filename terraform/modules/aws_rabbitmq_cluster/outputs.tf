@@ -12,6 +12,7 @@ output "cluster" {
     ctl_env      = {}
     cluster_dir  = null # local target only
     envelope     = null # the local scale model only
+    network      = null # the local target's namespaces only
     nodes = [
       for i, node in local.nodes : {
         number            = node.number
