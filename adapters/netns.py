@@ -62,6 +62,7 @@ VETH_RE = re.compile(r"^rsv(\d{1,3})-(\d{1,3})$")
 LOCK = Path("/run/rabbit-sizing-netns.lock")  # builds and removals of clusters exclude each other (the bridge)
 SYS_NET = Path("/sys/class/net")
 NETNS_ETC = Path("/etc/netns")  # per-namespace files `ip netns exec` mounts over /etc (ip-netns(8))
+RECORD = "network.slot"  # in a cluster's directory: the slot its namespaces were built in, written before them
 # tbf: the bucket holds 10 ms of the rate (at least a few full frames), so over any window of W seconds the rate is
 # exceeded by at most 10 ms / W; the queue holds 50 ms of the rate, beyond which packets are dropped (as a cloud
 # network's rate limit drops) rather than queued for seconds.
@@ -460,6 +461,35 @@ def reclaim() -> dict[str, Any]:
         if removed["host_table"]:
             run(["nft", "delete", "table", "inet", TABLE])
         return removed
+
+
+def recorded_slots(state_root: Path | str) -> list[int]:
+    """The network slots of the clusters under a state root (their records, RECORD), whether built or not."""
+    root = Path(state_root)
+    slots = set()
+    for record in root.rglob(RECORD) if root.is_dir() else ():
+        with contextlib.suppress(OSError, ValueError):
+            slots.add(int(record.read_text().strip()))
+    return sorted(slots)
+
+
+def reclaim_recorded(state_root: Path | str) -> list[str]:
+    """Remove the networks of the clusters under a state root that a crash left (a kill -9 of an apply between
+    `cluster.sh init` and Terraform recording the cluster, or of the task that would have destroyed it): each
+    recorded slot's namespaces, links, tables and hosts files. What was removed, one line per slot."""
+    done = []
+    for slot in recorded_slots(state_root):
+        removed = teardown(slot)
+        if removed["namespaces"] or removed["veths"] or removed["hosts_files"]:
+            done.append(f"network slot {slot}: removed {len(removed['namespaces'])} namespace(s), "
+                        f"{len(removed['veths'])} link(s), killed {len(removed['killed'])} process(es)")
+    return done
+
+
+def leftover_slots(state_root: Path | str) -> list[int]:
+    """The recorded slots under a state root whose namespaces, links or hosts files still exist."""
+    present = {_slot_of(name) for name in [*_namespaces(), *_veths(), *(e.name for e in _etc_dirs())]}
+    return [slot for slot in recorded_slots(state_root) if slot in present]
 
 
 @dataclass(frozen=True)

@@ -311,3 +311,21 @@ def test_teardown_and_reclaim_leave_nothing_but_the_blackhole():
                                                              check=True).stdout
     lookup = subprocess.run(["ip", "route", "get", f"198.18.{slot}.1"], capture_output=True, text=True)
     assert lookup.returncode != 0 and "Invalid argument" in lookup.stderr
+
+
+def test_a_crashed_clusters_network_is_reclaimed_by_its_record(tmp_path):
+    """What `make stop` and the demo's start-up do after a kill -9 mid-apply: the slot recorded under the state root
+    (cluster.sh init writes it before building) is torn down, and nothing of it is left on the kernel's lists."""
+    slot = free_slot()
+    cluster_dir = tmp_path / "campaign" / "cluster" / "work" / "c-r1"
+    cluster_dir.mkdir(parents=True)
+    (cluster_dir / netns.RECORD).write_text(f"{slot}\n")
+    try:
+        netns.build_cluster(slot, 2)
+        assert netns.recorded_slots(tmp_path) == [slot] and netns.leftover_slots(tmp_path) == [slot]
+        [line] = netns.reclaim_recorded(tmp_path)
+        assert line.startswith(f"network slot {slot}: removed 2 namespace(s), 2 link(s)")
+        assert netns.leftover_slots(tmp_path) == [] and netns.reclaim_recorded(tmp_path) == []
+        assert not [name for name in project_names_listed() if netns._slot_of(name.rstrip(":").split("@")[0]) == slot]
+    finally:
+        netns.teardown(slot)

@@ -250,8 +250,9 @@ def _tear_down_leftovers(s: DemoSettings, say: Callable[[str], None]) -> list[st
 
 
 def _reclaim_envelopes(s: DemoSettings, say: Callable[[str], None]) -> list[str]:
-    """The scale model's envelopes a crash left (cgroups, mounts, loop devices) that no destroy removed; what is
-    still there afterwards, one line per state root."""
+    """The scale model's envelopes (cgroups, mounts, loop devices) and the nodes' networks (namespaces, links) a
+    crash left that no destroy removed; what is still there afterwards, one line per state root."""
+    from adapters import netns
     from adapters.envelope import EnvelopeError, leftovers, reclaim
 
     left = []
@@ -264,6 +265,14 @@ def _reclaim_envelopes(s: DemoSettings, say: Callable[[str], None]) -> list[str]
         rest = leftovers(root)
         if not rest.empty():
             left.append(f"envelopes under {root}: {rest.describe()}")
+        if netns.recorded_slots(root) and netns.available() is None:
+            try:
+                for line in netns.reclaim_recorded(root):
+                    say(f"reclaimed network: {line}")
+            except netns.NetnsError as err:
+                left.append(f"networks under {root} ({err})")
+            if slots := netns.leftover_slots(root):
+                left.append(f"networks under {root}: slot(s) {', '.join(map(str, slots))}")
     return left
 
 

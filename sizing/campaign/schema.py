@@ -153,9 +153,10 @@ MEANINGS: dict[str, str] = {
     "scenarios[].search.slo.p99_ms": "p99 SLO, ms (default: the target's p99)",
     "scenarios[].search.slo.p999_ms": "p99.9 SLO, ms",
     "scenarios[].faults": "faults injected during the scenario",
-    "scenarios[].faults[].kind": "what is done to the cluster (network faults and partition: aws only; partition "
-                                 "cuts the target node off from every other node, both ways; client_latency: a "
-                                 "delay between the generator and every node, any target)",
+    "scenarios[].faults[].kind": "what is done to the cluster (network_delay: aws only; network_loss and partition: "
+                                 "aws, or local with `network: namespaces`; partition cuts the target node off from "
+                                 "every other node, both ways; client_latency: a delay between the generator and "
+                                 "every node, any target)",
     "scenarios[].faults[].phases": "`all` or the phase numbers (1-based) it hits",
     "scenarios[].faults[].at": "when, as a fraction of the phase (or `at_s`)",
     "scenarios[].faults[].at_s": "when, seconds into the phase (or `at`)",

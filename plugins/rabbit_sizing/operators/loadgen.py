@@ -76,6 +76,9 @@ def ecs_run_task_operator(run: LoadgenRun, settings: EcsSettings, env: Mapping[s
               "rabbit-sizing:scenario": run.scenario, "rabbit-sizing:repeat": str(run.repeat)}, **kwargs)
 
 
+SETTLE_S = 180.0  # how long a load run waits for the cluster the run before it left to be whole again
+
+
 class LoadgenOperator(BaseOperator):
     template_fields: Sequence[str] = ("trial", "cluster")
 
@@ -103,6 +106,7 @@ class LoadgenOperator(BaseOperator):
 
     def _run_all(self, trial: Trial, context) -> list[dict]:
         from adapters.envelope import generator_command
+        from adapters.management import wait_healthy
         from adapters.planning import spec_on_this_worker
         from rabbit_sizing.cluster_lifecycle import cluster_for_task, cluster_json_path
         from rabbit_sizing.hooks.loadgen import LoadgenHook, forwarded_env, local_command
@@ -131,7 +135,10 @@ class LoadgenOperator(BaseOperator):
             self._clear_raw(raw_config_prefix(trial.campaign, trial.config_id),
                             lambda keys: stale_repeat_keys(trial, keys))
         done = []
-        for key in run_keys(trial):
+        for index, key in enumerate(run_keys(trial)):
+            if index:  # each load run starts on a whole cluster, as the first does after wait_healthy: the run before
+                # may have left it settling (under autoheal, a partition's losing side restarts after the heal)
+                wait_healthy(cluster, timeout_s=SETTLE_S, logger=self.log)
             run = loadgen_run(trial, key, cluster_arg, self.workers, spec_path)
             self._clear_raw(raw_run_prefix(key))
             self.log.info("load run %s / %s / repeat %d", run.config_id, run.scenario, run.repeat)

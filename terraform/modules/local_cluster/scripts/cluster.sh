@@ -68,6 +68,8 @@ init)
   # The private network: a namespace per node, before any node starts in it. Refused when the slot's namespaces
   # exist (another cluster's, or a crash's left for destroy or `python -m adapters.netns reclaim`).
   if [ "${NETWORK_SLOT:-0}" -gt 0 ]; then
+    # recorded first: a crash mid-build leaves what `make stop` and the demo's start-up reclaim by it
+    echo "$NETWORK_SLOT" >"$cluster_dir/network.slot"
     "$SIZING_PYTHON" -m adapters.netns build-cluster "$NETWORK_SLOT" "$NETWORK_NODES" ${NETWORK_MBIT:+--mbit "$NETWORK_MBIT"} >/dev/null
   fi
   # The scale model: the load generator's cgroup (its nodes' envelopes are made by node.sh configure).

@@ -21,20 +21,37 @@ set -a
 . "$node_dir/node.env"
 set +a
 
-if [ -n "${NODE_NETNS:-}" ] && [ "$(ip netns identify $$)" != "$NODE_NETNS" ]; then
-  exec ip netns exec "$NODE_NETNS" /bin/sh "$0" "$node_dir" "$program" "$@"
+# epmd outlives every node, so it is started before the node, outside whatever the node runs in: outside its
+# envelope (it would keep the node's cgroup busy after the node is gone) and outside any mount namespace (a copy of
+# the mounts would hold the node's volumes: `ip netns exec` and the chroot make one). On the private network it runs
+# in the node's network namespace only (nsenter --net: the host's mounts), one epmd per node; on the loopback one
+# epmd serves every node of the machine. The host's own epmd when there is one, so that none runs from the cached
+# 4.0 root (removing or rebuilding the root would take the registrations of every node with it).
+start_epmd() {
+  if command -v epmd >/dev/null; then set -- epmd -daemon; else set -- chroot "${RMQ_ROOT:-}" /usr/bin/epmd -daemon; fi
+  if [ -n "${NODE_NETNS:-}" ]; then nsenter --net="/run/netns/$NODE_NETNS" "$@"; else "$@"; fi
+}
+
+# Before any program of a namespaced node, the CLI too: a joiner's `rabbitmqctl wait` runs before its server, and an
+# Erlang CLI finding no epmd starts one itself, inside its own mount namespace.
+if [ -z "${RUNTIME_NODE_PREPARED:-}" ]; then
+  if [ -n "${NODE_NETNS:-}" ] || { [ "$program" = rabbitmq-server ] && { [ -n "${ENVELOPE_PROCS:-}" ] ||
+    [ "${RMQ_RUNTIME:-host}" = chroot ]; }; }; then
+    start_epmd
+  fi
 fi
 
-if [ "$program" = rabbitmq-server ] && [ -n "${ENVELOPE_PROCS:-}" ]; then
-  # epmd is shared by every node of this runtime and outlives each: the first node to boot would start it inside
-  # its own envelope (and keep that cgroup busy after the node is gone), so it is started outside first.
-  case ${RMQ_RUNTIME:-host} in
-  host) epmd -daemon ;;
-  esac
-  # Before the chroot: the cgroup files are the host's (the root has no /sys), and the pid is the same after it.
+if [ "$program" = rabbitmq-server ] && [ -n "${ENVELOPE_PROCS:-}" ] && [ -z "${RUNTIME_NODE_PREPARED:-}" ]; then
+  # Before the chroot and before the namespace: the cgroup files are the host's (the root has no /sys, and `ip netns
+  # exec` mounts the namespace's own sysfs over /sys), and the pid is the same after both.
   for procs in $ENVELOPE_PROCS; do
     echo $$ >"$procs" || { echo "runtime.sh: cannot enter $procs" >&2; exit 2; }
   done
+fi
+export RUNTIME_NODE_PREPARED=1  # epmd and envelope done: not again after the re-exec below
+
+if [ -n "${NODE_NETNS:-}" ] && [ "$(ip netns identify $$)" != "$NODE_NETNS" ]; then
+  exec ip netns exec "$NODE_NETNS" /bin/sh "$0" "$node_dir" "$program" "$@"
 fi
 
 case ${RMQ_RUNTIME:-host} in
@@ -49,13 +66,6 @@ chroot)
   # stop, a SIGKILL or a crash alike; nothing is left for destroy to unmount and no other cluster sees them.
   cluster_dir=$(dirname "$HOME")
   mkdir -p "$root$cluster_dir"
-  # epmd outlives every node: started inside the namespace it would keep the namespace's mounts alive, so it is
-  # started outside it, on the default port the host runtime uses too (nodes of both runtimes register with the
-  # one that runs; node names differ by port block): the host's own epmd when there is one, so that no epmd runs
-  # from the cached root (removing or rebuilding the root would take the registrations of every node with it).
-  if [ "$program" = rabbitmq-server ]; then
-    if command -v epmd >/dev/null; then epmd -daemon; else chroot "$root" /usr/bin/epmd -daemon; fi
-  fi
   # The new namespace starts with a copy of every mount of the host, other clusters' envelope volumes too; a copy
   # would keep such a volume's loop device open after its own cluster unmounted it (propagation is private), until
   # this node stops. So every loop-backed mount outside this cluster and the root is dropped from the copy first.
