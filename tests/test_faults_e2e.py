@@ -91,6 +91,9 @@ def fault_events(frames) -> pd.DataFrame:
     return ev[ev["kind"].str.startswith("fault_")].sort_values("second").reset_index(drop=True)
 
 
+# A recovery is a rate held for 5 s after the kill: beside another worker's cluster test on a slow host (calibration
+# 1.08) the confirmed rate swung 656-1278 msg/s for 12 s and never held, so nothing runs beside it.
+@pytest.mark.alone
 def test_quorum_node_kill_loses_no_confirmed_message_and_recovers(cluster_file, tmp_path):
     frames = run_scenario(cluster_file, tmp_path, "kill")
     faults = fault_events(frames)
