@@ -1,10 +1,11 @@
-"""Management-API helpers for the fault tests (the clusters come from tests/fixtures/cluster.py)."""
+"""Management-API helpers for the fault tests (the clusters come from tests/fixtures/cluster.py), and their wait."""
 
 from __future__ import annotations
 
 import base64
 import contextlib
 import json
+import time
 import urllib.request
 from urllib.parse import quote
 
@@ -35,3 +36,13 @@ def declare_quorum_queue(cluster: ClusterInfo, name: str, leader_node: int = 1) 
 def delete_queue(cluster: ClusterInfo, name: str) -> None:
     with contextlib.suppress(Exception):
         mgmt(cluster, f"/api/queues/{quote(cluster.vhost, safe='')}/{quote(name, safe='')}", "DELETE")
+
+
+def wait_for(predicate, timeout_s: float, what: str):
+    """The predicate's first truthy value, polled every 0.5 s; AssertionError naming `what` after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if value := predicate():
+            return value
+        time.sleep(0.5)
+    raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")

@@ -18,7 +18,7 @@ from loadgen.faults.local import LocalFaultExecutor, pid_alive, read_pid
 from loadgen.faults.probe import ManagementProbe
 from loadgen.nemesis import FaultInjector
 from sizing.planning.timeline import FaultEvent
-from tests.faults_support import FAULTS_SLOT, declare_quorum_queue, delete_queue, mgmt
+from tests.faults_support import FAULTS_SLOT, declare_quorum_queue, delete_queue, mgmt, wait_for
 
 pytestmark = pytest.mark.cluster
 
@@ -43,16 +43,6 @@ def executor(cluster):
 
 def running_nodes(cluster, via: int) -> set[str]:
     return {n["name"] for n in mgmt(cluster, "/api/nodes", node=via) if n.get("running")}
-
-
-def wait_for(predicate, timeout_s: float, what: str):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.5)
-    raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
 
 
 def event(kind, node=2, at=0.0, heal=1.0, target="node", queue=None):

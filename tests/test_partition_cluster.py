@@ -26,7 +26,7 @@ from adapters import netns
 from loadgen.faults.local import LocalFaultExecutor
 from sizing.planning.timeline import FaultEvent
 from sizing.resources.cluster import ClusterInfo
-from tests.faults_support import declare_quorum_queue, delete_queue, mgmt
+from tests.faults_support import declare_quorum_queue, delete_queue, mgmt, wait_for
 
 pytestmark = [pytest.mark.cluster, pytest.mark.skipif(netns.available() is not None,
                                                       reason=str(netns.available()))]
@@ -42,15 +42,6 @@ LOSS_PERCENT = 20
 def cluster(local_cluster_factory, request) -> ClusterInfo:
     return local_cluster_factory(slot=SLOTS[request.param], nodes=3, broker_config=BROKER_CONFIG,
                                  rabbitmq_version=request.param, network=True).cluster
-
-
-def wait_for(predicate, timeout_s: float, what: str):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if value := predicate():
-            return value
-        time.sleep(0.5)
-    raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
 
 
 def running(cluster: ClusterInfo, via: int) -> set[int]:
