@@ -32,26 +32,26 @@ start_epmd() {
   if [ -n "${NODE_NETNS:-}" ]; then nsenter --net="/run/netns/$NODE_NETNS" "$@"; else "$@"; fi
 }
 
-# Before any program of a namespaced node, the CLI too: a joiner's `rabbitmqctl wait` runs before its server, and an
-# Erlang CLI finding no epmd starts one itself, inside its own mount namespace.
+# What is done once per program, before the node's namespace is entered (the re-exec below runs this script again
+# inside it, marked by RUNTIME_NODE_PREPARED):
+# - epmd, before any program of a namespaced node, the CLI too: a joiner's `rabbitmqctl wait` runs before its server,
+#   and an Erlang CLI finding no epmd starts one itself, inside its own mount namespace;
+# - the envelope: before the chroot and before the namespace, the cgroup files are the host's (the root has no /sys,
+#   and `ip netns exec` mounts the namespace's own sysfs over /sys), and the pid is the same after both.
 if [ -z "${RUNTIME_NODE_PREPARED:-}" ]; then
+  export RUNTIME_NODE_PREPARED=1
   if [ -n "${NODE_NETNS:-}" ] || { [ "$program" = rabbitmq-server ] && { [ -n "${ENVELOPE_PROCS:-}" ] ||
     [ "${RMQ_RUNTIME:-host}" = chroot ]; }; }; then
     start_epmd
   fi
-fi
-
-if [ "$program" = rabbitmq-server ] && [ -n "${ENVELOPE_PROCS:-}" ] && [ -z "${RUNTIME_NODE_PREPARED:-}" ]; then
-  # Before the chroot and before the namespace: the cgroup files are the host's (the root has no /sys, and `ip netns
-  # exec` mounts the namespace's own sysfs over /sys), and the pid is the same after both.
-  for procs in $ENVELOPE_PROCS; do
-    echo $$ >"$procs" || { echo "runtime.sh: cannot enter $procs" >&2; exit 2; }
-  done
-fi
-export RUNTIME_NODE_PREPARED=1  # epmd and envelope done: not again after the re-exec below
-
-if [ -n "${NODE_NETNS:-}" ] && [ "$(ip netns identify $$)" != "$NODE_NETNS" ]; then
-  exec ip netns exec "$NODE_NETNS" /bin/sh "$0" "$node_dir" "$program" "$@"
+  if [ "$program" = rabbitmq-server ] && [ -n "${ENVELOPE_PROCS:-}" ]; then
+    for procs in $ENVELOPE_PROCS; do
+      echo $$ >"$procs" || { echo "runtime.sh: cannot enter $procs" >&2; exit 2; }
+    done
+  fi
+  if [ -n "${NODE_NETNS:-}" ]; then
+    exec ip netns exec "$NODE_NETNS" /bin/sh "$0" "$node_dir" "$program" "$@"
+  fi
 fi
 
 case ${RMQ_RUNTIME:-host} in
