@@ -35,7 +35,10 @@ the I/O. What each column means on each target, and why:
   connections), inter-node from erlang_vm_dist_{recv,send}_bytes per peer node (Erlang distribution, CLI
   tools excluded); net = client + inter-node. Not erlang_vm_statistics_bytes_*: on 3.10 every /metrics scrape
   adds ~86 KB to both of them (measured on an idle node), so the sampler would measure itself. Per-port socket
-  accounting is not needed. AWS adds the NIC's totals from node-exporter, less the sampler's own scrapes.
+  accounting is not needed. AWS adds the NIC's totals from node-exporter, less the sampler's own scrapes; so does a
+  local node with a namespace of its own (`network: namespaces`): its link's kernel counters (adapters/netns.py
+  counters, the bridge-side end's /sys/class/net statistics turned round), every byte the node's link carried
+  (Ethernet frames: headers included, as the tbf envelope counts them), less the sampler's own scrapes.
 - Quorum queues: deltas of rabbitmq_raft_log_last_written_index (entries written to the WAL) and
   rabbitmq_raft_log_snapshot_index (entries released by snapshots), summed over the node's members.
 """
@@ -52,6 +55,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from adapters import netns
 from adapters.envelope import CgroupCpu, detect_cgroups, parse_cgroup_cpu, read_record
 from sizing.contract.records import CPU_SOURCE_CGROUP, CPU_SOURCE_TICKS
 from sizing.resources.cluster import NodeInfo
@@ -322,10 +326,12 @@ def parse_block_stat(text: str) -> tuple[float, float]:
 
 def local_snapshot(t: float, pid_stat: str, pid_io: str, machine_stat: str, metrics: Metrics | None,
                    pid: int, uptime: str | None = None, cpu_quota_cores: float | None = None,
-                   volume_stats: Mapping[str, str] | None = None, cgroup_cpu: CgroupCpu | None = None) -> Snapshot:
+                   volume_stats: Mapping[str, str] | None = None, cgroup_cpu: CgroupCpu | None = None,
+                   link: netns.LinkCounters | None = None) -> Snapshot:
     """A local node: its VM's /proc files, the machine's /proc/stat and /proc/uptime, and the node's Prometheus
     metrics (None: its endpoint did not answer, so its figures are unknown and the others stand); on the scale
-    model, its CPU quota, each volume's block-device stat by role and its cgroup's CPU counter."""
+    model, its CPU quota, each volume's block-device stat by role and its cgroup's CPU counter; in a namespace of its
+    own, its link's counters (the NIC's figures, as on AWS)."""
     stat, io = parse_proc_pid_stat(pid_stat), parse_proc_pid_io(pid_io)
     machine = parse_proc_stat(machine_stat, uptime)
     if metrics is None:
@@ -348,6 +354,8 @@ def local_snapshot(t: float, pid_stat: str, pid_io: str, machine_stat: str, metr
             counters[f"{role}_write_ops"], counters[f"{role}_write_bytes"] = ops, written
         counters["disk_write_ops"] = sum(ops for ops, _ in devices.values())
         counters["disk_write_bytes"] = sum(written for _, written in devices.values())
+    if link is not None:
+        counters["nic_in_bytes"], counters["nic_out_bytes"] = float(link.rx_bytes), float(link.tx_bytes)
     gauges = {**gauges, "mem_rss_bytes": float(stat.rss_pages * PAGE_SIZE), "machine_cores": float(machine.cores)}
     return Snapshot(t=t, identity=f"{pid}:{stat.start_ticks}", cores=machine.cores,
                     shared_cores=cpu_quota_cores is None, cpu_quota_cores=cpu_quota_cores,
@@ -509,16 +517,26 @@ def node_envelope_counters(node_dir: Path) -> EnvelopeCounters:
 
 
 class LocalNodeReader:
-    """Reads a local node: its pid file, /proc/<pid>/{stat,io}, /proc/stat and http://host:<prometheus>/metrics."""
+    """Reads a local node: its pid file, /proc/<pid>/{stat,io}, /proc/stat and http://host:<prometheus>/metrics; and
+    its link's counters when it has a namespace of its own (`network_slot`, its cluster's: ClusterNetwork.slot)."""
 
     target = "local"
 
-    def __init__(self, node: NodeInfo, timeout_s: float, proc: str = "/proc") -> None:
+    def __init__(self, node: NodeInfo, timeout_s: float, proc: str = "/proc", network_slot: int | None = None) -> None:
         if not node.pid_file or not node.prometheus_port:
             raise ValueError(f"node {node.name}: a local node needs pid_file and prometheus_port")
         self.node, self.timeout_s, self.proc = node, timeout_s, proc
         self.url = f"http://{node.host}:{node.prometheus_port}/metrics"
         self.envelope = node_envelope_counters(Path(node.pid_file).parent)
+        self.link = netns.NodeNet(network_slot, node.number) if network_slot else None
+
+    def _link_counters(self) -> netns.LinkCounters | None:
+        """The link's counters now; None without a link or when they cannot be read (its figures unknown this
+        second, the others stand)."""
+        try:
+            return netns.counters(self.link) if self.link is not None else None
+        except (OSError, ValueError):
+            return None
 
     def read(self, now: Callable[[], float] = time.monotonic) -> Snapshot:
         # The operating system's counters first, and the time with them: they need nothing from the node. Its own
@@ -536,6 +554,7 @@ class LocalNodeReader:
             volume_stats = {role: Path(path).read_text() for role, path in self.envelope.volume_stat_files.items()}
         except (OSError, ValueError) as err:
             raise NodeUnavailable(f"{self.node.name}: {err}") from err
+        link = self._link_counters()
         cgroup_cpu = self.envelope.read_cgroup_cpu()  # last of the OS's counters, nearest the time taken with them
         t = now()
         try:
@@ -544,10 +563,13 @@ class LocalNodeReader:
             scrape = None
         metrics = parse_prometheus(scrape.text) if scrape is not None else None
         snapshot = local_snapshot(t, pid_stat, pid_io, machine, metrics, pid, uptime, self.envelope.cpu_quota_cores,
-                                  volume_stats, cgroup_cpu)
+                                  volume_stats, cgroup_cpu, link)
         if scrape is None:
             return snapshot
-        return replace(snapshot, own_bytes_in=scrape.bytes_to_node, own_bytes_out=scrape.bytes_from_node)
+        own_link = link is not None  # the scrape crossed the node's link too
+        return replace(snapshot, own_bytes_in=scrape.bytes_to_node, own_bytes_out=scrape.bytes_from_node,
+                       own_nic_bytes_in=scrape.bytes_to_node if own_link else 0,
+                       own_nic_bytes_out=scrape.bytes_from_node if own_link else 0)
 
 
 class AwsNodeReader:
@@ -586,7 +608,11 @@ class ExistingNodeReader:
         return replace(snapshot, own_bytes_in=rabbit.bytes_to_node, own_bytes_out=rabbit.bytes_from_node)
 
 
-def reader_for(target: str, node: NodeInfo, timeout_s: float) -> LocalNodeReader | AwsNodeReader | ExistingNodeReader:
+def reader_for(target: str, node: NodeInfo, timeout_s: float,
+               network_slot: int | None = None) -> LocalNodeReader | AwsNodeReader | ExistingNodeReader:
+    """The reader of a node on `target`; a local node in a namespace of its own reads its link too (`network_slot`)."""
     if target == "existing":
         return ExistingNodeReader(node, timeout_s)
-    return LocalNodeReader(node, timeout_s) if target == "local" else AwsNodeReader(node, timeout_s)
+    if target == "local":
+        return LocalNodeReader(node, timeout_s, network_slot=network_slot)
+    return AwsNodeReader(node, timeout_s)

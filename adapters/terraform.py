@@ -222,10 +222,12 @@ def network_slot(port_slot: int) -> int:
 
 def trial_stack_variables(plan: ConfigPlan, request: ClusterRequest, work_dir: Path | str,
                           rootfs: Path | str | None = None) -> dict[str, Any]:
-    """local_stack_variables of a campaign's trial: its request's broker config, envelopes and network."""
+    """local_stack_variables of a campaign's trial: its request's broker config, envelopes and network (each node's
+    link limited to its envelope's, where the scale model gives it one)."""
     slot = network_slot(plan.slot) if request.network == NAMESPACES else 0
+    mbit = request.envelopes.node.network_mbit if slot and request.envelopes is not None else None
     return local_stack_variables(plan, request.broker_config, work_dir, envelopes=request.envelopes, rootfs=rootfs,
-                                 network_slot=slot)
+                                 network_slot=slot, network_mbit=mbit)
 
 
 def aws_stack_variables(plan: ConfigPlan, request: ClusterRequest, region: str = "us-east-1",

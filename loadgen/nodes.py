@@ -85,8 +85,9 @@ class NodeSampler(threading.Thread):
         self.cluster, self.emit, self.interval_s, self.now = cluster, emit, interval_s, now
         self.scenario_start, self.start_epoch = scenario_start, start_epoch
         self._stop_event = threading.Event()
-        self.readers = readers or {n.name: reader_for(cluster.target, n, timeout_s=0.9 * interval_s)
-                                   for n in cluster.nodes}
+        slot = cluster.network.slot if cluster.network is not None else None
+        self.readers = readers or {n.name: reader_for(cluster.target, n, timeout_s=0.9 * interval_s,
+                                                      network_slot=slot) for n in cluster.nodes}
         self.threads = [threading.Thread(target=self._sample, args=(node,), name=f"node-sampler-{node.number}",
                                          daemon=True) for node in cluster.nodes]
         self.failures = 0

@@ -42,6 +42,7 @@ from sizing.resources.scalemodel import (
     min_memory_mib_per_gib,
     node_envelope,
     peak_demand,
+    scaled_limits,
     watermark_relative,
 )
 
@@ -136,7 +137,8 @@ def test_every_measurement_names_what_it_was_measured_on():
     assert measured_on(DEFAULT_FACTORS, "local") == (
         "local scale model (the default model): 1 vCPU = 0.025 reference cores (uncalibrated host), 1 GiB RAM = "
         "168 MiB + the broker's "
-        "idle footprint, volume IOPS and MiB/s / 10; load generator 1 cores")
+        "idle footprint, volume IOPS and MiB/s / 10, 1 Gbps = 25 Mbit/s where each node has a link; load generator "
+        "1 cores")
     calibrated = replace(DEFAULT_FACTORS, host_speed=2.0)
     assert "1 vCPU = 0.025 reference cores (host calibration: 1 core here = 2.00 reference cores)" in measured_on(
         calibrated, "local")
@@ -372,3 +374,26 @@ def test_a_node_runs_one_scheduler_per_whole_core_it_may_use(cores, schedulers):
     from sizing.resources.scalemodel import schedulers_for
 
     assert schedulers_for(cores) == schedulers
+
+
+def test_a_nodes_link_follows_its_cpu_unless_the_campaign_sets_it():
+    """Issue 46's bandwidth envelope: the catalog's baseline Gbps x 1000 x cpu_cores_per_vcpu Mbit/s each way (a
+    vCPU's share of a core goes with its share of the link), only where each node has a link of its own."""
+    from sizing.resources.catalog import load_catalog
+
+    catalog = load_catalog("aws-us-east-1-2020")
+    volumes = [RoleVolume("data", Volume("gp2"))]
+    linked = node_envelope(catalog, "c5.2xlarge", volumes, DEFAULT_FACTORS, own_link=True)
+    assert linked.network_mbit == pytest.approx(2.5 * 1000 * 0.025)  # 62.5 Mbit/s
+    assert scaled_limits(linked).network_mbit_s == pytest.approx(62.5)
+    fitted = replace(DEFAULT_FACTORS, cpu_cores_per_vcpu=0.01)
+    assert node_envelope(catalog, "c5.9xlarge", volumes, fitted, own_link=True).network_mbit == pytest.approx(100)
+    own = replace(DEFAULT_FACTORS, network_mbit_per_gbps=4.0)
+    assert node_envelope(catalog, "c5.9xlarge", volumes, own, own_link=True).network_mbit == pytest.approx(40)
+    faster_host = replace(DEFAULT_FACTORS, host_speed=2.0)  # a byte is a byte on any host
+    assert node_envelope(catalog, "c5.2xlarge", volumes, faster_host, own_link=True).network_mbit == linked.network_mbit
+    loopback = node_envelope(catalog, "c5.2xlarge", volumes, DEFAULT_FACTORS)
+    assert loopback.network_mbit is None and scaled_limits(loopback).network_mbit_s is None
+    assert ScaleFactors.from_dict(own.to_dict()) == own and ScaleFactors.from_dict(DEFAULT_FACTORS.to_dict()) == \
+        DEFAULT_FACTORS
+    assert NodeEnvelope.from_dict(linked.to_dict()) == linked

@@ -24,9 +24,11 @@ from adapters.terraform import (
     destroy_command,
     init_command,
     local_stack_variables,
+    network_slot,
     output_command,
     prepare_local_root,
     run,
+    trial_stack_variables,
     workspace,
 )
 from sizing.campaign import load_campaign, parse_campaign
@@ -112,6 +114,22 @@ def test_local_stack_variables_carry_the_envelopes_under_a_cgroup_of_the_state_r
     assert ClusterEnvelopes.from_dict(sent) == replace(envelopes, cgroup=sent["cgroup"])
     off = parse_campaign({**quick.raw, "scale_model": "off"}, catalog=quick.catalog)
     assert config_request(off, three).envelopes is None
+
+
+def test_a_trials_nodes_get_links_of_their_envelopes_bandwidth_only_with_a_namespace_each(quick, tmp_path):
+    """Issue 46: `network: namespaces` on the scale model: each node's link held to its envelope's bandwidth (the
+    catalog's 2.5 Gbps for c5.2xlarge, scaled: 62.5 Mbit/s); on the loopback no slot and no link; with namespaces and
+    no scale model, a namespace each and no envelope."""
+    three = plan_configs(quick)[1]
+    work_dir = tmp_path / "state" / "local-quick" / three.cluster_key / "work"
+    namespaced = parse_campaign({**quick.raw, "network": "namespaces"}, catalog=quick.catalog)
+    linked = trial_stack_variables(three, config_request(namespaced, three), work_dir)
+    assert linked["network_slot"] == network_slot(three.slot) and linked["network_mbit"] == pytest.approx(62.5)
+    loopback = trial_stack_variables(three, config_request(quick, three), work_dir)
+    assert (loopback["network_slot"], loopback["network_mbit"]) == (0, None)
+    unscaled = parse_campaign({**quick.raw, "network": "namespaces", "scale_model": "off"}, catalog=quick.catalog)
+    bare = trial_stack_variables(three, config_request(unscaled, three), work_dir)
+    assert bare["network_slot"] == network_slot(three.slot) and bare["network_mbit"] is None
 
 
 def _no_root_build(monkeypatch: pytest.MonkeyPatch) -> None:

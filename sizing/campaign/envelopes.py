@@ -10,18 +10,19 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
-from sizing.campaign.model import Campaign, ClusterShape
+from sizing.campaign.model import NAMESPACES, Campaign, ClusterShape
 from sizing.resources.catalog import ResourceLimits, resource_limits
 from sizing.resources.scalemodel import ClusterEnvelopes, Demand, cluster_envelopes, peak_demand, scaled_limits
 
 
 def config_envelopes(campaign: Campaign, shape: ClusterShape) -> ClusterEnvelopes | None:
     """One home for "does this config run in envelopes": its nodes' and load generator's envelopes on the local
-    target under a scale model; None when scale_model is off or the target is not local (nodes run as they are)."""
+    target under a scale model; None when scale_model is off or the target is not local (nodes run as they are). Its
+    nodes' links have an envelope where each node has a namespace of its own (`network: namespaces`)."""
     if campaign.deployment != "local" or campaign.scale_model is None or campaign.catalog is None:
         return None
     return cluster_envelopes(campaign.catalog, shape.instance_type, shape.volumes, campaign.scale_model,
-                             shape.rabbitmq_version, campaign.broker_config)
+                             shape.rabbitmq_version, campaign.broker_config, own_link=campaign.network == NAMESPACES)
 
 
 def with_host_speed(campaign: Campaign, speed: float) -> Campaign:

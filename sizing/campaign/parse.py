@@ -746,8 +746,8 @@ def _parse_scale_model(root: Fields, deployment: str | None, catalog: Catalog | 
                                     why=floor[1])
     given = [name for name in MODEL_FACTORS if f.has(name)]
     f.done()
-    if any(v is None for v in values.values()):
-        return None
+    if any(v is None and getattr(DEFAULT_FACTORS, name) is not None for name, v in values.items()):
+        return None  # refused (a factor whose default is None, the link's, is refused through `f` if given wrong)
     factors = _fitted(ScaleFactors(**values), given, catalog, clusters, broker_config, parallelism, repeats)
     return _envelopes_hold_a_node(lambda reason: f.fail("", reason), factors, catalog, clusters, broker_config)
 

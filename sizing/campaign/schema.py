@@ -213,14 +213,17 @@ MEANINGS: dict[str, str] = {
     "existing.nodes[].stop_cmd": "local clusters: argv that stops the node",
     "existing.nodes[].ctl_cmd": "local clusters: argv of rabbitmqctl for the node",
     "scale_model": "local target: `off`, or factors from cloud to local resources (others keep their defaults)",
-    "network": "local target: `loopback` (every node on 127.0.0.1) or `namespaces` (each node in a network namespace "
-               "of its own on a private bridge, root only, adapters/netns.py; for `partition` and `network_loss`)",
     "scale_model.cpu_cores_per_vcpu": "local cores per cloud vCPU",
     "scale_model.memory_mib_per_gib": "local MiB per cloud GiB of RAM",
     "scale_model.disk_divisor": "volume IOPS and MiB/s, and the instance's EBS ceiling, divided by this",
     "scale_model.volume_mib_per_gib": "volume image size per cloud GiB",
     "scale_model.generator_cores": "the load generator's CPU envelope, cores",
     "scale_model.generator_memory_mib": "the load generator's memory envelope, MiB",
+    "scale_model.network_mbit_per_gbps": "each node's link, Mbit/s each way per cloud Gbps of its instance, with "
+                                         "`network: namespaces` (default: 1000 x cpu_cores_per_vcpu)",
+    "network": "local target: `loopback` (every node on 127.0.0.1) or `namespaces` (each node in a network namespace "
+               "of its own on a private bridge, root only, adapters/netns.py; for `partition` and `network_loss`, "
+               "and each node's link held to its instance's scaled bandwidth on the scale model)",
 }
 
 

@@ -80,6 +80,11 @@ class ScaleFactors:
     volume_mib_per_gib: float = 4.0  # image size per cloud GiB (clamped to MIN_IMAGE_MIB..MAX_IMAGE_MIB)
     generator_cores: float = 1.0  # the load generator's own CPU envelope (all its worker processes together)
     generator_memory_mib: float = 2048.0
+    # Local Mbit/s of a node's link, each way, per cloud Gbps of its instance's baseline bandwidth (issue 46), set where
+    # each node has a link of its own (`network: namespaces`). None: follows the CPU, 1000 x cpu_cores_per_vcpu, so
+    # that a node's bandwidth shrinks as its broker work does (0.025: c5.2xlarge's 2.5 Gbps -> 62.5 Mbit/s) and a
+    # message costs the same share of each. Not divided by the host's speed: a byte on a link is a byte on any host.
+    network_mbit_per_gbps: float | None = None
     # Not a campaign's to set: this host's calibration (sizing.resources.calibration), a core here in reference cores,
     # applied at admission (adapters.calibration). `cpu_cores_per_vcpu` is in reference cores; a node gets that /
     # host_speed of this host's cores, so that a scaled vCPU does the same broker work on any host. 1.0: uncalibrated.
@@ -93,20 +98,28 @@ class ScaleFactors:
                 f"host calibration: 1 core here = {self.host_speed:.2f} reference cores")
         return (f"scale model ({MODEL_RULES.get(self.rule, self.rule)}): 1 vCPU = {self.cpu_cores_per_vcpu:g} "
                 f"reference cores ({host}), 1 GiB RAM = {self.memory_mib_per_gib:g} MiB + the broker's idle "
-                f"footprint, volume IOPS and MiB/s / {self.disk_divisor:g}; load generator "
-                f"{self.generator_cores:g} cores")
+                f"footprint, volume IOPS and MiB/s / {self.disk_divisor:g}, 1 Gbps = {self.link_mbit(1.0):g} "
+                f"Mbit/s where each node has a link; load generator {self.generator_cores:g} cores")
 
     def node_cores(self, vcpus: float) -> float:
         """This host's cores for a node of `vcpus` cloud vCPUs."""
         return vcpus * self.cpu_cores_per_vcpu / self.host_speed
+
+    def link_mbit(self, gbps: float) -> float:
+        """A node's link, Mbit/s each way, for an instance of `gbps` cloud bandwidth (network_mbit_per_gbps)."""
+        per_gbps = self.network_mbit_per_gbps
+        return gbps * (1000 * self.cpu_cores_per_vcpu if per_gbps is None else per_gbps)
 
     def to_dict(self) -> dict[str, float]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ScaleFactors:
-        return cls(**{f.name: str(data[f.name]) if f.name == "rule" else float(data[f.name])
-                      for f in fields(cls) if f.name in data})
+        def value(name: str) -> Any:
+            raw = data[name]
+            return str(raw) if name == "rule" else None if raw is None else float(raw)
+
+        return cls(**{f.name: value(f.name) for f in fields(cls) if f.name in data})
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:
@@ -188,6 +201,9 @@ class NodeEnvelope:
     # Erlang schedulers online (+S, schedulers_for): None, the VM's default, one per core of this host (a record from
     # before the rule).
     schedulers: int | None = None
+    # The node's link, Mbit/s each way (ScaleFactors.link_mbit), where it has one of its own (a namespace per node);
+    # None: every node on the loopback, no network envelope, so no network limit either.
+    network_mbit: float | None = None
 
     @property
     def erl_args(self) -> str:
@@ -313,7 +329,8 @@ def watermark_relative(broker_config: Mapping[str, Any], version: str | None = N
 
 
 def node_envelope(catalog: Catalog, instance_type: str, volumes: Iterable[RoleVolume], factors: ScaleFactors,
-                  version: str | None = None, broker_config: Mapping[str, Any] | None = None) -> NodeEnvelope:
+                  version: str | None = None, broker_config: Mapping[str, Any] | None = None,
+                  own_link: bool = False) -> NodeEnvelope:
     """The envelope of every node of a config (instance type and disk layout, data volume first) running RabbitMQ
     `version` (None: the target's own) under the campaign's `broker_config` (its watermark: watermark_relative).
 
@@ -324,7 +341,10 @@ def node_envelope(catalog: Catalog, instance_type: str, volumes: Iterable[RoleVo
     because the watermark stays relative: a campaign's own `.relative`, and a fault's restore of the configured
     relative watermark (`set_vm_memory_high_watermark`, loadgen/faults), land on the same rule, through the one key
     the scale model already owns (MEMORY_OVERRIDE). The broker's total is above the cgroup's limit; its watermark
-    (below 1 x the total) stays within the limit."""
+    (below 1 x the total) stays within the limit.
+
+    Network, where each node has a link of its own (`own_link`, a namespace per node): the instance's baseline
+    bandwidth scaled (ScaleFactors.link_mbit); an instance the catalog gives no bandwidth gets no envelope."""
     instance = catalog.instances[instance_type]
     share = factors.node_cores(instance.vcpus)
     cores = max(MIN_CORES, share)
@@ -340,7 +360,8 @@ def node_envelope(catalog: Catalog, instance_type: str, volumes: Iterable[RoleVo
         ebs_iops=ebs_iops, ebs_bps=ebs_bps,
         broker_memory_bytes=math.floor(scaled + idle / (watermark or default_watermark(version))),
         idle_bytes=math.floor(idle),
-        watermark_relative=watermark, cpu_share=share, schedulers=schedulers_for(cores))
+        watermark_relative=watermark, cpu_share=share, schedulers=schedulers_for(cores),
+        network_mbit=factors.link_mbit(instance.network_gbps) if own_link and instance.network_gbps else None)
 
 
 def schedulers_for(cores: float) -> int:
@@ -365,9 +386,10 @@ def generator_envelope(factors: ScaleFactors) -> GeneratorEnvelope:
 
 
 def cluster_envelopes(catalog: Catalog, instance_type: str, volumes: Iterable[RoleVolume], factors: ScaleFactors,
-                      version: str | None = None, broker_config: Mapping[str, Any] | None = None) -> ClusterEnvelopes:
-    return ClusterEnvelopes(factors, node_envelope(catalog, instance_type, volumes, factors, version, broker_config),
-                            generator_envelope(factors))
+                      version: str | None = None, broker_config: Mapping[str, Any] | None = None,
+                      own_link: bool = False) -> ClusterEnvelopes:
+    return ClusterEnvelopes(factors, node_envelope(catalog, instance_type, volumes, factors, version, broker_config,
+                                                   own_link), generator_envelope(factors))
 
 
 
@@ -376,12 +398,14 @@ def cluster_envelopes(catalog: Catalog, instance_type: str, volumes: Iterable[Ro
 
 def scaled_limits(envelope: NodeEnvelope) -> ResourceLimits:
     """The bottleneck rule's limits of a node in its envelope: each volume's throttles and the scaled EBS ceiling
-    (10^6 bytes/s, as the analysis reports throughput). No network envelope exists locally: unknown, so never near."""
+    (10^6 bytes/s, as the analysis reports throughput), and its link's envelope where it has one (none on the
+    loopback: unknown, so never near)."""
     roles = {v.role: VolumeLimits(float(v.iops) if v.iops is not None else None,
                                   v.bps / 1e6 if v.bps is not None else None) for v in envelope.volumes}
     data = roles.get("data", VolumeLimits(None, None))
-    return ResourceLimits(network_mbit_s=None, volume_iops=data.iops, volume_mb_s=data.mb_s, roles=roles,
-                          ebs_iops=envelope.ebs_iops, ebs_mb_s=envelope.ebs_bps / 1e6 if envelope.ebs_bps else None)
+    return ResourceLimits(network_mbit_s=envelope.network_mbit, volume_iops=data.iops, volume_mb_s=data.mb_s,
+                          roles=roles, ebs_iops=envelope.ebs_iops,
+                          ebs_mb_s=envelope.ebs_bps / 1e6 if envelope.ebs_bps else None)
 
 
 
