@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.lanes import lane_of, machine_held
+from tests.fixtures.lanes import lane_of, machine_held, phase_lane
 
 WAIT_S = 0.3  # long enough for a thread that could take the lock to have taken it
 
@@ -72,3 +72,11 @@ class Item:
     (("cluster", "alone"), fcntl.LOCK_EX), (("alone",), fcntl.LOCK_EX), (("cluster",), fcntl.LOCK_SH), ((), None)])
 def test_alone_tests_take_the_machine_and_cluster_tests_share_it(markers, mode):
     assert lane_of(Item(*markers)) == mode
+
+
+@pytest.mark.parametrize(("markers", "phases"), [
+    (("cluster", "alone"), (fcntl.LOCK_SH, fcntl.LOCK_EX, fcntl.LOCK_SH)),
+    (("cluster",), (fcntl.LOCK_SH,) * 3), ((), (None,) * 3)])
+def test_an_alone_test_is_alone_only_while_it_measures(markers, phases):
+    """Its set-up and tear-down (building and destroying its cluster) share the machine; its call does not."""
+    assert tuple(phase_lane(Item(*markers), phase) for phase in ("setup", "call", "teardown")) == phases
