@@ -17,11 +17,12 @@ EXCLUSIVE, SHARED = fcntl.LOCK_EX, fcntl.LOCK_SH
 
 
 @contextmanager
-def held(path: Path | str, mode: int = EXCLUSIVE) -> Iterator[None]:
-    """Hold `path`'s lock (created if missing, world-writable so that any user's run can take it) for the block."""
+def held(path: Path | str, mode: int = EXCLUSIVE) -> Iterator[int]:
+    """Hold `path`'s lock (created if missing, world-writable so that any user's run can take it) for the block; the
+    block gets the lock's file descriptor (flock(2) on it converts the lock between modes)."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     try:
         fcntl.flock(fd, mode)
-        yield
+        yield fd
     finally:
         os.close(fd)

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.lanes import lane_of, machine_held, phase_lane
+from tests.fixtures import lanes
+from tests.fixtures.lanes import lane_of, machine_held, phase_lane, sharing
 
 WAIT_S = 0.3  # long enough for a thread that could take the lock to have taken it
 
@@ -61,8 +62,9 @@ def test_an_exclusive_holder_waits_for_the_shared_one_and_keeps_later_ones_out(t
 
 
 class Item:
-    def __init__(self, *markers: str) -> None:
+    def __init__(self, *markers: str, path: str = "") -> None:
         self.markers = set(markers)
+        self.path = Path(path)
 
     def get_closest_marker(self, name: str) -> object | None:
         return name if name in self.markers else None
@@ -80,3 +82,36 @@ def test_alone_tests_take_the_machine_and_cluster_tests_share_it(markers, mode):
 def test_an_alone_test_is_alone_only_while_it_measures(markers, phases):
     """Its set-up and tear-down (building and destroying its cluster) share the machine; its call does not."""
     assert tuple(phase_lane(Item(*markers), phase) for phase in ("setup", "call", "teardown")) == phases
+
+
+def test_an_alone_test_shares_the_machine_while_it_analyses_and_has_it_alone_again_after(tmp_path, monkeypatch):
+    """Known answers on the locks: inside `sharing()` a shared holder gets in; leaving it waits until that holder is
+    done, and then a new shared holder stays out. Outside an alone test's call `sharing()` takes nothing."""
+    with sharing():  # no alone test in its call here: nothing held, nothing to wait for
+        pass
+    log: list[str] = []
+    monkeypatch.setattr(lanes._Alone, "turnstile", tmp_path / "turnstile.lock")
+    with machine_held(fcntl.LOCK_EX, tmp_path / "machine.lock", tmp_path / "turnstile.lock") as fd:
+        monkeypatch.setattr(lanes._Alone, "fd", fd)
+        beside = start(tmp_path, fcntl.LOCK_SH, log, "beside")
+        assert not beside.has_it.is_set()  # the alone test measures: nothing beside it
+        with sharing():
+            assert beside.has_it.wait(5)  # it analyses: the other worker's test runs
+            threading.Timer(WAIT_S, beside.release.set).start()
+            left_at = time.monotonic()
+        assert time.monotonic() - left_at >= WAIT_S * 0.9  # alone again only once the one beside it was done
+        later = start(tmp_path, fcntl.LOCK_SH, log, "later")
+        assert not later.has_it.is_set()
+    assert later.has_it.wait(5)
+    later.release.set()
+    assert log == ["beside", "later"]
+
+
+def test_modules_run_slow_first_then_airflow_then_the_rest_and_alone_last():
+    """Both passes hand modules out in this order (`--no-loadscope-reorder`): a long module starts early, so neither
+    pass ends on one worker's long module; a module keeps its tests together and in their own order."""
+    items = [Item("cluster", "alone", path="m_alone"), Item("cluster", path="m_plain"),
+             Item("airflow", path="m_airflow"), Item("spark", path="m_slow"), Item("spark", "slow", path="m_slow"),
+             Item("cluster", path="m_plain")]
+    lanes.pytest_collection_modifyitems(items)
+    assert [str(item.path) for item in items] == ["m_slow", "m_slow", "m_airflow", "m_plain", "m_plain", "m_alone"]

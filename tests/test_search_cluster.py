@@ -22,6 +22,7 @@ from loadgen.runner import Runner, RunOptions
 from sizing.campaign import load_campaign
 from sizing.contract import raw_layout
 from sizing.criteria.rules import PROBE_MATCH_FRACTION
+from tests.fixtures.lanes import sharing
 
 pytestmark = [pytest.mark.cluster, pytest.mark.alone]  # measures: nothing beside it (tests/fixtures/lanes.py)
 
@@ -34,7 +35,8 @@ def test_the_search_finds_the_consumer_bound_within_5_percent(local_cluster_fact
     workload = campaign.workload
     bound = workload.consumers.count * 1000 / workload.consumers.processing_ms  # 800 msg/s by construction
     spec = campaign.scenarios[0].search
-    cluster = local_cluster_factory(slot=SLOT, nodes=1).cluster
+    with sharing():  # building the cluster measures nothing
+        cluster = local_cluster_factory(slot=SLOT, nodes=1).cluster
     lines: list[str] = []
     runner = Runner(campaign, campaign.clusters[0].config_id, "capacity-search", f"t{int(time.time())}", cluster,
                     options=RunOptions(workers=2, out_dir=tmp_path, upload=False, sample_interval_s=2,

@@ -157,6 +157,7 @@ def test_export_refuses_a_run_that_is_not_complete(tmp_path: Path) -> None:
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_the_seed_conclusion_tests_catch_every_mutation() -> None:
     """scripts/mutation_check_seeds.py: each seed conclusion test fails when the rule it checks is broken, the Spark
     ones too (one JVM per mutation, three at a time: each mostly waits on its JVM). The unmutated tests run in this

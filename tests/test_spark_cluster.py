@@ -60,6 +60,7 @@ def test_the_worker_cannot_import_the_checkout(spark_standalone):
     assert not any(k.startswith("AWS_") or k == "PYTHONPATH" for k in env)
 
 
+@pytest.mark.slow
 def test_local_and_standalone_analyses_write_identical_tables(spark_standalone, s3, tmp_path, monkeypatch, capsys):
     from rabbit_sizing.operators.analysis import AnalysisSubmitOperator
 

@@ -84,6 +84,7 @@ def check_series_against_raw(spark, spec, store) -> None:
                                     == raw_events.sort_values(key)[key].to_numpy().tolist())
 
 
+@pytest.mark.slow
 def test_raw_to_tables_validated_idempotent_and_corruption_fails(spark, s3, tmp_path):
     spec = StoreSpec.from_env()
     assert spec.kind == "s3" and spec.endpoint_url
