@@ -26,9 +26,9 @@ def table() -> str:
     return fidelity.markdown(rows, fidelity.summarise(rows))
 
 
-def cross_host_table() -> str:
+def cross_host_table(second_runs: tuple = fidelity.SECOND_HOST_RUNS) -> str:
     first = load_all(FIXTURES, fidelity.FIRST_HOST_RUNS)
-    second = load_all(FIXTURES, fidelity.SECOND_HOST_RUNS)
+    second = load_all(FIXTURES, second_runs)
     return fidelity.cross_host_markdown(fidelity.cross_host_rows(fidelity.local_figures(first.values()),
                                                                  fidelity.local_figures(second.values())))
 
@@ -36,6 +36,8 @@ def cross_host_table() -> str:
 def main() -> None:
     rewrite_section(BENCHMARKS, fidelity.BENCHMARKS_START, fidelity.BENCHMARKS_END, table())
     rewrite_section(BENCHMARKS, fidelity.CROSS_HOST_START, fidelity.CROSS_HOST_END, cross_host_table())
+    rewrite_section(BENCHMARKS, fidelity.CROSS_CPU_START, fidelity.CROSS_CPU_END,
+                    cross_host_table(fidelity.THIRD_HOST_RUNS))
     print(f"rewrote the generated fidelity and cross-host tables in {BENCHMARKS}")
 
 

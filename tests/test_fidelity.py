@@ -162,15 +162,20 @@ def test_cross_host_rows_pair_each_config_and_judge_the_ten_percent_rule():
     assert "2 configs; 1 within 10% of each other; median |second / first - 1| 38%." in text
 
 
-def test_benchmarks_cross_host_table_is_generated_from_the_committed_fixtures():
-    """The second host's runs (SECOND_HOST_RUNS) against the first's (FIRST_HOST_RUNS), from the repository."""
+@pytest.mark.parametrize(("second_runs", "start", "end"), [
+    (fidelity.SECOND_HOST_RUNS, fidelity.CROSS_HOST_START, fidelity.CROSS_HOST_END),
+    (fidelity.THIRD_HOST_RUNS, fidelity.CROSS_CPU_START, fidelity.CROSS_CPU_END)], ids=["second-host", "other-cpu"])
+def test_benchmarks_cross_host_tables_are_generated_from_the_committed_fixtures(second_runs, start, end):
+    """Another host's runs (SECOND_HOST_RUNS: the same VM another day; THIRD_HOST_RUNS: another CPU) against the
+    first's (FIRST_HOST_RUNS), from the repository."""
     from app.runfixture import generated_section, load_all
 
     root = Path(__file__).resolve().parents[1]
     fixtures = root / "tests" / "fixtures" / "runs"
     first = fidelity.local_figures(load_all(fixtures, fidelity.FIRST_HOST_RUNS).values())
-    second = fidelity.local_figures(load_all(fixtures, fidelity.SECOND_HOST_RUNS).values())
+    second = fidelity.local_figures(load_all(fixtures, second_runs).values())
     table = fidelity.cross_host_markdown(fidelity.cross_host_rows(first, second))
     assert {f.host_speed for f in first.values()} != {f.host_speed for f in second.values()}  # two calibrations
-    assert generated_section(fidelity.CROSS_HOST_START, fidelity.CROSS_HOST_END, table) in (
-        root / "BENCHMARKS.md").read_text(), "BENCHMARKS.md's cross-host table is stale: run scripts/fidelity_table.py"
+    assert len(fidelity.cross_host_rows(first, second)) == 8  # every config on both
+    assert generated_section(start, end, table) in (root / "BENCHMARKS.md").read_text(), \
+        "BENCHMARKS.md's cross-host tables are stale: run scripts/fidelity_table.py"
