@@ -2,6 +2,7 @@
 and the run is retried. Prints one line per case and, last, the README's "Reliability" table (markdown).
 
     flock /tmp/rabbit-heavy.lock .venv/bin/python benchmarks/fault_matrix.py [--cases A,B,C,D,E] [--keep]
+        [--network namespaces]     (issue 46: each node in a namespace of its own; the network's leftovers counted)
 
 A throwaway state dir and ports of their own (S3 24420-24427, Airflow 24430/24432; clusters from slot 70, ports 24500+),
 so a developer's own demo is never touched. Campaign: ci-tiny with one repeat of one config (one trial, one
@@ -16,11 +17,12 @@ fresh 1-node cluster, 2 x 6 s of load). Cases:
 
 For each: what the user sees (the demo's words), seconds until the demo said it, clusters leaked after the next step
 (port blocks still bound, Terraform state with resources, RabbitMQ VMs of the stack), the scale model's envelopes
-leaked (cgroups, mounts and loop devices of the stack's state root: adapters.envelope.leftovers), orphans (processes
-of the stack left after `make stop`), and after the retry with the same run label: its state, duplicate phase_summary
-rows and raw manifests, and confirmed messages unaccounted for (the accounting's `lost`, and the broker's exact
-counters against the generator's in the run manifest). Case A also plants the lease of the killed run, as the orphaned
-task process the issue measured did after the clean-up: the retry must reclaim it.
+leaked (cgroups, mounts and loop devices of the stack's state root: adapters.envelope.leftovers), the private
+network leaked (namespaces, veth links and hosts files of the trial's network slot: adapters.netns.leftovers), orphans
+(processes of the stack left after `make stop`), and after the retry with the same run label: its state, duplicate
+phase_summary rows and raw manifests, and confirmed messages unaccounted for (the accounting's `lost`, and the broker's
+exact counters against the generator's in the run manifest). Case A also plants the lease of the killed run, as the
+orphaned task process the issue measured did after the clean-up: the retry must reclaim it.
 """
 
 from __future__ import annotations
@@ -37,8 +39,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from adapters import netns  # noqa: E402
 from adapters.leases import LeaseBoard  # noqa: E402
 from adapters.procs import busy_ports  # noqa: E402
+from adapters.terraform import network_slot  # noqa: E402
 from app import demo  # noqa: E402
 from sizing.contract import layout, raw_layout  # noqa: E402
 from sizing.planning.plan import cluster_key  # noqa: E402
@@ -47,7 +51,7 @@ from sizing.resources.localports import local_port_base  # noqa: E402
 
 DAG_ID = "sizing_campaign"
 CONFIG = "n1-c5.2xlarge-gp2"
-CAMPAIGN = "extends: ci-tiny.yaml\nrepeats: 1\n"
+CAMPAIGN = "extends: ci-tiny.yaml\nrepeats: 1\n"  # main() adds `network: namespaces` when asked
 SLOT_OFFSET = 70
 CASES = {"A": "kill -9 the scheduler mid-trial", "B": "kill -9 the load generator of run_scenarios",
          "C": "kill -9 the S3 server during the generator's uploads", "D": "kill -9 the Airflow api-server mid-trial",
@@ -137,6 +141,15 @@ def leaked_envelopes(s: demo.DemoSettings) -> int:
     return len(left.cgroups) + len(left.mounts) + len(left.loops)
 
 
+def leaked_network() -> int:
+    """Namespaces + veth links + hosts files of the trial's network slot (the kernel's own lists)."""
+    slot = network_slot(SLOT_OFFSET)  # the one trial's port slot is the offset's
+    left = netns.leftovers()
+    first = netns.NodeNet(slot, 1)  # rs-<slot>-1, rsv<slot>-1: every node's names start as node 1's do
+    mine = tuple(name.rsplit("-", 1)[0] + "-" for name in (first.namespace, first.veth))
+    return sum(1 for name in [*left.namespaces, *left.veths, *left.hosts_files] if name.startswith(mine))
+
+
 def kill_apply_once_enveloped(s: demo.DemoSettings, timeout_s: float = 300) -> None:
     """Waits until a node's loop volume is mounted under the state root, then kill -9 every `terraform apply`."""
     from adapters.envelope import leftovers
@@ -198,34 +211,36 @@ def finish(s: demo.DemoSettings, client: demo.AirflowClient, name: str, label: s
             demo.stop(s, say)
         orphans = len(demo.stack_processes(s))
         leaked = leaked_clusters(s)
-        envelopes = leaked_envelopes(s)
+        envelopes, network = leaked_envelopes(s), leaked_network()
         if name == "A":  # the measured race: an orphan of the killed run takes the slot after the clean-up and dies
             board = LeaseBoard(s.paths.lease_board("local"))
             board.try_acquire(owner_id(DAG_ID, run_id, cluster_key(CONFIG, 1)), 1)
         demo.start(s, say)
     else:  # the run failed by itself and the stack runs on: the next step is the retry
         leaked = leaked_clusters(s)
-        envelopes = leaked_envelopes(s)
+        envelopes, network = leaked_envelopes(s), leaked_network()
     faulted = demo.AirflowClient(s).run(DAG_ID, run_id)["state"]  # what the UI shows for the run that was hit
     after = retry(s, label)
     result = {"case": name, "fault": CASES[name], "user_sees": message, "noticed_s": round(noticed_s, 1),
               "orphans_after_stop": orphans, "clusters_leaked": leaked, "faulted_run": faulted, **after,
               "clusters_leaked_after_retry": leaked_clusters(s), "envelopes_leaked": envelopes,
-              "envelopes_leaked_after_retry": leaked_envelopes(s)}
+              "envelopes_leaked_after_retry": leaked_envelopes(s), "network_leaked": network,
+              "network_leaked_after_retry": leaked_network()}
     print(f"[{name}] {json.dumps(result)}", flush=True)
     return result
 
 
 def table(results: list[dict]) -> str:
     lines = ["| fault | what the user sees | noticed after | the hit run ends | clusters leaked | envelopes leaked | "
-             "orphans after `make stop` | retry (same run label) | duplicate rows / manifests | confirmed unaccounted "
-             "for |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "network leaked | orphans after `make stop` | retry (same run label) | duplicate rows / manifests | "
+             "confirmed unaccounted for |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         lines.append(f"| {r['fault']} | {r['user_sees'].replace('|', '/')} | {r['noticed_s']:.0f} s | "
                      f"{r['faulted_run']} | "
                      f"{r['clusters_leaked']} (after retry {r['clusters_leaked_after_retry']}) | "
                      f"{r['envelopes_leaked']} (after retry {r['envelopes_leaked_after_retry']}) | "
+                     f"{r['network_leaked']} (after retry {r['network_leaked_after_retry']}) | "
                      f"{'-' if r['orphans_after_stop'] is None else r['orphans_after_stop']} | {r['state']} "
                      f"({r['rows']} phase_summary rows) | {r['duplicate_rows']} / {r['duplicate_manifests']} | "
                      f"lost {r['lost']}; broker counts agree: {r['broker_counts_agree']} |")
@@ -236,7 +251,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", default="A,B,C,D,E,F")
     parser.add_argument("--keep", action="store_true", help="leave the state dir (logs) behind")
+    parser.add_argument("--network", choices=("loopback", "namespaces"), default="loopback",
+                        help="the campaign's local network (namespaces: root only)")
     args = parser.parse_args()
+    global CAMPAIGN
+    if args.network == "namespaces":
+        CAMPAIGN += "network: namespaces\n"
     state = Path(tempfile.mkdtemp(prefix="fault-matrix-"))
     s = demo.DemoSettings(state=state, api_port=24430, s3_port=24420, slot_offset=SLOT_OFFSET)
     results = []
