@@ -115,3 +115,18 @@ def test_modules_run_slow_first_then_airflow_then_the_rest_and_alone_last():
              Item("cluster", path="m_plain")]
     lanes.pytest_collection_modifyitems(items)
     assert [str(item.path) for item in items] == ["m_slow", "m_slow", "m_airflow", "m_plain", "m_plain", "m_alone"]
+
+
+def test_leaving_sharing_never_deadlocks_with_an_exclusive_waiter(tmp_path, monkeypatch):
+    """The other worker's alone test waits in the turnstile for the machine while this one shares it: leaving
+    `sharing()` lets that one measure first, then has the machine alone again (CI hung here once)."""
+    log: list[str] = []
+    monkeypatch.setattr(lanes._Alone, "turnstile", tmp_path / "turnstile.lock")
+    with machine_held(fcntl.LOCK_EX, tmp_path / "machine.lock", tmp_path / "turnstile.lock") as fd:
+        monkeypatch.setattr(lanes._Alone, "fd", fd)
+        with sharing():
+            other = start(tmp_path, fcntl.LOCK_EX, log, "other alone")  # waits in the turnstile for the machine
+            assert not other.has_it.is_set()
+            threading.Timer(WAIT_S, other.release.set).start()
+        log.append("back")  # reached only once the other one had its turn
+    assert other.has_it.is_set() and log == ["other alone", "back"]
