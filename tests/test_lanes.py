@@ -119,14 +119,23 @@ def test_modules_run_slow_first_then_airflow_then_the_rest_and_alone_last():
 
 def test_leaving_sharing_never_deadlocks_with_an_exclusive_waiter(tmp_path, monkeypatch):
     """The other worker's alone test waits in the turnstile for the machine while this one shares it: leaving
-    `sharing()` lets that one measure first, then has the machine alone again (CI hung here once)."""
+    `sharing()` lets that one measure first, then has the machine alone again (CI hung here once). The leaving runs
+    in a thread with a deadline, so a deadlock fails this test instead of hanging the suite."""
     log: list[str] = []
+    others: list[Holder] = []
     monkeypatch.setattr(lanes._Alone, "turnstile", tmp_path / "turnstile.lock")
+
+    def share_then_leave() -> None:
+        with sharing():
+            others.append(start(tmp_path, fcntl.LOCK_EX, log, "other alone"))  # waits in the turnstile
+            log.append("other waiting" if not others[0].has_it.is_set() else "other beside us")
+            threading.Timer(WAIT_S, others[0].release.set).start()
+        log.append("back")  # reached only once the other one had its turn
+
     with machine_held(fcntl.LOCK_EX, tmp_path / "machine.lock", tmp_path / "turnstile.lock") as fd:
         monkeypatch.setattr(lanes._Alone, "fd", fd)
-        with sharing():
-            other = start(tmp_path, fcntl.LOCK_EX, log, "other alone")  # waits in the turnstile for the machine
-            assert not other.has_it.is_set()
-            threading.Timer(WAIT_S, other.release.set).start()
-        log.append("back")  # reached only once the other one had its turn
-    assert other.has_it.is_set() and log == ["other alone", "back"]
+        leaving = threading.Thread(target=share_then_leave, daemon=True)
+        leaving.start()
+        leaving.join(10)
+        assert not leaving.is_alive(), f"leaving sharing() deadlocked with an exclusive waiter: {log}"
+    assert others[0].has_it.is_set() and log == ["other waiting", "other alone", "back"]
