@@ -223,6 +223,37 @@ def test_a_partition_drops_every_peer_both_ways_and_its_heal_removes_only_its_ru
         commands.ssm_partition_script([])
 
 
+def test_a_one_way_partition_drops_one_direction_only():
+    """Known answer: `from_node` drops only what node 2 sends to its peers (OUTPUT -d), `to_node` only what they send
+    to it (INPUT -s); an unknown direction is refused before any rule is written."""
+    peers = ["10.0.0.1", "10.0.0.3"]
+    outbound = [line for line in commands.ssm_partition_script(peers, "from_node") if line.startswith("iptables -I")]
+    inbound = [line for line in commands.ssm_partition_script(peers, "to_node") if line.startswith("iptables -I")]
+    assert outbound == [f"iptables -I OUTPUT -d {peer} -m comment --comment rabbit-sizing-partition -j DROP"
+                        for peer in peers]
+    assert inbound == [f"iptables -I INPUT -s {peer} -m comment --comment rabbit-sizing-partition -j DROP"
+                       for peer in peers]
+    with pytest.raises(FaultError, match="direction"):
+        commands.ssm_partition_script(peers, "sideways")
+
+
+def test_the_local_partition_hands_netns_the_groups_its_direction_names(monkeypatch):
+    """netns' one-way cut drops the first group's packets to the others (its own test sends them,
+    tests/test_netns.py): `from_node` puts the target first, `to_node` last, `both` cuts both ways. Checked against
+    the groups and flag netns.partition receives (recorded, nothing run)."""
+    three = replace(LOCAL, network=ClusterNetwork(slot=9), nodes=tuple(
+        replace(NODE, number=i, name=f"rabbit-22000-{i}@rs-9-{i}") for i in (1, 2, 3)))
+    calls = []
+    monkeypatch.setattr("loadgen.faults.local.netns.partition",
+                        lambda groups, one_way=False: calls.append(
+                            ([[n.number for n in g] for g in groups], one_way)) or {})
+    ex = LocalFaultExecutor(three, run=lambda *a, **k: pytest.fail("must not run anything"))
+    target = three.nodes[1]
+    for params in ((), (("direction", "from_node"),), (("direction", "to_node"),)):
+        ex.inject(ev("partition", node=2, params=params), target)
+    assert calls == [([[2], [1, 3]], False), ([[2], [1, 3]], True), ([[1, 3], [2]], True)]
+
+
 def test_ssm_partition_cuts_the_target_off_from_the_other_instances():
     client, stub = ssm_stubbed()
     node = AWS.node(2)

@@ -309,6 +309,28 @@ def test_a_partition_runs_on_aws_against_one_node_never_all():
                for p in info.value.problems)
 
 
+def test_a_partition_may_cut_one_way_and_names_a_wrong_direction():
+    """`params.direction` is kept only when it is not the default (`both`), so a two-way cut's params read as before
+    directions existed; an unknown direction is refused at its field path, and a direction on another kind is a
+    param it does not take."""
+    spec = yaml.safe_load((ROOT / "campaigns" / "quorum-sizing-2020.yaml").read_text())
+    base = {"kind": "partition", "at": 0.5, "heal_after_s": 30, "target": {"node": 2}}
+
+    def parsed(fault):
+        return parse_campaign({**copy.deepcopy(spec), "scenarios": [{**spec["scenarios"][0], "faults": [fault]}]})
+
+    assert parsed({**base, "params": {"direction": "to_node"}}).scenarios[0].faults[0].params == {
+        "direction": "to_node"}
+    assert parsed({**base, "params": {"direction": "both"}}).scenarios[0].faults[0].params == {}
+    for fault, path, words in (
+            ({**base, "params": {"direction": "sideways"}}, "params.direction", "must be one of both, from_node"),
+            ({**base, "kind": "kill_node", "params": {"direction": "to_node"}}, "params", "takes no params")):
+        with pytest.raises(SpecError) as info:
+            parsed(fault)
+        assert any(p.path == f"scenarios[0].faults[0].{path}" and words in p.reason for p in info.value.problems), \
+            info.value.problems
+
+
 def test_namespaces_let_a_local_campaign_partition_and_drop_packets() -> None:
     """The faults the loopback refuses (above) are accepted once each node has a namespace (adapters/netns.py)."""
     faults = [{"kind": "partition", "at": 0.2, "heal_after_s": 5},

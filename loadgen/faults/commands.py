@@ -11,7 +11,15 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from loadgen.faults.base import FaultError
-from sizing.campaign import NAMESPACE_FAULTS, NETWORK_FAULTS, PARTITION
+from sizing.campaign import (
+    NAMESPACE_FAULTS,
+    NETWORK_FAULTS,
+    PARTITION,
+    PARTITION_BOTH,
+    PARTITION_DIRECTIONS,
+    PARTITION_FROM_NODE,
+    PARTITION_TO_NODE,
+)
 from sizing.resources.cluster import NodeInfo
 
 # Limits that trip the alarms at once: a 1-byte memory watermark, and a free-disk floor of 1 PB.
@@ -158,18 +166,23 @@ def ssm_netem_add_script(kind: str, params: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def ssm_partition_script(peers: list[str]) -> list[str]:
-    """Cut this node off from its peers (their private addresses), both ways: drop what comes from them and what goes
-    to them, so every Erlang distribution link and Raft message between the two sides is lost. The rules carry
-    PARTITION_TAG, so that the heal removes exactly them. The load generator's connections are left alone: a client
-    still reaches the cut-off node (the minority's view of a partition)."""
+def ssm_partition_script(peers: list[str], direction: str = PARTITION_BOTH) -> list[str]:
+    """Cut this node off from its peers (their private addresses): both ways, drop what comes from them and what goes
+    to them, so every Erlang distribution link and Raft message between the two sides is lost; `from_node` drops only
+    what goes to them, `to_node` only what comes from them. The rules carry PARTITION_TAG, so that the heal removes
+    exactly them. The load generator's connections are left alone: a client still reaches the cut-off node (the
+    minority's view of a partition)."""
     if not peers:
         raise FaultError("a partition needs at least one other node")
+    if direction not in PARTITION_DIRECTIONS:
+        raise FaultError(f"a partition's direction is one of {', '.join(PARTITION_DIRECTIONS)}, not {direction!r}")
     lines = ["set -eu"]
     for peer in peers:
         address = shlex.quote(peer)
-        lines += [f"iptables -I INPUT -s {address} -m comment --comment {PARTITION_TAG} -j DROP",
-                  f"iptables -I OUTPUT -d {address} -m comment --comment {PARTITION_TAG} -j DROP"]
+        if direction != PARTITION_FROM_NODE:
+            lines.append(f"iptables -I INPUT -s {address} -m comment --comment {PARTITION_TAG} -j DROP")
+        if direction != PARTITION_TO_NODE:
+            lines.append(f"iptables -I OUTPUT -d {address} -m comment --comment {PARTITION_TAG} -j DROP")
     return [*lines, f"iptables -S | grep -c {PARTITION_TAG}"]
 
 

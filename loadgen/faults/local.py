@@ -19,7 +19,13 @@ from adapters.procs import pid_alive
 from loadgen.faults import commands
 from loadgen.faults.base import FaultError
 from loadgen.faults.probe import ManagementProbe, amqp_port_open
-from sizing.campaign import NAMESPACE_FAULTS, PARTITION
+from sizing.campaign import (
+    NAMESPACE_FAULTS,
+    PARTITION,
+    PARTITION_BOTH,
+    PARTITION_TO_NODE,
+    partition_direction,
+)
 from sizing.planning.timeline import FaultEvent
 from sizing.resources.cluster import ClusterInfo, NodeInfo
 
@@ -72,7 +78,7 @@ class LocalFaultExecutor:
             return self.rolling_restart()
         node = self._need(fault, node)
         if fault.kind == PARTITION:
-            return self.partition(node)
+            return self.partition(node, partition_direction(dict(fault.params)))
         if fault.kind == "network_loss":
             return self.loss(node, float(dict(fault.params)["loss_percent"]))
         if fault.kind == "kill_node":
@@ -146,12 +152,15 @@ class LocalFaultExecutor:
             steps.append(step)
         return {"nodes": steps, "duration_s": round(time.monotonic() - t0, 3)}
 
-    def partition(self, node: NodeInfo) -> dict[str, Any]:
-        """The node cut off from every other node of its cluster, both ways; the clients still reach every node."""
+    def partition(self, node: NodeInfo, direction: str = PARTITION_BOTH) -> dict[str, Any]:
+        """The node cut off from every other node of its cluster, both ways or one (PARTITION_DIRECTIONS); the
+        clients still reach every node."""
         others = [self._net(n) for n in self.cluster.nodes if n.number != node.number]
         if not others:
             raise FaultError(f"a partition needs another node: {self.cluster.cluster_name} has only {node.name}")
-        return self._network(lambda: netns.partition([[self._net(node)], others]))
+        # netns' one-way cut drops the first group's packets to the others
+        groups = [others, [self._net(node)]] if direction == PARTITION_TO_NODE else [[self._net(node)], others]
+        return self._network(lambda: netns.partition(groups, one_way=direction != PARTITION_BOTH))
 
     def heal_partition(self) -> dict[str, Any]:
         """Every cut of the cluster removed, with the packets each node's rule dropped meanwhile (nftables' own

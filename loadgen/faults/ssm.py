@@ -14,6 +14,7 @@ from typing import Any
 from adapters.ssm import command_invocation
 from loadgen.faults import commands
 from loadgen.faults.base import FaultError
+from sizing.campaign import partition_direction
 from sizing.planning.timeline import FaultEvent
 from sizing.resources.cluster import ClusterInfo, NodeInfo
 
@@ -62,7 +63,7 @@ class SsmFaultExecutor:
             "network_delay": lambda: commands.ssm_netem_add_script("network_delay", params),
             "network_loss": lambda: commands.ssm_netem_add_script("network_loss", params),
             "partition": lambda: commands.ssm_partition_script(
-                [n.host for n in self.cluster.nodes if n.number != node.number]),
+                [n.host for n in self.cluster.nodes if n.number != node.number], partition_direction(params)),
         }.get(fault.kind)
         if script is None:
             raise FaultError(f"unknown fault kind {fault.kind!r}")

@@ -36,6 +36,10 @@ from sizing.campaign.model import (
     NETWORK_FAULTS,
     NETWORKS,
     PARTITION,
+    PARTITION_BOTH,
+    PARTITION_DIRECTIONS,
+    PARTITION_FROM_NODE,
+    PARTITION_TO_NODE,
     PURPOSES,
     QUEUE_TYPES,
     RATE_MAX,
@@ -59,6 +63,7 @@ from sizing.campaign.model import (
     Workload,
     WorkloadGroup,
     client_queue,
+    partition_direction,
 )
 from sizing.campaign.parse import parse_campaign
 from sizing.campaign.steps import DEFAULT_MAX_RATE_PER_PUBLISHER, isolated_runs, live_change_problems, step_label
@@ -69,12 +74,11 @@ from sizing.documents.fields import deep_merge
 __all__ = [
     "CLIENT_LATENCY", "COMPARE_BY", "CONFIRM_MODE_LIVE", "DEFAULT_GROUP", "DEFAULT_MAX_RATE_PER_PUBLISHER",
     "DEPLOYMENTS", "FAULT_KINDS", "GENERATOR_FAULTS", "LOOPBACK", "NAMESPACES", "NAMESPACE_FAULTS", "NETWORKS",
-    "NETWORK_FAULTS", "PARTITION", "PURPOSES", "QUEUE_TYPES",
-    "RATE_MAX", "RATE_MODES", "RATE_SCHEDULED",
-    "STEP_DIMENSIONS", "Budget", "Campaign", "ClusterShape", "Comparison", "ConsumerSpec", "FaultSpec", "MessageSpec",
-    "ProfileSegment", "PublisherSpec", "QueueSpec", "Scenario", "StepSetting", "Target", "Versus", "Workload",
-    "WorkloadGroup", "as_family_row", "client_queue", "deep_merge", "families", "family_name", "family_phases",
-    "isolated_runs",
-    "live_change_problems", "load_campaign", "parse_campaign", "read_campaign_yaml", "scenario_names", "selected",
-    "step_label",
+    "NETWORK_FAULTS", "PARTITION", "PARTITION_BOTH", "PARTITION_DIRECTIONS", "PARTITION_FROM_NODE",
+    "PARTITION_TO_NODE", "PURPOSES", "QUEUE_TYPES", "RATE_MAX", "RATE_MODES", "RATE_SCHEDULED", "STEP_DIMENSIONS",
+    "Budget", "Campaign", "ClusterShape", "Comparison", "ConsumerSpec", "FaultSpec", "MessageSpec", "ProfileSegment",
+    "PublisherSpec", "QueueSpec", "Scenario", "StepSetting", "Target", "Versus", "Workload", "WorkloadGroup",
+    "as_family_row", "client_queue", "deep_merge", "families", "family_name", "family_phases", "isolated_runs",
+    "live_change_problems", "load_campaign", "parse_campaign", "partition_direction", "read_campaign_yaml",
+    "scenario_names", "selected", "step_label",
 ]

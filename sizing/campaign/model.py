@@ -39,6 +39,17 @@ PARTITION = "partition"
 LOOPBACK, NAMESPACES = "loopback", "namespaces"
 NETWORKS = (LOOPBACK, NAMESPACES)
 NAMESPACE_FAULTS = ("network_loss", PARTITION)  # what the namespaces' packet filters carry on the local target
+# A partition's `params.direction`: both ways (the default), or only the target node's packets to the others dropped
+# (`from_node`), or only the others' packets to it (`to_node`). One way is enough to break a TCP connection (its
+# segments need their acknowledgements back), so it differs from `both` in who notices first and what still arrives.
+PARTITION_BOTH, PARTITION_FROM_NODE, PARTITION_TO_NODE = "both", "from_node", "to_node"
+PARTITION_DIRECTIONS = (PARTITION_BOTH, PARTITION_FROM_NODE, PARTITION_TO_NODE)
+
+
+def partition_direction(params: Mapping[str, Any]) -> str:
+    """A partition fault's direction (its params carry one only when it is not the default, so a two-way cut's
+    fault events and records read as they did before directions existed)."""
+    return str(params.get("direction", PARTITION_BOTH))
 
 
 def client_queue(client: int, queues: int) -> int:

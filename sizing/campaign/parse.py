@@ -23,6 +23,8 @@ from sizing.campaign.model import (
     NETWORK_FAULTS,
     NETWORKS,
     PARTITION,
+    PARTITION_BOTH,
+    PARTITION_DIRECTIONS,
     PURPOSES,
     QUEUE_TYPES,
     RATE_MAX,
@@ -498,8 +500,9 @@ def _parse_fault(value: Any, path: str, problems: list[Problem], deployment: str
 
 
 def _fault_params(f: Fields, kind: str | None) -> dict[str, Any]:
-    """A fault's `params`: the numbers its kind reads (FAULT_PARAMS) and, for network faults, `interface`; any other
-    key is refused, so that a typo is not dropped and nothing unread rides along into the spec hash."""
+    """A fault's `params`: the numbers its kind reads (FAULT_PARAMS), a partition's `direction` and, for network
+    faults, `interface`; any other key is refused, so that a typo is not dropped and nothing unread rides along into
+    the spec hash."""
     p = f.sub("params", required=False)
     if kind is None:
         p.seen.update(p.data)
@@ -523,7 +526,11 @@ def _fault_params(f: Fields, kind: str | None) -> dict[str, Any]:
                                 f"15), got {interface!r}")
         elif interface is not None:
             params["interface"] = interface
-    if not known and p.data:
+    if kind == PARTITION:
+        direction = p.str("direction", PARTITION_BOTH, choices=PARTITION_DIRECTIONS)
+        if direction is not None and direction != PARTITION_BOTH:
+            params["direction"] = direction
+    elif not known and p.data:
         p.fail("", f"{kind} takes no params")
         p.seen.update(p.data)
     p.done()

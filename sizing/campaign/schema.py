@@ -155,7 +155,8 @@ MEANINGS: dict[str, str] = {
     "scenarios[].faults": "faults injected during the scenario",
     "scenarios[].faults[].kind": "what is done to the cluster (network_delay: aws only; network_loss and partition: "
                                  "aws, or local with `network: namespaces`; partition cuts the target node off from "
-                                 "every other node, both ways; client_latency: a delay between the generator and "
+                                 "every other node (both ways, or one: params.direction); client_latency: a delay "
+                                 "between the generator and "
                                  "every node, any target)",
     "scenarios[].faults[].phases": "`all` or the phase numbers (1-based) it hits",
     "scenarios[].faults[].at": "when, as a fraction of the phase (or `at_s`)",
@@ -164,12 +165,14 @@ MEANINGS: dict[str, str] = {
                                    "for rolling_restart and client_latency, which take no other; never for "
                                    "partition)",
     "scenarios[].faults[].heal_after_s": "seconds until the fault is healed",
-    "scenarios[].faults[].params": "the fault kind's parameters (network faults and client_latency only)",
+    "scenarios[].faults[].params": "the fault kind's parameters (network faults, partition and client_latency only)",
     "scenarios[].faults[].params.delay_ms": "network_delay: added delay, ms",
     "scenarios[].faults[].params.jitter_ms": "network_delay: jitter, ms",
     "scenarios[].faults[].params.loss_percent": "network_loss: packets lost, %",
     "scenarios[].faults[].params.to_broker_ms": "client_latency: delay from the generator to the broker, ms",
     "scenarios[].faults[].params.to_client_ms": "client_latency: delay from the broker to the generator, ms",
+    "scenarios[].faults[].params.direction": "partition: `both` (default), `from_node` (only the target's packets "
+                                             "to the other nodes dropped) or `to_node` (only theirs to it)",
     "scenarios[].faults[].params.interface": "the network interface (default: the default route's)",
     "scenarios[].publish_tolerance_s": "backlog scenarios: seconds of reduced publish rate that still count as "
                                        "held",
