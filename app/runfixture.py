@@ -19,6 +19,7 @@ from typing import Any
 
 from sizing.contract import records
 from sizing.contract.layout import RunRef
+from sizing.criteria import rules
 from sizing.judgement import adverse, findings
 from sizing.judgement.seeds import RunRows
 
@@ -26,11 +27,12 @@ DEFAULT_ROOT = Path("tests/fixtures/runs")
 META = "meta.json"
 _KEYS = ("campaign", "run_id", "config_id", "scenario", "repeat", "phase", "phase_name")
 # Per table, the columns kept (None: every column; those tables are a row per config or scenario). phase_summary is
-# the large one: what the adverse verdict, the findings and the target rule (recomputed from the rates) read.
+# the large one: what the adverse verdict, the findings, the target rule (recomputed from the rates) and the
+# bottleneck read.
 FIXTURE_COLUMNS: dict[str, tuple[str, ...] | None] = {
     "phase_summary": tuple(dict.fromkeys((
         *_KEYS, *adverse.VERDICT_INPUTS, *findings.INPUTS, "consume_rate", "slo_p99_ms", "rate_mode",
-        "bottleneck"))),
+        *rules.BOTTLENECK_COLUMNS, "bottleneck"))),
     "adverse": None,
     "recommendation": None,
     "findings": None,

@@ -125,3 +125,18 @@ def test_every_check_of_the_order_names_a_label_of_the_table():
     assert {rules.bottleneck_label(c) for c in rules.BOTTLENECK_ORDER} == set(rules.BOTTLENECKS)
     assert rules.BOTTLENECK_ORDER.index("cpu") < rules.BOTTLENECK_ORDER.index("memory")
     assert rules.BOTTLENECK_ORDER[:rules.BOTTLENECK_ORDER.index("cpu")] == rules.DECIDED_WITHOUT_NODES
+
+
+def test_a_phase_summary_row_gets_the_label_of_its_own_figures():
+    """rules.phase_bottleneck reads a row by phase_summary's column names (what a run fixture keeps): the carried
+    rate is the lower of the two rates, a missing figure decides nothing, and without node figures only the checks
+    that need none can name the phase."""
+    row = {"valid": True, "broker_alarm": False, "broker_mem_max_fraction": 0.2, "cpu_busiest_mean": 0.3,
+           "machine_cpu_busy_mean": 0.4, "resource_nodes": 1, "target_rate": 3200.0, "confirm_rate": 3190.0,
+           "consume_rate": 1950.0, "publisher_window_ceiling": 2000.0}
+    assert rules.phase_bottleneck(row) == "publisher_window"  # carried 1,950 (the consumed rate) of a 2,000 window
+    assert rules.phase_bottleneck({**row, "cpu_busiest_mean": 0.97}) == "cpu"
+    assert rules.phase_bottleneck({**row, "cpu_busiest_mean": 0.97, "resource_nodes": 0}) is None
+    assert rules.phase_bottleneck({**row, "consumer_ceiling": 1960.0, "resource_nodes": None}) == "consumers"
+    assert rules.phase_bottleneck({**row, "valid": None}) == "generator"
+    assert rules.phase_bottleneck({**row, "publisher_window_ceiling": None}) == "none"

@@ -456,6 +456,28 @@ def bottleneck(*, valid: bool, alarm: bool, mem_max_fraction: float | None, busi
     return bottleneck_label(check) if resources_seen or check in DECIDED_WITHOUT_NODES else None
 
 
+# phase_summary's columns the bottleneck reads (spark_jobs/lib/rules_columns.bottleneck reads the same ones as Columns)
+BOTTLENECK_COLUMNS = ("valid", "broker_alarm", "broker_mem_max_fraction", "cpu_busiest_mean", "machine_cpu_busy_mean",
+                      "volume_load_share", "ebs_load_share", "net_peak_mbit_s", "network_limit_mbit_s",
+                      "resource_nodes", "target_rate", "confirm_rate", "consume_rate", "consumer_ceiling",
+                      "prefetch_ceiling", "publisher_window_ceiling")
+
+
+def phase_bottleneck(row: Mapping[str, Any]) -> str | None:
+    """bottleneck() on one phase_summary row (plain values, None for a missing figure): what the analysis wrote in
+    the row's `bottleneck`, re-derived on the driver (sizing.judgement.seeds reads a run fixture with it)."""
+    confirm, consume = row.get("confirm_rate"), row.get("consume_rate")
+    return bottleneck(
+        valid=bool(row.get("valid")), alarm=bool(row.get("broker_alarm")),
+        mem_max_fraction=row.get("broker_mem_max_fraction"), busiest_cpu_mean=row.get("cpu_busiest_mean"),
+        machine_cpu_mean=row.get("machine_cpu_busy_mean"), volume_load_share=row.get("volume_load_share"),
+        ebs_load_share=row.get("ebs_load_share"), net_mbit_s=row.get("net_peak_mbit_s"),
+        mbit_s_limit=row.get("network_limit_mbit_s"), resources_seen=bool(row.get("resource_nodes") or 0),
+        target_rate=float(row.get("target_rate") or 0.0), carried=min(confirm or 0.0, consume or 0.0),
+        consume_rate=consume, confirm_rate=confirm, publisher_window_ceiling=row.get("publisher_window_ceiling"),
+        consumer_ceiling=row.get("consumer_ceiling"), prefetch_ceiling=row.get("prefetch_ceiling"))
+
+
 def judged_group(foreground):
     """Issue 14: the SLO verdicts and the leaderboards judge a scenario's foreground workload group only; the other
     groups are background load, reported beside it. `foreground` is phase_summary's column (a row of a scenario
