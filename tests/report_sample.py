@@ -91,6 +91,9 @@ def phase_summary_rows(repeats: int = 1) -> pd.DataFrame:
                 "broker_mem_max_bytes": int((120 + target * 0.02) * 2**20),
                 "broker_mem_max_fraction": (120 + target * 0.02) / 400, "broker_alarm": False,
                 "broker_node_down_seen": fault,
+                # the killed node, back 6 s after its restart (n1) or at once (n3)
+                "broker_nodes_down": "rabbit1@localhost" if fault else None,
+                "broker_whole_after_heal_s": (6.0 if config_id == N1 else 0.0) if fault else math.nan,
                 # what phase_summary derives from node_seconds: n1 runs out of CPU where it stops matching
                 "cpu_busiest_mean": min(1.0, 0.1 + rate / CAPACITY[config_id] * 0.85), "start_s": (phase - 1) * 15.0,
                 "bottleneck": ("cpu" if config_id == N1 and target > CAPACITY[config_id] else "none"),

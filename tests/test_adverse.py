@@ -167,6 +167,21 @@ def test_a_fault_phase_the_generator_fell_behind_in_is_evidence_neither_way() ->
     assert missed["reason"].startswith("1 of 1 judged phases missed their target rate or the SLO; 1 phase flagged")
 
 
+def test_a_fault_verdict_names_every_node_the_broker_saw_down_and_the_slowest_return_to_a_whole_cluster() -> None:
+    """Known answers on the broker's own figures (phase_summary.broker_nodes_down, broker_whole_after_heal_s):
+    the union of the nodes seen down over the judged phases and repeats, the worst time back to a whole cluster,
+    counted in a phase the generator fell behind in too (the broker's figures are its own)."""
+    kill = campaign({**KILL, "steps": {"rates": [1000], "duration_s": 30}}).scenarios[0]
+    rows = [{**kill_row(1, 1000.0, True), "broker_nodes_down": "rabbit-3", "broker_whole_after_heal_s": 4.0},
+            {**kill_row(1, 1000.0, True, repeat=2, valid=False), "broker_nodes_down": "rabbit-1,rabbit-3",
+             "broker_whole_after_heal_s": 9.0},
+            {**kill_row(1, 1000.0, True, repeat=3), "broker_nodes_down": None, "broker_whole_after_heal_s": None}]
+    verdict = adverse.judge(kill, rows, 1000.0)
+    assert (verdict["nodes_down"], verdict["max_whole_after_heal_s"]) == ("rabbit-1,rabbit-3", 9.0)
+    assert (adverse.judge(kill, rows[2:], 1000.0)["nodes_down"],
+            adverse.judge(kill, rows[2:], 1000.0)["max_whole_after_heal_s"]) == (None, None)
+
+
 def test_a_fault_scenario_needs_a_conclusive_repeat_of_every_judged_phase_but_fails_on_any_conclusive_miss() -> None:
     kill = campaign(KILL).scenarios[0]  # 500, 1000 (judged: at most the 1000 msg/s target) and 2000 msg/s steps
     rows = [kill_row(1, 500.0, True), kill_row(2, 1000.0, True, valid=False), kill_row(3, 2000.0, False)]

@@ -57,6 +57,9 @@ def test_every_config_phase_and_chart_is_present(one_repeat: str) -> None:
     assert "rate-1000" in adverse and "Criterion (seeds 000/002)" in adverse  # judged by its own criterion
     assert re.search(rf"<td>{N1}</td><td class=\"bad\">not held</td>", adverse)  # the adverse table's verdict
     assert re.search(rf"<td>{N3}</td><td class=\"ok\">held</td>", adverse)
+    # the broker's own view: which node it saw down, and how long after the heal the cluster was whole again
+    assert "nodes seen down (broker)" in adverse
+    assert re.search(rf"<td>{N1}</td>.*?<td>rabbit1@localhost</td><td[^>]*>6.0 s</td>", adverse)
     titles = re.findall(r'<svg role="img" aria-label="([^"]+)"', one_repeat)
     assert titles == [
         "increasing-intensity: achieved vs target publish rate",

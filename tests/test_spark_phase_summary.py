@@ -119,11 +119,20 @@ def test_matched_target_validity_and_recovery_rules(spark):
                "fault_id": "p01-f1", "fault_kind": "kill_node", "node": "rabbit1", "detail": None},
               {**KEY.as_dict(), "ts": 1.6e9 + 65, "second": 65.0, "phase": 7, "kind": "worker_behind",
                "fault_id": None, "fault_kind": None, "node": None, "detail": '{"tick_lag_ms": 180.0}'}]
+    # The broker's samples (every 5 s, three nodes): rabbit3 down once at 10 s, rabbit1 at 60-70 s (the kill);
+    # the fault healed at 68 s: every node ran again at the 75 s sample, 7 s after the heal.
+    events.append({**fkey.as_dict(), "ts": 1.6e9 + 68, "second": 68.0, "phase": 1, "kind": "fault_heal",
+                   "fault_id": "p01-f1", "fault_kind": "kill_node", "node": "rabbit1", "detail": None})
+    samples = [{**fkey.as_dict(), "ts": 1.6e9 + t, "second": float(t), "phase": 1, "node": node,
+                "running": not ((node == "rabbit1" and 60 <= t <= 70) or (node == "rabbit3" and t == 10)),
+                "mem_alarm": False, "disk_alarm": False, "queue_messages": 0, "queue_messages_ready": 0,
+                "queue_messages_unacked": 0} for t in range(0, 120, 5) for node in ("rabbit1", "rabbit2", "rabbit3")]
     summary = ps.summarise(frames(spark, "phases", phases), ps.ClientRecords.of(frames(spark, "client_seconds", rows)),
                            frames(spark, "accounting", []), frames(spark, "events", events),
-                           frames(spark, "broker_samples", []), ps.Rules(slo_p99_ms=slo))
+                           frames(spark, "broker_samples", samples), ps.Rules(slo_p99_ms=slo))
     got = {(r["scenario"], r["phase"]): r.asDict() for r in summary.collect()}
     steady = {k: v for k, v in got.items() if k[0] == "increasing-intensity"}
+    assert {v["broker_nodes_down"] for v in steady.values()} == {None}  # no samples, nothing seen down
     # matched_target is a figure whatever the validity (whether a phase is evidence is sizing.criteria.rules.conclusive)
     assert [steady[("increasing-intensity", n)]["matched_target"] for n in range(1, 9)] == [
         True, False, True, False, True, True, True, False]
@@ -139,6 +148,8 @@ def test_matched_target_validity_and_recovery_rules(spark):
     assert fault["unavailable_s"] == pytest.approx(10.0)
     assert fault["worst_dip_ratio"] == pytest.approx(0.0)
     assert fault["pre_fault_rate"] == pytest.approx(100.0)
+    assert fault["broker_node_down_seen"] is True and fault["broker_nodes_down"] == "rabbit1,rabbit3"
+    assert fault["broker_whole_after_heal_s"] == pytest.approx(7.0)
 
 
 def test_fault_impact_rules_on_hand_built_series():

@@ -119,6 +119,7 @@ ADVERSE_OPTIONAL: dict[str, object] = {"reason": None, "phases_judged": None, "p
                                        "publish_tolerance_s": 0.0, "publishers_blocked_s": float("nan"),
                                        "peak_backlog_msgs": None, "peak_memory_share": float("nan"),
                                        "drained": None, "drain_s": float("nan"), "lost": 0,
+                                       "nodes_down": None, "max_whole_after_heal_s": float("nan"),
                                        "max_e2e_p99_ms": float("nan")}
 
 # findings: a compare / characterise campaign's answer (sizing.judgement.findings), every column of the table.

@@ -488,6 +488,11 @@ PHASE_SUMMARY = (*_TABLE_KEY,
     Column("broker_mem_max_fraction", "float64", "max memory used / high watermark"),
     Column("broker_alarm", "bool", "any memory or disk alarm seen"),
     Column("broker_node_down_seen", "bool", "a sample saw a node not running"),
+    Column("broker_nodes_down", "string", "the nodes a sample saw not running (comma list; a partition's paused "
+           "side, a killed node)", nullable=True),
+    Column("broker_whole_after_heal_s", "float64", "seconds from the phase's last fault heal to the first sample "
+           "with every node running after the last one that saw a node down (0: whole by the heal; null: no node "
+           "down, no heal in the phase, or still down at its end)", nullable=True),
     Column("broker_disk_free_min_bytes", "int64", "lowest free disk"),
     Column("rate_mode", "string", "scheduled | max (closed loop: no target rate; throughput is the measurement)"),
     Column("latency_basis", "string", "intended | sent: what every e2e_* figure of the row is measured from"),
@@ -604,6 +609,10 @@ ADVERSE = (
     Column("publishers_blocked_s", "float64", "worst repeat's seconds with publishers blocked by an alarm"),
     Column("peak_backlog_msgs", "int64", "highest backlog (broker queue depth, else client-side)"),
     Column("peak_memory_share", "float64", "highest memory used / high watermark of any node", nullable=True),
+    Column("nodes_down", "string", "the nodes the broker's samples saw not running in a judged phase (comma list; "
+           "under a partition, the side that paused)", nullable=True),
+    Column("max_whole_after_heal_s", "float64", "longest time from a fault's heal until every node ran again "
+           "(phase_summary.broker_whole_after_heal_s)", nullable=True),
     Column("drained", "bool", "every repeat's backlog was back under its drain level by the end"),
     Column("drain_s", "float64", "worst repeat's seconds from the peak backlog until it stayed drained (null: not "
            "drained)", nullable=True),

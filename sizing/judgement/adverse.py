@@ -118,7 +118,7 @@ VERDICT_INPUTS = ("run_id", "repeat", "phase", "phase_name", "target_rate", "val
                   "matched_target", "lost", "duplicates", "confirm_rate", "e2e_p99_ms", "worst_dip_ratio",
                   "time_to_recover_s", "recovered", "unavailable_s", "reduced_publish_s", "publishers_blocked_s",
                   "backlog_max", "backlog_max_client", "backlog_peak_s", "backlog_end_client", "backlog_last_above_s",
-                  "drain_level_msgs", "broker_mem_max_fraction")
+                  "drain_level_msgs", "broker_mem_max_fraction", "broker_nodes_down", "broker_whole_after_heal_s")
 
 
 def on_steps(scenario: Scenario) -> bool:
@@ -219,6 +219,11 @@ def judge(scenario: Scenario, rows: Sequence[Mapping[str, Any]], campaign_target
             "publishers_blocked_s": max(blocked_by_run.values(), default=0.0),
             "peak_backlog_msgs": int(max((_number(r.get("backlog_max")) for r in rows), default=0.0)),
             "peak_memory_share": worst("broker_mem_max_fraction"),
+            "nodes_down": ",".join(sorted({node for r in in_scope for node in str(r.get("broker_nodes_down") or "")
+                                           .split(",") if node})) or None,
+            # the broker's own figures, whether or not the generator kept up
+            "max_whole_after_heal_s": max((_number(r.get("broker_whole_after_heal_s")) for r in in_scope
+                                           if _present(r.get("broker_whole_after_heal_s"))), default=None),
             "drained": drained,
             "drain_s": max(drain_times) if drained and drain_times else None,
             "lost": lost, "duplicates": int(sum(_number(r.get("duplicates")) for r in rows)),

@@ -206,6 +206,54 @@ def backlog_held(scenario: str, want: bool) -> Callable[[Sequence[RunRows]], Out
     return judge
 
 
+def _scenario_phases(run: RunRows, scenarios: Sequence[str]) -> list[Mapping[str, Any]]:
+    return [row for row in run.rows("phase_summary") if row["scenario"] in scenarios]
+
+
+def publishers_blocked(scenario: str, want: bool) -> Callable[[Sequence[RunRows]], Outcome]:
+    """The broker blocked the scenario's publishers (sizing.criteria.rules.broker_blocked_publishers: its memory or disk
+    alarm, for longer than the scenario's publish tolerance) in some phase (want True) or in none (want False), on
+    phase_summary's `publishers_blocked_s` (seconds the broker's own connection.blocked held them)."""
+    def judge(runs: Sequence[RunRows]) -> Outcome:
+        mine, words = [], []
+        for run in runs:
+            tolerance = run.spec().scenario(scenario).publish_tolerance_s
+            rows = _scenario_phases(run, [scenario])
+            if not rows:
+                continue
+            blocked = [float(row.get("publishers_blocked_s") or 0.0) for row in rows]
+            memory = finite(row.get("broker_mem_max_fraction") for row in rows)
+            mine.append(any(rules.broker_blocked_publishers(b, tolerance) for b in blocked))
+            words.append(f"{run.key} {scenario}: publishers blocked {sum(blocked):.0f} s (tolerance {tolerance:g} s), "
+                         f"memory at most {max(memory, default=float('nan')):.2f} of the watermark")
+        return Outcome(_holds(mine, want), None, "; ".join(words) or "no such scenario")
+    return judge
+
+
+def bound_by(scenarios: Sequence[str], label: str) -> Callable[[Sequence[RunRows]], Outcome]:
+    """Every phase of the scenarios is bound by `label` (sizing.criteria.rules.phase_bottleneck re-derives each
+    phase_summary row's label from its figures; the stored `bottleneck` column is the analysis' own). A phase the
+    generator could not drive decides nothing; another resource named is a contradiction."""
+    def verdict(labels: Sequence[str | None]) -> str:
+        decided = [x for x in labels if x not in (None, rules.bottleneck_label("generator"))]
+        if any(x != label for x in decided):
+            return CONTRADICTED
+        return REPRODUCED if decided and len(decided) == len(labels) else INCONCLUSIVE
+
+    def judge(runs: Sequence[RunRows]) -> Outcome:
+        mine, theirs, words = [], [], []
+        for run in runs:
+            for row in _scenario_phases(run, scenarios):
+                mine.append(rules.phase_bottleneck(row))
+                theirs.append(row.get("bottleneck"))
+                words.append(f"{run.key} {row['scenario']} {row['phase_name']}: {mine[-1]} (busiest node's CPU "
+                             f"{float(row.get('cpu_busiest_mean') or 0):.2f} of its cores, carried "
+                             f"{float(row.get('confirm_rate') or 0):,.0f} published / "
+                             f"{float(row.get('consume_rate') or 0):,.0f} consumed msg/s)")
+        return Outcome(verdict(mine), verdict(theirs), "; ".join(words) or "no such scenario")
+    return judge
+
+
 TOP_THROUGHPUT = fidelity.TOP_THROUGHPUT  # capacity_repeats has it too: a config's top carried rate, per repeat
 
 

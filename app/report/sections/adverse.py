@@ -101,17 +101,19 @@ def verdict_table(ctx: ReportContext, scenario: Scenario) -> list[object]:
                          f"yes, {fmt.secs(r.drain_s)} after the peak" if r.drained else ("no", "bad"),
                          fmt.count(r.lost), fmt.ms(r.max_e2e_p99_ms), reason])
         else:
+            down = r.nodes_down if isinstance(r.nodes_down, str) else "none"
             body.append([r.config_id, held, f"{fmt.count(r.phases_held)}/{fmt.count(r.phases_judged)}",
                          fmt.secs(r.max_time_to_recover_s), fmt.dip(r.worst_dip_ratio), fmt.secs(r.unavailable_s),
-                         fmt.count(r.lost), fmt.ms(r.max_e2e_p99_ms), reason])
+                         fmt.count(r.lost), fmt.ms(r.max_e2e_p99_ms), down, fmt.secs(r.max_whole_after_heal_s),
+                         reason])
     if is_backlog(scenario):
         headers = ["config", "verdict", "reduced publish rate", "publishers blocked", "peak backlog",
                    "peak memory (of watermark)", "drained", "lost", "worst p99 (reported)", "why"]
         numeric = [3, 4, 5, 7, 8]
     else:
         headers = ["config", "verdict", "phases held", "longest recovery", "worst dip", "unavailable", "lost",
-                   "worst p99", "why"]
-        numeric = [2, 3, 4, 5, 6, 7]
+                   "worst p99", "nodes seen down (broker)", "whole again after the heal", "why"]
+        numeric = [2, 3, 4, 5, 6, 7, 9]
     return [table(headers, body, numeric=numeric)]
 
 

@@ -54,12 +54,21 @@ def broker_phase_stats(samples: DataFrame) -> DataFrame:
     depth = per_second.groupBy(*PHASE_KEY).agg(
         F.max("queue_messages").alias("broker_queue_max"),
         (F.min("all_running") == 0).alias("broker_node_down_seen"))
+    # Which nodes were seen down (a partition's paused minority, a killed node), and the first second after the last
+    # such sample at which every node ran again (null: none down, or still down when the phase ended).
+    down = (samples.filter(~F.col("running")).groupBy(*PHASE_KEY)
+            .agg(F.concat_ws(",", F.array_sort(F.collect_set("node"))).alias("broker_nodes_down"),
+                 F.max(F.floor("second")).alias("last_down_s")))
+    whole = (per_second.join(down.select(*PHASE_KEY, "last_down_s"), PHASE_KEY)
+             .filter((F.col("sample_second") > F.col("last_down_s")) & (F.col("all_running") == 1))
+             .groupBy(*PHASE_KEY).agg(F.min("sample_second").alias("broker_whole_again_s")))
     nodes = samples.groupBy(*PHASE_KEY).agg(
         F.max("mem_used_bytes").alias("broker_mem_max_bytes"),
         F.max(F.col("mem_used_bytes") / F.col("mem_limit_bytes")).alias("broker_mem_max_fraction"),
         F.max((F.col("mem_alarm") | F.col("disk_alarm")).cast("int")).cast("boolean").alias("broker_alarm"),
         F.min("disk_free_bytes").alias("broker_disk_free_min_bytes"))
-    return nodes.join(depth, PHASE_KEY, "outer")
+    return (nodes.join(depth, PHASE_KEY, "outer").join(down.drop("last_down_s"), PHASE_KEY, "left")
+            .join(whole, PHASE_KEY, "left"))
 
 
 def event_phase_stats(events: DataFrame) -> DataFrame:
@@ -69,7 +78,8 @@ def event_phase_stats(events: DataFrame) -> DataFrame:
     return events.groupBy(*PHASE_KEY).agg(
         count("worker_behind").alias("worker_behind_events"),
         count("connection_blocked").alias("connection_blocked_events"),
-        count("fault_error").alias("fault_errors"))
+        count("fault_error").alias("fault_errors"),
+        F.max(F.when(F.col("kind") == "fault_heal", F.col("second"))).alias("last_heal_s"))
 
 
 # ------------------------------------------------------------------------------------ capacity-search probes
@@ -135,7 +145,9 @@ def summarise(phases: DataFrame, clients: ClientRecords, accounting: DataFrame, 
                   .withColumn("confirm_rate", F.col("confirmed") / steady)
                   .withColumn("consume_rate", F.col("consumed") / steady)
                   .withColumn("faults", F.coalesce("faults", F.lit(0)))
-                  .withColumn("backlog_max", F.coalesce("broker_queue_max", "backlog_max_client")))
+                  .withColumn("backlog_max", F.coalesce("broker_queue_max", "backlog_max_client"))
+                  .withColumn("broker_whole_after_heal_s",
+                              F.greatest(F.col("broker_whole_again_s") - F.col("last_heal_s"), F.lit(0.0))))
     with_validity = (with_rates.withColumn("invalid_reason", rules_columns.invalid_reason())
                      .withColumn("valid", F.col("invalid_reason").isNull()))
     # runs recorded before node_seconds existed: no partial rows, and the resource columns stay null
