@@ -443,10 +443,7 @@ def _parse_profile(value: Any, path: str, problems: list[Problem], minimum: floa
 def _parse_fault(value: Any, path: str, problems: list[Problem], deployment: str | None) -> FaultSpec | None:
     f = Fields(value, path, problems)
     start = len(problems)
-    kind = f.str("kind", choices=FAULT_KINDS)
-    if kind in NETWORK_FAULTS and kind not in NAMESPACE_FAULTS and deployment == "local":
-        f.fail("kind", f"{kind} needs tc netem on real hosts, which this kernel lacks: use deployment: aws, or "
-                       f"`{CLIENT_LATENCY}` for a delay between the clients and the nodes")
+    kind = f.str("kind", choices=FAULT_KINDS)  # what the local target's network carries: _parse_network
     if kind == PARTITION and deployment == "existing":
         f.fail("kind", f"{kind} cuts the cluster's own network: an existing cluster is not ours to cut")
     phases_raw = f.raw("phases", "all")
@@ -706,18 +703,28 @@ def _parse_budget(root: Fields) -> Budget | None:
     return Budget(max_cost, max_hours, parallelism or 1)
 
 
+def _local_network_refusal(kind: str, network: str) -> str | None:
+    """Why the local target's network cannot carry a network fault (None: it can). The one home of these rules; the
+    local fault executor refuses the same kinds at run time (loadgen.faults.commands.local_network_refusal)."""
+    if kind in NETWORK_FAULTS and kind not in NAMESPACE_FAULTS:
+        return (f"{kind} needs tc netem on real hosts, which this kernel lacks: use deployment: aws, or "
+                f"`{CLIENT_LATENCY}` for a delay between the clients and the nodes")
+    if kind in NAMESPACE_FAULTS and network == LOOPBACK:
+        return (f"{kind} drops packets between the nodes, which share one loopback interface on "
+                f"`network: {LOOPBACK}`: set `network: {NAMESPACES}` (a namespace per node)")
+    return None
+
+
 def _parse_network(root: Fields, deployment: str | None, scenarios: list[Scenario | None]) -> str:
-    """`network:` of the local target (NETWORKS); the faults that need the namespaces refused without them."""
+    """`network:` of the local target (NETWORKS), and each network fault the chosen network cannot carry refused."""
     network = root.str("network", LOOPBACK, choices=NETWORKS) or LOOPBACK
     if network != LOOPBACK and deployment != "local":
         root.fail("network", f"chooses the local target's network (deployment is {deployment}): remove it")
-    if deployment == "local" and network == LOOPBACK:
+    if deployment == "local":
         for i, scenario in enumerate(scenarios):
             for j, fault in enumerate(scenario.faults if scenario else ()):
-                if fault.kind in NAMESPACE_FAULTS:
-                    root.fail(f"scenarios[{i}].faults[{j}].kind",
-                              f"{fault.kind} drops packets between the nodes, which share one loopback interface on "
-                              f"`network: {LOOPBACK}`: set `network: {NAMESPACES}` (a namespace per node)")
+                if (reason := _local_network_refusal(fault.kind, network)) is not None:
+                    root.fail(f"scenarios[{i}].faults[{j}].kind", reason)
     return network
 
 

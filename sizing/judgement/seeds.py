@@ -325,6 +325,11 @@ ADVERSE_LOCAL = (RunRef("adverse-local", "adverse1"),)  # seed 002's adverse sui
 SEED_002_KILL = ("Some clusters did better than others but no cluster gets to the end of the test without seeing a "
                  "drop in throughput when a broker is killed.")
 
+# Seed 004 on one n1-highcpu-8 node of the scale model: its consumers stalled under a steady rate, with and without
+# x-max-length (campaigns/ndq-consumer-stall-scale.yaml), and its max rate (campaigns/ndq-10q-multiack-scale.yaml).
+STALL_LOCAL = (RunRef("ndq-consumer-stall-scale", "stall2"),)
+MAX_RATE_LOCAL = (RunRef("ndq-10q-multiack-scale", "max2"),)
+
 SEEDS: tuple[SeedVerdict, ...] = (
     SeedVerdict(
         "002", "no cluster gets through a broker kill without a drop in throughput", SEED_002_KILL,
@@ -401,6 +406,27 @@ SEEDS: tuple[SeedVerdict, ...] = (
         f"{TOP_RATES_COMPARED}: rabbitmq4 and rabbitmq7 (io1, the WAL on its own drive) unchanged against "
         f"rabbitmq1 within {stats.PRACTICAL_EFFECT:.0%}", DISKS_LOCAL,
         compared([(IO1, IO1_WAL), (IO1, IO1_3)], stats.UNCHANGED), INCONCLUSIVE),
+    SeedVerdict(
+        "004", "with x-max-length the publishers are not blocked while the consumers stall (one node of the scale "
+        "model)",
+        "The producers will not be blocked, as would be the case if the memory alarm got triggered, so messages will "
+        "continue flowing, even if at a reduced rate.",
+        "phase_summary `publishers_blocked_s` of `stall-capped` (the broker's own connection.blocked) within the "
+        "scenario's tolerance by sizing.criteria.rules.broker_blocked_publishers", STALL_LOCAL,
+        publishers_blocked("stall-capped", want=False), REPRODUCED),
+    SeedVerdict(
+        "004", "without it a backlog held in memory trips the memory alarm and blocks the publishers (one node of the "
+        "scale model)",
+        "our message backlog is held entirely in memory and can result in the memory alarm getting triggered. When "
+        "the memory alarm gets triggered, all producers will be blocked.",
+        "phase_summary `publishers_blocked_s` of `stall-uncapped` beyond the scenario's tolerance (as above)",
+        STALL_LOCAL, publishers_blocked("stall-uncapped", want=True), REPRODUCED),
+    SeedVerdict(
+        "004", "at max rate the node is CPU-bound (one node of the scale model, with and without x-max-length)",
+        "This workload demonstrates queue number impact on rabbitmq performance with CPU as a bottleneck.",
+        "phase_summary's bottleneck of every max-rate phase, re-derived by sizing.criteria.rules.phase_bottleneck "
+        "from the row's figures: `cpu`", MAX_RATE_LOCAL,
+        bound_by(("max-throughput", "max-throughput-uncapped"), "cpu"), REPRODUCED),
 )
 
 
