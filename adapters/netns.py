@@ -473,12 +473,12 @@ def recorded_slots(state_root: Path | str) -> list[int]:
     return sorted(slots)
 
 
-def reclaim_recorded(state_root: Path | str) -> list[str]:
-    """Remove the networks of the clusters under a state root that a crash left (a kill -9 of an apply between
+def reclaim_recorded(slots: Sequence[int]) -> list[str]:
+    """Remove the networks a crash left of the recorded slots (recorded_slots: a kill -9 of an apply between
     `cluster.sh init` and Terraform recording the cluster, or of the task that would have destroyed it): each
-    recorded slot's namespaces, links, tables and hosts files. What was removed, one line per slot."""
+    slot's namespaces, links, tables and hosts files. What was removed, one line per slot."""
     done = []
-    for slot in recorded_slots(state_root):
+    for slot in slots:
         removed = teardown(slot)
         if removed["namespaces"] or removed["veths"] or removed["hosts_files"]:
             done.append(f"network slot {slot}: removed {len(removed['namespaces'])} namespace(s), "
@@ -486,10 +486,10 @@ def reclaim_recorded(state_root: Path | str) -> list[str]:
     return done
 
 
-def leftover_slots(state_root: Path | str) -> list[int]:
-    """The recorded slots under a state root whose namespaces, links or hosts files still exist."""
+def leftover_slots(slots: Sequence[int]) -> list[int]:
+    """Those of the recorded slots whose namespaces, links or hosts files still exist."""
     present = {_slot_of(name) for name in [*_namespaces(), *_veths(), *(e.name for e in _etc_dirs())]}
-    return [slot for slot in recorded_slots(state_root) if slot in present]
+    return [slot for slot in slots if slot in present]
 
 
 @dataclass(frozen=True)

@@ -322,10 +322,10 @@ def test_a_crashed_clusters_network_is_reclaimed_by_its_record(tmp_path):
     (cluster_dir / netns.RECORD).write_text(f"{slot}\n")
     try:
         netns.build_cluster(slot, 2)
-        assert netns.recorded_slots(tmp_path) == [slot] and netns.leftover_slots(tmp_path) == [slot]
-        [line] = netns.reclaim_recorded(tmp_path)
+        assert netns.recorded_slots(tmp_path) == [slot] and netns.leftover_slots([slot]) == [slot]
+        [line] = netns.reclaim_recorded([slot])
         assert line.startswith(f"network slot {slot}: removed 2 namespace(s), 2 link(s)")
-        assert netns.leftover_slots(tmp_path) == [] and netns.reclaim_recorded(tmp_path) == []
+        assert netns.leftover_slots([slot]) == [] and netns.reclaim_recorded([slot]) == []
         assert not [name for name in project_names_listed() if netns._slot_of(name.rstrip(":").split("@")[0]) == slot]
     finally:
         netns.teardown(slot)

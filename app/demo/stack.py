@@ -265,14 +265,14 @@ def _reclaim_envelopes(s: DemoSettings, say: Callable[[str], None]) -> list[str]
         rest = leftovers(root)
         if not rest.empty():
             left.append(f"envelopes under {root}: {rest.describe()}")
-        if netns.recorded_slots(root) and netns.available() is None:
+        if (slots := netns.recorded_slots(root)) and netns.available() is None:
             try:
-                for line in netns.reclaim_recorded(root):
+                for line in netns.reclaim_recorded(slots):
                     say(f"reclaimed network: {line}")
             except netns.NetnsError as err:
                 left.append(f"networks under {root} ({err})")
-            if slots := netns.leftover_slots(root):
-                left.append(f"networks under {root}: slot(s) {', '.join(map(str, slots))}")
+            if still := netns.leftover_slots(slots):
+                left.append(f"networks under {root}: slot(s) {', '.join(map(str, still))}")
     return left
 
 
