@@ -522,19 +522,21 @@ class LocalNodeReader:
 
     target = "local"
 
-    def __init__(self, node: NodeInfo, timeout_s: float, proc: str = "/proc", network_slot: int | None = None) -> None:
+    def __init__(self, node: NodeInfo, timeout_s: float, proc: str = "/proc", network_slot: int | None = None,
+                 sys_net: Path = netns.SYS_NET) -> None:
         if not node.pid_file or not node.prometheus_port:
             raise ValueError(f"node {node.name}: a local node needs pid_file and prometheus_port")
         self.node, self.timeout_s, self.proc = node, timeout_s, proc
         self.url = f"http://{node.host}:{node.prometheus_port}/metrics"
         self.envelope = node_envelope_counters(Path(node.pid_file).parent)
         self.link = netns.NodeNet(network_slot, node.number) if network_slot else None
+        self.sys_net = sys_net
 
     def _link_counters(self) -> netns.LinkCounters | None:
         """The link's counters now; None without a link or when they cannot be read (its figures unknown this
         second, the others stand)."""
         try:
-            return netns.counters(self.link) if self.link is not None else None
+            return netns.counters(self.link, self.sys_net) if self.link is not None else None
         except (OSError, ValueError):
             return None
 

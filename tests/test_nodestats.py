@@ -327,7 +327,7 @@ def test_a_node_with_a_link_of_its_own_reports_the_links_bytes_less_the_samplers
     assert plain["nic_in_bytes_per_s"] is None and plain["nic_out_bytes_per_s"] is None
 
 
-def test_the_local_reader_reads_a_links_counters_by_its_cluster_and_node_number(tmp_path, monkeypatch):
+def test_the_local_reader_reads_a_links_counters_by_its_cluster_and_node_number(tmp_path):
     """Known answer: the reader of node 2 of network slot 9 reads rsv9-2's statistics (here a directory laid out as
     /sys/class/net is), turned round to the node's view; a link that is gone leaves the figures unknown."""
     from adapters import netns
@@ -337,13 +337,12 @@ def test_the_local_reader_reads_a_links_counters_by_its_cluster_and_node_number(
     stats.mkdir(parents=True)
     for name, value in {"rx_bytes": 700, "rx_packets": 7, "tx_bytes": 9000, "tx_packets": 9}.items():
         (stats / name).write_text(f"{value}\n")
-    monkeypatch.setattr(netns, "SYS_NET", tmp_path)
-    monkeypatch.setattr(netns.counters, "__defaults__", (tmp_path,))
     pid_file = tmp_path / "node.pid"
     pid_file.write_text(str(os.getpid()))
     node = NodeInfo(number=2, name="rabbit-1@rs-9-2", host="127.0.0.1", amqp_port=1, management_port=2,
                     prometheus_port=1, pid_file=str(pid_file))
-    reader = nodestats.reader_for("local", node, 0.3, network_slot=9)
+    assert nodestats.reader_for("local", node, 0.3, network_slot=9).link == netns.NodeNet(9, 2)
+    reader = nodestats.LocalNodeReader(node, 0.3, network_slot=9, sys_net=tmp_path)
     snapshot = reader.read()
     assert snapshot.counters["nic_in_bytes"] == 9000 and snapshot.counters["nic_out_bytes"] == 700
     (tmp_path / "rsv9-2" / "statistics" / "rx_bytes").unlink()
