@@ -23,7 +23,7 @@ test: setup       ## the whole suite, as CI runs it (tests/README.md)
 	$(PY) -m app.cli calibrate --if-stale || echo "no calibration now: the runs that need one measure it"; \
 	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder -m "not cluster and not alone"; side_by_side=$$?; \
 	$(PY) -m app.cli calibrate --if-stale || echo "no calibration now: the runs that need one measure it"; \
-	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder -m "cluster or alone"; alone=$$?; \
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=50 -m "cluster or alone"; alone=$$?; \
 	test $$side_by_side -eq 0 -a $$alone -eq 0
 
 test-fast:        ## pure unit tests only: no RabbitMQ, Spark, Airflow, browser, nor outside tool or server (tests/README.md)
