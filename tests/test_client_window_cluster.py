@@ -28,17 +28,12 @@ import copy
 import time
 from dataclasses import dataclass
 
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 import pytest
 
 from loadgen.runner import Runner, RunOptions
 from sizing.campaign import parse_campaign
-from sizing.contract import raw_layout
 from sizing.criteria import rules
-from spark_jobs.lib import phase_summary as ps
-from spark_jobs.lib.phase_summary.client_stats import _final_client
+from tests.loadgen_records import client_phase_row, read_records
 
 pytestmark = [pytest.mark.cluster, pytest.mark.alone]  # measures: nothing beside it (tests/fixtures/lanes.py)
 
@@ -67,11 +62,6 @@ SPEC = {
 @pytest.fixture(scope="module")
 def cluster(local_cluster_factory):
     return local_cluster_factory(slot=44, nodes=1).cluster
-
-
-def read(out, runner, record_type) -> pa.Table:
-    files = sorted((out / raw_layout.raw_run_prefix(runner.key) / record_type).rglob("*.parquet"))
-    return pa.concat_tables([pq.read_table(f) for f in files])
 
 
 def spec_with(**changes) -> dict:
@@ -108,27 +98,23 @@ def run_phase(cluster, tmp_path, spec: dict) -> PhaseFigures:
                     options=RunOptions(workers=1, out_dir=tmp_path, upload=False, drain_timeout_s=30,
                                        sample_interval_s=2, progress_interval_s=60), echo=lambda _line: None)
     assert runner.run() == 0, runner.errors
-    folded = pa.Table.from_batches(list(ps.fold_client_seconds(iter(read(tmp_path, runner, "client_seconds")
-                                                                    .to_batches()))))
-    partial = folded.filter(pc.and_(pc.equal(folded["kind"], ps.PARTIAL), pc.equal(folded["phase"], 1)))
-    row = _final_client(partial).to_pylist()[0]
+    row = client_phase_row(tmp_path, runner)
     steady_s = DURATION_S - WARMUP_S
     confirm_rate, consume_rate = row["confirmed"] / steady_s, row["consumed"] / steady_s
     carried = rules.carried_rate(confirm_rate, consume_rate)
     # the node's figures over the same steady seconds
-    nodes = read(tmp_path, runner, "node_seconds").to_pandas()
+    nodes = read_records(tmp_path, runner, "node_seconds").to_pandas()
     start = runner.timeline.phases[0].start_s + WARMUP_S
     window = nodes[(nodes.phase == 1) & (nodes.second >= start) & ~nodes.missing]
     busiest = window.groupby("node").cpu_busy.mean().max()
     machine = (window.machine_cpu_busy_s / window.machine_cores).mean()
-    events = read(tmp_path, runner, "events").to_pandas()
+    events = read_records(tmp_path, runner, "events").to_pandas()
     behind = bool(((events.kind == "worker_behind") & (events.phase == 1)).any())
     valid = not rules.cpu_saturated(row["worker_cpu_max"]) and not behind
-    label = rules.bottleneck(valid=valid, alarm=False, mem_max_fraction=None, busiest_cpu_mean=busiest,
-                             machine_cpu_mean=machine, volume_load_share=None, ebs_load_share=None, net_mbit_s=None,
-                             mbit_s_limit=None, target_rate=target, carried=carried, consume_rate=consume_rate,
-                             confirm_rate=confirm_rate, publisher_window_ceiling=row["publisher_window_ceiling"],
-                             consumer_ceiling=row["consumer_ceiling"], prefetch_ceiling=row["prefetch_ceiling"])
+    label = rules.phase_bottleneck({**row, "valid": valid, "cpu_busiest_mean": busiest,
+                                    "machine_cpu_busy_mean": machine,
+                                    "resource_nodes": 1, "target_rate": target, "confirm_rate": confirm_rate,
+                                    "consume_rate": consume_rate})
     return PhaseFigures(row, confirm_rate, consume_rate, carried, busiest, machine, valid, label)
 
 

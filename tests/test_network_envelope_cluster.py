@@ -22,19 +22,14 @@ from __future__ import annotations
 
 import time
 
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
 import pytest
 
 from adapters import netns
 from loadgen.runner import Runner, RunOptions
 from sizing.campaign import parse_campaign
 from sizing.campaign.envelopes import config_envelopes
-from sizing.contract import raw_layout
 from sizing.criteria import rules
-from spark_jobs.lib import phase_summary as ps
-from spark_jobs.lib.phase_summary.client_stats import _final_client
+from tests.loadgen_records import client_phase_row, read_records
 
 pytestmark = [pytest.mark.cluster, pytest.mark.skipif(netns.available() is not None,
                                                       reason=str(netns.available()))]
@@ -74,11 +69,6 @@ def cluster(local_cluster_factory, link_mbit):
     return local_cluster_factory(slot=SLOT, nodes=1, network=True, network_mbit=link_mbit).cluster
 
 
-def read(out, runner, record_type) -> pa.Table:
-    files = sorted((out / raw_layout.raw_run_prefix(runner.key) / record_type).rglob("*.parquet"))
-    return pa.concat_tables([pq.read_table(f) for f in files])
-
-
 def test_the_link_is_the_models_and_a_phase_past_it_is_named_network(campaign, link_mbit, cluster, tmp_path):
     assert link_mbit == pytest.approx(1.25 * 1000 * campaign.scale_model.cpu_cores_per_vcpu)  # c5.xlarge, tied to CPU
     assert cluster.network is not None and cluster.network.mbit == pytest.approx(link_mbit)
@@ -87,7 +77,7 @@ def test_the_link_is_the_models_and_a_phase_past_it_is_named_network(campaign, l
                                        sample_interval_s=1, progress_interval_s=60), echo=lambda _line: None)
     assert runner.run() == 0, runner.errors
 
-    nodes = read(tmp_path, runner, "node_seconds").to_pandas()
+    nodes = read_records(tmp_path, runner, "node_seconds").to_pandas()
     start = runner.timeline.phases[0].start_s + WARMUP_S
     steady = nodes[(nodes.phase == 1) & (nodes.second >= start) & ~nodes.missing].dropna(subset=["nic_in_bytes_per_s"])
     assert len(steady) >= DURATION_S - WARMUP_S - 3, nodes[["second", "missing", "nic_in_bytes_per_s"]]
@@ -103,22 +93,18 @@ def test_the_link_is_the_models_and_a_phase_past_it_is_named_network(campaign, l
     broker_in = (steady["client_in_bytes_per_s"] * weights).sum()
     assert broker_in <= link_in <= 1.15 * broker_in, (link_in, broker_in)
 
-    folded = pa.Table.from_batches(list(ps.fold_client_seconds(iter(read(tmp_path, runner, "client_seconds")
-                                                                    .to_batches()))))
-    row = _final_client(folded.filter(pc.and_(pc.equal(folded["kind"], ps.PARTIAL),
-                                              pc.equal(folded["phase"], 1)))).to_pylist()[0]
+    row = client_phase_row(tmp_path, runner)
     steady_s = DURATION_S - WARMUP_S
     confirm_rate, consume_rate = row["confirmed"] / steady_s, row["consumed"] / steady_s
     carried = rules.carried_rate(confirm_rate, consume_rate)
     peak_mbit = max(steady["nic_in_bytes_per_s"].mean(), steady["nic_out_bytes_per_s"].mean()) * 8 / 1e6
     busiest = steady.cpu_busy.mean()
     machine = (steady.machine_cpu_busy_s / steady.machine_cores).mean()
-    label = rules.bottleneck(valid=True, alarm=False, mem_max_fraction=None, busiest_cpu_mean=busiest,
-                             machine_cpu_mean=machine, volume_load_share=None, ebs_load_share=None,
-                             net_mbit_s=peak_mbit, mbit_s_limit=link_mbit, target_rate=OFFERED, carried=carried,
-                             consume_rate=consume_rate, confirm_rate=confirm_rate,
-                             publisher_window_ceiling=row["publisher_window_ceiling"],
-                             consumer_ceiling=row["consumer_ceiling"], prefetch_ceiling=row["prefetch_ceiling"])
+    label = rules.phase_bottleneck({**row, "valid": True, "cpu_busiest_mean": busiest,
+                                    "machine_cpu_busy_mean": machine,
+                                    "net_peak_mbit_s": peak_mbit, "network_limit_mbit_s": link_mbit,
+                                    "resource_nodes": 1, "target_rate": OFFERED, "confirm_rate": confirm_rate,
+                                    "consume_rate": consume_rate})
     print(f"link {link_mbit:g} Mbit/s each way; busier direction {peak_mbit:.2f} Mbit/s; carried {carried:.0f} of "
           f"{OFFERED:.0f} msg/s ({carried * SIZE_BYTES * 8 / 1e6:.2f} Mbit/s of payload); node cpu {busiest:.2f}, "
           f"machine {machine:.2f} -> {label}")

@@ -473,7 +473,7 @@ def phase_bottleneck(row: Mapping[str, Any]) -> str | None:
         machine_cpu_mean=row.get("machine_cpu_busy_mean"), volume_load_share=row.get("volume_load_share"),
         ebs_load_share=row.get("ebs_load_share"), net_mbit_s=row.get("net_peak_mbit_s"),
         mbit_s_limit=row.get("network_limit_mbit_s"), resources_seen=bool(row.get("resource_nodes") or 0),
-        target_rate=float(row.get("target_rate") or 0.0), carried=min(confirm or 0.0, consume or 0.0),
+        target_rate=float(row.get("target_rate") or 0.0), carried=carried_rate(confirm or 0.0, consume or 0.0),
         consume_rate=consume, confirm_rate=confirm, publisher_window_ceiling=row.get("publisher_window_ceiling"),
         consumer_ceiling=row.get("consumer_ceiling"), prefetch_ceiling=row.get("prefetch_ceiling"))
 
