@@ -55,6 +55,30 @@ def test_the_re_derived_judgements_match_the_stored_tables(key: RunRef, runs) ->
         r["config_id"] for r in run.rows("recommendation") if r["passes_all"])
 
 
+def test_the_bottleneck_re_derived_from_a_row_is_the_analysis_own(runs) -> None:
+    """rules.phase_bottleneck on a fixture's phase_summary row gives the label Spark wrote (rules_columns.bottleneck)
+    for every row of every fixture that keeps the figures (those exported since BOTTLENECK_COLUMNS)."""
+    rows = [row for run in runs.values() for row in run.rows("phase_summary")
+            if set(rules.BOTTLENECK_COLUMNS) <= set(row)]
+    assert rows, "no fixture keeps the bottleneck's figures"
+    assert [rules.phase_bottleneck(row) for row in rows] == [row["bottleneck"] for row in rows]
+
+
+def test_seed_004s_verdicts_follow_the_rules_they_name(runs, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A verdict that cannot fail checks nothing: with the CPU saturation threshold above any busy share the max-rate
+    phases are no longer CPU-bound, and with ten minutes of blocking tolerated the uncapped arm's publishers no
+    longer count as blocked."""
+    def verdict(words: str) -> str:
+        seed = next(s for s in seeds.SEEDS if s.seed == "004" and words in s.conclusion)
+        return seed.judge([runs[key] for key in seed.runs]).verdict
+
+    with monkeypatch.context() as patched:
+        patched.setattr(rules, "NODE_CPU_SATURATION", 1.5)
+        assert verdict("CPU-bound") != seeds.REPRODUCED
+    monkeypatch.setattr(rules, "broker_blocked_publishers", lambda blocked_s, tolerance: blocked_s > tolerance + 600)
+    assert verdict("trips the memory alarm") != seeds.REPRODUCED
+
+
 def test_the_recommendation_rule_changed_flips_a_verdict(runs, monkeypatch: pytest.MonkeyPatch) -> None:
     """A verdict that cannot fail checks nothing: with the adverse scenarios no longer required of a survivor, the
     demo's 'no survivor' verdict is contradicted."""
