@@ -488,8 +488,9 @@ PHASE_SUMMARY = (*_TABLE_KEY,
     Column("broker_mem_max_fraction", "float64", "max memory used / high watermark"),
     Column("broker_alarm", "bool", "any memory or disk alarm seen"),
     Column("broker_node_down_seen", "bool", "a sample saw a node not running"),
-    Column("broker_nodes_down", "string", "the nodes a sample saw not running (comma list; a partition's paused "
-           "side, a killed node)", nullable=True),
+    Column("broker_nodes_down", "string", "the nodes some sample saw not running (comma list; each sample is the "
+           "answering node's view: a killed node, a partition's other side; none while no node answers)",
+           nullable=True),
     Column("broker_whole_after_heal_s", "float64", "seconds from the phase's last fault heal to the first sample "
            "with every node running after the last one that saw a node down (0: whole by the heal; null: no node "
            "down, no heal in the phase, or still down at its end)", nullable=True),
@@ -609,8 +610,8 @@ ADVERSE = (
     Column("publishers_blocked_s", "float64", "worst repeat's seconds with publishers blocked by an alarm"),
     Column("peak_backlog_msgs", "int64", "highest backlog (broker queue depth, else client-side)"),
     Column("peak_memory_share", "float64", "highest memory used / high watermark of any node", nullable=True),
-    Column("nodes_down", "string", "the nodes the broker's samples saw not running in a judged phase (comma list; "
-           "under a partition, the side that paused)", nullable=True),
+    Column("nodes_down", "string", "the nodes some broker sample saw not running in the scenario's phases (comma "
+           "list; phase_summary.broker_nodes_down)", nullable=True),
     Column("max_whole_after_heal_s", "float64", "longest time from a fault's heal until every node ran again "
            "(phase_summary.broker_whole_after_heal_s)", nullable=True),
     Column("drained", "bool", "every repeat's backlog was back under its drain level by the end"),

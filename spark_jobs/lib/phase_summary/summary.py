@@ -54,7 +54,7 @@ def broker_phase_stats(samples: DataFrame) -> DataFrame:
     depth = per_second.groupBy(*PHASE_KEY).agg(
         F.max("queue_messages").alias("broker_queue_max"),
         (F.min("all_running") == 0).alias("broker_node_down_seen"))
-    # Which nodes were seen down (a partition's paused minority, a killed node), and the first second after the last
+    # Which nodes some sample saw down (the answering node's view), and the first second after the last
     # such sample at which every node ran again (null: none down, or still down when the phase ended).
     down = (samples.filter(~F.col("running")).groupBy(*PHASE_KEY)
             .agg(F.concat_ws(",", F.array_sort(F.collect_set("node"))).alias("broker_nodes_down"),
