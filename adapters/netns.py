@@ -333,7 +333,7 @@ def build_cluster(cluster: int, nodes: int, mbit: float | None = None) -> list[N
     the slot exists (a slot is one cluster's); on a failure, what was built of the slot is removed."""
     made = [NodeNet(cluster, number, mbit) for number in range(1, nodes + 1)]
     with held(LOCK):
-        taken = [n for n in _namespaces() + _veths() if _slot_of(n) == cluster]
+        taken = [n for n in _namespaces() + _veths() if slot_of(n) == cluster]
         if taken:
             raise NetnsError(f"cluster slot {cluster} is in use: {', '.join(taken)}")
         _build_network()
@@ -368,7 +368,7 @@ def partition(groups: Sequence[Sequence[NodeNet]], one_way: bool = False) -> dic
 
 def heal(cluster: int | None = None) -> dict[str, Any]:
     """Every partition of a cluster (None: of every project namespace) removed; loss is left as it is."""
-    healed = [ns for ns in _namespaces() if cluster is None or _slot_of(ns) == cluster]
+    healed = [ns for ns in _namespaces() if cluster is None or slot_of(ns) == cluster]
     for namespace in healed:
         for argv in cut_commands(namespace, []):
             run(argv)
@@ -400,7 +400,8 @@ def counters(node: NodeNet, root: Path = SYS_NET) -> LinkCounters:
 # ---------------------------------------------------------------------------------------------- removal
 
 
-def _slot_of(name: str) -> int | None:
+def slot_of(name: str) -> int | None:
+    """The cluster slot in one of our names (rs-<slot>-<node>, rsv<slot>-<node>); None for another name."""
     match = NAMESPACE_RE.match(name) or VETH_RE.match(name)
     return int(match.group(1)) if match else None
 
@@ -432,9 +433,9 @@ def _etc_dirs() -> list[Path]:
 
 
 def _teardown(cluster: int) -> dict[str, Any]:
-    removed: dict[str, Any] = _remove([n for n in _namespaces() if _slot_of(n) == cluster],
-                                      [v for v in _veths() if _slot_of(v) == cluster],
-                                      [e for e in _etc_dirs() if _slot_of(e.name) == cluster])
+    removed: dict[str, Any] = _remove([n for n in _namespaces() if slot_of(n) == cluster],
+                                      [v for v in _veths() if slot_of(v) == cluster],
+                                      [e for e in _etc_dirs() if slot_of(e.name) == cluster])
     removed["bridge"] = False
     if not _veths() and _bridge_exists():  # the last cluster's teardown removes the bridge; the blackhole stays
         run(["ip", "link", "del", BRIDGE])
@@ -488,8 +489,7 @@ def reclaim_recorded(slots: Sequence[int]) -> list[str]:
 
 def leftover_slots(slots: Sequence[int]) -> list[int]:
     """Those of the recorded slots whose namespaces, links or hosts files still exist."""
-    present = {_slot_of(name) for name in [*_namespaces(), *_veths(), *(e.name for e in _etc_dirs())]}
-    return [slot for slot in slots if slot in present]
+    return [slot for slot in slots if leftovers(slot).names()]
 
 
 @dataclass(frozen=True)
@@ -500,14 +500,22 @@ class Leftovers:
     host_table: bool
     hosts_files: list[str]
 
+    def names(self) -> list[str]:
+        """The namespaces, links and hosts files (what belongs to one cluster slot)."""
+        return [*self.namespaces, *self.veths, *self.hosts_files]
+
     def empty(self) -> bool:
-        return not (self.namespaces or self.veths or self.bridge or self.host_table or self.hosts_files)
+        return not (self.names() or self.bridge or self.host_table)
 
 
-def leftovers() -> Leftovers:
-    """What of the project's network exists now, from the kernel's own lists."""
-    return Leftovers(_namespaces(), _veths(), _bridge_exists(), _host_table_exists(),
-                     [e.name for e in _etc_dirs()])
+def leftovers(slot: int | None = None) -> Leftovers:
+    """What of the project's network exists now, from the kernel's own lists; of one cluster slot's when given (the
+    bridge and the host table belong to every slot, so they are reported either way)."""
+    def mine(names: Iterable[str]) -> list[str]:
+        return [name for name in names if slot is None or slot_of(name) == slot]
+
+    return Leftovers(mine(_namespaces()), mine(_veths()), _bridge_exists(), _host_table_exists(),
+                     mine(e.name for e in _etc_dirs()))
 
 
 # ---------------------------------------------------------------------------------------------- command line

@@ -143,11 +143,7 @@ def leaked_envelopes(s: demo.DemoSettings) -> int:
 
 def leaked_network() -> int:
     """Namespaces + veth links + hosts files of the trial's network slot (the kernel's own lists)."""
-    slot = network_slot(SLOT_OFFSET)  # the one trial's port slot is the offset's
-    left = netns.leftovers()
-    first = netns.NodeNet(slot, 1)  # rs-<slot>-1, rsv<slot>-1: every node's names start as node 1's do
-    mine = tuple(name.rsplit("-", 1)[0] + "-" for name in (first.namespace, first.veth))
-    return sum(1 for name in [*left.namespaces, *left.veths, *left.hosts_files] if name.startswith(mine))
+    return len(netns.leftovers(network_slot(SLOT_OFFSET)).names())  # the one trial's port slot is the offset's
 
 
 def kill_apply_once_enveloped(s: demo.DemoSettings, timeout_s: float = 300) -> None:

@@ -140,3 +140,20 @@ def test_a_phase_summary_row_gets_the_label_of_its_own_figures():
     assert rules.phase_bottleneck({**row, "consumer_ceiling": 1960.0, "resource_nodes": None}) == "consumers"
     assert rules.phase_bottleneck({**row, "valid": None}) == "generator"
     assert rules.phase_bottleneck({**row, "publisher_window_ceiling": None}) == "none"
+
+
+def test_the_checks_read_only_the_columns_a_run_fixture_keeps():
+    """Known answer: every column bottleneck_checks asks for (by any of its three readers) is one of
+    rules.BOTTLENECK_COLUMNS, the list app/runfixture keeps, and every listed column but resource_nodes (read by the
+    bottleneck itself, for `None`) is asked for: a check reading a new column without the list fails here."""
+    asked: set[str] = set()
+
+    def reader(missing: float):
+        def read(name: str) -> float:
+            asked.add(name)
+            return missing
+        return read
+
+    checks = rules.bottleneck_checks(reader(0.0), reader(rules.UNKNOWN_LIMIT), reader(False), carried=0.0)
+    assert set(checks) == set(rules.BOTTLENECK_ORDER)
+    assert asked == set(rules.BOTTLENECK_COLUMNS) - {"resource_nodes"}

@@ -72,7 +72,7 @@ except TimeoutError:
 
 def free_slot() -> int:
     """A cluster slot no one uses now (build_cluster refuses a used one)."""
-    used = {netns._slot_of(name) for name in netns.leftovers().namespaces}
+    used = {netns.slot_of(name) for name in netns.leftovers().namespaces}
     return next(slot for slot in range(240, 255) if slot not in used)
 
 
@@ -83,8 +83,7 @@ def cluster(nodes: int, mbit: float | None = None) -> Iterator[list[netns.NodeNe
         yield netns.build_cluster(slot, nodes, mbit)
     finally:
         netns.teardown(slot)
-        left = netns.leftovers()
-        assert not [n for n in left.namespaces + left.veths if netns._slot_of(n) == slot], left
+        assert not netns.leftovers(slot).names(), netns.leftovers(slot)
 
 
 @contextlib.contextmanager
@@ -326,6 +325,6 @@ def test_a_crashed_clusters_network_is_reclaimed_by_its_record(tmp_path):
         [line] = netns.reclaim_recorded([slot])
         assert line.startswith(f"network slot {slot}: removed 2 namespace(s), 2 link(s)")
         assert netns.leftover_slots([slot]) == [] and netns.reclaim_recorded([slot]) == []
-        assert not [name for name in project_names_listed() if netns._slot_of(name.rstrip(":").split("@")[0]) == slot]
+        assert not [name for name in project_names_listed() if netns.slot_of(name.rstrip(":").split("@")[0]) == slot]
     finally:
         netns.teardown(slot)

@@ -14,7 +14,7 @@ def test_names_and_addresses_come_from_the_slot_and_fit_linuxs_interface_names()
     node = netns.NodeNet(254, 254)
     assert (node.namespace, node.veth, node.address) == ("rs-254-254", "rsv254-254", "198.18.254.254")
     assert len(node.veth) <= 15 and netns.VETH_RE.match(node.veth) and netns.NAMESPACE_RE.match(node.namespace)
-    assert netns._slot_of("rs-12-3") == 12 and netns._slot_of("rsv12-3") == 12 and netns._slot_of("eth0") is None
+    assert netns.slot_of("rs-12-3") == 12 and netns.slot_of("rsv12-3") == 12 and netns.slot_of("eth0") is None
     for cluster, number in ((0, 1), (1, 0), (255, 1)):  # slot 0 is the host's 198.18.0.x
         with pytest.raises(ValueError):
             netns.NodeNet(cluster, number)

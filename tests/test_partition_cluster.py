@@ -221,5 +221,4 @@ def test_a_namespaced_node_runs_in_its_envelope_too(tmp_path_factory) -> None:
     finally:
         stack.destroy()
         env.reclaim(state_root)
-    mine = f"rs-{network_slot(ENVELOPE_SLOT)}-"
-    assert not [name for name in netns.leftovers().namespaces if name.startswith(mine)]  # destroy removed them
+    assert not netns.leftovers(network_slot(ENVELOPE_SLOT)).names()  # destroy removed them

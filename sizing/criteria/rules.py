@@ -7,7 +7,7 @@ words are in spark_jobs/README.md ("Rules").
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 
@@ -416,6 +416,34 @@ def consumers_bound(consume_rate, ceiling, target_rate):
 UNKNOWN_LIMIT = float("inf")  # an unknown limit: nothing is near it (Spark and pandas handle inf as well)
 
 
+# phase_summary's columns the bottleneck reads, the one list (bottleneck_checks reads no other; run fixtures keep these)
+BOTTLENECK_COLUMNS = ("valid", "broker_alarm", "broker_mem_max_fraction", "cpu_busiest_mean", "machine_cpu_busy_mean",
+                      "volume_load_share", "ebs_load_share", "net_peak_mbit_s", "network_limit_mbit_s",
+                      "resource_nodes", "target_rate", "confirm_rate", "consume_rate", "consumer_ceiling",
+                      "prefetch_ceiling", "publisher_window_ceiling")
+
+
+def bottleneck_checks(figure: Callable[[str], Any], limit: Callable[[str], Any], flag: Callable[[str], Any],
+                      carried: Any) -> dict[str, Any]:
+    """Each check of BOTTLENECK_ORDER over phase_summary's columns (BOTTLENECK_COLUMNS), the one home of which
+    predicate reads which column: `figure`, `limit` and `flag` read a column as a number (missing: 0), a limit
+    (missing: UNKNOWN_LIMIT) or a truth (missing: false), so the same checks run on plain values (bottleneck) and on
+    Spark Columns (spark_jobs/lib/rules_columns.bottleneck)."""
+    alarm, target = flag("broker_alarm"), figure("target_rate")
+    consume, confirm = figure("consume_rate"), figure("confirm_rate")
+    return {
+        "generator": generator_bound(flag("valid")),
+        MEMORY_ALARM: alarm,
+        "consumers": consumers_bound(consume, limit("consumer_ceiling"), target),
+        "cpu": cpu_bound(figure("cpu_busiest_mean"), figure("machine_cpu_busy_mean")),
+        "memory": memory_bound(alarm, figure("broker_mem_max_fraction")),
+        "disk": disk_bound(figure("volume_load_share"), figure("ebs_load_share")),
+        "network": network_bound(figure("net_peak_mbit_s"), limit("network_limit_mbit_s")),
+        "consumer_prefetch": consumer_prefetch_bound(consume, confirm, limit("prefetch_ceiling"), target),
+        "publisher_window": publisher_window_bound(carried, limit("publisher_window_ceiling"), target),
+    }
+
+
 def bottleneck(*, valid: bool, alarm: bool, mem_max_fraction: float | None, busiest_cpu_mean: float | None,
                machine_cpu_mean: float | None, volume_load_share: float | None, ebs_load_share: float | None,
                net_mbit_s: float | None, mbit_s_limit: float | None, resources_seen: bool = True,
@@ -432,35 +460,20 @@ def bottleneck(*, valid: bool, alarm: bool, mem_max_fraction: float | None, busi
     window named with no node near a limit may still owe its latency to the broker's coordination (what `none`
     names otherwise): the label says the window held the rate, not that a wider one would be carried.
 
-    A missing figure is 0 and a missing limit UNKNOWN_LIMIT, so neither triggers; spark_jobs/rules_columns
-    .bottleneck applies the same predicates, in the same order, to Columns."""
-    def value(x: float | None) -> float:
-        return 0.0 if x is None else x
-
-    def limit(x: float | None) -> float:
-        return UNKNOWN_LIMIT if x is None else x
-
-    checks = {
-        "generator": generator_bound(bool(valid)),
-        MEMORY_ALARM: bool(alarm),
-        "consumers": consumers_bound(value(consume_rate), limit(consumer_ceiling), target_rate),
-        "cpu": cpu_bound(value(busiest_cpu_mean), value(machine_cpu_mean)),
-        "memory": memory_bound(bool(alarm), value(mem_max_fraction)),
-        "disk": disk_bound(value(volume_load_share), value(ebs_load_share)),
-        "network": network_bound(value(net_mbit_s), limit(mbit_s_limit)),
-        "consumer_prefetch": consumer_prefetch_bound(value(consume_rate), value(confirm_rate),
-                                                     limit(prefetch_ceiling), target_rate),
-        "publisher_window": publisher_window_bound(value(carried), limit(publisher_window_ceiling), target_rate),
-    }
+    A missing figure is 0 and a missing limit UNKNOWN_LIMIT, so neither triggers (bottleneck_checks)."""
+    figures: dict[str, Any] = {
+        "valid": valid, "broker_alarm": alarm, "broker_mem_max_fraction": mem_max_fraction,
+        "cpu_busiest_mean": busiest_cpu_mean, "machine_cpu_busy_mean": machine_cpu_mean,
+        "volume_load_share": volume_load_share, "ebs_load_share": ebs_load_share, "net_peak_mbit_s": net_mbit_s,
+        "network_limit_mbit_s": mbit_s_limit, "target_rate": target_rate, "confirm_rate": confirm_rate,
+        "consume_rate": consume_rate, "consumer_ceiling": consumer_ceiling, "prefetch_ceiling": prefetch_ceiling,
+        "publisher_window_ceiling": publisher_window_ceiling}
+    checks = bottleneck_checks(
+        figure=lambda name: 0.0 if figures[name] is None else figures[name],
+        limit=lambda name: UNKNOWN_LIMIT if figures[name] is None else figures[name],
+        flag=lambda name: bool(figures[name]), carried=0.0 if carried is None else carried)
     check = next((name for name in BOTTLENECK_ORDER if checks[name]), NO_BOTTLENECK)
     return bottleneck_label(check) if resources_seen or check in DECIDED_WITHOUT_NODES else None
-
-
-# phase_summary's columns the bottleneck reads (spark_jobs/lib/rules_columns.bottleneck reads the same ones as Columns)
-BOTTLENECK_COLUMNS = ("valid", "broker_alarm", "broker_mem_max_fraction", "cpu_busiest_mean", "machine_cpu_busy_mean",
-                      "volume_load_share", "ebs_load_share", "net_peak_mbit_s", "network_limit_mbit_s",
-                      "resource_nodes", "target_rate", "confirm_rate", "consume_rate", "consumer_ceiling",
-                      "prefetch_ceiling", "publisher_window_ceiling")
 
 
 def phase_bottleneck(row: Mapping[str, Any]) -> str | None:

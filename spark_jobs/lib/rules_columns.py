@@ -44,30 +44,20 @@ def counts_toward_capacity() -> Column:
 
 
 def bottleneck() -> Column:
-    """sizing.criteria.rules.bottleneck over phase_summary's resource and client-ceiling columns: the same predicates in
-    rules.BOTTLENECK_ORDER; a missing figure is 0 and a missing limit rules.UNKNOWN_LIMIT (neither triggers); null
-    without node figures unless a label of rules.DECIDED_WITHOUT_NODES decides."""
-    def value(name: str) -> Column:
+    """sizing.criteria.rules.bottleneck over phase_summary's resource and client-ceiling columns: the same checks
+    (rules.bottleneck_checks) in rules.BOTTLENECK_ORDER; a missing figure is 0 and a missing limit rules.UNKNOWN_LIMIT
+    (neither triggers); null without node figures unless a label of rules.DECIDED_WITHOUT_NODES decides."""
+    def figure(name: str) -> Column:
         return F.coalesce(F.col(name), F.lit(0.0))
 
     def limit(name: str) -> Column:
         return F.coalesce(F.col(name), F.lit(rules.UNKNOWN_LIMIT))
 
-    alarm = F.coalesce(F.col("broker_alarm"), F.lit(False))
-    target = value("target_rate")
-    checks = {
-        "generator": rules.generator_bound(F.coalesce(F.col("valid"), F.lit(False))),
-        rules.MEMORY_ALARM: alarm,
-        "consumers": rules.consumers_bound(value("consume_rate"), limit("consumer_ceiling"), target),
-        "cpu": rules.cpu_bound(value("cpu_busiest_mean"), value("machine_cpu_busy_mean")),
-        "memory": rules.memory_bound(alarm, value("broker_mem_max_fraction")),
-        "disk": rules.disk_bound(value("volume_load_share"), value("ebs_load_share")),
-        "network": rules.network_bound(value("net_peak_mbit_s"), limit("network_limit_mbit_s")),
-        "consumer_prefetch": rules.consumer_prefetch_bound(value("consume_rate"), value("confirm_rate"),
-                                                           limit("prefetch_ceiling"), target),
-        "publisher_window": rules.publisher_window_bound(F.least(value("confirm_rate"), value("consume_rate")),
-                                                         limit("publisher_window_ceiling"), target),
-    }
+    def flag(name: str) -> Column:
+        return F.coalesce(F.col(name), F.lit(False))
+
+    carried = F.least(figure("confirm_rate"), figure("consume_rate"))
+    checks = rules.bottleneck_checks(figure, limit, flag, carried=carried)
     # without node figures only the checks before cpu can name the phase; anything else would be a guess
     unseen = F.coalesce(F.col("resource_nodes"), F.lit(0)) == 0
 
