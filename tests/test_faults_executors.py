@@ -240,7 +240,8 @@ def test_a_one_way_partition_drops_one_direction_only():
 def test_the_local_partition_hands_netns_the_groups_its_direction_names(monkeypatch):
     """netns' one-way cut drops the first group's packets to the others (its own test sends them,
     tests/test_netns.py): `from_node` puts the target first, `to_node` last, `both` cuts both ways. Checked against
-    the groups and flag netns.partition receives (recorded, nothing run)."""
+    the groups and flag netns.partition receives (recorded, nothing run; tests/test_netns.py cuts real
+    namespaces through the executor)."""
     three = replace(LOCAL, network=ClusterNetwork(slot=9), nodes=tuple(
         replace(NODE, number=i, name=f"rabbit-22000-{i}@rs-9-{i}") for i in (1, 2, 3)))
     calls = []

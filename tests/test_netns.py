@@ -238,6 +238,30 @@ def test_a_partition_drops_between_groups_and_heal_restores():
         assert udp(n1, n2, 100) == 100
 
 
+
+def test_the_local_executors_one_way_partition_cuts_the_direction_it_names():
+    """The fault executor's path, on real namespaces (no broker: the cut is the packets'): a `partition` of node 2
+    with `direction: from_node` drops node 2's datagrams to node 1 and lets node 1's through; `to_node` the other way
+    round; the executor's heal lets both through again. Counted by the receiver (100 sent each way)."""
+    from loadgen.faults.local import LocalFaultExecutor
+    from sizing.planning.timeline import FaultEvent
+    from sizing.resources.cluster import ClusterInfo, ClusterNetwork, NodeInfo
+
+    with cluster(3) as nets:
+        slot = nets[0].cluster
+        nodes = tuple(NodeInfo(n.number, f"rabbit-{n.number}@{n.namespace}", n.address, 5672, 15672, ctl_cmd=("true",),
+                               start_cmd=("true",), stop_cmd=("true",), pid_file="/nonexistent/pid") for n in nets)
+        executor = LocalFaultExecutor(ClusterInfo("local", "t", nodes, network=ClusterNetwork(slot=slot)),
+                                      run=lambda *a, **k: pytest.fail("a network fault runs no command"))
+        n1, n2 = nets[0], nets[1]
+        for direction, n2_to_n1, n1_to_n2 in (("from_node", 0, 100), ("to_node", 100, 0)):
+            fault = FaultEvent("p01-f1", "partition", 1, 10.0, 20.0, "node", 2, None, (("direction", direction),))
+            executor.inject(fault, nodes[1])
+            assert (udp(n2, n1, 100), udp(n1, n2, 100)) == (n2_to_n1, n1_to_n2), direction
+            executor.heal(fault, nodes[1])
+            assert (udp(n2, n1, 100), udp(n1, n2, 100)) == (100, 100), direction
+
+
 DATAGRAMS, LOSS = 2000, 50.0
 
 
