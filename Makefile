@@ -21,7 +21,7 @@ stop:             ## stop everything `make demo` started; stored results stay (`
 # campaign would otherwise take it beside the other worker's test.
 test: setup       ## the whole suite, as CI runs it (tests/README.md)
 	$(PY) -m app.cli calibrate --if-stale || echo "no calibration now: the runs that need one measure it"; \
-	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder -m "not cluster and not alone"; side_by_side=$$?; \
+	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=30 -m "not cluster and not alone"; side_by_side=$$?; \
 	$(PY) -m app.cli calibrate --if-stale || echo "no calibration now: the runs that need one measure it"; \
 	$(PY) -m pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=50 -m "cluster or alone"; alone=$$?; \
 	test $$side_by_side -eq 0 -a $$alone -eq 0
