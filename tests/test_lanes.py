@@ -139,3 +139,56 @@ def test_leaving_sharing_never_deadlocks_with_an_exclusive_waiter(tmp_path, monk
         leaving.join(10)
         assert not leaving.is_alive(), f"leaving sharing() deadlocked with an exclusive waiter: {log}"
     assert others[0].has_it.is_set() and log == ["other waiting", "other alone", "back"]
+
+
+class _Item:
+    """What the lane hooks read of a pytest item: its markers and its user properties."""
+
+    def __init__(self, *markers: str) -> None:
+        self.markers, self.user_properties = set(markers), []
+
+    def get_closest_marker(self, name: str) -> object | None:
+        return name if name in self.markers else None
+
+
+class _Reporter:
+    def __init__(self, reports: list[object]) -> None:
+        self.stats, self.lines = {"passed": reports}, []
+
+    def write_sep(self, sep: str, title: str) -> None:
+        self.lines.append(title)
+
+    def write_line(self, line: str) -> None:
+        self.lines.append(line.strip())
+
+
+def test_each_phase_records_its_wait_and_an_alone_call_the_time_it_held_the_machine(tmp_path, monkeypatch):
+    """Known answers: a phase run through the lane hooks on real locks records its wait for the machine; an `alone`
+    call also the seconds it held it (here WAIT_S of work), a `cluster` call and an alone test's set-up do not; the
+    pass's summary adds them up and lists them."""
+    locks = tmp_path / "machine.lock", tmp_path / "turnstile.lock"
+    monkeypatch.setattr(lanes, "machine_held", lambda mode: machine_held(mode, *locks))
+
+    def run(item: _Item, phase: str, work_s: float = 0.0) -> None:
+        hook = lanes._held_for(item, phase)
+        next(hook)  # the machine is held: the phase runs
+        time.sleep(work_s)
+        with pytest.raises(StopIteration):
+            hook.send(None)
+
+    alone, shared = _Item("alone", "cluster"), _Item("cluster")
+    run(alone, "setup")
+    run(alone, "call", WAIT_S)
+    run(shared, "call", WAIT_S)
+    assert [name for name, _ in alone.user_properties] == [lanes.WAIT_PROPERTY, lanes.WAIT_PROPERTY,
+                                                           lanes.ALONE_PROPERTY]
+    assert [name for name, _ in shared.user_properties] == [lanes.WAIT_PROPERTY]
+    held = alone.user_properties[-1][1]
+    assert WAIT_S * 0.9 <= held <= WAIT_S + 1.0
+
+    report = type("Report", (), {"nodeid": "tests/test_x.py::test_alone", "user_properties": alone.user_properties})
+    reporter = _Reporter([report])
+    lanes.pytest_terminal_summary(reporter)  # type: ignore[arg-type]
+    assert reporter.lines[0].startswith(f"`alone` calls held the machine {held:,.0f} s over 1 tests")
+    assert reporter.lines[1] == f"{held:.1f}s tests/test_x.py::test_alone"
+    assert reporter.lines[2].startswith("waits for the machine:") and "over 2 phases" in reporter.lines[2]
