@@ -1,5 +1,6 @@
 """The local scale model on real RabbitMQ nodes (issue 31): each envelope checked against the operating system's own
-counter, and teardown that leaves nothing (slots 80-82: ports 25000-25149).
+counter, and teardown that leaves nothing (slots 78-80: ports 24900-25049, this module's own, since most of its tests
+run beside other cluster tests: 81 and 82 are test_partition_cluster's).
 
 The node: c5.2xlarge (8 vCPUs, 16 GiB) with a 200 GB gp2 data volume and a 200 GB io1 WAL volume at 10,000 IOPS,
 on the default factors (sizing.resources.scalemodel.DEFAULT_FACTORS): 0.2 cores, 2688 MiB + 3.10's idle 160 MiB, data 60
@@ -254,7 +255,7 @@ def test_the_memory_alarm_fires_at_the_envelopes_watermark(node):
 def test_teardown_leaves_no_cgroup_mount_or_loop_device(state_root):
     """A second cluster, destroyed: nothing of it remains (the OS's own lists: /proc/self/mountinfo, the loop
     devices' backing files in /sys/class/block, the cgroup hierarchies)."""
-    stack, cluster = up(state_root, 81)
+    stack, cluster = up(state_root, 78)
     node_dir = Path(cluster.node(1).pid_file).parent
     group = record_of(node_dir).cgroup
     stack.destroy()
@@ -272,13 +273,13 @@ def assert_nothing_left(cluster_state: Path, cluster_group: str) -> None:
 def test_a_failed_apply_is_torn_down_too(state_root):
     """create-node fails after the data volume is mounted (a role no node has): the apply fails, the stack destroys
     what it made, and the OS lists hold nothing of it."""
-    plan = plan_for(82)
+    plan = plan_for(79)
     good = envelopes_for(plan)
     bogus = VolumeEnvelope(role="bogus", type="gp2", image_mib=2048, iops=10, bps=None, cloud_iops=None,
                            cloud_mb_s=None)
     broken = replace(good, node=replace(good.node, volumes=(good.node.volumes[0], bogus)))
     with pytest.raises(TerraformError, match="bogus"):
-        up(state_root, 82, envelopes=broken)
+        up(state_root, 79, envelopes=broken)
     cluster_state = state_root / plan.campaign / plan.config_id
     assert_nothing_left(cluster_state, env.cluster_cgroup(state_root, plan.local_port_base))
 
@@ -288,7 +289,7 @@ def test_a_crash_is_reclaimed_by_the_start_up_clean_up(tmp_path):
     start-up run (adapters.envelope.reclaim) removes every cgroup, mount and loop device of the state root (its own
     here: the module's other cluster is not part of this crash)."""
     state_root = tmp_path / "crashed"
-    stack, cluster = up(state_root, 81)
+    stack, cluster = up(state_root, 78)
     pid = int(Path(cluster.node(1).pid_file).read_text())
     os.kill(pid, signal.SIGKILL)
     assert not env.leftovers(state_root).empty()  # the crash left the envelope behind
