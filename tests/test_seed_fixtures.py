@@ -79,6 +79,21 @@ def test_seed_004s_verdicts_follow_the_rules_they_name(runs, monkeypatch: pytest
     assert verdict("trips the memory alarm") != seeds.REPRODUCED
 
 
+
+def test_seed_003s_verdicts_follow_the_findings_rule(runs, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A verdict that cannot fail checks nothing: with a practical difference of 400 %, the quorum queue's +202 % over
+    the mirrored one and the mirrored queue's +57 % without confirms are differences no longer worth naming (both
+    intervals lie inside it), so 'a quorum queue carries more' is no longer reproduced and 'no throughput gained' on
+    the mirrored queue no longer contradicted."""
+    def verdict(words: str) -> str:
+        seed = next(s for s in seeds.SEEDS if s.seed == "003" and words in s.conclusion)
+        return seed.judge([runs[key] for key in seed.runs]).verdict
+
+    assert (verdict("carries more"), verdict("throughput on a mirrored")) == (seeds.REPRODUCED, seeds.CONTRADICTED)
+    monkeypatch.setattr(stats, "PRACTICAL_EFFECT", 4.0)
+    assert verdict("carries more") != seeds.REPRODUCED
+    assert verdict("throughput on a mirrored") != seeds.CONTRADICTED
+
 def test_the_recommendation_rule_changed_flips_a_verdict(runs, monkeypatch: pytest.MonkeyPatch) -> None:
     """A verdict that cannot fail checks nothing: with the adverse scenarios no longer required of a survivor, the
     demo's 'no survivor' verdict is contradicted."""

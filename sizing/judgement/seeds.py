@@ -25,7 +25,7 @@ from typing import Any
 from sizing.campaign import Campaign, as_family_row, families, family_phases, parse_campaign
 from sizing.contract.layout import RunRef
 from sizing.criteria import rules, stats
-from sizing.judgement import adverse, fidelity, recommendation
+from sizing.judgement import adverse, fidelity, findings, recommendation
 from sizing.judgement.repeats import finite
 
 REPRODUCED, CONTRADICTED, INCONCLUSIVE, NOT_EXPRESSIBLE = ("reproduced", "contradicted", "inconclusive",
@@ -281,12 +281,52 @@ def compared(pairs: Sequence[tuple[str, str]], want: str, threshold: float = sta
                 effect = stats.compare(base_values, other_values, threshold=threshold)
                 verdicts.append(effect.verdict)
                 words.append(f"{run.key} {other} against {base}: {effect.describe()}")
-        if any(v not in (want, stats.INCONCLUSIVE) for v in verdicts):
-            verdict = CONTRADICTED
-        else:
-            verdict = REPRODUCED if verdicts and all(v == want for v in verdicts) else INCONCLUSIVE
-        return Outcome(verdict, None, "; ".join(words))
+        return Outcome(_effects_give(verdicts, want), None, "; ".join(words))
     return judge
+
+
+def _effects_give(verdicts: Sequence[str | None], want: str) -> str:
+    """Every comparison `want`: reproduced; one another decided verdict: contradicted; else inconclusive."""
+    if any(v not in (want, stats.INCONCLUSIVE) for v in verdicts):
+        return CONTRADICTED
+    return REPRODUCED if verdicts and all(v == want for v in verdicts) else INCONCLUSIVE
+
+
+def _effect_row(rows: Sequence[Mapping[str, Any]], baseline: str, other: str, metric: str
+                ) -> Mapping[str, Any] | None:
+    return next((row for row in rows if row["kind"] == findings.EFFECT and row["metric"] == metric
+                 and row["family"] == other and row["baseline_family"] == baseline), None)
+
+
+def found(pairs: Sequence[tuple[str, str]], metric: str, want: str) -> Callable[[Sequence[RunRows]], Outcome]:
+    """Each (baseline, other) pair of scenario families of a `compare` campaign: the effect on `metric` of `other`
+    against `baseline` in the campaign's findings, re-derived by sizing.judgement.findings.findings from the fixture's
+    phase_summary rows (with one run per arm, its interval is the run's own seconds': batch means for a rate,
+    sectioning for a percentile), gives `want` (stats.HIGHER, LOWER or UNCHANGED); the stored `findings` table's row
+    is the analysis' own. Verdicts as `compared`'s."""
+    def judge(runs: Sequence[RunRows]) -> Outcome:
+        mine, theirs, words = [], [], []
+        for run in runs:
+            rederived = findings.findings(run.spec(), run.rows("phase_summary"), threshold=stats.PRACTICAL_EFFECT)
+            for baseline, other in pairs:
+                row, stored = (_effect_row(rows, baseline, other, metric) for rows in (rederived, run.rows("findings")))
+                mine.append(row["verdict"] if row else None)
+                theirs.append(stored["verdict"] if stored else None)
+                if row is None:
+                    words.append(f"{run.key}: no {metric} effect of {other} against {baseline}")
+                    continue
+                interval = stats.Interval(row["effect"], _bound(row["effect_low"]), _bound(row["effect_high"]),
+                                          row["n"], row["effect_level"])
+                words.append(f"{run.key} {other} against {baseline}, {findings.METRIC[metric].label} "
+                             f"{row['baseline_value']:,.0f} -> {row['value']:,.0f}: "
+                             f"{stats.effect_text(interval, row['n_baseline'], row['n'])}, {row['interval_basis']}: "
+                             f"{row['verdict']}")
+        return Outcome(_effects_give(mine, want), _effects_give(theirs, want), "; ".join(words))
+    return judge
+
+
+def _bound(value: float | None) -> float:
+    return float("nan") if value is None else float(value)
 
 
 # ------------------------------------------------------------------------------------------ the table
@@ -329,6 +369,19 @@ SEED_002_KILL = ("Some clusters did better than others but no cluster gets to th
 # x-max-length (campaigns/ndq-consumer-stall-scale.yaml), and its max rate (campaigns/ndq-10q-multiack-scale.yaml).
 STALL_LOCAL = (RunRef("ndq-consumer-stall-scale", "stall2"),)
 MAX_RATE_LOCAL = (RunRef("ndq-10q-multiack-scale", "max2"),)
+
+# Seed 003's benchmark #4 and its queue types on its 3 x c5.4xlarge io1 cluster scaled (campaigns/flow-control-queues-
+# scale.yaml): one queue, one publisher and one consumer at their maximum rate, one run of each arm (the seed's own
+# count), so every effect's interval is the run's own seconds'.
+QUEUES_LOCAL = (RunRef("flow-control-queues-scale", "queues4"),)
+QQ, QQ_NO_CONFIRMS = "qq-confirms-acks", "qq-no-confirms-no-acks"
+MIRRORED, MIRRORED_NO_CONFIRMS = "mirrored-confirms-acks", "mirrored-no-confirms-no-acks"
+SEED_003_NO_CONFIRMS = ("If we compare those results to using confirms and acks, we see no benefit in throughput. In "
+                        "fact all we see is an increase in end-to-end latency.")
+FINDINGS_EFFECT = ("the campaign's findings (sizing.judgement.findings.findings re-derived from phase_summary): the "
+                   "effect of {other} against {base} on {metric} with its interval within one run at "
+                   f"{stats.COMPARE_CONFIDENCE:.0%} (batch means for a rate, sectioning for a percentile), the "
+                   f"practical difference {stats.PRACTICAL_EFFECT:.0%}")
 
 SEEDS: tuple[SeedVerdict, ...] = (
     SeedVerdict(
@@ -427,6 +480,35 @@ SEEDS: tuple[SeedVerdict, ...] = (
         "phase_summary's bottleneck of every max-rate phase, re-derived by sizing.criteria.rules.phase_bottleneck "
         "from the row's figures: `cpu`", MAX_RATE_LOCAL,
         bound_by(("max-throughput", "max-throughput-uncapped"), "cpu"), REPRODUCED),
+    SeedVerdict(
+        "003", "no confirms and no acks gain no throughput on a quorum queue", SEED_003_NO_CONFIRMS,
+        FINDINGS_EFFECT.format(other="no confirms and auto-ack", base="confirms and acks", metric="the publish rate")
+        + ": unchanged", QUEUES_LOCAL, found([(QQ, QQ_NO_CONFIRMS)], "publish_rate", stats.UNCHANGED), INCONCLUSIVE),
+    SeedVerdict(
+        "003", "no confirms and no acks gain no throughput on a mirrored queue", SEED_003_NO_CONFIRMS,
+        FINDINGS_EFFECT.format(other="no confirms and auto-ack", base="confirms and acks", metric="the publish rate")
+        + ": unchanged", QUEUES_LOCAL, found([(MIRRORED, MIRRORED_NO_CONFIRMS)], "publish_rate", stats.UNCHANGED),
+        CONTRADICTED),
+    SeedVerdict(
+        "003", "no confirms and no acks raise the end-to-end p95 on a quorum queue", SEED_003_NO_CONFIRMS,
+        FINDINGS_EFFECT.format(other="no confirms and auto-ack", base="confirms and acks", metric="the e2e p95")
+        + ": higher", QUEUES_LOCAL, found([(QQ, QQ_NO_CONFIRMS)], "e2e_p95_ms", stats.HIGHER), INCONCLUSIVE),
+    SeedVerdict(
+        "003", "no confirms and no acks raise the end-to-end p95 on a mirrored queue", SEED_003_NO_CONFIRMS,
+        FINDINGS_EFFECT.format(other="no confirms and auto-ack", base="confirms and acks", metric="the e2e p95")
+        + ": higher", QUEUES_LOCAL, found([(MIRRORED, MIRRORED_NO_CONFIRMS)], "e2e_p95_ms", stats.HIGHER),
+        REPRODUCED),
+    SeedVerdict(
+        "003", "a quorum queue carries more than a mirrored one",
+        "Finally - a single quorum queue outperforms a single mirrored queue significantly.",
+        FINDINGS_EFFECT.format(other="quorum", base="mirrored", metric="the publish rate") + ": higher",
+        QUEUES_LOCAL, found([(MIRRORED, QQ)], "publish_rate", stats.HIGHER), REPRODUCED),
+    SeedVerdict(
+        "003", "a quorum queue has a lower end-to-end p95 than a mirrored one",
+        "The quorum queue achieves much higher throughput than the mirrored queue and also has lower 95th percentile "
+        "latencies.",
+        FINDINGS_EFFECT.format(other="quorum", base="mirrored", metric="the e2e p95") + ": lower",
+        QUEUES_LOCAL, found([(MIRRORED, QQ)], "e2e_p95_ms", stats.LOWER), CONTRADICTED),
 )
 
 
