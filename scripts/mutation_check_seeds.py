@@ -27,6 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SEEDS = "tests/test_seed_conclusions.py::"
 SHAPE = "tests/test_findings.py::"
+MEASURED = "tests/test_seed_fixtures.py::"  # the verdicts from our own runs' fixtures
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,13 @@ MUTATIONS = (
              'knee = next((i for i, r in enumerate(as_series) if _flag(r["knee"])), None)',
              'knee = next((i for i, r in enumerate(as_series) if _flag(r["no_better"])), None)',
              "the report names the first no-better step as the knee"),
+    Mutation(MEASURED + "test_each_seed_verdict_is_re_derived_from_its_runs", "sizing/judgement/seeds.py",
+             "    if any(v not in (want, stats.INCONCLUSIVE) for v in verdicts):\n        return CONTRADICTED",
+             "    if any(v not in (want, stats.INCONCLUSIVE) for v in verdicts):\n        return INCONCLUSIVE",
+             "a measured effect against the study's never contradicts it"),
+    Mutation(MEASURED + "test_each_seed_verdict_is_re_derived_from_its_runs", "sizing/judgement/findings.py",
+             "if one_base is not None and one_other is not None:", "if False:",
+             "one run's effects are judged between repeats (no interval) instead of within the run"),
 )
 
 

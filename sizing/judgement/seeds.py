@@ -329,6 +329,73 @@ def _bound(value: float | None) -> float:
     return float("nan") if value is None else float(value)
 
 
+def _combined(verdicts: Sequence[str]) -> str:
+    """One verdict over several runs' or pairs': any contradicted, contradicted; all reproduced, reproduced."""
+    if CONTRADICTED in verdicts:
+        return CONTRADICTED
+    return REPRODUCED if verdicts and all(v == REPRODUCED for v in verdicts) else INCONCLUSIVE
+
+
+def _steps(run: RunRows, family: str, metric: str) -> list[Mapping[str, Any]]:
+    """The family's adjacent-step rows on `metric` (findings kind `step`), re-derived from phase_summary."""
+    rederived = findings.findings(run.spec(), run.rows("phase_summary"), threshold=stats.PRACTICAL_EFFECT)
+    return [row for row in rederived if row["kind"] == findings.STEP and row["family"] == family
+            and row["metric"] == metric]
+
+
+def _step_words(run: RunRows, row: Mapping[str, Any]) -> str:
+    interval = stats.Interval(row["effect"], _bound(row["effect_low"]), _bound(row["effect_high"]), row["n"],
+                              row["effect_level"])
+    return (f"{run.key} {row['baseline_phase_name']} -> {row['phase_name']}: "
+            f"{stats.effect_text(interval, row['n_baseline'], row['n'])}: {row['verdict']}")
+
+
+def largest_step(family: str, before: str, after: str, metric: str = "publish_rate"
+                 ) -> Callable[[Sequence[RunRows]], Outcome]:
+    """The curve's largest jump (findings' `largest_step`: the adjacent pair with the largest |log ratio| on `metric`)
+    is from step `before` to `after`, and that jump is decided (its interval excludes no change): reproduced; the
+    largest is another pair whose interval lies wholly above this pair's: contradicted; else inconclusive."""
+    def judge(runs: Sequence[RunRows]) -> Outcome:
+        verdicts, words = [], []
+        for run in runs:
+            rows = _steps(run, family, metric)
+            named = next((r for r in rows if (r["baseline_phase_name"], r["phase_name"]) == (before, after)), None)
+            top = next((r for r in rows if r["largest_step"]), None)
+            if named is None or top is None:
+                verdicts.append(INCONCLUSIVE)
+                words.append(f"{run.key}: no step {before} -> {after} of {family}")
+                continue
+            if top is named:
+                verdicts.append(REPRODUCED if named["verdict"] in (stats.HIGHER, stats.LOWER) else INCONCLUSIVE)
+            else:
+                apart = named["effect_high"] is not None and top["effect_low"] is not None and (
+                    abs(named["effect_high"]) < abs(top["effect_low"]))
+                verdicts.append(CONTRADICTED if apart else INCONCLUSIVE)
+            words.append(f"largest {_step_words(run, top)}; named {_step_words(run, named)}")
+        return Outcome(_combined(verdicts), None, "; ".join(words))
+    return judge
+
+
+def no_benefit(family: str, before: str, after: str, metric: str = "publish_rate"
+               ) -> Callable[[Sequence[RunRows]], Outcome]:
+    """Step `after` is no better than step `before` (findings' `no_better` on that adjacent pair: its interval
+    excludes a gain beyond the practical difference): reproduced; better: contradicted; the run cannot tell:
+    inconclusive."""
+    def judge(runs: Sequence[RunRows]) -> Outcome:
+        verdicts, words = [], []
+        for run in runs:
+            row = next((r for r in _steps(run, family, metric)
+                        if (r["baseline_phase_name"], r["phase_name"]) == (before, after)), None)
+            if row is None:
+                verdicts.append(INCONCLUSIVE)
+                words.append(f"{run.key}: no step {before} -> {after} of {family}")
+                continue
+            verdicts.append({True: REPRODUCED, False: CONTRADICTED}.get(row["no_better"], INCONCLUSIVE))
+            words.append(f"{_step_words(run, row)}, no better: {row['no_better']}")
+        return Outcome(_combined(verdicts), None, "; ".join(words))
+    return judge
+
+
 # ------------------------------------------------------------------------------------------ the table
 @dataclass(frozen=True)
 class SeedVerdict:
@@ -378,6 +445,15 @@ QQ, QQ_NO_CONFIRMS = "qq-confirms-acks", "qq-no-confirms-no-acks"
 MIRRORED, MIRRORED_NO_CONFIRMS = "mirrored-confirms-acks", "mirrored-no-confirms-no-acks"
 SEED_003_NO_CONFIRMS = ("If we compare those results to using confirms and acks, we see no benefit in throughput. In "
                         "fact all we see is an increase in end-to-end latency.")
+# Seed 003's increasing in-flight limit on one quorum queue at a known 20 ms round trip
+# (campaigns/flow-control-rtt-scale.yaml: the seed's steps 1 to 10000 on one node of the model, one run).
+RTT_LOCAL = (RunRef("flow-control-rtt-scale", "rtt4"),)
+INFLIGHT = "qq-inflight-rtt20"
+SEED_003_CURVE = ("Both see the biggest jump between 20 and 200. A limit of 10000 has no benefit over 1000, all that "
+                  "happens is we increase end-to-end latency.")
+STEP_SHAPE = ("the campaign's findings of kind `step` (sizing.judgement.findings, each step against the one before, "
+              "re-derived from phase_summary; the interval the run's own seconds', practical difference "
+              f"{stats.PRACTICAL_EFFECT:.0%}) on the publish rate: ")
 FINDINGS_EFFECT = ("the campaign's findings (sizing.judgement.findings.findings re-derived from phase_summary): the "
                    "effect of {other} against {base} on {metric} with its interval within one run at "
                    f"{stats.COMPARE_CONFIDENCE:.0%} (batch means for a rate, sectioning for a percentile), the "
@@ -480,6 +556,14 @@ SEEDS: tuple[SeedVerdict, ...] = (
         "phase_summary's bottleneck of every max-rate phase, re-derived by sizing.criteria.rules.phase_bottleneck "
         "from the row's figures: `cpu`", MAX_RATE_LOCAL,
         bound_by(("max-throughput", "max-throughput-uncapped"), "cpu"), REPRODUCED),
+    SeedVerdict(
+        "003", "the in-flight limit's biggest jump is between 20 and 200 (a quorum queue, a 20 ms round trip)",
+        SEED_003_CURVE, STEP_SHAPE + "`largest_step` on 20 -> 200, decided", RTT_LOCAL,
+        largest_step(INFLIGHT, "confirms_in_flight=20", "confirms_in_flight=200"), REPRODUCED),
+    SeedVerdict(
+        "003", "an in-flight limit of 10000 has no benefit over 1000 (as above)", SEED_003_CURVE,
+        STEP_SHAPE + "`no_better` on 1000 -> 10000", RTT_LOCAL,
+        no_benefit(INFLIGHT, "confirms_in_flight=1000", "confirms_in_flight=10000"), INCONCLUSIVE),
     SeedVerdict(
         "003", "no confirms and no acks gain no throughput on a quorum queue", SEED_003_NO_CONFIRMS,
         FINDINGS_EFFECT.format(other="no confirms and auto-ack", base="confirms and acks", metric="the publish rate")
