@@ -307,7 +307,7 @@ def found(pairs: Sequence[tuple[str, str]], metric: str, want: str) -> Callable[
     def judge(runs: Sequence[RunRows]) -> Outcome:
         mine, theirs, words = [], [], []
         for run in runs:
-            rederived = findings.findings(run.spec(), run.rows("phase_summary"), threshold=stats.PRACTICAL_EFFECT)
+            rederived = _rederived_findings(run)
             for baseline, other in pairs:
                 row, stored = (_effect_row(rows, baseline, other, metric) for rows in (rederived, run.rows("findings")))
                 mine.append(row["verdict"] if row else None)
@@ -315,18 +315,27 @@ def found(pairs: Sequence[tuple[str, str]], metric: str, want: str) -> Callable[
                 if row is None:
                     words.append(f"{run.key}: no {metric} effect of {other} against {baseline}")
                     continue
-                interval = stats.Interval(row["effect"], _bound(row["effect_low"]), _bound(row["effect_high"]),
-                                          row["n"], row["effect_level"])
                 words.append(f"{run.key} {other} against {baseline}, {findings.METRIC[metric].label} "
-                             f"{row['baseline_value']:,.0f} -> {row['value']:,.0f}: "
-                             f"{stats.effect_text(interval, row['n_baseline'], row['n'])}, {row['interval_basis']}: "
-                             f"{row['verdict']}")
+                             f"{row['baseline_value']:,.0f} -> {row['value']:,.0f}: {_effect_text(row)}, "
+                             f"{row['interval_basis']}: {row['verdict']}")
         return Outcome(_effects_give(mine, want), _effects_give(theirs, want), "; ".join(words))
     return judge
 
 
-def _bound(value: float | None) -> float:
-    return float("nan") if value is None else float(value)
+def _rederived_findings(run: RunRows) -> list[dict[str, Any]]:
+    """The run's findings by the platform's own code on its phase_summary rows (the practical difference read now, so
+    that a test can change it)."""
+    return findings.findings(run.spec(), run.rows("phase_summary"), threshold=stats.PRACTICAL_EFFECT)
+
+
+def _effect_text(row: Mapping[str, Any]) -> str:
+    """A findings row's effect with its interval, as stats.effect_text words it (a missing bound: no interval)."""
+    def bound(value: float | None) -> float:
+        return float("nan") if value is None else float(value)
+
+    interval = stats.Interval(row["effect"], bound(row["effect_low"]), bound(row["effect_high"]), row["n"],
+                              row["effect_level"])
+    return stats.effect_text(interval, row["n_baseline"], row["n"])
 
 
 def _combined(verdicts: Sequence[str]) -> str:
@@ -338,16 +347,17 @@ def _combined(verdicts: Sequence[str]) -> str:
 
 def _steps(run: RunRows, family: str, metric: str) -> list[Mapping[str, Any]]:
     """The family's adjacent-step rows on `metric` (findings kind `step`), re-derived from phase_summary."""
-    rederived = findings.findings(run.spec(), run.rows("phase_summary"), threshold=stats.PRACTICAL_EFFECT)
-    return [row for row in rederived if row["kind"] == findings.STEP and row["family"] == family
+    return [row for row in _rederived_findings(run) if row["kind"] == findings.STEP and row["family"] == family
             and row["metric"] == metric]
 
 
+def _step(rows: Sequence[Mapping[str, Any]], before: str, after: str) -> Mapping[str, Any] | None:
+    """The step row from `before` to `after`, if the curve has that adjacent pair."""
+    return next((r for r in rows if (r["baseline_phase_name"], r["phase_name"]) == (before, after)), None)
+
+
 def _step_words(run: RunRows, row: Mapping[str, Any]) -> str:
-    interval = stats.Interval(row["effect"], _bound(row["effect_low"]), _bound(row["effect_high"]), row["n"],
-                              row["effect_level"])
-    return (f"{run.key} {row['baseline_phase_name']} -> {row['phase_name']}: "
-            f"{stats.effect_text(interval, row['n_baseline'], row['n'])}: {row['verdict']}")
+    return f"{run.key} {row['baseline_phase_name']} -> {row['phase_name']}: {_effect_text(row)}: {row['verdict']}"
 
 
 def largest_step(family: str, before: str, after: str, metric: str = "publish_rate"
@@ -359,7 +369,7 @@ def largest_step(family: str, before: str, after: str, metric: str = "publish_ra
         verdicts, words = [], []
         for run in runs:
             rows = _steps(run, family, metric)
-            named = next((r for r in rows if (r["baseline_phase_name"], r["phase_name"]) == (before, after)), None)
+            named = _step(rows, before, after)
             top = next((r for r in rows if r["largest_step"]), None)
             if named is None or top is None:
                 verdicts.append(INCONCLUSIVE)
@@ -384,8 +394,7 @@ def no_benefit(family: str, before: str, after: str, metric: str = "publish_rate
     def judge(runs: Sequence[RunRows]) -> Outcome:
         verdicts, words = [], []
         for run in runs:
-            row = next((r for r in _steps(run, family, metric)
-                        if (r["baseline_phase_name"], r["phase_name"]) == (before, after)), None)
+            row = _step(_steps(run, family, metric), before, after)
             if row is None:
                 verdicts.append(INCONCLUSIVE)
                 words.append(f"{run.key}: no step {before} -> {after} of {family}")
